@@ -1,0 +1,177 @@
+#include "agent/agent.h"
+
+#include <cstdlib>
+#include <fstream>
+
+#include "common/log.h"
+
+namespace gantry::agent {
+namespace {
+
+std::string ReadBootId() {
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  std::getline(in, id);
+  return id;
+}
+
+double LoadAverage() {
+  double load[1] = {0};
+  return getloadavg(load, 1) == 1 ? load[0] : 0.0;
+}
+
+}  // namespace
+
+Agent::Agent(AgentOptions options, v1::NodeInventory inventory)
+    : options_(std::move(options)),
+      inventory_(std::move(inventory)),
+      boot_id_(ReadBootId()) {
+  launcher_ = std::make_unique<RankLauncher>(
+      options_.work_dir,
+      [this](const v1::RankId& rank, pid_t pid) { OnRankStarted(rank, pid); },
+      [this](const v1::RankId& rank, int code, int signal, bool failed,
+             const std::string& message) {
+        OnRankExited(rank, code, signal, failed, message);
+      });
+  int leftovers = launcher_->CleanUpLeftovers();
+  if (leftovers > 0) {
+    log::Warn("stopped ranks left by an earlier agent process; the controller "
+              "will see them as lost",
+              {{"count", leftovers}});
+  }
+  link_ = std::make_unique<ControllerLink>(
+      options_.controller, [this] { return MakeRegister(); },
+      [this](const v1::ControllerMessage& m) { OnControllerMessage(m); },
+      [this] { OnConnected(); });
+}
+
+Agent::~Agent() { Stop(); }
+
+void Agent::Run() {
+  std::thread heartbeat([this] { HeartbeatLoop(); });
+  link_->Run();
+  heartbeat.join();
+}
+
+void Agent::Stop() {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  log::Info("stopping ranks", {{"grace_s", options_.stop_grace_seconds}});
+  launcher_->KillAllAndWait(options_.stop_grace_seconds);
+  link_->Stop();
+}
+
+v1::Register Agent::MakeRegister() {
+  v1::Register reg;
+  reg.set_node_name(options_.node_name);
+  reg.set_address(options_.address);
+  reg.set_boot_id(boot_id_);
+  reg.set_agent_version(GANTRY_VERSION);
+  *reg.mutable_inventory() = inventory_;
+  for (v1::RankId& rank : launcher_->Running()) {
+    *reg.add_running() = std::move(rank);
+  }
+  std::lock_guard lock(mutex_);
+  for (const v1::RankEvent& event : unacknowledged_) {
+    *reg.add_unacknowledged_exits() = event;
+  }
+  return reg;
+}
+
+void Agent::OnConnected() {
+  // Exits that happened between building Register and the stream being
+  // usable; the controller ignores the ones it already has.
+  std::deque<v1::RankEvent> pending;
+  {
+    std::lock_guard lock(mutex_);
+    pending = unacknowledged_;
+  }
+  for (const v1::RankEvent& event : pending) {
+    v1::AgentMessage message;
+    *message.mutable_rank_event() = event;
+    if (!link_->Send(message)) break;
+  }
+}
+
+void Agent::OnControllerMessage(const v1::ControllerMessage& message) {
+  switch (message.body_case()) {
+    case v1::ControllerMessage::kRegistered: {
+      std::lock_guard lock(mutex_);
+      heartbeat_interval_ms_ =
+          std::max<uint32_t>(50, message.registered().heartbeat_interval_ms());
+      break;
+    }
+    case v1::ControllerMessage::kLaunch:
+      log::Info("launching ranks", {{"job", message.launch().job_id()},
+                                    {"attempt", message.launch().attempt()},
+                                    {"ranks", message.launch().ranks_size()}});
+      launcher_->Launch(message.launch());
+      break;
+    case v1::ControllerMessage::kKill:
+      log::Info("stopping ranks", {{"job", message.kill().job_id()},
+                                   {"attempt", message.kill().attempt()},
+                                   {"signal", message.kill().signal()}});
+      launcher_->Kill(message.kill().job_id(), message.kill().attempt(),
+                      message.kill().signal(), message.kill().grace_seconds());
+      break;
+    case v1::ControllerMessage::kAck: {
+      std::lock_guard lock(mutex_);
+      while (!unacknowledged_.empty() &&
+             unacknowledged_.front().sequence() <=
+                 message.ack().up_to_sequence()) {
+        unacknowledged_.pop_front();
+      }
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+void Agent::OnRankStarted(const v1::RankId& rank, pid_t pid) {
+  v1::AgentMessage message;
+  v1::RankEvent& event = *message.mutable_rank_event();
+  *event.mutable_rank() = rank;
+  event.set_kind(v1::RankEvent::STARTED);
+  event.set_pid(pid);
+  link_->Send(message);  // informational: lost if disconnected, that's fine
+}
+
+void Agent::OnRankExited(const v1::RankId& rank, int exit_code, int signal,
+                         bool launch_failed, const std::string& text) {
+  v1::AgentMessage message;
+  v1::RankEvent& event = *message.mutable_rank_event();
+  *event.mutable_rank() = rank;
+  event.set_kind(launch_failed ? v1::RankEvent::LAUNCH_FAILED
+                               : v1::RankEvent::EXITED);
+  event.set_exit_code(exit_code);
+  event.set_signal(signal);
+  event.set_message(text);
+  {
+    std::lock_guard lock(mutex_);
+    event.set_sequence(next_sequence_++);
+    unacknowledged_.push_back(event);
+  }
+  link_->Send(message);
+}
+
+void Agent::HeartbeatLoop() {
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    wake_.wait_for(lock, std::chrono::milliseconds(heartbeat_interval_ms_));
+    if (stopping_) break;
+    lock.unlock();
+    v1::AgentMessage message;
+    message.mutable_heartbeat()->set_load_1m(LoadAverage());
+    message.mutable_heartbeat()->set_running_ranks(
+        static_cast<uint32_t>(launcher_->Running().size()));
+    link_->Send(message);
+    lock.lock();
+  }
+}
+
+}  // namespace gantry::agent

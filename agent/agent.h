@@ -1,0 +1,67 @@
+// The agent: one per node. Discovers the node once, keeps the controller
+// stream, launches and stops ranks as told, heartbeats, and reports every
+// rank exit until the controller acknowledges it (exits that happen while the
+// controller is away are carried in the next Register).
+//
+// Thread-safe: the controller link, the heartbeat thread and the launcher's
+// reaper call into it concurrently; shared state is under mutex_.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "agent/controller_link.h"
+#include "agent/rank_launcher.h"
+#include "gantry/v1/agent.pb.h"
+
+namespace gantry::agent {
+
+struct AgentOptions {
+  std::string controller;  // gRPC target
+  std::string node_name;
+  std::string address;  // where other nodes reach this one (MASTER_ADDR)
+  std::string work_dir;
+  uint32_t stop_grace_seconds = 10;
+};
+
+class Agent {
+ public:
+  Agent(AgentOptions options, v1::NodeInventory inventory);
+  ~Agent();
+
+  // Runs until Stop: connects, serves the controller, heartbeats.
+  void Run();
+  // Stops ranks (SIGTERM, grace, SIGKILL) and the link. Thread-safe.
+  void Stop();
+
+ private:
+  v1::Register MakeRegister();
+  void OnControllerMessage(const v1::ControllerMessage& message);
+  void OnConnected();
+  void OnRankStarted(const v1::RankId& rank, pid_t pid);
+  void OnRankExited(const v1::RankId& rank, int exit_code, int signal,
+                    bool launch_failed, const std::string& message);
+  void HeartbeatLoop();
+
+  const AgentOptions options_;
+  const v1::NodeInventory inventory_;
+  const std::string boot_id_;
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<v1::RankEvent> unacknowledged_;  // guarded by mutex_
+  uint64_t next_sequence_ = 1;                // guarded by mutex_
+  uint32_t heartbeat_interval_ms_ = 1000;     // guarded by mutex_
+  bool stopping_ = false;                     // guarded by mutex_
+
+  std::unique_ptr<RankLauncher> launcher_;
+  std::unique_ptr<ControllerLink> link_;
+};
+
+}  // namespace gantry::agent

@@ -1,0 +1,94 @@
+#include "agent/controller_link.h"
+
+#include <chrono>
+#include <thread>
+
+#include "common/log.h"
+
+namespace gantry::agent {
+
+ControllerLink::ControllerLink(std::string target,
+                               RegisterFactory make_register,
+                               MessageHandler on_message,
+                               std::function<void()> on_connected)
+    : target_(std::move(target)),
+      make_register_(std::move(make_register)),
+      on_message_(std::move(on_message)),
+      on_connected_(std::move(on_connected)) {
+  grpc::ChannelArguments args;
+  // Notice a dead controller even when nothing is being written.
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+  args.SetMaxReceiveMessageSize(64 << 20);
+  channel_ = grpc::CreateCustomChannel(target_, grpc::InsecureChannelCredentials(), args);
+  stub_ = v1::AgentService::NewStub(channel_);
+}
+
+void ControllerLink::Run() {
+  int backoff_ms = 200;
+  while (!stopping_) {
+    grpc::ClientContext context;
+    {
+      std::lock_guard lock(context_mutex_);
+      context_ = &context;
+    }
+    if (stopping_) break;
+    // Wait for the channel to be ready so a restarting controller is
+    // redialled as soon as it listens.
+    context.set_wait_for_ready(true);
+    std::unique_ptr<Stream> stream = stub_->Connect(&context);
+    v1::AgentMessage hello;
+    *hello.mutable_register_() = make_register_();
+    // Nobody else writes on this stream until stream_ is set, so the
+    // (possibly long) wait for the controller holds no lock.
+    bool ok = stream->Write(hello);
+    if (ok) {
+      std::lock_guard lock(write_mutex_);
+      stream_ = stream.get();
+    }
+    if (ok) {
+      connected_ = true;
+      log::Info("connected to controller", {{"controller", target_}});
+      backoff_ms = 200;
+      if (on_connected_) on_connected_();
+      v1::ControllerMessage message;
+      while (stream->Read(&message)) on_message_(message);
+      connected_ = false;
+    }
+    context.TryCancel();
+    {
+      std::lock_guard lock(write_mutex_);
+      stream_ = nullptr;
+    }
+    {
+      std::lock_guard lock(context_mutex_);
+      context_ = nullptr;
+    }
+    grpc::Status status = stream->Finish();
+    if (stopping_) break;
+    log::Warn("controller stream ended; reconnecting",
+              {{"controller", target_},
+               {"code", static_cast<int>(status.error_code())},
+               {"error", status.error_message()},
+               {"retry_in_ms", backoff_ms}});
+    std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
+    backoff_ms = std::min(backoff_ms * 2, 2000);
+  }
+}
+
+void ControllerLink::Stop() {
+  stopping_ = true;
+  std::lock_guard lock(context_mutex_);
+  if (context_) context_->TryCancel();
+}
+
+bool ControllerLink::Send(const v1::AgentMessage& message) {
+  std::lock_guard lock(write_mutex_);
+  if (!stream_) return false;
+  return stream_->Write(message);
+}
+
+}  // namespace gantry::agent

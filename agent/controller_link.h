@@ -1,0 +1,61 @@
+// The agent's end of the AgentService.Connect stream: dials the controller,
+// registers, hands every controller message to a callback, and redials with
+// backoff whenever the stream breaks (the controller restarting is normal;
+// running ranks are not touched).
+//
+// Thread-safe: Send may be called from any thread while Run runs on one.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+
+#include "gantry/v1/agent.grpc.pb.h"
+
+namespace gantry::agent {
+
+class ControllerLink {
+ public:
+  using RegisterFactory = std::function<v1::Register()>;
+  using MessageHandler = std::function<void(const v1::ControllerMessage&)>;
+
+  // `target` is a gRPC target: "HOST:PORT" or "unix:PATH".
+  // `on_connected` runs on Run's thread right after a stream is registered
+  // and ready for Send (the agent resends unacknowledged events there).
+  ControllerLink(std::string target, RegisterFactory make_register,
+                 MessageHandler on_message, std::function<void()> on_connected);
+
+  // Connects, registers and reads until Stop; reconnects after failures.
+  void Run();
+  // Makes Run return soon (cancels the current stream).
+  void Stop();
+  // Writes a message on the current stream. Returns false when there is no
+  // registered stream (the caller keeps what must not be lost and puts it in
+  // the next Register).
+  bool Send(const v1::AgentMessage& message);
+  bool connected() const { return connected_.load(); }
+
+ private:
+  using Stream = grpc::ClientReaderWriter<v1::AgentMessage, v1::ControllerMessage>;
+
+  const std::string target_;
+  const RegisterFactory make_register_;
+  const MessageHandler on_message_;
+  const std::function<void()> on_connected_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::AgentService::Stub> stub_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> connected_{false};
+
+  // Two locks so that Stop can cancel a stream whose Write is blocked.
+  std::mutex context_mutex_;
+  grpc::ClientContext* context_ = nullptr;  // guarded by context_mutex_
+  std::mutex write_mutex_;
+  Stream* stream_ = nullptr;  // guarded by write_mutex_
+};
+
+}  // namespace gantry::agent

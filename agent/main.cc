@@ -1,0 +1,160 @@
+// gantry-agent: parses flags (and the same keys from --config), discovers the
+// node, and runs the agent until SIGINT/SIGTERM.
+#include <ifaddrs.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <iostream>
+#include <set>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+
+#include "agent/agent.h"
+#include "agent/node_inventory.h"
+#include "common/config_file.h"
+#include "common/log.h"
+
+namespace {
+
+std::string HostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "localhost";
+  std::string host(name);
+  return host.substr(0, host.find('.'));
+}
+
+// The first non-loopback IPv4 address, else loopback.
+std::string DefaultAddress() {
+  ifaddrs* list = nullptr;
+  std::string found = "127.0.0.1";
+  if (getifaddrs(&list) != 0) return found;
+  for (ifaddrs* it = list; it; it = it->ifa_next) {
+    if (!it->ifa_addr || it->ifa_addr->sa_family != AF_INET) continue;
+    if (it->ifa_flags & IFF_LOOPBACK) continue;
+    char text[INET_ADDRSTRLEN];
+    auto* in = reinterpret_cast<sockaddr_in*>(it->ifa_addr);
+    if (inet_ntop(AF_INET, &in->sin_addr, text, sizeof text)) {
+      found = text;
+      break;
+    }
+  }
+  freeifaddrs(list);
+  return found;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "gantry-agent: the Gantry node agent. Discovers the node, registers "
+      "with gantryd, and starts, watches and stops the ranks of jobs."};
+  std::string config;
+  gantry::agent::AgentOptions options;
+  options.controller = "127.0.0.1:6817";
+  options.node_name = HostName();
+  options.work_dir = "/var/spool/gantry";
+  std::string hwloc_xml;
+  std::string log_level = "info";
+  app.add_option("--config", config,
+                 "TOML file with the same keys as these flags (flags win)");
+  app.add_option("--controller", options.controller,
+                 "gantryd address: HOST:PORT or unix:PATH")
+      ->capture_default_str();
+  app.add_option("--node-name", options.node_name,
+                 "Name of this node in the cluster (default: short hostname)")
+      ->capture_default_str();
+  app.add_option("--address", options.address,
+                 "Address other nodes reach this one at (MASTER_ADDR of jobs "
+                 "whose first node this is; default: first non-loopback IPv4)");
+  app.add_option("--hwloc-xml", hwloc_xml,
+                 "Discover the node from a saved hwloc XML topology instead "
+                 "of this machine")
+      ->check(CLI::ExistingFile);
+  app.add_option("--work-dir", options.work_dir,
+                 "Directory for job scripts and rank records")
+      ->capture_default_str();
+  app.add_option("--stop-grace", options.stop_grace_seconds,
+                 "Seconds ranks get between SIGTERM and SIGKILL when the "
+                 "agent stops")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 3600));
+  app.add_option("--log-level", log_level, "debug, info, warn or error")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::string(argv[i]) == "--config") config = argv[i + 1];
+  }
+  for (int i = 1; i < argc; ++i) {
+    std::string word(argv[i]);
+    if (word.rfind("--config=", 0) == 0) config = word.substr(9);
+  }
+  std::vector<std::string> words;
+  if (!config.empty()) {
+    std::set<std::string> keys;
+    for (const CLI::Option* option : app.get_options()) {
+      std::string name = option->get_single_name();
+      if (!name.empty() && name != "help" && name != "config") keys.insert(name);
+    }
+    absl::StatusOr<std::vector<std::string>> from_file =
+        gantry::ConfigFileToFlags(config, keys);
+    if (!from_file.ok()) {
+      std::cerr << "gantry-agent: " << from_file.status().message() << "\n";
+      return 2;
+    }
+    words = *from_file;
+  }
+  for (int i = 1; i < argc; ++i) words.emplace_back(argv[i]);
+  std::reverse(words.begin(), words.end());  // CLI11 takes them reversed
+  try {
+    app.parse(words);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  gantry::log::Configure(
+      "gantry-agent",
+      gantry::log::ParseLevel(log_level, gantry::log::Level::kInfo));
+  if (options.address.empty()) options.address = DefaultAddress();
+
+  absl::StatusOr<gantry::v1::NodeInventory> inventory =
+      hwloc_xml.empty() ? gantry::agent::DiscoverThisMachine()
+                        : gantry::agent::DiscoverFromHwlocXml(hwloc_xml);
+  if (!inventory.ok()) {
+    gantry::log::Error("node discovery failed",
+                       {{"error", inventory.status().ToString()}});
+    return 1;
+  }
+
+  // Signals are taken synchronously by the main thread; every other thread
+  // (gRPC's included, created later) inherits the blocked mask.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  gantry::log::Info("agent starting",
+                    {{"node", options.node_name},
+                     {"address", options.address},
+                     {"controller", options.controller},
+                     {"work_dir", options.work_dir},
+                     {"inventory", inventory->source()},
+                     {"cpus", inventory->cpus()},
+                     {"gpus", inventory->gpus_size()},
+                     {"memory_mb", inventory->memory_mb()},
+                     {"pid", static_cast<int>(getpid())}});
+  gantry::agent::Agent agent(options, *inventory);
+  std::thread runner([&agent] { agent.Run(); });
+  int signal = 0;
+  sigwait(&stop_signals, &signal);
+  gantry::log::Info("stopping", {{"signal", signal}});
+  agent.Stop();
+  runner.join();
+  gantry::log::Info("stopped");
+  return 0;
+}

@@ -1,0 +1,176 @@
+#include "cli/batch_command.h"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <set>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "cli/controller_client.h"
+#include "common/job_options.h"
+
+extern char** environ;
+
+namespace gantry::cli {
+namespace {
+
+// Options of `gantry batch` that take a value, so that the value is not
+// mistaken for the script path. Kept in step with the option table of
+// common/job_options.cc by a unit test.
+bool TakesValue(const std::string& word) {
+  static const char* kShortWithValue = "JNnctpoeDAqCw";
+  if (word.size() == 2 && word[0] == '-' && word[1] != '-') {
+    return std::string(kShortWithValue).find(word[1]) != std::string::npos;
+  }
+  if (word.rfind("--", 0) != 0 || word.find('=') != std::string::npos) {
+    return false;
+  }
+  static const std::set<std::string> kFlags = {
+      "--parsable", "--exclusive", "--requeue", "--no-requeue",
+      "--get-user-env", "--help"};
+  return !kFlags.count(word);
+}
+
+std::string CurrentUser(uid_t uid) {
+  if (passwd* entry = getpwuid(uid)) return entry->pw_name;
+  return absl::StrCat(uid);
+}
+
+}  // namespace
+
+absl::StatusOr<BatchInvocation> SplitBatchArguments(
+    const std::vector<std::string>& args) {
+  BatchInvocation invocation;
+  size_t i = 0;
+  for (; i < args.size(); ++i) {
+    const std::string& word = args[i];
+    if (word == "--") {
+      ++i;
+      break;
+    }
+    if (word.empty() || word[0] != '-' || word == "-") break;
+    invocation.option_words.push_back(word);
+    if (TakesValue(word) && i + 1 < args.size()) {
+      invocation.option_words.push_back(args[++i]);
+    }
+  }
+  if (i < args.size()) {
+    invocation.script_path = args[i++];
+    for (; i < args.size(); ++i) invocation.script_args.push_back(args[i]);
+  }
+  return invocation;
+}
+
+absl::StatusOr<v1::SubmitRequest> BuildSubmitRequest(
+    const JobRequest& request, const std::string& script,
+    const std::vector<std::string>& script_args, const std::string& submit_dir,
+    char** environ_entries) {
+  if (script.rfind("#!", 0) != 0) {
+    return absl::InvalidArgumentError(
+        "this does not look like a batch script: the first line must start "
+        "with #! followed by the path to an interpreter");
+  }
+  v1::SubmitRequest submit;
+  v1::JobSpec& spec = *submit.mutable_spec();
+  spec.set_name(request.job_name);
+  spec.set_nodes(request.nodes.value_or(0));
+  spec.set_ntasks(request.ntasks.value_or(0));
+  spec.set_ntasks_per_node(request.ntasks_per_node.value_or(0));
+  spec.set_cpus_per_task(request.cpus_per_task.value_or(1));
+  spec.set_gpus_per_node(request.gpus_per_node.value_or(0));
+  spec.set_mem_per_node_mb(request.mem_per_node_mb.value_or(0));
+  spec.set_time_limit_seconds(request.time_limit_seconds.value_or(0));
+  spec.set_partition(request.partition);
+  spec.set_output_pattern(request.output);
+  spec.set_error_pattern(request.error);
+  std::filesystem::path working_dir =
+      request.chdir.empty() ? std::filesystem::path(submit_dir)
+                            : std::filesystem::path(request.chdir);
+  if (working_dir.is_relative()) working_dir = submit_dir / working_dir;
+  spec.set_working_dir(working_dir.lexically_normal().string());
+  spec.set_submit_dir(submit_dir);
+  spec.set_script(script);
+  for (const std::string& arg : script_args) spec.add_script_args(arg);
+  for (char** entry = environ_entries; entry && *entry; ++entry) {
+    std::string_view text(*entry);
+    size_t equals = text.find('=');
+    if (equals == std::string_view::npos || equals == 0) continue;
+    (*spec.mutable_environment())[std::string(text.substr(0, equals))] =
+        std::string(text.substr(equals + 1));
+  }
+  const uid_t uid = getuid();
+  submit.set_uid(uid);
+  submit.set_gid(getgid());
+  submit.set_user(CurrentUser(uid));
+  return submit;
+}
+
+int RunBatchCommand(const std::vector<std::string>& args,
+                    const std::string& controller_flag) {
+  absl::StatusOr<BatchInvocation> invocation = SplitBatchArguments(args);
+  if (!invocation.ok()) {
+    std::cerr << "gantry batch: error: " << invocation.status().message() << "\n";
+    return 1;
+  }
+  std::string script;
+  if (invocation->script_path.empty()) {
+    if (isatty(STDIN_FILENO)) {
+      std::cerr << "gantry batch: error: no batch script given (name a file, "
+                   "or pipe one on standard input)\n";
+      return 1;
+    }
+    std::stringstream buffer;
+    buffer << std::cin.rdbuf();
+    script = buffer.str();
+  } else {
+    std::ifstream in(invocation->script_path, std::ios::binary);
+    if (!in) {
+      std::cerr << "gantry batch: error: unable to open file "
+                << invocation->script_path << "\n";
+      return 1;
+    }
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    script = buffer.str();
+  }
+  JobRequest request;
+  absl::Status status = ApplyScriptDirectives(script, request);
+  if (status.ok()) {
+    status = ApplyJobOptions(invocation->option_words, "command line", request);
+  }
+  if (!status.ok()) {
+    std::cerr << "gantry batch: error: " << status.message() << "\n";
+    return 1;
+  }
+  for (const std::string& warning : request.warnings) {
+    std::cerr << "gantry batch: warning: " << warning << "\n";
+  }
+  std::error_code error;
+  std::string submit_dir = std::filesystem::current_path(error).string();
+  absl::StatusOr<v1::SubmitRequest> submit = BuildSubmitRequest(
+      request, script, invocation->script_args, submit_dir, environ);
+  if (!submit.ok()) {
+    std::cerr << "gantry batch: error: " << submit.status().message() << "\n";
+    return 1;
+  }
+  ControllerClient client(ResolveControllerTarget(controller_flag));
+  v1::SubmitResponse response;
+  status = client.Submit(*submit, response);
+  if (!status.ok()) {
+    std::cerr << "gantry batch: error: Batch job submission failed: "
+              << status.message() << "\n";
+    return 1;
+  }
+  if (request.parsable) {
+    std::cout << response.job_id() << "\n";
+  } else {
+    std::cout << "Submitted batch job " << response.job_id() << "\n";
+  }
+  return 0;
+}
+
+}  // namespace gantry::cli

@@ -1,0 +1,40 @@
+// `gantry batch`: sbatch's job. Reads the script's #SBATCH/#GANTRY
+// directives, applies command-line options over them, and submits.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/job_request.h"
+#include "gantry/v1/client.pb.h"
+
+namespace gantry::cli {
+
+struct BatchInvocation {
+  std::vector<std::string> option_words;  // before the script path
+  std::string script_path;                // empty: read standard input
+  std::vector<std::string> script_args;
+};
+
+// Splits sbatch-style arguments: options (with their values) up to the
+// first word that is not an option or an option's value, which is the
+// script; the rest are the script's arguments. "--" ends the options.
+// Errors: INVALID_ARGUMENT for an unknown option (with a suggestion).
+absl::StatusOr<BatchInvocation> SplitBatchArguments(
+    const std::vector<std::string>& args);
+
+// Builds the submission from the script text and the request: the submit
+// environment is exported (sbatch's default --export=ALL) and relative
+// paths are resolved against the submit directory.
+// Errors: INVALID_ARGUMENT for a script that is not a batch script.
+absl::StatusOr<v1::SubmitRequest> BuildSubmitRequest(
+    const JobRequest& request, const std::string& script,
+    const std::vector<std::string>& script_args, const std::string& submit_dir,
+    char** environ_entries);
+
+// The whole command; returns the process exit code.
+int RunBatchCommand(const std::vector<std::string>& args,
+                    const std::string& controller_flag);
+
+}  // namespace gantry::cli

@@ -1,0 +1,25 @@
+// The everyday commands other than `batch`. Each returns the process exit
+// code and prints errors as "gantry <command>: error: ...".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gantry::cli {
+
+struct QueueOptions {
+  bool all = false;  // include finished jobs
+  std::string user;
+  bool json = false;
+};
+
+int RunQueueCommand(const std::string& controller, const QueueOptions& options);
+int RunCancelCommand(const std::string& controller,
+                     const std::vector<std::string>& job_ids);
+int RunJobCommand(const std::string& controller, const std::string& job_id,
+                  bool json);
+int RunNodesCommand(const std::string& controller, bool json);
+int RunStatusCommand(const std::string& controller, bool json);
+
+}  // namespace gantry::cli

@@ -1,0 +1,88 @@
+#include "cli/controller_client.h"
+
+#include <chrono>
+#include <cstdlib>
+
+#include "absl/strings/str_cat.h"
+
+namespace gantry::cli {
+
+std::string ResolveControllerTarget(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  if (const char* env = std::getenv("GANTRY_CONTROLLER"); env && *env) {
+    return env;
+  }
+  return kDefaultController;
+}
+
+ControllerClient::ControllerClient(std::string target)
+    : target_(std::move(target)) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(256 << 20);
+  stub_ = v1::ClientService::NewStub(grpc::CreateCustomChannel(
+      target_, grpc::InsecureChannelCredentials(), args));
+}
+
+void ControllerClient::SetDeadline(grpc::ClientContext& context) const {
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(30));
+}
+
+absl::Status ControllerClient::Convert(const grpc::Status& status) const {
+  if (status.ok()) return absl::OkStatus();
+  if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+      status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot reach the controller at ", target_, " (",
+                     status.error_message(),
+                     "); set --controller or GANTRY_CONTROLLER"));
+  }
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                      status.error_message());
+}
+
+absl::Status ControllerClient::Submit(const v1::SubmitRequest& request,
+                                      v1::SubmitResponse& response) {
+  grpc::ClientContext context;
+  SetDeadline(context);
+  return Convert(stub_->Submit(&context, request, &response));
+}
+
+absl::Status ControllerClient::ListJobs(const v1::ListJobsRequest& request,
+                                        v1::ListJobsResponse& response) {
+  grpc::ClientContext context;
+  SetDeadline(context);
+  return Convert(stub_->ListJobs(&context, request, &response));
+}
+
+absl::Status ControllerClient::GetJob(uint64_t job_id,
+                                      v1::GetJobResponse& response) {
+  grpc::ClientContext context;
+  SetDeadline(context);
+  v1::GetJobRequest request;
+  request.set_job_id(job_id);
+  return Convert(stub_->GetJob(&context, request, &response));
+}
+
+absl::Status ControllerClient::Cancel(const v1::CancelRequest& request,
+                                      v1::CancelResponse& response) {
+  grpc::ClientContext context;
+  SetDeadline(context);
+  return Convert(stub_->Cancel(&context, request, &response));
+}
+
+absl::Status ControllerClient::ListNodes(v1::ListNodesResponse& response) {
+  grpc::ClientContext context;
+  SetDeadline(context);
+  return Convert(stub_->ListNodes(&context, v1::ListNodesRequest(), &response));
+}
+
+absl::Status ControllerClient::ClusterStatus(
+    v1::ClusterStatusResponse& response) {
+  grpc::ClientContext context;
+  SetDeadline(context);
+  return Convert(
+      stub_->ClusterStatus(&context, v1::ClusterStatusRequest(), &response));
+}
+
+}  // namespace gantry::cli

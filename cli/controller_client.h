@@ -1,0 +1,44 @@
+// How the CLI reaches gantryd: target resolution (--controller, then
+// GANTRY_CONTROLLER, then the local socket) and calls with deadlines whose
+// failures become one clear message.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/status/status.h"
+#include "gantry/v1/client.grpc.pb.h"
+
+namespace gantry::cli {
+
+inline constexpr char kDefaultController[] = "unix:/run/gantry/gantryd.sock";
+
+// `flag` wins, then $GANTRY_CONTROLLER, then the default local socket.
+std::string ResolveControllerTarget(const std::string& flag);
+
+class ControllerClient {
+ public:
+  explicit ControllerClient(std::string target);
+
+  // Every call has a deadline; errors carry the controller's message, or say
+  // that the controller could not be reached at the target.
+  absl::Status Submit(const v1::SubmitRequest& request, v1::SubmitResponse& response);
+  absl::Status ListJobs(const v1::ListJobsRequest& request, v1::ListJobsResponse& response);
+  absl::Status GetJob(uint64_t job_id, v1::GetJobResponse& response);
+  absl::Status Cancel(const v1::CancelRequest& request, v1::CancelResponse& response);
+  absl::Status ListNodes(v1::ListNodesResponse& response);
+  absl::Status ClusterStatus(v1::ClusterStatusResponse& response);
+
+  const std::string& target() const { return target_; }
+
+ private:
+  absl::Status Convert(const grpc::Status& status) const;
+  void SetDeadline(grpc::ClientContext& context) const;
+
+  std::string target_;
+  std::unique_ptr<v1::ClientService::Stub> stub_;
+};
+
+}  // namespace gantry::cli

@@ -1,0 +1,131 @@
+// gantry: the command-line client. Parses the command and hands it to
+// cli/commands.cc or cli/batch_command.cc.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/batch_command.h"
+#include "cli/commands.h"
+
+namespace {
+
+constexpr char kBatchHelp[] = R"(Usage: gantry batch [OPTIONS] SCRIPT [ARGS...]
+
+Submit a batch script, as sbatch does. Options come from #SBATCH (or #GANTRY)
+lines at the top of the script and from the command line; the command line
+wins. Prints "Submitted batch job ID" (or only ID with --parsable).
+
+The script runs once per task on every node of the allocation, with the
+Slurm variables (SLURM_JOB_ID, SLURM_PROCID, SLURM_JOB_NODELIST, ...), the
+PyTorch launcher's (MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK, LOCAL_RANK)
+and Gantry's own (GANTRY_*) set.
+
+Options:
+  -J, --job-name NAME         name of the job
+  -N, --nodes N               number of nodes (gang: all start together)
+  -n, --ntasks N              total number of tasks
+      --ntasks-per-node N     tasks on each node
+  -c, --cpus-per-task N       CPUs for each task
+      --gpus-per-node N       GPUs on each node (also --gres=gpu:N)
+      --mem SIZE              memory per node (K, M, G, T suffix; default M)
+  -t, --time TIME             time limit: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S
+  -p, --partition NAME        partition to run in
+  -o, --output PATTERN        stdout file (%j job id, %x job name, %u user)
+  -e, --error PATTERN         stderr file (default: with stdout)
+  -D, --chdir DIR             working directory of the tasks
+      --parsable              print only the job id
+  --controller ADDR           gantryd address (before "batch"; or GANTRY_CONTROLLER)
+)";
+
+// `gantry [--controller ADDR] batch ARGS...` is routed before CLI11 sees it:
+// batch arguments follow sbatch's grammar (options, script, script args),
+// which the sbatch option table in common/job_options parses.
+bool RouteBatch(int argc, char** argv, std::string& controller,
+                std::vector<std::string>& batch_args) {
+  int i = 1;
+  while (i < argc) {
+    std::string word(argv[i]);
+    if (word == "--controller" && i + 1 < argc) {
+      controller = argv[i + 1];
+      i += 2;
+    } else if (word.rfind("--controller=", 0) == 0) {
+      controller = word.substr(13);
+      ++i;
+    } else {
+      break;
+    }
+  }
+  if (i >= argc || std::string(argv[i]) != "batch") return false;
+  batch_args.assign(argv + i + 1, argv + argc);
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  {
+    std::string controller;
+    std::vector<std::string> args;
+    if (RouteBatch(argc, argv, controller, args)) {
+      for (const std::string& arg : args) {
+        if (arg == "--help" || arg == "-h") {
+          std::cout << kBatchHelp;
+          return 0;
+        }
+        if (!arg.empty() && arg[0] != '-') break;
+      }
+      return gantry::cli::RunBatchCommand(args, controller);
+    }
+  }
+  CLI::App app{
+      "gantry: submit and watch jobs on a Gantry cluster.\n"
+      "Slurm users: batch=sbatch, queue=squeue, cancel=scancel, "
+      "job=scontrol show job, nodes=sinfo."};
+  app.require_subcommand(1);
+  std::string controller;
+  app.add_option("--controller", controller,
+                 "gantryd address: unix:PATH or HOST:PORT (default: "
+                 "$GANTRY_CONTROLLER, else unix:/run/gantry/gantryd.sock)");
+  app.fallthrough();
+
+  // Only for --help listings: RouteBatch handles the command itself.
+  app.add_subcommand("batch", "Submit a batch script (sbatch); see gantry batch --help");
+
+  CLI::App* queue = app.add_subcommand("queue", "List pending and running jobs (squeue)");
+  gantry::cli::QueueOptions queue_options;
+  queue->add_flag("-a,--all", queue_options.all, "Include finished jobs");
+  queue->add_option("-u,--user", queue_options.user, "Only this user's jobs");
+  queue->add_flag("--json", queue_options.json, "Machine-readable output");
+
+  CLI::App* cancel = app.add_subcommand("cancel", "Cancel jobs (scancel)");
+  std::vector<std::string> cancel_ids;
+  cancel->add_option("JOBID", cancel_ids, "Job ids")->required();
+
+  CLI::App* job = app.add_subcommand("job", "Show one job and its history (scontrol show job)");
+  std::string job_id;
+  bool job_json = false;
+  job->add_option("JOBID", job_id, "Job id")->required();
+  job->add_flag("--json", job_json, "Machine-readable output");
+
+  CLI::App* nodes = app.add_subcommand("nodes", "List nodes (sinfo -N)");
+  bool nodes_json = false;
+  nodes->add_flag("--json", nodes_json, "Machine-readable output");
+
+  CLI::App* status = app.add_subcommand("status", "Cluster overview for admins");
+  bool status_json = false;
+  status->add_flag("--json", status_json, "Machine-readable output");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (queue->parsed()) return gantry::cli::RunQueueCommand(controller, queue_options);
+  if (cancel->parsed()) return gantry::cli::RunCancelCommand(controller, cancel_ids);
+  if (job->parsed()) return gantry::cli::RunJobCommand(controller, job_id, job_json);
+  if (nodes->parsed()) return gantry::cli::RunNodesCommand(controller, nodes_json);
+  if (status->parsed()) return gantry::cli::RunStatusCommand(controller, status_json);
+  return 1;
+}

@@ -1,0 +1,803 @@
+#include "common/job_options.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+
+namespace gantry {
+namespace {
+
+// Upper bounds on counts. Anything above is a typo (an extra zero, a pasted
+// number), and rejecting it here gives a clearer message than "no cluster
+// can ever run this" from the scheduler. The spec fixes most of them; the
+// ntasks-per-node bound is our choice (no node runs more tasks than that).
+constexpr uint32_t kMaxNodes = 100'000;
+constexpr uint32_t kMaxNtasks = 10'000'000;
+constexpr uint32_t kMaxNtasksPerNode = 1'000'000;
+constexpr uint32_t kMaxCpusPerTask = 4096;
+constexpr uint32_t kMaxGpusPerNode = 64;
+constexpr uint64_t kMaxTimeLimitSeconds = 365ull * 24 * 3600;
+// 1 PiB per node; also keeps MiB * 1024 arithmetic far from overflow.
+constexpr uint64_t kMaxMemoryMb = 1ull << 30;
+
+// Values are quoted in messages; a pathological one must not produce a
+// megabyte-long, multi-line message.
+constexpr std::size_t kMaxQuotedChars = 80;
+
+// Debian's abseil has its own absl::string_view, which neither converts from
+// nor to std::string_view, so absl's string helpers are not used on
+// std::string_view here. Cat is absl::StrCat for the types this file uses.
+template <typename T>
+void AppendPart(std::string& out, const T& part) {
+  if constexpr (std::is_same_v<T, char>) {
+    out.push_back(part);
+  } else if constexpr (std::is_integral_v<T>) {
+    out += std::to_string(part);
+  } else if constexpr (std::is_convertible_v<const T&, std::string_view>) {
+    out.append(std::string_view(part));
+  } else {
+    out.append(part.data(), part.size());  // absl::string_view
+  }
+}
+
+template <typename... Parts>
+std::string Cat(const Parts&... parts) {
+  std::string out;
+  (AppendPart(out, parts), ...);
+  return out;
+}
+
+std::string_view Message(const absl::Status& status) {
+  return std::string_view(status.message().data(), status.message().size());
+}
+
+std::vector<std::string_view> Split(std::string_view text, char separator) {
+  std::vector<std::string_view> parts;
+  while (true) {
+    const std::size_t at = text.find(separator);
+    parts.push_back(text.substr(0, at));
+    if (at == std::string_view::npos) return parts;
+    text.remove_prefix(at + 1);
+  }
+}
+
+std::string_view TrimLeft(std::string_view text) {
+  while (!text.empty() &&
+         absl::ascii_isspace(static_cast<unsigned char>(text.front()))) {
+    text.remove_prefix(1);
+  }
+  return text;
+}
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() &&
+         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return absl::ascii_tolower(static_cast<unsigned char>(x)) ==
+                  absl::ascii_tolower(static_cast<unsigned char>(y));
+         });
+}
+
+std::string Quote(std::string_view text) {
+  if (text.size() > kMaxQuotedChars) {
+    return Cat(
+        "\"", absl::CHexEscape(absl::string_view(text.data(), kMaxQuotedChars)),
+        "...\"");
+  }
+  return Cat("\"",
+             absl::CHexEscape(absl::string_view(text.data(), text.size())),
+             "\"");
+}
+
+// Like Quote but for option names, which are printed bare.
+std::string Bare(std::string_view text) {
+  std::string quoted = Quote(text);
+  return quoted.substr(1, quoted.size() - 2);
+}
+
+bool IsDigits(std::string_view text) {
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return absl::ascii_isdigit(static_cast<unsigned char>(c));
+  });
+}
+
+// Parses up to `max_digits` decimal digits (no sign, no spaces); nullopt for
+// anything else. max_digits <= 19 keeps the result within uint64_t.
+std::optional<uint64_t> ParseDigits(std::string_view text,
+                                    std::size_t max_digits) {
+  if (!IsDigits(text)) return std::nullopt;
+  // Leading zeros do not make a number larger.
+  while (text.size() > 1 && text[0] == '0') text.remove_prefix(1);
+  if (text.size() > max_digits) return std::nullopt;
+  uint64_t value = 0;
+  for (char c : text) value = value * 10 + static_cast<uint64_t>(c - '0');
+  return value;
+}
+
+// Returns the reason a count is not acceptable, or the count.
+absl::StatusOr<uint32_t> ParseCount(std::string_view text, uint32_t max) {
+  if (!IsDigits(text)) {
+    return absl::InvalidArgumentError("must be a positive integer");
+  }
+  const std::optional<uint64_t> value = ParseDigits(text, 19);
+  if (value.has_value() && *value == 0) {
+    return absl::InvalidArgumentError("must be a positive integer");
+  }
+  if (!value.has_value() || *value > max) {
+    return absl::InvalidArgumentError(Cat("must be at most ", max));
+  }
+  return static_cast<uint32_t>(*value);
+}
+
+// --- Time and memory, returning bare reasons (callers add the context). ---
+
+constexpr char kTimeFormats[] =
+    "expected minutes, minutes:seconds, hours:minutes:seconds, days-hours, "
+    "days-hours:minutes, days-hours:minutes:seconds or UNLIMITED";
+
+constexpr char kTooLong[] = "longer than 365 days";
+
+absl::StatusOr<uint64_t> TimeLimitSeconds(std::string_view text) {
+  // Slurm's spellings of "no limit"; "-1" is what `scontrol show` prints.
+  if (EqualsIgnoreCase(text, "UNLIMITED") ||
+      EqualsIgnoreCase(text, "INFINITE") || text == "-1") {
+    return 0;
+  }
+  std::optional<uint64_t> days;
+  std::string_view clock = text;
+  if (const std::size_t dash = text.find('-'); dash != std::string_view::npos) {
+    const std::string_view days_text = text.substr(0, dash);
+    days = ParseDigits(days_text, 9);
+    if (!days.has_value()) {
+      return absl::InvalidArgumentError(IsDigits(days_text) ? kTooLong
+                                                            : kTimeFormats);
+    }
+    clock = text.substr(dash + 1);
+  }
+  const std::vector<std::string_view> fields = Split(clock, ':');
+  if (fields.size() > 3) return absl::InvalidArgumentError(kTimeFormats);
+  std::vector<uint64_t> values;
+  for (std::string_view field : fields) {
+    // Nine digits: large enough for any real limit, small enough that the
+    // arithmetic below cannot overflow before the 365-day check.
+    const std::optional<uint64_t> value = ParseDigits(field, 9);
+    if (!value.has_value()) {
+      // A billion of any unit is past the limit; say so, not "bad format".
+      return absl::InvalidArgumentError(IsDigits(field) ? kTooLong
+                                                        : kTimeFormats);
+    }
+    values.push_back(*value);
+  }
+  // Map the fields onto hours, minutes, seconds. The first field is free
+  // ("90" minutes, "48:00:00"); the ones after it are clock positions.
+  uint64_t hours = 0, minutes = 0, seconds = 0;
+  if (days.has_value()) {
+    hours = values[0];
+    if (values.size() > 1) minutes = values[1];
+    if (values.size() > 2) seconds = values[2];
+    if (hours >= 24) {
+      return absl::InvalidArgumentError("hours must be below 24 after days");
+    }
+  } else if (values.size() == 1) {
+    minutes = values[0];
+  } else if (values.size() == 2) {
+    minutes = values[0];
+    seconds = values[1];
+  } else {
+    hours = values[0];
+    minutes = values[1];
+    seconds = values[2];
+  }
+  const bool minutes_lead = !days.has_value() && values.size() <= 2;
+  if (!minutes_lead && minutes >= 60) {
+    return absl::InvalidArgumentError("minutes must be below 60");
+  }
+  if (values.size() >= 2 && seconds >= 60) {
+    return absl::InvalidArgumentError("seconds must be below 60");
+  }
+  const uint64_t total =
+      ((days.value_or(0) * 24 + hours) * 60 + minutes) * 60 + seconds;
+  if (total > kMaxTimeLimitSeconds) {
+    return absl::InvalidArgumentError(kTooLong);
+  }
+  return total;
+}
+
+absl::StatusOr<uint64_t> MemoryMb(std::string_view text) {
+  constexpr char kFormat[] =
+      "expected a whole number with an optional K, M, G or T suffix";
+  uint64_t shift_up = 0;   // multiply by 1024^shift_up
+  bool kilobytes = false;  // divide by 1024, rounding up
+  if (!text.empty() &&
+      !absl::ascii_isdigit(static_cast<unsigned char>(text.back()))) {
+    switch (absl::ascii_toupper(static_cast<unsigned char>(text.back()))) {
+      case 'K':
+        kilobytes = true;
+        break;
+      case 'M':
+        break;
+      case 'G':
+        shift_up = 1;
+        break;
+      case 'T':
+        shift_up = 2;
+        break;
+      default:
+        return absl::InvalidArgumentError(kFormat);
+    }
+    text.remove_suffix(1);
+  }
+  if (!IsDigits(text)) return absl::InvalidArgumentError(kFormat);
+  const std::optional<uint64_t> count = ParseDigits(text, 19);
+  // Twenty digits of MiB is absurd; report it as too large, not malformed.
+  if (!count.has_value()) return absl::InvalidArgumentError("too large");
+  if (kilobytes) return *count / 1024 + (*count % 1024 != 0 ? 1 : 0);
+  uint64_t mb = *count;
+  for (uint64_t i = 0; i < shift_up; ++i) {
+    if (mb > UINT64_MAX / 1024) return absl::InvalidArgumentError("too large");
+    mb *= 1024;
+  }
+  return mb;
+}
+
+// --- The option table. ---
+
+enum class Arg {
+  kNone,      // a flag: --parsable
+  kRequired,  // --nodes=2, --nodes 2, -N 2, -N2
+  kOptional,  // only attached: --exclusive or --exclusive=user
+};
+
+struct OptionSpec;
+
+// One use of an option, as handlers see it.
+struct OptionUse {
+  const OptionSpec& spec;
+  std::string_view source;  // "#SBATCH line 3", "command line"
+  std::optional<std::string_view> value;
+};
+
+using Handler = absl::Status (*)(const OptionUse&, JobRequest&);
+
+struct OptionSpec {
+  std::string_view long_name;  // without the leading "--"
+  char short_name;             // '\0' when there is none
+  Arg arg;
+  Handler apply;
+};
+
+absl::Status InvalidValue(const OptionUse& use, std::string_view reason) {
+  return absl::InvalidArgumentError(Cat(use.source, ": invalid value ",
+                                        Quote(*use.value), " for --",
+                                        use.spec.long_name, ": ", reason));
+}
+
+absl::Status CheckText(const OptionUse& use) {
+  for (char c : *use.value) {
+    if (absl::ascii_iscntrl(static_cast<unsigned char>(c))) {
+      return InvalidValue(use, "must not contain control characters");
+    }
+  }
+  return absl::OkStatus();
+}
+
+template <std::string JobRequest::*kField>
+absl::Status SetText(const OptionUse& use, JobRequest& request) {
+  if (absl::Status status = CheckText(use); !status.ok()) return status;
+  request.*kField = std::string(*use.value);
+  return absl::OkStatus();
+}
+
+template <std::optional<uint32_t> JobRequest::*kField, uint32_t kMax>
+absl::Status SetCount(const OptionUse& use, JobRequest& request) {
+  absl::StatusOr<uint32_t> count = ParseCount(*use.value, kMax);
+  if (!count.ok()) return InvalidValue(use, Message(count.status()));
+  request.*kField = *count;
+  return absl::OkStatus();
+}
+
+// Slurm's "--nodes=min-max" lets the scheduler start the job on anything in
+// between. The scheduler has no such flexibility yet, so the job asks for
+// the minimum (the size it can start soonest at) and the user is told.
+absl::Status SetNodes(const OptionUse& use, JobRequest& request) {
+  const std::string_view value = *use.value;
+  const std::size_t dash = value.find('-');
+  if (dash == 0 || dash == std::string_view::npos) {
+    return SetCount<&JobRequest::nodes, kMaxNodes>(use, request);
+  }
+  absl::StatusOr<uint32_t> min = ParseCount(value.substr(0, dash), kMaxNodes);
+  absl::StatusOr<uint32_t> max = ParseCount(value.substr(dash + 1), kMaxNodes);
+  for (const absl::StatusOr<uint32_t>* bound : {&min, &max}) {
+    if (bound->ok()) continue;
+    if (Message(bound->status()).starts_with("must be at most")) {
+      return InvalidValue(use, Message(bound->status()));
+    }
+    return InvalidValue(
+        use, "must be a positive integer or a min-max range such as 2-4");
+  }
+  if (*max < *min) return InvalidValue(use, "range maximum is below minimum");
+  request.nodes = *min;
+  if (*max != *min) {
+    request.warnings.push_back(
+        Cat(use.source, ": --nodes=", value,
+            ": node ranges are not supported yet; using the minimum, ", *min));
+  }
+  return absl::OkStatus();
+}
+
+bool IsGpuType(std::string_view type) {
+  return !type.empty() && std::all_of(type.begin(), type.end(), [](char c) {
+    return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+           c == '-' || c == '.';
+  });
+}
+
+// Sets the GPU count from an optional type and an optional count (absent:
+// one GPU, as in Slurm's "--gres=gpu"). A type is accepted but not honoured.
+absl::Status SetGpus(const OptionUse& use, std::optional<std::string_view> type,
+                     std::optional<std::string_view> count_text,
+                     JobRequest& request) {
+  uint32_t count = 1;
+  if (count_text.has_value()) {
+    absl::StatusOr<uint32_t> parsed = ParseCount(*count_text, kMaxGpusPerNode);
+    if (!parsed.ok()) {
+      return InvalidValue(use, Cat("GPU count ", Message(parsed.status())));
+    }
+    count = *parsed;
+  }
+  if (type.has_value()) {
+    if (!IsGpuType(*type)) {
+      return InvalidValue(
+          use, Cat("GPU type ", Quote(*type), " is not a valid name"));
+    }
+    request.warnings.push_back(Cat(
+        use.source, ": GPU type \"", *type, "\" in --", use.spec.long_name,
+        " is not supported yet; requesting ", count, " GPU(s) of any type"));
+  }
+  request.gpus_per_node = count;
+  return absl::OkStatus();
+}
+
+// --gpus-per-node=[type:]N
+absl::Status SetGpusPerNode(const OptionUse& use, JobRequest& request) {
+  const std::string_view value = *use.value;
+  const std::size_t colon = value.find(':');
+  if (colon == std::string_view::npos) {
+    return SetGpus(use, std::nullopt, value, request);
+  }
+  return SetGpus(use, value.substr(0, colon), value.substr(colon + 1), request);
+}
+
+// --gres=gpu[:type][:N]; only GPUs exist here, and naming any other
+// resource is an error rather than a silent drop: the job might need it.
+absl::Status SetGres(const OptionUse& use, JobRequest& request) {
+  bool seen_gpu = false;
+  for (std::string_view entry : Split(*use.value, ',')) {
+    const std::vector<std::string_view> fields = Split(entry, ':');
+    if (fields[0] != "gpu") {
+      if (fields[0].empty()) return InvalidValue(use, "empty resource name");
+      return InvalidValue(use,
+                          Cat("unsupported generic resource ", Quote(fields[0]),
+                              ": only gpu is supported"));
+    }
+    if (seen_gpu) return InvalidValue(use, "gpu is listed more than once");
+    seen_gpu = true;
+    absl::Status status;
+    if (fields.size() == 1) {
+      status = SetGpus(use, std::nullopt, std::nullopt, request);
+    } else if (fields.size() == 2 && IsDigits(fields[1])) {
+      status = SetGpus(use, std::nullopt, fields[1], request);
+    } else if (fields.size() == 2) {
+      status = SetGpus(use, fields[1], std::nullopt, request);
+    } else if (fields.size() == 3) {
+      status = SetGpus(use, fields[1], fields[2], request);
+    } else {
+      return InvalidValue(use, "expected gpu, gpu:N, gpu:type or gpu:type:N");
+    }
+    if (!status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SetMemory(const OptionUse& use, JobRequest& request) {
+  absl::StatusOr<uint64_t> mb = MemoryMb(*use.value);
+  if (!mb.ok()) return InvalidValue(use, Message(mb.status()));
+  if (*mb > kMaxMemoryMb) return InvalidValue(use, "more than 1 PiB per node");
+  request.mem_per_node_mb = *mb;
+  return absl::OkStatus();
+}
+
+absl::Status SetTime(const OptionUse& use, JobRequest& request) {
+  absl::StatusOr<uint64_t> seconds = TimeLimitSeconds(*use.value);
+  if (!seconds.ok()) return InvalidValue(use, Message(seconds.status()));
+  request.time_limit_seconds = *seconds;
+  return absl::OkStatus();
+}
+
+absl::Status SetParsable(const OptionUse&, JobRequest& request) {
+  request.parsable = true;
+  return absl::OkStatus();
+}
+
+// Accepted so that existing Slurm scripts run, but with no effect yet; the
+// warning keeps that from being a surprise.
+absl::Status WarnIgnored(const OptionUse& use, JobRequest& request) {
+  std::string spelled = Cat("--", use.spec.long_name);
+  if (use.value.has_value()) spelled += Cat("=", Bare(*use.value));
+  request.warnings.push_back(
+      Cat(use.source, ": ", spelled, " is not supported yet and is ignored"));
+  return absl::OkStatus();
+}
+
+absl::Status RejectUid(const OptionUse& use, JobRequest&) {
+  return absl::InvalidArgumentError(
+      Cat(use.source, ": --", use.spec.long_name,
+          " is not supported: jobs always run as the submitting user"));
+}
+
+// Every option, in one place: a directive and a flag share this table. To
+// add one, add a row (and a JobRequest field and a handler if it does
+// something).
+constexpr OptionSpec kOptions[] = {
+    {"job-name", 'J', Arg::kRequired, &SetText<&JobRequest::job_name>},
+    {"nodes", 'N', Arg::kRequired, &SetNodes},
+    {"ntasks", 'n', Arg::kRequired, &SetCount<&JobRequest::ntasks, kMaxNtasks>},
+    {"ntasks-per-node", '\0', Arg::kRequired,
+     &SetCount<&JobRequest::ntasks_per_node, kMaxNtasksPerNode>},
+    {"cpus-per-task", 'c', Arg::kRequired,
+     &SetCount<&JobRequest::cpus_per_task, kMaxCpusPerTask>},
+    {"gpus-per-node", '\0', Arg::kRequired, &SetGpusPerNode},
+    {"gres", '\0', Arg::kRequired, &SetGres},
+    {"mem", '\0', Arg::kRequired, &SetMemory},
+    {"time", 't', Arg::kRequired, &SetTime},
+    {"partition", 'p', Arg::kRequired, &SetText<&JobRequest::partition>},
+    {"output", 'o', Arg::kRequired, &SetText<&JobRequest::output>},
+    {"error", 'e', Arg::kRequired, &SetText<&JobRequest::error>},
+    {"chdir", 'D', Arg::kRequired, &SetText<&JobRequest::chdir>},
+    {"parsable", '\0', Arg::kNone, &SetParsable},
+    {"mail-type", '\0', Arg::kRequired, &WarnIgnored},
+    {"mail-user", '\0', Arg::kRequired, &WarnIgnored},
+    {"account", 'A', Arg::kRequired, &WarnIgnored},
+    {"qos", 'q', Arg::kRequired, &WarnIgnored},
+    {"comment", '\0', Arg::kRequired, &WarnIgnored},
+    {"export", '\0', Arg::kRequired, &WarnIgnored},
+    {"open-mode", '\0', Arg::kRequired, &WarnIgnored},
+    {"requeue", '\0', Arg::kNone, &WarnIgnored},
+    {"no-requeue", '\0', Arg::kNone, &WarnIgnored},
+    {"hint", '\0', Arg::kRequired, &WarnIgnored},
+    {"signal", '\0', Arg::kRequired, &WarnIgnored},
+    {"constraint", 'C', Arg::kRequired, &WarnIgnored},
+    {"exclusive", '\0', Arg::kOptional, &WarnIgnored},
+    {"nice", '\0', Arg::kOptional, &WarnIgnored},
+    {"propagate", '\0', Arg::kOptional, &WarnIgnored},
+    {"get-user-env", '\0', Arg::kOptional, &WarnIgnored},
+    {"uid", '\0', Arg::kRequired, &RejectUid},
+};
+
+const OptionSpec* FindLong(std::string_view name) {
+  for (const OptionSpec& spec : kOptions) {
+    if (spec.long_name == name) return &spec;
+  }
+  return nullptr;
+}
+
+const OptionSpec* FindShort(char name) {
+  for (const OptionSpec& spec : kOptions) {
+    if (spec.short_name != '\0' && spec.short_name == name) return &spec;
+  }
+  return nullptr;
+}
+
+// Levenshtein distance, giving up (returning limit + 1) as soon as it must
+// exceed `limit`, so a long garbage word costs little.
+std::size_t EditDistance(std::string_view a, std::string_view b,
+                         std::size_t limit) {
+  const std::size_t gap =
+      a.size() > b.size() ? a.size() - b.size() : b.size() - a.size();
+  if (gap > limit) return limit + 1;
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    std::size_t row_min = row[0];
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({above + 1, row[j - 1] + 1,
+                         diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+      row_min = std::min(row_min, row[j]);
+    }
+    if (row_min > limit) return limit + 1;
+  }
+  return row[b.size()];
+}
+
+absl::Status UnknownLong(std::string_view source, std::string_view name) {
+  constexpr std::size_t kMaxDistance = 2;
+  const OptionSpec* best = nullptr;
+  std::size_t best_distance = kMaxDistance + 1;
+  for (const OptionSpec& spec : kOptions) {
+    const std::size_t distance =
+        EditDistance(name, spec.long_name, kMaxDistance);
+    if (distance < best_distance) {
+      best = &spec;
+      best_distance = distance;
+    }
+  }
+  std::string message = Cat(source, ": unknown option --", Bare(name));
+  if (best != nullptr) {
+    message += Cat(" (did you mean --", best->long_name, "?)");
+  }
+  return absl::InvalidArgumentError(message);
+}
+
+// One line of the directive block.
+struct DirectiveLine {
+  int line_number;
+  std::string_view keyword;  // "#SBATCH" or "#GANTRY"
+  std::vector<std::string> words;
+};
+
+// Splits a directive's text into words with shell-like quoting: '...' is
+// literal, "..." honours \" \\ \$ \` escapes, a backslash outside quotes
+// escapes the next character, and a word starting with '#' starts a comment.
+// On an unterminated quote, returns the quote character.
+std::optional<char> SplitDirectiveWords(std::string_view text,
+                                        std::vector<std::string>& words) {
+  std::string word;
+  bool in_word = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r') {
+      if (in_word) words.push_back(std::move(word));
+      word.clear();
+      in_word = false;
+    } else if (c == '#' && !in_word) {
+      break;
+    } else if (c == '\'') {
+      const std::size_t close = text.find('\'', i + 1);
+      if (close == std::string_view::npos) return '\'';
+      word.append(text.substr(i + 1, close - i - 1));
+      in_word = true;
+      i = close;
+    } else if (c == '"') {
+      std::size_t j = i + 1;
+      for (; j < text.size() && text[j] != '"'; ++j) {
+        if (text[j] == '\\' && j + 1 < text.size() &&
+            std::string_view("\"\\$`").find(text[j + 1]) !=
+                std::string_view::npos) {
+          ++j;
+        }
+        word.push_back(text[j]);
+      }
+      if (j >= text.size()) return '"';
+      in_word = true;
+      i = j;
+    } else if (c == '\\' && i + 1 < text.size()) {
+      word.push_back(text[++i]);
+      in_word = true;
+    } else {
+      word.push_back(c);
+      in_word = true;
+    }
+  }
+  if (in_word) words.push_back(std::move(word));
+  return std::nullopt;
+}
+
+std::string_view DirectiveKeyword(std::string_view line) {
+  for (std::string_view keyword : {"#SBATCH", "#GANTRY"}) {
+    if (line.starts_with(keyword) &&
+        (line.size() == keyword.size() || line[keyword.size()] == ' ' ||
+         line[keyword.size()] == '\t')) {
+      return keyword;
+    }
+  }
+  return {};
+}
+
+absl::StatusOr<std::vector<DirectiveLine>> ExtractDirectiveLines(
+    std::string_view script) {
+  std::vector<DirectiveLine> lines;
+  int line_number = 0;
+  for (std::string_view line : Split(script, '\n')) {
+    ++line_number;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line_number == 1 && line.starts_with("#!")) continue;
+    const std::string_view keyword = DirectiveKeyword(line);
+    if (keyword.empty()) {
+      // sbatch stops at the first command: directives after it would be
+      // read by nobody else, so neither do we.
+      const std::string_view stripped = TrimLeft(line);
+      if (stripped.empty() || stripped[0] == '#') continue;
+      break;
+    }
+    DirectiveLine directive{line_number, keyword, {}};
+    if (std::optional<char> quote =
+            SplitDirectiveWords(line.substr(keyword.size()), directive.words)) {
+      return absl::InvalidArgumentError(Cat(keyword, " line ", line_number,
+                                            ": unterminated ",
+                                            std::string(1, *quote), " quote"));
+    }
+    lines.push_back(std::move(directive));
+  }
+  return lines;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::string>> ExtractDirectiveWords(
+    std::string_view script) {
+  absl::StatusOr<std::vector<DirectiveLine>> lines =
+      ExtractDirectiveLines(script);
+  if (!lines.ok()) return lines.status();
+  std::vector<std::string> words;
+  for (DirectiveLine& line : *lines) {
+    for (std::string& word : line.words) words.push_back(std::move(word));
+  }
+  return words;
+}
+
+absl::Status ApplyJobOptions(const std::vector<std::string>& words,
+                             std::string_view source, JobRequest& request) {
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const std::string_view word = words[i];
+    if (word.size() < 2 || word[0] != '-' || word == "--") {
+      return absl::InvalidArgumentError(
+          Cat(source, ": unexpected argument ", Quote(word),
+              " (expected an option such as --nodes=2)"));
+    }
+    const OptionSpec* spec = nullptr;
+    std::optional<std::string_view> value;
+    if (word[1] == '-') {
+      const std::string_view body = word.substr(2);
+      const std::size_t equals = body.find('=');
+      const std::string_view name = body.substr(0, equals);
+      spec = FindLong(name);
+      if (spec == nullptr) return UnknownLong(source, name);
+      if (equals != std::string_view::npos) value = body.substr(equals + 1);
+      if (spec->arg == Arg::kNone && value.has_value()) {
+        return absl::InvalidArgumentError(Cat(source, ": --", spec->long_name,
+                                              " takes no value (got ",
+                                              Quote(*value), ")"));
+      }
+    } else {
+      // "-nodes=2" would otherwise read as -n "odes=2": say what was meant.
+      const std::string_view rest = word.substr(1);
+      const std::string_view long_name = rest.substr(0, rest.find('='));
+      if (long_name.size() > 1 && FindLong(long_name) != nullptr) {
+        return absl::InvalidArgumentError(
+            Cat(source, ": unknown option ", Bare(word),
+                " (long options take two dashes: --", long_name, ")"));
+      }
+      spec = FindShort(word[1]);
+      if (spec == nullptr) {
+        return absl::InvalidArgumentError(
+            Cat(source, ": unknown option -", Bare(word.substr(1, 1))));
+      }
+      // getopt semantics: everything after the letter is the value ("-N2").
+      if (word.size() > 2) {
+        value = word.substr(2);
+        if (spec->arg == Arg::kNone) {
+          return absl::InvalidArgumentError(
+              Cat(source, ": -", std::string(1, spec->short_name),
+                  " takes no value (got ", Quote(*value), ")"));
+        }
+      }
+    }
+    if (spec->arg == Arg::kRequired && !value.has_value()) {
+      if (i + 1 >= words.size()) {
+        return absl::InvalidArgumentError(
+            Cat(source, ": missing value for --", spec->long_name));
+      }
+      value = words[++i];
+    }
+    if (spec->arg != Arg::kNone && value.has_value() && value->empty()) {
+      return absl::InvalidArgumentError(
+          Cat(source, ": empty value for --", spec->long_name));
+    }
+    absl::Status status = spec->apply(OptionUse{*spec, source, value}, request);
+    if (!status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ApplyScriptDirectives(std::string_view script,
+                                   JobRequest& request) {
+  absl::StatusOr<std::vector<DirectiveLine>> lines =
+      ExtractDirectiveLines(script);
+  if (!lines.ok()) return lines.status();
+  for (const DirectiveLine& line : *lines) {
+    // Each line stands alone, as in sbatch: "-J" at the end of one line
+    // does not take its value from the next.
+    absl::Status status = ApplyJobOptions(
+        line.words, Cat(line.keyword, " line ", line.line_number), request);
+    if (!status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> ParseTimeLimit(std::string_view text) {
+  absl::StatusOr<uint64_t> seconds = TimeLimitSeconds(text);
+  if (!seconds.ok()) {
+    return absl::InvalidArgumentError(Cat("invalid time limit ", Quote(text),
+                                          ": ", Message(seconds.status())));
+  }
+  return seconds;
+}
+
+absl::StatusOr<uint64_t> ParseMemoryMb(std::string_view text) {
+  absl::StatusOr<uint64_t> mb = MemoryMb(text);
+  if (!mb.ok()) {
+    return absl::InvalidArgumentError(
+        Cat("invalid memory size ", Quote(text), ": ", Message(mb.status())));
+  }
+  return mb;
+}
+
+// Beyond the documented sequences, a zero-padding width is accepted as in
+// sbatch: "%5j" pads the job id with zeros to 5 digits (widths above 10 act
+// as 10); a width before %x or %u is ignored since those are not numbers.
+// Unknown sequences (%N, %t, %3t, ...) and a trailing lone '%' are copied
+// unchanged.
+std::string ExpandFilenamePattern(std::string_view pattern, uint64_t job_id,
+                                  std::string_view job_name,
+                                  std::string_view user) {
+  constexpr std::size_t kMaxWidth = 10;
+  std::string out;
+  out.reserve(pattern.size());
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '%') {
+      out.push_back(pattern[i]);
+      continue;
+    }
+    std::size_t j = i + 1;
+    std::size_t width = 0;
+    while (j < pattern.size() &&
+           absl::ascii_isdigit(static_cast<unsigned char>(pattern[j]))) {
+      width = std::min(kMaxWidth, width * 10 + (pattern[j] - '0'));
+      ++j;
+    }
+    if (j >= pattern.size()) {
+      out.append(pattern.substr(i));
+      break;
+    }
+    const bool has_width = j > i + 1;
+    switch (pattern[j]) {
+      case 'j': {
+        std::string id = std::to_string(job_id);
+        if (id.size() < width) id.insert(0, width - id.size(), '0');
+        out.append(id);
+        break;
+      }
+      case 'x':
+        out.append(job_name);
+        break;
+      case 'u':
+        out.append(user);
+        break;
+      case '%':
+        if (!has_width) {
+          out.push_back('%');
+          break;
+        }
+        [[fallthrough]];
+      default:
+        out.append(pattern.substr(i, j - i + 1));
+    }
+    i = j;
+  }
+  return out;
+}
+
+}  // namespace gantry

@@ -1,0 +1,59 @@
+// Parsing of sbatch-style options, from `#SBATCH`/`#GANTRY` lines of a batch
+// script and from the command line, into a JobRequest.
+//
+// Pure functions, thread-safe. The same option table serves both sources so
+// a directive and a flag always mean the same thing; command-line options are
+// applied after the directives, so they win.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/job_request.h"
+
+namespace gantry {
+
+// Collects the option words of the directive block of a batch script, as
+// sbatch does: `#SBATCH` (and `#GANTRY`) lines are read from the top of the
+// script, after the optional `#!` line, up to the first line that is neither
+// blank nor a comment. Words are split on whitespace with shell-like quoting
+// ('...' and "..."); a `#` word outside quotes starts a comment.
+// Errors: INVALID_ARGUMENT naming the line number for an unterminated quote.
+absl::StatusOr<std::vector<std::string>> ExtractDirectiveWords(
+    std::string_view script);
+
+// Applies option words ("-N", "2", "--ntasks-per-node=4", "-J", "name",
+// "-N2", ...) to `request`, in order. Every word must be part of an option:
+// positional words are an error here (the caller splits off the script path
+// first). Accepts short and long forms, `--opt=value` and `--opt value`.
+// Errors (INVALID_ARGUMENT, message naming the option and the source, e.g.
+// "line 3: unknown option --nodez (did you mean --nodes?)"): unknown option,
+// missing value, malformed value, negative/zero/absurd count. On error
+// `request` may have been partly updated: callers apply to a copy.
+// `source` labels error messages ("#SBATCH line 3", "command line").
+absl::Status ApplyJobOptions(const std::vector<std::string>& words,
+                             std::string_view source, JobRequest& request);
+
+// Like ApplyJobOptions over a script's directives, with line numbers in errors.
+absl::Status ApplyScriptDirectives(std::string_view script,
+                                   JobRequest& request);
+
+// Slurm time formats: "M", "M:S", "H:M:S", "D-H", "D-H:M", "D-H:M:S", and
+// "UNLIMITED"/"INFINITE" (returned as 0). Result in seconds.
+absl::StatusOr<uint64_t> ParseTimeLimit(std::string_view text);
+
+// Slurm memory sizes: a count with an optional K, M, G or T suffix (default
+// M). Result in MiB, rounded up. "0" is allowed (means "all of the node").
+absl::StatusOr<uint64_t> ParseMemoryMb(std::string_view text);
+
+// Expands sbatch filename patterns: %j job id, %x job name, %u user, %%, and
+// leaves other %-sequences unchanged (they are expanded per node/task later).
+std::string ExpandFilenamePattern(std::string_view pattern, uint64_t job_id,
+                                  std::string_view job_name,
+                                  std::string_view user);
+
+}  // namespace gantry

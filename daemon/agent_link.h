@@ -1,0 +1,24 @@
+// The controller's handle on one agent's stream. The gRPC reactor implements
+// it; tests can implement it with an in-memory queue.
+#pragma once
+
+#include <string>
+
+#include "gantry/v1/agent.pb.h"
+
+namespace gantry {
+
+class AgentLink {
+ public:
+  virtual ~AgentLink() = default;
+  // Queues a message for the agent. Thread-safe; does nothing once the
+  // stream has ended.
+  virtual void Send(const v1::ControllerMessage& message) = 0;
+  // Ends the stream from the controller's side (a newer registration of the
+  // same node replaced it, or the node was declared down). Thread-safe.
+  virtual void Close() = 0;
+  // The peer's address, for logs.
+  virtual std::string Peer() const = 0;
+};
+
+}  // namespace gantry

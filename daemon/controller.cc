@@ -1,0 +1,258 @@
+// Controller: construction, loading, persistence (group commit) and the
+// read-only client views. Job lifecycle is in controller_jobs.cc, the agent
+// protocol and timers in controller_agents.cc.
+#include "daemon/controller.h"
+
+#include <cstdlib>
+
+#include <boost/asio/post.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "common/log.h"
+
+namespace gantry {
+
+v1::JobState ToProto(JobStatus status) {
+  switch (status) {
+    case JobStatus::kPending:
+      return v1::PENDING;
+    case JobStatus::kRunning:
+      return v1::RUNNING;
+    case JobStatus::kCompleted:
+      return v1::COMPLETED;
+    case JobStatus::kFailed:
+      return v1::FAILED;
+    case JobStatus::kCancelled:
+      return v1::CANCELLED;
+    case JobStatus::kTimeout:
+      return v1::TIMEOUT;
+    case JobStatus::kNodeFail:
+      return v1::NODE_FAIL;
+  }
+  return v1::JOB_STATE_UNSPECIFIED;
+}
+
+JobStatus FromProto(v1::JobState state) {
+  switch (state) {
+    case v1::RUNNING:
+      return JobStatus::kRunning;
+    case v1::COMPLETED:
+      return JobStatus::kCompleted;
+    case v1::FAILED:
+      return JobStatus::kFailed;
+    case v1::CANCELLED:
+      return JobStatus::kCancelled;
+    case v1::TIMEOUT:
+      return JobStatus::kTimeout;
+    case v1::NODE_FAIL:
+      return JobStatus::kNodeFail;
+    default:
+      return JobStatus::kPending;
+  }
+}
+
+Controller::Controller(boost::asio::io_context& io, StateStore& store,
+                       const Clock& clock, ControllerOptions options)
+    : io_(io),
+      store_(store),
+      clock_(clock),
+      options_(std::move(options)),
+      timer_(io) {}
+
+absl::Status Controller::Start() {
+  absl::StatusOr<StateStore::Snapshot> snapshot = store_.Load();
+  if (!snapshot.ok()) return snapshot.status();
+  started_ms_ = clock_.NowMs();
+  next_job_id_ = snapshot->next_job_id;
+  next_event_sequence_ = snapshot->next_event_sequence;
+  for (v1::NodeRecord& record : snapshot->nodes) {
+    NodeRuntime node;
+    node.record = std::move(record);
+    // Nobody is connected yet: give every known node the grace period to
+    // come back before its work is declared lost.
+    if (node.record.state() != v1::NODE_DOWN) {
+      node.record.set_state(v1::NODE_UNREACHABLE);
+    }
+    node.deadline_ms = started_ms_ + options_.reconnect_grace_ms;
+    nodes_.emplace(node.record.name(), std::move(node));
+  }
+  size_t running = 0, pending = 0;
+  for (v1::JobRecord& record : snapshot->jobs) {
+    JobRuntime job;
+    job.record = std::move(record);
+    JobStatus status = FromProto(job.record.state());
+    if (status == JobStatus::kRunning) {
+      ++running;
+      for (const v1::RankExit& exit : job.record.exits()) {
+        job.exited_ranks.insert(exit.rank());
+      }
+      HoldResources(job);
+      for (const v1::NodeAllocation& share : job.record.allocation()) {
+        uint32_t live = 0;
+        for (uint32_t r = 0; r < share.rank_count(); ++r) {
+          if (!job.exited_ranks.count(share.first_rank() + r)) ++live;
+        }
+        job.live_ranks[share.node()] = live;
+      }
+    } else if (status == JobStatus::kPending) {
+      ++pending;
+    } else {
+      ++finished_jobs_;
+    }
+    uint64_t id = job.record.id();
+    jobs_.emplace(id, std::move(job));
+  }
+  log::Info("state loaded",
+            {{"state_dir", options_.state_dir},
+             {"jobs", jobs_.size()},
+             {"pending", pending},
+             {"running", running},
+             {"nodes", nodes_.size()},
+             {"next_job_id", next_job_id_},
+             {"reconnect_grace_ms", options_.reconnect_grace_ms}});
+  ArmTimer();
+  RequestSchedule();
+  return absl::OkStatus();
+}
+
+void Controller::Stop() {
+  stopped_ = true;
+  timer_.cancel();
+}
+
+void Controller::StageJob(const JobRuntime& job) {
+  batch_.jobs.push_back(job.record);
+  AfterCommit(nullptr);
+}
+
+void Controller::StageNode(const NodeRuntime& node) {
+  batch_.nodes.push_back(node.record);
+  AfterCommit(nullptr);
+}
+
+void Controller::StageEvent(uint64_t job_id, const std::string& node,
+                            const std::string& kind,
+                            const std::string& detail) {
+  v1::EventRecord event;
+  event.set_sequence(next_event_sequence_++);
+  event.set_time_ms(clock_.NowMs());
+  event.set_job_id(job_id);
+  event.set_node(node);
+  event.set_kind(kind);
+  event.set_detail(detail);
+  batch_.events.push_back(std::move(event));
+  batch_.next_event_sequence = next_event_sequence_;
+  AfterCommit(nullptr);
+}
+
+void Controller::AfterCommit(std::function<void()> action) {
+  if (action) after_commit_.push_back(std::move(action));
+  if (flush_posted_) return;
+  flush_posted_ = true;
+  // Posted behind whatever is already queued, so every request that arrived
+  // in this turn lands in the same batch.
+  boost::asio::post(io_, [this] { Flush(); });
+}
+
+void Controller::Flush() {
+  flush_posted_ = false;
+  StateStore::Batch batch = std::move(batch_);
+  batch_ = StateStore::Batch();
+  std::vector<std::function<void()>> actions = std::move(after_commit_);
+  after_commit_.clear();
+  if (!batch.empty()) {
+    absl::Status status = store_.Commit(batch, /*sync=*/true);
+    if (!status.ok()) {
+      // Memory now holds changes the disk does not: the only safe state is
+      // the one on disk, so stop and let systemd restart us from it.
+      log::Error("cannot persist state; exiting to recover from disk",
+                 {{"error", status.ToString()}});
+      std::abort();
+    }
+  }
+  for (auto& action : actions) action();
+}
+
+v1::ListJobsResponse Controller::ListJobs(
+    const v1::ListJobsRequest& request) const {
+  v1::ListJobsResponse response;
+  for (const auto& [id, job] : jobs_) {
+    if (!request.all() && IsTerminal(FromProto(job.record.state()))) continue;
+    if (!request.user().empty() && job.record.user() != request.user()) {
+      continue;
+    }
+    v1::JobRecord* copy = response.add_jobs();
+    *copy = job.record;
+    // Listings do not carry scripts and environments.
+    copy->mutable_spec()->clear_script();
+    copy->mutable_spec()->clear_environment();
+  }
+  return response;
+}
+
+absl::StatusOr<v1::GetJobResponse> Controller::GetJob(uint64_t job_id) const {
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) {
+    return absl::NotFoundError(absl::StrCat("invalid job id ", job_id));
+  }
+  v1::GetJobResponse response;
+  *response.mutable_job() = it->second.record;
+  response.mutable_job()->mutable_spec()->clear_environment();
+  absl::StatusOr<std::vector<v1::EventRecord>> events =
+      store_.JobEvents(job_id);
+  if (events.ok()) {
+    for (v1::EventRecord& event : *events) {
+      *response.add_events() = std::move(event);
+    }
+  }
+  return response;
+}
+
+v1::ListNodesResponse Controller::ListNodes() const {
+  v1::ListNodesResponse response;
+  for (const auto& [name, node] : nodes_) {
+    v1::NodeRecord* record = response.add_nodes();
+    *record = node.record;
+    record->set_cpus_allocated(node.cpus_used);
+    record->set_gpus_allocated(static_cast<uint32_t>(node.gpus_used.size()));
+    record->set_mem_allocated_mb(node.mem_used_mb);
+  }
+  return response;
+}
+
+v1::ClusterStatusResponse Controller::ClusterStatus() const {
+  v1::ClusterStatusResponse status;
+  status.set_version(GANTRY_VERSION);
+  status.set_started_ms(started_ms_);
+  status.set_now_ms(clock_.NowMs());
+  status.set_state_dir(options_.state_dir);
+  status.set_next_job_id(next_job_id_);
+  for (const auto& [name, node] : nodes_) {
+    status.set_nodes_total(status.nodes_total() + 1);
+    switch (node.record.state()) {
+      case v1::NODE_UP:
+        status.set_nodes_up(status.nodes_up() + 1);
+        break;
+      case v1::NODE_UNREACHABLE:
+        status.set_nodes_unreachable(status.nodes_unreachable() + 1);
+        break;
+      default:
+        status.set_nodes_down(status.nodes_down() + 1);
+    }
+    status.set_cpus_total(status.cpus_total() + node.record.inventory().cpus());
+    status.set_gpus_total(status.gpus_total() +
+                          node.record.inventory().gpus_size());
+    status.set_cpus_allocated(status.cpus_allocated() + node.cpus_used);
+    status.set_gpus_allocated(status.gpus_allocated() +
+                              static_cast<uint32_t>(node.gpus_used.size()));
+  }
+  for (const auto& [id, job] : jobs_) {
+    JobStatus s = FromProto(job.record.state());
+    if (s == JobStatus::kPending) status.set_jobs_pending(status.jobs_pending() + 1);
+    if (s == JobStatus::kRunning) status.set_jobs_running(status.jobs_running() + 1);
+  }
+  status.set_jobs_finished(finished_jobs_);
+  return status;
+}
+
+}  // namespace gantry

@@ -1,0 +1,147 @@
+// The controller: the single owner of cluster state (jobs, nodes, events).
+//
+// Threading: every method runs on the loop thread of the io_context given at
+// construction (gRPC handlers post to it). Nothing here takes a lock; the
+// store is written only from that thread.
+//
+// Durability: mutations are staged into one StateStore::Batch per loop turn
+// and committed with a synced write before anyone is told about them (a
+// submission's reply, a launch to an agent, an ack of a rank exit). That is
+// the group commit: one fsync covers every request that arrived in the turn.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "absl/status/statusor.h"
+#include "common/clock.h"
+#include "daemon/agent_link.h"
+#include "daemon/job_state_machine.h"
+#include "daemon/state_store.h"
+#include "gantry/v1/agent.pb.h"
+#include "gantry/v1/client.pb.h"
+
+namespace gantry {
+
+struct ControllerOptions {
+  std::string state_dir;
+  std::string default_partition = "main";
+  int64_t heartbeat_interval_ms = 1000;
+  // A node not heard from for this long is DOWN and its jobs NODE_FAIL.
+  int64_t node_timeout_ms = 10000;
+  // After a controller start, how long agents have to reconnect and report
+  // their ranks before their nodes are DOWN.
+  int64_t reconnect_grace_ms = 30000;
+  uint32_t kill_grace_seconds = 10;
+};
+
+class Controller {
+ public:
+  Controller(boost::asio::io_context& io, StateStore& store, const Clock& clock,
+             ControllerOptions options);
+  Controller(const Controller&) = delete;
+  Controller& operator=(const Controller&) = delete;
+
+  // Loads the state and starts the periodic checks. Call once, on the loop
+  // thread, before serving requests.
+  absl::Status Start();
+  // Stops timers so the loop can run dry.
+  void Stop();
+
+  // Client API. `done` runs on the loop thread once the outcome is durable.
+  void Submit(const v1::SubmitRequest& request,
+              std::function<void(absl::StatusOr<uint64_t>)> done);
+  void Cancel(const v1::CancelRequest& request,
+              std::function<void(v1::CancelResponse)> done);
+  v1::ListJobsResponse ListJobs(const v1::ListJobsRequest& request) const;
+  absl::StatusOr<v1::GetJobResponse> GetJob(uint64_t job_id) const;
+  v1::ListNodesResponse ListNodes() const;
+  v1::ClusterStatusResponse ClusterStatus() const;
+
+  // Agent stream.
+  void OnAgentMessage(const std::shared_ptr<AgentLink>& link,
+                      const v1::AgentMessage& message);
+  void OnAgentGone(const std::shared_ptr<AgentLink>& link);
+
+ private:
+  struct NodeRuntime {
+    v1::NodeRecord record;
+    std::shared_ptr<AgentLink> link;
+    int64_t deadline_ms = 0;  // DOWN if not heard from by then
+    uint32_t cpus_used = 0;
+    uint64_t mem_used_mb = 0;
+    std::set<uint32_t> gpus_used;
+  };
+  struct JobRuntime {
+    v1::JobRecord record;
+    std::map<std::string, uint32_t> live_ranks;  // node -> ranks not exited
+    std::set<std::string> held_nodes;            // resources still counted
+    std::set<uint32_t> exited_ranks;
+  };
+
+  // Persistence (controller.cc).
+  void StageJob(const JobRuntime& job);
+  void StageNode(const NodeRuntime& node);
+  void StageEvent(uint64_t job_id, const std::string& node,
+                  const std::string& kind, const std::string& detail);
+  void AfterCommit(std::function<void()> action);
+  void Flush();
+
+  // Job lifecycle (controller_jobs.cc).
+  absl::StatusOr<v1::JobRecord> ValidateSubmission(
+      const v1::SubmitRequest& request) const;
+  void RequestSchedule();
+  void RunSchedule();
+  void StartJob(JobRuntime& job);
+  void SendLaunch(uint64_t job_id, uint32_t attempt);
+  void SendKill(const JobRuntime& job);
+  // Applies an event; records the end, kills and releases as the state
+  // machine says. Returns the transition's error for bad requests.
+  absl::Status ApplyEvent(JobRuntime& job, const JobEvent& event,
+                          const std::string& detail);
+  void ReleaseFinished(JobRuntime& job);
+  void HoldResources(JobRuntime& job);
+  void ReleaseNodeShare(JobRuntime& job, const std::string& node);
+
+  // Agents and timers (controller_agents.cc).
+  void OnRegister(const std::shared_ptr<AgentLink>& link,
+                  const v1::Register& reg);
+  void OnRankEvent(const std::string& node, const v1::RankEvent& event);
+  void ReconcileRanks(const std::string& node, const v1::Register& reg);
+  void CheckDeadlines();
+  void MarkNodeDown(NodeRuntime& node, const std::string& why);
+  void ArmTimer();
+
+  boost::asio::io_context& io_;
+  StateStore& store_;
+  const Clock& clock_;
+  const ControllerOptions options_;
+  boost::asio::steady_timer timer_;
+  bool stopped_ = false;
+  int64_t started_ms_ = 0;
+
+  std::map<uint64_t, JobRuntime> jobs_;
+  std::map<std::string, NodeRuntime> nodes_;
+  std::map<const AgentLink*, std::string> link_nodes_;
+  uint64_t next_job_id_ = 1;
+  uint64_t next_event_sequence_ = 1;
+  uint64_t finished_jobs_ = 0;
+
+  StateStore::Batch batch_;
+  std::vector<std::function<void()>> after_commit_;
+  bool flush_posted_ = false;
+  bool schedule_posted_ = false;
+};
+
+v1::JobState ToProto(JobStatus status);
+JobStatus FromProto(v1::JobState state);
+
+}  // namespace gantry

@@ -1,0 +1,306 @@
+// Controller: the agent protocol (registration, reconciliation of running
+// ranks, rank events, heartbeats) and the periodic deadline checks.
+#include <regex>
+#include <set>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/log.h"
+#include "daemon/controller.h"
+
+namespace gantry {
+namespace {
+
+constexpr auto kTickInterval = std::chrono::milliseconds(250);
+
+bool ValidNodeName(const std::string& name) {
+  static const std::regex kPattern("[A-Za-z0-9][A-Za-z0-9._-]{0,62}");
+  return std::regex_match(name, kPattern);
+}
+
+std::string DescribeExit(const v1::RankEvent& event, const std::string& node) {
+  if (event.kind() == v1::RankEvent::LAUNCH_FAILED) {
+    return absl::StrCat("rank ", event.rank().rank(), " on ", node,
+                        " could not start: ", event.message());
+  }
+  if (event.signal() != 0) {
+    return absl::StrCat("rank ", event.rank().rank(), " on ", node,
+                        " was killed by signal ", event.signal());
+  }
+  return absl::StrCat("rank ", event.rank().rank(), " on ", node,
+                      " exited with code ", event.exit_code());
+}
+
+}  // namespace
+
+void Controller::OnAgentMessage(const std::shared_ptr<AgentLink>& link,
+                                const v1::AgentMessage& message) {
+  if (message.has_register_()) {
+    OnRegister(link, message.register_());
+    return;
+  }
+  auto known = link_nodes_.find(link.get());
+  if (known == link_nodes_.end()) {
+    log::Warn("message before registration; closing stream",
+              {{"peer", link->Peer()}});
+    link->Close();
+    return;
+  }
+  NodeRuntime& node = nodes_.at(known->second);
+  node.deadline_ms = clock_.NowMs() + options_.node_timeout_ms;
+  node.record.set_last_seen_ms(clock_.NowMs());
+  if (message.has_rank_event()) {
+    OnRankEvent(known->second, message.rank_event());
+    uint64_t sequence = message.rank_event().sequence();
+    AfterCommit([link, sequence] {
+      v1::ControllerMessage ack;
+      ack.mutable_ack()->set_up_to_sequence(sequence);
+      link->Send(ack);
+    });
+  }
+}
+
+void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
+                            const v1::Register& reg) {
+  const std::string& name = reg.node_name();
+  if (!ValidNodeName(name)) {
+    log::Warn("refused registration: invalid node name",
+              {{"peer", link->Peer()}, {"name", name}});
+    link->Close();
+    return;
+  }
+  NodeRuntime& node = nodes_[name];
+  if (node.link && node.link != link) {
+    log::Info("node re-registered; closing its older stream", {{"node", name}});
+    link_nodes_.erase(node.link.get());
+    node.link->Close();
+  }
+  const bool rebooted = !node.record.boot_id().empty() &&
+                        node.record.boot_id() != reg.boot_id();
+  node.link = link;
+  link_nodes_[link.get()] = name;
+  const int64_t now = clock_.NowMs();
+  node.deadline_ms = now + options_.node_timeout_ms;
+  v1::NodeRecord& record = node.record;
+  record.set_name(name);
+  record.set_address(reg.address());
+  record.set_boot_id(reg.boot_id());
+  record.set_agent_version(reg.agent_version());
+  *record.mutable_inventory() = reg.inventory();
+  record.set_state(v1::NODE_UP);
+  record.clear_reason();
+  record.set_registered_time_ms(now);
+  record.set_last_seen_ms(now);
+  record.clear_partitions();
+  record.add_partitions(options_.default_partition);
+  StageNode(node);
+  StageEvent(0, name, "node_registered",
+             absl::StrCat("address ", reg.address(), ", ",
+                          reg.inventory().cpus(), " CPUs, ",
+                          reg.inventory().gpus_size(), " GPUs",
+                          rebooted ? ", rebooted" : ""));
+  log::Info("node registered", {{"node", name},
+                                {"address", reg.address()},
+                                {"peer", link->Peer()},
+                                {"cpus", reg.inventory().cpus()},
+                                {"gpus", reg.inventory().gpus_size()},
+                                {"memory_mb", reg.inventory().memory_mb()},
+                                {"running_ranks", reg.running_size()}});
+  v1::ControllerMessage welcome;
+  welcome.mutable_registered()->set_heartbeat_interval_ms(
+      static_cast<uint32_t>(options_.heartbeat_interval_ms));
+  link->Send(welcome);
+  ReconcileRanks(name, reg);
+  RequestSchedule();
+}
+
+void Controller::ReconcileRanks(const std::string& node_name,
+                                const v1::Register& reg) {
+  // Exits that happened while we could not hear them.
+  uint64_t last_sequence = 0;
+  for (const v1::RankEvent& event : reg.unacknowledged_exits()) {
+    OnRankEvent(node_name, event);
+    last_sequence = std::max(last_sequence, event.sequence());
+  }
+  if (last_sequence > 0) {
+    std::shared_ptr<AgentLink> link = nodes_.at(node_name).link;
+    AfterCommit([link, last_sequence] {
+      v1::ControllerMessage ack;
+      ack.mutable_ack()->set_up_to_sequence(last_sequence);
+      link->Send(ack);
+    });
+  }
+  // Ranks the agent still runs: keep those of current attempts, stop the rest.
+  std::set<std::tuple<uint64_t, uint32_t, uint32_t>> running;
+  std::set<std::pair<uint64_t, uint32_t>> to_kill;
+  for (const v1::RankId& rank : reg.running()) {
+    running.insert({rank.job_id(), rank.attempt(), rank.rank()});
+    auto it = jobs_.find(rank.job_id());
+    bool current = it != jobs_.end() &&
+                   it->second.record.state() == v1::RUNNING &&
+                   it->second.record.attempt() == rank.attempt();
+    if (!current) to_kill.insert({rank.job_id(), rank.attempt()});
+  }
+  for (const auto& [job_id, attempt] : to_kill) {
+    log::Warn("stopping ranks of a job that is not running here",
+              {{"node", node_name}, {"job", job_id}, {"attempt", attempt}});
+    v1::ControllerMessage message;
+    message.mutable_kill()->set_job_id(job_id);
+    message.mutable_kill()->set_attempt(attempt);
+    message.mutable_kill()->set_signal(15);
+    message.mutable_kill()->set_grace_seconds(options_.kill_grace_seconds);
+    nodes_.at(node_name).link->Send(message);
+  }
+  // Ranks we believe run there but the agent neither runs nor saw exit.
+  for (auto& [id, job] : jobs_) {
+    if (job.record.state() != v1::RUNNING) continue;
+    for (const v1::NodeAllocation& share : job.record.allocation()) {
+      if (share.node() != node_name) continue;
+      std::vector<std::string> lost;
+      for (uint32_t r = share.first_rank();
+           r < share.first_rank() + share.rank_count(); ++r) {
+        if (job.exited_ranks.count(r)) continue;
+        if (running.count({id, job.record.attempt(), r})) continue;
+        lost.push_back(absl::StrCat(r));
+      }
+      if (lost.empty()) continue;
+      job.live_ranks[node_name] = 0;
+      (void)ApplyEvent(job, {JobEvent::Kind::kNodeLost},
+                       absl::StrCat("agent on ", node_name,
+                                    " no longer runs rank(s) ",
+                                    absl::StrJoin(lost, ",")));
+      ReleaseFinished(job);
+    }
+  }
+}
+
+void Controller::OnRankEvent(const std::string& node_name,
+                             const v1::RankEvent& event) {
+  if (event.kind() == v1::RankEvent::STARTED) {
+    log::Debug("rank started", {{"job", event.rank().job_id()},
+                                {"rank", event.rank().rank()},
+                                {"node", node_name},
+                                {"pid", event.pid()}});
+    return;
+  }
+  auto it = jobs_.find(event.rank().job_id());
+  if (it == jobs_.end()) return;
+  JobRuntime& job = it->second;
+  v1::JobRecord& record = job.record;
+  const uint32_t rank = event.rank().rank();
+  if (event.rank().attempt() != record.attempt() ||
+      job.exited_ranks.count(rank)) {
+    return;  // a stale attempt, or a duplicate after reconnection
+  }
+  job.exited_ranks.insert(rank);
+  uint32_t& live = job.live_ranks[node_name];
+  if (live > 0) --live;
+  v1::RankExit* exit = record.add_exits();
+  exit->set_rank(rank);
+  exit->set_exit_code(event.exit_code());
+  exit->set_signal(event.signal());
+  exit->set_node(node_name);
+  uint32_t world = 0;
+  for (const v1::NodeAllocation& share : record.allocation()) {
+    world += share.rank_count();
+  }
+  const bool failed = event.kind() == v1::RankEvent::LAUNCH_FAILED ||
+                      event.exit_code() != 0 || event.signal() != 0;
+  if (failed && record.state() == v1::RUNNING) {
+    record.set_exit_code(event.kind() == v1::RankEvent::LAUNCH_FAILED
+                             ? (event.exit_code() ? event.exit_code() : 127)
+                             : event.exit_code());
+    record.set_exit_signal(event.signal());
+  }
+  JobEvent job_event{JobEvent::Kind::kRankExited};
+  job_event.exit_code = failed && event.exit_code() == 0 && event.signal() == 0
+                            ? 127
+                            : event.exit_code();
+  job_event.signal = event.signal();
+  job_event.all_ranks_exited = job.exited_ranks.size() >= world;
+  std::string detail = DescribeExit(event, node_name);
+  if (!failed && job_event.all_ranks_exited) {
+    detail = absl::StrCat("all ", world, " rank(s) exited with code 0");
+  }
+  (void)ApplyEvent(job, job_event, detail);
+  StageJob(job);
+  if (IsTerminal(FromProto(record.state()))) ReleaseFinished(job);
+}
+
+void Controller::OnAgentGone(const std::shared_ptr<AgentLink>& link) {
+  auto known = link_nodes_.find(link.get());
+  if (known == link_nodes_.end()) return;
+  NodeRuntime& node = nodes_.at(known->second);
+  link_nodes_.erase(known);
+  if (node.link != link) return;
+  node.link.reset();
+  if (node.record.state() == v1::NODE_UP) {
+    node.record.set_state(v1::NODE_UNREACHABLE);
+    node.record.set_reason("agent stream closed");
+    StageNode(node);
+  }
+  log::Warn("agent stream closed",
+            {{"node", node.record.name()},
+             {"deadline_in_ms", node.deadline_ms - clock_.NowMs()}});
+}
+
+void Controller::ArmTimer() {
+  if (stopped_) return;
+  timer_.expires_after(kTickInterval);
+  timer_.async_wait([this](const boost::system::error_code& error) {
+    if (error || stopped_) return;
+    CheckDeadlines();
+    ArmTimer();
+  });
+}
+
+void Controller::CheckDeadlines() {
+  const int64_t now = clock_.NowMs();
+  for (auto& [name, node] : nodes_) {
+    if (node.record.state() != v1::NODE_DOWN && now > node.deadline_ms) {
+      MarkNodeDown(node, node.link ? "heartbeats stopped"
+                                   : "agent did not reconnect in time");
+    }
+  }
+  for (auto& [id, job] : jobs_) {
+    const v1::JobRecord& record = job.record;
+    uint64_t limit_ms = record.spec().time_limit_seconds() * 1000;
+    if (record.state() == v1::RUNNING && limit_ms > 0 &&
+        now - record.start_time_ms() >= static_cast<int64_t>(limit_ms)) {
+      (void)ApplyEvent(job, {JobEvent::Kind::kTimeLimit},
+                       absl::StrCat("time limit of ",
+                                    record.spec().time_limit_seconds(),
+                                    " s reached"));
+    }
+  }
+}
+
+void Controller::MarkNodeDown(NodeRuntime& node, const std::string& why) {
+  const std::string name = node.record.name();
+  log::Warn("node down", {{"node", name}, {"reason", why}});
+  node.record.set_state(v1::NODE_DOWN);
+  node.record.set_reason(why);
+  if (node.link) {
+    link_nodes_.erase(node.link.get());
+    node.link->Close();
+    node.link.reset();
+  }
+  StageNode(node);
+  StageEvent(0, name, "node_down", why);
+  for (auto& [id, job] : jobs_) {
+    auto live = job.live_ranks.find(name);
+    if (live == job.live_ranks.end() || live->second == 0) {
+      if (job.held_nodes.count(name) && IsTerminal(FromProto(job.record.state()))) {
+        ReleaseNodeShare(job, name);
+      }
+      continue;
+    }
+    live->second = 0;  // its ranks are lost with it
+    (void)ApplyEvent(job, {JobEvent::Kind::kNodeLost},
+                     absl::StrCat("node ", name, " is down: ", why));
+    ReleaseNodeShare(job, name);
+  }
+}
+
+}  // namespace gantry

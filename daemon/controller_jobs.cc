@@ -1,0 +1,439 @@
+// Controller: submission, cancellation, scheduling passes and the job state
+// transitions with their effects.
+#include <algorithm>
+
+#include <boost/asio/post.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_join.h"
+#include "common/job_options.h"
+#include "common/log.h"
+#include "daemon/controller.h"
+#include "daemon/rank_environment.h"
+#include "daemon/scheduler.h"
+
+namespace gantry {
+namespace {
+
+// Limits on what one submission may carry: large enough for any real job,
+// small enough that a malformed or hostile request cannot exhaust the
+// controller.
+constexpr uint32_t kMaxNodes = 100'000;
+constexpr uint32_t kMaxTasksPerNode = 4096;
+constexpr uint32_t kMaxCpusPerTask = 4096;
+constexpr uint32_t kMaxGpusPerNode = 64;
+constexpr size_t kMaxScriptBytes = 4 << 20;
+constexpr size_t kMaxEnvironmentBytes = 1 << 20;
+constexpr size_t kMaxArgs = 4096;
+constexpr size_t kMaxNameBytes = 256;
+constexpr size_t kMaxPathBytes = 4096;
+
+absl::Status Invalid(const std::string& message) {
+  return absl::InvalidArgumentError(message);
+}
+
+uint32_t TotalRanks(const v1::JobSpec& spec) {
+  return spec.ntasks() ? spec.ntasks() : spec.nodes() * spec.ntasks_per_node();
+}
+
+// Ranks on the i-th node: block distribution, earlier nodes take the extra.
+uint32_t RanksOnNode(const v1::JobSpec& spec, uint32_t node_index) {
+  uint32_t total = TotalRanks(spec);
+  uint32_t base = total / spec.nodes();
+  return base + (node_index < total % spec.nodes() ? 1 : 0);
+}
+
+std::string ResolvePath(const std::string& pattern, const v1::JobRecord& job) {
+  std::string path = ExpandFilenamePattern(pattern, job.id(),
+                                           job.spec().name(), job.user());
+  if (path.empty() || path[0] == '/') return path;
+  return job.spec().working_dir() + "/" + path;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
+    const v1::SubmitRequest& request) const {
+  v1::JobRecord job;
+  v1::JobSpec& spec = *job.mutable_spec();
+  spec = request.spec();
+  if (spec.nodes() == 0) spec.set_nodes(1);
+  if (spec.nodes() > kMaxNodes) {
+    return Invalid(absl::StrCat("--nodes=", spec.nodes(), " is above the limit of ", kMaxNodes));
+  }
+  if (spec.ntasks() > 0 && spec.ntasks() < spec.nodes()) {
+    return Invalid(absl::StrCat("--ntasks=", spec.ntasks(),
+                                " is fewer than --nodes=", spec.nodes()));
+  }
+  if (spec.ntasks_per_node() == 0) {
+    spec.set_ntasks_per_node(
+        spec.ntasks() ? (spec.ntasks() + spec.nodes() - 1) / spec.nodes() : 1);
+  }
+  if (spec.ntasks() > 0 &&
+      uint64_t{spec.ntasks_per_node()} * spec.nodes() < spec.ntasks()) {
+    return Invalid(absl::StrCat("--ntasks=", spec.ntasks(), " does not fit in ",
+                                spec.nodes(), " node(s) at --ntasks-per-node=",
+                                spec.ntasks_per_node()));
+  }
+  if (spec.ntasks_per_node() > kMaxTasksPerNode) {
+    return Invalid(absl::StrCat("--ntasks-per-node=", spec.ntasks_per_node(),
+                                " is above the limit of ", kMaxTasksPerNode));
+  }
+  if (spec.cpus_per_task() == 0) spec.set_cpus_per_task(1);
+  if (spec.cpus_per_task() > kMaxCpusPerTask) {
+    return Invalid(absl::StrCat("--cpus-per-task=", spec.cpus_per_task(),
+                                " is above the limit of ", kMaxCpusPerTask));
+  }
+  if (spec.gpus_per_node() > kMaxGpusPerNode) {
+    return Invalid(absl::StrCat("--gpus-per-node=", spec.gpus_per_node(),
+                                " is above the limit of ", kMaxGpusPerNode));
+  }
+  if (spec.script().empty()) return Invalid("the batch script is empty");
+  if (spec.script().size() > kMaxScriptBytes) {
+    return Invalid(absl::StrCat("the batch script is ", spec.script().size(),
+                                " bytes; the limit is ", kMaxScriptBytes));
+  }
+  if (spec.script().rfind("#!", 0) != 0) {
+    return Invalid(
+        "this does not look like a batch script: the first line must start "
+        "with #! followed by the path to an interpreter");
+  }
+  if (spec.script_args_size() > static_cast<int>(kMaxArgs)) {
+    return Invalid("too many script arguments");
+  }
+  size_t environment_bytes = 0;
+  for (const auto& [key, value] : spec.environment()) {
+    environment_bytes += key.size() + value.size() + 2;
+    if (key.empty() || key.find('=') != std::string::npos ||
+        key.find('\0') != std::string::npos) {
+      return Invalid(absl::StrCat("invalid environment variable name \"", key, "\""));
+    }
+  }
+  if (environment_bytes > kMaxEnvironmentBytes) {
+    return Invalid("the exported environment is larger than 1 MiB");
+  }
+  if (spec.name().size() > kMaxNameBytes) return Invalid("the job name is too long");
+  for (const std::string* path : {&spec.working_dir(), &spec.output_pattern(),
+                                  &spec.error_pattern(), &spec.submit_dir()}) {
+    if (path->size() > kMaxPathBytes) return Invalid("a path is too long");
+  }
+  if (spec.working_dir().empty() || spec.working_dir()[0] != '/') {
+    return Invalid("the working directory must be an absolute path");
+  }
+  if (spec.partition().empty()) spec.set_partition(options_.default_partition);
+  if (spec.partition() != options_.default_partition) {
+    return Invalid(absl::StrCat("invalid partition name \"", spec.partition(),
+                                "\" (this cluster has: ",
+                                options_.default_partition, ")"));
+  }
+  if (spec.name().empty()) spec.set_name("script");
+  if (spec.output_pattern().empty()) spec.set_output_pattern("gantry-%j.out");
+  if (request.user().empty()) return Invalid("the request names no user");
+  job.set_user(request.user());
+  job.set_uid(request.uid());
+  job.set_gid(request.gid());
+  return job;
+}
+
+void Controller::Submit(const v1::SubmitRequest& request,
+                        std::function<void(absl::StatusOr<uint64_t>)> done) {
+  absl::StatusOr<v1::JobRecord> validated = ValidateSubmission(request);
+  if (!validated.ok()) {
+    done(validated.status());
+    return;
+  }
+  JobRuntime job;
+  job.record = std::move(*validated);
+  const uint64_t id = next_job_id_++;
+  job.record.set_id(id);
+  job.record.set_state(v1::PENDING);
+  job.record.set_submit_time_ms(clock_.NowMs());
+  job.record.set_reason("None");
+  job.record.set_output_path(ResolvePath(job.record.spec().output_pattern(), job.record));
+  if (!job.record.spec().error_pattern().empty()) {
+    job.record.set_error_path(ResolvePath(job.record.spec().error_pattern(), job.record));
+  }
+  batch_.next_job_id = next_job_id_;
+  StageJob(job);
+  StageEvent(id, "", "submitted",
+             absl::StrCat("user ", job.record.user(), ", ", job.record.spec().nodes(),
+                          " node(s), ", TotalRanks(job.record.spec()), " task(s)"));
+  log::Info("job submitted", {{"job", id},
+                              {"user", job.record.user()},
+                              {"name", job.record.spec().name()},
+                              {"nodes", job.record.spec().nodes()},
+                              {"tasks", TotalRanks(job.record.spec())}});
+  jobs_.emplace(id, std::move(job));
+  AfterCommit([done = std::move(done), id] { done(id); });
+  RequestSchedule();
+}
+
+void Controller::Cancel(const v1::CancelRequest& request,
+                        std::function<void(v1::CancelResponse)> done) {
+  v1::CancelResponse response;
+  for (uint64_t id : request.job_ids()) {
+    v1::CancelResult* result = response.add_results();
+    result->set_job_id(id);
+    auto it = jobs_.find(id);
+    if (it == jobs_.end()) {
+      result->set_error(absl::StrCat("invalid job id ", id));
+      continue;
+    }
+    JobRuntime& job = it->second;
+    if (request.user() != "root" && request.user() != job.record.user()) {
+      result->set_error(absl::StrCat("access denied: job ", id, " belongs to ",
+                                     job.record.user()));
+      continue;
+    }
+    absl::Status status = ApplyEvent(job, {JobEvent::Kind::kCancel},
+                                     absl::StrCat("cancelled by ", request.user()));
+    if (!status.ok()) {
+      result->set_error(absl::StrCat("job ", id, ": ", status.message()));
+      continue;
+    }
+    result->set_ok(true);
+  }
+  AfterCommit([done = std::move(done), response = std::move(response)] {
+    done(response);
+  });
+}
+
+void Controller::RequestSchedule() {
+  if (schedule_posted_) return;
+  schedule_posted_ = true;
+  boost::asio::post(io_, [this] { RunSchedule(); });
+}
+
+void Controller::RunSchedule() {
+  schedule_posted_ = false;
+  std::vector<NodeSnapshot> snapshot;
+  std::vector<const std::string*> names;
+  for (const auto& [name, node] : nodes_) {
+    const v1::NodeInventory& inventory = node.record.inventory();
+    NodeSnapshot s;
+    s.name = name;
+    s.schedulable = node.record.state() == v1::NODE_UP && node.link != nullptr;
+    s.partitions = {node.record.partitions().begin(), node.record.partitions().end()};
+    s.cpus_total = inventory.cpus();
+    s.cpus_free = inventory.cpus() > node.cpus_used ? inventory.cpus() - node.cpus_used : 0;
+    s.gpus_total = static_cast<uint32_t>(inventory.gpus_size());
+    for (const v1::GpuInfo& gpu : inventory.gpus()) {
+      if (!node.gpus_used.count(gpu.index())) s.free_gpus.push_back(gpu.index());
+    }
+    s.mem_total_mb = inventory.memory_mb();
+    s.mem_free_mb = inventory.memory_mb() > node.mem_used_mb
+                        ? inventory.memory_mb() - node.mem_used_mb
+                        : 0;
+    snapshot.push_back(std::move(s));
+    names.push_back(&name);
+  }
+  std::vector<PendingJob> queue;
+  for (const auto& [id, job] : jobs_) {
+    if (job.record.state() != v1::PENDING) continue;
+    const v1::JobSpec& spec = job.record.spec();
+    queue.push_back({id, spec.partition(), spec.nodes(), RanksOnNode(spec, 0),
+                     spec.cpus_per_task(), spec.gpus_per_node(),
+                     spec.mem_per_node_mb()});
+  }
+  if (queue.empty()) return;
+  ScheduleResult result = Schedule(snapshot, queue);
+  for (const JobWait& wait : result.waits) {
+    v1::JobRecord& record = jobs_.at(wait.job_id).record;
+    record.set_reason(wait.reason);
+    record.set_reason_detail(wait.detail);
+  }
+  for (const JobStart& start : result.starts) {
+    JobRuntime& job = jobs_.at(start.job_id);
+    v1::JobRecord& record = job.record;
+    record.clear_allocation();
+    uint32_t next_rank = 0;
+    for (size_t i = 0; i < start.shares.size(); ++i) {
+      const NodeShare& share = start.shares[i];
+      v1::NodeAllocation* allocation = record.add_allocation();
+      allocation->set_node(*names[share.node_index]);
+      allocation->set_cpus(share.cpus);
+      for (uint32_t gpu : share.gpus) allocation->add_gpu_indices(gpu);
+      allocation->set_mem_mb(share.mem_mb);
+      allocation->set_first_rank(next_rank);
+      allocation->set_rank_count(RanksOnNode(record.spec(), static_cast<uint32_t>(i)));
+      next_rank += allocation->rank_count();
+    }
+    StartJob(job);
+  }
+}
+
+void Controller::StartJob(JobRuntime& job) {
+  v1::JobRecord& record = job.record;
+  record.set_attempt(record.attempt() + 1);
+  record.set_start_time_ms(clock_.NowMs());
+  record.set_master_port(ChooseMasterPort(record.id(), record.attempt()));
+  record.set_reason("None");
+  record.clear_reason_detail();
+  record.clear_exits();
+  job.exited_ranks.clear();
+  job.live_ranks.clear();
+  std::vector<std::string> node_names;
+  for (const v1::NodeAllocation& share : record.allocation()) {
+    job.live_ranks[share.node()] = share.rank_count();
+    node_names.push_back(share.node());
+  }
+  absl::Status status = ApplyEvent(job, {JobEvent::Kind::kStart}, "");
+  if (!status.ok()) {
+    log::Error("scheduler chose a job that cannot start",
+               {{"job", record.id()}, {"error", status.ToString()}});
+    return;
+  }
+  HoldResources(job);
+  std::string nodelist = absl::StrJoin(node_names, ",");
+  StageEvent(record.id(), "", "started",
+             absl::StrCat("attempt ", record.attempt(), " on ", nodelist));
+  log::Info("job started", {{"job", record.id()},
+                            {"attempt", record.attempt()},
+                            {"nodes", nodelist}});
+  AfterCommit([this, id = record.id(), attempt = record.attempt()] {
+    SendLaunch(id, attempt);
+  });
+}
+
+void Controller::SendLaunch(uint64_t job_id, uint32_t attempt) {
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) return;
+  const v1::JobRecord& record = it->second.record;
+  // Cancelled (or otherwise ended) before the launch went out.
+  if (record.state() != v1::RUNNING || record.attempt() != attempt) return;
+  const std::string& first_node = record.allocation(0).node();
+  std::string master_addr = nodes_.at(first_node).record.address();
+  for (int i = 0; i < record.allocation_size(); ++i) {
+    const v1::NodeAllocation& share = record.allocation(i);
+    NodeRuntime& node = nodes_.at(share.node());
+    if (!node.link) {
+      // The node dropped between placement and launch; the deadline check
+      // fails the job if it does not come back with these ranks.
+      log::Warn("node unreachable at launch",
+                {{"job", job_id}, {"node", share.node()}});
+      continue;
+    }
+    v1::ControllerMessage message;
+    v1::LaunchRanks& launch = *message.mutable_launch();
+    launch.set_job_id(job_id);
+    launch.set_attempt(attempt);
+    launch.set_job_name(record.spec().name());
+    launch.set_script(record.spec().script());
+    *launch.mutable_script_args() = record.spec().script_args();
+    launch.set_working_dir(record.spec().working_dir());
+    launch.set_output_path(record.output_path());
+    launch.set_error_path(record.error_path());
+    launch.set_uid(record.uid());
+    launch.set_gid(record.gid());
+    *launch.mutable_job_environment() = record.spec().environment();
+    for (uint32_t local = 0; local < share.rank_count(); ++local) {
+      v1::RankLaunch* rank = launch.add_ranks();
+      rank->set_rank(share.first_rank() + local);
+      for (auto& [key, value] : BuildRankEnvironment(
+               record, master_addr, static_cast<uint32_t>(i), local)) {
+        (*rank->mutable_environment())[key] = value;
+      }
+    }
+    node.link->Send(message);
+  }
+}
+
+void Controller::SendKill(const JobRuntime& job) {
+  for (const auto& [node_name, live] : job.live_ranks) {
+    if (live == 0) continue;
+    auto it = nodes_.find(node_name);
+    if (it == nodes_.end() || !it->second.link) continue;
+    v1::ControllerMessage message;
+    v1::KillRanks& kill = *message.mutable_kill();
+    kill.set_job_id(job.record.id());
+    kill.set_attempt(job.record.attempt());
+    kill.set_signal(15);
+    kill.set_grace_seconds(options_.kill_grace_seconds);
+    it->second.link->Send(message);
+  }
+}
+
+absl::Status Controller::ApplyEvent(JobRuntime& job, const JobEvent& event,
+                                    const std::string& detail) {
+  v1::JobRecord& record = job.record;
+  const JobStatus before = FromProto(record.state());
+  absl::StatusOr<JobTransition> transition = ApplyJobEvent(before, event);
+  if (!transition.ok()) return transition.status();
+  if (transition->next == before && transition->effects.empty()) {
+    return absl::OkStatus();
+  }
+  record.set_state(ToProto(transition->next));
+  for (JobEffect effect : transition->effects) {
+    switch (effect) {
+      case JobEffect::kLaunchRanks:
+        break;  // StartJob sends the launch once the start is durable
+      case JobEffect::kKillRanks:
+        AfterCommit([this, id = record.id()] {
+          auto it = jobs_.find(id);
+          if (it != jobs_.end()) SendKill(it->second);
+        });
+        break;
+      case JobEffect::kRecordEnd:
+        record.set_end_time_ms(clock_.NowMs());
+        record.set_reason(transition->reason.empty() ? "None"
+                                                     : transition->reason);
+        record.set_reason_detail(detail);
+        ++finished_jobs_;
+        StageEvent(record.id(), "",
+                   absl::AsciiStrToLower(JobStatusName(transition->next)),
+                   detail);
+        log::Info("job ended", {{"job", record.id()},
+                                {"state", JobStatusName(transition->next)},
+                                {"detail", detail}});
+        break;
+    }
+  }
+  StageJob(job);
+  if (IsTerminal(transition->next)) ReleaseFinished(job);
+  return absl::OkStatus();
+}
+
+void Controller::HoldResources(JobRuntime& job) {
+  for (const v1::NodeAllocation& share : job.record.allocation()) {
+    auto it = nodes_.find(share.node());
+    if (it == nodes_.end()) continue;
+    NodeRuntime& node = it->second;
+    node.cpus_used += share.cpus();
+    node.mem_used_mb += share.mem_mb();
+    for (uint32_t gpu : share.gpu_indices()) node.gpus_used.insert(gpu);
+    job.held_nodes.insert(share.node());
+  }
+}
+
+void Controller::ReleaseNodeShare(JobRuntime& job, const std::string& node_name) {
+  if (!job.held_nodes.erase(node_name)) return;
+  auto it = nodes_.find(node_name);
+  if (it == nodes_.end()) return;
+  NodeRuntime& node = it->second;
+  for (const v1::NodeAllocation& share : job.record.allocation()) {
+    if (share.node() != node_name) continue;
+    node.cpus_used -= std::min(node.cpus_used, share.cpus());
+    node.mem_used_mb -= std::min(node.mem_used_mb, share.mem_mb());
+    for (uint32_t gpu : share.gpu_indices()) node.gpus_used.erase(gpu);
+  }
+  RequestSchedule();
+}
+
+void Controller::ReleaseFinished(JobRuntime& job) {
+  // A node's share is free once the job is over and its ranks there are
+  // gone; until then a new job could collide with a rank still stopping.
+  std::vector<std::string> releasable;
+  for (const std::string& node : job.held_nodes) {
+    auto live = job.live_ranks.find(node);
+    auto runtime = nodes_.find(node);
+    bool node_down = runtime == nodes_.end() ||
+                     runtime->second.record.state() == v1::NODE_DOWN;
+    if (live == job.live_ranks.end() || live->second == 0 || node_down) {
+      releasable.push_back(node);
+    }
+  }
+  for (const std::string& node : releasable) ReleaseNodeShare(job, node);
+}
+
+}  // namespace gantry

@@ -1,0 +1,227 @@
+#include "daemon/grpc_services.h"
+
+#include <deque>
+#include <memory>
+#include <mutex>
+
+#include <boost/asio/post.hpp>
+
+#include "common/log.h"
+
+namespace gantry {
+
+grpc::Status ToGrpcStatus(const absl::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
+                      std::string(status.message()));
+}
+
+grpc::ServerUnaryReactor* ClientServiceImpl::Submit(
+    grpc::CallbackServerContext* context, const v1::SubmitRequest* request,
+    v1::SubmitResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  boost::asio::post(io_, [this, reactor, request, response] {
+    controller_.Submit(*request,
+                       [reactor, response](absl::StatusOr<uint64_t> id) {
+                         if (id.ok()) response->set_job_id(*id);
+                         reactor->Finish(ToGrpcStatus(id.status()));
+                       });
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ClientServiceImpl::ListJobs(
+    grpc::CallbackServerContext* context, const v1::ListJobsRequest* request,
+    v1::ListJobsResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  boost::asio::post(io_, [this, reactor, request, response] {
+    *response = controller_.ListJobs(*request);
+    reactor->Finish(grpc::Status::OK);
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ClientServiceImpl::GetJob(
+    grpc::CallbackServerContext* context, const v1::GetJobRequest* request,
+    v1::GetJobResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  boost::asio::post(io_, [this, reactor, request, response] {
+    absl::StatusOr<v1::GetJobResponse> job =
+        controller_.GetJob(request->job_id());
+    if (job.ok()) *response = std::move(*job);
+    reactor->Finish(ToGrpcStatus(job.status()));
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ClientServiceImpl::Cancel(
+    grpc::CallbackServerContext* context, const v1::CancelRequest* request,
+    v1::CancelResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  boost::asio::post(io_, [this, reactor, request, response] {
+    controller_.Cancel(*request, [reactor, response](v1::CancelResponse r) {
+      *response = std::move(r);
+      reactor->Finish(grpc::Status::OK);
+    });
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ClientServiceImpl::ListNodes(
+    grpc::CallbackServerContext* context, const v1::ListNodesRequest*,
+    v1::ListNodesResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  boost::asio::post(io_, [this, reactor, response] {
+    *response = controller_.ListNodes();
+    reactor->Finish(grpc::Status::OK);
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ClientServiceImpl::ClusterStatus(
+    grpc::CallbackServerContext* context, const v1::ClusterStatusRequest*,
+    v1::ClusterStatusResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  boost::asio::post(io_, [this, reactor, response] {
+    *response = controller_.ClusterStatus();
+    reactor->Finish(grpc::Status::OK);
+  });
+  return reactor;
+}
+
+namespace {
+
+class AgentStream;
+
+// The controller's handle on a stream. It outlives the reactor (the
+// controller may still hold it after the stream ended), so it reaches the
+// reactor through a pointer cleared, under the mutex, when the reactor is
+// done.
+class AgentStreamLink final : public AgentLink {
+ public:
+  explicit AgentStreamLink(std::string peer) : peer_(std::move(peer)) {}
+  void Send(const v1::ControllerMessage& message) override;
+  void Close() override;
+  std::string Peer() const override { return peer_; }
+
+  void Attach(AgentStream* stream) {
+    std::lock_guard lock(mutex_);
+    stream_ = stream;
+  }
+  void Detach() {
+    std::lock_guard lock(mutex_);
+    stream_ = nullptr;
+  }
+
+ private:
+  const std::string peer_;
+  std::mutex mutex_;
+  AgentStream* stream_ = nullptr;  // guarded by mutex_
+};
+
+class AgentStream final
+    : public grpc::ServerBidiReactor<v1::AgentMessage, v1::ControllerMessage> {
+ public:
+  AgentStream(boost::asio::io_context& io, Controller& controller,
+              std::string peer)
+      : io_(io),
+        controller_(controller),
+        link_(std::make_shared<AgentStreamLink>(std::move(peer))) {
+    link_->Attach(this);
+    StartRead(&incoming_);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      FinishOnce(grpc::Status::OK);
+      return;
+    }
+    boost::asio::post(io_, [this_link = link_, message = incoming_,
+                            &controller = controller_] {
+      controller.OnAgentMessage(this_link, message);
+    });
+    StartRead(&incoming_);
+  }
+
+  void OnWriteDone(bool ok) override {
+    std::lock_guard lock(mutex_);
+    outgoing_.pop_front();
+    if (!ok) {
+      outgoing_.clear();
+      writing_ = false;
+      FinishLocked(grpc::Status(grpc::StatusCode::UNAVAILABLE, "write failed"));
+      return;
+    }
+    if (!outgoing_.empty()) {
+      StartWrite(&outgoing_.front());
+    } else {
+      writing_ = false;
+      if (finish_requested_) FinishLocked(finish_status_);
+    }
+  }
+
+  void OnDone() override {
+    link_->Detach();
+    boost::asio::post(io_, [this_link = link_, &controller = controller_] {
+      controller.OnAgentGone(this_link);
+    });
+    delete this;
+  }
+
+  void Enqueue(const v1::ControllerMessage& message) {
+    std::lock_guard lock(mutex_);
+    if (finish_requested_) return;
+    outgoing_.push_back(message);
+    if (!writing_) {
+      writing_ = true;
+      StartWrite(&outgoing_.front());
+    }
+  }
+
+  void FinishOnce(const grpc::Status& status) {
+    std::lock_guard lock(mutex_);
+    FinishLocked(status);
+  }
+
+ private:
+  // Finish must wait for an outstanding write; it is called again from
+  // OnWriteDone when the queue drains.
+  void FinishLocked(const grpc::Status& status) {
+    if (finished_) return;
+    finish_requested_ = true;
+    finish_status_ = status;
+    if (writing_) return;
+    finished_ = true;
+    Finish(status);
+  }
+
+  boost::asio::io_context& io_;
+  Controller& controller_;
+  std::shared_ptr<AgentStreamLink> link_;
+  v1::AgentMessage incoming_;
+  std::mutex mutex_;
+  std::deque<v1::ControllerMessage> outgoing_;  // guarded by mutex_
+  bool writing_ = false;                        // guarded by mutex_
+  bool finish_requested_ = false;               // guarded by mutex_
+  bool finished_ = false;                       // guarded by mutex_
+  grpc::Status finish_status_;                  // guarded by mutex_
+};
+
+void AgentStreamLink::Send(const v1::ControllerMessage& message) {
+  std::lock_guard lock(mutex_);
+  if (stream_) stream_->Enqueue(message);
+}
+
+void AgentStreamLink::Close() {
+  std::lock_guard lock(mutex_);
+  if (stream_) stream_->FinishOnce(grpc::Status(grpc::StatusCode::ABORTED, "closed by controller"));
+}
+
+}  // namespace
+
+grpc::ServerBidiReactor<v1::AgentMessage, v1::ControllerMessage>*
+AgentServiceImpl::Connect(grpc::CallbackServerContext* context) {
+  return new AgentStream(io_, controller_, context->peer());
+}
+
+}  // namespace gantry

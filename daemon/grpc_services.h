@@ -1,0 +1,63 @@
+// gRPC front ends of the controller: the client API and the agent stream.
+//
+// Both use gRPC's callback API and never block a gRPC thread: a request is
+// turned into a closure posted to the controller's loop, and the reactor is
+// finished from there. Status codes are mapped to gRPC in one place
+// (ToGrpcStatus).
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+
+#include "absl/status/status.h"
+#include "daemon/controller.h"
+#include "gantry/v1/agent.grpc.pb.h"
+#include "gantry/v1/client.grpc.pb.h"
+
+namespace gantry {
+
+grpc::Status ToGrpcStatus(const absl::Status& status);
+
+class ClientServiceImpl final : public v1::ClientService::CallbackService {
+ public:
+  ClientServiceImpl(boost::asio::io_context& io, Controller& controller)
+      : io_(io), controller_(controller) {}
+
+  grpc::ServerUnaryReactor* Submit(grpc::CallbackServerContext* context,
+                                   const v1::SubmitRequest* request,
+                                   v1::SubmitResponse* response) override;
+  grpc::ServerUnaryReactor* ListJobs(grpc::CallbackServerContext* context,
+                                     const v1::ListJobsRequest* request,
+                                     v1::ListJobsResponse* response) override;
+  grpc::ServerUnaryReactor* GetJob(grpc::CallbackServerContext* context,
+                                   const v1::GetJobRequest* request,
+                                   v1::GetJobResponse* response) override;
+  grpc::ServerUnaryReactor* Cancel(grpc::CallbackServerContext* context,
+                                   const v1::CancelRequest* request,
+                                   v1::CancelResponse* response) override;
+  grpc::ServerUnaryReactor* ListNodes(grpc::CallbackServerContext* context,
+                                      const v1::ListNodesRequest* request,
+                                      v1::ListNodesResponse* response) override;
+  grpc::ServerUnaryReactor* ClusterStatus(
+      grpc::CallbackServerContext* context,
+      const v1::ClusterStatusRequest* request,
+      v1::ClusterStatusResponse* response) override;
+
+ private:
+  boost::asio::io_context& io_;
+  Controller& controller_;
+};
+
+class AgentServiceImpl final : public v1::AgentService::CallbackService {
+ public:
+  AgentServiceImpl(boost::asio::io_context& io, Controller& controller)
+      : io_(io), controller_(controller) {}
+
+  grpc::ServerBidiReactor<v1::AgentMessage, v1::ControllerMessage>* Connect(
+      grpc::CallbackServerContext* context) override;
+
+ private:
+  boost::asio::io_context& io_;
+  Controller& controller_;
+};
+
+}  // namespace gantry

@@ -1,0 +1,72 @@
+// The job state machine: a pure function from (state, event) to (next state,
+// effects). The controller applies the effects (persist, kill ranks, release
+// resources); nothing here does I/O. Thread-safe (no state).
+//
+//   PENDING --start--> RUNNING --all ranks exit 0--> COMPLETED
+//      |                  |--a rank fails---------> FAILED
+//      |                  |--time limit-----------> TIMEOUT
+//      |                  |--node lost------------> NODE_FAIL
+//      +--cancel--> CANCELLED <--cancel--+
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace gantry {
+
+enum class JobStatus {
+  kPending,
+  kRunning,
+  kCompleted,
+  kFailed,
+  kCancelled,
+  kTimeout,
+  kNodeFail,
+};
+
+bool IsTerminal(JobStatus status);
+// Slurm's spelling: PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, TIMEOUT,
+// NODE_FAIL.
+const char* JobStatusName(JobStatus status);
+
+struct JobEvent {
+  enum class Kind {
+    kStart,       // the scheduler placed the job
+    kRankExited,  // one rank ended
+    kCancel,      // a user asked
+    kTimeLimit,   // the job ran past its time limit
+    kNodeLost,    // a node holding its ranks is down
+  };
+  Kind kind;
+  // For kRankExited.
+  int exit_code = 0;
+  int signal = 0;
+  bool all_ranks_exited = false;
+};
+
+enum class JobEffect {
+  kLaunchRanks,  // send the launch to every node of the allocation
+  kKillRanks,    // stop every rank still running
+  kRecordEnd,    // set end time, exit code and reason
+};
+
+struct JobTransition {
+  JobStatus next;
+  std::vector<JobEffect> effects;
+  // Slurm reason word for how it ended (NonZeroExitCode, Signal, Cancelled,
+  // TimeLimit, NodeFail); empty when not ended.
+  std::string reason;
+};
+
+// Errors: FAILED_PRECONDITION when the event makes no sense in the state
+// (cancel of a finished job, start of a running one); the message is fit for
+// the user. Events that can arrive late (a rank exit after the job was
+// cancelled, a time limit or node loss after it ended) are accepted and
+// change nothing.
+absl::StatusOr<JobTransition> ApplyJobEvent(JobStatus current,
+                                            const JobEvent& event);
+
+}  // namespace gantry

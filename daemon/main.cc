@@ -1,0 +1,195 @@
+// gantryd: parses flags (and the same keys from --config), opens the state
+// database, and wires the controller to its gRPC front ends.
+#include <sys/stat.h>
+
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <grpcpp/grpcpp.h>
+
+#include "common/config_file.h"
+#include "common/log.h"
+#include "daemon/controller.h"
+#include "daemon/grpc_services.h"
+#include "daemon/rocksdb_store.h"
+
+namespace {
+
+struct Flags {
+  std::string config;
+  std::string state_dir = "/var/lib/gantry";
+  std::string listen = "0.0.0.0:6817";
+  std::string socket = "/run/gantry/gantryd.sock";
+  std::string partition = "main";
+  double heartbeat_interval = 1.0;
+  double node_timeout = 10.0;
+  double reconnect_grace = 30.0;
+  uint32_t kill_grace = 10;
+  std::string log_level = "info";
+};
+
+void AddFlags(CLI::App& app, Flags& flags) {
+  app.add_option("--state-dir", flags.state_dir,
+                 "Directory of the state database (RocksDB)")
+      ->capture_default_str();
+  app.add_option("--listen", flags.listen,
+                 "HOST:PORT for agents and remote clients (port 0: any free)")
+      ->capture_default_str();
+  app.add_option("--socket", flags.socket,
+                 "Unix socket for local clients (empty: none)")
+      ->capture_default_str();
+  app.add_option("--partition", flags.partition,
+                 "Name of the partition every node belongs to")
+      ->capture_default_str();
+  app.add_option("--heartbeat-interval", flags.heartbeat_interval,
+                 "Seconds between agent heartbeats")
+      ->capture_default_str()
+      ->check(CLI::Range(0.05, 3600.0));
+  app.add_option("--node-timeout", flags.node_timeout,
+                 "Seconds without word from an agent before its node is DOWN "
+                 "and its jobs NODE_FAIL")
+      ->capture_default_str()
+      ->check(CLI::Range(0.2, 86400.0));
+  app.add_option("--reconnect-grace", flags.reconnect_grace,
+                 "Seconds agents have to reconnect after gantryd starts")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 86400.0));
+  app.add_option("--kill-grace", flags.kill_grace,
+                 "Seconds between SIGTERM and SIGKILL when ranks are stopped")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 3600));
+  app.add_option("--log-level", flags.log_level, "debug, info, warn or error")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "gantryd: the Gantry controller. Keeps jobs and nodes in RocksDB, "
+      "schedules jobs as gangs, and serves the gantry CLI and the agents."};
+  Flags flags;
+  app.add_option("--config", flags.config,
+                 "TOML file with the same keys as these flags (flags win)");
+  AddFlags(app, flags);
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  try {
+    // First pass finds --config; the file's keys are then parsed before the
+    // command line so that flags override the file.
+    CLI::App probe;
+    probe.allow_extras();
+    probe.add_option("--config", flags.config);
+    probe.parse(argc, argv);
+  } catch (const CLI::ParseError&) {
+  }
+  std::vector<std::string> words;
+  if (!flags.config.empty()) {
+    std::set<std::string> keys;
+    for (const CLI::Option* option : app.get_options()) {
+      std::string name = option->get_single_name();
+      if (!name.empty() && name != "help" && name != "config") keys.insert(name);
+    }
+    absl::StatusOr<std::vector<std::string>> from_file =
+        gantry::ConfigFileToFlags(flags.config, keys);
+    if (!from_file.ok()) {
+      std::cerr << "gantryd: " << from_file.status().message() << "\n";
+      return 2;
+    }
+    words = *from_file;
+  }
+  for (int i = 1; i < argc; ++i) words.emplace_back(argv[i]);
+  std::reverse(words.begin(), words.end());  // CLI11 takes them reversed
+  try {
+    app.parse(words);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  gantry::log::Configure(
+      "gantryd", gantry::log::ParseLevel(flags.log_level, gantry::log::Level::kInfo));
+  std::error_code error;
+  std::filesystem::create_directories(flags.state_dir, error);
+  if (error) {
+    gantry::log::Error("cannot create state directory",
+                       {{"path", flags.state_dir}, {"error", error.message()}});
+    return 1;
+  }
+  absl::StatusOr<std::unique_ptr<gantry::RocksDbStore>> store =
+      gantry::RocksDbStore::Open(flags.state_dir + "/db");
+  if (!store.ok()) {
+    gantry::log::Error("cannot open state", {{"error", store.status().ToString()}});
+    return 1;
+  }
+
+  boost::asio::io_context io;
+  gantry::RealClock clock;
+  gantry::ControllerOptions options;
+  options.state_dir = flags.state_dir;
+  options.default_partition = flags.partition;
+  options.heartbeat_interval_ms = static_cast<int64_t>(flags.heartbeat_interval * 1000);
+  options.node_timeout_ms = static_cast<int64_t>(flags.node_timeout * 1000);
+  options.reconnect_grace_ms = static_cast<int64_t>(flags.reconnect_grace * 1000);
+  options.kill_grace_seconds = flags.kill_grace;
+  gantry::Controller controller(io, **store, clock, options);
+  absl::Status started = controller.Start();
+  if (!started.ok()) {
+    gantry::log::Error("cannot load state", {{"error", started.ToString()}});
+    return 1;
+  }
+
+  gantry::ClientServiceImpl client_service(io, controller);
+  gantry::AgentServiceImpl agent_service(io, controller);
+  grpc::ServerBuilder builder;
+  int selected_port = 0;
+  if (!flags.listen.empty()) {
+    builder.AddListeningPort(flags.listen, grpc::InsecureServerCredentials(),
+                             &selected_port);
+  }
+  if (!flags.socket.empty()) {
+    std::filesystem::create_directories(
+        std::filesystem::path(flags.socket).parent_path(), error);
+    builder.AddListeningPort("unix:" + flags.socket,
+                             grpc::InsecureServerCredentials());
+  }
+  builder.RegisterService(&client_service);
+  builder.RegisterService(&agent_service);
+  builder.SetMaxReceiveMessageSize(16 << 20);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server || (!flags.listen.empty() && selected_port == 0)) {
+    gantry::log::Error("cannot listen",
+                       {{"listen", flags.listen}, {"socket", flags.socket}});
+    return 1;
+  }
+  if (!flags.socket.empty()) chmod(flags.socket.c_str(), 0666);
+  std::string host = flags.listen.substr(0, flags.listen.rfind(':'));
+  gantry::log::Info("gantryd ready",
+                    {{"version", GANTRY_VERSION},
+                     {"listen", host + ":" + std::to_string(selected_port)},
+                     {"socket", flags.socket},
+                     {"state_dir", flags.state_dir},
+                     {"pid", static_cast<int>(getpid())}});
+
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+  std::thread stopper;
+  signals.async_wait([&](const boost::system::error_code&, int signal) {
+    gantry::log::Info("stopping", {{"signal", signal}});
+    controller.Stop();
+    // Shutdown waits for in-flight calls, which need this loop: run it from
+    // another thread and stop the loop when it returns.
+    stopper = std::thread([&] {
+      server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+      io.stop();
+    });
+  });
+  io.run();
+  if (stopper.joinable()) stopper.join();
+  gantry::log::Info("stopped");
+  return 0;
+}

@@ -1,0 +1,30 @@
+// The environment each rank starts with: Gantry's own variables, the Slurm
+// names existing scripts read, and the PyTorch launcher's, all derived from a
+// running job's record. Pure functions, thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "gantry/v1/types.pb.h"
+
+namespace gantry {
+
+// Variables for the `local_rank`-th rank on the `node_index`-th node of the
+// job's allocation. `master_addr` is where rank 0's node is reached; the
+// job's master_port must already be set. Every rank of the job gets the same
+// MASTER_ADDR/MASTER_PORT, WORLD_SIZE and node list.
+std::map<std::string, std::string> BuildRankEnvironment(
+    const v1::JobRecord& job, const std::string& master_addr,
+    uint32_t node_index, uint32_t local_rank);
+
+// Slurm's SLURM_TASKS_PER_NODE form: "2(x3),1" for 2,2,2,1.
+std::string TasksPerNodeString(const v1::JobRecord& job);
+
+// A port for the job's rendezvous (MASTER_PORT), spread over 20000-39999 by
+// job id and attempt so that consecutive jobs and restarts do not collide
+// with sockets still in TIME_WAIT.
+uint32_t ChooseMasterPort(uint64_t job_id, uint32_t attempt);
+
+}  // namespace gantry

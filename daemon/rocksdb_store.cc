@@ -1,0 +1,201 @@
+#include "daemon/rocksdb_store.h"
+
+#include <rocksdb/db.h>
+#include <rocksdb/options.h>
+#include <rocksdb/write_batch.h>
+
+#include "absl/strings/str_cat.h"
+
+namespace gantry {
+namespace {
+
+constexpr char kSchemaVersionKey[] = "schema_version";
+constexpr char kNextJobIdKey[] = "next_job_id";
+constexpr char kNextEventKey[] = "next_event_sequence";
+constexpr uint64_t kSchemaVersion = 1;
+
+// Big-endian so that RocksDB's byte order is numeric order.
+std::string EncodeU64(uint64_t value) {
+  std::string key(8, '\0');
+  for (int i = 7; i >= 0; --i) {
+    key[i] = static_cast<char>(value & 0xff);
+    value >>= 8;
+  }
+  return key;
+}
+
+uint64_t DecodeU64(const rocksdb::Slice& slice) {
+  uint64_t value = 0;
+  for (size_t i = 0; i < slice.size() && i < 8; ++i) {
+    value = (value << 8) | static_cast<unsigned char>(slice[i]);
+  }
+  return value;
+}
+
+absl::Status FromRocks(const rocksdb::Status& status, const std::string& what) {
+  if (status.ok()) return absl::OkStatus();
+  return absl::UnavailableError(absl::StrCat(what, ": ", status.ToString()));
+}
+
+template <typename Record>
+absl::Status ParseInto(const rocksdb::Slice& value, const std::string& family,
+                       const rocksdb::Slice& key, Record& record) {
+  if (!record.ParseFromArray(value.data(), static_cast<int>(value.size()))) {
+    return absl::DataLossError(absl::StrCat("corrupt record in column family ",
+                                            family, " (key of ", key.size(),
+                                            " bytes)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
+    const std::string& directory) {
+  rocksdb::DBOptions options;
+  options.create_if_missing = true;
+  options.create_missing_column_families = true;
+  options.keep_log_file_num = 4;
+  rocksdb::ColumnFamilyOptions family_options;
+  std::vector<rocksdb::ColumnFamilyDescriptor> families = {
+      {rocksdb::kDefaultColumnFamilyName, family_options},
+      {"jobs", family_options},
+      {"nodes", family_options},
+      {"events", family_options},
+      {"meta", family_options},
+  };
+  std::unique_ptr<RocksDbStore> store(new RocksDbStore());
+  rocksdb::DB* db = nullptr;
+  rocksdb::Status status =
+      rocksdb::DB::Open(options, directory, families, &store->handles_, &db);
+  if (!status.ok()) {
+    return absl::UnavailableError(absl::StrCat(
+        "cannot open state database in ", directory, ": ", status.ToString()));
+  }
+  store->db_.reset(db);
+  store->jobs_ = store->handles_[1];
+  store->nodes_ = store->handles_[2];
+  store->events_ = store->handles_[3];
+  store->meta_ = store->handles_[4];
+
+  std::string version;
+  status = db->Get(rocksdb::ReadOptions(), store->meta_, kSchemaVersionKey,
+                   &version);
+  if (status.IsNotFound()) {
+    rocksdb::WriteOptions write;
+    write.sync = true;
+    status = db->Put(write, store->meta_, kSchemaVersionKey,
+                     EncodeU64(kSchemaVersion));
+    if (!status.ok()) return FromRocks(status, "writing schema version");
+  } else if (!status.ok()) {
+    return FromRocks(status, "reading schema version");
+  } else if (DecodeU64(version) != kSchemaVersion) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("state database in ", directory, " has schema version ",
+                     DecodeU64(version), "; this gantryd understands ",
+                     kSchemaVersion));
+  }
+  return store;
+}
+
+RocksDbStore::~RocksDbStore() {
+  if (!db_) return;
+  for (rocksdb::ColumnFamilyHandle* handle : handles_) {
+    db_->DestroyColumnFamilyHandle(handle);
+  }
+  db_->Close();
+}
+
+absl::StatusOr<StateStore::Snapshot> RocksDbStore::Load() {
+  Snapshot snapshot;
+  {
+    std::unique_ptr<rocksdb::Iterator> it(
+        db_->NewIterator(rocksdb::ReadOptions(), jobs_));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      v1::JobRecord job;
+      absl::Status parsed = ParseInto(it->value(), "jobs", it->key(), job);
+      if (!parsed.ok()) return parsed;
+      snapshot.jobs.push_back(std::move(job));
+    }
+    if (!it->status().ok()) return FromRocks(it->status(), "reading jobs");
+  }
+  {
+    std::unique_ptr<rocksdb::Iterator> it(
+        db_->NewIterator(rocksdb::ReadOptions(), nodes_));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      v1::NodeRecord node;
+      absl::Status parsed = ParseInto(it->value(), "nodes", it->key(), node);
+      if (!parsed.ok()) return parsed;
+      snapshot.nodes.push_back(std::move(node));
+    }
+    if (!it->status().ok()) return FromRocks(it->status(), "reading nodes");
+  }
+  std::string value;
+  rocksdb::Status status =
+      db_->Get(rocksdb::ReadOptions(), meta_, kNextJobIdKey, &value);
+  if (status.ok()) {
+    snapshot.next_job_id = DecodeU64(value);
+  } else if (!status.IsNotFound()) {
+    return FromRocks(status, "reading next job id");
+  }
+  status = db_->Get(rocksdb::ReadOptions(), meta_, kNextEventKey, &value);
+  if (status.ok()) {
+    snapshot.next_event_sequence = DecodeU64(value);
+  } else if (!status.IsNotFound()) {
+    return FromRocks(status, "reading next event sequence");
+  }
+  // A job id is never handed out twice, even if meta lagged behind.
+  if (!snapshot.jobs.empty() &&
+      snapshot.jobs.back().id() >= snapshot.next_job_id) {
+    snapshot.next_job_id = snapshot.jobs.back().id() + 1;
+  }
+  return snapshot;
+}
+
+absl::Status RocksDbStore::Commit(const Batch& batch, bool sync) {
+  rocksdb::WriteBatch write_batch;
+  std::string value;
+  for (const v1::JobRecord& job : batch.jobs) {
+    job.SerializeToString(&value);
+    write_batch.Put(jobs_, EncodeU64(job.id()), value);
+  }
+  for (const v1::NodeRecord& node : batch.nodes) {
+    node.SerializeToString(&value);
+    write_batch.Put(nodes_, node.name(), value);
+  }
+  for (const v1::EventRecord& event : batch.events) {
+    event.SerializeToString(&value);
+    write_batch.Put(events_,
+                    EncodeU64(event.job_id()) + EncodeU64(event.sequence()),
+                    value);
+  }
+  if (batch.next_job_id) {
+    write_batch.Put(meta_, kNextJobIdKey, EncodeU64(*batch.next_job_id));
+  }
+  if (batch.next_event_sequence) {
+    write_batch.Put(meta_, kNextEventKey,
+                    EncodeU64(*batch.next_event_sequence));
+  }
+  rocksdb::WriteOptions options;
+  options.sync = sync;
+  return FromRocks(db_->Write(options, &write_batch), "committing state");
+}
+
+absl::StatusOr<std::vector<v1::EventRecord>> RocksDbStore::JobEvents(
+    uint64_t job_id) {
+  std::vector<v1::EventRecord> events;
+  const std::string prefix = EncodeU64(job_id);
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), events_));
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix);
+       it->Next()) {
+    v1::EventRecord event;
+    absl::Status parsed = ParseInto(it->value(), "events", it->key(), event);
+    if (!parsed.ok()) return parsed;
+    events.push_back(std::move(event));
+  }
+  if (!it->status().ok()) return FromRocks(it->status(), "reading events");
+  return events;
+}
+
+}  // namespace gantry

@@ -1,0 +1,49 @@
+// StateStore on RocksDB. Column families: `jobs` (key: big-endian job id),
+// `nodes` (key: node name), `events` (key: big-endian job id then big-endian
+// sequence, so one job's history is a prefix scan; node events use job 0),
+// `meta`
+// (schema version, next job id, next event sequence). Values are protobuf
+// records from gantry/v1/types.proto.
+//
+// Not thread-safe: used from the controller's loop thread only.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "daemon/state_store.h"
+
+namespace rocksdb {
+class DB;
+class ColumnFamilyHandle;
+}  // namespace rocksdb
+
+namespace gantry {
+
+class RocksDbStore final : public StateStore {
+ public:
+  // Opens (creating if missing) the database in `directory`.
+  // Errors: UNAVAILABLE when RocksDB cannot open it (e.g. another gantryd
+  // holds its lock), FAILED_PRECONDITION for an unknown schema version.
+  static absl::StatusOr<std::unique_ptr<RocksDbStore>> Open(
+      const std::string& directory);
+  ~RocksDbStore() override;
+
+  absl::StatusOr<Snapshot> Load() override;
+  absl::Status Commit(const Batch& batch, bool sync) override;
+  absl::StatusOr<std::vector<v1::EventRecord>> JobEvents(
+      uint64_t job_id) override;
+
+ private:
+  RocksDbStore() = default;
+
+  std::unique_ptr<rocksdb::DB> db_;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // owned by db_ users
+  rocksdb::ColumnFamilyHandle* jobs_ = nullptr;
+  rocksdb::ColumnFamilyHandle* nodes_ = nullptr;
+  rocksdb::ColumnFamilyHandle* events_ = nullptr;
+  rocksdb::ColumnFamilyHandle* meta_ = nullptr;
+};
+
+}  // namespace gantry

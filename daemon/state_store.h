@@ -1,0 +1,56 @@
+// Durable cluster state: jobs, nodes, the event log and counters.
+//
+// The controller is the only writer. A Batch collects the mutations of one
+// event-loop turn and Commit writes them atomically, with the write-ahead log
+// synced when asked, so one fsync covers every submission of that turn
+// (group commit). Implementations need not be thread-safe: the controller's
+// loop thread owns the store.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "gantry/v1/types.pb.h"
+
+namespace gantry {
+
+class StateStore {
+ public:
+  struct Batch {
+    std::vector<v1::JobRecord> jobs;    // upserted by id
+    std::vector<v1::NodeRecord> nodes;  // upserted by name
+    std::vector<v1::EventRecord> events;
+    std::optional<uint64_t> next_job_id;
+    std::optional<uint64_t> next_event_sequence;
+    bool empty() const {
+      return jobs.empty() && nodes.empty() && events.empty() &&
+             !next_job_id && !next_event_sequence;
+    }
+  };
+
+  struct Snapshot {
+    std::vector<v1::JobRecord> jobs;  // in id order
+    std::vector<v1::NodeRecord> nodes;
+    uint64_t next_job_id = 1;
+    uint64_t next_event_sequence = 1;
+  };
+
+  virtual ~StateStore() = default;
+
+  // Reads everything. Errors: DATA_LOSS for a record that does not parse
+  // (the store is corrupt: refuse to run rather than forget jobs).
+  virtual absl::StatusOr<Snapshot> Load() = 0;
+
+  // Writes the batch atomically; with `sync` it is on stable storage when
+  // this returns. Errors: UNAVAILABLE with the database's message.
+  virtual absl::Status Commit(const Batch& batch, bool sync) = 0;
+
+  // Events of one job, in order (for `gantry job ID` history).
+  virtual absl::StatusOr<std::vector<v1::EventRecord>> JobEvents(
+      uint64_t job_id) = 0;
+};
+
+}  // namespace gantry

@@ -1,0 +1,235 @@
+#include "common/hostlist.h"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace gantry {
+namespace {
+
+using Hosts = std::vector<std::string>;
+
+std::string Message(const absl::Status& status) {
+  return std::string(status.message());
+}
+
+TEST_CASE("ExpandHostlist expands valid expressions", "[hostlist]") {
+  struct Case {
+    std::string expression;
+    Hosts expected;
+  };
+  const std::vector<Case> cases = {
+      {"node01", {"node01"}},
+      {"node[01-04,07]", {"node01", "node02", "node03", "node04", "node07"}},
+      {"node[1-3]", {"node1", "node2", "node3"}},
+      // The low bound's width sets the padding; "8" pads to nothing.
+      {"node[8-11]", {"node8", "node9", "node10", "node11"}},
+      {"node[098-101]", {"node098", "node099", "node100", "node101"}},
+      {"node[007]", {"node007"}},
+      {"node[0-0]", {"node0"}},
+      {"node[00-01]", {"node00", "node01"}},
+      // Cross product, leftmost group varying slowest.
+      {"a[1-2]b[3-4]", {"a1b3", "a1b4", "a2b3", "a2b4"}},
+      {"rack[1-2]-node[01-02]",
+       {"rack1-node01", "rack1-node02", "rack2-node01", "rack2-node02"}},
+      {"gpu[1-2],cpu1", {"gpu1", "gpu2", "cpu1"}},
+      {"n1,n2,n3", {"n1", "n2", "n3"}},
+      {" node1 , node2 ", {"node1", "node2"}},
+      {"[1-3]", {"1", "2", "3"}},
+      {"node-[1-2]-x", {"node-1-x", "node-2-x"}},
+      {"node1[0-2]", {"node10", "node11", "node12"}},
+      // Written order and duplicates are kept: expansion is not a set.
+      {"node[3,1,1]", {"node3", "node1", "node1"}},
+      {"b,a", {"b", "a"}},
+      {"", {}},
+      {"   ", {}},
+  };
+  for (const Case& c : cases) {
+    INFO("expression: \"" << c.expression << "\"");
+    const absl::StatusOr<Hosts> hosts = ExpandHostlist(c.expression);
+    REQUIRE(hosts.ok());
+    CHECK(*hosts == c.expected);
+  }
+}
+
+TEST_CASE("ExpandHostlist rejects malformed expressions", "[hostlist]") {
+  struct Case {
+    std::string expression;
+    std::string message;  // the full message, or a part of it
+  };
+  const std::vector<Case> cases = {
+      {"node[1-2", "invalid hostlist \"node[1-2\": unterminated '['"},
+      {"node1-2]",
+       "invalid hostlist \"node1-2]\": unmatched ']' at position 7"},
+      {"node[[1]]", "nested '[' at position 5"},
+      {"a,,b", "invalid hostlist \"a,,b\": empty item (item 2)"},
+      {"a,", "empty item (item 2)"},
+      {",a", "empty item (item 1)"},
+      {"a, ,b", "empty item (item 2)"},
+      {"node[]", "empty range in brackets"},
+      {"node[1,]", "empty range in brackets"},
+      {"node[,1]", "empty range in brackets"},
+      {"node[3-1]",
+       "invalid hostlist \"node[3-1]\": range \"3-1\" ends before "
+       "it starts"},
+      {"node[a-b]", "range bound \"a\" is not a number"},
+      {"node[1-b]", "range bound \"b\" is not a number"},
+      {"node[1-]", "range \"1-\" is missing a bound"},
+      {"node[-1]", "range \"-1\" is missing a bound"},
+      {"node[1-2-3]", "range bound \"2-3\" is not a number"},
+      {"node[1 - 2]", "range bound \"1 \" is not a number"},
+      {"node[+1]", "range bound \"+1\" is not a number"},
+      {"node[1234567890123456789]", "has more than 18 digits"},
+      {"my node", "host name \"my node\" contains whitespace"},
+      {std::string("node\x01", 5), "host name \"node\\x01\" contains"},
+      {std::string("node\0", 5), "contains whitespace or a control character"},
+      {std::string(300, 'a'), "would be longer than 255 characters"},
+      {std::string(250, 'a') + "[1-100000]", "would be longer than 255"},
+  };
+  for (const Case& c : cases) {
+    INFO("expression: \"" << c.expression << "\"");
+    const absl::StatusOr<Hosts> hosts = ExpandHostlist(c.expression);
+    REQUIRE_FALSE(hosts.ok());
+    CHECK(hosts.status().code() == absl::StatusCode::kInvalidArgument);
+    CHECK_THAT(Message(hosts.status()), Catch::Contains(c.message));
+  }
+}
+
+TEST_CASE("ExpandHostlist enforces max_hosts before allocating", "[hostlist]") {
+  CHECK(ExpandHostlist("n[1-10]", 10).ok());
+  CHECK(ExpandHostlist("n[1-5],m[1-5]", 10).ok());
+  CHECK(ExpandHostlist("a[1-2]b[1-5]", 10).ok());
+  CHECK(ExpandHostlist("n1", 0).status().code() ==
+        absl::StatusCode::kInvalidArgument);
+
+  struct Case {
+    std::string expression;
+    std::size_t max_hosts;
+  };
+  const std::vector<Case> cases = {
+      {"n[1-11]", 10},
+      {"n[1-5],m[1-6]", 10},
+      {"a[1-2]b[1-6]", 10},
+      {"n[1-5,6-11]", 10},
+      // These would need petabytes; they must fail fast, not allocate.
+      {"n[0-999999999999999999]", 1'000'000},
+      {"a[0-999999999]b[0-999999999]c[0-999999999]", 1'000'000},
+      {"a[0-999999999999999999]b[0-999999999999999999]", SIZE_MAX},
+  };
+  for (const Case& c : cases) {
+    INFO("expression: " << c.expression << " max " << c.max_hosts);
+    const absl::StatusOr<Hosts> hosts =
+        ExpandHostlist(c.expression, c.max_hosts);
+    REQUIRE_FALSE(hosts.ok());
+    CHECK_THAT(Message(hosts.status()),
+               Catch::Contains("expands to more than"));
+  }
+  // Within an unbounded max_hosts but beyond memory: an error, no throw.
+  const absl::StatusOr<Hosts> huge =
+      ExpandHostlist("n[0-999999999999999999,0-999999999999999999]", SIZE_MAX);
+  CHECK(huge.status().code() == absl::StatusCode::kResourceExhausted);
+  CHECK_THAT(Message(huge.status()), Catch::Contains("more than memory"));
+
+  CHECK(Message(ExpandHostlist("n[1-11]", 10).status()) ==
+        "invalid hostlist \"n[1-11]\": expands to more than 10 hosts");
+}
+
+TEST_CASE("ExpandHostlist quotes long or binary input briefly", "[hostlist]") {
+  const std::string long_garbage = std::string(10'000, 'x') + "]";
+  const absl::StatusOr<Hosts> hosts = ExpandHostlist(long_garbage);
+  REQUIRE_FALSE(hosts.ok());
+  CHECK(Message(hosts.status()).size() < 300);
+  CHECK_THAT(Message(hosts.status()), Catch::Contains("...\""));
+}
+
+TEST_CASE("CompressHostlist builds the usual expression", "[hostlist]") {
+  struct Case {
+    Hosts hosts;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {{"node01", "node02", "node03", "node07", "gpu1"}, "node[01-03,07],gpu1"},
+      {{"node5"}, "node5"},
+      {{}, ""},
+      {{"login"}, "login"},
+      {{"login", "login"}, "login"},
+      {{"node3", "node1", "node2", "node2"}, "node[1-3]"},
+      {{"node1", "node3"}, "node[1,3]"},
+      {{"node9", "node10", "node11"}, "node[9-11]"},
+      {{"node08", "node09", "node10"}, "node[08-10]"},
+      {{"node098", "node099", "node100", "node101"}, "node[098-101]"},
+      // Different padding widths cannot share a range.
+      {{"node009", "node10"}, "node[009,10]"},
+      {{"node1", "node01"}, "node[1,01]"},
+      {{"node0", "node00"}, "node[0,00]"},
+      {{"node01", "node1", "node02", "node2"}, "node[1-2,01-02]"},
+      // A bare name and numbered names with that prefix stay apart.
+      {{"node", "node1", "node2"}, "node,node[1-2]"},
+      // Prefixes in order of first appearance.
+      {{"gpu1", "node1", "gpu2"}, "gpu[1-2],node1"},
+      {{"rack1-node01", "rack1-node02", "rack2-node01"},
+       "rack1-node[01-02],rack2-node01"},
+      {{"1", "2", "3"}, "[1-3]"},
+      {{"", "node1"}, "node1"},
+      // A digit run too long for a number is just part of the name.
+      {{"n1234567890123456789", "n1234567890123456790"},
+       "n1234567890123456789,n1234567890123456790"},
+      {{"n123456789012345678", "n123456789012345679"},
+       "n[123456789012345678-123456789012345679]"},
+  };
+  for (const Case& c : cases) {
+    INFO("expected: " << c.expected);
+    CHECK(CompressHostlist(c.hosts) == c.expected);
+  }
+}
+
+TEST_CASE("Canonical expressions survive expand then compress", "[hostlist]") {
+  const std::vector<std::string> expressions = {
+      "node[01-03,07],gpu1", "node5",
+      "node[1-100]",         "node[0001-1000]",
+      "node[9-11],login",    "rack1-node[01-02],rack2-node[01-02]",
+      "a[1-3],b[1-3],c",     "node[1-2,01-02]",
+  };
+  for (const std::string& expression : expressions) {
+    INFO("expression: " << expression);
+    const absl::StatusOr<Hosts> hosts = ExpandHostlist(expression);
+    REQUIRE(hosts.ok());
+    CHECK(CompressHostlist(*hosts) == expression);
+  }
+}
+
+TEST_CASE("Any host set survives compress then expand", "[hostlist]") {
+  // Deterministic pseudo-random sets mixing prefixes, widths and gaps.
+  std::mt19937 random(12345);
+  const std::vector<std::string> prefixes = {"node", "gpu-", "r1n", ""};
+  for (int round = 0; round < 200; ++round) {
+    Hosts hosts;
+    const int count = std::uniform_int_distribution<int>(0, 40)(random);
+    for (int i = 0; i < count; ++i) {
+      const std::string& prefix = prefixes[random() % prefixes.size()];
+      std::string number = std::to_string(random() % 120);
+      const std::size_t width = random() % 4;
+      if (number.size() < width) number.insert(0, width - number.size(), '0');
+      hosts.push_back(prefix + number);
+      if (random() % 10 == 0) hosts.push_back("login" + prefix);
+    }
+    const std::string expression = CompressHostlist(hosts);
+    INFO("expression: " << expression);
+    absl::StatusOr<Hosts> expanded = ExpandHostlist(expression);
+    REQUIRE(expanded.ok());
+    Hosts want = hosts;
+    std::sort(want.begin(), want.end());
+    want.erase(std::unique(want.begin(), want.end()), want.end());
+    Hosts got = *expanded;
+    std::sort(got.begin(), got.end());
+    // Compression deduplicates, so the expansion has no repeats.
+    CHECK(std::adjacent_find(got.begin(), got.end()) == got.end());
+    CHECK(got == want);
+  }
+}
+
+}  // namespace
+}  // namespace gantry

@@ -1,0 +1,611 @@
+#include "common/job_options.h"
+
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/job_request.h"
+
+namespace gantry {
+namespace {
+
+using Words = std::vector<std::string>;
+
+std::string Message(const absl::Status& status) {
+  return std::string(status.message());
+}
+
+// One line per request, listing only the fields that were set, so a table
+// row states the whole expected outcome.
+std::string Describe(const JobRequest& r) {
+  std::string out;
+  auto add = [&out](const std::string& part) {
+    if (!out.empty()) out += " ";
+    out += part;
+  };
+  if (!r.job_name.empty()) add("job_name=" + r.job_name);
+  if (r.nodes) add("nodes=" + std::to_string(*r.nodes));
+  if (r.ntasks) add("ntasks=" + std::to_string(*r.ntasks));
+  if (r.ntasks_per_node) {
+    add("ntasks_per_node=" + std::to_string(*r.ntasks_per_node));
+  }
+  if (r.cpus_per_task) add("cpus_per_task=" + std::to_string(*r.cpus_per_task));
+  if (r.gpus_per_node) add("gpus_per_node=" + std::to_string(*r.gpus_per_node));
+  if (r.mem_per_node_mb) add("mem_mb=" + std::to_string(*r.mem_per_node_mb));
+  if (r.time_limit_seconds) {
+    add("time_s=" + std::to_string(*r.time_limit_seconds));
+  }
+  if (!r.partition.empty()) add("partition=" + r.partition);
+  if (!r.output.empty()) add("output=" + r.output);
+  if (!r.error.empty()) add("error=" + r.error);
+  if (!r.chdir.empty()) add("chdir=" + r.chdir);
+  if (r.parsable) add("parsable");
+  if (!r.warnings.empty()) add("warnings=" + std::to_string(r.warnings.size()));
+  return out;
+}
+
+absl::StatusOr<JobRequest> Apply(const Words& words,
+                                 const std::string& source = "command line") {
+  JobRequest request;
+  absl::Status status = ApplyJobOptions(words, source, request);
+  if (!status.ok()) return status;
+  return request;
+}
+
+TEST_CASE("Every option in every form", "[job_options]") {
+  struct Case {
+    Words words;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {{"-J", "train"}, "job_name=train"},
+      {{"-Jtrain"}, "job_name=train"},
+      {{"--job-name=train"}, "job_name=train"},
+      {{"--job-name", "my job"}, "job_name=my job"},
+      {{"--job-name=a=b"}, "job_name=a=b"},
+      {{"-N", "2"}, "nodes=2"},
+      {{"-N2"}, "nodes=2"},
+      {{"--nodes=2"}, "nodes=2"},
+      {{"--nodes", "2"}, "nodes=2"},
+      {{"--nodes=02"}, "nodes=2"},
+      {{"--nodes=100000"}, "nodes=100000"},
+      {{"--nodes=3-3"}, "nodes=3"},
+      // A range keeps the minimum and warns.
+      {{"--nodes=2-4"}, "nodes=2 warnings=1"},
+      {{"-n", "8"}, "ntasks=8"},
+      {{"-n8"}, "ntasks=8"},
+      {{"--ntasks=8"}, "ntasks=8"},
+      {{"--ntasks", "10000000"}, "ntasks=10000000"},
+      {{"--ntasks-per-node=4"}, "ntasks_per_node=4"},
+      {{"--ntasks-per-node", "4"}, "ntasks_per_node=4"},
+      {{"-c", "16"}, "cpus_per_task=16"},
+      {{"-c16"}, "cpus_per_task=16"},
+      {{"--cpus-per-task=4096"}, "cpus_per_task=4096"},
+      {{"--gpus-per-node=4"}, "gpus_per_node=4"},
+      {{"--gpus-per-node", "64"}, "gpus_per_node=64"},
+      {{"--gpus-per-node=a100:2"}, "gpus_per_node=2 warnings=1"},
+      {{"--gres=gpu:2"}, "gpus_per_node=2"},
+      {{"--gres", "gpu:2"}, "gpus_per_node=2"},
+      {{"--gres=gpu"}, "gpus_per_node=1"},
+      {{"--gres=gpu:a100"}, "gpus_per_node=1 warnings=1"},
+      {{"--gres=gpu:a100:4"}, "gpus_per_node=4 warnings=1"},
+      {{"--mem=4G"}, "mem_mb=4096"},
+      {{"--mem", "512"}, "mem_mb=512"},
+      {{"--mem=0"}, "mem_mb=0"},
+      {{"-t", "90"}, "time_s=5400"},
+      {{"-t1:00:00"}, "time_s=3600"},
+      {{"--time=1-00:00:00"}, "time_s=86400"},
+      {{"--time", "UNLIMITED"}, "time_s=0"},  // 0 means no limit
+      {{"-p", "gpu"}, "partition=gpu"},
+      {{"-pdebug"}, "partition=debug"},
+      {{"--partition=debug"}, "partition=debug"},
+      {{"-o", "out-%j.log"}, "output=out-%j.log"},
+      {{"--output=o.txt"}, "output=o.txt"},
+      {{"-e", "err.txt"}, "error=err.txt"},
+      {{"--error=e.txt"}, "error=e.txt"},
+      {{"-D", "/scratch/run"}, "chdir=/scratch/run"},
+      {{"--chdir=/tmp"}, "chdir=/tmp"},
+      {{"--parsable"}, "parsable"},
+      {{"-N", "2", "-n", "8", "-c", "4", "--mem=1G", "-t", "10", "-J", "x"},
+       "job_name=x nodes=2 ntasks=8 cpus_per_task=4 mem_mb=1024 time_s=600"},
+      // Later options win over earlier ones.
+      {{"-N", "2", "--nodes=5"}, "nodes=5"},
+      {{"--gres=gpu:2", "--gpus-per-node=3"}, "gpus_per_node=3"},
+      // getopt semantics: a required value is the next word, whatever it is.
+      {{"-J", "-dash-name"}, "job_name=-dash-name"},
+      {{}, ""},
+  };
+  for (const Case& c : cases) {
+    INFO("words: " << Catch::Detail::stringify(c.words));
+    const absl::StatusOr<JobRequest> request = Apply(c.words);
+    INFO("status: " << Message(request.status()));
+    REQUIRE(request.ok());
+    CHECK(Describe(*request) == c.expected);
+  }
+}
+
+TEST_CASE("Accepted but ignored options warn once each", "[job_options]") {
+  const std::vector<Words> cases = {
+      {"--mail-type=END"},    {"--mail-type", "ALL"},
+      {"--mail-user=a@b.c"},  {"--account=proj"},
+      {"-A", "proj"},         {"-Aproj"},
+      {"--qos=high"},         {"-q", "high"},
+      {"--comment=hello"},    {"--export=ALL"},
+      {"--open-mode=append"}, {"--requeue"},
+      {"--no-requeue"},       {"--hint=nomultithread"},
+      {"--signal=B:USR1@60"}, {"--constraint=ib"},
+      {"-C", "ib"},           {"--exclusive"},
+      {"--exclusive=user"},   {"--nice"},
+      {"--nice=10"},          {"--propagate"},
+      {"--propagate=STACK"},  {"--get-user-env"},
+      {"--get-user-env=10L"},
+  };
+  for (const Words& words : cases) {
+    INFO("words: " << Catch::Detail::stringify(words));
+    const absl::StatusOr<JobRequest> request = Apply(words, "#SBATCH line 4");
+    INFO("status: " << Message(request.status()));
+    REQUIRE(request.ok());
+    REQUIRE(request->warnings.size() == 1);
+    CHECK_THAT(request->warnings[0],
+               Catch::StartsWith("#SBATCH line 4: --") &&
+                   Catch::EndsWith("is not supported yet and is ignored"));
+    CHECK(request->warnings[0].find('\n') == std::string::npos);
+    // Nothing else changes.
+    CHECK(Describe(*request) == "warnings=1");
+  }
+  CHECK(Apply({"--mail-type", "END"})->warnings[0] ==
+        "command line: --mail-type=END is not supported yet and is ignored");
+  CHECK(Apply({"--exclusive"})->warnings[0] ==
+        "command line: --exclusive is not supported yet and is ignored");
+  CHECK(Apply({"--nodes=2-4"})->warnings[0] ==
+        "command line: --nodes=2-4: node ranges are not supported yet; using "
+        "the minimum, 2");
+  CHECK(Apply({"--gres=gpu:a100:4"})->warnings[0] ==
+        "command line: GPU type \"a100\" in --gres is not supported yet; "
+        "requesting 4 GPU(s) of any type");
+}
+
+TEST_CASE("Option errors name the source, option and value", "[job_options]") {
+  struct Case {
+    Words words;
+    std::string message;
+  };
+  const std::string kPositive = "must be a positive integer";
+  const std::vector<Case> cases = {
+      {{"-N", "-2"}, "L: invalid value \"-2\" for --nodes: " + kPositive},
+      {{"--nodes=0"}, "L: invalid value \"0\" for --nodes: " + kPositive},
+      {{"--nodes=two"}, "L: invalid value \"two\" for --nodes: " + kPositive},
+      {{"--nodes=2x"}, "L: invalid value \"2x\" for --nodes: " + kPositive},
+      {{"--nodes= 2"}, "L: invalid value \" 2\" for --nodes: " + kPositive},
+      {{"--nodes=+2"}, "L: invalid value \"+2\" for --nodes: " + kPositive},
+      {{"--nodes=1.5"}, "L: invalid value \"1.5\" for --nodes: " + kPositive},
+      {{"-N=2"}, "L: invalid value \"=2\" for --nodes: " + kPositive},
+      {{"--nodes=100001"},
+       "L: invalid value \"100001\" for --nodes: must be at most 100000"},
+      {{"--nodes=99999999999999999999999"},
+       "L: invalid value \"99999999999999999999999\" for --nodes: must be at "
+       "most 100000"},
+      {{"--nodes=4-2"},
+       "L: invalid value \"4-2\" for --nodes: range maximum is below minimum"},
+      {{"--nodes=2-x"},
+       "L: invalid value \"2-x\" for --nodes: must be a positive integer or a "
+       "min-max range such as 2-4"},
+      {{"--nodes=2-200000"},
+       "L: invalid value \"2-200000\" for --nodes: must be at most 100000"},
+      {{"--ntasks=10000001"},
+       "L: invalid value \"10000001\" for --ntasks: must be at most 10000000"},
+      {{"-n", "0"}, "L: invalid value \"0\" for --ntasks: " + kPositive},
+      {{"--ntasks-per-node=-1"},
+       "L: invalid value \"-1\" for --ntasks-per-node: " + kPositive},
+      {{"--ntasks-per-node=1000001"},
+       "L: invalid value \"1000001\" for --ntasks-per-node: must be at most "
+       "1000000"},
+      {{"-c", "4097"},
+       "L: invalid value \"4097\" for --cpus-per-task: must be at most 4096"},
+      {{"--gpus-per-node=65"},
+       "L: invalid value \"65\" for --gpus-per-node: GPU count must be at most "
+       "64"},
+      {{"--gpus-per-node=0"},
+       "L: invalid value \"0\" for --gpus-per-node: GPU count " + kPositive},
+      {{"--gpus-per-node=a100:"},
+       "L: invalid value \"a100:\" for --gpus-per-node: GPU count " +
+           kPositive},
+      {{"--gpus-per-node=:2"},
+       "L: invalid value \":2\" for --gpus-per-node: GPU type \"\" is not a "
+       "valid name"},
+      {{"--gres=nic:1"},
+       "L: invalid value \"nic:1\" for --gres: unsupported generic resource "
+       "\"nic\": only gpu is supported"},
+      {{"--gres=gpu:2,mps:100"},
+       "L: invalid value \"gpu:2,mps:100\" for --gres: unsupported generic "
+       "resource \"mps\": only gpu is supported"},
+      {{"--gres=gpu:1,gpu:2"},
+       "L: invalid value \"gpu:1,gpu:2\" for --gres: gpu is listed more than "
+       "once"},
+      {{"--gres=gpu:a:b:c"},
+       "L: invalid value \"gpu:a:b:c\" for --gres: expected gpu, gpu:N, "
+       "gpu:type or gpu:type:N"},
+      {{"--gres=gpu:0"},
+       "L: invalid value \"gpu:0\" for --gres: GPU count " + kPositive},
+      {{"--gres=gpu:a100:"},
+       "L: invalid value \"gpu:a100:\" for --gres: GPU count " + kPositive},
+      {{"--gres=,"}, "L: invalid value \",\" for --gres: empty resource name"},
+      {{"--mem=16GB"},
+       "L: invalid value \"16GB\" for --mem: expected a whole number with an "
+       "optional K, M, G or T suffix"},
+      {{"--mem=2000T"},
+       "L: invalid value \"2000T\" for --mem: more than 1 PiB per node"},
+      {{"-t", "1:2:3:4"},
+       "L: invalid value \"1:2:3:4\" for --time: expected minutes, "
+       "minutes:seconds, hours:minutes:seconds, days-hours, "
+       "days-hours:minutes, days-hours:minutes:seconds or UNLIMITED"},
+      {{"--time=366-00:00:00"},
+       "L: invalid value \"366-00:00:00\" for --time: longer than 365 days"},
+      {{"-J", "a\nb"},
+       "L: invalid value \"a\\nb\" for --job-name: must not contain control "
+       "characters"},
+      {{"--nodez=2"}, "L: unknown option --nodez (did you mean --nodes?)"},
+      {{"--node", "2"}, "L: unknown option --node (did you mean --nodes?)"},
+      {{"--job-nam=x"},
+       "L: unknown option --job-nam (did you mean --job-name?)"},
+      {{"--patrition=x"},
+       "L: unknown option --patrition (did you mean --partition?)"},
+      {{"--frobnicate"}, "L: unknown option --frobnicate"},
+      {{"--="}, "L: unknown option --"},
+      {{"-Z"}, "L: unknown option -Z"},
+      {{"-nodes=2"},
+       "L: unknown option -nodes=2 (long options take two dashes: --nodes)"},
+      {{"--uid=0"},
+       "L: --uid is not supported: jobs always run as the submitting user"},
+      {{"-N"}, "L: missing value for --nodes"},
+      {{"--job-name"}, "L: missing value for --job-name"},
+      {{"--job-name="}, "L: empty value for --job-name"},
+      {{"-J", ""}, "L: empty value for --job-name"},
+      {{"--exclusive="}, "L: empty value for --exclusive"},
+      {{"--parsable=yes"}, "L: --parsable takes no value (got \"yes\")"},
+      {{"script.sh"},
+       "L: unexpected argument \"script.sh\" (expected an option such as "
+       "--nodes=2)"},
+      {{"-N", "2", "extra"},
+       "L: unexpected argument \"extra\" (expected an option such as "
+       "--nodes=2)"},
+      // Optional values attach only with '='; the next word is positional.
+      {{"--exclusive", "user"},
+       "L: unexpected argument \"user\" (expected an option such as "
+       "--nodes=2)"},
+      {{"-"},
+       "L: unexpected argument \"-\" (expected an option such as "
+       "--nodes=2)"},
+      {{"--"},
+       "L: unexpected argument \"--\" (expected an option such as "
+       "--nodes=2)"},
+  };
+  for (const Case& c : cases) {
+    INFO("words: " << Catch::Detail::stringify(c.words));
+    const absl::StatusOr<JobRequest> request = Apply(c.words, "L");
+    REQUIRE_FALSE(request.ok());
+    CHECK(request.status().code() == absl::StatusCode::kInvalidArgument);
+    CHECK(Message(request.status()) == c.message);
+  }
+}
+
+TEST_CASE("Directive words follow sbatch's scan", "[job_options]") {
+  struct Case {
+    std::string script;
+    Words expected;
+  };
+  const std::vector<Case> cases = {
+      {"#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks=4\nsrun x\n",
+       {"-N", "2", "--ntasks=4"}},
+      {"#SBATCH -N 2\n", {"-N", "2"}},
+      {"#GANTRY -N 2\n#SBATCH -n 3\n", {"-N", "2", "-n", "3"}},
+      // Comments and blank lines are skipped; the first command stops it.
+      {"#!/bin/sh\n\n# a comment\n#SBATCH -N 1\n   \n#SBATCH -n 2\necho hi\n"
+       "#SBATCH -c 3\n",
+       {"-N", "1", "-n", "2"}},
+      {"echo first\n#SBATCH -N 2\n", {}},
+      // Not directives: indented, lowercase, no whitespace after keyword.
+      {"  #SBATCH -N 2\n#sbatch -N 3\n#SBATCH-N 4\n#SBATCHX -N 5\n#SBATCH -n "
+       "1\n",
+       {"-n", "1"}},
+      {"#SBATCH\n#SBATCH\t-N\t2\n", {"-N", "2"}},
+      // Quoting and comments.
+      {"#SBATCH -J \"my job\"\n", {"-J", "my job"}},
+      {"#SBATCH -J 'it''s'\n", {"-J", "its"}},
+      {"#SBATCH -J \"say \\\"hi\\\"\"\n", {"-J", "say \"hi\""}},
+      {"#SBATCH -J \"a\\b\"\n", {"-J", "a\\b"}},
+      {"#SBATCH -J my\\ job\n", {"-J", "my job"}},
+      {"#SBATCH --job-name=\"x y\"\n", {"--job-name=x y"}},
+      {"#SBATCH -N 2 # two nodes\n", {"-N", "2"}},
+      {"#SBATCH -N 2 #two nodes\n", {"-N", "2"}},
+      {"#SBATCH -J a#b\n", {"-J", "a#b"}},
+      {"#SBATCH -J \"#x\"\n", {"-J", "#x"}},
+      {"#SBATCH -J \"\"\n", {"-J", ""}},
+      // CRLF line ends.
+      {"#!/bin/bash\r\n#SBATCH -N 2\r\n#SBATCH -n 4\r\n",
+       {"-N", "2", "-n", "4"}},
+      // "#!" only counts on line 1; later it is a comment.
+      {"#SBATCH -N 2\n#!/bin/bash\n#SBATCH -n 4\n", {"-N", "2", "-n", "4"}},
+      {"", {}},
+      {"#!/bin/bash", {}},
+  };
+  for (const Case& c : cases) {
+    INFO("script: " << c.script);
+    const absl::StatusOr<Words> words = ExtractDirectiveWords(c.script);
+    INFO("status: " << Message(words.status()));
+    REQUIRE(words.ok());
+    CHECK(*words == c.expected);
+  }
+}
+
+TEST_CASE("Unterminated quotes name the line", "[job_options]") {
+  struct Case {
+    std::string script;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"#!/bin/bash\n#SBATCH -N 2\n#SBATCH -J \"oops\n",
+       "#SBATCH line 3: unterminated \" quote"},
+      {"#GANTRY -J 'oops\n", "#GANTRY line 1: unterminated ' quote"},
+      {"#SBATCH -J \"oops\\\"\n", "#SBATCH line 1: unterminated \" quote"},
+  };
+  for (const Case& c : cases) {
+    INFO("script: " << c.script);
+    const absl::StatusOr<Words> words = ExtractDirectiveWords(c.script);
+    REQUIRE_FALSE(words.ok());
+    CHECK(Message(words.status()) == c.message);
+    JobRequest request;
+    CHECK(Message(ApplyScriptDirectives(c.script, request)) == c.message);
+  }
+}
+
+TEST_CASE("Script directives apply with line numbers", "[job_options]") {
+  const std::string script =
+      "#!/bin/bash\n"
+      "#SBATCH --job-name=train\n"
+      "#SBATCH -N 2 -n 8\n"
+      "#GANTRY --mem=2G\n"
+      "\n"
+      "#SBATCH --time=1:00:00\n"
+      "srun ./train\n";
+  JobRequest request;
+  REQUIRE(ApplyScriptDirectives(script, request).ok());
+  CHECK(Describe(request) ==
+        "job_name=train nodes=2 ntasks=8 mem_mb=2048 time_s=3600");
+
+  struct Case {
+    std::string script;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"#!/bin/bash\n#SBATCH -J x\n#SBATCH --nodes=-2\n",
+       "#SBATCH line 3: invalid value \"-2\" for --nodes: must be a positive "
+       "integer"},
+      {"#GANTRY --nodez=2\n",
+       "#GANTRY line 1: unknown option --nodez (did you mean --nodes?)"},
+      // A value never comes from the next line.
+      {"#SBATCH -J\n#SBATCH name\n",
+       "#SBATCH line 1: missing value for "
+       "--job-name"},
+      {"#SBATCH job.sh\n",
+       "#SBATCH line 1: unexpected argument \"job.sh\" (expected an option "
+       "such as --nodes=2)"},
+  };
+  for (const Case& c : cases) {
+    INFO("script: " << c.script);
+    JobRequest scratch;
+    CHECK(Message(ApplyScriptDirectives(c.script, scratch)) == c.message);
+  }
+
+  JobRequest warned;
+  REQUIRE(ApplyScriptDirectives("#SBATCH --mail-type=END\n", warned).ok());
+  CHECK(warned.warnings ==
+        std::vector<std::string>{
+            "#SBATCH line 1: --mail-type=END is not supported yet and is "
+            "ignored"});
+}
+
+TEST_CASE("Command-line options win over directives", "[job_options]") {
+  const std::string script =
+      "#!/bin/bash\n#SBATCH -N 2\n#SBATCH -J from-script\n#SBATCH -t 10\n"
+      "#SBATCH -N 3\n";
+  JobRequest request;
+  REQUIRE(ApplyScriptDirectives(script, request).ok());
+  CHECK(Describe(request) == "job_name=from-script nodes=3 time_s=600");
+  REQUIRE(
+      ApplyJobOptions({"-N", "8", "--time=5"}, "command line", request).ok());
+  CHECK(Describe(request) == "job_name=from-script nodes=8 time_s=300");
+}
+
+TEST_CASE("ParseTimeLimit reads every Slurm format", "[job_options]") {
+  struct Case {
+    std::string text;
+    uint64_t seconds;
+  };
+  const std::vector<Case> cases = {
+      {"0", 0},                    // Slurm: zero means no limit
+      {"1", 60},                   // minutes
+      {"90", 5400},                // minutes may exceed 59
+      {"10:30", 630},              // minutes:seconds
+      {"90:00", 5400},             // leading minutes may exceed 59
+      {"1:02:03", 3723},           // hours:minutes:seconds
+      {"48:00:00", 172800},        // leading hours may exceed 23
+      {"2-0", 172800},             // days-hours
+      {"2-12", 216000},            // days-hours
+      {"1-01:30", 91800},          // days-hours:minutes
+      {"1-01:30:15", 91815},       // days-hours:minutes:seconds
+      {"365-00:00:00", 31536000},  // the maximum
+      {"364-23:59:59", 31535999},
+      {"525600", 31536000},  // 365 days in minutes
+      {"00:00:01", 1},
+      {"007", 420},
+      {"UNLIMITED", 0},
+      {"unlimited", 0},
+      {"INFINITE", 0},
+      {"Infinite", 0},
+      {"-1", 0},
+  };
+  for (const Case& c : cases) {
+    INFO("time: " << c.text);
+    const absl::StatusOr<uint64_t> seconds = ParseTimeLimit(c.text);
+    INFO("status: " << Message(seconds.status()));
+    REQUIRE(seconds.ok());
+    CHECK(*seconds == c.seconds);
+  }
+
+  struct Bad {
+    std::string text;
+    std::string reason;
+  };
+  const std::string kFormats =
+      "expected minutes, minutes:seconds, hours:minutes:seconds, days-hours, "
+      "days-hours:minutes, days-hours:minutes:seconds or UNLIMITED";
+  const std::vector<Bad> bad = {
+      {"", kFormats},
+      {"abc", kFormats},
+      {"-5", kFormats},
+      {"-2", kFormats},
+      {"1:2:3:4", kFormats},
+      {"1-2:3:4:5", kFormats},
+      {"1-", kFormats},
+      {"-1-0", kFormats},
+      {"1-2-3", kFormats},
+      {":30", kFormats},
+      {"30:", kFormats},
+      {"1::2", kFormats},
+      {"1.5", kFormats},
+      {" 10", kFormats},
+      {"10 ", kFormats},
+      {"+10", kFormats},
+      {"1h", kFormats},
+      {"1234567890", "longer than 365 days"},
+      {"1234567890-0", "longer than 365 days"},
+      {"10:60", "seconds must be below 60"},
+      {"1:60:00", "minutes must be below 60"},
+      {"1:00:60", "seconds must be below 60"},
+      {"1-24", "hours must be below 24 after days"},
+      {"1-0:60", "minutes must be below 60"},
+      {"1-0:0:60", "seconds must be below 60"},
+      {"366-0", "longer than 365 days"},
+      {"525601", "longer than 365 days"},
+      {"8761:00:00", "longer than 365 days"},
+      {"999999999-23:59:59", "longer than 365 days"},
+  };
+  for (const Bad& c : bad) {
+    INFO("time: " << c.text);
+    const absl::StatusOr<uint64_t> seconds = ParseTimeLimit(c.text);
+    REQUIRE_FALSE(seconds.ok());
+    CHECK(seconds.status().code() == absl::StatusCode::kInvalidArgument);
+    CHECK(Message(seconds.status()) ==
+          "invalid time limit \"" + c.text + "\": " + c.reason);
+  }
+}
+
+TEST_CASE("ParseMemoryMb reads Slurm sizes", "[job_options]") {
+  struct Case {
+    std::string text;
+    uint64_t mb;
+  };
+  const std::vector<Case> cases = {
+      {"0", 0},
+      {"1", 1},
+      {"512", 512},
+      {"512M", 512},
+      {"512m", 512},
+      {"1K", 1},  // rounded up
+      {"1024K", 1},
+      {"1025k", 2},
+      {"0K", 0},
+      {"4G", 4096},
+      {"4g", 4096},
+      {"1T", 1048576},
+      {"2t", 2097152},
+      {"0010G", 10240},
+      {"16777216T", 17592186044416},
+      // The 19-digit maximum, in kilobytes and in megabytes.
+      {"9999999999999999999K", 9765625000000000},
+      {"9999999999999999999", 9999999999999999999ull},
+  };
+  for (const Case& c : cases) {
+    INFO("memory: " << c.text);
+    const absl::StatusOr<uint64_t> mb = ParseMemoryMb(c.text);
+    INFO("status: " << Message(mb.status()));
+    REQUIRE(mb.ok());
+    CHECK(*mb == c.mb);
+  }
+
+  struct Bad {
+    std::string text;
+    std::string reason;
+  };
+  const std::string kFormat =
+      "expected a whole number with an optional K, M, G or T suffix";
+  const std::vector<Bad> bad = {
+      {"", kFormat},
+      {"G", kFormat},
+      {"-1", kFormat},
+      {"-1G", kFormat},
+      {"1.5G", kFormat},
+      {"16GB", kFormat},
+      {"4P", kFormat},
+      {"4 G", kFormat},
+      {" 4G", kFormat},
+      {"G4", kFormat},
+      {"4GG", kFormat},
+      {"0x10", kFormat},
+      {"99999999999999999999", "too large"},
+      {"99999999999999999G", "too large"},
+      {"9999999999999999T", "too large"},
+  };
+  for (const Bad& c : bad) {
+    INFO("memory: " << c.text);
+    const absl::StatusOr<uint64_t> mb = ParseMemoryMb(c.text);
+    REQUIRE_FALSE(mb.ok());
+    CHECK(Message(mb.status()) ==
+          "invalid memory size \"" + c.text + "\": " + c.reason);
+  }
+}
+
+TEST_CASE("ExpandFilenamePattern expands what it knows", "[job_options]") {
+  struct Case {
+    std::string pattern;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {"slurm-%j.out", "slurm-42.out"},
+      {"%x-%j.log", "train-42.log"},
+      {"/home/%u/%x/%j", "/home/alice/train/42"},
+      {"100%%", "100%"},
+      {"%%j", "%j"},
+      {"%j%j", "4242"},
+      {"no patterns", "no patterns"},
+      {"", ""},
+      // Left for later expansion per node/task/array.
+      {"out-%N-%t-%a-%A.log", "out-%N-%t-%a-%A.log"},
+      {"%3t", "%3t"},
+      // A trailing lone '%' (or '%' and digits) is kept.
+      {"out%", "out%"},
+      {"out%5", "out%5"},
+      {"%", "%"},
+      // Zero padding for the job id; ignored for names; capped at 10.
+      {"%5j", "00042"},
+      {"%1j", "42"},
+      {"%05j", "00042"},
+      {"%12j", "0000000042"},
+      {"%99999999999999999999999j", "0000000042"},
+      {"%3x", "train"},
+      {"%2u", "alice"},
+      {"%5%", "%5%"},
+  };
+  for (const Case& c : cases) {
+    INFO("pattern: " << c.pattern);
+    CHECK(ExpandFilenamePattern(c.pattern, 42, "train", "alice") == c.expected);
+  }
+  CHECK(ExpandFilenamePattern("%j", 18446744073709551615ull, "", "") ==
+        "18446744073709551615");
+  CHECK(ExpandFilenamePattern("%x.%u", 1, "", "") == ".");
+}
+
+}  // namespace
+}  // namespace gantry
