@@ -35,9 +35,10 @@ Agent::Agent(AgentOptions options, v1::NodeInventory inventory)
       });
   int leftovers = launcher_->CleanUpLeftovers();
   if (leftovers > 0) {
-    log::Warn("stopped ranks left by an earlier agent process; the controller "
-              "will see them as lost",
-              {{"count", leftovers}});
+    log::Warn(
+        "stopped ranks left by an earlier agent process; the controller "
+        "will see them as lost",
+        {{"count", leftovers}});
   }
   link_ = std::make_unique<ControllerLink>(
       options_.controller, [this] { return MakeRegister(); },
@@ -120,9 +121,8 @@ void Agent::OnControllerMessage(const v1::ControllerMessage& message) {
       break;
     case v1::ControllerMessage::kAck: {
       std::lock_guard lock(mutex_);
-      while (!unacknowledged_.empty() &&
-             unacknowledged_.front().sequence() <=
-                 message.ack().up_to_sequence()) {
+      while (!unacknowledged_.empty() && unacknowledged_.front().sequence() <=
+                                             message.ack().up_to_sequence()) {
         unacknowledged_.pop_front();
       }
       break;

@@ -23,7 +23,8 @@ ControllerLink::ControllerLink(std::string target,
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
   args.SetMaxReceiveMessageSize(64 << 20);
-  channel_ = grpc::CreateCustomChannel(target_, grpc::InsecureChannelCredentials(), args);
+  channel_ = grpc::CreateCustomChannel(
+      target_, grpc::InsecureChannelCredentials(), args);
   stub_ = v1::AgentService::NewStub(channel_);
 }
 

@@ -40,7 +40,8 @@ class ControllerLink {
   bool connected() const { return connected_.load(); }
 
  private:
-  using Stream = grpc::ClientReaderWriter<v1::AgentMessage, v1::ControllerMessage>;
+  using Stream =
+      grpc::ClientReaderWriter<v1::AgentMessage, v1::ControllerMessage>;
 
   const std::string target_;
   const RegisterFactory make_register_;

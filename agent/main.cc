@@ -1,7 +1,7 @@
 // gantry-agent: parses flags (and the same keys from --config), discovers the
 // node, and runs the agent until SIGINT/SIGTERM.
-#include <ifaddrs.h>
 #include <arpa/inet.h>
+#include <ifaddrs.h>
 #include <net/if.h>
 #include <signal.h>
 #include <unistd.h>
@@ -99,7 +99,8 @@ int main(int argc, char** argv) {
     std::set<std::string> keys;
     for (const CLI::Option* option : app.get_options()) {
       std::string name = option->get_single_name();
-      if (!name.empty() && name != "help" && name != "config") keys.insert(name);
+      if (!name.empty() && name != "help" && name != "config")
+        keys.insert(name);
     }
     absl::StatusOr<std::vector<std::string>> from_file =
         gantry::ConfigFileToFlags(config, keys);
@@ -138,16 +139,15 @@ int main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  gantry::log::Info("agent starting",
-                    {{"node", options.node_name},
-                     {"address", options.address},
-                     {"controller", options.controller},
-                     {"work_dir", options.work_dir},
-                     {"inventory", inventory->source()},
-                     {"cpus", inventory->cpus()},
-                     {"gpus", inventory->gpus_size()},
-                     {"memory_mb", inventory->memory_mb()},
-                     {"pid", static_cast<int>(getpid())}});
+  gantry::log::Info("agent starting", {{"node", options.node_name},
+                                       {"address", options.address},
+                                       {"controller", options.controller},
+                                       {"work_dir", options.work_dir},
+                                       {"inventory", inventory->source()},
+                                       {"cpus", inventory->cpus()},
+                                       {"gpus", inventory->gpus_size()},
+                                       {"memory_mb", inventory->memory_mb()},
+                                       {"pid", static_cast<int>(getpid())}});
   gantry::agent::Agent agent(options, *inventory);
   std::thread runner([&agent] { agent.Run(); });
   int signal = 0;

@@ -104,8 +104,8 @@ int RankLauncher::CleanUpLeftovers() {
 }
 
 void RankLauncher::Launch(const v1::LaunchRanks& launch) {
-  const std::string job_dir =
-      absl::StrCat(work_dir_, "/jobs/", JobDirName(launch.job_id(), launch.attempt()));
+  const std::string job_dir = absl::StrCat(
+      work_dir_, "/jobs/", JobDirName(launch.job_id(), launch.attempt()));
   const std::string script_path = job_dir + "/script";
   std::string setup_error;
   {
@@ -201,7 +201,8 @@ absl::Status RankLauncher::StartOne(const v1::LaunchRanks& launch,
   for (std::string& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
   std::vector<std::string> arg_strings = {script_path};
-  for (const std::string& arg : launch.script_args()) arg_strings.push_back(arg);
+  for (const std::string& arg : launch.script_args())
+    arg_strings.push_back(arg);
   std::vector<char*> argv;
   for (std::string& s : arg_strings) argv.push_back(s.data());
   argv.push_back(nullptr);
@@ -212,7 +213,8 @@ absl::Status RankLauncher::StartOne(const v1::LaunchRanks& launch,
   if (pid < 0) {
     ::close(out_fd);
     if (err_fd != out_fd) ::close(err_fd);
-    return absl::ResourceExhaustedError(ErrnoText("fork failed for", script_path));
+    return absl::ResourceExhaustedError(
+        ErrnoText("fork failed for", script_path));
   }
   if (pid == 0) {
     ::setsid();
@@ -247,7 +249,8 @@ void RankLauncher::ReapLoop() {
     int status = 0;
     pid_t pid = ::waitpid(-1, &status, 0);
     if (pid < 0) {
-      if (errno != EINTR) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      if (errno != EINTR)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
       continue;
     }
     LiveRank rank;
@@ -268,9 +271,10 @@ void RankLauncher::ReapLoop() {
     std::error_code error;
     fs::remove(rank.record_path, error);
     if (last_of_attempt) {
-      fs::remove_all(absl::StrCat(work_dir_, "/jobs/",
-                                  JobDirName(rank.id.job_id(), rank.id.attempt())),
-                     error);
+      fs::remove_all(
+          absl::StrCat(work_dir_, "/jobs/",
+                       JobDirName(rank.id.job_id(), rank.id.attempt())),
+          error);
     }
     int exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
     int signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;

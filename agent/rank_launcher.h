@@ -37,8 +37,7 @@ class RankLauncher {
   using ExitCallback =
       std::function<void(const v1::RankId& rank, int exit_code, int signal,
                          bool launch_failed, const std::string& message)>;
-  using StartCallback =
-      std::function<void(const v1::RankId& rank, pid_t pid)>;
+  using StartCallback = std::function<void(const v1::RankId& rank, pid_t pid)>;
 
   RankLauncher(std::string work_dir, StartCallback on_start,
                ExitCallback on_exit);
@@ -82,9 +81,9 @@ class RankLauncher {
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;
-  std::map<pid_t, LiveRank> live_;                 // guarded by mutex_
-  std::multimap<int64_t, pid_t> kill_deadlines_;   // guarded by mutex_
-  bool stopping_ = false;                          // guarded by mutex_
+  std::map<pid_t, LiveRank> live_;                // guarded by mutex_
+  std::multimap<int64_t, pid_t> kill_deadlines_;  // guarded by mutex_
+  bool stopping_ = false;                         // guarded by mutex_
   std::thread reaper_;
   std::thread escalator_;
 };

@@ -4,9 +4,9 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <set>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
@@ -29,9 +29,9 @@ bool TakesValue(const std::string& word) {
   if (word.rfind("--", 0) != 0 || word.find('=') != std::string::npos) {
     return false;
   }
-  static const std::set<std::string> kFlags = {
-      "--parsable", "--exclusive", "--requeue", "--no-requeue",
-      "--get-user-env", "--help"};
+  static const std::set<std::string> kFlags = {"--parsable",     "--exclusive",
+                                               "--requeue",      "--no-requeue",
+                                               "--get-user-env", "--help"};
   return !kFlags.count(word);
 }
 
@@ -113,7 +113,8 @@ int RunBatchCommand(const std::vector<std::string>& args,
                     const std::string& controller_flag) {
   absl::StatusOr<BatchInvocation> invocation = SplitBatchArguments(args);
   if (!invocation.ok()) {
-    std::cerr << "gantry batch: error: " << invocation.status().message() << "\n";
+    std::cerr << "gantry batch: error: " << invocation.status().message()
+              << "\n";
     return 1;
   }
   std::string script;

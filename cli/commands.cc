@@ -27,7 +27,8 @@ int Fail(std::string_view command, const absl::Status& status) {
 }
 
 bool ParseJobId(const std::string& text, uint64_t& id) {
-  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), id);
+  auto [end, error] =
+      std::from_chars(text.data(), text.data() + text.size(), id);
   return error == std::errc() && end == text.data() + text.size() && id > 0;
 }
 
@@ -38,7 +39,8 @@ std::string CurrentUser() {
 
 }  // namespace
 
-int RunQueueCommand(const std::string& controller, const QueueOptions& options) {
+int RunQueueCommand(const std::string& controller,
+                    const QueueOptions& options) {
   ControllerClient client(ResolveControllerTarget(controller));
   v1::ListJobsRequest request;
   request.set_all(options.all);
@@ -50,19 +52,23 @@ int RunQueueCommand(const std::string& controller, const QueueOptions& options) 
   const int64_t now = NowMs();
   if (options.json) {
     nlohmann::json jobs = nlohmann::json::array();
-    for (const v1::JobRecord& job : response.jobs()) jobs.push_back(JobToJson(job, now));
+    for (const v1::JobRecord& job : response.jobs())
+      jobs.push_back(JobToJson(job, now));
     std::cout << nlohmann::json{{"jobs", jobs}}.dump(2) << "\n";
     return 0;
   }
-  std::vector<std::vector<std::string>> rows = {
-      {"JOBID", "PARTITION", "NAME", "USER", "ST", "TIME", "NODES",
-       "NODELIST(REASON)"}};
+  std::vector<std::vector<std::string>> rows = {{"JOBID", "PARTITION", "NAME",
+                                                 "USER", "ST", "TIME", "NODES",
+                                                 "NODELIST(REASON)"}};
   for (const v1::JobRecord& job : response.jobs()) {
     int64_t elapsed = 0;
     if (job.start_time_ms() > 0) {
-      elapsed = ((job.end_time_ms() ? job.end_time_ms() : now) - job.start_time_ms()) / 1000;
+      elapsed = ((job.end_time_ms() ? job.end_time_ms() : now) -
+                 job.start_time_ms()) /
+                1000;
     }
-    std::string where = job.state() == v1::PENDING ? "(" + job.reason() + ")" : JobNodeList(job);
+    std::string where = job.state() == v1::PENDING ? "(" + job.reason() + ")"
+                                                   : JobNodeList(job);
     rows.push_back({absl::StrCat(job.id()), job.spec().partition(),
                     job.spec().name().substr(0, 16), job.user(),
                     StateShort(job.state()), FormatDuration(elapsed),
@@ -114,43 +120,49 @@ int RunJobCommand(const std::string& controller, const std::string& job_id,
   }
   nlohmann::json view = JobToJson(response.job(), NowMs());
   nlohmann::json history = nlohmann::json::array();
-  for (const v1::EventRecord& event : response.events()) history.push_back(EventToJson(event));
+  for (const v1::EventRecord& event : response.events())
+    history.push_back(EventToJson(event));
   if (json) {
     view["history"] = history;
     std::cout << view.dump(2) << "\n";
     return 0;
   }
   const v1::JobRecord& job = response.job();
-  std::cout << "JobId=" << job.id() << " JobName=" << job.spec().name() << "\n"
-            << "   UserId=" << job.user() << "(" << job.uid() << ")"
-            << " Partition=" << job.spec().partition() << "\n"
-            << "   JobState=" << StateName(job.state()) << " Reason=" << job.reason()
-            << (job.reason_detail().empty() ? "" : " (" + job.reason_detail() + ")")
-            << "\n"
-            << "   ExitCode=" << job.exit_code() << ":" << job.exit_signal()
-            << " Attempt=" << job.attempt() << "\n"
-            << "   SubmitTime=" << FormatTime(job.submit_time_ms())
-            << " StartTime=" << FormatTime(job.start_time_ms())
-            << " EndTime=" << FormatTime(job.end_time_ms()) << "\n"
-            << "   RunTime=" << FormatDuration(view["elapsed_seconds"].get<int64_t>())
-            << " TimeLimit="
-            << (job.spec().time_limit_seconds()
-                    ? FormatDuration(static_cast<int64_t>(job.spec().time_limit_seconds()))
-                    : "UNLIMITED")
-            << "\n"
-            << "   NumNodes=" << job.spec().nodes() << " NumTasks=" << view["ntasks"]
-            << " CPUs/Task=" << job.spec().cpus_per_task()
-            << " GPUs/Node=" << job.spec().gpus_per_node() << "\n"
-            << "   NodeList=" << JobNodeList(job) << "\n"
-            << "   WorkDir=" << job.spec().working_dir() << "\n"
-            << "   StdOut=" << job.output_path() << "\n"
-            << "   StdErr=" << (job.error_path().empty() ? job.output_path() : job.error_path())
-            << "\n";
+  std::cout
+      << "JobId=" << job.id() << " JobName=" << job.spec().name() << "\n"
+      << "   UserId=" << job.user() << "(" << job.uid() << ")"
+      << " Partition=" << job.spec().partition() << "\n"
+      << "   JobState=" << StateName(job.state()) << " Reason=" << job.reason()
+      << (job.reason_detail().empty() ? "" : " (" + job.reason_detail() + ")")
+      << "\n"
+      << "   ExitCode=" << job.exit_code() << ":" << job.exit_signal()
+      << " Attempt=" << job.attempt() << "\n"
+      << "   SubmitTime=" << FormatTime(job.submit_time_ms())
+      << " StartTime=" << FormatTime(job.start_time_ms())
+      << " EndTime=" << FormatTime(job.end_time_ms()) << "\n"
+      << "   RunTime=" << FormatDuration(view["elapsed_seconds"].get<int64_t>())
+      << " TimeLimit="
+      << (job.spec().time_limit_seconds()
+              ? FormatDuration(
+                    static_cast<int64_t>(job.spec().time_limit_seconds()))
+              : "UNLIMITED")
+      << "\n"
+      << "   NumNodes=" << job.spec().nodes() << " NumTasks=" << view["ntasks"]
+      << " CPUs/Task=" << job.spec().cpus_per_task()
+      << " GPUs/Node=" << job.spec().gpus_per_node() << "\n"
+      << "   NodeList=" << JobNodeList(job) << "\n"
+      << "   WorkDir=" << job.spec().working_dir() << "\n"
+      << "   StdOut=" << job.output_path() << "\n"
+      << "   StdErr="
+      << (job.error_path().empty() ? job.output_path() : job.error_path())
+      << "\n";
   if (!history.empty()) {
     std::cout << "   History:\n";
     for (const v1::EventRecord& event : response.events()) {
-      std::cout << "     " << FormatTime(event.time_ms()) << "  " << event.kind()
-                << (event.detail().empty() ? "" : "  " + event.detail()) << "\n";
+      std::cout << "     " << FormatTime(event.time_ms()) << "  "
+                << event.kind()
+                << (event.detail().empty() ? "" : "  " + event.detail())
+                << "\n";
     }
   }
   return 0;
@@ -164,7 +176,8 @@ int RunNodesCommand(const std::string& controller, bool json) {
   }
   if (json) {
     nlohmann::json nodes = nlohmann::json::array();
-    for (const v1::NodeRecord& node : response.nodes()) nodes.push_back(NodeToJson(node));
+    for (const v1::NodeRecord& node : response.nodes())
+      nodes.push_back(NodeToJson(node));
     std::cout << nlohmann::json{{"nodes", nodes}}.dump(2) << "\n";
     return 0;
   }
@@ -172,12 +185,13 @@ int RunNodesCommand(const std::string& controller, bool json) {
       {"NODE", "STATE", "PARTITIONS", "CPUS(A/T)", "GPUS(A/T)", "MEMORY_MB",
        "ADDRESS", "REASON"}};
   for (const v1::NodeRecord& node : response.nodes()) {
-    rows.push_back({node.name(), NodeStateName(node.state()),
-                    absl::StrJoin(node.partitions(), ","),
-                    absl::StrCat(node.cpus_allocated(), "/", node.inventory().cpus()),
-                    absl::StrCat(node.gpus_allocated(), "/", node.inventory().gpus_size()),
-                    absl::StrCat(node.inventory().memory_mb()), node.address(),
-                    node.reason()});
+    rows.push_back(
+        {node.name(), NodeStateName(node.state()),
+         absl::StrJoin(node.partitions(), ","),
+         absl::StrCat(node.cpus_allocated(), "/", node.inventory().cpus()),
+         absl::StrCat(node.gpus_allocated(), "/", node.inventory().gpus_size()),
+         absl::StrCat(node.inventory().memory_mb()), node.address(),
+         node.reason()});
   }
   std::cout << RenderTable(rows);
   return 0;
@@ -191,37 +205,41 @@ int RunStatusCommand(const std::string& controller, bool json) {
   }
   int64_t uptime = (status.now_ms() - status.started_ms()) / 1000;
   if (json) {
-    std::cout << nlohmann::json{
-                     {"controller", client.target()},
-                     {"version", status.version()},
-                     {"uptime_seconds", uptime},
-                     {"state_dir", status.state_dir()},
-                     {"nodes", {{"total", status.nodes_total()},
-                                {"up", status.nodes_up()},
-                                {"unreachable", status.nodes_unreachable()},
-                                {"down", status.nodes_down()}}},
-                     {"cpus", {{"total", status.cpus_total()},
-                               {"allocated", status.cpus_allocated()}}},
-                     {"gpus", {{"total", status.gpus_total()},
-                               {"allocated", status.gpus_allocated()}}},
-                     {"jobs", {{"pending", status.jobs_pending()},
-                               {"running", status.jobs_running()},
-                               {"finished", status.jobs_finished()}}},
-                     {"next_job_id", status.next_job_id()}}
+    std::cout << nlohmann::json{{"controller", client.target()},
+                                {"version", status.version()},
+                                {"uptime_seconds", uptime},
+                                {"state_dir", status.state_dir()},
+                                {"nodes",
+                                 {{"total", status.nodes_total()},
+                                  {"up", status.nodes_up()},
+                                  {"unreachable", status.nodes_unreachable()},
+                                  {"down", status.nodes_down()}}},
+                                {"cpus",
+                                 {{"total", status.cpus_total()},
+                                  {"allocated", status.cpus_allocated()}}},
+                                {"gpus",
+                                 {{"total", status.gpus_total()},
+                                  {"allocated", status.gpus_allocated()}}},
+                                {"jobs",
+                                 {{"pending", status.jobs_pending()},
+                                  {"running", status.jobs_running()},
+                                  {"finished", status.jobs_finished()}}},
+                                {"next_job_id", status.next_job_id()}}
                      .dump(2)
               << "\n";
     return 0;
   }
-  std::cout << "Controller  " << client.target() << " (gantryd " << status.version()
-            << ", up " << FormatDuration(uptime) << ", state in " << status.state_dir()
-            << ")\n"
-            << "Nodes       " << status.nodes_total() << " total: " << status.nodes_up()
-            << " up, " << status.nodes_unreachable() << " unreachable, "
+  std::cout << "Controller  " << client.target() << " (gantryd "
+            << status.version() << ", up " << FormatDuration(uptime)
+            << ", state in " << status.state_dir() << ")\n"
+            << "Nodes       " << status.nodes_total()
+            << " total: " << status.nodes_up() << " up, "
+            << status.nodes_unreachable() << " unreachable, "
             << status.nodes_down() << " down\n"
-            << "CPUs        " << status.cpus_allocated() << "/" << status.cpus_total()
-            << " allocated\n"
-            << "GPUs        " << status.gpus_allocated() << "/" << status.gpus_total()
-            << " allocated\n"
+            << "CPUs        " << status.cpus_allocated() << "/"
+            << status.cpus_total() << " allocated\n"
+            << "GPUs        " << status.gpus_allocated() << "/"
+            << status.gpus_total() << " allocated\n"
             << "Jobs        " << status.jobs_pending() << " pending, "
             << status.jobs_running() << " running, " << status.jobs_finished()
             << " finished\n";

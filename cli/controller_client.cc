@@ -32,10 +32,9 @@ absl::Status ControllerClient::Convert(const grpc::Status& status) const {
   if (status.ok()) return absl::OkStatus();
   if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
       status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot reach the controller at ", target_, " (",
-                     status.error_message(),
-                     "); set --controller or GANTRY_CONTROLLER"));
+    return absl::UnavailableError(absl::StrCat(
+        "cannot reach the controller at ", target_, " (",
+        status.error_message(), "); set --controller or GANTRY_CONTROLLER"));
   }
   return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
                       status.error_message());

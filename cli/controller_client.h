@@ -24,10 +24,13 @@ class ControllerClient {
 
   // Every call has a deadline; errors carry the controller's message, or say
   // that the controller could not be reached at the target.
-  absl::Status Submit(const v1::SubmitRequest& request, v1::SubmitResponse& response);
-  absl::Status ListJobs(const v1::ListJobsRequest& request, v1::ListJobsResponse& response);
+  absl::Status Submit(const v1::SubmitRequest& request,
+                      v1::SubmitResponse& response);
+  absl::Status ListJobs(const v1::ListJobsRequest& request,
+                        v1::ListJobsResponse& response);
   absl::Status GetJob(uint64_t job_id, v1::GetJobResponse& response);
-  absl::Status Cancel(const v1::CancelRequest& request, v1::CancelResponse& response);
+  absl::Status Cancel(const v1::CancelRequest& request,
+                      v1::CancelResponse& response);
   absl::Status ListNodes(v1::ListNodesResponse& response);
   absl::Status ClusterStatus(v1::ClusterStatusResponse& response);
 

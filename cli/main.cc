@@ -91,9 +91,11 @@ int main(int argc, char** argv) {
   app.fallthrough();
 
   // Only for --help listings: RouteBatch handles the command itself.
-  app.add_subcommand("batch", "Submit a batch script (sbatch); see gantry batch --help");
+  app.add_subcommand("batch",
+                     "Submit a batch script (sbatch); see gantry batch --help");
 
-  CLI::App* queue = app.add_subcommand("queue", "List pending and running jobs (squeue)");
+  CLI::App* queue =
+      app.add_subcommand("queue", "List pending and running jobs (squeue)");
   gantry::cli::QueueOptions queue_options;
   queue->add_flag("-a,--all", queue_options.all, "Include finished jobs");
   queue->add_option("-u,--user", queue_options.user, "Only this user's jobs");
@@ -103,7 +105,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> cancel_ids;
   cancel->add_option("JOBID", cancel_ids, "Job ids")->required();
 
-  CLI::App* job = app.add_subcommand("job", "Show one job and its history (scontrol show job)");
+  CLI::App* job = app.add_subcommand(
+      "job", "Show one job and its history (scontrol show job)");
   std::string job_id;
   bool job_json = false;
   job->add_option("JOBID", job_id, "Job id")->required();
@@ -113,7 +116,8 @@ int main(int argc, char** argv) {
   bool nodes_json = false;
   nodes->add_flag("--json", nodes_json, "Machine-readable output");
 
-  CLI::App* status = app.add_subcommand("status", "Cluster overview for admins");
+  CLI::App* status =
+      app.add_subcommand("status", "Cluster overview for admins");
   bool status_json = false;
   status->add_flag("--json", status_json, "Machine-readable output");
 
@@ -122,10 +126,15 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  if (queue->parsed()) return gantry::cli::RunQueueCommand(controller, queue_options);
-  if (cancel->parsed()) return gantry::cli::RunCancelCommand(controller, cancel_ids);
-  if (job->parsed()) return gantry::cli::RunJobCommand(controller, job_id, job_json);
-  if (nodes->parsed()) return gantry::cli::RunNodesCommand(controller, nodes_json);
-  if (status->parsed()) return gantry::cli::RunStatusCommand(controller, status_json);
+  if (queue->parsed())
+    return gantry::cli::RunQueueCommand(controller, queue_options);
+  if (cancel->parsed())
+    return gantry::cli::RunCancelCommand(controller, cancel_ids);
+  if (job->parsed())
+    return gantry::cli::RunJobCommand(controller, job_id, job_json);
+  if (nodes->parsed())
+    return gantry::cli::RunNodesCommand(controller, nodes_json);
+  if (status->parsed())
+    return gantry::cli::RunStatusCommand(controller, status_json);
   return 1;
 }

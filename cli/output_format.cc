@@ -12,36 +12,56 @@ namespace gantry::cli {
 
 std::string StateName(v1::JobState state) {
   switch (state) {
-    case v1::PENDING: return "PENDING";
-    case v1::RUNNING: return "RUNNING";
-    case v1::COMPLETED: return "COMPLETED";
-    case v1::FAILED: return "FAILED";
-    case v1::CANCELLED: return "CANCELLED";
-    case v1::TIMEOUT: return "TIMEOUT";
-    case v1::NODE_FAIL: return "NODE_FAIL";
-    default: return "UNKNOWN";
+    case v1::PENDING:
+      return "PENDING";
+    case v1::RUNNING:
+      return "RUNNING";
+    case v1::COMPLETED:
+      return "COMPLETED";
+    case v1::FAILED:
+      return "FAILED";
+    case v1::CANCELLED:
+      return "CANCELLED";
+    case v1::TIMEOUT:
+      return "TIMEOUT";
+    case v1::NODE_FAIL:
+      return "NODE_FAIL";
+    default:
+      return "UNKNOWN";
   }
 }
 
 std::string StateShort(v1::JobState state) {
   switch (state) {
-    case v1::PENDING: return "PD";
-    case v1::RUNNING: return "R";
-    case v1::COMPLETED: return "CD";
-    case v1::FAILED: return "F";
-    case v1::CANCELLED: return "CA";
-    case v1::TIMEOUT: return "TO";
-    case v1::NODE_FAIL: return "NF";
-    default: return "?";
+    case v1::PENDING:
+      return "PD";
+    case v1::RUNNING:
+      return "R";
+    case v1::COMPLETED:
+      return "CD";
+    case v1::FAILED:
+      return "F";
+    case v1::CANCELLED:
+      return "CA";
+    case v1::TIMEOUT:
+      return "TO";
+    case v1::NODE_FAIL:
+      return "NF";
+    default:
+      return "?";
   }
 }
 
 std::string NodeStateName(v1::NodeState state) {
   switch (state) {
-    case v1::NODE_UP: return "up";
-    case v1::NODE_UNREACHABLE: return "unreachable";
-    case v1::NODE_DOWN: return "down";
-    default: return "unknown";
+    case v1::NODE_UP:
+      return "up";
+    case v1::NODE_UNREACHABLE:
+      return "unreachable";
+    case v1::NODE_DOWN:
+      return "down";
+    default:
+      return "unknown";
   }
 }
 
@@ -49,7 +69,8 @@ std::string FormatDuration(int64_t seconds) {
   if (seconds < 0) seconds = 0;
   int64_t days = seconds / 86400, hours = seconds / 3600 % 24,
           minutes = seconds / 60 % 60, secs = seconds % 60;
-  if (days > 0) return absl::StrFormat("%d-%02d:%02d:%02d", days, hours, minutes, secs);
+  if (days > 0)
+    return absl::StrFormat("%d-%02d:%02d:%02d", days, hours, minutes, secs);
   if (hours > 0) return absl::StrFormat("%d:%02d:%02d", hours, minutes, secs);
   return absl::StrFormat("%d:%02d", minutes, secs);
 }
@@ -66,7 +87,8 @@ std::string FormatTime(int64_t epoch_ms) {
 
 std::string JobNodeList(const v1::JobRecord& job) {
   std::vector<std::string> nodes;
-  for (const v1::NodeAllocation& share : job.allocation()) nodes.push_back(share.node());
+  for (const v1::NodeAllocation& share : job.allocation())
+    nodes.push_back(share.node());
   return CompressHostlist(nodes);
 }
 
@@ -74,7 +96,8 @@ std::string RenderTable(const std::vector<std::vector<std::string>>& rows) {
   std::vector<size_t> widths;
   for (const auto& row : rows) {
     if (row.size() > widths.size()) widths.resize(row.size(), 0);
-    for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
+    for (size_t c = 0; c < row.size(); ++c)
+      widths[c] = std::max(widths[c], row[c].size());
   }
   std::string out;
   for (size_t r = 0; r < rows.size(); ++r) {
@@ -84,7 +107,8 @@ std::string RenderTable(const std::vector<std::vector<std::string>>& rows) {
       const std::string& cell = row[c];
       bool numeric = r > 0 && !cell.empty() &&
                      std::all_of(cell.begin(), cell.end(), [](char ch) {
-                       return std::isdigit(static_cast<unsigned char>(ch)) || ch == ':' || ch == '-';
+                       return std::isdigit(static_cast<unsigned char>(ch)) ||
+                              ch == ':' || ch == '-';
                      });
       std::string pad(widths[c] - cell.size(), ' ');
       bool last = c + 1 == row.size();
@@ -102,18 +126,21 @@ nlohmann::json JobToJson(const v1::JobRecord& job, int64_t now_ms) {
   uint32_t tasks = 0;
   for (const v1::NodeAllocation& share : job.allocation()) {
     tasks += share.rank_count();
-    allocation.push_back({{"node", share.node()},
-                          {"cpus", share.cpus()},
-                          {"gpus", std::vector<uint32_t>(share.gpu_indices().begin(),
-                                                         share.gpu_indices().end())},
-                          {"memory_mb", share.mem_mb()},
-                          {"first_rank", share.first_rank()},
-                          {"ranks", share.rank_count()}});
+    allocation.push_back(
+        {{"node", share.node()},
+         {"cpus", share.cpus()},
+         {"gpus", std::vector<uint32_t>(share.gpu_indices().begin(),
+                                        share.gpu_indices().end())},
+         {"memory_mb", share.mem_mb()},
+         {"first_rank", share.first_rank()},
+         {"ranks", share.rank_count()}});
   }
   nlohmann::json exits = nlohmann::json::array();
   for (const v1::RankExit& exit : job.exits()) {
-    exits.push_back({{"rank", exit.rank()}, {"node", exit.node()},
-                     {"exit_code", exit.exit_code()}, {"signal", exit.signal()}});
+    exits.push_back({{"rank", exit.rank()},
+                     {"node", exit.node()},
+                     {"exit_code", exit.exit_code()},
+                     {"signal", exit.signal()}});
   }
   int64_t end = job.end_time_ms() ? job.end_time_ms() : now_ms;
   return {
@@ -126,7 +153,10 @@ nlohmann::json JobToJson(const v1::JobRecord& job, int64_t now_ms) {
       {"reason_detail", job.reason_detail()},
       {"partition", spec.partition()},
       {"nodes", spec.nodes()},
-      {"ntasks", tasks ? tasks : (spec.ntasks() ? spec.ntasks() : spec.nodes() * spec.ntasks_per_node())},
+      {"ntasks", tasks
+                     ? tasks
+                     : (spec.ntasks() ? spec.ntasks()
+                                      : spec.nodes() * spec.ntasks_per_node())},
       {"ntasks_per_node", spec.ntasks_per_node()},
       {"cpus_per_task", spec.cpus_per_task()},
       {"gpus_per_node", spec.gpus_per_node()},
@@ -141,10 +171,12 @@ nlohmann::json JobToJson(const v1::JobRecord& job, int64_t now_ms) {
       {"submit_time", FormatTime(job.submit_time_ms())},
       {"start_time", FormatTime(job.start_time_ms())},
       {"end_time", FormatTime(job.end_time_ms())},
-      {"elapsed_seconds", job.start_time_ms() ? (end - job.start_time_ms()) / 1000 : 0},
+      {"elapsed_seconds",
+       job.start_time_ms() ? (end - job.start_time_ms()) / 1000 : 0},
       {"working_dir", spec.working_dir()},
       {"output", job.output_path()},
-      {"error", job.error_path().empty() ? job.output_path() : job.error_path()},
+      {"error",
+       job.error_path().empty() ? job.output_path() : job.error_path()},
       {"master_port", job.master_port()},
   };
 }
@@ -153,13 +185,16 @@ nlohmann::json NodeToJson(const v1::NodeRecord& node) {
   const v1::NodeInventory& inventory = node.inventory();
   nlohmann::json gpus = nlohmann::json::array();
   for (const v1::GpuInfo& gpu : inventory.gpus()) {
-    gpus.push_back({{"index", gpu.index()}, {"vendor", gpu.vendor()},
-                    {"model", gpu.model()}, {"pci_bus_id", gpu.pci_bus_id()},
+    gpus.push_back({{"index", gpu.index()},
+                    {"vendor", gpu.vendor()},
+                    {"model", gpu.model()},
+                    {"pci_bus_id", gpu.pci_bus_id()},
                     {"numa_node", gpu.numa_node()}});
   }
   nlohmann::json network = nlohmann::json::array();
   for (const v1::NetworkDevice& device : inventory.network_devices()) {
-    network.push_back({{"name", device.name()}, {"kind", device.kind()},
+    network.push_back({{"name", device.name()},
+                       {"kind", device.kind()},
                        {"pci_bus_id", device.pci_bus_id()},
                        {"numa_node", device.numa_node()}});
   }
@@ -168,7 +203,8 @@ nlohmann::json NodeToJson(const v1::NodeRecord& node) {
       {"state", NodeStateName(node.state())},
       {"reason", node.reason()},
       {"address", node.address()},
-      {"partitions", std::vector<std::string>(node.partitions().begin(), node.partitions().end())},
+      {"partitions", std::vector<std::string>(node.partitions().begin(),
+                                              node.partitions().end())},
       {"cpus", inventory.cpus()},
       {"cpus_allocated", node.cpus_allocated()},
       {"cores", inventory.cores()},
@@ -187,8 +223,10 @@ nlohmann::json NodeToJson(const v1::NodeRecord& node) {
 }
 
 nlohmann::json EventToJson(const v1::EventRecord& event) {
-  return {{"sequence", event.sequence()}, {"time", FormatTime(event.time_ms())},
-          {"kind", event.kind()},         {"node", event.node()},
+  return {{"sequence", event.sequence()},
+          {"time", FormatTime(event.time_ms())},
+          {"kind", event.kind()},
+          {"node", event.node()},
           {"detail", event.detail()}};
 }
 

@@ -25,7 +25,8 @@ class RealClock final : public Clock {
 // A clock that moves only when told to.
 class FakeClock final : public Clock {
  public:
-  explicit FakeClock(int64_t start_ms = 1'700'000'000'000) : now_ms_(start_ms) {}
+  explicit FakeClock(int64_t start_ms = 1'700'000'000'000)
+      : now_ms_(start_ms) {}
   int64_t NowMs() const override { return now_ms_.load(); }
   void AdvanceMs(int64_t delta_ms) { now_ms_ += delta_ms; }
   void SetMs(int64_t now_ms) { now_ms_ = now_ms; }

@@ -19,9 +19,9 @@ absl::StatusOr<std::vector<std::string>> ConfigFileToFlags(
   try {
     table = toml::parse_file(path);
   } catch (const toml::parse_error& e) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ":", e.source().begin.line, ":",
-                     e.source().begin.column, ": ", std::string(e.description())));
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ":", e.source().begin.line, ":", e.source().begin.column, ": ",
+        std::string(e.description())));
   }
   std::vector<std::string> flags;
   for (const auto& [key, node] : table) {

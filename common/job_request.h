@@ -10,19 +10,19 @@
 namespace gantry {
 
 struct JobRequest {
-  std::string job_name;                  // -J/--job-name
-  std::optional<uint32_t> nodes;         // -N/--nodes
-  std::optional<uint32_t> ntasks;        // -n/--ntasks
-  std::optional<uint32_t> ntasks_per_node;  // --ntasks-per-node
-  std::optional<uint32_t> cpus_per_task;    // -c/--cpus-per-task
-  std::optional<uint32_t> gpus_per_node;    // --gpus-per-node, --gres=gpu:N
-  std::optional<uint64_t> mem_per_node_mb;  // --mem
+  std::string job_name;                        // -J/--job-name
+  std::optional<uint32_t> nodes;               // -N/--nodes
+  std::optional<uint32_t> ntasks;              // -n/--ntasks
+  std::optional<uint32_t> ntasks_per_node;     // --ntasks-per-node
+  std::optional<uint32_t> cpus_per_task;       // -c/--cpus-per-task
+  std::optional<uint32_t> gpus_per_node;       // --gpus-per-node, --gres=gpu:N
+  std::optional<uint64_t> mem_per_node_mb;     // --mem
   std::optional<uint64_t> time_limit_seconds;  // -t/--time; 0 = unlimited
-  std::string partition;                 // -p/--partition
-  std::string output;                    // -o/--output
-  std::string error;                     // -e/--error
-  std::string chdir;                     // -D/--chdir
-  bool parsable = false;                 // --parsable
+  std::string partition;                       // -p/--partition
+  std::string output;                          // -o/--output
+  std::string error;                           // -e/--error
+  std::string chdir;                           // -D/--chdir
+  bool parsable = false;                       // --parsable
   // Options accepted but with no effect here; each gets a one-line warning.
   std::vector<std::string> warnings;
 };

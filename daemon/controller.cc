@@ -4,6 +4,7 @@
 #include "daemon/controller.h"
 
 #include <cstdlib>
+#include <random>
 
 #include <boost/asio/post.hpp>
 
@@ -65,6 +66,13 @@ absl::Status Controller::Start() {
   started_ms_ = clock_.NowMs();
   next_job_id_ = snapshot->next_job_id;
   next_event_sequence_ = snapshot->next_event_sequence;
+  cluster_id_ = snapshot->cluster_id;
+  if (cluster_id_ == 0) {
+    std::random_device random;
+    cluster_id_ = (uint64_t{random()} << 32) | random() | 1;
+    batch_.cluster_id = cluster_id_;
+    AfterCommit(nullptr);
+  }
   for (v1::NodeRecord& record : snapshot->nodes) {
     NodeRuntime node;
     node.record = std::move(record);
@@ -248,8 +256,10 @@ v1::ClusterStatusResponse Controller::ClusterStatus() const {
   }
   for (const auto& [id, job] : jobs_) {
     JobStatus s = FromProto(job.record.state());
-    if (s == JobStatus::kPending) status.set_jobs_pending(status.jobs_pending() + 1);
-    if (s == JobStatus::kRunning) status.set_jobs_running(status.jobs_running() + 1);
+    if (s == JobStatus::kPending)
+      status.set_jobs_pending(status.jobs_pending() + 1);
+    if (s == JobStatus::kRunning)
+      status.set_jobs_running(status.jobs_running() + 1);
   }
   status.set_jobs_finished(finished_jobs_);
   return status;

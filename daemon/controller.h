@@ -131,6 +131,7 @@ class Controller {
   std::map<uint64_t, JobRuntime> jobs_;
   std::map<std::string, NodeRuntime> nodes_;
   std::map<const AgentLink*, std::string> link_nodes_;
+  uint64_t cluster_id_ = 0;
   uint64_t next_job_id_ = 1;
   uint64_t next_event_sequence_ = 1;
   uint64_t finished_jobs_ = 0;

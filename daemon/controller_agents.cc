@@ -76,8 +76,8 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
     link_nodes_.erase(node.link.get());
     node.link->Close();
   }
-  const bool rebooted = !node.record.boot_id().empty() &&
-                        node.record.boot_id() != reg.boot_id();
+  const bool rebooted =
+      !node.record.boot_id().empty() && node.record.boot_id() != reg.boot_id();
   node.link = link;
   link_nodes_[link.get()] = name;
   const int64_t now = clock_.NowMs();
@@ -95,11 +95,11 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
   record.clear_partitions();
   record.add_partitions(options_.default_partition);
   StageNode(node);
-  StageEvent(0, name, "node_registered",
-             absl::StrCat("address ", reg.address(), ", ",
-                          reg.inventory().cpus(), " CPUs, ",
-                          reg.inventory().gpus_size(), " GPUs",
-                          rebooted ? ", rebooted" : ""));
+  StageEvent(
+      0, name, "node_registered",
+      absl::StrCat("address ", reg.address(), ", ", reg.inventory().cpus(),
+                   " CPUs, ", reg.inventory().gpus_size(), " GPUs",
+                   rebooted ? ", rebooted" : ""));
   log::Info("node registered", {{"node", name},
                                 {"address", reg.address()},
                                 {"peer", link->Peer()},
@@ -166,10 +166,10 @@ void Controller::ReconcileRanks(const std::string& node_name,
       }
       if (lost.empty()) continue;
       job.live_ranks[node_name] = 0;
-      (void)ApplyEvent(job, {JobEvent::Kind::kNodeLost},
-                       absl::StrCat("agent on ", node_name,
-                                    " no longer runs rank(s) ",
-                                    absl::StrJoin(lost, ",")));
+      (void)ApplyEvent(
+          job, {JobEvent::Kind::kNodeLost},
+          absl::StrCat("agent on ", node_name, " no longer runs rank(s) ",
+                       absl::StrJoin(lost, ",")));
       ReleaseFinished(job);
     }
   }
@@ -268,10 +268,10 @@ void Controller::CheckDeadlines() {
     uint64_t limit_ms = record.spec().time_limit_seconds() * 1000;
     if (record.state() == v1::RUNNING && limit_ms > 0 &&
         now - record.start_time_ms() >= static_cast<int64_t>(limit_ms)) {
-      (void)ApplyEvent(job, {JobEvent::Kind::kTimeLimit},
-                       absl::StrCat("time limit of ",
-                                    record.spec().time_limit_seconds(),
-                                    " s reached"));
+      (void)ApplyEvent(
+          job, {JobEvent::Kind::kTimeLimit},
+          absl::StrCat("time limit of ", record.spec().time_limit_seconds(),
+                       " s reached"));
     }
   }
 }
@@ -291,7 +291,8 @@ void Controller::MarkNodeDown(NodeRuntime& node, const std::string& why) {
   for (auto& [id, job] : jobs_) {
     auto live = job.live_ranks.find(name);
     if (live == job.live_ranks.end() || live->second == 0) {
-      if (job.held_nodes.count(name) && IsTerminal(FromProto(job.record.state()))) {
+      if (job.held_nodes.count(name) &&
+          IsTerminal(FromProto(job.record.state()))) {
         ReleaseNodeShare(job, name);
       }
       continue;

@@ -4,8 +4,8 @@
 
 #include <boost/asio/post.hpp>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/job_options.h"
 #include "common/log.h"
@@ -45,8 +45,8 @@ uint32_t RanksOnNode(const v1::JobSpec& spec, uint32_t node_index) {
 }
 
 std::string ResolvePath(const std::string& pattern, const v1::JobRecord& job) {
-  std::string path = ExpandFilenamePattern(pattern, job.id(),
-                                           job.spec().name(), job.user());
+  std::string path =
+      ExpandFilenamePattern(pattern, job.id(), job.spec().name(), job.user());
   if (path.empty() || path[0] == '/') return path;
   return job.spec().working_dir() + "/" + path;
 }
@@ -60,7 +60,8 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
   spec = request.spec();
   if (spec.nodes() == 0) spec.set_nodes(1);
   if (spec.nodes() > kMaxNodes) {
-    return Invalid(absl::StrCat("--nodes=", spec.nodes(), " is above the limit of ", kMaxNodes));
+    return Invalid(absl::StrCat("--nodes=", spec.nodes(),
+                                " is above the limit of ", kMaxNodes));
   }
   if (spec.ntasks() > 0 && spec.ntasks() < spec.nodes()) {
     return Invalid(absl::StrCat("--ntasks=", spec.ntasks(),
@@ -72,9 +73,9 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
   }
   if (spec.ntasks() > 0 &&
       uint64_t{spec.ntasks_per_node()} * spec.nodes() < spec.ntasks()) {
-    return Invalid(absl::StrCat("--ntasks=", spec.ntasks(), " does not fit in ",
-                                spec.nodes(), " node(s) at --ntasks-per-node=",
-                                spec.ntasks_per_node()));
+    return Invalid(absl::StrCat(
+        "--ntasks=", spec.ntasks(), " does not fit in ", spec.nodes(),
+        " node(s) at --ntasks-per-node=", spec.ntasks_per_node()));
   }
   if (spec.ntasks_per_node() > kMaxTasksPerNode) {
     return Invalid(absl::StrCat("--ntasks-per-node=", spec.ntasks_per_node(),
@@ -107,13 +108,15 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
     environment_bytes += key.size() + value.size() + 2;
     if (key.empty() || key.find('=') != std::string::npos ||
         key.find('\0') != std::string::npos) {
-      return Invalid(absl::StrCat("invalid environment variable name \"", key, "\""));
+      return Invalid(
+          absl::StrCat("invalid environment variable name \"", key, "\""));
     }
   }
   if (environment_bytes > kMaxEnvironmentBytes) {
     return Invalid("the exported environment is larger than 1 MiB");
   }
-  if (spec.name().size() > kMaxNameBytes) return Invalid("the job name is too long");
+  if (spec.name().size() > kMaxNameBytes)
+    return Invalid("the job name is too long");
   for (const std::string* path : {&spec.working_dir(), &spec.output_pattern(),
                                   &spec.error_pattern(), &spec.submit_dir()}) {
     if (path->size() > kMaxPathBytes) return Invalid("a path is too long");
@@ -123,9 +126,9 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
   }
   if (spec.partition().empty()) spec.set_partition(options_.default_partition);
   if (spec.partition() != options_.default_partition) {
-    return Invalid(absl::StrCat("invalid partition name \"", spec.partition(),
-                                "\" (this cluster has: ",
-                                options_.default_partition, ")"));
+    return Invalid(absl::StrCat(
+        "invalid partition name \"", spec.partition(),
+        "\" (this cluster has: ", options_.default_partition, ")"));
   }
   if (spec.name().empty()) spec.set_name("script");
   if (spec.output_pattern().empty()) spec.set_output_pattern("gantry-%j.out");
@@ -150,15 +153,18 @@ void Controller::Submit(const v1::SubmitRequest& request,
   job.record.set_state(v1::PENDING);
   job.record.set_submit_time_ms(clock_.NowMs());
   job.record.set_reason("None");
-  job.record.set_output_path(ResolvePath(job.record.spec().output_pattern(), job.record));
+  job.record.set_output_path(
+      ResolvePath(job.record.spec().output_pattern(), job.record));
   if (!job.record.spec().error_pattern().empty()) {
-    job.record.set_error_path(ResolvePath(job.record.spec().error_pattern(), job.record));
+    job.record.set_error_path(
+        ResolvePath(job.record.spec().error_pattern(), job.record));
   }
   batch_.next_job_id = next_job_id_;
   StageJob(job);
-  StageEvent(id, "", "submitted",
-             absl::StrCat("user ", job.record.user(), ", ", job.record.spec().nodes(),
-                          " node(s), ", TotalRanks(job.record.spec()), " task(s)"));
+  StageEvent(
+      id, "", "submitted",
+      absl::StrCat("user ", job.record.user(), ", ", job.record.spec().nodes(),
+                   " node(s), ", TotalRanks(job.record.spec()), " task(s)"));
   log::Info("job submitted", {{"job", id},
                               {"user", job.record.user()},
                               {"name", job.record.spec().name()},
@@ -186,8 +192,9 @@ void Controller::Cancel(const v1::CancelRequest& request,
                                      job.record.user()));
       continue;
     }
-    absl::Status status = ApplyEvent(job, {JobEvent::Kind::kCancel},
-                                     absl::StrCat("cancelled by ", request.user()));
+    absl::Status status =
+        ApplyEvent(job, {JobEvent::Kind::kCancel},
+                   absl::StrCat("cancelled by ", request.user()));
     if (!status.ok()) {
       result->set_error(absl::StrCat("job ", id, ": ", status.message()));
       continue;
@@ -214,12 +221,16 @@ void Controller::RunSchedule() {
     NodeSnapshot s;
     s.name = name;
     s.schedulable = node.record.state() == v1::NODE_UP && node.link != nullptr;
-    s.partitions = {node.record.partitions().begin(), node.record.partitions().end()};
+    s.partitions = {node.record.partitions().begin(),
+                    node.record.partitions().end()};
     s.cpus_total = inventory.cpus();
-    s.cpus_free = inventory.cpus() > node.cpus_used ? inventory.cpus() - node.cpus_used : 0;
+    s.cpus_free = inventory.cpus() > node.cpus_used
+                      ? inventory.cpus() - node.cpus_used
+                      : 0;
     s.gpus_total = static_cast<uint32_t>(inventory.gpus_size());
     for (const v1::GpuInfo& gpu : inventory.gpus()) {
-      if (!node.gpus_used.count(gpu.index())) s.free_gpus.push_back(gpu.index());
+      if (!node.gpus_used.count(gpu.index()))
+        s.free_gpus.push_back(gpu.index());
     }
     s.mem_total_mb = inventory.memory_mb();
     s.mem_free_mb = inventory.memory_mb() > node.mem_used_mb
@@ -256,7 +267,8 @@ void Controller::RunSchedule() {
       for (uint32_t gpu : share.gpus) allocation->add_gpu_indices(gpu);
       allocation->set_mem_mb(share.mem_mb);
       allocation->set_first_rank(next_rank);
-      allocation->set_rank_count(RanksOnNode(record.spec(), static_cast<uint32_t>(i)));
+      allocation->set_rank_count(
+          RanksOnNode(record.spec(), static_cast<uint32_t>(i)));
       next_rank += allocation->rank_count();
     }
     StartJob(job);
@@ -267,7 +279,8 @@ void Controller::StartJob(JobRuntime& job) {
   v1::JobRecord& record = job.record;
   record.set_attempt(record.attempt() + 1);
   record.set_start_time_ms(clock_.NowMs());
-  record.set_master_port(ChooseMasterPort(record.id(), record.attempt()));
+  record.set_master_port(
+      ChooseMasterPort(cluster_id_, record.id(), record.attempt()));
   record.set_reason("None");
   record.clear_reason_detail();
   record.clear_exits();
@@ -406,7 +419,8 @@ void Controller::HoldResources(JobRuntime& job) {
   }
 }
 
-void Controller::ReleaseNodeShare(JobRuntime& job, const std::string& node_name) {
+void Controller::ReleaseNodeShare(JobRuntime& job,
+                                  const std::string& node_name) {
   if (!job.held_nodes.erase(node_name)) return;
   auto it = nodes_.find(node_name);
   if (it == nodes_.end()) return;

@@ -214,7 +214,9 @@ void AgentStreamLink::Send(const v1::ControllerMessage& message) {
 
 void AgentStreamLink::Close() {
   std::lock_guard lock(mutex_);
-  if (stream_) stream_->FinishOnce(grpc::Status(grpc::StatusCode::ABORTED, "closed by controller"));
+  if (stream_)
+    stream_->FinishOnce(
+        grpc::Status(grpc::StatusCode::ABORTED, "closed by controller"));
 }
 
 }  // namespace

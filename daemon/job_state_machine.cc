@@ -64,9 +64,8 @@ absl::StatusOr<JobTransition> ApplyJobEvent(JobStatus current,
   switch (event.kind) {
     case JobEvent::Kind::kStart:
       if (current != JobStatus::kPending) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("cannot start a job that is ",
-                         JobStatusName(current)));
+        return absl::FailedPreconditionError(absl::StrCat(
+            "cannot start a job that is ", JobStatusName(current)));
       }
       return JobTransition{JobStatus::kRunning, {JobEffect::kLaunchRanks}, ""};
     case JobEvent::Kind::kRankExited:
@@ -79,8 +78,7 @@ absl::StatusOr<JobTransition> ApplyJobEvent(JobStatus current,
         return End(JobStatus::kCancelled, "Cancelled", true);
       }
       return absl::FailedPreconditionError(absl::StrCat(
-          "job has already finished (",
-          JobStatusName(current), ")"));
+          "job has already finished (", JobStatusName(current), ")"));
     case JobEvent::Kind::kTimeLimit:
       if (current != JobStatus::kRunning) return Stay(current);
       return End(JobStatus::kTimeout, "TimeLimit", true);

@@ -8,10 +8,10 @@
 #include <memory>
 #include <thread>
 
+#include <grpcpp/grpcpp.h>
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
-#include <grpcpp/grpcpp.h>
 
 #include "common/config_file.h"
 #include "common/log.h"
@@ -94,7 +94,8 @@ int main(int argc, char** argv) {
     std::set<std::string> keys;
     for (const CLI::Option* option : app.get_options()) {
       std::string name = option->get_single_name();
-      if (!name.empty() && name != "help" && name != "config") keys.insert(name);
+      if (!name.empty() && name != "help" && name != "config")
+        keys.insert(name);
     }
     absl::StatusOr<std::vector<std::string>> from_file =
         gantry::ConfigFileToFlags(flags.config, keys);
@@ -113,7 +114,8 @@ int main(int argc, char** argv) {
   }
 
   gantry::log::Configure(
-      "gantryd", gantry::log::ParseLevel(flags.log_level, gantry::log::Level::kInfo));
+      "gantryd",
+      gantry::log::ParseLevel(flags.log_level, gantry::log::Level::kInfo));
   std::error_code error;
   std::filesystem::create_directories(flags.state_dir, error);
   if (error) {
@@ -124,7 +126,8 @@ int main(int argc, char** argv) {
   absl::StatusOr<std::unique_ptr<gantry::RocksDbStore>> store =
       gantry::RocksDbStore::Open(flags.state_dir + "/db");
   if (!store.ok()) {
-    gantry::log::Error("cannot open state", {{"error", store.status().ToString()}});
+    gantry::log::Error("cannot open state",
+                       {{"error", store.status().ToString()}});
     return 1;
   }
 
@@ -133,9 +136,11 @@ int main(int argc, char** argv) {
   gantry::ControllerOptions options;
   options.state_dir = flags.state_dir;
   options.default_partition = flags.partition;
-  options.heartbeat_interval_ms = static_cast<int64_t>(flags.heartbeat_interval * 1000);
+  options.heartbeat_interval_ms =
+      static_cast<int64_t>(flags.heartbeat_interval * 1000);
   options.node_timeout_ms = static_cast<int64_t>(flags.node_timeout * 1000);
-  options.reconnect_grace_ms = static_cast<int64_t>(flags.reconnect_grace * 1000);
+  options.reconnect_grace_ms =
+      static_cast<int64_t>(flags.reconnect_grace * 1000);
   options.kill_grace_seconds = flags.kill_grace;
   gantry::Controller controller(io, **store, clock, options);
   absl::Status started = controller.Start();
@@ -184,7 +189,8 @@ int main(int argc, char** argv) {
     // Shutdown waits for in-flight calls, which need this loop: run it from
     // another thread and stop the loop when it returns.
     stopper = std::thread([&] {
-      server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+      server->Shutdown(std::chrono::system_clock::now() +
+                       std::chrono::seconds(2));
       io.stop();
     });
   });

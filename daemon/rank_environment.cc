@@ -17,24 +17,31 @@ std::string TasksPerNodeString(const v1::JobRecord& job) {
            shares[i + run].rank_count() == shares[i].rank_count()) {
       ++run;
     }
-    parts.push_back(run > 1 ? absl::StrCat(shares[i].rank_count(), "(x", run,
-                                           ")")
-                            : absl::StrCat(shares[i].rank_count()));
+    parts.push_back(run > 1
+                        ? absl::StrCat(shares[i].rank_count(), "(x", run, ")")
+                        : absl::StrCat(shares[i].rank_count()));
     i += run;
   }
   return absl::StrJoin(parts, ",");
 }
 
-uint32_t ChooseMasterPort(uint64_t job_id, uint32_t attempt) {
-  uint64_t mixed = job_id * 7919 + attempt * 104729;
-  return 20000 + static_cast<uint32_t>(mixed % 20000);
+uint32_t ChooseMasterPort(uint64_t cluster_id, uint64_t job_id,
+                          uint32_t attempt) {
+  // splitmix64 finaliser: every input bit moves the result.
+  uint64_t x =
+      cluster_id ^ (job_id * 0x9E3779B97F4A7C15ULL) ^ (uint64_t{attempt} << 48);
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  x ^= x >> 31;
+  return 20000 + static_cast<uint32_t>(x % 20000);
 }
 
 std::map<std::string, std::string> BuildRankEnvironment(
     const v1::JobRecord& job, const std::string& master_addr,
     uint32_t node_index, uint32_t local_rank) {
   const v1::JobSpec& spec = job.spec();
-  const v1::NodeAllocation& share = job.allocation(static_cast<int>(node_index));
+  const v1::NodeAllocation& share =
+      job.allocation(static_cast<int>(node_index));
   std::vector<std::string> node_names;
   uint32_t world_size = 0;
   for (const v1::NodeAllocation& a : job.allocation()) {
@@ -49,9 +56,11 @@ std::map<std::string, std::string> BuildRankEnvironment(
   const std::string local = absl::StrCat(local_rank);
   const std::string local_size = absl::StrCat(share.rank_count());
   const std::string node_rank = absl::StrCat(node_index);
-  const std::string restarts = absl::StrCat(job.attempt() > 0 ? job.attempt() - 1 : 0);
+  const std::string restarts =
+      absl::StrCat(job.attempt() > 0 ? job.attempt() - 1 : 0);
   std::vector<std::string> gpu_strings;
-  for (uint32_t gpu : share.gpu_indices()) gpu_strings.push_back(absl::StrCat(gpu));
+  for (uint32_t gpu : share.gpu_indices())
+    gpu_strings.push_back(absl::StrCat(gpu));
   const std::string gpus = absl::StrJoin(gpu_strings, ",");
 
   std::map<std::string, std::string> env = {

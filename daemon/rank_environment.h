@@ -22,9 +22,11 @@ std::map<std::string, std::string> BuildRankEnvironment(
 // Slurm's SLURM_TASKS_PER_NODE form: "2(x3),1" for 2,2,2,1.
 std::string TasksPerNodeString(const v1::JobRecord& job);
 
-// A port for the job's rendezvous (MASTER_PORT), spread over 20000-39999 by
-// job id and attempt so that consecutive jobs and restarts do not collide
-// with sockets still in TIME_WAIT.
-uint32_t ChooseMasterPort(uint64_t job_id, uint32_t attempt);
+// A port for the job's rendezvous (MASTER_PORT) in 20000-39999, mixed from
+// the cluster id, job id and attempt: consecutive jobs and restarts do not
+// reuse a port still in TIME_WAIT, and two clusters sharing hosts (test
+// clusters on one machine) rarely pick the same port for the same job id.
+uint32_t ChooseMasterPort(uint64_t cluster_id, uint64_t job_id,
+                          uint32_t attempt);
 
 }  // namespace gantry

@@ -12,6 +12,7 @@ namespace {
 constexpr char kSchemaVersionKey[] = "schema_version";
 constexpr char kNextJobIdKey[] = "next_job_id";
 constexpr char kNextEventKey[] = "next_event_sequence";
+constexpr char kClusterIdKey[] = "cluster_id";
 constexpr uint64_t kSchemaVersion = 1;
 
 // Big-endian so that RocksDB's byte order is numeric order.
@@ -90,10 +91,9 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
   } else if (!status.ok()) {
     return FromRocks(status, "reading schema version");
   } else if (DecodeU64(version) != kSchemaVersion) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("state database in ", directory, " has schema version ",
-                     DecodeU64(version), "; this gantryd understands ",
-                     kSchemaVersion));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "state database in ", directory, " has schema version ",
+        DecodeU64(version), "; this gantryd understands ", kSchemaVersion));
   }
   return store;
 }
@@ -144,6 +144,12 @@ absl::StatusOr<StateStore::Snapshot> RocksDbStore::Load() {
   } else if (!status.IsNotFound()) {
     return FromRocks(status, "reading next event sequence");
   }
+  status = db_->Get(rocksdb::ReadOptions(), meta_, kClusterIdKey, &value);
+  if (status.ok()) {
+    snapshot.cluster_id = DecodeU64(value);
+  } else if (!status.IsNotFound()) {
+    return FromRocks(status, "reading cluster id");
+  }
   // A job id is never handed out twice, even if meta lagged behind.
   if (!snapshot.jobs.empty() &&
       snapshot.jobs.back().id() >= snapshot.next_job_id) {
@@ -175,6 +181,9 @@ absl::Status RocksDbStore::Commit(const Batch& batch, bool sync) {
   if (batch.next_event_sequence) {
     write_batch.Put(meta_, kNextEventKey,
                     EncodeU64(*batch.next_event_sequence));
+  }
+  if (batch.cluster_id) {
+    write_batch.Put(meta_, kClusterIdKey, EncodeU64(*batch.cluster_id));
   }
   rocksdb::WriteOptions options;
   options.sync = sync;

@@ -9,8 +9,8 @@ namespace gantry {
 namespace {
 
 bool InPartition(const NodeSnapshot& node, const std::string& partition) {
-  return std::find(node.partitions.begin(), node.partitions.end(),
-                   partition) != node.partitions.end();
+  return std::find(node.partitions.begin(), node.partitions.end(), partition) !=
+         node.partitions.end();
 }
 
 uint32_t CpusNeeded(const PendingJob& job) {
@@ -32,14 +32,11 @@ bool FitsNow(const NodeSnapshot& node, uint32_t cpus_free, uint64_t mem_free,
 }
 
 std::string Describe(const PendingJob& job) {
-  return absl::StrCat(job.nodes, " node(s) with ", CpusNeeded(job), " CPUs",
-                      job.gpus_per_node ? absl::StrCat(", ", job.gpus_per_node,
-                                                       " GPUs")
-                                        : "",
-                      job.mem_per_node_mb
-                          ? absl::StrCat(", ", job.mem_per_node_mb, " MB")
-                          : "",
-                      " each");
+  return absl::StrCat(
+      job.nodes, " node(s) with ", CpusNeeded(job), " CPUs",
+      job.gpus_per_node ? absl::StrCat(", ", job.gpus_per_node, " GPUs") : "",
+      job.mem_per_node_mb ? absl::StrCat(", ", job.mem_per_node_mb, " MB") : "",
+      " each");
 }
 
 }  // namespace

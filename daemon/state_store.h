@@ -25,9 +25,10 @@ class StateStore {
     std::vector<v1::EventRecord> events;
     std::optional<uint64_t> next_job_id;
     std::optional<uint64_t> next_event_sequence;
+    std::optional<uint64_t> cluster_id;
     bool empty() const {
-      return jobs.empty() && nodes.empty() && events.empty() &&
-             !next_job_id && !next_event_sequence;
+      return jobs.empty() && nodes.empty() && events.empty() && !next_job_id &&
+             !next_event_sequence && !cluster_id;
     }
   };
 
@@ -36,6 +37,9 @@ class StateStore {
     std::vector<v1::NodeRecord> nodes;
     uint64_t next_job_id = 1;
     uint64_t next_event_sequence = 1;
+    // Random, chosen at the first start; 0 until then. Spreads rendezvous
+    // ports of different clusters that share hosts (see ChooseMasterPort).
+    uint64_t cluster_id = 0;
   };
 
   virtual ~StateStore() = default;

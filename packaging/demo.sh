@@ -1,0 +1,83 @@
+#!/bin/bash
+# Gantry's main job on one machine: installs what is missing, builds, starts
+# gantryd and 4 agents on loopback in a temp dir, submits the example
+# 2-node all-reduce, shows the queue and cluster status while it runs, prints
+# the job's output and record, and stops everything it started.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+"$root/packaging/install-deps.sh"
+"$root/packaging/build.sh"
+build="${GANTRY_BUILD_DIR:-$root/build}"
+gantryd="$build/daemon/gantryd"
+agent="$build/agent/gantry-agent"
+gantry="$build/cli/gantry"
+
+demo="$(mktemp -d /tmp/gantry-demo.XXXXXX)"
+pids=()
+cleanup() {
+  # Stop by PID, agents first (they stop their ranks), then the controller.
+  for (( i=${#pids[@]}-1; i>=0; i-- )); do kill "${pids[$i]}" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
+  done
+  echo "demo: stopped everything; logs kept in $demo"
+}
+trap cleanup EXIT
+
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+step "starting gantryd (state in $demo/state)"
+"$gantryd" --state-dir "$demo/state" --listen 127.0.0.1:0 --socket "$demo/gantryd.sock" \
+  --heartbeat-interval 0.5 --node-timeout 5 2> "$demo/gantryd.log" &
+pids+=($!)
+port=""
+for _ in $(seq 100); do
+  port="$(grep 'msg="gantryd ready"' "$demo/gantryd.log" | grep -o ' listen=[0-9.]*:[0-9]*' | sed 's/.*://' || true)"
+  [ -n "$port" ] && break
+  sleep 0.1
+done
+[ -n "$port" ] || { cat "$demo/gantryd.log"; echo "demo: gantryd did not start"; exit 1; }
+export GANTRY_CONTROLLER="unix:$demo/gantryd.sock"
+echo "gantryd listening on 127.0.0.1:$port and $GANTRY_CONTROLLER"
+
+step "starting 4 agents: node01..node04 at 127.0.0.1..127.0.0.4"
+for i in 1 2 3 4; do
+  "$agent" --controller "127.0.0.1:$port" --node-name "node0$i" --address "127.0.0.$i" \
+    --work-dir "$demo/agent$i" 2> "$demo/agent$i.log" &
+  pids+=($!)
+done
+for _ in $(seq 100); do
+  up="$("$gantry" nodes | grep -c ' up ' || true)"
+  [ "$up" -ge 4 ] && break
+  sleep 0.1
+done
+"$gantry" nodes
+
+step "submitting packaging/examples/allreduce.sbatch (2 nodes x 2 tasks)"
+# The job inherits this environment (as with sbatch): put Debian's python3,
+# which has python3-torch, first.
+export PATH="/usr/bin:$PATH"
+cp "$root/packaging/examples/allreduce.sbatch" "$root/packaging/examples/allreduce.py" "$demo/"
+cd "$demo"
+cat allreduce.sbatch
+job="$("$gantry" batch --parsable allreduce.sbatch)"
+echo "Submitted batch job $job"
+
+step "while it runs: gantry queue and gantry status"
+sleep 1
+"$gantry" queue
+"$gantry" status
+
+state=""
+for _ in $(seq 600); do
+  state="$("$gantry" job "$job" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])')"
+  case "$state" in PENDING|RUNNING) sleep 0.2 ;; *) break ;; esac
+done
+
+step "job $job ended $state: its output (allreduce-$job.out)"
+cat "allreduce-$job.out"
+
+step "gantry job $job"
+"$gantry" job "$job"
+[ "$state" = COMPLETED ]

@@ -1,0 +1,495 @@
+"""A throwaway Gantry cluster on loopback, for integration tests.
+
+GantryCluster starts the real binaries: one gantryd (state, log and unix
+socket in a fresh temp dir, TCP on a port the kernel picks) and N
+gantry-agents (node01, node02, ...), each with its own work dir and its own
+loopback address. All "nodes" share the host's file system, which plays the
+part of a cluster's shared file system: jobs write pid files and markers in
+the cluster's work dir and the tests read them.
+
+ClusterTestCase gives each test its own cluster, stops every process the
+cluster started (by pid: SIGTERM, then SIGKILL), and removes the temp dir,
+or keeps it and prints its path and the daemon logs when the test failed
+(or when GANTRY_KEEP_TMP=1).
+
+Every test file ends with `gantry_cluster.main()`, which takes
+`--build-dir DIR` (or GANTRY_BUILD_DIR) to find the binaries.
+
+Not thread-safe: drive a cluster from one thread. cli() may be called from
+several threads (it only runs short-lived client processes).
+"""
+
+import ctypes
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+TERMINAL_STATES = frozenset(
+    {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL"})
+
+# Jobs inherit the submitter's environment; this variable marks every rank a
+# cluster's jobs start, so that cleanup can find ranks orphaned by a killed
+# agent (they run in their own sessions and outlive it).
+MARKER_VARIABLE = "GANTRY_IT_CLUSTER"
+
+# A bash snippet for job scripts: wait (at most a minute, so that nothing
+# outlives a broken run for long) until the file named by $1 exists in the
+# working directory.
+WAIT_FOR_FILE = """
+wait_for_file() {
+  for _ in $(seq 600); do [ -e "$1" ] && return 0; sleep 0.1; done
+  echo "gave up waiting for $1" >&2; return 1
+}
+"""
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent():
+    """preexec_fn: the daemon gets SIGKILL if the test process dies (e.g.
+    killed by the CTest timeout) instead of lingering."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def build_dir():
+    """The CMake build dir: GANTRY_BUILD_DIR, else <repo>/build."""
+    configured = os.environ.get("GANTRY_BUILD_DIR")
+    if configured:
+        return os.path.abspath(configured)
+    here = os.path.dirname(os.path.abspath(__file__))
+    return os.path.abspath(os.path.join(here, "..", "..", "build"))
+
+
+def main():
+    """Entry point of each test file: strips --build-dir DIR (or
+    --build-dir=DIR) from argv into GANTRY_BUILD_DIR, then runs unittest."""
+    argv = [sys.argv[0]]
+    args = sys.argv[1:]
+    i = 0
+    while i < len(args):
+        if args[i] == "--build-dir" and i + 1 < len(args):
+            os.environ["GANTRY_BUILD_DIR"] = args[i + 1]
+            i += 2
+            continue
+        if args[i].startswith("--build-dir="):
+            os.environ["GANTRY_BUILD_DIR"] = args[i].split("=", 1)[1]
+        else:
+            argv.append(args[i])
+        i += 1
+    unittest.main(argv=argv, verbosity=2)
+
+
+def pid_alive(pid):
+    """True if the process exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+    return fields[0] != "Z"
+
+
+def wait_for(predicate, timeout, what, interval=0.1):
+    """Polls predicate() until it returns something truthy, which is
+    returned; raises AssertionError naming `what` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(interval)
+
+
+def expand_hostlist(expression):
+    """node[01-03,07],gpu1 -> [node01, node02, node03, node07, gpu1]."""
+    names = []
+    for prefix, ranges, plain in re.findall(
+            r"([^,\[]+)\[([^\]]+)\]|([^,\[\]]+)", expression):
+        if plain:
+            names.append(plain)
+            continue
+        for part in ranges.split(","):
+            low, _, high = part.partition("-")
+            high = high or low
+            for n in range(int(low), int(high) + 1):
+                names.append(f"{prefix}{n:0{len(low)}d}")
+    return names
+
+
+class CliError(AssertionError):
+    pass
+
+
+class _Daemon:
+    """One started process: its Popen, argv, log path and role."""
+
+    def __init__(self, role, argv, log_path, env):
+        self.role = role
+        self.argv = argv
+        self.log_path = log_path
+        with open(log_path, "ab") as log:
+            self.process = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                env=env, preexec_fn=_die_with_parent)
+
+    @property
+    def pid(self):
+        return self.process.pid
+
+    def running(self):
+        return self.process.poll() is None
+
+    def log_text(self):
+        with open(self.log_path, errors="replace") as log:
+            return log.read()
+
+    def kill(self, sig=signal.SIGKILL):
+        if self.running():
+            os.kill(self.pid, sig)
+        self.process.wait(timeout=10)
+
+    def stop(self, grace=5.0):
+        """SIGTERM, then SIGKILL if still running after `grace` seconds."""
+        if not self.running():
+            return
+        os.kill(self.pid, signal.SIGTERM)
+        try:
+            self.process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            os.kill(self.pid, signal.SIGKILL)
+            self.process.wait(timeout=10)
+
+
+class GantryCluster:
+    """gantryd plus `agents` gantry-agents in a temp dir. Call start()."""
+
+    def __init__(self, agents=2, heartbeat_interval=0.2, node_timeout=5.0,
+                 reconnect_grace=10.0, kill_grace=1, label="cluster"):
+        bindir = build_dir()
+        self.gantryd_bin = os.path.join(bindir, "daemon", "gantryd")
+        self.agent_bin = os.path.join(bindir, "agent", "gantry-agent")
+        self.cli_bin = os.path.join(bindir, "cli", "gantry")
+        for binary in (self.gantryd_bin, self.agent_bin, self.cli_bin):
+            if not os.access(binary, os.X_OK):
+                raise RuntimeError(
+                    f"{binary} is missing: build first, and pass --build-dir "
+                    "or set GANTRY_BUILD_DIR")
+        self.label = label
+        # /tmp keeps the unix socket path under its 108-byte limit.
+        self.dir = tempfile.mkdtemp(prefix="gantry-it-", dir="/tmp")
+        self.state_dir = os.path.join(self.dir, "state")
+        self.socket = os.path.join(self.dir, "ctl.sock")
+        self.work_dir = os.path.join(self.dir, "work")
+        os.makedirs(self.work_dir)
+        self.agent_count = agents
+        self.heartbeat_interval = heartbeat_interval
+        self.node_timeout = node_timeout
+        self.reconnect_grace = reconnect_grace
+        self.kill_grace = kill_grace
+        # A random 127.0.X.0/24 per cluster: the MASTER_PORT of a job is a
+        # function of its id, so two clusters running at once (ctest -j)
+        # would otherwise give job 1 the same MASTER_ADDR:MASTER_PORT.
+        self.address_prefix = f"127.0.{random.randint(2, 253)}."
+        self.port = None
+        self.controller = None
+        self.agents = {}  # node name -> _Daemon
+        self.addresses = {}  # node name -> --address
+        self._retired = []  # daemons that were killed or replaced
+        self._controller_starts = 0
+        self.env = dict(os.environ)
+        self.env["GANTRY_CONTROLLER"] = "unix:" + self.socket
+        self.env[MARKER_VARIABLE] = self.dir
+        self.env.pop("GANTRY_BUILD_DIR", None)
+
+    # --- Lifecycle ---
+
+    def start(self):
+        self.start_controller()
+        for i in range(1, self.agent_count + 1):
+            self.start_agent(self.node_name(i))
+        self.wait_nodes_up(list(self.agents))
+        return self
+
+    @staticmethod
+    def node_name(index):
+        return f"node{index:02d}"
+
+    def start_controller(self, port=None):
+        """Starts gantryd (on `port`, else the last one, else a free one)
+        and waits for its ready line. Sets self.port."""
+        if self.controller is not None and self.controller.running():
+            raise RuntimeError("gantryd is already running")
+        if self.controller is not None:
+            self._retired.append(self.controller)
+        if port is None:
+            port = self.port or 0
+        self._controller_starts += 1
+        log_path = os.path.join(self.dir, f"gantryd.{self._controller_starts}.log")
+        argv = [self.gantryd_bin,
+                "--state-dir", self.state_dir,
+                "--listen", f"127.0.0.1:{port}",
+                "--socket", self.socket,
+                "--heartbeat-interval", str(self.heartbeat_interval),
+                "--node-timeout", str(self.node_timeout),
+                "--reconnect-grace", str(self.reconnect_grace),
+                "--kill-grace", str(self.kill_grace)]
+        self.controller = _Daemon("gantryd", argv, log_path, self.env)
+        ready = re.compile(r'msg="gantryd ready".* listen=127\.0\.0\.1:(\d+)')
+
+        def ready_port():
+            match = ready.search(self.controller.log_text())
+            if match:
+                return int(match.group(1))
+            if not self.controller.running():
+                raise AssertionError(
+                    f"gantryd exited with {self.controller.process.returncode} "
+                    f"before it was ready:\n{self.controller.log_text()}")
+            return None
+
+        self.port = wait_for(ready_port, 15, "gantryd to log ready", 0.02)
+        return self.controller
+
+    def kill_controller(self, sig=signal.SIGKILL):
+        """Sends `sig` (default: kill -9) to gantryd and reaps it."""
+        self.controller.kill(sig)
+
+    def restart_controller(self):
+        """kill -9 gantryd, then start it again on the same state and port."""
+        self.kill_controller()
+        return self.start_controller()
+
+    def start_agent(self, name):
+        """Starts (or restarts, with the same work dir) the agent `name`."""
+        old = self.agents.get(name)
+        if old is not None:
+            if old.running():
+                raise RuntimeError(f"agent {name} is already running")
+            self._retired.append(old)
+        address = self.addresses.setdefault(
+            name, self.address_prefix + str(len(self.addresses) + 1))
+        work = os.path.join(self.dir, "agents", name)
+        os.makedirs(work, exist_ok=True)
+        starts = sum(1 for d in self._retired if d.role == name) + 1
+        log_path = os.path.join(self.dir, f"agent-{name}.{starts}.log")
+        argv = [self.agent_bin,
+                "--controller", f"127.0.0.1:{self.port}",
+                "--node-name", name,
+                "--address", address,
+                "--work-dir", work,
+                "--stop-grace", "1"]
+        self.agents[name] = _Daemon(name, argv, log_path, self.env)
+        return self.agents[name]
+
+    def kill_agent(self, name, sig=signal.SIGKILL):
+        self.agents[name].kill(sig)
+
+    def stop_processes(self):
+        """Stops every process this cluster started, by pid: agents first
+        (they stop their ranks), then gantryd, then any rank left behind."""
+        daemons = list(self.agents.values()) + [self.controller] + self._retired
+        for daemon in daemons:
+            if daemon is not None and daemon.running():
+                os.kill(daemon.pid, signal.SIGTERM)
+        deadline = time.monotonic() + 5
+        for daemon in daemons:
+            if daemon is None:
+                continue
+            try:
+                daemon.process.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                os.kill(daemon.pid, signal.SIGKILL)
+                daemon.process.wait(timeout=10)
+        for pid in self.marked_pids():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def marked_pids(self):
+        """Pids of live processes carrying this cluster's marker (ranks, and
+        processes they started), other than this one."""
+        needle = f"{MARKER_VARIABLE}={self.dir}\0".encode()
+        found = []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) == os.getpid():
+                continue
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as environ:
+                    if needle in environ.read() and pid_alive(int(entry)):
+                        found.append(int(entry))
+            except OSError:
+                continue
+        return found
+
+    def finish(self, failed):
+        """Removes the temp dir, or (failed, or GANTRY_KEEP_TMP=1) keeps it
+        and prints its path and the logs."""
+        if not failed and os.environ.get("GANTRY_KEEP_TMP") != "1":
+            shutil.rmtree(self.dir, ignore_errors=True)
+            return
+        out = sys.stderr
+        print(f"\n=== {self.label}: kept {self.dir}", file=out)
+        for name in sorted(os.listdir(self.dir)):
+            if not name.endswith(".log"):
+                continue
+            path = os.path.join(self.dir, name)
+            with open(path, errors="replace") as log:
+                lines = log.readlines()
+            limit = 80 if name.startswith("gantryd") else 25
+            print(f"--- {name} (last {min(limit, len(lines))} of {len(lines)} lines)",
+                  file=out)
+            out.writelines(lines[-limit:])
+        out.flush()
+
+    # --- Client ---
+
+    def cli(self, *args, check=True, cwd=None, timeout=30, input=None):
+        """Runs `gantry ARGS`; returns the CompletedProcess (text). With
+        check, a non-zero exit raises CliError with both streams."""
+        result = subprocess.run(
+            [self.cli_bin, *args], cwd=cwd or self.work_dir, env=self.env,
+            input=input, capture_output=True, text=True, timeout=timeout)
+        if check and result.returncode != 0:
+            raise CliError(
+                f"gantry {' '.join(args)} exited {result.returncode}\n"
+                f"stdout: {result.stdout}\nstderr: {result.stderr}")
+        return result
+
+    def cli_json(self, *args):
+        return json.loads(self.cli(*args, "--json").stdout)
+
+    def write_script(self, name, text, directory=None):
+        """Writes an executable script in the work dir; returns its path."""
+        path = os.path.join(directory or self.work_dir, name)
+        with open(path, "w") as script:
+            script.write(text)
+        os.chmod(path, 0o755)
+        return path
+
+    def submit(self, script, *options, args=(), cwd=None):
+        """`gantry batch --parsable OPTIONS SCRIPT ARGS`; returns the id."""
+        result = self.cli("batch", "--parsable", *options, script, *args, cwd=cwd)
+        text = result.stdout.strip()
+        if not text.isdigit():
+            raise AssertionError(f"--parsable printed {result.stdout!r}")
+        return int(text)
+
+    def job(self, job_id):
+        return self.cli_json("job", str(job_id))
+
+    def nodes(self):
+        """node name -> node JSON."""
+        return {n["name"]: n for n in self.cli_json("nodes")["nodes"]}
+
+    def status(self):
+        return self.cli_json("status")
+
+    def wait_job(self, job_id, *states, timeout=20):
+        """Polls `gantry job ID --json` until the state is one of `states`
+        and returns the job JSON. Fails early if the job ends in another."""
+        deadline = time.monotonic() + timeout
+        while True:
+            job = self.job(job_id)
+            if job["state"] in states:
+                return job
+            if job["state"] in TERMINAL_STATES:
+                raise AssertionError(
+                    f"job {job_id} ended {job['state']} while waiting for "
+                    f"{'/'.join(states)}:\n{json.dumps(job, indent=1)}")
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"job {job_id} still {job['state']} after {timeout} s "
+                    f"(waiting for {'/'.join(states)}):\n"
+                    f"{json.dumps(job, indent=1)}")
+            time.sleep(0.1)
+
+    def wait_nodes(self, names, state, timeout=20):
+        def reached():
+            nodes = self.nodes()
+            return all(n in nodes and nodes[n]["state"] == state for n in names)
+        wait_for(reached, timeout, f"nodes {names} to be {state}")
+        return self.nodes()
+
+    def wait_nodes_up(self, names, timeout=20):
+        return self.wait_nodes(names, "up", timeout)
+
+    # --- Files the jobs write ---
+
+    def path(self, *parts):
+        return os.path.join(self.work_dir, *parts)
+
+    def read(self, *parts):
+        with open(self.path(*parts)) as f:
+            return f.read()
+
+    def touch(self, *parts):
+        with open(self.path(*parts), "a"):
+            pass
+
+    def wait_files(self, names, timeout=20):
+        """Waits until every file in `names` (in the work dir) exists and is
+        not empty; returns {name: stripped content}."""
+        def all_there():
+            for name in names:
+                path = self.path(name)
+                if not os.path.exists(path) or os.path.getsize(path) == 0:
+                    return None
+            return {name: self.read(name).strip() for name in names}
+        return wait_for(all_there, timeout, f"files {sorted(names)}")
+
+
+class ClusterTestCase(unittest.TestCase):
+    """A TestCase whose start_cluster() clusters are stopped after the test
+    and removed, or kept and reported when the test failed."""
+
+    _class_failed = False
+
+    def start_cluster(self, **options):
+        """A cluster for this test only."""
+        cluster = GantryCluster(label=self.id(), **options)
+        self._clusters.append(cluster)
+        self.addCleanup(cluster.stop_processes)
+        return cluster.start()
+
+    @classmethod
+    def start_class_cluster(cls, **options):
+        """A cluster shared by the tests of the class (call it from
+        setUpClass), for tests that cannot disturb each other; it is kept
+        if any of them failed."""
+        cluster = GantryCluster(label=cls.__name__, **options)
+        # Class cleanups run last-in first-out: stop, then finish.
+        cls.addClassCleanup(lambda: cluster.finish(cls._class_failed))
+        cls.addClassCleanup(cluster.stop_processes)
+        return cluster.start()
+
+    def run(self, result=None):
+        # The outcome is only known after the cleanups ran, so the temp dir
+        # is dealt with here rather than in a cleanup.
+        self._clusters = []
+        if result is None:
+            result = self.defaultTestResult()
+        problems = len(result.failures) + len(result.errors)
+        try:
+            return super().run(result)
+        finally:
+            failed = len(result.failures) + len(result.errors) > problems
+            if failed:
+                type(self)._class_failed = True
+            for cluster in self._clusters:
+                cluster.finish(failed)
+
+    def assert_pids_gone(self, pids, timeout=10, what="processes"):
+        """Waits until none of `pids` is alive."""
+        wait_for(lambda: not [p for p in pids if pid_alive(p)], timeout,
+                 f"{what} {sorted(p for p in pids if pid_alive(p))} to exit")
