@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <set>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
@@ -17,23 +16,6 @@ extern char** environ;
 
 namespace gantry::cli {
 namespace {
-
-// Options of `gantry batch` that take a value, so that the value is not
-// mistaken for the script path. Kept in step with the option table of
-// common/job_options.cc by a unit test.
-bool TakesValue(const std::string& word) {
-  static const char* kShortWithValue = "JNnctpoeDAqCw";
-  if (word.size() == 2 && word[0] == '-' && word[1] != '-') {
-    return std::string(kShortWithValue).find(word[1]) != std::string::npos;
-  }
-  if (word.rfind("--", 0) != 0 || word.find('=') != std::string::npos) {
-    return false;
-  }
-  static const std::set<std::string> kFlags = {"--parsable",     "--exclusive",
-                                               "--requeue",      "--no-requeue",
-                                               "--get-user-env", "--help"};
-  return !kFlags.count(word);
-}
 
 std::string CurrentUser(uid_t uid) {
   if (passwd* entry = getpwuid(uid)) return entry->pw_name;
@@ -54,7 +36,7 @@ absl::StatusOr<BatchInvocation> SplitBatchArguments(
     }
     if (word.empty() || word[0] != '-' || word == "-") break;
     invocation.option_words.push_back(word);
-    if (TakesValue(word) && i + 1 < args.size()) {
+    if (OptionTakesNextWord(word) && i + 1 < args.size()) {
       invocation.option_words.push_back(args[++i]);
     }
   }

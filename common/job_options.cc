@@ -497,6 +497,21 @@ const OptionSpec* FindShort(char name) {
   return nullptr;
 }
 
+}  // namespace
+
+bool OptionTakesNextWord(std::string_view word) {
+  const OptionSpec* spec = nullptr;
+  if (word.size() > 2 && word.substr(0, 2) == "--") {
+    if (word.find('=') != std::string_view::npos) return false;
+    spec = FindLong(word.substr(2));
+  } else if (word.size() == 2 && word[0] == '-') {
+    spec = FindShort(word[1]);
+  }
+  return spec != nullptr && spec->arg == Arg::kRequired;
+}
+
+namespace {
+
 // Levenshtein distance, giving up (returning limit + 1) as soon as it must
 // exceed `limit`, so a long garbage word costs little.
 std::size_t EditDistance(std::string_view a, std::string_view b,

@@ -38,6 +38,11 @@ absl::StatusOr<std::vector<std::string>> ExtractDirectiveWords(
 absl::Status ApplyJobOptions(const std::vector<std::string>& words,
                              std::string_view source, JobRequest& request);
 
+// Whether `word` is an option whose value is the next word ("-N", "--nodes";
+// not "-N2", "--nodes=2" or a flag). Lets a caller that splits a command
+// line into options and a script path skip option values.
+bool OptionTakesNextWord(std::string_view word);
+
 // Like ApplyJobOptions over a script's directives, with line numbers in errors.
 absl::Status ApplyScriptDirectives(std::string_view script,
                                    JobRequest& request);
