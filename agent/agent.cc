@@ -40,6 +40,16 @@ Agent::Agent(AgentOptions options, v1::NodeInventory inventory)
         "will see them as lost",
         {{"count", leftovers}});
   }
+  checkpoints_ = std::make_unique<CheckpointWatcher>(
+      [this](const v1::CheckpointReport& report) {
+        v1::AgentMessage message;
+        *message.mutable_checkpoint() = report;
+        // A report lost to a broken stream is sent again: the watcher
+        // reports the marker anew after the next change, and the final read
+        // when the ranks end.
+        link_->Send(message);
+      },
+      options_.checkpoint_poll_ms);
   link_ = std::make_unique<ControllerLink>(
       options_.controller, [this] { return MakeRegister(); },
       [this](const v1::ControllerMessage& m) { OnControllerMessage(m); },
@@ -106,12 +116,23 @@ void Agent::OnControllerMessage(const v1::ControllerMessage& message) {
           std::max<uint32_t>(50, message.registered().heartbeat_interval_ms());
       break;
     }
-    case v1::ControllerMessage::kLaunch:
-      log::Info("launching ranks", {{"job", message.launch().job_id()},
-                                    {"attempt", message.launch().attempt()},
-                                    {"ranks", message.launch().ranks_size()}});
-      launcher_->Launch(message.launch());
+    case v1::ControllerMessage::kLaunch: {
+      const v1::LaunchRanks& launch = message.launch();
+      log::Info("launching ranks", {{"job", launch.job_id()},
+                                    {"attempt", launch.attempt()},
+                                    {"ranks", launch.ranks_size()}});
+      if (launch.watch_checkpoints() && !launch.checkpoint_dir().empty()) {
+        checkpoints_->Watch(launch.job_id(), launch.attempt(),
+                            launch.checkpoint_dir());
+      }
+      // Ranks reach the controller that launched them (gantry progress,
+      // gantry checkpoint) through the agent's own address for it.
+      v1::LaunchRanks with_controller = launch;
+      (*with_controller.mutable_job_environment())["GANTRY_CONTROLLER"] =
+          options_.controller;
+      launcher_->Launch(with_controller);
       break;
+    }
     case v1::ControllerMessage::kKill:
       log::Info("stopping ranks", {{"job", message.kill().job_id()},
                                    {"attempt", message.kill().attempt()},
@@ -157,6 +178,13 @@ void Agent::OnRankExited(const v1::RankId& rank, int exit_code, int signal,
     unacknowledged_.push_back(event);
   }
   link_->Send(message);
+  bool attempt_over = true;
+  for (const v1::RankId& other : launcher_->Running()) {
+    if (other.job_id() == rank.job_id() && other.attempt() == rank.attempt()) {
+      attempt_over = false;
+    }
+  }
+  if (attempt_over) checkpoints_->Forget(rank.job_id(), rank.attempt());
 }
 
 void Agent::HeartbeatLoop() {

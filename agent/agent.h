@@ -16,6 +16,7 @@
 #include <string>
 #include <thread>
 
+#include "agent/checkpoint_watcher.h"
 #include "agent/controller_link.h"
 #include "agent/rank_launcher.h"
 #include "gantry/v1/agent.pb.h"
@@ -28,6 +29,7 @@ struct AgentOptions {
   std::string address;  // where other nodes reach this one (MASTER_ADDR)
   std::string work_dir;
   uint32_t stop_grace_seconds = 10;
+  int checkpoint_poll_ms = 2000;
 };
 
 class Agent {
@@ -62,6 +64,7 @@ class Agent {
 
   std::unique_ptr<RankLauncher> launcher_;
   std::unique_ptr<ControllerLink> link_;
+  std::unique_ptr<CheckpointWatcher> checkpoints_;
 };
 
 }  // namespace gantry::agent

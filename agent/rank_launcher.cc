@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -218,6 +219,11 @@ absl::Status RankLauncher::StartOne(const v1::LaunchRanks& launch,
   }
   if (pid == 0) {
     ::setsid();
+    // A rank dies with its agent (kill -9 included): the agent is the only
+    // one who could report it, so it must not run on unwatched. Processes
+    // the rank started are killed when the agent restarts (see
+    // CleanUpLeftovers).
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     int null_fd = ::open("/dev/null", O_RDONLY);
     if (null_fd >= 0) ::dup2(null_fd, 0);
     ::dup2(out_fd, 1);

@@ -75,6 +75,24 @@ absl::StatusOr<v1::SubmitRequest> BuildSubmitRequest(
   if (working_dir.is_relative()) working_dir = submit_dir / working_dir;
   spec.set_working_dir(working_dir.lexically_normal().string());
   spec.set_submit_dir(submit_dir);
+  if (!request.checkpoint_dir.empty()) {
+    std::filesystem::path checkpoints(request.checkpoint_dir);
+    if (checkpoints.is_relative()) checkpoints = working_dir / checkpoints;
+    checkpoints = checkpoints.lexically_normal();
+    std::error_code error;
+    if (!std::filesystem::is_directory(checkpoints, error)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--checkpoint-dir ", checkpoints.string(),
+                       " does not exist or is not a directory"));
+    }
+    if (access(checkpoints.c_str(), W_OK | X_OK) != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--checkpoint-dir ", checkpoints.string(), " is not writable"));
+    }
+    spec.set_checkpoint_dir(checkpoints.string());
+  }
+  if (request.max_restarts) spec.set_max_restarts(*request.max_restarts);
+  spec.set_hang_timeout_seconds(request.hang_timeout_seconds.value_or(0));
   spec.set_script(script);
   for (const std::string& arg : script_args) spec.add_script_args(arg);
   for (char** entry = environ_entries; entry && *entry; ++entry) {

@@ -5,12 +5,15 @@
 
 #include <charconv>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/controller_client.h"
 #include "cli/output_format.h"
+#include "common/hostlist.h"
 
 namespace gantry::cli {
 namespace {
@@ -156,6 +159,35 @@ int RunJobCommand(const std::string& controller, const std::string& job_id,
       << "   StdErr="
       << (job.error_path().empty() ? job.output_path() : job.error_path())
       << "\n";
+  if (!job.spec().checkpoint_dir().empty()) {
+    std::cout << "   CheckpointDir=" << job.spec().checkpoint_dir() << "\n";
+  }
+  if (!job.latest_checkpoint().path().empty()) {
+    std::cout << "   LatestCheckpoint=" << job.latest_checkpoint().path()
+              << " Step=" << job.latest_checkpoint().step()
+              << " Source=" << job.latest_checkpoint().source()
+              << " At=" << FormatTime(job.latest_checkpoint().time_ms())
+              << "\n";
+  }
+  if (job.attempts_size() > 0) {
+    std::cout << "   Attempts:\n";
+    for (const v1::AttemptRecord& attempt : job.attempts()) {
+      std::cout << "     #" << attempt.attempt() << "  "
+                << absl::StrJoin(attempt.nodes(), ",") << "  "
+                << FormatTime(attempt.start_time_ms()) << " -> "
+                << (attempt.end_time_ms() ? FormatTime(attempt.end_time_ms())
+                                          : "running")
+                << (attempt.end_reason().empty() ? ""
+                                                 : "  " + attempt.end_reason())
+                << (attempt.end_detail().empty()
+                        ? ""
+                        : " (" + attempt.end_detail() + ")")
+                << (attempt.resumed_from().empty()
+                        ? ""
+                        : "  resumed from " + attempt.resumed_from())
+                << "\n";
+    }
+  }
   if (!history.empty()) {
     std::cout << "   History:\n";
     for (const v1::EventRecord& event : response.events()) {
@@ -185,15 +217,74 @@ int RunNodesCommand(const std::string& controller, bool json) {
       {"NODE", "STATE", "PARTITIONS", "CPUS(A/T)", "GPUS(A/T)", "MEMORY_MB",
        "ADDRESS", "REASON"}};
   for (const v1::NodeRecord& node : response.nodes()) {
+    std::string state = NodeStateName(node.state());
+    if (node.drained()) state += "+drain";
+    if (node.hot_spare()) state += "+spare";
+    std::string reason = node.drained() ? node.drain_reason() : node.reason();
     rows.push_back(
-        {node.name(), NodeStateName(node.state()),
-         absl::StrJoin(node.partitions(), ","),
+        {node.name(), state, absl::StrJoin(node.partitions(), ","),
          absl::StrCat(node.cpus_allocated(), "/", node.inventory().cpus()),
          absl::StrCat(node.gpus_allocated(), "/", node.inventory().gpus_size()),
-         absl::StrCat(node.inventory().memory_mb()), node.address(),
-         node.reason()});
+         absl::StrCat(node.inventory().memory_mb()), node.address(), reason});
   }
   std::cout << RenderTable(rows);
+  return 0;
+}
+
+int RunProgressCommand(const std::string& controller, const std::string& job,
+                       const std::string& path, int64_t step) {
+  const char* command = path.empty() ? "progress" : "checkpoint";
+  std::string job_text = job;
+  if (job_text.empty()) {
+    if (const char* env = std::getenv("GANTRY_JOB_ID")) job_text = env;
+  }
+  uint64_t id = 0;
+  if (!ParseJobId(job_text, id)) {
+    std::cerr << "gantry " << command
+              << ": error: no job: run it inside a job (GANTRY_JOB_ID) or "
+                 "give --job ID\n";
+    return 1;
+  }
+  v1::ReportProgressRequest request;
+  request.set_job_id(id);
+  request.set_step(step);
+  request.set_user(CurrentUser());
+  if (!path.empty()) {
+    std::error_code error;
+    std::filesystem::path absolute = std::filesystem::absolute(path, error);
+    request.set_checkpoint_path(absolute.lexically_normal().string());
+  }
+  ControllerClient client(ResolveControllerTarget(controller));
+  v1::ReportProgressResponse response;
+  if (absl::Status status = client.ReportProgress(request, response);
+      !status.ok()) {
+    return Fail(command, status);
+  }
+  return 0;
+}
+
+int RunDrainCommand(const std::string& controller,
+                    const std::vector<std::string>& nodes,
+                    const std::string& reason, bool resume) {
+  const char* command = resume ? "resume" : "drain";
+  v1::DrainRequest request;
+  for (const std::string& expression : nodes) {
+    absl::StatusOr<std::vector<std::string>> names = ExpandHostlist(expression);
+    if (!names.ok()) {
+      std::cerr << "gantry " << command
+                << ": error: " << names.status().message() << "\n";
+      return 1;
+    }
+    for (const std::string& name : *names) request.add_nodes(name);
+  }
+  request.set_reason(reason);
+  request.set_resume(resume);
+  request.set_user(CurrentUser());
+  ControllerClient client(ResolveControllerTarget(controller));
+  v1::DrainResponse response;
+  if (absl::Status status = client.Drain(request, response); !status.ok()) {
+    return Fail(command, status);
+  }
   return 0;
 }
 

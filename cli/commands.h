@@ -21,5 +21,12 @@ int RunJobCommand(const std::string& controller, const std::string& job_id,
                   bool json);
 int RunNodesCommand(const std::string& controller, bool json);
 int RunStatusCommand(const std::string& controller, bool json);
+// From inside a job (GANTRY_JOB_ID) or for --job: a completed checkpoint
+// (`path` non-empty) or plain progress.
+int RunProgressCommand(const std::string& controller, const std::string& job,
+                       const std::string& path, int64_t step);
+int RunDrainCommand(const std::string& controller,
+                    const std::vector<std::string>& nodes,
+                    const std::string& reason, bool resume);
 
 }  // namespace gantry::cli

@@ -84,4 +84,19 @@ absl::Status ControllerClient::ClusterStatus(
       stub_->ClusterStatus(&context, v1::ClusterStatusRequest(), &response));
 }
 
+absl::Status ControllerClient::ReportProgress(
+    const v1::ReportProgressRequest& request,
+    v1::ReportProgressResponse& response) {
+  grpc::ClientContext context;
+  SetDeadline(context);
+  return Convert(stub_->ReportProgress(&context, request, &response));
+}
+
+absl::Status ControllerClient::Drain(const v1::DrainRequest& request,
+                                     v1::DrainResponse& response) {
+  grpc::ClientContext context;
+  SetDeadline(context);
+  return Convert(stub_->Drain(&context, request, &response));
+}
+
 }  // namespace gantry::cli

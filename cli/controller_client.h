@@ -33,6 +33,10 @@ class ControllerClient {
                       v1::CancelResponse& response);
   absl::Status ListNodes(v1::ListNodesResponse& response);
   absl::Status ClusterStatus(v1::ClusterStatusResponse& response);
+  absl::Status ReportProgress(const v1::ReportProgressRequest& request,
+                              v1::ReportProgressResponse& response);
+  absl::Status Drain(const v1::DrainRequest& request,
+                     v1::DrainResponse& response);
 
   const std::string& target() const { return target_; }
 

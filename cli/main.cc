@@ -36,6 +36,11 @@ Options:
   -e, --error PATTERN         stderr file (default: with stdout)
   -D, --chdir DIR             working directory of the tasks
       --parsable              print only the job id
+      --checkpoint-dir DIR    where the job writes checkpoints; a restart
+                              resumes from the latest (GANTRY_RESUME_FROM)
+      --max-restarts N        restarts after failures (default: the cluster's, 3)
+      --hang-timeout TIME     a job with no progress (checkpoint or
+                              `gantry progress`) for this long is restarted
   --controller ADDR           gantryd address (before "batch"; or GANTRY_CONTROLLER)
 )";
 
@@ -120,6 +125,38 @@ int main(int argc, char** argv) {
       app.add_subcommand("status", "Cluster overview for admins");
   bool status_json = false;
   status->add_flag("--json", status_json, "Machine-readable output");
+
+  CLI::App* checkpoint = app.add_subcommand(
+      "checkpoint",
+      "From inside a job: record a completed checkpoint, so a restart "
+      "resumes from it (GANTRY_RESUME_FROM)");
+  std::string checkpoint_path, progress_job;
+  int64_t progress_step = -1;
+  checkpoint->add_option("PATH", checkpoint_path, "The checkpoint")->required();
+  checkpoint->add_option("--step", progress_step, "Training step it holds");
+  checkpoint->add_option("--job", progress_job,
+                         "Job id (default: GANTRY_JOB_ID)");
+
+  CLI::App* progress = app.add_subcommand(
+      "progress", "From inside a job: report progress (resets --hang-timeout)");
+  progress->add_option("--step", progress_step, "Training step reached");
+  progress->add_option("--job", progress_job,
+                       "Job id (default: GANTRY_JOB_ID)");
+
+  CLI::App* drain = app.add_subcommand(
+      "drain",
+      "Admin: stop placing new work on nodes (scontrol update "
+      "state=drain)");
+  std::vector<std::string> drain_nodes;
+  std::string drain_reason;
+  drain->add_option("NODES", drain_nodes, "Node names or hostlists")
+      ->required();
+  drain->add_option("--reason", drain_reason, "Why (shown in gantry nodes)")
+      ->required();
+  CLI::App* resume =
+      app.add_subcommand("resume", "Admin: let drained nodes take work again");
+  resume->add_option("NODES", drain_nodes, "Node names or hostlists")
+      ->required();
 
   try {
     app.parse(argc, argv);

@@ -142,6 +142,19 @@ nlohmann::json JobToJson(const v1::JobRecord& job, int64_t now_ms) {
                      {"exit_code", exit.exit_code()},
                      {"signal", exit.signal()}});
   }
+  nlohmann::json attempts = nlohmann::json::array();
+  for (const v1::AttemptRecord& attempt : job.attempts()) {
+    attempts.push_back(
+        {{"attempt", attempt.attempt()},
+         {"nodes", std::vector<std::string>(attempt.nodes().begin(),
+                                            attempt.nodes().end())},
+         {"start_time", FormatTime(attempt.start_time_ms())},
+         {"end_time", FormatTime(attempt.end_time_ms())},
+         {"end_reason", attempt.end_reason()},
+         {"end_detail", attempt.end_detail()},
+         {"node_fault", attempt.node_fault()},
+         {"resumed_from", attempt.resumed_from()}});
+  }
   int64_t end = job.end_time_ms() ? job.end_time_ms() : now_ms;
   return {
       {"job_id", job.id()},
@@ -178,6 +191,17 @@ nlohmann::json JobToJson(const v1::JobRecord& job, int64_t now_ms) {
       {"error",
        job.error_path().empty() ? job.output_path() : job.error_path()},
       {"master_port", job.master_port()},
+      {"checkpoint_dir", spec.checkpoint_dir()},
+      {"latest_checkpoint",
+       {{"path", job.latest_checkpoint().path()},
+        {"step", job.latest_checkpoint().step()},
+        {"source", job.latest_checkpoint().source()},
+        {"time", FormatTime(job.latest_checkpoint().time_ms())}}},
+      {"max_restarts", spec.has_max_restarts()
+                           ? nlohmann::json(spec.max_restarts())
+                           : nlohmann::json()},
+      {"hang_timeout_seconds", spec.hang_timeout_seconds()},
+      {"attempts", attempts},
   };
 }
 
@@ -202,6 +226,9 @@ nlohmann::json NodeToJson(const v1::NodeRecord& node) {
       {"name", node.name()},
       {"state", NodeStateName(node.state())},
       {"reason", node.reason()},
+      {"drained", node.drained()},
+      {"drain_reason", node.drain_reason()},
+      {"hot_spare", node.hot_spare()},
       {"address", node.address()},
       {"partitions", std::vector<std::string>(node.partitions().begin(),
                                               node.partitions().end())},

@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
 
 namespace gantry {
 namespace {
@@ -423,6 +424,31 @@ absl::Status SetTime(const OptionUse& use, JobRequest& request) {
   return absl::OkStatus();
 }
 
+absl::Status SetMaxRestarts(const OptionUse& use, JobRequest& request) {
+  constexpr uint32_t kMaxRestarts = 1000;
+  uint32_t count = 0;
+  const std::string text(*use.value);
+  if (text.empty() ||
+      !std::all_of(text.begin(), text.end(),
+                   [](char c) { return c >= '0' && c <= '9'; }) ||
+      !absl::SimpleAtoi(text, &count)) {
+    return InvalidValue(use, "must be a whole number (0 means no restarts)");
+  }
+  if (count > kMaxRestarts) {
+    return InvalidValue(use, Cat("must be at most ", kMaxRestarts));
+  }
+  request.max_restarts = count;
+  return absl::OkStatus();
+}
+
+// Same formats as --time; 0 turns hang detection off.
+absl::Status SetHangTimeout(const OptionUse& use, JobRequest& request) {
+  absl::StatusOr<uint64_t> seconds = TimeLimitSeconds(*use.value);
+  if (!seconds.ok()) return InvalidValue(use, Message(seconds.status()));
+  request.hang_timeout_seconds = *seconds;
+  return absl::OkStatus();
+}
+
 absl::Status SetParsable(const OptionUse&, JobRequest& request) {
   request.parsable = true;
   return absl::OkStatus();
@@ -464,6 +490,10 @@ constexpr OptionSpec kOptions[] = {
     {"error", 'e', Arg::kRequired, &SetText<&JobRequest::error>},
     {"chdir", 'D', Arg::kRequired, &SetText<&JobRequest::chdir>},
     {"parsable", '\0', Arg::kNone, &SetParsable},
+    {"checkpoint-dir", '\0', Arg::kRequired,
+     &SetText<&JobRequest::checkpoint_dir>},
+    {"max-restarts", '\0', Arg::kRequired, &SetMaxRestarts},
+    {"hang-timeout", '\0', Arg::kRequired, &SetHangTimeout},
     {"mail-type", '\0', Arg::kRequired, &WarnIgnored},
     {"mail-user", '\0', Arg::kRequired, &WarnIgnored},
     {"account", 'A', Arg::kRequired, &WarnIgnored},

@@ -23,6 +23,9 @@ struct JobRequest {
   std::string error;                           // -e/--error
   std::string chdir;                           // -D/--chdir
   bool parsable = false;                       // --parsable
+  std::string checkpoint_dir;                  // --checkpoint-dir
+  std::optional<uint32_t> max_restarts;        // --max-restarts (0 allowed)
+  std::optional<uint64_t> hang_timeout_seconds;  // --hang-timeout
   // Options accepted but with no effect here; each gets a one-line warning.
   std::vector<std::string> warnings;
 };

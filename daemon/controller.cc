@@ -266,3 +266,104 @@ v1::ClusterStatusResponse Controller::ClusterStatus() const {
 }
 
 }  // namespace gantry
+
+namespace gantry {
+
+void Controller::RecordCheckpoint(JobRuntime& job, const std::string& path,
+                                  int64_t step, const std::string& source) {
+  v1::JobRecord& record = job.record;
+  const int64_t now = clock_.NowMs();
+  record.set_last_progress_ms(now);
+  if (step >= 0) record.set_progress_step(step);
+  if (path.empty()) return;  // progress only: memory is enough
+  const v1::CheckpointInfo& latest = record.latest_checkpoint();
+  // Markers are re-read every few seconds: only a new checkpoint counts, and
+  // never one older than what is known.
+  if (latest.path() == path && latest.step() == step) return;
+  if (step >= 0 && latest.step() > step) return;
+  v1::CheckpointInfo& info = *record.mutable_latest_checkpoint();
+  info.set_path(path);
+  info.set_step(step);
+  info.set_time_ms(now);
+  info.set_source(source);
+  StageJob(job);
+  StageEvent(
+      record.id(), "", "checkpoint",
+      absl::StrCat(path, step >= 0 ? absl::StrCat(" (step ", step, ")") : "",
+                   " from ", source));
+  log::Info("checkpoint recorded", {{"job", record.id()},
+                                    {"path", path},
+                                    {"step", step},
+                                    {"source", source}});
+}
+
+void Controller::ReportProgress(const v1::ReportProgressRequest& request,
+                                std::function<void(absl::Status)> done) {
+  auto it = jobs_.find(request.job_id());
+  if (it == jobs_.end()) {
+    done(
+        absl::NotFoundError(absl::StrCat("invalid job id ", request.job_id())));
+    return;
+  }
+  JobRuntime& job = it->second;
+  if (request.user() != "root" && request.user() != job.record.user()) {
+    done(absl::PermissionDeniedError(
+        absl::StrCat("access denied: job ", request.job_id(), " belongs to ",
+                     job.record.user())));
+    return;
+  }
+  if (job.record.state() != v1::RUNNING) {
+    done(absl::FailedPreconditionError(
+        absl::StrCat("job ", request.job_id(), " is not running")));
+    return;
+  }
+  if (request.checkpoint_path().size() > 4096) {
+    done(absl::InvalidArgumentError("the checkpoint path is too long"));
+    return;
+  }
+  RecordCheckpoint(job, request.checkpoint_path(), request.step(), "report");
+  AfterCommit([done = std::move(done)] { done(absl::OkStatus()); });
+}
+
+void Controller::DrainNode(NodeRuntime& node, const std::string& reason) {
+  node.record.set_drained(true);
+  node.record.set_drain_reason(reason);
+  StageNode(node);
+  StageEvent(0, node.record.name(), "node_drained", reason);
+  log::Warn("node drained", {{"node", node.record.name()}, {"reason", reason}});
+}
+
+void Controller::Drain(const v1::DrainRequest& request,
+                       std::function<void(absl::Status)> done) {
+  if (request.user() != "root") {
+    done(absl::PermissionDeniedError(
+        "draining and resuming nodes needs an admin (root)"));
+    return;
+  }
+  if (!request.resume() && request.reason().empty()) {
+    done(absl::InvalidArgumentError("a drain needs a reason (--reason)"));
+    return;
+  }
+  for (const std::string& name : request.nodes()) {
+    if (!nodes_.count(name)) {
+      done(absl::NotFoundError(absl::StrCat("unknown node ", name)));
+      return;
+    }
+  }
+  for (const std::string& name : request.nodes()) {
+    NodeRuntime& node = nodes_.at(name);
+    if (request.resume()) {
+      node.record.set_drained(false);
+      node.record.clear_drain_reason();
+      StageNode(node);
+      StageEvent(0, name, "node_resumed", "by " + request.user());
+      log::Info("node resumed", {{"node", name}});
+    } else {
+      DrainNode(node, request.reason());
+    }
+  }
+  RequestSchedule();
+  AfterCommit([done = std::move(done)] { done(absl::OkStatus()); });
+}
+
+}  // namespace gantry

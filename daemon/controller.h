@@ -25,6 +25,7 @@
 #include "common/clock.h"
 #include "daemon/agent_link.h"
 #include "daemon/job_state_machine.h"
+#include "daemon/restart_policy.h"
 #include "daemon/state_store.h"
 #include "gantry/v1/agent.pb.h"
 #include "gantry/v1/client.pb.h"
@@ -41,6 +42,13 @@ struct ControllerOptions {
   // their ranks before their nodes are DOWN.
   int64_t reconnect_grace_ms = 30000;
   uint32_t kill_grace_seconds = 10;
+  // Restarts a job gets when it does not say (--max-restarts).
+  uint32_t default_max_restarts = 3;
+  // First backoff before restarting after an application failure; doubles
+  // with each restart (see restart_policy.h).
+  int64_t restart_backoff_ms = 1000;
+  // Nodes kept free for the restarts of failed jobs.
+  std::set<std::string> hot_spares;
 };
 
 class Controller {
@@ -65,6 +73,12 @@ class Controller {
   absl::StatusOr<v1::GetJobResponse> GetJob(uint64_t job_id) const;
   v1::ListNodesResponse ListNodes() const;
   v1::ClusterStatusResponse ClusterStatus() const;
+  // From inside a job: progress and completed checkpoints.
+  void ReportProgress(const v1::ReportProgressRequest& request,
+                      std::function<void(absl::Status)> done);
+  // Admin: drain nodes (or resume them).
+  void Drain(const v1::DrainRequest& request,
+             std::function<void(absl::Status)> done);
 
   // Agent stream.
   void OnAgentMessage(const std::shared_ptr<AgentLink>& link,
@@ -107,7 +121,16 @@ class Controller {
   // machine says. Returns the transition's error for bad requests.
   absl::Status ApplyEvent(JobRuntime& job, const JobEvent& event,
                           const std::string& detail);
+  // A running job's attempt failed: asks the restart policy, then requeues
+  // the job or ends it.
+  void FailJob(JobRuntime& job, FailureKind kind, int exit_code, int signal,
+               bool all_ranks_exited, const std::string& detail);
+  // Frees the node shares of a job that is not running and whose ranks
+  // there are gone (or whose node is down).
   void ReleaseFinished(JobRuntime& job);
+  void RecordCheckpoint(JobRuntime& job, const std::string& path, int64_t step,
+                        const std::string& source);
+  void DrainNode(NodeRuntime& node, const std::string& reason);
   void HoldResources(JobRuntime& job);
   void ReleaseNodeShare(JobRuntime& job, const std::string& node);
 
@@ -115,6 +138,8 @@ class Controller {
   void OnRegister(const std::shared_ptr<AgentLink>& link,
                   const v1::Register& reg);
   void OnRankEvent(const std::string& node, const v1::RankEvent& event);
+  void OnCheckpointReport(const std::string& node,
+                          const v1::CheckpointReport& report);
   void ReconcileRanks(const std::string& node, const v1::Register& reg);
   void CheckDeadlines();
   void MarkNodeDown(NodeRuntime& node, const std::string& why);
@@ -140,6 +165,8 @@ class Controller {
   std::vector<std::function<void()>> after_commit_;
   bool flush_posted_ = false;
   bool schedule_posted_ = false;
+  // When the earliest requeued job becomes eligible (0: none waiting).
+  int64_t next_eligible_ms_ = 0;
 };
 
 v1::JobState ToProto(JobStatus status);

@@ -50,6 +50,9 @@ void Controller::OnAgentMessage(const std::shared_ptr<AgentLink>& link,
   NodeRuntime& node = nodes_.at(known->second);
   node.deadline_ms = clock_.NowMs() + options_.node_timeout_ms;
   node.record.set_last_seen_ms(clock_.NowMs());
+  if (message.has_checkpoint()) {
+    OnCheckpointReport(known->second, message.checkpoint());
+  }
   if (message.has_rank_event()) {
     OnRankEvent(known->second, message.rank_event());
     uint64_t sequence = message.rank_event().sequence();
@@ -94,6 +97,7 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
   record.set_last_seen_ms(now);
   record.clear_partitions();
   record.add_partitions(options_.default_partition);
+  record.set_hot_spare(options_.hot_spares.count(name) > 0);
   StageNode(node);
   StageEvent(
       0, name, "node_registered",
@@ -166,10 +170,11 @@ void Controller::ReconcileRanks(const std::string& node_name,
       }
       if (lost.empty()) continue;
       job.live_ranks[node_name] = 0;
-      (void)ApplyEvent(
-          job, {JobEvent::Kind::kNodeLost},
-          absl::StrCat("agent on ", node_name, " no longer runs rank(s) ",
-                       absl::StrJoin(lost, ",")));
+      const std::string why = absl::StrCat(
+          "agent on ", node_name, " lost rank(s) ", absl::StrJoin(lost, ","),
+          " of job ", id, " (agent restarted)");
+      DrainNode(nodes_.at(node_name), why);
+      FailJob(job, FailureKind::kNodeFault, 0, 0, false, why);
       ReleaseFinished(job);
     }
   }
@@ -201,31 +206,48 @@ void Controller::OnRankEvent(const std::string& node_name,
   exit->set_exit_code(event.exit_code());
   exit->set_signal(event.signal());
   exit->set_node(node_name);
+  if (record.state() != v1::RUNNING) {
+    // A rank of an attempt that already ended (cancelled, failed, requeued)
+    // has stopped: its share of the node may be free now.
+    StageJob(job);
+    ReleaseFinished(job);
+    return;
+  }
   uint32_t world = 0;
   for (const v1::NodeAllocation& share : record.allocation()) {
     world += share.rank_count();
   }
-  const bool failed = event.kind() == v1::RankEvent::LAUNCH_FAILED ||
-                      event.exit_code() != 0 || event.signal() != 0;
-  if (failed && record.state() == v1::RUNNING) {
-    record.set_exit_code(event.kind() == v1::RankEvent::LAUNCH_FAILED
-                             ? (event.exit_code() ? event.exit_code() : 127)
-                             : event.exit_code());
-    record.set_exit_signal(event.signal());
+  const bool all_exited = job.exited_ranks.size() >= world;
+  const bool launch_failed = event.kind() == v1::RankEvent::LAUNCH_FAILED;
+  const bool failed =
+      launch_failed || event.exit_code() != 0 || event.signal() != 0;
+  if (failed) {
+    int exit_code =
+        launch_failed && event.exit_code() == 0 ? 127 : event.exit_code();
+    FailJob(job, FailureKind::kApplication, exit_code, event.signal(),
+            all_exited, DescribeExit(event, node_name));
+    return;
   }
-  JobEvent job_event{JobEvent::Kind::kRankExited};
-  job_event.exit_code = failed && event.exit_code() == 0 && event.signal() == 0
-                            ? 127
-                            : event.exit_code();
-  job_event.signal = event.signal();
-  job_event.all_ranks_exited = job.exited_ranks.size() >= world;
-  std::string detail = DescribeExit(event, node_name);
-  if (!failed && job_event.all_ranks_exited) {
-    detail = absl::StrCat("all ", world, " rank(s) exited with code 0");
+  if (all_exited) {
+    JobEvent done{JobEvent::Kind::kRankExited};
+    done.all_ranks_exited = true;
+    (void)ApplyEvent(
+        job, done, absl::StrCat("all ", world, " rank(s) exited with code 0"));
+    return;
   }
-  (void)ApplyEvent(job, job_event, detail);
   StageJob(job);
-  if (IsTerminal(FromProto(record.state()))) ReleaseFinished(job);
+}
+
+void Controller::OnCheckpointReport(const std::string& node_name,
+                                    const v1::CheckpointReport& report) {
+  auto it = jobs_.find(report.job_id());
+  if (it == jobs_.end() || it->second.record.attempt() != report.attempt()) {
+    return;
+  }
+  log::Debug(
+      "checkpoint marker",
+      {{"job", report.job_id()}, {"node", node_name}, {"path", report.path()}});
+  RecordCheckpoint(it->second, report.path(), report.step(), report.source());
 }
 
 void Controller::OnAgentGone(const std::shared_ptr<AgentLink>& link) {
@@ -259,20 +281,35 @@ void Controller::CheckDeadlines() {
   const int64_t now = clock_.NowMs();
   for (auto& [name, node] : nodes_) {
     if (node.record.state() != v1::NODE_DOWN && now > node.deadline_ms) {
-      MarkNodeDown(node, node.link ? "heartbeats stopped"
-                                   : "agent did not reconnect in time");
+      MarkNodeDown(node, node.link
+                             ? "heartbeats stopped"
+                             : "agent connection lost and not back in time");
     }
   }
   for (auto& [id, job] : jobs_) {
     const v1::JobRecord& record = job.record;
+    if (record.state() != v1::RUNNING) continue;
     uint64_t limit_ms = record.spec().time_limit_seconds() * 1000;
-    if (record.state() == v1::RUNNING && limit_ms > 0 &&
+    if (limit_ms > 0 &&
         now - record.start_time_ms() >= static_cast<int64_t>(limit_ms)) {
       (void)ApplyEvent(
           job, {JobEvent::Kind::kTimeLimit},
           absl::StrCat("time limit of ", record.spec().time_limit_seconds(),
                        " s reached"));
+      continue;
     }
+    int64_t hang_ms =
+        static_cast<int64_t>(record.spec().hang_timeout_seconds()) * 1000;
+    if (hang_ms > 0 && now - record.last_progress_ms() > hang_ms) {
+      FailJob(
+          job, FailureKind::kHang, 0, 0, false,
+          absl::StrCat("no progress for ", record.spec().hang_timeout_seconds(),
+                       " s (hang timeout)"));
+    }
+  }
+  if (next_eligible_ms_ != 0 && now >= next_eligible_ms_) {
+    next_eligible_ms_ = 0;
+    RequestSchedule();
   }
 }
 
@@ -281,6 +318,13 @@ void Controller::MarkNodeDown(NodeRuntime& node, const std::string& why) {
   log::Warn("node down", {{"node", name}, {"reason", why}});
   node.record.set_state(v1::NODE_DOWN);
   node.record.set_reason(why);
+  bool had_work = false;
+  for (const auto& [id, job] : jobs_) {
+    auto live = job.live_ranks.find(name);
+    if (live != job.live_ranks.end() && live->second > 0) had_work = true;
+  }
+  // A node that dies under a job is suspect until an admin looks at it.
+  if (had_work) DrainNode(node, why);
   if (node.link) {
     link_nodes_.erase(node.link.get());
     node.link->Close();
@@ -291,15 +335,14 @@ void Controller::MarkNodeDown(NodeRuntime& node, const std::string& why) {
   for (auto& [id, job] : jobs_) {
     auto live = job.live_ranks.find(name);
     if (live == job.live_ranks.end() || live->second == 0) {
-      if (job.held_nodes.count(name) &&
-          IsTerminal(FromProto(job.record.state()))) {
+      if (job.held_nodes.count(name) && job.record.state() != v1::RUNNING) {
         ReleaseNodeShare(job, name);
       }
       continue;
     }
     live->second = 0;  // its ranks are lost with it
-    (void)ApplyEvent(job, {JobEvent::Kind::kNodeLost},
-                     absl::StrCat("node ", name, " is down: ", why));
+    FailJob(job, FailureKind::kNodeFault, 0, 0, false,
+            absl::StrCat("node ", name, " is down: ", why));
     ReleaseNodeShare(job, name);
   }
 }

@@ -131,6 +131,12 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
         "\" (this cluster has: ", options_.default_partition, ")"));
   }
   if (spec.name().empty()) spec.set_name("script");
+  if (!spec.checkpoint_dir().empty() && spec.checkpoint_dir()[0] != '/') {
+    return Invalid("the checkpoint directory must be an absolute path");
+  }
+  if (spec.has_max_restarts() && spec.max_restarts() > 1000) {
+    return Invalid("--max-restarts is above the limit of 1000");
+  }
   if (spec.output_pattern().empty()) spec.set_output_pattern("gantry-%j.out");
   if (request.user().empty()) return Invalid("the request names no user");
   job.set_user(request.user());
@@ -220,7 +226,9 @@ void Controller::RunSchedule() {
     const v1::NodeInventory& inventory = node.record.inventory();
     NodeSnapshot s;
     s.name = name;
-    s.schedulable = node.record.state() == v1::NODE_UP && node.link != nullptr;
+    s.schedulable = node.record.state() == v1::NODE_UP &&
+                    node.link != nullptr && !node.record.drained();
+    s.hot_spare = node.record.hot_spare();
     s.partitions = {node.record.partitions().begin(),
                     node.record.partitions().end()};
     s.cpus_total = inventory.cpus();
@@ -240,12 +248,40 @@ void Controller::RunSchedule() {
     names.push_back(&name);
   }
   std::vector<PendingJob> queue;
-  for (const auto& [id, job] : jobs_) {
-    if (job.record.state() != v1::PENDING) continue;
-    const v1::JobSpec& spec = job.record.spec();
-    queue.push_back({id, spec.partition(), spec.nodes(), RanksOnNode(spec, 0),
-                     spec.cpus_per_task(), spec.gpus_per_node(),
-                     spec.mem_per_node_mb()});
+  const int64_t now = clock_.NowMs();
+  next_eligible_ms_ = 0;
+  for (auto& [id, job] : jobs_) {
+    v1::JobRecord& record = job.record;
+    if (record.state() != v1::PENDING) continue;
+    // A requeued job waits for its backoff and for the ranks of its last
+    // attempt to be gone, so no two attempts ever run at once.
+    if (!job.held_nodes.empty()) {
+      record.set_reason("Restarting");
+      record.set_reason_detail(absl::StrCat("waiting for the ranks of attempt ",
+                                            record.attempt(), " to stop"));
+      continue;
+    }
+    if (record.eligible_time_ms() > now) {
+      record.set_reason("Restarting");
+      record.set_reason_detail(
+          absl::StrCat("backoff: attempt ", record.attempt() + 1, " in ",
+                       (record.eligible_time_ms() - now + 999) / 1000, " s"));
+      if (next_eligible_ms_ == 0 ||
+          record.eligible_time_ms() < next_eligible_ms_) {
+        next_eligible_ms_ = record.eligible_time_ms();
+      }
+      continue;
+    }
+    const v1::JobSpec& spec = record.spec();
+    PendingJob pending{id,
+                       spec.partition(),
+                       spec.nodes(),
+                       RanksOnNode(spec, 0),
+                       spec.cpus_per_task(),
+                       spec.gpus_per_node(),
+                       spec.mem_per_node_mb()};
+    pending.is_restart = record.attempt() > 0;
+    queue.push_back(pending);
   }
   if (queue.empty()) return;
   ScheduleResult result = Schedule(snapshot, queue);
@@ -284,6 +320,14 @@ void Controller::StartJob(JobRuntime& job) {
   record.set_reason("None");
   record.clear_reason_detail();
   record.clear_exits();
+  record.set_last_progress_ms(record.start_time_ms());
+  v1::AttemptRecord* attempt = record.add_attempts();
+  attempt->set_attempt(record.attempt());
+  attempt->set_start_time_ms(record.start_time_ms());
+  attempt->set_resumed_from(record.latest_checkpoint().path());
+  for (const v1::NodeAllocation& share : record.allocation()) {
+    attempt->add_nodes(share.node());
+  }
   job.exited_ranks.clear();
   job.live_ranks.clear();
   std::vector<std::string> node_names;
@@ -300,7 +344,11 @@ void Controller::StartJob(JobRuntime& job) {
   HoldResources(job);
   std::string nodelist = absl::StrJoin(node_names, ",");
   StageEvent(record.id(), "", "started",
-             absl::StrCat("attempt ", record.attempt(), " on ", nodelist));
+             absl::StrCat(
+                 "attempt ", record.attempt(), " on ", nodelist,
+                 record.latest_checkpoint().path().empty()
+                     ? ""
+                     : ", resuming from " + record.latest_checkpoint().path()));
   log::Info("job started", {{"job", record.id()},
                             {"attempt", record.attempt()},
                             {"nodes", nodelist}});
@@ -339,6 +387,10 @@ void Controller::SendLaunch(uint64_t job_id, uint32_t attempt) {
     launch.set_error_path(record.error_path());
     launch.set_uid(record.uid());
     launch.set_gid(record.gid());
+    launch.set_checkpoint_dir(record.spec().checkpoint_dir());
+    // Rank 0's node watches for framework checkpoint markers.
+    launch.set_watch_checkpoints(i == 0 &&
+                                 !record.spec().checkpoint_dir().empty());
     *launch.mutable_job_environment() = record.spec().environment();
     for (uint32_t local = 0; local < share.rank_count(); ++local) {
       v1::RankLaunch* rank = launch.add_ranks();
@@ -387,6 +439,28 @@ absl::Status Controller::ApplyEvent(JobRuntime& job, const JobEvent& event,
           if (it != jobs_.end()) SendKill(it->second);
         });
         break;
+      case JobEffect::kRecordAttemptEnd:
+        if (record.attempts_size() > 0) {
+          v1::AttemptRecord* attempt =
+              record.mutable_attempts(record.attempts_size() - 1);
+          attempt->set_end_time_ms(clock_.NowMs());
+          attempt->set_end_reason(
+              transition->reason.empty() ? "Completed" : transition->reason);
+          attempt->set_end_detail(detail);
+        }
+        break;
+      case JobEffect::kRequeue:
+        record.set_reason("Restarting");
+        record.set_reason_detail(detail);
+        StageEvent(record.id(), "", "requeued",
+                   absl::StrCat("attempt ", record.attempt(), " ended (",
+                                transition->reason, "): ", detail));
+        log::Warn("job requeued", {{"job", record.id()},
+                                   {"attempt", record.attempt()},
+                                   {"reason", transition->reason},
+                                   {"detail", detail}});
+        RequestSchedule();
+        break;
       case JobEffect::kRecordEnd:
         record.set_end_time_ms(clock_.NowMs());
         record.set_reason(transition->reason.empty() ? "None"
@@ -403,8 +477,67 @@ absl::Status Controller::ApplyEvent(JobRuntime& job, const JobEvent& event,
     }
   }
   StageJob(job);
-  if (IsTerminal(transition->next)) ReleaseFinished(job);
+  if (transition->next != JobStatus::kRunning) ReleaseFinished(job);
   return absl::OkStatus();
+}
+
+void Controller::FailJob(JobRuntime& job, FailureKind kind, int exit_code,
+                         int signal, bool all_ranks_exited,
+                         const std::string& detail) {
+  v1::JobRecord& record = job.record;
+  if (record.state() != v1::RUNNING) return;
+  RestartInput input;
+  input.kind = kind;
+  input.attempts_started = record.attempt();
+  input.max_restarts = record.spec().has_max_restarts()
+                           ? record.spec().max_restarts()
+                           : options_.default_max_restarts;
+  input.exit_code = exit_code;
+  input.signal = signal;
+  input.repeated_app_failures = record.repeated_app_failures();
+  input.previous_exit_code = record.exit_code();
+  input.previous_signal = record.exit_signal();
+  input.backoff_base_ms = options_.restart_backoff_ms;
+  RestartDecision decision = DecideRestart(input);
+  record.set_repeated_app_failures(
+      kind == FailureKind::kApplication ? decision.repeated_app_failures : 0);
+  if (kind == FailureKind::kApplication) {
+    record.set_exit_code(exit_code);
+    record.set_exit_signal(signal);
+  }
+  if (record.attempts_size() > 0) {
+    record.mutable_attempts(record.attempts_size() - 1)
+        ->set_node_fault(kind == FailureKind::kNodeFault);
+  }
+  JobEvent event{JobEvent::Kind::kRankExited};
+  switch (kind) {
+    case FailureKind::kApplication:
+      event.exit_code = exit_code != 0 || signal != 0 ? exit_code : 1;
+      event.signal = signal;
+      event.all_ranks_exited = all_ranks_exited;
+      break;
+    case FailureKind::kNodeFault:
+      event.kind = JobEvent::Kind::kNodeLost;
+      break;
+    case FailureKind::kHang:
+      event.kind = JobEvent::Kind::kHang;
+      break;
+    case FailureKind::kTimeLimit:
+      event.kind = JobEvent::Kind::kTimeLimit;
+      break;
+    case FailureKind::kCancelled:
+      event.kind = JobEvent::Kind::kCancel;
+      break;
+  }
+  event.requeue = decision.restart;
+  if (decision.restart) {
+    record.set_eligible_time_ms(clock_.NowMs() + decision.backoff_ms);
+  }
+  std::string full_detail = detail;
+  if (!decision.final_detail.empty()) {
+    full_detail += "; " + decision.final_detail;
+  }
+  (void)ApplyEvent(job, event, full_detail);
 }
 
 void Controller::HoldResources(JobRuntime& job) {
@@ -435,8 +568,10 @@ void Controller::ReleaseNodeShare(JobRuntime& job,
 }
 
 void Controller::ReleaseFinished(JobRuntime& job) {
-  // A node's share is free once the job is over and its ranks there are
-  // gone; until then a new job could collide with a rank still stopping.
+  // A node's share is free once the job (or its attempt) is over and its
+  // ranks there are gone; until then new work could collide with a rank
+  // still stopping.
+  if (job.record.state() == v1::RUNNING) return;
   std::vector<std::string> releasable;
   for (const std::string& node : job.held_nodes) {
     auto live = job.live_ranks.find(node);

@@ -89,6 +89,30 @@ grpc::ServerUnaryReactor* ClientServiceImpl::ClusterStatus(
   return reactor;
 }
 
+grpc::ServerUnaryReactor* ClientServiceImpl::ReportProgress(
+    grpc::CallbackServerContext* context,
+    const v1::ReportProgressRequest* request, v1::ReportProgressResponse*) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  boost::asio::post(io_, [this, reactor, request] {
+    controller_.ReportProgress(*request, [reactor](absl::Status status) {
+      reactor->Finish(ToGrpcStatus(status));
+    });
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ClientServiceImpl::Drain(
+    grpc::CallbackServerContext* context, const v1::DrainRequest* request,
+    v1::DrainResponse*) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  boost::asio::post(io_, [this, reactor, request] {
+    controller_.Drain(*request, [reactor](absl::Status status) {
+      reactor->Finish(ToGrpcStatus(status));
+    });
+  });
+  return reactor;
+}
+
 namespace {
 
 class AgentStream;

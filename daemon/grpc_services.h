@@ -41,6 +41,13 @@ class ClientServiceImpl final : public v1::ClientService::CallbackService {
       grpc::CallbackServerContext* context,
       const v1::ClusterStatusRequest* request,
       v1::ClusterStatusResponse* response) override;
+  grpc::ServerUnaryReactor* ReportProgress(
+      grpc::CallbackServerContext* context,
+      const v1::ReportProgressRequest* request,
+      v1::ReportProgressResponse* response) override;
+  grpc::ServerUnaryReactor* Drain(grpc::CallbackServerContext* context,
+                                  const v1::DrainRequest* request,
+                                  v1::DrainResponse* response) override;
 
  private:
   boost::asio::io_context& io_;

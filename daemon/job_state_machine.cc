@@ -33,10 +33,16 @@ namespace {
 
 JobTransition Stay(JobStatus current) { return {current, {}, ""}; }
 
-JobTransition End(JobStatus next, std::string reason, bool kill) {
-  JobTransition t{next, {}, std::move(reason)};
+// Ends the job, or (when requeued) only the attempt. Leaving RUNNING always
+// closes the attempt.
+JobTransition End(JobStatus from, JobStatus next, std::string reason, bool kill,
+                  bool requeue = false) {
+  JobTransition t{requeue ? JobStatus::kPending : next, {}, std::move(reason)};
   if (kill) t.effects.push_back(JobEffect::kKillRanks);
-  t.effects.push_back(JobEffect::kRecordEnd);
+  if (from == JobStatus::kRunning) {
+    t.effects.push_back(JobEffect::kRecordAttemptEnd);
+  }
+  t.effects.push_back(requeue ? JobEffect::kRequeue : JobEffect::kRecordEnd);
   return t;
 }
 
@@ -47,13 +53,17 @@ absl::StatusOr<JobTransition> OnRankExited(JobStatus current,
         "a rank exit was reported for a job that has not started");
   }
   if (IsTerminal(current)) return Stay(current);
+  const bool kill = !event.all_ranks_exited;
   if (event.signal != 0) {
-    return End(JobStatus::kFailed, "Signal", !event.all_ranks_exited);
+    return End(current, JobStatus::kFailed, "Signal", kill, event.requeue);
   }
   if (event.exit_code != 0) {
-    return End(JobStatus::kFailed, "NonZeroExitCode", !event.all_ranks_exited);
+    return End(current, JobStatus::kFailed, "NonZeroExitCode", kill,
+               event.requeue);
   }
-  if (event.all_ranks_exited) return End(JobStatus::kCompleted, "", false);
+  if (event.all_ranks_exited) {
+    return End(current, JobStatus::kCompleted, "", false);
+  }
   return Stay(current);
 }
 
@@ -72,19 +82,23 @@ absl::StatusOr<JobTransition> ApplyJobEvent(JobStatus current,
       return OnRankExited(current, event);
     case JobEvent::Kind::kCancel:
       if (current == JobStatus::kPending) {
-        return End(JobStatus::kCancelled, "Cancelled", false);
+        return End(current, JobStatus::kCancelled, "Cancelled", false);
       }
       if (current == JobStatus::kRunning) {
-        return End(JobStatus::kCancelled, "Cancelled", true);
+        return End(current, JobStatus::kCancelled, "Cancelled", true);
       }
       return absl::FailedPreconditionError(absl::StrCat(
           "job has already finished (", JobStatusName(current), ")"));
     case JobEvent::Kind::kTimeLimit:
       if (current != JobStatus::kRunning) return Stay(current);
-      return End(JobStatus::kTimeout, "TimeLimit", true);
+      return End(current, JobStatus::kTimeout, "TimeLimit", true);
     case JobEvent::Kind::kNodeLost:
       if (current != JobStatus::kRunning) return Stay(current);
-      return End(JobStatus::kNodeFail, "NodeFail", true);
+      return End(current, JobStatus::kNodeFail, "NodeFail", true,
+                 event.requeue);
+    case JobEvent::Kind::kHang:
+      if (current != JobStatus::kRunning) return Stay(current);
+      return End(current, JobStatus::kFailed, "Hang", true, event.requeue);
   }
   return absl::InternalError("unknown job event");
 }

@@ -3,10 +3,12 @@
 // resources); nothing here does I/O. Thread-safe (no state).
 //
 //   PENDING --start--> RUNNING --all ranks exit 0--> COMPLETED
-//      |                  |--a rank fails---------> FAILED
-//      |                  |--time limit-----------> TIMEOUT
-//      |                  |--node lost------------> NODE_FAIL
-//      +--cancel--> CANCELLED <--cancel--+
+//      ^  |               |--a rank fails---------> FAILED
+//      |  |               |--hang-----------------> FAILED
+//      |  |               |--time limit-----------> TIMEOUT
+//      |  |               |--node lost------------> NODE_FAIL
+//      |  +--cancel--> CANCELLED <--cancel--+
+//      +---- a failure with `requeue` set (the restart policy said so) ----+
 #pragma once
 
 #include <string>
@@ -39,25 +41,31 @@ struct JobEvent {
     kCancel,      // a user asked
     kTimeLimit,   // the job ran past its time limit
     kNodeLost,    // a node holding its ranks is down
+    kHang,        // no progress within the hang timeout
   };
   Kind kind;
   // For kRankExited.
   int exit_code = 0;
   int signal = 0;
   bool all_ranks_exited = false;
+  // For failures (a failing rank exit, kNodeLost, kHang): go back to
+  // PENDING for another attempt instead of ending.
+  bool requeue = false;
 };
 
 enum class JobEffect {
-  kLaunchRanks,  // send the launch to every node of the allocation
-  kKillRanks,    // stop every rank still running
-  kRecordEnd,    // set end time, exit code and reason
+  kLaunchRanks,       // send the launch to every node of the allocation
+  kKillRanks,         // stop every rank still running
+  kRecordEnd,         // set end time, exit code and reason
+  kRecordAttemptEnd,  // close the current attempt in the job's history
+  kRequeue,           // back in the queue for the next attempt
 };
 
 struct JobTransition {
   JobStatus next;
   std::vector<JobEffect> effects;
-  // Slurm reason word for how it ended (NonZeroExitCode, Signal, Cancelled,
-  // TimeLimit, NodeFail); empty when not ended.
+  // Slurm reason word for how it (or the attempt) ended (NonZeroExitCode,
+  // Signal, Cancelled, TimeLimit, NodeFail, Hang); empty when nothing ended.
   std::string reason;
 };
 

@@ -14,6 +14,7 @@
 #include <boost/asio/signal_set.hpp>
 
 #include "common/config_file.h"
+#include "common/hostlist.h"
 #include "common/log.h"
 #include "daemon/controller.h"
 #include "daemon/grpc_services.h"
@@ -28,9 +29,12 @@ struct Flags {
   std::string socket = "/run/gantry/gantryd.sock";
   std::string partition = "main";
   double heartbeat_interval = 1.0;
-  double node_timeout = 10.0;
+  double node_timeout = 5.0;
   double reconnect_grace = 30.0;
   uint32_t kill_grace = 10;
+  uint32_t max_restarts = 3;
+  double restart_backoff = 1.0;
+  std::string hot_spares;
   std::string log_level = "info";
 };
 
@@ -64,6 +68,19 @@ void AddFlags(CLI::App& app, Flags& flags) {
                  "Seconds between SIGTERM and SIGKILL when ranks are stopped")
       ->capture_default_str()
       ->check(CLI::Range(0, 3600));
+  app.add_option("--max-restarts", flags.max_restarts,
+                 "Restarts a failed job gets unless it says (--max-restarts "
+                 "in the job)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000));
+  app.add_option("--restart-backoff", flags.restart_backoff,
+                 "Seconds before the first restart after an application "
+                 "failure; doubles with each restart")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 3600.0));
+  app.add_option("--hot-spares", flags.hot_spares,
+                 "Hostlist of nodes kept free for restarts of failed jobs, "
+                 "e.g. node[15-16]");
   app.add_option("--log-level", flags.log_level, "debug, info, warn or error")
       ->capture_default_str()
       ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
@@ -142,6 +159,16 @@ int main(int argc, char** argv) {
   options.reconnect_grace_ms =
       static_cast<int64_t>(flags.reconnect_grace * 1000);
   options.kill_grace_seconds = flags.kill_grace;
+  options.default_max_restarts = flags.max_restarts;
+  options.restart_backoff_ms =
+      static_cast<int64_t>(flags.restart_backoff * 1000);
+  absl::StatusOr<std::vector<std::string>> spares =
+      gantry::ExpandHostlist(flags.hot_spares);
+  if (!spares.ok()) {
+    std::cerr << "gantryd: --hot-spares: " << spares.status().message() << "\n";
+    return 2;
+  }
+  options.hot_spares = {spares->begin(), spares->end()};
   gantry::Controller controller(io, **store, clock, options);
   absl::Status started = controller.Start();
   if (!started.ok()) {

@@ -111,6 +111,15 @@ std::map<std::string, std::string> BuildRankEnvironment(
       {"GROUP_RANK", node_rank},
       {"NODE_RANK", node_rank},
   };
+  if (!spec.checkpoint_dir().empty()) {
+    env["GANTRY_CHECKPOINT_DIR"] = spec.checkpoint_dir();
+  }
+  // Where a restarted attempt resumes from: the latest checkpoint Gantry
+  // knows of (empty on a first attempt or when there is none yet).
+  env["GANTRY_RESUME_FROM"] = job.latest_checkpoint().path();
+  if (!job.latest_checkpoint().path().empty()) {
+    env["GANTRY_RESUME_STEP"] = absl::StrCat(job.latest_checkpoint().step());
+  }
   if (spec.time_limit_seconds() > 0) {
     env["GANTRY_TIME_LIMIT_SECONDS"] = absl::StrCat(spec.time_limit_seconds());
   }

@@ -13,6 +13,12 @@ bool InPartition(const NodeSnapshot& node, const std::string& partition) {
          node.partitions.end();
 }
 
+// Nodes the job may use at all: spares only serve restarts.
+bool Usable(const NodeSnapshot& node, const PendingJob& job) {
+  return InPartition(node, job.partition) &&
+         (!node.hot_spare || job.is_restart);
+}
+
 uint32_t CpusNeeded(const PendingJob& job) {
   return job.max_tasks_per_node * job.cpus_per_task;
 }
@@ -58,9 +64,7 @@ ScheduleResult Schedule(const std::vector<NodeSnapshot>& nodes,
   for (const PendingJob& job : queue) {
     std::size_t capable = 0;
     for (const NodeSnapshot& node : nodes) {
-      if (InPartition(node, job.partition) && FitsWhenIdle(node, job)) {
-        ++capable;
-      }
+      if (Usable(node, job) && FitsWhenIdle(node, job)) ++capable;
     }
     if (capable < job.nodes) {
       result.waits.push_back(
@@ -75,12 +79,16 @@ ScheduleResult Schedule(const std::vector<NodeSnapshot>& nodes,
       continue;
     }
     std::vector<std::size_t> chosen;
-    for (std::size_t i = 0; i < nodes.size() && chosen.size() < job.nodes;
-         ++i) {
-      if (InPartition(nodes[i], job.partition) &&
-          FitsNow(nodes[i], cpus_free[i], mem_free[i], gpus_free[i].size(),
-                  job)) {
-        chosen.push_back(i);
+    // A restart looks at spares first (pass 0), then at the rest.
+    for (int pass = job.is_restart ? 0 : 1; pass < 2; ++pass) {
+      for (std::size_t i = 0; i < nodes.size() && chosen.size() < job.nodes;
+           ++i) {
+        if (nodes[i].hot_spare != (pass == 0)) continue;
+        if (Usable(nodes[i], job) &&
+            FitsNow(nodes[i], cpus_free[i], mem_free[i], gpus_free[i].size(),
+                    job)) {
+          chosen.push_back(i);
+        }
       }
     }
     if (chosen.size() < job.nodes) {

@@ -8,6 +8,10 @@
 // in its partition (they wait with reason "Priority"), so big jobs do not
 // starve; a job that can never fit on the partition's nodes does not block
 // anyone and waits with reason "PartitionNodeLimit".
+//
+// Hot spares: nodes marked hot_spare take only restarts of failed jobs, and
+// a restart takes spares before other nodes, so a failed gang comes back
+// fast even on a full cluster.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +22,8 @@ namespace gantry {
 
 struct NodeSnapshot {
   std::string name;
-  bool schedulable = true;  // registered and reachable
+  bool schedulable = true;  // registered, reachable, not drained
+  bool hot_spare = false;
   std::vector<std::string> partitions;
   uint32_t cpus_total = 0;
   uint32_t cpus_free = 0;
@@ -36,6 +41,7 @@ struct PendingJob {
   uint32_t cpus_per_task = 1;
   uint32_t gpus_per_node = 0;
   uint64_t mem_per_node_mb = 0;  // 0: no memory request
+  bool is_restart = false;       // a later attempt of a failed job
 };
 
 struct NodeShare {

@@ -1,0 +1,56 @@
+// Whether a failed job attempt is restarted, and after how long. Pure and
+// thread-safe, so the rules are table-tested apart from the controller.
+//
+// The rules:
+// - A time limit or a cancel is final: the job ends.
+// - Every restart spends one unit of the job's budget (--max-restarts,
+//   default 3). With the budget spent, the job ends FAILED saying so.
+// - A node fault (node down, agent lost, ranks lost, bad hardware) or a hang
+//   is restarted without delay for the first restart (the failed node is
+//   drained, so the new attempt runs elsewhere), then with backoff.
+// - An application failure (a rank exits non-zero or by a signal on a
+//   healthy node) is restarted with backoff, once. If the next attempt fails
+//   again with the same exit status and no node fault in between, it is an
+//   application bug, not bad luck: the job ends FAILED instead of being
+//   retried across the whole cluster. A different status counts afresh.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace gantry {
+
+enum class FailureKind {
+  kApplication,  // a rank failed on a healthy node
+  kNodeFault,    // node down, agent lost, ranks lost, hardware unhealthy
+  kHang,         // no progress within the job's hang timeout
+  kTimeLimit,
+  kCancelled,
+};
+
+struct RestartInput {
+  FailureKind kind = FailureKind::kApplication;
+  uint32_t attempts_started = 1;  // including the one that just failed
+  uint32_t max_restarts = 3;
+  // Exit status of this failure (kApplication only), and the state carried
+  // from earlier attempts.
+  int exit_code = 0;
+  int signal = 0;
+  uint32_t repeated_app_failures = 0;  // consecutive, same status
+  int previous_exit_code = 0;
+  int previous_signal = 0;
+  int64_t backoff_base_ms = 1000;
+};
+
+struct RestartDecision {
+  bool restart = false;
+  int64_t backoff_ms = 0;
+  // The updated count of consecutive identical application failures.
+  uint32_t repeated_app_failures = 0;
+  // Why the job ends, when it does not restart (for the job's reason).
+  std::string final_detail;
+};
+
+RestartDecision DecideRestart(const RestartInput& input);
+
+}  // namespace gantry
