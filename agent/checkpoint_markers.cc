@@ -14,7 +14,7 @@
 namespace gantry::agent {
 namespace {
 
-constexpr size_t kMaxMarkerBytes = 4096;
+constexpr off_t kMaxMarkerBytes = 4096;
 
 // The marker's first line, trimmed; nullopt when the file does not exist.
 absl::StatusOr<std::optional<std::string>> ReadMarker(const std::string& path,

@@ -7,10 +7,10 @@ loopback address. All "nodes" share the host's file system, which plays the
 part of a cluster's shared file system: jobs write pid files and markers in
 the cluster's work dir and the tests read them.
 
-ClusterTestCase gives each test its own cluster, stops every process the
-cluster started (by pid: SIGTERM, then SIGKILL), and removes the temp dir,
-or keeps it and prints its path and the daemon logs when the test failed
-(or when GANTRY_KEEP_TMP=1).
+ClusterTestCase gives a test (or a class of tests) its own cluster, stops
+every process the cluster started (by pid: SIGTERM, then SIGKILL after a
+few seconds), and removes the temp dir, or keeps it and prints its path and
+the daemon logs when a test failed (or when GANTRY_KEEP_TMP=1).
 
 Every test file ends with `gantry_cluster.main()`, which takes
 `--build-dir DIR` (or GANTRY_BUILD_DIR) to find the binaries.
@@ -22,6 +22,7 @@ several threads (it only runs short-lived client processes).
 import ctypes
 import json
 import os
+import pwd
 import random
 import re
 import shutil
@@ -154,21 +155,14 @@ class _Daemon:
         with open(self.log_path, errors="replace") as log:
             return log.read()
 
-    def kill(self, sig=signal.SIGKILL):
+    def send(self, sig):
         if self.running():
             os.kill(self.pid, sig)
-        self.process.wait(timeout=10)
 
-    def stop(self, grace=5.0):
-        """SIGTERM, then SIGKILL if still running after `grace` seconds."""
-        if not self.running():
-            return
-        os.kill(self.pid, signal.SIGTERM)
-        try:
-            self.process.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            os.kill(self.pid, signal.SIGKILL)
-            self.process.wait(timeout=10)
+    def kill(self):
+        """kill -9, and reap."""
+        self.send(signal.SIGKILL)
+        self.process.wait(timeout=10)
 
 
 class GantryCluster:
@@ -203,8 +197,8 @@ class GantryCluster:
         self.address_prefix = f"127.0.{random.randint(2, 253)}."
         self.port = None
         self.controller = None
-        self.agents = {}  # node name -> _Daemon
-        self.addresses = {}  # node name -> --address
+        self.agents = {}  # agent name (its node name, usually) -> _Daemon
+        self.addresses = {}  # agent name -> its --address
         self._retired = []  # daemons that were killed or replaced
         self._controller_starts = 0
         self.env = dict(os.environ)
@@ -260,17 +254,18 @@ class GantryCluster:
         self.port = wait_for(ready_port, 15, "gantryd to log ready", 0.02)
         return self.controller
 
-    def kill_controller(self, sig=signal.SIGKILL):
-        """Sends `sig` (default: kill -9) to gantryd and reaps it."""
-        self.controller.kill(sig)
+    def kill_controller(self):
+        """kill -9 gantryd, and reap it."""
+        self.controller.kill()
 
     def restart_controller(self):
         """kill -9 gantryd, then start it again on the same state and port."""
         self.kill_controller()
         return self.start_controller()
 
-    def start_agent(self, name):
-        """Starts (or restarts, with the same work dir) the agent `name`."""
+    def start_agent(self, name, node_name=None):
+        """Starts (or restarts, with the same work dir) the agent `name`,
+        which registers as `node_name` (default: `name`)."""
         old = self.agents.get(name)
         if old is not None:
             if old.running():
@@ -284,15 +279,19 @@ class GantryCluster:
         log_path = os.path.join(self.dir, f"agent-{name}.{starts}.log")
         argv = [self.agent_bin,
                 "--controller", f"127.0.0.1:{self.port}",
-                "--node-name", name,
+                "--node-name", node_name or name,
                 "--address", address,
                 "--work-dir", work,
                 "--stop-grace", "1"]
         self.agents[name] = _Daemon(name, argv, log_path, self.env)
         return self.agents[name]
 
-    def kill_agent(self, name, sig=signal.SIGKILL):
-        self.agents[name].kill(sig)
+    def kill_agent(self, name):
+        """kill -9 the agent `name`, and reap it."""
+        self.agents[name].kill()
+
+    def signal_agent(self, name, sig):
+        self.agents[name].send(sig)
 
     def stop_processes(self):
         """Stops every process this cluster started, by pid: agents first
@@ -300,6 +299,7 @@ class GantryCluster:
         daemons = list(self.agents.values()) + [self.controller] + self._retired
         for daemon in daemons:
             if daemon is not None and daemon.running():
+                os.kill(daemon.pid, signal.SIGCONT)  # in case a test froze it
                 os.kill(daemon.pid, signal.SIGTERM)
         deadline = time.monotonic() + 5
         for daemon in daemons:
@@ -354,12 +354,18 @@ class GantryCluster:
 
     # --- Client ---
 
-    def cli(self, *args, check=True, cwd=None, timeout=30, input=None):
-        """Runs `gantry ARGS`; returns the CompletedProcess (text). With
-        check, a non-zero exit raises CliError with both streams."""
+    def cli(self, *args, check=True, cwd=None, timeout=30, input=None, uid=None):
+        """Runs `gantry ARGS` (as user id `uid`, if given: needs root);
+        returns the CompletedProcess (text). With check, a non-zero exit
+        raises CliError with both streams."""
+        identity = {}
+        if uid is not None:
+            entry = pwd.getpwuid(uid)
+            identity = {"user": uid, "group": entry.pw_gid, "extra_groups": []}
         result = subprocess.run(
             [self.cli_bin, *args], cwd=cwd or self.work_dir, env=self.env,
-            input=input, capture_output=True, text=True, timeout=timeout)
+            input=input, capture_output=True, text=True, timeout=timeout,
+            **identity)
         if check and result.returncode != 0:
             raise CliError(
                 f"gantry {' '.join(args)} exited {result.returncode}\n"
@@ -377,9 +383,10 @@ class GantryCluster:
         os.chmod(path, 0o755)
         return path
 
-    def submit(self, script, *options, args=(), cwd=None):
+    def submit(self, script, *options, args=(), cwd=None, uid=None):
         """`gantry batch --parsable OPTIONS SCRIPT ARGS`; returns the id."""
-        result = self.cli("batch", "--parsable", *options, script, *args, cwd=cwd)
+        result = self.cli("batch", "--parsable", *options, script, *args,
+                          cwd=cwd, uid=uid)
         text = result.stdout.strip()
         if not text.isdigit():
             raise AssertionError(f"--parsable printed {result.stdout!r}")
@@ -471,7 +478,11 @@ class ClusterTestCase(unittest.TestCase):
         # Class cleanups run last-in first-out: stop, then finish.
         cls.addClassCleanup(lambda: cluster.finish(cls._class_failed))
         cls.addClassCleanup(cluster.stop_processes)
-        return cluster.start()
+        try:
+            return cluster.start()
+        except BaseException:
+            cls._class_failed = True
+            raise
 
     def run(self, result=None):
         # The outcome is only known after the cleanups ran, so the temp dir
@@ -491,5 +502,8 @@ class ClusterTestCase(unittest.TestCase):
 
     def assert_pids_gone(self, pids, timeout=10, what="processes"):
         """Waits until none of `pids` is alive."""
-        wait_for(lambda: not [p for p in pids if pid_alive(p)], timeout,
-                 f"{what} {sorted(p for p in pids if pid_alive(p))} to exit")
+        try:
+            wait_for(lambda: not [p for p in pids if pid_alive(p)], timeout, what)
+        except AssertionError:
+            alive = sorted(p for p in pids if pid_alive(p))
+            self.fail(f"{what}: pid(s) {alive} still alive {timeout} s later")

@@ -3,6 +3,11 @@
 requests the cluster can never satisfy wait visibly and can be cancelled;
 jobs that cannot start on the node fail with a reason instead of hanging."""
 
+import os
+import subprocess
+import tempfile
+import unittest
+
 import gantry_cluster
 from gantry_cluster import ClusterTestCase
 
@@ -93,6 +98,14 @@ class BadInputTest(ClusterTestCase):
             "quote.sh", "#!/bin/bash\n#SBATCH --job-name='oops\necho ran\n")
         self.assert_rejected([script], "line 2", "unterminated")
 
+    def test_accepted_but_unsupported_options_warn_and_still_submit(self):
+        script = self.cluster.write_script(
+            "slurmy.sh", "#!/bin/bash\n#SBATCH --account=physics\n#SBATCH --qos=high\necho ran\n")
+        result = self.cluster.cli("batch", "--parsable", script)
+        self.assertIn("--account=physics is not supported yet and is ignored", result.stderr)
+        self.assertIn("--qos=high is not supported yet and is ignored", result.stderr)
+        self.cluster.wait_job(int(result.stdout), "COMPLETED")
+
     def test_unknown_partition_is_rejected(self):
         self.assert_rejected(["-p", "nosuch", self.good],
                              'invalid partition name "nosuch"')
@@ -156,6 +169,40 @@ class BadInputTest(ClusterTestCase):
         job = self.cluster.wait_job(job_id, "FAILED")
         self.assertEqual(job["exit_code"], 127)
         self.assertIn("cannot execute", self.cluster.read(f"gantry-{job_id}.out"))
+
+
+class GantrydFlagsTest(unittest.TestCase):
+    """gantryd refuses settings that cannot work, instead of running."""
+
+    def run_gantryd(self, *flags):
+        """Runs gantryd with `flags` for at most 3 s (it is ready in a
+        fraction of that); returns (exit code, or None if it was still
+        running, and its output)."""
+        with tempfile.TemporaryDirectory(prefix="gantry-it-", dir="/tmp") as tmp:
+            argv = [os.path.join(gantry_cluster.build_dir(), "daemon", "gantryd"),
+                    "--state-dir", os.path.join(tmp, "state"),
+                    "--listen", "127.0.0.1:0",
+                    "--socket", os.path.join(tmp, "ctl.sock"), *flags]
+            try:
+                done = subprocess.run(argv, capture_output=True, text=True, timeout=3)
+                return done.returncode, done.stdout + done.stderr
+            except subprocess.TimeoutExpired as running:  # killed by run()
+                return None, (running.stderr or b"").decode(errors="replace")
+
+    def test_node_timeout_shorter_than_the_heartbeat_interval_is_refused(self):
+        # Accepted, this makes every node flap: down between two heartbeats,
+        # back up when its agent re-registers, and every job on it NODE_FAIL.
+        code, output = self.run_gantryd("--heartbeat-interval", "2", "--node-timeout", "1")
+        self.assertIsNotNone(code, f"gantryd ran with a 1 s node timeout and 2 s "
+                                   f"heartbeats:\n{output}")
+        self.assertNotEqual(code, 0)
+        self.assertIn("node-timeout", output)
+
+    def test_out_of_range_heartbeat_interval_is_refused(self):
+        code, output = self.run_gantryd("--heartbeat-interval", "0")
+        self.assertIsNotNone(code, output)
+        self.assertNotEqual(code, 0)
+        self.assertIn("heartbeat-interval", output)
 
 
 if __name__ == "__main__":

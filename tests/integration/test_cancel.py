@@ -124,6 +124,23 @@ class CancelTest(ClusterTestCase):
         cluster.wait_job(first, "CANCELLED", timeout=5)
         cluster.wait_job(second, "CANCELLED", timeout=5)
 
+    def test_background_processes_left_by_a_completed_rank_are_stopped(self):
+        # As in Slurm, a job is over when its script exits: anything it left
+        # running in the background is stopped, not left holding a node the
+        # scheduler now thinks is free.
+        cluster = self.start_cluster(agents=1)
+        script = cluster.write_script("leaver.sh", """#!/bin/bash
+sleep 60 &
+echo $! > "pid.$SLURM_JOB_ID.background"
+exit 0
+""")
+        job_id = cluster.submit(script)
+        cluster.wait_job(job_id, "COMPLETED")
+        background = int(cluster.wait_files([f"pid.{job_id}.background"])
+                         [f"pid.{job_id}.background"])
+        self.assert_pids_gone([background], timeout=5,
+                              what="the background process of the finished job")
+
     def test_time_limit_ends_the_job_as_timeout_and_kills_its_ranks(self):
         cluster = self.start_cluster(agents=1)
         script = cluster.write_script("sleeper.sh", SLEEPER_SCRIPT)

@@ -39,12 +39,15 @@ class ControllerRestartTest(ClusterTestCase):
                 else:
                     refused.append(result.stderr)
 
-        submitters = [threading.Thread(target=submit_forever) for _ in range(4)]
+        # Several clients at once, so that commits are grouped and some
+        # are in flight at the kill.
+        submitters = [threading.Thread(target=submit_forever) for _ in range(3)]
         for thread in submitters:
             thread.start()
         try:
-            gantry_cluster.wait_for(lambda: len(acknowledged) >= 250, 60,
-                                    "250 acknowledged submissions")
+            # ~12 s on two cores: submission costs a client process each.
+            gantry_cluster.wait_for(lambda: len(acknowledged) >= 200, 60,
+                                    "200 acknowledged submissions")
             cluster.kill_controller()
             # Let the clients run into the dead controller for a moment.
             gantry_cluster.wait_for(lambda: len(refused) >= 4, 20,
@@ -129,6 +132,19 @@ class ControllerRestartTest(ClusterTestCase):
         for r, name in enumerate(rank_files):
             self.assertEqual(cluster.read(name).splitlines(),
                              [f"start rank {r} attempt 1", f"end rank {r}"])
+
+    def test_commands_fail_fast_and_clearly_while_gantryd_is_down(self):
+        cluster = self.start_cluster(agents=0)
+        cluster.kill_controller()
+        script = cluster.write_script("job.sh", "#!/bin/bash\ntrue\n")
+        for args in (["queue"], ["job", "1"], ["nodes"], ["status"], ["cancel", "1"],
+                     ["batch", script]):
+            with self.subTest(command=args[0]):
+                result = cluster.cli(*args, check=False, timeout=10)
+                self.assertNotEqual(result.returncode, 0)
+                self.assertIn("cannot reach the controller", result.stderr)
+                self.assertIn(cluster.socket, result.stderr)
+                self.assertEqual(result.stdout, "")
 
     def test_nodes_come_back_up_after_restart_and_take_new_jobs(self):
         cluster = self.start_cluster(agents=3)

@@ -61,6 +61,7 @@ def parse_reports(text):
 
 
 class MultiNodeJobTest(ClusterTestCase):
+    # Each test shapes the cluster it needs (node count, what is busy).
 
     def test_two_node_job_runs_four_ranks_with_slurm_and_torch_environment(self):
         cluster = self.start_cluster(agents=4)
@@ -164,8 +165,67 @@ sleep 60
         survivors = [int(pids[f"pid.{job_id}.{r}"]) for r in range(3)]
         self.assert_pids_gone(survivors, timeout=10, what="ranks 0-2")
 
-    def test_command_line_options_override_sbatch_directives(self):
+    def test_uneven_task_count_puts_the_extra_task_on_the_first_node(self):
         cluster = self.start_cluster(agents=2)
+        script = cluster.write_script("layout.sh", """#!/bin/bash
+echo "report rank=$SLURM_PROCID nodeid=$SLURM_NODEID local=$SLURM_LOCALID \
+local_world=$LOCAL_WORLD_SIZE ntasks=$SLURM_NTASKS per_node=$SLURM_TASKS_PER_NODE \
+host=$SLURMD_NODENAME"
+""")
+        job_id = cluster.submit(script, "-N", "2", "-n", "3")
+        job = cluster.wait_job(job_id, "COMPLETED")
+        self.assertEqual(job["ntasks"], 3)
+        reports = {int(r["rank"]): r for r in parse_reports(
+            cluster.read(f"gantry-{job_id}.out"))}
+        self.assertEqual(sorted(reports), [0, 1, 2])
+        expected = {0: ("0", "0", "2"), 1: ("0", "1", "2"), 2: ("1", "0", "1")}
+        for rank, (nodeid, local, local_world) in expected.items():
+            with self.subTest(rank=rank):
+                r = reports[rank]
+                self.assertEqual((r["nodeid"], r["local"], r["local_world"]),
+                                 (nodeid, local, local_world))
+                self.assertEqual(r["ntasks"], "3")
+                self.assertEqual(r["per_node"], "2,1")
+        self.assertNotEqual(reports[0]["host"], reports[2]["host"])
+
+    def test_nodelist_of_non_adjacent_nodes_is_a_valid_hostlist(self):
+        cluster = self.start_cluster(agents=3)
+        cpus = cluster.nodes()["node01"]["cpus"]
+        hold = cluster.write_script("hold.sh", "#!/bin/bash\n" + WAIT_FOR_FILE +
+                                    'wait_for_file "release-$SLURM_JOB_ID"\n')
+        # Fill node01 then node02, and free node01 again: the next
+        # two-node job gets node01 and node03.
+        first = cluster.submit(hold, f"--ntasks-per-node={cpus}")
+        self.assertEqual(cluster.wait_job(first, "RUNNING")["nodelist"], "node01")
+        second = cluster.submit(hold, f"--ntasks-per-node={cpus}")
+        self.assertEqual(cluster.wait_job(second, "RUNNING")["nodelist"], "node02")
+        cluster.touch(f"release-{first}")
+        cluster.wait_job(first, "COMPLETED")
+        gantry_cluster.wait_for(
+            lambda: cluster.nodes()["node01"]["cpus_allocated"] == 0, 10, "node01 free")
+        script = cluster.write_script("nodelist.sh",
+                                      "#!/bin/bash\necho $SLURM_JOB_NODELIST\n")
+        job_id = cluster.submit(script, "-N", "2")
+        job = cluster.wait_job(job_id, "COMPLETED")
+        self.assertEqual(expand_hostlist(job["nodelist"]), ["node01", "node03"])
+        lines = cluster.read(f"gantry-{job_id}.out").split()
+        self.assertEqual(len(lines), 2)
+        for line in lines:
+            self.assertEqual(expand_hostlist(line), ["node01", "node03"], line)
+        cluster.touch(f"release-{second}")
+
+
+
+class SbatchOptionsTest(ClusterTestCase):
+    # Jobs that run to the end on their own and leave nothing behind, so
+    # the tests share one cluster.
+
+    @classmethod
+    def setUpClass(cls):
+        cls.shared = cls.start_class_cluster(agents=2)
+
+    def test_command_line_options_override_sbatch_directives(self):
+        cluster = self.shared
         script = cluster.write_script("directives.sh", """#!/bin/bash
 #SBATCH --job-name=from-script
 #SBATCH -N 1
@@ -183,7 +243,7 @@ echo "name=$SLURM_JOB_NAME nnodes=$SLURM_NNODES rank=$SLURM_PROCID"
                                  "name=from-cli nnodes=2 rank=1"])
 
     def test_output_and_error_patterns_expand_job_id_and_name(self):
-        cluster = self.start_cluster(agents=1)
+        cluster = self.shared
         script = cluster.write_script("streams.sh", """#!/bin/bash
 echo "to stdout"
 echo "to stderr" >&2
@@ -198,7 +258,7 @@ echo "to stderr" >&2
         self.assertFalse(os.path.exists(cluster.path(f"gantry-{job_id}.out")))
 
     def test_chdir_sets_the_working_directory_and_relative_output(self):
-        cluster = self.start_cluster(agents=1)
+        cluster = self.shared
         os.makedirs(cluster.path("elsewhere"))
         script = cluster.write_script("pwd.sh", "#!/bin/bash\npwd\n")
         job_id = cluster.submit(script, "-D", "elsewhere")
@@ -209,7 +269,7 @@ echo "to stderr" >&2
                          cluster.path("elsewhere") + "\n")
 
     def test_parsable_prints_only_the_job_id(self):
-        cluster = self.start_cluster(agents=1)
+        cluster = self.shared
         script = cluster.write_script("true.sh", "#!/bin/bash\ntrue\n")
         plain = cluster.cli("batch", script).stdout
         match = re.fullmatch(r"Submitted batch job (\d+)\n", plain)
@@ -223,7 +283,7 @@ echo "to stderr" >&2
                          f"{int(match.group(1)) + 2}\n")
 
     def test_script_arguments_are_passed_through(self):
-        cluster = self.start_cluster(agents=1)
+        cluster = self.shared
         script = cluster.write_script("args.sh", """#!/bin/bash
 echo "argc=$#"
 for arg in "$@"; do echo "arg=[$arg]"; done
@@ -236,6 +296,34 @@ for arg in "$@"; do echo "arg=[$arg]"; done
         self.assertEqual(cluster.read(f"gantry-{job_id}.out").splitlines(),
                          ["argc=5", "arg=[first]", "arg=[two words]",
                           "arg=[--nodes=9]", "arg=[-o]", "arg=[]"])
+
+    def test_script_can_come_from_standard_input(self):
+        cluster = self.shared
+        result = cluster.cli("batch", "--parsable", "-J", "piped",
+                             input="#!/bin/bash\necho piped $SLURM_JOB_NAME\n")
+        job_id = int(result.stdout)
+        cluster.wait_job(job_id, "COMPLETED")
+        self.assertEqual(cluster.read(f"gantry-{job_id}.out"), "piped piped\n")
+
+    def test_job_name_defaults_to_the_script_file_name_as_in_sbatch(self):
+        # sbatch: "the default job name is the name of the batch script";
+        # scripts and -o patterns (%x) rely on it.
+        cluster = self.shared
+        script = cluster.write_script("train_model.sh",
+                                      "#!/bin/bash\necho $SLURM_JOB_NAME\n")
+        job_id = cluster.submit(script, "-o", "%x-%j.out")
+        job = cluster.wait_job(job_id, "COMPLETED")
+        self.assertEqual(job["name"], "train_model.sh")
+        self.assertEqual(cluster.read(f"train_model.sh-{job_id}.out"), "train_model.sh\n")
+
+    def test_rank_killed_by_a_signal_fails_the_job_with_that_signal(self):
+        cluster = self.shared
+        script = cluster.write_script("selfkill.sh", "#!/bin/bash\nkill -KILL $$\n")
+        job_id = cluster.submit(script)
+        job = cluster.wait_job(job_id, "FAILED")
+        self.assertEqual(job["reason"], "Signal")
+        self.assertEqual(job["exit_signal"], 9)
+        self.assertIn("signal 9", job["reason_detail"])
 
 
 if __name__ == "__main__":

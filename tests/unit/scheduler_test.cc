@@ -113,3 +113,26 @@ TEST_CASE("memory is counted per node", "[scheduler]") {
 
 }  // namespace
 }  // namespace gantry
+
+namespace gantry {
+namespace {
+
+TEST_CASE("hot spares serve only restarts, and restarts take them first",
+          "[scheduler]") {
+  std::vector<NodeSnapshot> nodes = {Node("a", 2), Node("b", 2),
+                                     Node("spare", 2)};
+  nodes[2].hot_spare = true;
+  ScheduleResult r = Schedule(nodes, {Job(1, 3)});
+  REQUIRE(r.waits.size() == 1);
+  CHECK(r.waits[0].reason == "PartitionNodeLimit");
+
+  PendingJob restart = Job(2, 2);
+  restart.is_restart = true;
+  r = Schedule(nodes, {restart});
+  REQUIRE(r.starts.size() == 1);
+  CHECK(r.starts[0].shares[0].node_index == 2);  // the spare
+  CHECK(r.starts[0].shares[1].node_index == 0);
+}
+
+}  // namespace
+}  // namespace gantry
