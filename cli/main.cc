@@ -173,5 +173,20 @@ int main(int argc, char** argv) {
     return gantry::cli::RunNodesCommand(controller, nodes_json);
   if (status->parsed())
     return gantry::cli::RunStatusCommand(controller, status_json);
+  if (checkpoint->parsed()) {
+    return gantry::cli::RunProgressCommand(controller, progress_job,
+                                           checkpoint_path, progress_step);
+  }
+  if (progress->parsed()) {
+    return gantry::cli::RunProgressCommand(controller, progress_job, "",
+                                           progress_step);
+  }
+  if (drain->parsed()) {
+    return gantry::cli::RunDrainCommand(controller, drain_nodes, drain_reason,
+                                        false);
+  }
+  if (resume->parsed()) {
+    return gantry::cli::RunDrainCommand(controller, drain_nodes, "", true);
+  }
   return 1;
 }
