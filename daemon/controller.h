@@ -37,7 +37,7 @@ struct ControllerOptions {
   std::string default_partition = "main";
   int64_t heartbeat_interval_ms = 1000;
   // A node not heard from for this long is DOWN and its jobs NODE_FAIL.
-  int64_t node_timeout_ms = 10000;
+  int64_t node_timeout_ms = 3000;
   // After a controller start, how long agents have to reconnect and report
   // their ranks before their nodes are DOWN.
   int64_t reconnect_grace_ms = 30000;

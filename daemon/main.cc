@@ -29,7 +29,7 @@ struct Flags {
   std::string socket = "/run/gantry/gantryd.sock";
   std::string partition = "main";
   double heartbeat_interval = 1.0;
-  double node_timeout = 5.0;
+  double node_timeout = 3.0;
   double reconnect_grace = 30.0;
   uint32_t kill_grace = 10;
   uint32_t max_restarts = 3;
