@@ -168,8 +168,11 @@ class _Daemon:
 class GantryCluster:
     """gantryd plus `agents` gantry-agents in a temp dir. Call start()."""
 
+    # Timings are short (the product's defaults are seconds) so that the
+    # suite is fast; tests that need other values pass them.
     def __init__(self, agents=2, heartbeat_interval=0.2, node_timeout=5.0,
-                 reconnect_grace=10.0, kill_grace=1, label="cluster"):
+                 reconnect_grace=10.0, kill_grace=1, restart_backoff=0.2,
+                 hot_spares=None, gantryd_args=(), label="cluster"):
         bindir = build_dir()
         self.gantryd_bin = os.path.join(bindir, "daemon", "gantryd")
         self.agent_bin = os.path.join(bindir, "agent", "gantry-agent")
@@ -191,6 +194,10 @@ class GantryCluster:
         self.node_timeout = node_timeout
         self.reconnect_grace = reconnect_grace
         self.kill_grace = kill_grace
+        self.restart_backoff = restart_backoff
+        self.gantryd_args = list(gantryd_args)
+        if hot_spares:
+            self.gantryd_args += ["--hot-spares", hot_spares]
         # A random 127.0.X.0/24 per cluster: the MASTER_PORT of a job is a
         # function of its id, so two clusters running at once (ctest -j)
         # would otherwise give job 1 the same MASTER_ADDR:MASTER_PORT.
@@ -237,7 +244,9 @@ class GantryCluster:
                 "--heartbeat-interval", str(self.heartbeat_interval),
                 "--node-timeout", str(self.node_timeout),
                 "--reconnect-grace", str(self.reconnect_grace),
-                "--kill-grace", str(self.kill_grace)]
+                "--kill-grace", str(self.kill_grace),
+                "--restart-backoff", str(self.restart_backoff),
+                *self.gantryd_args]
         self.controller = _Daemon("gantryd", argv, log_path, self.env)
         ready = re.compile(r'msg="gantryd ready".* listen=127\.0\.0\.1:(\d+)')
 

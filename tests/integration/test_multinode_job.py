@@ -155,7 +155,10 @@ if [ "$SLURM_PROCID" = 3 ]; then
 fi
 sleep 60
 """)
-        job_id = cluster.submit(script, "-N", "2", "--ntasks-per-node=2")
+        # No restarts: the first failure is final (restarts have their own
+        # tests).
+        job_id = cluster.submit(script, "-N", "2", "--ntasks-per-node=2",
+                                "--max-restarts=0")
         pids = cluster.wait_files([f"pid.{job_id}.{r}" for r in range(4)])
         job = cluster.wait_job(job_id, "FAILED")
         self.assertEqual(job["exit_code"], 3)
@@ -319,7 +322,7 @@ for arg in "$@"; do echo "arg=[$arg]"; done
     def test_rank_killed_by_a_signal_fails_the_job_with_that_signal(self):
         cluster = self.shared
         script = cluster.write_script("selfkill.sh", "#!/bin/bash\nkill -KILL $$\n")
-        job_id = cluster.submit(script)
+        job_id = cluster.submit(script, "--max-restarts=0")
         job = cluster.wait_job(job_id, "FAILED")
         self.assertEqual(job["reason"], "Signal")
         self.assertEqual(job["exit_signal"], 9)

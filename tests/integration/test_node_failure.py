@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""An agent killed with SIGKILL (its node "crashed"): the node goes down
-after --node-timeout, the jobs with ranks there end NODE_FAIL and their
-ranks elsewhere are stopped, other jobs carry on, and a restarted agent
-cleans up what its previous process left running."""
+"""Nodes that fail under jobs: an agent killed with SIGKILL (the node
+"crashed") or frozen (a partition). The node goes down after
+--node-timeout and is drained; a job with ranks there ends NODE_FAIL (no
+restarts left) or is restarted on healthy nodes, and its ranks elsewhere
+are stopped; other jobs carry on. And what must not count as a node
+failure: a second agent using a taken name, a stall of gantryd itself."""
 
 import signal
 import time
@@ -23,11 +25,11 @@ wait_for_file release
 
 class NodeFailureTest(ClusterTestCase):
 
-    def start_two_node_job(self, cluster):
+    def start_two_node_job(self, cluster, *options):
         """A job with one rank on node01 and one on node02; returns its id
         and {node: rank pid}."""
         script = cluster.write_script("pid.sh", PID_SCRIPT)
-        job_id = cluster.submit(script, "-N", "2")
+        job_id = cluster.submit(script, "-N", "2", *options)
         cluster.wait_job(job_id, "RUNNING")
         files = cluster.wait_files([f"pid.{job_id}.0", f"pid.{job_id}.1"])
         pids = {}
@@ -39,12 +41,16 @@ class NodeFailureTest(ClusterTestCase):
 
     def test_killed_agent_takes_its_node_down_and_the_job_to_node_fail(self):
         cluster = self.start_cluster(agents=2, node_timeout=NODE_TIMEOUT)
-        job_id, pids = self.start_two_node_job(cluster)
+        # No restarts: the node failure is final for the job.
+        job_id, pids = self.start_two_node_job(cluster, "--max-restarts=0")
 
         cluster.kill_agent("node02")
         nodes = cluster.wait_nodes(["node02"], "down", timeout=NODE_TIMEOUT + 8)
         self.assertNotEqual(nodes["node02"]["reason"], "")
+        # It died under a job: suspect until an admin resumes it.
+        self.assertTrue(nodes["node02"]["drained"])
         self.assertEqual(nodes["node01"]["state"], "up")
+        self.assertFalse(nodes["node01"]["drained"])
         job = cluster.wait_job(job_id, "NODE_FAIL", timeout=5)
         self.assertEqual(job["reason"], "NodeFail")
         self.assertIn("node02", job["reason_detail"])
@@ -57,6 +63,40 @@ class NodeFailureTest(ClusterTestCase):
                                "COMPLETED")
         self.assertEqual(job["nodelist"], "node01")
 
+    def test_ranks_of_a_killed_agent_die_with_it_children_included(self):
+        cluster = self.start_cluster(agents=2, node_timeout=NODE_TIMEOUT)
+        script = cluster.write_script("family.sh", """#!/bin/bash
+sleep 60 &
+echo $! > "child.$SLURM_JOB_ID.$SLURMD_NODENAME"
+echo $$ > "rank.$SLURM_JOB_ID.$SLURMD_NODENAME"
+wait
+""")
+        job_id = cluster.submit(script, "-N", "2", "--max-restarts=0")
+        pids = cluster.wait_files([f"rank.{job_id}.node02", f"child.{job_id}.node02"])
+        cluster.kill_agent("node02")
+        # Nobody is left on node02 to stop the rank: it must die with the
+        # agent, with what it started, rather than run on unwatched (and
+        # hold the node's GPUs) until someone restarts the agent.
+        self.assert_pids_gone([int(p) for p in pids.values()], timeout=5,
+                              what="the rank of the dead agent and its child")
+
+    def test_failed_node_comes_back_drained_and_takes_work_once_resumed(self):
+        cluster = self.start_cluster(agents=2, node_timeout=NODE_TIMEOUT)
+        job_id, _ = self.start_two_node_job(cluster, "--max-restarts=0")
+        # Restarted at once, the agent reports it lost the job's rank.
+        cluster.kill_agent("node02")
+        cluster.start_agent("node02")
+        cluster.wait_job(job_id, "NODE_FAIL", timeout=10)
+        node = cluster.wait_nodes_up(["node02"])["node02"]
+        self.assertTrue(node["drained"], "back, but drained until an admin says so")
+        follow_up = cluster.write_script("true.sh", "#!/bin/bash\ntrue\n")
+        waiting = cluster.submit(follow_up, "-N", "2")
+        time.sleep(0.5)  # the scheduler runs as soon as a job arrives
+        self.assertEqual(cluster.job(waiting)["state"], "PENDING")
+        cluster.cli("resume", "node02")
+        self.assertFalse(cluster.nodes()["node02"]["drained"])
+        cluster.wait_job(waiting, "COMPLETED")
+
     def test_node_failure_spares_jobs_without_ranks_on_that_node(self):
         cluster = self.start_cluster(agents=2, node_timeout=NODE_TIMEOUT)
         script = cluster.write_script("pid.sh", PID_SCRIPT)
@@ -64,46 +104,64 @@ class NodeFailureTest(ClusterTestCase):
         by_job = cluster.wait_job(bystander, "RUNNING")
         self.assertEqual(by_job["nodelist"], "node01",
                          "precondition: the first node is filled first")
-        victim, _ = self.start_two_node_job(cluster)
+        victim, _ = self.start_two_node_job(cluster, "--max-restarts=0")
 
         cluster.kill_agent("node02")
         cluster.wait_job(victim, "NODE_FAIL", timeout=NODE_TIMEOUT + 8)
         self.assertEqual(cluster.job(bystander)["state"], "RUNNING")
+        self.assertEqual(cluster.job(bystander)["attempt"], 1)
         cluster.touch("release")
         cluster.wait_job(bystander, "COMPLETED")
 
-    def test_restarted_agent_kills_ranks_left_by_its_previous_process(self):
-        cluster = self.start_cluster(agents=2, node_timeout=NODE_TIMEOUT)
-        job_id, pids = self.start_two_node_job(cluster)
-        cluster.kill_agent("node02")
-        cluster.wait_job(job_id, "NODE_FAIL", timeout=NODE_TIMEOUT + 8)
-        # Nobody was left to stop the rank on node02.
-        self.assertTrue(pid_alive(pids["node02"]))
+    def test_job_hit_by_a_node_fault_restarts_on_healthy_nodes(self):
+        cluster = self.start_cluster(agents=3, node_timeout=NODE_TIMEOUT)
+        script = cluster.write_script("attempt.sh", """#!/bin/bash
+""" + WAIT_FOR_FILE + """
+echo "$SLURMD_NODENAME restarts=$GANTRY_RESTART_COUNT" \\
+  >> "ran.$SLURM_JOB_ID.$GANTRY_ATTEMPT.$SLURM_PROCID"
+wait_for_file release
+""")
+        job_id = cluster.submit(script, "-N", "2")
+        self.assertEqual(cluster.wait_job(job_id, "RUNNING")["nodelist"], "node[01-02]")
+        cluster.wait_files([f"ran.{job_id}.1.0", f"ran.{job_id}.1.1"])
 
-        cluster.start_agent("node02")
-        cluster.wait_nodes_up(["node02"])
-        self.assert_pids_gone([pids["node02"]], timeout=5, what="the orphaned rank")
-        # And the node is usable again.
-        follow_up = cluster.write_script("true.sh", "#!/bin/bash\ntrue\n")
-        cluster.wait_job(cluster.submit(follow_up, "-N", "2"), "COMPLETED")
+        cluster.kill_agent("node02")
+        second = cluster.wait_files([f"ran.{job_id}.2.0", f"ran.{job_id}.2.1"],
+                                    timeout=NODE_TIMEOUT + 15)
+        job = cluster.wait_job(job_id, "RUNNING")
+        self.assertEqual(job["attempt"], 2)
+        self.assertEqual(expand(job["nodelist"]), ["node01", "node03"],
+                         "the new attempt avoids the failed node")
+        self.assertEqual(sorted(second.values()),
+                         ["node01 restarts=1", "node03 restarts=1"])
+        cluster.touch("release")
+        job = cluster.wait_job(job_id, "COMPLETED")
+        self.assertIn("requeued", [e["kind"] for e in job["history"]])
+        # Each rank ran once per attempt, and there were two attempts.
+        for attempt in (1, 2):
+            for rank in (0, 1):
+                lines = cluster.read(f"ran.{job_id}.{attempt}.{rank}").splitlines()
+                self.assertEqual(len(lines), 1, f"attempt {attempt} rank {rank}: {lines}")
 
     def test_agent_restarted_before_the_timeout_reports_the_lost_ranks(self):
         # A long timeout: the failure must come from the agent's report on
         # re-registering (it runs none of the job's ranks), not from a timer.
         cluster = self.start_cluster(agents=2, node_timeout=60)
-        job_id, pids = self.start_two_node_job(cluster)
+        job_id, pids = self.start_two_node_job(cluster, "--max-restarts=0")
         cluster.kill_agent("node02")
         cluster.start_agent("node02")
         job = cluster.wait_job(job_id, "NODE_FAIL", timeout=10)
         self.assertIn("node02", job["reason_detail"])
         self.assert_pids_gone(list(pids.values()), timeout=8, what="both ranks")
-        self.assertEqual(cluster.nodes()["node02"]["state"], "up")
+        node = cluster.nodes()["node02"]
+        self.assertEqual(node["state"], "up")
+        self.assertTrue(node["drained"])
 
     def test_frozen_agent_that_comes_back_has_its_stale_ranks_stopped(self):
         # SIGSTOP stands for a network partition: the agent and the
         # controller cannot hear each other, the ranks keep running.
         cluster = self.start_cluster(agents=2, node_timeout=NODE_TIMEOUT)
-        job_id, pids = self.start_two_node_job(cluster)
+        job_id, pids = self.start_two_node_job(cluster, "--max-restarts=0")
         cluster.signal_agent("node02", signal.SIGSTOP)
         try:
             cluster.wait_job(job_id, "NODE_FAIL", timeout=NODE_TIMEOUT + 8)
@@ -121,7 +179,8 @@ class NodeFailureTest(ClusterTestCase):
         # A misconfigured (or hostile) second agent says it is node01. The
         # node01 that is alive and running a job must keep it; today the
         # two take the name from each other in a loop, and each time the
-        # newcomer "no longer runs" node01's ranks, so the job is failed.
+        # newcomer "lost" node01's ranks, so the job fails and the node is
+        # drained.
         cluster = self.start_cluster(agents=1)
         script = cluster.write_script("hold.sh", "#!/bin/bash\n" + WAIT_FOR_FILE +
                                       "wait_for_file release\n")
@@ -132,8 +191,11 @@ class NodeFailureTest(ClusterTestCase):
         cluster.start_agent("impostor", node_name="node01")
         time.sleep(2)  # long enough for each agent to register several times
         job = cluster.job(job_id)
-        self.assertEqual(job["state"], "RUNNING", job["reason_detail"])
-        self.assertEqual(cluster.nodes()["node01"]["address"], address)
+        self.assertEqual((job["state"], job["attempt"]), ("RUNNING", 1),
+                         job["reason_detail"])
+        node = cluster.nodes()["node01"]
+        self.assertEqual(node["address"], address)
+        self.assertFalse(node["drained"], node["drain_reason"])
         cluster.touch("release")
         cluster.wait_job(job_id, "COMPLETED")
 
@@ -159,11 +221,17 @@ class NodeFailureTest(ClusterTestCase):
                 daemon.send(signal.SIGCONT)
         time.sleep(1.5)  # well over a node timeout of normal heartbeats
         job = cluster.job(job_id)
-        self.assertEqual(job["state"], "RUNNING", job["reason_detail"])
-        self.assertEqual({n["state"] for n in cluster.nodes().values()}, {"up"})
+        self.assertEqual((job["state"], job["attempt"]), ("RUNNING", 1),
+                         job["reason_detail"])
+        for name, node in cluster.nodes().items():
+            self.assertEqual((node["state"], node["drained"]), ("up", False), name)
         self.assertTrue(all(pid_alive(p) for p in pids.values()))
         cluster.touch("release")
         cluster.wait_job(job_id, "COMPLETED")
+
+
+def expand(hostlist):
+    return sorted(gantry_cluster.expand_hostlist(hostlist))
 
 
 if __name__ == "__main__":
