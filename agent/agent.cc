@@ -83,12 +83,17 @@ v1::Register Agent::MakeRegister() {
   reg.set_boot_id(boot_id_);
   reg.set_agent_version(GANTRY_VERSION);
   *reg.mutable_inventory() = inventory_;
+  // Exits first, then running ranks: a rank that ends in between shows as
+  // running here and its exit follows on the stream (OnConnected), rather
+  // than being in neither list and looking lost.
+  {
+    std::lock_guard lock(mutex_);
+    for (const v1::RankEvent& event : unacknowledged_) {
+      *reg.add_unacknowledged_exits() = event;
+    }
+  }
   for (v1::RankId& rank : launcher_->Running()) {
     *reg.add_running() = std::move(rank);
-  }
-  std::lock_guard lock(mutex_);
-  for (const v1::RankEvent& event : unacknowledged_) {
-    *reg.add_unacknowledged_exits() = event;
   }
   return reg;
 }

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -30,6 +31,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/ibnetdiscover_parser.h"
 
 namespace gantry::agent {
 namespace {
@@ -331,10 +333,13 @@ std::string ModelOf(hwloc_obj_t pcidev) {
 struct FoundGpu {
   std::optional<PciAddress> address;  // none: OS device without a PCI parent
   unsigned long order = 0;
+  hwloc_obj_t object = nullptr;  // the PCI device, or the OS device
   v1::GpuInfo info;
 };
 
-void AddGpus(hwloc_topology_t topology, v1::NodeInventory* inventory) {
+// Adds the GPUs in index order and returns their hwloc objects, by index.
+std::vector<hwloc_obj_t> AddGpus(hwloc_topology_t topology,
+                                 v1::NodeInventory* inventory) {
   std::vector<FoundGpu> found;
 
   // PCI devices of the GPU vendors. A further function of the same slot with
@@ -359,6 +364,7 @@ void AddGpus(hwloc_topology_t topology, v1::NodeInventory* inventory) {
     if (first_function.at(slot_of(dev)) != a.func) continue;
     FoundGpu gpu;
     gpu.address = AddressOf(dev);
+    gpu.object = dev;
     gpu.info.set_vendor(VendorName(a.vendor_id));
     gpu.info.set_model(ModelOf(dev));
     gpu.info.set_pci_bus_id(PciBusId(dev));
@@ -386,6 +392,7 @@ void AddGpus(hwloc_topology_t topology, v1::NodeInventory* inventory) {
     hwloc_obj_t pci = PciAncestor(osdev);
     FoundGpu gpu;
     gpu.address = address;
+    gpu.object = pci;
     gpu.info.set_vendor(VendorFromOsDevice(osdev, FamilyOf(osdev)));
     gpu.info.set_model(ModelOf(pci));
     gpu.info.set_pci_bus_id(PciBusId(pci));
@@ -397,6 +404,7 @@ void AddGpus(hwloc_topology_t topology, v1::NodeInventory* inventory) {
     for (hwloc_obj_t osdev : devices) {
       FoundGpu gpu;
       gpu.order = NameNumber(osdev->name);
+      gpu.object = osdev;
       gpu.info.set_vendor(VendorFromOsDevice(osdev, family));
       gpu.info.set_model(InfoOrEmpty(osdev, "GPUModel"));
       gpu.info.set_numa_node(NearestNumaNode(topology, osdev));
@@ -414,14 +422,21 @@ void AddGpus(hwloc_topology_t topology, v1::NodeInventory* inventory) {
                      return x.order < y.order;
                    });
   uint32_t index = 0;
+  std::vector<hwloc_obj_t> objects;
   for (FoundGpu& gpu : found) {
     gpu.info.set_index(index++);
     *inventory->add_gpus() = std::move(gpu.info);
+    objects.push_back(gpu.object);
   }
+  return objects;
 }
 
-void AddNetworkDevices(hwloc_topology_t topology,
-                       v1::NodeInventory* inventory) {
+// Adds the network and OpenFabrics devices and returns, for each OpenFabrics
+// one, its index in network_devices and the object that places it (its PCI
+// device, or the OS device itself when it has none).
+std::vector<std::pair<int, hwloc_obj_t>> AddNetworkDevices(
+    hwloc_topology_t topology, v1::NodeInventory* inventory) {
+  std::vector<std::pair<int, hwloc_obj_t>> hcas;
   for (hwloc_obj_t osdev = hwloc_get_next_osdev(topology, nullptr);
        osdev != nullptr; osdev = hwloc_get_next_osdev(topology, osdev)) {
     const hwloc_obj_osdev_type_t type = osdev->attr->osdev.type;
@@ -433,10 +448,100 @@ void AddNetworkDevices(hwloc_topology_t topology,
     device->set_name(osdev->name ? osdev->name : "");
     device->set_kind(type == HWLOC_OBJ_OSDEV_NETWORK ? "network"
                                                      : "openfabrics");
-    if (hwloc_obj_t pci = PciAncestor(osdev); pci != nullptr) {
-      device->set_pci_bus_id(PciBusId(pci));
-    }
+    hwloc_obj_t pci = PciAncestor(osdev);
+    if (pci != nullptr) device->set_pci_bus_id(PciBusId(pci));
     device->set_numa_node(NearestNumaNode(topology, osdev));
+    if (type == HWLOC_OBJ_OSDEV_OPENFABRICS) {
+      const std::string guid = InfoOrEmpty(osdev, "NodeGUID");
+      if (absl::StatusOr<uint64_t> parsed = ParseGuid(guid); parsed.ok()) {
+        device->set_node_guid(FormatGuid(*parsed));
+      }
+      hcas.emplace_back(inventory->network_devices_size() - 1,
+                        pci != nullptr ? pci : osdev);
+    }
+  }
+  return hcas;
+}
+
+// How near two devices are in the I/O tree: the closer of the ranks below
+// first, then the fewer parent hops from each to their common ancestor.
+// hwloc_get_common_ancestor_obj compares depths, which I/O objects do not
+// have (they are negative and special), so the ancestors are walked here.
+struct Nearness {
+  int rank = 0;  // index into kLocalityNames
+  int hops = 0;
+  bool operator<(const Nearness& other) const {
+    return std::tie(rank, hops) < std::tie(other.rank, other.hops);
+  }
+};
+constexpr const char* kLocalityNames[] = {"pcie-switch", "host-bridge", "numa",
+                                          "system"};
+
+Nearness NearnessOf(hwloc_obj_t a, hwloc_obj_t b) {
+  std::vector<hwloc_obj_t> chain;
+  for (hwloc_obj_t cur = a; cur != nullptr; cur = cur->parent) {
+    chain.push_back(cur);
+  }
+  int hops_b = 0;
+  hwloc_obj_t common = b;
+  auto at = chain.end();
+  for (; common != nullptr; common = common->parent, ++hops_b) {
+    at = std::find(chain.begin(), chain.end(), common);
+    if (at != chain.end()) break;
+  }
+  Nearness n;
+  if (common == nullptr) {  // different topologies: cannot happen
+    n.rank = 3;
+    return n;
+  }
+  n.hops = static_cast<int>(at - chain.begin()) + hops_b;
+  switch (common->type) {
+    case HWLOC_OBJ_BRIDGE:
+      n.rank = common->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_HOST
+                   ? 1   // the host bridge (root complex)
+                   : 0;  // a PCI bridge below it: a PCIe switch
+      break;
+    case HWLOC_OBJ_PCI_DEVICE:
+    case HWLOC_OBJ_OS_DEVICE:
+      n.rank = 0;  // functions of one device
+      break;
+    default:
+      // CPU side: one NUMA node in common, or more than one.
+      n.rank = common->nodeset != nullptr &&
+                       hwloc_bitmap_weight(common->nodeset) == 1
+                   ? 2
+                   : 3;
+  }
+  return n;
+}
+
+// Pairs each GPU with its nearest OpenFabrics device. Among devices equally
+// near, the one serving the fewest GPUs so far is taken (a dual-port HCA
+// near two GPUs gives each a port), then the first listed.
+void PairGpusWithHcas(const std::vector<hwloc_obj_t>& gpus,
+                      const std::vector<std::pair<int, hwloc_obj_t>>& hcas,
+                      v1::NodeInventory* inventory) {
+  if (hcas.empty()) return;
+  std::vector<int> served(hcas.size(), 0);
+  for (size_t g = 0; g < gpus.size(); ++g) {
+    if (gpus[g] == nullptr) continue;
+    size_t best = 0;
+    Nearness best_nearness;
+    for (size_t h = 0; h < hcas.size(); ++h) {
+      const Nearness n = NearnessOf(gpus[g], hcas[h].second);
+      if (h == 0 || n < best_nearness ||
+          (!(best_nearness < n) && served[h] < served[best])) {
+        best = h;
+        best_nearness = n;
+      }
+    }
+    ++served[best];
+    v1::NetworkDevice* hca =
+        inventory->mutable_network_devices(hcas[best].first);
+    v1::GpuInfo* gpu = inventory->mutable_gpus(static_cast<int>(g));
+    gpu->set_nearest_hca(hca->name());
+    gpu->set_hca_locality(kLocalityNames[best_nearness.rank]);
+    hca->add_gpus(gpu->index());
   }
 }
 
@@ -456,8 +561,10 @@ v1::NodeInventory Summarize(hwloc_topology_t topology, std::string source) {
   inventory.set_cores(cores > 0 ? cores : pus);
   inventory.set_packages(packages > 0 ? packages : (pus > 0 ? 1 : 0));
   inventory.set_numa_nodes(std::max<uint32_t>(numa_nodes, 1));
-  AddGpus(topology, &inventory);
-  AddNetworkDevices(topology, &inventory);
+  const std::vector<hwloc_obj_t> gpus = AddGpus(topology, &inventory);
+  const std::vector<std::pair<int, hwloc_obj_t>> hcas =
+      AddNetworkDevices(topology, &inventory);
+  PairGpusWithHcas(gpus, hcas, &inventory);
   inventory.set_source(std::move(source));
   return inventory;
 }
@@ -496,6 +603,7 @@ absl::StatusOr<v1::NodeInventory> DiscoverThisMachine() {
   const std::optional<uint64_t> meminfo_mb = MemTotalMbFromProc();
   inventory.set_memory_mb(
       meminfo_mb.has_value() ? *meminfo_mb : HwlocMemoryMb(topology->get()));
+  AssignNetworkRoles({}, DefaultRouteInterfaceOfThisMachine(), &inventory);
   return inventory;
 }
 
@@ -533,7 +641,57 @@ absl::StatusOr<v1::NodeInventory> DiscoverFromHwlocXml(
   }
   v1::NodeInventory inventory = Summarize(topology->get(), path);
   inventory.set_memory_mb(HwlocMemoryMb(topology->get()));
+  // A saved topology says nothing about routes.
+  AssignNetworkRoles({}, "", &inventory);
   return inventory;
+}
+
+std::string DefaultRouteInterfaceOfThisMachine() {
+  std::ifstream in("/proc/net/route");
+  if (!in) return "";
+  const std::string text((std::istreambuf_iterator<char>(in)),
+                         std::istreambuf_iterator<char>());
+  return DefaultRouteInterface(text);
+}
+
+std::vector<Nic> NicsOf(const v1::NodeInventory& inventory) {
+  std::vector<Nic> nics;
+  for (const v1::NetworkDevice& device : inventory.network_devices()) {
+    Nic nic;
+    nic.name = device.name();
+    nic.rdma = device.kind() == "openfabrics";
+    nic.pci_bus_id = device.pci_bus_id();
+    nic.nearest_gpus.assign(device.gpus().begin(), device.gpus().end());
+    for (const v1::HcaPort& port : device.ports()) {
+      NicPort p;
+      p.port = port.port();
+      p.active = port.state() == "ACTIVE";
+      p.roce = port.link_layer() == "Ethernet";
+      p.roce_v2_gid_index = port.roce_v2_gid_index();
+      nic.ports.push_back(p);
+    }
+    if (absl::StatusOr<NetworkRole> role = ParseNetworkRole(device.role());
+        role.ok()) {
+      nic.role = *role;
+    }
+    nics.push_back(std::move(nic));
+  }
+  return nics;
+}
+
+void AssignNetworkRoles(const NetworkRoleOverrides& overrides,
+                        const std::string& default_route_interface,
+                        v1::NodeInventory* inventory) {
+  std::vector<Nic> nics = NicsOf(*inventory);
+  for (Nic& nic : nics) {
+    nic.default_route =
+        !default_route_interface.empty() && nic.name == default_route_interface;
+  }
+  ClassifyNics(&nics, overrides);
+  for (size_t i = 0; i < nics.size(); ++i) {
+    inventory->mutable_network_devices(static_cast<int>(i))
+        ->set_role(std::string(NetworkRoleName(nics[i].role)));
+  }
 }
 
 }  // namespace gantry::agent

@@ -7,11 +7,21 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/network_roles.h"
 #include "gantry/v1/types.pb.h"
 
 namespace gantry::agent {
+
+// Both discovery functions also pair each GPU with its nearest OpenFabrics
+// device by PCI locality (GpuInfo.nearest_hca / hca_locality, and
+// NetworkDevice.gpus): a device behind the same PCIe switch before one under
+// the same host bridge, before one on the same NUMA node, before any other;
+// then the fewest hops through the I/O tree; then the device serving the
+// fewest GPUs so far. They fill NetworkDevice.node_guid where hwloc knows it
+// and NetworkDevice.role by AssignNetworkRoles without overrides.
 
 // Discovers this machine. Memory comes from /proc/meminfo (in a VM the NUMA
 // node's memory can be far below the real total).
@@ -22,5 +32,22 @@ absl::StatusOr<v1::NodeInventory> DiscoverThisMachine();
 // Errors: NOT_FOUND for a missing file, INVALID_ARGUMENT when hwloc refuses
 // the file (e.g. hwloc 2.9 cannot import XML version 3), with hwloc's reason.
 absl::StatusOr<v1::NodeInventory> DiscoverFromHwlocXml(const std::string& path);
+
+// The interface of this machine's IPv4 default route (/proc/net/route); ""
+// when there is none.
+std::string DefaultRouteInterfaceOfThisMachine();
+
+// The inventory's network devices as network_roles.h takes them: RDMA for
+// "openfabrics" devices, nearest GPUs from NetworkDevice.gpus, ports from
+// HcaPort (ACTIVE, Ethernet = RoCE, GID index), role from the role string.
+// Feed it to NcclEnvironment to build a rank's NCCL variables.
+std::vector<Nic> NicsOf(const v1::NodeInventory& inventory);
+
+// Sets every NetworkDevice.role (see network_roles.h) from the GPU pairing,
+// the interface carrying the default route ("" when unknown: then the first
+// plain Ethernet interface is management) and the configured overrides.
+void AssignNetworkRoles(const NetworkRoleOverrides& overrides,
+                        const std::string& default_route_interface,
+                        v1::NodeInventory* inventory);
 
 }  // namespace gantry::agent

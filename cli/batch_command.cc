@@ -147,6 +147,14 @@ int RunBatchCommand(const std::vector<std::string>& args,
     std::cerr << "gantry batch: error: " << status.message() << "\n";
     return 1;
   }
+  if (request.job_name.empty()) {
+    // As sbatch: the script's file name, or "sbatch" for standard input.
+    request.job_name = invocation->script_path.empty()
+                           ? "sbatch"
+                           : std::filesystem::path(invocation->script_path)
+                                 .filename()
+                                 .string();
+  }
   for (const std::string& warning : request.warnings) {
     std::cerr << "gantry batch: warning: " << warning << "\n";
   }

@@ -17,6 +17,8 @@ class AgentLink {
   // Ends the stream from the controller's side (a newer registration of the
   // same node replaced it, or the node was declared down). Thread-safe.
   virtual void Close() = 0;
+  // Ends the stream with an error the agent logs (a refused registration).
+  virtual void Close(const std::string& reason) = 0;
   // The peer's address, for logs.
   virtual std::string Peer() const = 0;
 };

@@ -142,6 +142,7 @@ class Controller {
                           const v1::CheckpointReport& report);
   void ReconcileRanks(const std::string& node, const v1::Register& reg);
   void CheckDeadlines();
+  void ReclassifyRecentFailures(const std::string& node_name);
   void MarkNodeDown(NodeRuntime& node, const std::string& why);
   void ArmTimer();
 
@@ -167,6 +168,7 @@ class Controller {
   bool schedule_posted_ = false;
   // When the earliest requeued job becomes eligible (0: none waiting).
   int64_t next_eligible_ms_ = 0;
+  int64_t last_check_ms_ = 0;  // when CheckDeadlines last ran
 };
 
 v1::JobState ToProto(JobStatus status);

@@ -1,5 +1,6 @@
 // Controller: the agent protocol (registration, reconciliation of running
 // ranks, rank events, heartbeats) and the periodic deadline checks.
+#include <algorithm>
 #include <regex>
 #include <set>
 #include <tuple>
@@ -74,6 +75,21 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
     return;
   }
   NodeRuntime& node = nodes_[name];
+  const int64_t now = clock_.NowMs();
+  if (node.link && node.link != link && now <= node.deadline_ms) {
+    // Another agent holds this name and is alive: the newcomer is a
+    // misconfiguration (or an impostor), not a restart, which would have
+    // broken the old stream. Refuse it rather than let the two take the
+    // name from each other.
+    log::Warn("refused registration: node name in use by a live agent",
+              {{"node", name},
+               {"peer", link->Peer()},
+               {"holder", node.link->Peer()}});
+    link->Close(absl::StrCat("node name ", name,
+                             " is in use by a connected agent at ",
+                             node.record.address()));
+    return;
+  }
   if (node.link && node.link != link) {
     log::Info("node re-registered; closing its older stream", {{"node", name}});
     link_nodes_.erase(node.link.get());
@@ -83,7 +99,6 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
       !node.record.boot_id().empty() && node.record.boot_id() != reg.boot_id();
   node.link = link;
   link_nodes_[link.get()] = name;
-  const int64_t now = clock_.NowMs();
   node.deadline_ms = now + options_.node_timeout_ms;
   v1::NodeRecord& record = node.record;
   record.set_name(name);
@@ -222,6 +237,19 @@ void Controller::OnRankEvent(const std::string& node_name,
   const bool failed =
       launch_failed || event.exit_code() != 0 || event.signal() != 0;
   if (failed) {
+    // A rank that fails while a peer's node is unreachable usually failed
+    // because of it (its collective lost a partner): a node fault, not an
+    // application error.
+    for (const v1::NodeAllocation& share : record.allocation()) {
+      auto peer = nodes_.find(share.node());
+      if (peer != nodes_.end() && share.node() != node_name &&
+          (peer->second.record.state() != v1::NODE_UP || !peer->second.link)) {
+        FailJob(job, FailureKind::kNodeFault, 0, 0, all_exited,
+                absl::StrCat(DescribeExit(event, node_name), " while node ",
+                             share.node(), " was unreachable"));
+        return;
+      }
+    }
     int exit_code =
         launch_failed && event.exit_code() == 0 ? 127 : event.exit_code();
     FailJob(job, FailureKind::kApplication, exit_code, event.signal(),
@@ -257,6 +285,7 @@ void Controller::OnAgentGone(const std::shared_ptr<AgentLink>& link) {
   link_nodes_.erase(known);
   if (node.link != link) return;
   node.link.reset();
+  ReclassifyRecentFailures(node.record.name());
   if (node.record.state() == v1::NODE_UP) {
     node.record.set_state(v1::NODE_UNREACHABLE);
     node.record.set_reason("agent stream closed");
@@ -265,6 +294,38 @@ void Controller::OnAgentGone(const std::shared_ptr<AgentLink>& link) {
   log::Warn("agent stream closed",
             {{"node", node.record.name()},
              {"deadline_in_ms", node.deadline_ms - clock_.NowMs()}});
+}
+
+void Controller::ReclassifyRecentFailures(const std::string& node_name) {
+  // A rank on a healthy node can report its failure (a collective lost its
+  // partner) a moment before the dead node's stream is seen to close. An
+  // attempt that ended that way just now is the node's fault.
+  constexpr int64_t kWindowMs = 3000;
+  const int64_t now = clock_.NowMs();
+  for (auto& [id, job] : jobs_) {
+    v1::JobRecord& record = job.record;
+    if (record.attempts_size() == 0) continue;
+    v1::AttemptRecord& last =
+        *record.mutable_attempts(record.attempts_size() - 1);
+    if (last.node_fault() || last.end_time_ms() == 0 ||
+        now - last.end_time_ms() > kWindowMs ||
+        std::find(last.nodes().begin(), last.nodes().end(), node_name) ==
+            last.nodes().end()) {
+      continue;
+    }
+    if (last.end_reason() != "NonZeroExitCode" &&
+        last.end_reason() != "Signal") {
+      continue;
+    }
+    last.set_node_fault(true);
+    last.set_end_reason("NodeFail");
+    last.set_end_detail(absl::StrCat(last.end_detail(), "; node ", node_name,
+                                     " lost its agent at the same time"));
+    record.set_repeated_app_failures(0);
+    StageJob(job);
+    log::Info("failure attributed to a lost node",
+              {{"job", id}, {"attempt", last.attempt()}, {"node", node_name}});
+  }
 }
 
 void Controller::ArmTimer() {
@@ -279,6 +340,19 @@ void Controller::ArmTimer() {
 
 void Controller::CheckDeadlines() {
   const int64_t now = clock_.NowMs();
+  // If this loop itself was stalled (swapped out, SIGSTOPped, a slow disk),
+  // agents were not heard because we were not listening: give every node
+  // the stalled time back before judging it.
+  const int64_t expected_gap =
+      std::chrono::duration_cast<std::chrono::milliseconds>(kTickInterval)
+          .count();
+  if (last_check_ms_ != 0 && now - last_check_ms_ > 2 * expected_gap) {
+    const int64_t stalled = now - last_check_ms_ - expected_gap;
+    log::Warn("controller loop was stalled; extending node deadlines",
+              {{"stalled_ms", stalled}});
+    for (auto& [name, node] : nodes_) node.deadline_ms += stalled;
+  }
+  last_check_ms_ = now;
   for (auto& [name, node] : nodes_) {
     if (node.record.state() != v1::NODE_DOWN && now > node.deadline_ms) {
       MarkNodeDown(node, node.link
@@ -319,9 +393,21 @@ void Controller::MarkNodeDown(NodeRuntime& node, const std::string& why) {
   node.record.set_state(v1::NODE_DOWN);
   node.record.set_reason(why);
   bool had_work = false;
+  const int64_t now = clock_.NowMs();
   for (const auto& [id, job] : jobs_) {
     auto live = job.live_ranks.find(name);
     if (live != job.live_ranks.end() && live->second > 0) had_work = true;
+    // An attempt this node's loss ended moments ago counts too.
+    const auto& attempts = job.record.attempts();
+    if (!attempts.empty()) {
+      const v1::AttemptRecord& last = attempts[attempts.size() - 1];
+      if (last.node_fault() && last.end_time_ms() != 0 &&
+          now - last.end_time_ms() <= options_.node_timeout_ms + 5000 &&
+          std::find(last.nodes().begin(), last.nodes().end(), name) !=
+              last.nodes().end()) {
+        had_work = true;
+      }
+    }
   }
   // A node that dies under a job is suspect until an admin looks at it.
   if (had_work) DrainNode(node, why);

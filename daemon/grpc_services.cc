@@ -126,6 +126,7 @@ class AgentStreamLink final : public AgentLink {
   explicit AgentStreamLink(std::string peer) : peer_(std::move(peer)) {}
   void Send(const v1::ControllerMessage& message) override;
   void Close() override;
+  void Close(const std::string& reason) override;
   std::string Peer() const override { return peer_; }
 
   void Attach(AgentStream* stream) {
@@ -234,6 +235,14 @@ class AgentStream final
 void AgentStreamLink::Send(const v1::ControllerMessage& message) {
   std::lock_guard lock(mutex_);
   if (stream_) stream_->Enqueue(message);
+}
+
+void AgentStreamLink::Close(const std::string& reason) {
+  std::lock_guard lock(mutex_);
+  if (stream_) {
+    stream_->FinishOnce(
+        grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, reason));
+  }
 }
 
 void AgentStreamLink::Close() {

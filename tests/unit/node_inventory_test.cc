@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -58,7 +59,18 @@ struct Expected {
   int nvidia_gpus, amd_gpus;
   std::vector<int> gpu_numa;  // nearest NUMA node of each GPU, by PCI bus id
   int network, openfabrics;   // OS devices of each kind
+  // Nearest OpenFabrics device of each GPU and how near ("" "": none), read
+  // from the XML's PCI tree: the lowest common ancestor of the GPU's PCI
+  // device and the HCA's is a PCI bridge below the host bridge (pcie-switch),
+  // the host bridge itself, a CPU-side object with one NUMA node (numa) or
+  // more (system); ties go to fewer hops, then to the HCA serving fewer GPUs.
+  std::vector<std::pair<std::string, std::string>> pairing;
 };
+
+using P = std::vector<std::pair<std::string, std::string>>;
+P Repeat(int n, const char* hca, const char* locality) {
+  return P(static_cast<size_t>(n), {hca, locality});
+}
 
 // One row per file in shared/data/hwloc (a test below checks none is left
 // out).
@@ -76,7 +88,15 @@ const std::vector<Expected>& Table() {
        0,
        {0, 0, 0, 0, 1, 1, 1, 1},
        1,
-       1},
+       1,
+       P{{"rdmap197s0", "system"},
+         {"rdmap197s0", "system"},
+         {"rdmap197s0", "system"},
+         {"rdmap197s0", "system"},
+         {"rdmap197s0", "numa"},
+         {"rdmap197s0", "numa"},
+         {"rdmap197s0", "numa"},
+         {"rdmap197s0", "numa"}}},
       {"cisco-ucs-16intel64-manyVFs-usnic.hwloc.v2.xml",
        "VIC with 13 userspace VFs (no OS devs), eth0-1,4-7, usnic_0..2",
        false,
@@ -89,7 +109,8 @@ const std::vector<Expected>& Table() {
        0,
        {},
        6,
-       3},
+       3,
+       P{}},
       {"cts1-quartz-2xBroadwell-omnipath.mpibind.v2.xml",
        "SMT off; Matrox BMC VGA at 07:00.0 is no GPU; hfi1_0 + hsi0",
        false,
@@ -102,7 +123,8 @@ const std::vector<Expected>& Table() {
        0,
        {},
        5,
-       1},
+       1,
+       P{}},
       {"deepsea-xeonmax9462-hbm-hdr.psmgmt-dp-intelmax01.v2.xml",
        "SNC4, HBM as memory-side cache (8 NUMA), ASPEED VGA, ib0/mlx5_0",
        false,
@@ -115,7 +137,8 @@ const std::vector<Expected>& Table() {
        0,
        {},
        3,
-       1},
+       1,
+       P{}},
       {"dell-xe8640-4xH100-ndr.flux-ipa20.v2.xml",
        "SNC4; 4 H100 (opencl+cuda+nvml each); Matrox VGA and Intel 0b40 "
        "accelerators are no GPUs; mlx5_0..3",
@@ -129,7 +152,11 @@ const std::vector<Expected>& Table() {
        0,
        {3, 1, 7, 5},
        6,
-       4},
+       4,
+       P{{"mlx5_0", "pcie-switch"},
+         {"mlx5_2", "pcie-switch"},
+         {"mlx5_3", "system"},
+         {"mlx5_3", "pcie-switch"}}},
       {"hpe-ex235a-8xMI250X-gcd-slingshot.mpibind-tioga.v2.xml",
        "8 MI250X GCDs as class 0380 PCI devices with rsmi OS devs; hsi0..3",
        false,
@@ -142,7 +169,8 @@ const std::vector<Expected>& Table() {
        8,
        {3, 3, 1, 1, 0, 0, 2, 2},
        5,
-       0},
+       0,
+       Repeat(8, "", "")},
       {"hpe-ex255a-4xMI300A-slingshot-CPX.flux-tuo.v2.xml",
        "4 MI300A (class 1200), each with 6 rsmi partitions: still 4 GPUs",
        false,
@@ -155,7 +183,8 @@ const std::vector<Expected>& Table() {
        4,
        {0, 1, 2, 3},
        5,
-       0},
+       0,
+       Repeat(4, "", "")},
       {"hpe-ex255a-4xMI300A-slingshot-SPX.flux-tuo.v2.xml",
        "4 MI300A (class 1200), one rsmi OS dev each",
        false,
@@ -168,7 +197,8 @@ const std::vector<Expected>& Table() {
        4,
        {0, 1, 2, 3},
        5,
-       0},
+       0,
+       Repeat(4, "", "")},
       {"ibm-power9-4xV100-2xCX5.flux-sierra.v1.xml",
        "v1; SMT4; 4 CPU-less NUMA nodes (252-255) of GPU memory counted as "
        "NUMA and memory; ASPEED VGA has DRM OS devs but is no GPU",
@@ -182,7 +212,11 @@ const std::vector<Expected>& Table() {
        0,
        {0, 0, 8, 8},
        6,
-       4},
+       4,
+       P{{"mlx5_0", "numa"},
+         {"mlx5_1", "numa"},
+         {"mlx5_2", "numa"},
+         {"mlx5_3", "numa"}}},
       {"ibm-power9-lassen-4xV100-2xCX5.mpibind.v2.xml",
        "SMT4, NUMA nodes 0 and 8; 4 V100 (cuda+nvml)",
        false,
@@ -195,7 +229,11 @@ const std::vector<Expected>& Table() {
        0,
        {0, 0, 8, 8},
        6,
-       4},
+       4,
+       P{{"mlx5_0", "numa"},
+         {"mlx5_1", "numa"},
+         {"mlx5_2", "numa"},
+         {"mlx5_3", "numa"}}},
       {"meluxina-gpu-4xA100-2xHDR.psmgmt-mel2001.v1.xml",
        "v1; NPS4 (8 NUMA); A100s only have DRM card/renderD OS devs and no "
        "PCI names",
@@ -209,7 +247,11 @@ const std::vector<Expected>& Table() {
        0,
        {3, 1, 7, 5},
        4,
-       2},
+       2,
+       P{{"mlx5_0", "system"},
+         {"mlx5_0", "pcie-switch"},
+         {"mlx5_1", "pcie-switch"},
+         {"mlx5_1", "system"}}},
       {"nvidia-dgx2h-16xV100.hwloc.v2.xml",
        "CPU set cut to 4 PUs; 16 V100 behind PLX switches (nvml as "
        "co-processor OS devs); NVSwitches (0680) are no GPUs",
@@ -223,7 +265,8 @@ const std::vector<Expected>& Table() {
        0,
        {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1},
        0,
-       0},
+       0,
+       Repeat(16, "", "")},
       {"nvidia-dgx2h-16xV100.hwloc.v3.xml",
        "hwloc 3.0 XML format (osdev_type is a bitmask)",
        true,
@@ -236,7 +279,8 @@ const std::vector<Expected>& Table() {
        0,
        {},
        0,
-       0},
+       0,
+       P{}},
       {"supermicro-x9drg-3xM2075-ib-wholeio.hwloc.v2.xml",
        "3 Tesla M2075 (one with cuda0/card0) plus a Radeon HD 7970 "
        "(0300, opencl0d1) at 84:00.1; Matrox VGA is no GPU; ib0/mlx5_0",
@@ -250,7 +294,11 @@ const std::vector<Expected>& Table() {
        1,
        {0, 1, 1, 1},
        3,
-       1},
+       1,
+       P{{"mlx5_0", "system"},
+         {"mlx5_0", "host-bridge"},
+         {"mlx5_0", "pcie-switch"},
+         {"mlx5_0", "pcie-switch"}}},
   };
   return *table;
 }
@@ -324,6 +372,25 @@ TEST_CASE("inventory of each hwloc data file matches the file") {
       CHECK(network == e.network);
       CHECK(openfabrics == e.openfabrics);
       CHECK(inv.network_devices_size() == network + openfabrics);
+
+      P pairing;
+      for (const v1::GpuInfo& gpu : inv.gpus()) {
+        pairing.emplace_back(gpu.nearest_hca(), gpu.hca_locality());
+      }
+      CHECK(pairing == e.pairing);
+      // Each HCA lists the GPUs it is the nearest HCA of, in index order.
+      for (const v1::NetworkDevice& dev : inv.network_devices()) {
+        std::vector<uint32_t> expected;
+        for (size_t i = 0; i < e.pairing.size(); ++i) {
+          if (e.pairing[i].first == dev.name()) {
+            expected.push_back(static_cast<uint32_t>(i));
+          }
+        }
+        INFO(dev.name());
+        CHECK(std::vector<uint32_t>(dev.gpus().begin(), dev.gpus().end()) ==
+              expected);
+        CHECK_FALSE(dev.role().empty());
+      }
     }
   }
 }
@@ -460,6 +527,82 @@ TEST_CASE("network devices carry their PCI bus id and NUMA node") {
       CHECK(dev.numa_node() == nic.numa_node);
     }
     CHECK(found == 1);
+  }
+}
+
+TEST_CASE("network roles by default: compute near GPUs, one management") {
+  REQUIRE_DATA_OR_SKIP();
+  struct Row {
+    const char* file;
+    std::map<std::string, std::string> roles;
+  };
+  for (const Row& row : {
+           // mlx5_1 (second port of the CX-6) is nearest to no GPU; the IPoIB
+           // interfaces follow their HCA; no route is known, so the first
+           // plain Ethernet port is management.
+           Row{"dell-xe8640-4xH100-ndr.flux-ipa20.v2.xml",
+               {{"eno8303", "management"},
+                {"eno8403", "storage"},
+                {"ibp94s0", "compute"},
+                {"mlx5_2", "compute"},
+                {"hsi0", "compute"},
+                {"mlx5_0", "compute"},
+                {"ibs2f1", "storage"},
+                {"mlx5_1", "storage"},
+                {"ibp218s0", "compute"},
+                {"mlx5_3", "compute"}}},
+           Row{"aws-g4dn.metal-8xT4-efa.mpibind.v2.xml",
+               {{"rdmap197s0", "compute"}, {"eth0", "management"}}},
+           // No GPUs: the Omni-Path HFI is storage.
+           Row{"cts1-quartz-2xBroadwell-omnipath.mpibind.v2.xml",
+               {{"eno1", "management"},
+                {"aci0", "storage"},
+                {"ens786f0", "storage"},
+                {"ens786f1", "storage"},
+                {"hsi0", "storage"},
+                {"hfi1_0", "storage"}}},
+       }) {
+    INFO(row.file);
+    const v1::NodeInventory inv = Load(row.file);
+    std::map<std::string, std::string> roles;
+    for (const v1::NetworkDevice& dev : inv.network_devices()) {
+      roles[dev.name()] = dev.role();
+    }
+    CHECK(roles == row.roles);
+  }
+}
+
+TEST_CASE("roles follow the default route and configured overrides") {
+  REQUIRE_DATA_OR_SKIP();
+  v1::NodeInventory inv = Load("dell-xe8640-4xH100-ndr.flux-ipa20.v2.xml");
+  AssignNetworkRoles({{"mlx5_1", NetworkRole::kCompute}}, "eno8403", &inv);
+  std::map<std::string, std::string> roles;
+  for (const v1::NetworkDevice& dev : inv.network_devices()) {
+    roles[dev.name()] = dev.role();
+  }
+  CHECK(roles["eno8403"] == "management");
+  CHECK(roles["eno8303"] == "storage");
+  CHECK(roles["mlx5_1"] == "compute");
+  CHECK(roles["ibs2f1"] == "compute");
+}
+
+TEST_CASE("the NCCL environment of a rank on a discovered node") {
+  REQUIRE_DATA_OR_SKIP();
+  const v1::NodeInventory inv =
+      Load("dell-xe8640-4xH100-ndr.flux-ipa20.v2.xml");
+  CHECK(
+      NcclEnvironment(NicsOf(inv), {3, 0}) ==
+      std::map<std::string, std::string>{{"NCCL_IB_HCA", "=mlx5_3:1,mlx5_0:1"},
+                                         {"NCCL_SOCKET_IFNAME", "=eno8303"}});
+}
+
+TEST_CASE("HCAs carry the node GUID hwloc read") {
+  REQUIRE_DATA_OR_SKIP();
+  const v1::NodeInventory inv =
+      Load("ibm-power9-lassen-4xV100-2xCX5.mpibind.v2.xml");
+  for (const v1::NetworkDevice& dev : inv.network_devices()) {
+    if (dev.name() == "mlx5_1") CHECK(dev.node_guid() == "0x506b4b03003ceee9");
+    if (dev.kind() == "network") CHECK(dev.node_guid().empty());
   }
 }
 
