@@ -3,7 +3,11 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "agent/node_inventory.h"
 #include "common/log.h"
+#include "common/network_roles.h"
 
 namespace gantry::agent {
 namespace {
@@ -135,6 +139,7 @@ void Agent::OnControllerMessage(const v1::ControllerMessage& message) {
       v1::LaunchRanks with_controller = launch;
       (*with_controller.mutable_job_environment())["GANTRY_CONTROLLER"] =
           options_.controller;
+      AddNetworkEnvironment(with_controller);
       launcher_->Launch(with_controller);
       break;
     }
@@ -155,6 +160,26 @@ void Agent::OnControllerMessage(const v1::ControllerMessage& message) {
     }
     default:
       break;
+  }
+}
+
+void Agent::AddNetworkEnvironment(v1::LaunchRanks& launch) const {
+  const std::vector<Nic> nics = NicsOf(inventory_);
+  for (v1::RankLaunch& rank : *launch.mutable_ranks()) {
+    std::vector<uint32_t> gpus;
+    auto visible = rank.environment().find("CUDA_VISIBLE_DEVICES");
+    if (visible != rank.environment().end()) {
+      for (absl::string_view index : absl::StrSplit(visible->second, ',')) {
+        uint32_t gpu = 0;
+        if (absl::SimpleAtoi(index, &gpu)) gpus.push_back(gpu);
+      }
+    }
+    for (const auto& [key, value] : NcclEnvironment(nics, gpus)) {
+      // A job that sets its own NCCL network variables keeps them.
+      if (!launch.job_environment().contains(key)) {
+        (*rank.mutable_environment())[key] = value;
+      }
+    }
   }
 }
 

@@ -50,6 +50,9 @@ class Agent {
   void OnRankExited(const v1::RankId& rank, int exit_code, int signal,
                     bool launch_failed, const std::string& message);
   void HeartbeatLoop();
+  // NCCL_IB_HCA, NCCL_SOCKET_IFNAME and NCCL_IB_GID_INDEX for each rank,
+  // from this node's compute and management networks and the rank's GPUs.
+  void AddNetworkEnvironment(v1::LaunchRanks& launch) const;
 
   const AgentOptions options_;
   const v1::NodeInventory inventory_;

@@ -15,8 +15,10 @@
 
 #include "agent/agent.h"
 #include "agent/node_inventory.h"
+#include "agent/verbs_discovery.h"
 #include "common/config_file.h"
 #include "common/log.h"
+#include "common/network_roles.h"
 
 namespace {
 
@@ -59,6 +61,7 @@ int main(int argc, char** argv) {
   options.work_dir = "/var/spool/gantry";
   std::string hwloc_xml;
   std::string log_level = "info";
+  std::vector<std::string> role_overrides;
   app.add_option("--config", config,
                  "TOML file with the same keys as these flags (flags win)");
   app.add_option("--controller", options.controller,
@@ -82,6 +85,9 @@ int main(int argc, char** argv) {
                  "agent stops")
       ->capture_default_str()
       ->check(CLI::Range(0, 3600));
+  app.add_option("--network-role", role_overrides,
+                 "Override a device's network role: NAME=compute|storage|"
+                 "management (repeatable), e.g. mlx5_4=storage");
   app.add_option("--log-level", log_level, "debug, info, warn or error")
       ->capture_default_str()
       ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
@@ -130,6 +136,35 @@ int main(int argc, char** argv) {
                        {{"error", inventory.status().ToString()}});
     return 1;
   }
+  gantry::NetworkRoleOverrides overrides;
+  for (const std::string& entry : role_overrides) {
+    size_t equals = entry.find('=');
+    absl::StatusOr<gantry::NetworkRole> role =
+        equals == std::string::npos
+            ? absl::InvalidArgumentError("expected NAME=ROLE")
+            : gantry::ParseNetworkRole(entry.substr(equals + 1));
+    if (!role.ok()) {
+      std::cerr << "gantry-agent: --network-role " << entry << ": "
+                << role.status().message() << "\n";
+      return 2;
+    }
+    overrides[entry.substr(0, equals)] = *role;
+  }
+  std::string default_route;
+  if (hwloc_xml.empty()) {
+    // The HCAs' ports (state, link layer, rate, GUIDs) come from verbs; a
+    // machine without HCAs has none and carries on.
+    absl::StatusOr<std::vector<gantry::v1::NetworkDevice>> verbs =
+        gantry::agent::DiscoverVerbsDevices();
+    if (verbs.ok()) {
+      gantry::agent::AttachVerbsDevices(*verbs, &*inventory);
+    } else {
+      gantry::log::Warn("verbs discovery failed; reporting no HCA ports",
+                        {{"error", verbs.status().ToString()}});
+    }
+    default_route = gantry::agent::DefaultRouteInterfaceOfThisMachine();
+  }
+  gantry::agent::AssignNetworkRoles(overrides, default_route, &*inventory);
 
   // Signals are taken synchronously by the main thread; every other thread
   // (gRPC's included, created later) inherits the blocked mask.

@@ -127,6 +127,9 @@ std::map<std::string, std::string> BuildRankEnvironment(
     // Every rank on a node sees the node's allocated GPUs and picks its own
     // with LOCAL_RANK, as torchrun and Slurm's --gpus-per-node do.
     env["CUDA_VISIBLE_DEVICES"] = gpus;
+    // Gantry numbers GPUs in PCI bus order; make CUDA number them the same
+    // way (its default puts the fastest first).
+    env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
     env["SLURM_JOB_GPUS"] = gpus;
     env["GPU_DEVICE_ORDINAL"] = gpus;
   } else {
