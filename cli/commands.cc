@@ -7,7 +7,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -215,7 +217,7 @@ int RunNodesCommand(const std::string& controller, bool json) {
   }
   std::vector<std::vector<std::string>> rows = {
       {"NODE", "STATE", "PARTITIONS", "CPUS(A/T)", "GPUS(A/T)", "MEMORY_MB",
-       "ADDRESS", "REASON"}};
+       "LEAF", "ADDRESS", "REASON"}};
   for (const v1::NodeRecord& node : response.nodes()) {
     std::string state = NodeStateName(node.state());
     if (node.drained()) state += "+drain";
@@ -225,7 +227,11 @@ int RunNodesCommand(const std::string& controller, bool json) {
         {node.name(), state, absl::StrJoin(node.partitions(), ","),
          absl::StrCat(node.cpus_allocated(), "/", node.inventory().cpus()),
          absl::StrCat(node.gpus_allocated(), "/", node.inventory().gpus_size()),
-         absl::StrCat(node.inventory().memory_mb()), node.address(), reason});
+         absl::StrCat(node.inventory().memory_mb()),
+         node.leaf_switches().empty()
+             ? "-"
+             : absl::StrJoin(node.leaf_switches(), ","),
+         node.address(), reason});
   }
   std::cout << RenderTable(rows);
   return 0;
@@ -260,6 +266,73 @@ int RunProgressCommand(const std::string& controller, const std::string& job,
       !status.ok()) {
     return Fail(command, status);
   }
+  return 0;
+}
+
+int RunTopologyCommand(const std::string& controller, const std::string& file,
+                       const std::string& format, bool json) {
+  ControllerClient client(ResolveControllerTarget(controller));
+  v1::TopologyReport report;
+  absl::Status status;
+  if (!file.empty()) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) {
+      std::cerr << "gantry topology: error: unable to open file " << file
+                << "\n";
+      return 1;
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    v1::ImportTopologyRequest request;
+    request.set_text(text.str());
+    request.set_format(format);
+    request.set_source(file);
+    request.set_user(CurrentUser());
+    status = client.ImportTopology(request, report);
+  } else {
+    status = client.GetTopology(report);
+  }
+  if (!status.ok()) return Fail("topology", status);
+  if (json) {
+    std::cout << nlohmann::json{{"present", report.present()},
+                                {"format", report.format()},
+                                {"source", report.source()},
+                                {"imported_time",
+                                 FormatTime(report.imported_time_ms())},
+                                {"switches", report.switches()},
+                                {"levels", report.levels()},
+                                {"nodes", report.nodes()},
+                                {"tree", report.description()},
+                                {"unserved", std::vector<std::string>(
+                                                 report.unserved().begin(),
+                                                 report.unserved().end())},
+                                {"unknown_agents",
+                                 std::vector<std::string>(
+                                     report.unknown_agents().begin(),
+                                     report.unknown_agents().end())}}
+                     .dump(2)
+              << "\n";
+    return 0;
+  }
+  if (!report.present()) {
+    std::cout << "No topology imported (gantry topology import FILE).\n";
+    return 0;
+  }
+  if (!file.empty()) std::cout << "Imported " << file << ".\n";
+  std::cout << "Topology from " << report.source() << " (" << report.format()
+            << ", imported " << FormatTime(report.imported_time_ms()) << ")\n"
+            << report.description();
+  if (!report.description().empty() && report.description().back() != '\n') {
+    std::cout << "\n";
+  }
+  std::vector<std::string> unserved(report.unserved().begin(),
+                                    report.unserved().end());
+  std::vector<std::string> unknown(report.unknown_agents().begin(),
+                                   report.unknown_agents().end());
+  std::cout << "In the fabric, no agent: "
+            << (unserved.empty() ? "none" : CompressHostlist(unserved)) << "\n"
+            << "Agents the fabric does not know: "
+            << (unknown.empty() ? "none" : CompressHostlist(unknown)) << "\n";
   return 0;
 }
 

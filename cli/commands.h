@@ -25,6 +25,9 @@ int RunStatusCommand(const std::string& controller, bool json);
 // (`path` non-empty) or plain progress.
 int RunProgressCommand(const std::string& controller, const std::string& job,
                        const std::string& path, int64_t step);
+// `gantry topology [--json]`, and `gantry topology import FILE`.
+int RunTopologyCommand(const std::string& controller, const std::string& file,
+                       const std::string& format, bool json);
 int RunDrainCommand(const std::string& controller,
                     const std::vector<std::string>& nodes,
                     const std::string& reason, bool resume);

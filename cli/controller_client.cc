@@ -19,6 +19,7 @@ ControllerClient::ControllerClient(std::string target)
     : target_(std::move(target)) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(256 << 20);
+  args.SetMaxSendMessageSize(64 << 20);  // topology imports
   stub_ = v1::ClientService::NewStub(grpc::CreateCustomChannel(
       target_, grpc::InsecureChannelCredentials(), args));
 }
@@ -97,6 +98,20 @@ absl::Status ControllerClient::Drain(const v1::DrainRequest& request,
   grpc::ClientContext context;
   SetDeadline(context);
   return Convert(stub_->Drain(&context, request, &response));
+}
+
+absl::Status ControllerClient::ImportTopology(
+    const v1::ImportTopologyRequest& request, v1::TopologyReport& response) {
+  grpc::ClientContext context;
+  SetDeadline(context);
+  return Convert(stub_->ImportTopology(&context, request, &response));
+}
+
+absl::Status ControllerClient::GetTopology(v1::TopologyReport& response) {
+  grpc::ClientContext context;
+  SetDeadline(context);
+  return Convert(
+      stub_->GetTopology(&context, v1::GetTopologyRequest(), &response));
 }
 
 }  // namespace gantry::cli

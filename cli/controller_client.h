@@ -37,6 +37,9 @@ class ControllerClient {
                               v1::ReportProgressResponse& response);
   absl::Status Drain(const v1::DrainRequest& request,
                      v1::DrainResponse& response);
+  absl::Status ImportTopology(const v1::ImportTopologyRequest& request,
+                              v1::TopologyReport& response);
+  absl::Status GetTopology(v1::TopologyReport& response);
 
   const std::string& target() const { return target_; }
 

@@ -158,6 +158,24 @@ int main(int argc, char** argv) {
   resume->add_option("NODES", drain_nodes, "Node names or hostlists")
       ->required();
 
+  CLI::App* topology =
+      app.add_subcommand("topology",
+                         "Show the switch tree; admins import it with "
+                         "`gantry topology import FILE`");
+  bool topology_json = false;
+  topology->add_flag("--json", topology_json, "Machine-readable output");
+  CLI::App* topology_import = topology->add_subcommand(
+      "import",
+      "Admin: load the switch tree from a Slurm topology.conf or "
+      "ibnetdiscover output (a bad file changes nothing)");
+  std::string topology_file, topology_format;
+  topology_import->add_option("FILE", topology_file, "The file")->required();
+  topology_import
+      ->add_option("--format", topology_format,
+                   "slurm or ibnetdiscover (default: recognised)")
+      ->check(CLI::IsMember({"slurm", "ibnetdiscover"}));
+  topology_import->add_flag("--json", topology_json, "Machine-readable output");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -173,6 +191,10 @@ int main(int argc, char** argv) {
     return gantry::cli::RunNodesCommand(controller, nodes_json);
   if (status->parsed())
     return gantry::cli::RunStatusCommand(controller, status_json);
+  if (topology->parsed()) {
+    return gantry::cli::RunTopologyCommand(controller, topology_file,
+                                           topology_format, topology_json);
+  }
   if (checkpoint->parsed()) {
     return gantry::cli::RunProgressCommand(controller, progress_job,
                                            checkpoint_path, progress_step);

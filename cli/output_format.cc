@@ -229,6 +229,8 @@ nlohmann::json NodeToJson(const v1::NodeRecord& node) {
       {"drained", node.drained()},
       {"drain_reason", node.drain_reason()},
       {"hot_spare", node.hot_spare()},
+      {"leaf_switches", std::vector<std::string>(node.leaf_switches().begin(),
+                                                 node.leaf_switches().end())},
       {"address", node.address()},
       {"partitions", std::vector<std::string>(node.partitions().begin(),
                                               node.partitions().end())},

@@ -118,6 +118,10 @@ absl::Status Controller::Start() {
              {"nodes", nodes_.size()},
              {"next_job_id", next_job_id_},
              {"reconnect_grace_ms", options_.reconnect_grace_ms}});
+  if (snapshot->topology) {
+    topology_record_ = snapshot->topology;
+    RefreshTopology();
+  }
   ArmTimer();
   RequestSchedule();
   return absl::OkStatus();
@@ -224,6 +228,9 @@ v1::ListNodesResponse Controller::ListNodes() const {
     record->set_cpus_allocated(node.cpus_used);
     record->set_gpus_allocated(static_cast<uint32_t>(node.gpus_used.size()));
     record->set_mem_allocated_mb(node.mem_used_mb);
+    for (const std::string& leaf : LeafSwitchesOf(name)) {
+      record->add_leaf_switches(leaf);
+    }
   }
   return response;
 }

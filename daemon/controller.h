@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -23,6 +24,8 @@
 
 #include "absl/status/statusor.h"
 #include "common/clock.h"
+#include "common/ibnetdiscover_parser.h"
+#include "common/topology.h"
 #include "daemon/agent_link.h"
 #include "daemon/job_state_machine.h"
 #include "daemon/restart_policy.h"
@@ -76,6 +79,12 @@ class Controller {
   // From inside a job: progress and completed checkpoints.
   void ReportProgress(const v1::ReportProgressRequest& request,
                       std::function<void(absl::Status)> done);
+  // Admin: import the switch tree (a Slurm topology.conf or an
+  // ibnetdiscover dump). A bad file changes nothing.
+  void ImportTopology(
+      const v1::ImportTopologyRequest& request,
+      std::function<void(absl::StatusOr<v1::TopologyReport>)> done);
+  v1::TopologyReport TopologyReport() const;
   // Admin: drain nodes (or resume them).
   void Drain(const v1::DrainRequest& request,
              std::function<void(absl::Status)> done);
@@ -134,6 +143,19 @@ class Controller {
   void HoldResources(JobRuntime& job);
   void ReleaseNodeShare(JobRuntime& job, const std::string& node);
 
+  // The switch tree (controller_topology.cc).
+  struct LoadedTopology {
+    Topology topology;
+    std::vector<std::string> unserved;        // in the tree, no agent
+    std::vector<std::string> unknown_agents;  // agents not in the tree
+  };
+  std::vector<AgentHcas> AgentGuids() const;
+  absl::Status BuildTopology(const v1::TopologyRecord& record,
+                             LoadedTopology& loaded) const;
+  // Re-matches the tree to the agents (after a registration, at start).
+  void RefreshTopology();
+  std::vector<std::string> LeafSwitchesOf(const std::string& node) const;
+
   // Agents and timers (controller_agents.cc).
   void OnRegister(const std::shared_ptr<AgentLink>& link,
                   const v1::Register& reg);
@@ -169,6 +191,8 @@ class Controller {
   // When the earliest requeued job becomes eligible (0: none waiting).
   int64_t next_eligible_ms_ = 0;
   int64_t last_check_ms_ = 0;  // when CheckDeadlines last ran
+  std::optional<v1::TopologyRecord> topology_record_;
+  std::optional<LoadedTopology> topology_;
 };
 
 v1::JobState ToProto(JobStatus status);

@@ -113,6 +113,31 @@ grpc::ServerUnaryReactor* ClientServiceImpl::Drain(
   return reactor;
 }
 
+grpc::ServerUnaryReactor* ClientServiceImpl::ImportTopology(
+    grpc::CallbackServerContext* context,
+    const v1::ImportTopologyRequest* request, v1::TopologyReport* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  boost::asio::post(io_, [this, reactor, request, response] {
+    controller_.ImportTopology(
+        *request, [reactor, response](absl::StatusOr<v1::TopologyReport> r) {
+          if (r.ok()) *response = std::move(*r);
+          reactor->Finish(ToGrpcStatus(r.status()));
+        });
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ClientServiceImpl::GetTopology(
+    grpc::CallbackServerContext* context, const v1::GetTopologyRequest*,
+    v1::TopologyReport* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  boost::asio::post(io_, [this, reactor, response] {
+    *response = controller_.TopologyReport();
+    reactor->Finish(grpc::Status::OK);
+  });
+  return reactor;
+}
+
 namespace {
 
 class AgentStream;

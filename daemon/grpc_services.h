@@ -45,6 +45,13 @@ class ClientServiceImpl final : public v1::ClientService::CallbackService {
       grpc::CallbackServerContext* context,
       const v1::ReportProgressRequest* request,
       v1::ReportProgressResponse* response) override;
+  grpc::ServerUnaryReactor* ImportTopology(
+      grpc::CallbackServerContext* context,
+      const v1::ImportTopologyRequest* request,
+      v1::TopologyReport* response) override;
+  grpc::ServerUnaryReactor* GetTopology(grpc::CallbackServerContext* context,
+                                        const v1::GetTopologyRequest* request,
+                                        v1::TopologyReport* response) override;
   grpc::ServerUnaryReactor* Drain(grpc::CallbackServerContext* context,
                                   const v1::DrainRequest* request,
                                   v1::DrainResponse* response) override;

@@ -13,6 +13,7 @@ constexpr char kSchemaVersionKey[] = "schema_version";
 constexpr char kNextJobIdKey[] = "next_job_id";
 constexpr char kNextEventKey[] = "next_event_sequence";
 constexpr char kClusterIdKey[] = "cluster_id";
+constexpr char kTopologyKey[] = "topology";
 constexpr uint64_t kSchemaVersion = 1;
 
 // Big-endian so that RocksDB's byte order is numeric order.
@@ -150,6 +151,15 @@ absl::StatusOr<StateStore::Snapshot> RocksDbStore::Load() {
   } else if (!status.IsNotFound()) {
     return FromRocks(status, "reading cluster id");
   }
+  status = db_->Get(rocksdb::ReadOptions(), meta_, kTopologyKey, &value);
+  if (status.ok()) {
+    v1::TopologyRecord topology;
+    absl::Status parsed = ParseInto(value, "meta", kTopologyKey, topology);
+    if (!parsed.ok()) return parsed;
+    snapshot.topology = std::move(topology);
+  } else if (!status.IsNotFound()) {
+    return FromRocks(status, "reading topology");
+  }
   // A job id is never handed out twice, even if meta lagged behind.
   if (!snapshot.jobs.empty() &&
       snapshot.jobs.back().id() >= snapshot.next_job_id) {
@@ -181,6 +191,10 @@ absl::Status RocksDbStore::Commit(const Batch& batch, bool sync) {
   if (batch.next_event_sequence) {
     write_batch.Put(meta_, kNextEventKey,
                     EncodeU64(*batch.next_event_sequence));
+  }
+  if (batch.topology) {
+    batch.topology->SerializeToString(&value);
+    write_batch.Put(meta_, kTopologyKey, value);
   }
   if (batch.cluster_id) {
     write_batch.Put(meta_, kClusterIdKey, EncodeU64(*batch.cluster_id));

@@ -26,9 +26,10 @@ class StateStore {
     std::optional<uint64_t> next_job_id;
     std::optional<uint64_t> next_event_sequence;
     std::optional<uint64_t> cluster_id;
+    std::optional<v1::TopologyRecord> topology;
     bool empty() const {
       return jobs.empty() && nodes.empty() && events.empty() && !next_job_id &&
-             !next_event_sequence && !cluster_id;
+             !next_event_sequence && !cluster_id && !topology;
     }
   };
 
@@ -40,6 +41,7 @@ class StateStore {
     // Random, chosen at the first start; 0 until then. Spreads rendezvous
     // ports of different clusters that share hosts (see ChooseMasterPort).
     uint64_t cluster_id = 0;
+    std::optional<v1::TopologyRecord> topology;
   };
 
   virtual ~StateStore() = default;
