@@ -202,11 +202,80 @@ int RunJobCommand(const std::string& controller, const std::string& job_id,
   return 0;
 }
 
-int RunNodesCommand(const std::string& controller, bool json) {
+namespace {
+
+void PrintNodeDetail(const v1::NodeRecord& node) {
+  const v1::NodeInventory& inventory = node.inventory();
+  std::cout << "NodeName=" << node.name()
+            << " State=" << NodeStateName(node.state())
+            << (node.drained() ? "+drain" : "")
+            << (node.hot_spare() ? "+spare" : "")
+            << " Address=" << node.address() << "\n"
+            << "   Reason="
+            << (node.drained() ? node.drain_reason() : node.reason()) << "\n"
+            << "   Sockets=" << inventory.packages()
+            << " Cores=" << inventory.cores() << " CPUs=" << inventory.cpus()
+            << " NUMA=" << inventory.numa_nodes()
+            << " RealMemory=" << inventory.memory_mb() << "\n"
+            << "   CPUAlloc=" << node.cpus_allocated()
+            << " GPUAlloc=" << node.gpus_allocated()
+            << " MemAlloc=" << node.mem_allocated_mb() << "\n"
+            << "   LeafSwitches="
+            << (node.leaf_switches().empty()
+                    ? "-"
+                    : absl::StrJoin(node.leaf_switches(), ","))
+            << " Inventory=" << inventory.source() << "\n";
+  std::vector<std::vector<std::string>> gpus = {
+      {"GPU", "VENDOR", "MODEL", "PCI", "NUMA", "NEAREST_HCA", "VIA"}};
+  for (const v1::GpuInfo& gpu : inventory.gpus()) {
+    gpus.push_back({absl::StrCat(gpu.index()), gpu.vendor(), gpu.model(),
+                    gpu.pci_bus_id(), absl::StrCat(gpu.numa_node()),
+                    gpu.nearest_hca().empty() ? "-" : gpu.nearest_hca(),
+                    gpu.hca_locality().empty() ? "-" : gpu.hca_locality()});
+  }
+  if (gpus.size() > 1) std::cout << RenderTable(gpus);
+  std::vector<std::vector<std::string>> devices = {
+      {"DEVICE", "KIND", "ROLE", "PCI", "NUMA", "GPUS", "PORTS"}};
+  for (const v1::NetworkDevice& device : inventory.network_devices()) {
+    std::vector<std::string> ports;
+    for (const v1::HcaPort& port : device.ports()) {
+      ports.push_back(absl::StrCat(port.port(), ":", port.state(), "/",
+                                   port.link_layer(), "/", port.rate_gbps(),
+                                   "G"));
+    }
+    std::vector<std::string> served;
+    for (uint32_t gpu : device.gpus()) served.push_back(absl::StrCat(gpu));
+    devices.push_back({device.name(), device.kind(),
+                       device.role().empty() ? "-" : device.role(),
+                       device.pci_bus_id().empty() ? "-" : device.pci_bus_id(),
+                       absl::StrCat(device.numa_node()),
+                       served.empty() ? "-" : absl::StrJoin(served, ","),
+                       ports.empty() ? "-" : absl::StrJoin(ports, " ")});
+  }
+  if (devices.size() > 1) std::cout << RenderTable(devices);
+}
+
+}  // namespace
+
+int RunNodesCommand(const std::string& controller, const std::string& only,
+                    bool json) {
   ControllerClient client(ResolveControllerTarget(controller));
   v1::ListNodesResponse response;
   if (absl::Status status = client.ListNodes(response); !status.ok()) {
     return Fail("nodes", status);
+  }
+  if (!only.empty()) {
+    for (const v1::NodeRecord& node : response.nodes()) {
+      if (node.name() != only) continue;
+      if (json) {
+        std::cout << NodeToJson(node).dump(2) << "\n";
+      } else {
+        PrintNodeDetail(node);
+      }
+      return 0;
+    }
+    std::cerr << "gantry nodes: error: unknown node " << only << "\n";
+    return 1;
   }
   if (json) {
     nlohmann::json nodes = nlohmann::json::array();

@@ -19,7 +19,8 @@ int RunCancelCommand(const std::string& controller,
                      const std::vector<std::string>& job_ids);
 int RunJobCommand(const std::string& controller, const std::string& job_id,
                   bool json);
-int RunNodesCommand(const std::string& controller, bool json);
+int RunNodesCommand(const std::string& controller, const std::string& node,
+                    bool json);
 int RunStatusCommand(const std::string& controller, bool json);
 // From inside a job (GANTRY_JOB_ID) or for --job: a completed checkpoint
 // (`path` non-empty) or plain progress.

@@ -119,7 +119,11 @@ int main(int argc, char** argv) {
 
   CLI::App* nodes = app.add_subcommand("nodes", "List nodes (sinfo -N)");
   bool nodes_json = false;
+  std::string node_name;
   nodes->add_flag("--json", nodes_json, "Machine-readable output");
+  nodes->add_option("NODE", node_name,
+                    "Show one node's whole inventory (GPUs, HCAs and their "
+                    "pairing)");
 
   CLI::App* status =
       app.add_subcommand("status", "Cluster overview for admins");
@@ -188,7 +192,7 @@ int main(int argc, char** argv) {
   if (job->parsed())
     return gantry::cli::RunJobCommand(controller, job_id, job_json);
   if (nodes->parsed())
-    return gantry::cli::RunNodesCommand(controller, nodes_json);
+    return gantry::cli::RunNodesCommand(controller, node_name, nodes_json);
   if (status->parsed())
     return gantry::cli::RunStatusCommand(controller, status_json);
   if (topology->parsed()) {

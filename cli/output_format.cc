@@ -213,14 +213,31 @@ nlohmann::json NodeToJson(const v1::NodeRecord& node) {
                     {"vendor", gpu.vendor()},
                     {"model", gpu.model()},
                     {"pci_bus_id", gpu.pci_bus_id()},
-                    {"numa_node", gpu.numa_node()}});
+                    {"numa_node", gpu.numa_node()},
+                    {"nearest_hca", gpu.nearest_hca()},
+                    {"hca_locality", gpu.hca_locality()}});
   }
   nlohmann::json network = nlohmann::json::array();
   for (const v1::NetworkDevice& device : inventory.network_devices()) {
+    nlohmann::json ports = nlohmann::json::array();
+    for (const v1::HcaPort& port : device.ports()) {
+      ports.push_back({{"port", port.port()},
+                       {"state", port.state()},
+                       {"link_layer", port.link_layer()},
+                       {"rate_gbps", port.rate_gbps()},
+                       {"lid", port.lid()},
+                       {"port_guid", port.port_guid()},
+                       {"roce_v2_gid_index", port.roce_v2_gid_index()}});
+    }
     network.push_back({{"name", device.name()},
                        {"kind", device.kind()},
                        {"pci_bus_id", device.pci_bus_id()},
-                       {"numa_node", device.numa_node()}});
+                       {"numa_node", device.numa_node()},
+                       {"role", device.role()},
+                       {"node_guid", device.node_guid()},
+                       {"gpus", std::vector<uint32_t>(device.gpus().begin(),
+                                                      device.gpus().end())},
+                       {"ports", ports}});
   }
   return {
       {"name", node.name()},
