@@ -44,6 +44,18 @@ Agent::Agent(AgentOptions options, v1::NodeInventory inventory)
         "will see them as lost",
         {{"count", leftovers}});
   }
+  std::unique_ptr<PortWatcher> ports;
+  if (inventory_.source() == "this machine") {
+    absl::StatusOr<std::unique_ptr<PortWatcher>> started = PortWatcher::Start();
+    if (started.ok()) {
+      ports = std::move(*started);
+    } else {
+      log::Warn("cannot watch HCA port events",
+                {{"error", started.status().ToString()}});
+    }
+  }
+  health_ = std::make_unique<HealthMonitor>(inventory_, options_.sysfs_root,
+                                            std::move(ports));
   checkpoints_ = std::make_unique<CheckpointWatcher>(
       [this](const v1::CheckpointReport& report) {
         v1::AgentMessage message;
@@ -227,6 +239,9 @@ void Agent::HeartbeatLoop() {
     message.mutable_heartbeat()->set_load_1m(LoadAverage());
     message.mutable_heartbeat()->set_running_ranks(
         static_cast<uint32_t>(launcher_->Running().size()));
+    for (std::string& problem : health_->Check()) {
+      message.mutable_heartbeat()->add_health_problems(std::move(problem));
+    }
     link_->Send(message);
     lock.lock();
   }

@@ -18,6 +18,7 @@
 
 #include "agent/checkpoint_watcher.h"
 #include "agent/controller_link.h"
+#include "agent/health_monitor.h"
 #include "agent/rank_launcher.h"
 #include "gantry/v1/agent.pb.h"
 
@@ -29,6 +30,8 @@ struct AgentOptions {
   std::string address;  // where other nodes reach this one (MASTER_ADDR)
   std::string work_dir;
   uint32_t stop_grace_seconds = 10;
+  // Where GPUs are looked up for health checks; empty: not checked.
+  std::string sysfs_root;
   int checkpoint_poll_ms = 2000;
 };
 
@@ -68,6 +71,7 @@ class Agent {
   std::unique_ptr<RankLauncher> launcher_;
   std::unique_ptr<ControllerLink> link_;
   std::unique_ptr<CheckpointWatcher> checkpoints_;
+  std::unique_ptr<HealthMonitor> health_;
 };
 
 }  // namespace gantry::agent

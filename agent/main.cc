@@ -85,6 +85,11 @@ int main(int argc, char** argv) {
                  "agent stops")
       ->capture_default_str()
       ->check(CLI::Range(0, 3600));
+  std::string sysfs_root;
+  app.add_option("--sysfs-root", sysfs_root,
+                 "Where GPUs are looked up on the PCI bus for health checks "
+                 "(default: /sys when discovering this machine; not checked "
+                 "with --hwloc-xml unless given)");
   app.add_option("--network-role", role_overrides,
                  "Override a device's network role: NAME=compute|storage|"
                  "management (repeatable), e.g. mlx5_4=storage");
@@ -127,6 +132,8 @@ int main(int argc, char** argv) {
       "gantry-agent",
       gantry::log::ParseLevel(log_level, gantry::log::Level::kInfo));
   if (options.address.empty()) options.address = DefaultAddress();
+  options.sysfs_root =
+      !sysfs_root.empty() ? sysfs_root : (hwloc_xml.empty() ? "/sys" : "");
 
   absl::StatusOr<gantry::v1::NodeInventory> inventory =
       hwloc_xml.empty() ? gantry::agent::DiscoverThisMachine()

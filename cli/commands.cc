@@ -213,6 +213,11 @@ void PrintNodeDetail(const v1::NodeRecord& node) {
             << " Address=" << node.address() << "\n"
             << "   Reason="
             << (node.drained() ? node.drain_reason() : node.reason()) << "\n"
+            << "   Health="
+            << (node.health_problems_size() == 0
+                    ? "ok"
+                    : absl::StrJoin(node.health_problems(), "; "))
+            << "\n"
             << "   Sockets=" << inventory.packages()
             << " Cores=" << inventory.cores() << " CPUs=" << inventory.cpus()
             << " NUMA=" << inventory.numa_nodes()
@@ -289,9 +294,13 @@ int RunNodesCommand(const std::string& controller, const std::string& only,
        "LEAF", "ADDRESS", "REASON"}};
   for (const v1::NodeRecord& node : response.nodes()) {
     std::string state = NodeStateName(node.state());
+    if (node.health_problems_size() > 0) state += "+degraded";
     if (node.drained()) state += "+drain";
     if (node.hot_spare()) state += "+spare";
     std::string reason = node.drained() ? node.drain_reason() : node.reason();
+    if (node.health_problems_size() > 0) {
+      reason = absl::StrJoin(node.health_problems(), "; ");
+    }
     rows.push_back(
         {node.name(), state, absl::StrJoin(node.partitions(), ","),
          absl::StrCat(node.cpus_allocated(), "/", node.inventory().cpus()),

@@ -160,6 +160,7 @@ class Controller {
   void OnRegister(const std::shared_ptr<AgentLink>& link,
                   const v1::Register& reg);
   void OnRankEvent(const std::string& node, const v1::RankEvent& event);
+  void OnHealth(NodeRuntime& node, const v1::Heartbeat& heartbeat);
   void OnCheckpointReport(const std::string& node,
                           const v1::CheckpointReport& report);
   void ReconcileRanks(const std::string& node, const v1::Register& reg);

@@ -51,6 +51,9 @@ void Controller::OnAgentMessage(const std::shared_ptr<AgentLink>& link,
   NodeRuntime& node = nodes_.at(known->second);
   node.deadline_ms = clock_.NowMs() + options_.node_timeout_ms;
   node.record.set_last_seen_ms(clock_.NowMs());
+  if (message.has_heartbeat()) {
+    OnHealth(node, message.heartbeat());
+  }
   if (message.has_checkpoint()) {
     OnCheckpointReport(known->second, message.checkpoint());
   }
@@ -280,6 +283,40 @@ void Controller::OnCheckpointReport(const std::string& node_name,
       "checkpoint marker",
       {{"job", report.job_id()}, {"node", node_name}, {"path", report.path()}});
   RecordCheckpoint(it->second, report.path(), report.step(), report.source());
+}
+
+void Controller::OnHealth(NodeRuntime& node, const v1::Heartbeat& heartbeat) {
+  const auto& now_problems = heartbeat.health_problems();
+  const auto& known = node.record.health_problems();
+  if (now_problems.size() == known.size() &&
+      std::equal(now_problems.begin(), now_problems.end(), known.begin())) {
+    return;
+  }
+  const std::string name = node.record.name();
+  *node.record.mutable_health_problems() = now_problems;
+  StageNode(node);
+  if (now_problems.empty()) {
+    StageEvent(0, name, "node_healthy", "");
+    log::Info("node healthy again", {{"node", name}});
+    RequestSchedule();
+    return;
+  }
+  const std::string why = absl::StrJoin(now_problems, "; ");
+  StageEvent(0, name, "node_degraded", why);
+  log::Warn("node degraded", {{"node", name}, {"problems", why}});
+  // Jobs on broken hardware are moved, and the node waits for an admin.
+  bool had_work = false;
+  for (auto& [id, job] : jobs_) {
+    auto live = job.live_ranks.find(name);
+    if (job.record.state() != v1::RUNNING || live == job.live_ranks.end() ||
+        live->second == 0) {
+      continue;
+    }
+    had_work = true;
+    FailJob(job, FailureKind::kNodeFault, 0, 0, false,
+            absl::StrCat("node ", name, " is degraded: ", why));
+  }
+  if (had_work) DrainNode(node, "degraded: " + why);
 }
 
 void Controller::OnAgentGone(const std::shared_ptr<AgentLink>& link) {

@@ -227,7 +227,8 @@ void Controller::RunSchedule() {
     NodeSnapshot s;
     s.name = name;
     s.schedulable = node.record.state() == v1::NODE_UP &&
-                    node.link != nullptr && !node.record.drained();
+                    node.link != nullptr && !node.record.drained() &&
+                    node.record.health_problems().empty();
     s.hot_spare = node.record.hot_spare();
     s.partitions = {node.record.partitions().begin(),
                     node.record.partitions().end()};

@@ -205,6 +205,8 @@ class GantryCluster:
         self.port = None
         self.controller = None
         self.agents = {}  # agent name (its node name, usually) -> _Daemon
+        # agent name -> extra gantry-agent arguments (set before start()).
+        self.agent_args = {}
         self.addresses = {}  # agent name -> its --address
         self._retired = []  # daemons that were killed or replaced
         self._controller_starts = 0
@@ -291,7 +293,7 @@ class GantryCluster:
                 "--node-name", node_name or name,
                 "--address", address,
                 "--work-dir", work,
-                "--stop-grace", "1"]
+                "--stop-grace", "1"] + self.agent_args.get(name, [])
         self.agents[name] = _Daemon(name, argv, log_path, self.env)
         return self.agents[name]
 
