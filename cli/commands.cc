@@ -204,6 +204,27 @@ int RunJobCommand(const std::string& controller, const std::string& job_id,
 
 namespace {
 
+// "4 (4 active, IB 400G)": the node's compute HCAs, from verbs ports when
+// known; "-" for none.
+std::string HcaSummary(const v1::NodeRecord& node) {
+  int hcas = 0, active = 0;
+  std::string link;
+  for (const v1::NetworkDevice& device : node.inventory().network_devices()) {
+    if (device.kind() != "openfabrics" || device.role() != "compute") continue;
+    ++hcas;
+    for (const v1::HcaPort& port : device.ports()) {
+      if (port.state() == "ACTIVE") ++active;
+      if (link.empty()) {
+        link = absl::StrCat(port.link_layer() == "Ethernet" ? "RoCE" : "IB",
+                            " ", port.rate_gbps(), "G");
+      }
+    }
+  }
+  if (hcas == 0) return "-";
+  if (link.empty()) return absl::StrCat(hcas);
+  return absl::StrCat(hcas, " (", active, " active, ", link, ")");
+}
+
 void PrintNodeDetail(const v1::NodeRecord& node) {
   const v1::NodeInventory& inventory = node.inventory();
   std::cout << "NodeName=" << node.name()
@@ -291,7 +312,7 @@ int RunNodesCommand(const std::string& controller, const std::string& only,
   }
   std::vector<std::vector<std::string>> rows = {
       {"NODE", "STATE", "PARTITIONS", "CPUS(A/T)", "GPUS(A/T)", "MEMORY_MB",
-       "LEAF", "ADDRESS", "REASON"}};
+       "HCAS", "LEAF", "ADDRESS", "REASON"}};
   for (const v1::NodeRecord& node : response.nodes()) {
     std::string state = NodeStateName(node.state());
     if (node.health_problems_size() > 0) state += "+degraded";
@@ -305,7 +326,7 @@ int RunNodesCommand(const std::string& controller, const std::string& only,
         {node.name(), state, absl::StrJoin(node.partitions(), ","),
          absl::StrCat(node.cpus_allocated(), "/", node.inventory().cpus()),
          absl::StrCat(node.gpus_allocated(), "/", node.inventory().gpus_size()),
-         absl::StrCat(node.inventory().memory_mb()),
+         absl::StrCat(node.inventory().memory_mb()), HcaSummary(node),
          node.leaf_switches().empty()
              ? "-"
              : absl::StrJoin(node.leaf_switches(), ","),
