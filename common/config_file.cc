@@ -8,6 +8,20 @@
 
 namespace gantry {
 
+namespace {
+
+absl::StatusOr<std::string> ScalarText(const toml::node& node) {
+  if (node.is_string()) return *node.value<std::string>();
+  if (node.is_integer()) return absl::StrCat(*node.value<int64_t>());
+  if (node.is_floating_point()) return absl::StrCat(*node.value<double>());
+  if (node.is_boolean())
+    return std::string(*node.value<bool>() ? "true" : "false");
+  return absl::InvalidArgumentError(
+      "must be a string, number or boolean (or a list of them)");
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<std::string>> ConfigFileToFlags(
     const std::string& path, const std::set<std::string>& known_keys) {
   std::error_code error;
@@ -31,21 +45,23 @@ absl::StatusOr<std::vector<std::string>> ConfigFileToFlags(
       return absl::InvalidArgumentError(
           absl::StrCat(path, ":", line, ": unknown key \"", name, "\""));
     }
-    std::string value;
-    if (auto s = node.value<std::string>(); s && node.is_string()) {
-      value = *s;
-    } else if (node.is_integer()) {
-      value = absl::StrCat(*node.value<int64_t>());
-    } else if (node.is_floating_point()) {
-      value = absl::StrCat(*node.value<double>());
-    } else if (node.is_boolean()) {
-      value = *node.value<bool>() ? "true" : "false";
+    // A list gives the flag once per element (repeatable flags such as
+    // the agent's --network-role).
+    std::vector<const toml::node*> values;
+    if (const toml::array* list = node.as_array()) {
+      for (const toml::node& element : *list) values.push_back(&element);
     } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, ":", line, ": key \"", name,
-                       "\" must be a string, number or boolean"));
+      values.push_back(&node);
     }
-    flags.push_back(absl::StrCat("--", name, "=", value));
+    for (const toml::node* element : values) {
+      absl::StatusOr<std::string> value = ScalarText(*element);
+      if (!value.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(path, ":", line, ": key \"", name, "\" ",
+                         value.status().message()));
+      }
+      flags.push_back(absl::StrCat("--", name, "=", *value));
+    }
   }
   return flags;
 }

@@ -16,7 +16,8 @@ namespace gantry {
 
 // Reads `path` and returns "--key=value" words for every key.
 // `known_keys` are the accepted keys; any other key is an error naming the
-// key and its line. Values may be strings, integers, floats or booleans.
+// key and its line. Values may be strings, integers, floats or booleans,
+// or a list of them (the flag is given once per element).
 // Errors: NOT_FOUND (missing file), INVALID_ARGUMENT (TOML syntax error with
 // line and column, unknown key, table or array value).
 absl::StatusOr<std::vector<std::string>> ConfigFileToFlags(
