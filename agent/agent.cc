@@ -242,6 +242,9 @@ void Agent::HeartbeatLoop() {
     for (std::string& problem : health_->Check()) {
       message.mutable_heartbeat()->add_health_problems(std::move(problem));
     }
+    for (v1::NetworkDevice& update : health_->TakePortUpdates()) {
+      *message.mutable_heartbeat()->add_port_updates() = std::move(update);
+    }
     link_->Send(message);
     lock.lock();
   }

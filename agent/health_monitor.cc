@@ -38,6 +38,7 @@ std::vector<std::string> HealthMonitor::Check() {
   std::lock_guard lock(mutex_);
   if (ports_) {
     for (const PortEvent& event : ports_->Drain()) {
+      if (event.now) changed_[{event.device, event.port}] = *event.now;
       auto it = port_states_.find({event.device, event.port});
       if (it == port_states_.end()) continue;  // not ACTIVE at start
       if (event.now) {
@@ -56,6 +57,19 @@ std::vector<std::string> HealthMonitor::Check() {
     }
   }
   return problems;
+}
+
+std::vector<v1::NetworkDevice> HealthMonitor::TakePortUpdates() {
+  std::lock_guard lock(mutex_);
+  std::vector<v1::NetworkDevice> updates;
+  for (const auto& [key, port] : changed_) {
+    if (updates.empty() || updates.back().name() != key.first) {
+      updates.emplace_back().set_name(key.first);
+    }
+    *updates.back().add_ports() = port;
+  }
+  changed_.clear();
+  return updates;
 }
 
 }  // namespace gantry::agent

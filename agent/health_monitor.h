@@ -30,8 +30,11 @@ class HealthMonitor {
   HealthMonitor(const v1::NodeInventory& inventory, std::string sysfs_root,
                 std::unique_ptr<PortWatcher> ports);
 
-  // The current problems, each one sentence, in a stable order.
+  // The current problems, each one sentence, in a stable order. Also
+  // collects the port changes that TakePortUpdates hands out.
   std::vector<std::string> Check();
+  // Ports whose attributes changed since the last call, by device.
+  std::vector<v1::NetworkDevice> TakePortUpdates();
 
  private:
   const std::string sysfs_root_;
@@ -41,6 +44,9 @@ class HealthMonitor {
   // (device, port) -> last known state, for ports ACTIVE at start.
   std::map<std::pair<std::string, uint32_t>, std::string>
       port_states_;  // guarded by mutex_
+  // Changed ports not yet reported: (device, port) -> new attributes.
+  std::map<std::pair<std::string, uint32_t>, v1::HcaPort>
+      changed_;  // guarded by mutex_
 };
 
 }  // namespace gantry::agent

@@ -286,6 +286,25 @@ void Controller::OnCheckpointReport(const std::string& node_name,
 }
 
 void Controller::OnHealth(NodeRuntime& node, const v1::Heartbeat& heartbeat) {
+  // Port attributes that changed (state, rate, LID) replace the ones the
+  // agent registered with, so gantry nodes shows the ports as they are.
+  for (const v1::NetworkDevice& update : heartbeat.port_updates()) {
+    for (v1::NetworkDevice& device :
+         *node.record.mutable_inventory()->mutable_network_devices()) {
+      if (device.name() != update.name()) continue;
+      for (const v1::HcaPort& changed : update.ports()) {
+        bool found = false;
+        for (v1::HcaPort& port : *device.mutable_ports()) {
+          if (port.port() == changed.port()) {
+            port = changed;
+            found = true;
+          }
+        }
+        if (!found) *device.add_ports() = changed;
+      }
+    }
+  }
+  if (heartbeat.port_updates_size() > 0) StageNode(node);
   const auto& now_problems = heartbeat.health_problems();
   const auto& known = node.record.health_problems();
   if (now_problems.size() == known.size() &&
