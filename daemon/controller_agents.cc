@@ -79,7 +79,12 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
   }
   NodeRuntime& node = nodes_[name];
   const int64_t now = clock_.NowMs();
-  if (node.link && node.link != link && now <= node.deadline_ms) {
+  // The same agent redialling (its old stream may look alive after a
+  // network blip) comes back from the same host and address.
+  const bool same_agent = reg.boot_id() == node.record.boot_id() &&
+                          reg.address() == node.record.address();
+  if (node.link && node.link != link && now <= node.deadline_ms &&
+      !same_agent) {
     // Another agent holds this name and is alive: the newcomer is a
     // misconfiguration (or an impostor), not a restart, which would have
     // broken the old stream. Refuse it rather than let the two take the
