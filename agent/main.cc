@@ -16,7 +16,7 @@
 #include "agent/agent.h"
 #include "agent/node_inventory.h"
 #include "agent/verbs_discovery.h"
-#include "common/config_file.h"
+#include "common/daemon_flags.h"
 #include "common/log.h"
 #include "common/network_roles.h"
 
@@ -98,35 +98,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::string(argv[i]) == "--config") config = argv[i + 1];
-  }
-  for (int i = 1; i < argc; ++i) {
-    std::string word(argv[i]);
-    if (word.rfind("--config=", 0) == 0) config = word.substr(9);
-  }
-  std::vector<std::string> words;
-  if (!config.empty()) {
-    std::set<std::string> keys;
-    for (const CLI::Option* option : app.get_options()) {
-      std::string name = option->get_single_name();
-      if (!name.empty() && name != "help" && name != "config")
-        keys.insert(name);
-    }
-    absl::StatusOr<std::vector<std::string>> from_file =
-        gantry::ConfigFileToFlags(config, keys);
-    if (!from_file.ok()) {
-      std::cerr << "gantry-agent: " << from_file.status().message() << "\n";
-      return 2;
-    }
-    words = *from_file;
-  }
-  for (int i = 1; i < argc; ++i) words.emplace_back(argv[i]);
-  std::reverse(words.begin(), words.end());  // CLI11 takes them reversed
-  try {
-    app.parse(words);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+  if (std::optional<int> exit_code =
+          gantry::ParseDaemonFlags(app, argc, argv, "gantry-agent")) {
+    return *exit_code;
   }
   gantry::log::Configure(
       "gantry-agent",

@@ -16,6 +16,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/text_file.h"
 
 namespace gantry {
 namespace {
@@ -452,25 +453,12 @@ absl::StatusOr<Fabric> ParseIbnetdiscover(std::string_view text,
 }
 
 absl::StatusOr<Fabric> LoadIbnetdiscoverFile(const std::string& path) {
-  std::error_code ec;
-  const std::filesystem::file_status st = std::filesystem::status(path, ec);
-  if (st.type() == std::filesystem::file_type::not_found) {
-    return absl::NotFoundError(
-        absl::StrCat("ibnetdiscover file not found: ", path));
-  }
-  if (st.type() == std::filesystem::file_type::directory) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, " is a directory, not ibnetdiscover output"));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "cannot read ", path, ": ",
-        std::error_code(errno, std::generic_category()).message()));
-  }
-  const std::string text((std::istreambuf_iterator<char>(in)),
-                         std::istreambuf_iterator<char>());
-  return ParseIbnetdiscover(text, path);
+  absl::Status usable =
+      CheckNotDirectory(path, "ibnetdiscover file", "ibnetdiscover output");
+  if (!usable.ok()) return usable;
+  absl::StatusOr<std::string> text = ReadWholeFile(path);
+  if (!text.ok()) return text.status();
+  return ParseIbnetdiscover(*text, path);
 }
 
 std::string HostFromNodeDescription(std::string_view description) {

@@ -17,6 +17,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/hostlist.h"
+#include "common/text_file.h"
 
 namespace gantry {
 namespace {
@@ -268,15 +269,9 @@ absl::StatusOr<Topology> ParseSlurmTopology(std::string_view text,
 }
 
 absl::StatusOr<Topology> LoadSlurmTopologyFile(const std::string& path) {
-  std::error_code ec;
-  const std::filesystem::file_status st = std::filesystem::status(path, ec);
-  if (st.type() == std::filesystem::file_type::not_found) {
-    return absl::NotFoundError(absl::StrCat("topology file not found: ", path));
-  }
-  if (st.type() == std::filesystem::file_type::directory) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, " is a directory, not a topology file"));
-  }
+  absl::Status usable =
+      CheckNotDirectory(path, "topology file", "a topology file");
+  if (!usable.ok()) return usable;
   const std::string extension = std::filesystem::path(path).extension();
   if (extension == ".yaml" || extension == ".yml") {
     return absl::UnimplementedError(absl::StrCat(
@@ -284,15 +279,9 @@ absl::StatusOr<Topology> LoadSlurmTopologyFile(const std::string& path) {
         ": topology.yaml is not supported yet; write the tree in "
         "topology.conf form (SwitchName=... Switches=... Nodes=...)"));
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "cannot read ", path, ": ",
-        std::error_code(errno, std::generic_category()).message()));
-  }
-  const std::string text((std::istreambuf_iterator<char>(in)),
-                         std::istreambuf_iterator<char>());
-  return ParseSlurmTopology(text, path);
+  absl::StatusOr<std::string> text = ReadWholeFile(path);
+  if (!text.ok()) return text.status();
+  return ParseSlurmTopology(*text, path);
 }
 
 }  // namespace gantry

@@ -13,7 +13,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 
-#include "common/config_file.h"
+#include "common/daemon_flags.h"
 #include "common/hostlist.h"
 #include "common/log.h"
 #include "daemon/controller.h"
@@ -97,37 +97,9 @@ int main(int argc, char** argv) {
                  "TOML file with the same keys as these flags (flags win)");
   AddFlags(app, flags);
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  try {
-    // First pass finds --config; the file's keys are then parsed before the
-    // command line so that flags override the file.
-    CLI::App probe;
-    probe.allow_extras();
-    probe.add_option("--config", flags.config);
-    probe.parse(argc, argv);
-  } catch (const CLI::ParseError&) {
-  }
-  std::vector<std::string> words;
-  if (!flags.config.empty()) {
-    std::set<std::string> keys;
-    for (const CLI::Option* option : app.get_options()) {
-      std::string name = option->get_single_name();
-      if (!name.empty() && name != "help" && name != "config")
-        keys.insert(name);
-    }
-    absl::StatusOr<std::vector<std::string>> from_file =
-        gantry::ConfigFileToFlags(flags.config, keys);
-    if (!from_file.ok()) {
-      std::cerr << "gantryd: " << from_file.status().message() << "\n";
-      return 2;
-    }
-    words = *from_file;
-  }
-  for (int i = 1; i < argc; ++i) words.emplace_back(argv[i]);
-  std::reverse(words.begin(), words.end());  // CLI11 takes them reversed
-  try {
-    app.parse(words);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+  if (std::optional<int> exit_code =
+          gantry::ParseDaemonFlags(app, argc, argv, "gantryd")) {
+    return *exit_code;
   }
 
   gantry::log::Configure(
