@@ -1,10 +1,12 @@
 #include "agent/agent.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "agent/agent_metrics.h"
 #include "agent/node_inventory.h"
 #include "common/log.h"
 #include "common/network_roles.h"
@@ -30,12 +32,17 @@ Agent::Agent(AgentOptions options, v1::NodeInventory inventory)
     : options_(std::move(options)),
       inventory_(std::move(inventory)),
       boot_id_(ReadBootId()) {
+  RankLauncherOptions launcher_options;
+  launcher_options.work_dir = options_.work_dir;
+  launcher_options.node_name = options_.node_name;
+  launcher_options.cgroups = JobCgroups::Open(options_.cgroups);
   launcher_ = std::make_unique<RankLauncher>(
-      options_.work_dir,
+      std::move(launcher_options),
       [this](const v1::RankId& rank, pid_t pid) { OnRankStarted(rank, pid); },
-      [this](const v1::RankId& rank, int code, int signal, bool failed,
-             const std::string& message) {
-        OnRankExited(rank, code, signal, failed, message);
+      [this](const v1::RankId& rank, const RankOutcome& outcome) {
+        OnRankExited(rank, outcome.exit_code, outcome.signal,
+                     outcome.launch_failed, outcome.message,
+                     outcome.out_of_memory);
       });
   int leftovers = launcher_->CleanUpLeftovers();
   if (leftovers > 0) {
@@ -69,7 +76,7 @@ Agent::Agent(AgentOptions options, v1::NodeInventory inventory)
   link_ = std::make_unique<ControllerLink>(
       options_.controller, [this] { return MakeRegister(); },
       [this](const v1::ControllerMessage& m) { OnControllerMessage(m); },
-      [this] { OnConnected(); });
+      [this] { OnConnected(); }, options_.munge_socket);
 }
 
 Agent::~Agent() { Stop(); }
@@ -117,6 +124,7 @@ v1::Register Agent::MakeRegister() {
 void Agent::OnConnected() {
   // Exits that happened between building Register and the stream being
   // usable; the controller ignores the ones it already has.
+  if (options_.metrics) options_.metrics->SetControllerConnected(true);
   std::deque<v1::RankEvent> pending;
   {
     std::lock_guard lock(mutex_);
@@ -201,11 +209,13 @@ void Agent::OnRankStarted(const v1::RankId& rank, pid_t pid) {
   *event.mutable_rank() = rank;
   event.set_kind(v1::RankEvent::STARTED);
   event.set_pid(pid);
+  if (options_.metrics) options_.metrics->CountRankStarted();
   link_->Send(message);  // informational: lost if disconnected, that's fine
 }
 
 void Agent::OnRankExited(const v1::RankId& rank, int exit_code, int signal,
-                         bool launch_failed, const std::string& text) {
+                         bool launch_failed, const std::string& text,
+                         bool out_of_memory) {
   v1::AgentMessage message;
   v1::RankEvent& event = *message.mutable_rank_event();
   *event.mutable_rank() = rank;
@@ -214,6 +224,10 @@ void Agent::OnRankExited(const v1::RankId& rank, int exit_code, int signal,
   event.set_exit_code(exit_code);
   event.set_signal(signal);
   event.set_message(text);
+  event.set_out_of_memory(out_of_memory);
+  if (options_.metrics) {
+    options_.metrics->CountRankEnded(launch_failed, exit_code, signal);
+  }
   {
     std::lock_guard lock(mutex_);
     event.set_sequence(next_sequence_++);
@@ -230,11 +244,30 @@ void Agent::OnRankExited(const v1::RankId& rank, int exit_code, int signal,
 }
 
 void Agent::HeartbeatLoop() {
+  // The systemd watchdog is pinged from this loop, the agent's own: a
+  // deadlock on mutex_ or a hung health check stops the pings. It may have
+  // to wake more often than it heartbeats.
+  const std::chrono::milliseconds ping_every =
+      options_.watchdog_ping ? options_.watchdog_interval
+                             : std::chrono::milliseconds(0);
+  auto last_beat = std::chrono::steady_clock::now();
   std::unique_lock lock(mutex_);
   while (!stopping_) {
-    wake_.wait_for(lock, std::chrono::milliseconds(heartbeat_interval_ms_));
+    const std::chrono::milliseconds beat_every(heartbeat_interval_ms_);
+    auto deadline = last_beat + beat_every;
+    if (ping_every.count() > 0) {
+      deadline =
+          std::min(deadline, std::chrono::steady_clock::now() + ping_every);
+    }
+    wake_.wait_until(lock, deadline);
     if (stopping_) break;
     lock.unlock();
+    if (options_.watchdog_ping) options_.watchdog_ping();
+    if (std::chrono::steady_clock::now() - last_beat < beat_every) {
+      lock.lock();
+      continue;
+    }
+    last_beat = std::chrono::steady_clock::now();
     v1::AgentMessage message;
     message.mutable_heartbeat()->set_load_1m(LoadAverage());
     message.mutable_heartbeat()->set_running_ranks(
@@ -244,6 +277,13 @@ void Agent::HeartbeatLoop() {
     }
     for (v1::NetworkDevice& update : health_->TakePortUpdates()) {
       *message.mutable_heartbeat()->add_port_updates() = std::move(update);
+    }
+    if (options_.metrics) {
+      options_.metrics->SetRanksRunning(message.heartbeat().running_ranks());
+      options_.metrics->SetHealthProblems(
+          message.heartbeat().health_problems_size());
+      // A stream that broke since the last beat shows here.
+      options_.metrics->SetControllerConnected(link_->connected());
     }
     link_->Send(message);
     lock.lock();

@@ -8,9 +8,11 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -24,8 +26,11 @@
 
 namespace gantry::agent {
 
+class AgentMetrics;
+
 struct AgentOptions {
-  std::string controller;  // gRPC target
+  std::string controller;    // gRPC target
+  std::string munge_socket;  // empty: libmunge's default
   std::string node_name;
   std::string address;  // where other nodes reach this one (MASTER_ADDR)
   std::string work_dir;
@@ -33,6 +38,14 @@ struct AgentOptions {
   // Where GPUs are looked up for health checks; empty: not checked.
   std::string sysfs_root;
   int checkpoint_poll_ms = 2000;
+  // Called from the heartbeat loop at least every watchdog_interval (the
+  // systemd watchdog, common/systemd_notify.h); empty: never.
+  std::function<void()> watchdog_ping;
+  std::chrono::milliseconds watchdog_interval{0};
+  // Job cgroups (--cgroups, --cgroup-root); node_name is filled in too.
+  CgroupSettings cgroups;
+  // Where the agent reports its metrics; null: nowhere. Must outlive it.
+  AgentMetrics* metrics = nullptr;
 };
 
 class Agent {
@@ -51,7 +64,8 @@ class Agent {
   void OnConnected();
   void OnRankStarted(const v1::RankId& rank, pid_t pid);
   void OnRankExited(const v1::RankId& rank, int exit_code, int signal,
-                    bool launch_failed, const std::string& message);
+                    bool launch_failed, const std::string& message,
+                    bool out_of_memory);
   void HeartbeatLoop();
   // NCCL_IB_HCA, NCCL_SOCKET_IFNAME and NCCL_IB_GID_INDEX for each rank,
   // from this node's compute and management networks and the rank's GPUs.

@@ -4,17 +4,20 @@
 #include <thread>
 
 #include "common/log.h"
+#include "common/munge_credential.h"
 
 namespace gantry::agent {
 
 ControllerLink::ControllerLink(std::string target,
                                RegisterFactory make_register,
                                MessageHandler on_message,
-                               std::function<void()> on_connected)
+                               std::function<void()> on_connected,
+                               std::string munge_socket)
     : target_(std::move(target)),
       make_register_(std::move(make_register)),
       on_message_(std::move(on_message)),
-      on_connected_(std::move(on_connected)) {
+      on_connected_(std::move(on_connected)),
+      munge_socket_(std::move(munge_socket)) {
   grpc::ChannelArguments args;
   // Notice a dead controller even when nothing is being written.
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
@@ -40,6 +43,15 @@ void ControllerLink::Run() {
     // Wait for the channel to be ready so a restarting controller is
     // redialled as soon as it listens.
     context.set_wait_for_ready(true);
+    // A fresh credential per stream: munged refuses one used twice.
+    absl::StatusOr<std::string> credential =
+        EncodeMungeCredential(munge_socket_, MungePayloadFor("Connect"));
+    if (credential.ok()) {
+      context.AddMetadata(kMungeMetadataKey, *credential);
+    } else {
+      log::Warn("connecting without a credential",
+                {{"error", credential.status().ToString()}});
+    }
     std::unique_ptr<Stream> stream = stub_->Connect(&context);
     v1::AgentMessage hello;
     *hello.mutable_register_() = make_register_();
@@ -70,6 +82,11 @@ void ControllerLink::Run() {
     }
     grpc::Status status = stream->Finish();
     if (stopping_) break;
+    if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
+        status.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
+      log::Error("the controller refused this agent; retrying",
+                 {{"controller", target_}, {"error", status.error_message()}});
+    }
     log::Warn("controller stream ended; reconnecting",
               {{"controller", target_},
                {"code", static_cast<int>(status.error_code())},

@@ -26,8 +26,11 @@ class ControllerLink {
   // `target` is a gRPC target: "HOST:PORT" or "unix:PATH".
   // `on_connected` runs on Run's thread right after a stream is registered
   // and ready for Send (the agent resends unacknowledged events there).
+  // Each stream carries a MUNGE credential from munged at `munge_socket`
+  // (empty: the default) proving the agent's uid to the controller.
   ControllerLink(std::string target, RegisterFactory make_register,
-                 MessageHandler on_message, std::function<void()> on_connected);
+                 MessageHandler on_message, std::function<void()> on_connected,
+                 std::string munge_socket = "");
 
   // Connects, registers and reads until Stop; reconnects after failures.
   void Run();
@@ -47,6 +50,7 @@ class ControllerLink {
   const RegisterFactory make_register_;
   const MessageHandler on_message_;
   const std::function<void()> on_connected_;
+  const std::string munge_socket_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::AgentService::Stub> stub_;
   std::atomic<bool> stopping_{false};

@@ -11,14 +11,18 @@
 #include <set>
 #include <thread>
 
+#include <prometheus/registry.h>
 #include <CLI/CLI.hpp>
 
 #include "agent/agent.h"
+#include "agent/agent_metrics.h"
 #include "agent/node_inventory.h"
 #include "agent/verbs_discovery.h"
 #include "common/daemon_flags.h"
 #include "common/log.h"
+#include "common/metrics_endpoint.h"
 #include "common/network_roles.h"
+#include "common/systemd_notify.h"
 
 namespace {
 
@@ -62,14 +66,20 @@ int main(int argc, char** argv) {
   std::string hwloc_xml;
   std::string log_level = "info";
   std::vector<std::string> role_overrides;
+  std::string metrics_listen;
   app.add_option("--config", config,
-                 "TOML file with the same keys as these flags (flags win)");
+                 "TOML file whose [agent] table sets these flags by their long "
+                 "names (flags win), e.g. /etc/gantry/gantry.toml; read only "
+                 "when given");
   app.add_option("--controller", options.controller,
                  "gantryd address: HOST:PORT or unix:PATH")
       ->capture_default_str();
   app.add_option("--node-name", options.node_name,
                  "Name of this node in the cluster (default: short hostname)")
       ->capture_default_str();
+  app.add_option("--munge-socket", options.munge_socket,
+                 "munged's socket, for the credential that proves this agent "
+                 "runs as root (empty: MUNGE's default)");
   app.add_option("--address", options.address,
                  "Address other nodes reach this one at (MASTER_ADDR of jobs "
                  "whose first node this is; default: first non-loopback IPv4)");
@@ -90,22 +100,44 @@ int main(int argc, char** argv) {
                  "Where GPUs are looked up on the PCI bus for health checks "
                  "(default: /sys when discovering this machine; not checked "
                  "with --hwloc-xml unless given)");
+  std::string cgroups_mode = "auto";
+  app.add_option("--cgroups", cgroups_mode,
+                 "auto: a cgroup v2 per job (CPU and memory limits, whole-job "
+                 "kill, OOM detection) where the node has cgroup v2; off: "
+                 "process groups only")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "off"}));
+  app.add_option("--cgroup-root", options.cgroups.root,
+                 "Where job cgroups go, as a path under the cgroup2 mount "
+                 "(e.g. /gantry); each node gets ROOT/NODE_NAME (default: "
+                 "the agent's own cgroup + /gantry, which under systemd needs "
+                 "Delegate=yes)");
   app.add_option("--network-role", role_overrides,
                  "Override a device's network role: NAME=compute|storage|"
                  "management (repeatable), e.g. mlx5_4=storage");
+  app.add_option("--metrics-listen", metrics_listen,
+                 "IP:PORT of the Prometheus /metrics endpoint, e.g. "
+                 "0.0.0.0:9818 (port 0: any free; empty: none)");
   app.add_option("--log-level", log_level, "debug, info, warn or error")
       ->capture_default_str()
       ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 
   if (std::optional<int> exit_code =
-          gantry::ParseDaemonFlags(app, argc, argv, "gantry-agent")) {
+          gantry::ParseDaemonFlags(app, argc, argv, "gantry-agent", "agent")) {
     return *exit_code;
   }
   gantry::log::Configure(
       "gantry-agent",
       gantry::log::ParseLevel(log_level, gantry::log::Level::kInfo));
   if (options.address.empty()) options.address = DefaultAddress();
+  if (absl::Status valid = gantry::CheckMetricsListen(metrics_listen);
+      !valid.ok()) {
+    std::cerr << "gantry-agent: --metrics-listen: " << valid.message() << "\n";
+    return 2;
+  }
+  options.cgroups.enabled = cgroups_mode != "off";
+  options.cgroups.node_name = options.node_name;
   options.sysfs_root =
       !sysfs_root.empty() ? sysfs_root : (hwloc_xml.empty() ? "/sys" : "");
 
@@ -155,20 +187,43 @@ int main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  gantry::log::Info("agent starting", {{"node", options.node_name},
-                                       {"address", options.address},
-                                       {"controller", options.controller},
-                                       {"work_dir", options.work_dir},
-                                       {"inventory", inventory->source()},
-                                       {"cpus", inventory->cpus()},
-                                       {"gpus", inventory->gpus_size()},
-                                       {"memory_mb", inventory->memory_mb()},
-                                       {"pid", static_cast<int>(getpid())}});
+  // After the signal mask: the endpoint's HTTP threads inherit it. Ranks go
+  // on without the monitoring port; this error says why it is missing.
+  auto metrics_registry = std::make_shared<prometheus::Registry>();
+  gantry::agent::AgentMetrics agent_metrics(*metrics_registry);
+  options.metrics = &agent_metrics;
+  std::unique_ptr<gantry::MetricsEndpoint> metrics_endpoint =
+      gantry::MetricsEndpoint::StartOrLogError(metrics_listen,
+                                               metrics_registry);
+
+  gantry::log::Info(
+      "agent starting",
+      {{"node", options.node_name},
+       {"address", options.address},
+       {"controller", options.controller},
+       {"metrics", metrics_endpoint ? metrics_endpoint->address() : ""},
+       {"work_dir", options.work_dir},
+       {"inventory", inventory->source()},
+       {"cpus", inventory->cpus()},
+       {"gpus", inventory->gpus_size()},
+       {"memory_mb", inventory->memory_mb()},
+       {"pid", static_cast<int>(getpid())}});
+  options.watchdog_interval =
+      std::chrono::duration_cast<std::chrono::milliseconds>(
+          gantry::systemd::WatchdogPingInterval());
+  if (options.watchdog_interval.count() > 0) {
+    options.watchdog_ping = gantry::systemd::NotifyWatchdog;
+  }
   gantry::agent::Agent agent(options, *inventory);
   std::thread runner([&agent] { agent.Run(); });
+  // Ready once the agent runs, not once it reaches gantryd: a node must
+  // come up (and stay up) while the controller is away.
+  gantry::systemd::NotifyReady("node " + options.node_name + ", controller " +
+                               options.controller);
   int signal = 0;
   sigwait(&stop_signals, &signal);
   gantry::log::Info("stopping", {{"signal", signal}});
+  gantry::systemd::NotifyStopping("stopping ranks");
   agent.Stop();
   runner.join();
   gantry::log::Info("stopped");

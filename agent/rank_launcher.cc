@@ -1,12 +1,8 @@
 #include "agent/rank_launcher.h"
 
 #include <fcntl.h>
-#include <grp.h>
-#include <pwd.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,11 +13,14 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "agent/rank_child.h"
+#include "agent/sanitized_environment.h"
 #include "common/log.h"
 
 namespace gantry::agent {
@@ -68,8 +67,14 @@ std::string ProcessStartTime(pid_t pid) {
   return stat ? absl::StrCat(stat->start_time) : "";
 }
 
+// Names a job attempt's directory, its cgroup and (with the rank) its
+// records.
 std::string JobDirName(uint64_t job_id, uint32_t attempt) {
   return absl::StrCat(job_id, ".", attempt);
+}
+
+std::string JobDirName(const v1::RankId& rank) {
+  return JobDirName(rank.job_id(), rank.attempt());
 }
 
 std::string ErrnoText(const std::string& what, const std::string& path) {
@@ -78,9 +83,11 @@ std::string ErrnoText(const std::string& what, const std::string& path) {
 
 }  // namespace
 
-RankLauncher::RankLauncher(std::string work_dir, StartCallback on_start,
+RankLauncher::RankLauncher(RankLauncherOptions options, StartCallback on_start,
                            ExitCallback on_exit)
-    : work_dir_(std::move(work_dir)),
+    : work_dir_(std::move(options.work_dir)),
+      node_name_(std::move(options.node_name)),
+      cgroups_(std::move(options.cgroups)),
       on_start_(std::move(on_start)),
       on_exit_(std::move(on_exit)) {
   std::error_code error;
@@ -108,6 +115,7 @@ int RankLauncher::CleanUpLeftovers() {
   // process in the group that started no earlier than the leader, which
   // rules out an unrelated group that reused the number.
   std::vector<std::pair<pid_t, uint64_t>> groups;
+  std::set<std::string> job_keys;
   std::error_code error;
   for (const fs::directory_entry& entry :
        fs::directory_iterator(work_dir_ + "/ranks", error)) {
@@ -115,9 +123,13 @@ int RankLauncher::CleanUpLeftovers() {
     pid_t pid = 0;
     uint64_t start_time = 0;
     if (in >> pid >> start_time && pid > 1) groups.push_back({pid, start_time});
+    // Named JOB.ATTEMPT.RANK: the job cgroup is JOB.ATTEMPT.
+    const std::string name = entry.path().filename().string();
+    job_keys.insert(name.substr(0, name.rfind('.')));
     fs::remove(entry.path(), error);
   }
-  int killed = 0;
+  // The cgroups first: they hold what left the ranks' process groups too.
+  int killed = cgroups_ ? cgroups_->RemoveLeftovers(job_keys) : 0;
   if (!groups.empty()) {
     for (const fs::directory_entry& entry :
          fs::directory_iterator("/proc", error)) {
@@ -142,31 +154,64 @@ int RankLauncher::CleanUpLeftovers() {
   return killed;
 }
 
-void RankLauncher::Launch(const v1::LaunchRanks& launch) {
-  const std::string job_dir = absl::StrCat(
-      work_dir_, "/jobs/", JobDirName(launch.job_id(), launch.attempt()));
-  const std::string script_path = job_dir + "/script";
-  std::string setup_error;
-  {
-    std::error_code error;
-    fs::create_directories(job_dir, error);
-    std::ofstream out(script_path, std::ios::binary | std::ios::trunc);
-    out << launch.script();
-    out.close();
-    if (error || !out) {
-      setup_error = absl::StrCat("cannot write the script to ", script_path);
-    } else if (::geteuid() == 0) {
-      // The job's user runs it, and no other user may read it.
-      ::chmod(script_path.c_str(), 0700);
-      if (::chown(script_path.c_str(), launch.uid(), launch.gid()) != 0 ||
-          ::chown(job_dir.c_str(), launch.uid(), launch.gid()) != 0) {
-        setup_error = ErrnoText("cannot hand the script to its user:", job_dir);
-      }
-      ::chmod(job_dir.c_str(), 0700);
-    } else {
-      ::chmod(script_path.c_str(), 0755);
-    }
+absl::Status RankLauncher::PrepareLaunch(const v1::LaunchRanks& launch,
+                                         const std::string& job_dir,
+                                         const std::string& script_path,
+                                         RankIdentity& identity,
+                                         std::string& cgroup_procs_path) {
+  IdentityRequest request;
+  request.uid = launch.uid();
+  request.gid = launch.gid();
+  request.user = launch.user();
+  request.node = node_name_;
+  request.agent_is_root = ::geteuid() == 0;
+  request.agent_uid = ::geteuid();
+  absl::StatusOr<RankIdentity> resolved =
+      ResolveRankIdentity(request, SystemUserDatabase());
+  if (!resolved.ok()) return resolved.status();
+  identity = *std::move(resolved);
+  std::error_code error;
+  fs::create_directories(job_dir, error);
+  std::ofstream out(script_path, std::ios::binary | std::ios::trunc);
+  out << launch.script();
+  out.close();
+  if (error || !out) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot write the script to ", script_path));
   }
+  if (identity.switch_user) {
+    // The job's user runs it, and no other user may read it.
+    ::chmod(script_path.c_str(), 0700);
+    if (::chown(script_path.c_str(), identity.uid, identity.gid) != 0 ||
+        ::chown(job_dir.c_str(), identity.uid, identity.gid) != 0) {
+      return absl::UnavailableError(
+          ErrnoText("cannot hand the script to its user:", job_dir));
+    }
+    ::chmod(job_dir.c_str(), 0700);
+  } else {
+    ::chmod(script_path.c_str(), 0755);
+  }
+  cgroup_procs_path.clear();
+  if (cgroups_) {
+    JobCgroupLimits limits;
+    limits.cpus = launch.cpus();
+    limits.mem_mb = launch.mem_mb();
+    absl::StatusOr<std::string> procs =
+        cgroups_->Create(JobDirName(launch.job_id(), launch.attempt()), limits);
+    if (!procs.ok()) return procs.status();
+    cgroup_procs_path = *procs;
+  }
+  return absl::OkStatus();
+}
+
+void RankLauncher::Launch(const v1::LaunchRanks& launch) {
+  const std::string job_key = JobDirName(launch.job_id(), launch.attempt());
+  const std::string job_dir = absl::StrCat(work_dir_, "/jobs/", job_key);
+  const std::string script_path = job_dir + "/script";
+  RankIdentity identity;
+  std::string cgroup_procs_path;
+  const absl::Status prepared =
+      PrepareLaunch(launch, job_dir, script_path, identity, cgroup_procs_path);
   std::vector<std::pair<v1::RankId, pid_t>> started;
   std::vector<std::pair<v1::RankId, std::string>> failed;
   {
@@ -176,19 +221,20 @@ void RankLauncher::Launch(const v1::LaunchRanks& launch) {
       id.set_job_id(launch.job_id());
       id.set_attempt(launch.attempt());
       id.set_rank(rank.rank());
-      if (!setup_error.empty()) {
-        failed.push_back({id, setup_error});
+      if (!prepared.ok()) {
+        failed.push_back({id, std::string(prepared.message())});
         continue;
       }
       pid_t pid = 0;
-      absl::Status status = StartOne(launch, rank, script_path, pid);
+      absl::Status status =
+          StartOne(launch, rank, script_path, identity, cgroup_procs_path, pid);
       if (!status.ok()) {
         failed.push_back({id, std::string(status.message())});
         continue;
       }
-      LiveRank live{id, pid,
-                    absl::StrCat(work_dir_, "/ranks/", launch.job_id(), ".",
-                                 launch.attempt(), ".", rank.rank())};
+      LiveRank live{
+          id, pid,
+          absl::StrCat(work_dir_, "/ranks/", job_key, ".", rank.rank())};
       std::ofstream record(live.record_path, std::ios::trunc);
       record << pid << " " << ProcessStartTime(pid) << "\n";
       live_.emplace(pid, std::move(live));
@@ -203,101 +249,52 @@ void RankLauncher::Launch(const v1::LaunchRanks& launch) {
                                {"pid", pid}});
     on_start_(id, pid);
   }
+  // The failures go first: the controller is to hear why the launch failed
+  // before it hears of the ranks killed because of it.
   for (const auto& [id, message] : failed) {
     log::Warn("rank could not start",
               {{"job", id.job_id()}, {"rank", id.rank()}, {"error", message}});
-    on_exit_(id, 127, 0, true, message);
+    RankOutcome outcome;
+    outcome.exit_code = 127;
+    outcome.launch_failed = true;
+    outcome.message = message;
+    on_exit_(id, outcome);
+  }
+  if (failed.empty()) return;
+  if (started.empty()) {
+    // Nothing runs, so the reaper will never tidy up after this attempt.
+    std::error_code error;
+    fs::remove_all(job_dir, error);
+    if (cgroups_ && prepared.ok()) cgroups_->Remove(job_key);
+    return;
+  }
+  // No partial start: a job whose ranks cannot all start is not left
+  // running on some of them.
+  std::lock_guard lock(mutex_);
+  for (const auto& [id, pid] : started) {
+    auto it = live_.find(pid);
+    if (it != live_.end()) KillRankNow(it->second);
   }
 }
 
-namespace {
-
-// What a rank runs as. Looked up before fork: getpwuid and getgrouplist
-// are not async-signal-safe.
-struct RankIdentity {
-  bool switch_user = false;
-  uid_t uid = 0;
-  gid_t gid = 0;
-  std::vector<gid_t> groups;
-};
-
-absl::StatusOr<RankIdentity> LookUpIdentity(uint32_t uid, uint32_t gid) {
-  RankIdentity identity;
-  if (::geteuid() != 0) {
-    // A non-root agent (a developer's) can only run ranks as itself.
-    return identity;
+void RankLauncher::KillRankNow(const LiveRank& rank) {
+  if (cgroups_) {
+    cgroups_->Signal(JobDirName(rank.id), SIGKILL);
+  } else {
+    ::kill(-rank.pid, SIGKILL);
   }
-  identity.switch_user = true;
-  identity.uid = uid;
-  identity.gid = gid;
-  std::vector<char> buffer(16384);
-  passwd entry{};
-  passwd* found = nullptr;
-  if (::getpwuid_r(uid, &entry, buffer.data(), buffer.size(), &found) != 0 ||
-      found == nullptr) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("user id ", uid, " is not known on this node"));
-  }
-  int count = 64;
-  identity.groups.resize(count);
-  if (::getgrouplist(entry.pw_name, gid, identity.groups.data(), &count) < 0) {
-    identity.groups.resize(count);
-    ::getgrouplist(entry.pw_name, gid, identity.groups.data(), &count);
-  }
-  identity.groups.resize(count);
-  return identity;
 }
-
-// The step of the child's setup that failed, sent to the parent over a
-// close-on-exec pipe with the errno; nothing arrives when exec succeeds.
-enum class ChildStep : int {
-  kIdentity = 1,
-  kWorkingDir,
-  kOutput,
-  kError,
-  kExec,
-};
-
-std::string DescribeChildFailure(ChildStep step, int error,
-                                 const v1::LaunchRanks& launch,
-                                 const std::string& script_path) {
-  const char* reason = std::strerror(error);
-  switch (step) {
-    case ChildStep::kIdentity:
-      return absl::StrCat("cannot switch to user ", launch.uid(), ": ", reason);
-    case ChildStep::kWorkingDir:
-      return absl::StrCat("cannot use working directory ", launch.working_dir(),
-                          ": ", reason);
-    case ChildStep::kOutput:
-      return absl::StrCat("cannot open output file ", launch.output_path(),
-                          ": ", reason);
-    case ChildStep::kError:
-      return absl::StrCat("cannot open error file ", launch.error_path(), ": ",
-                          reason);
-    case ChildStep::kExec:
-      return absl::StrCat("cannot execute ", script_path, ": ", reason);
-  }
-  return reason;
-}
-
-}  // namespace
 
 absl::Status RankLauncher::StartOne(const v1::LaunchRanks& launch,
                                     const v1::RankLaunch& rank,
                                     const std::string& script_path,
+                                    const RankIdentity& identity,
+                                    const std::string& cgroup_procs_path,
                                     pid_t& pid_out) {
-  absl::StatusOr<RankIdentity> identity =
-      LookUpIdentity(launch.uid(), launch.gid());
-  if (!identity.ok()) return identity.status();
-  // Everything the child needs is built before fork: after fork, in a
-  // threaded process, only async-signal-safe calls are allowed.
-  std::map<std::string, std::string> environment(
-      launch.job_environment().begin(), launch.job_environment().end());
-  for (const auto& [key, value] : rank.environment()) environment[key] = value;
-  std::vector<std::string> env_strings;
-  for (const auto& [key, value] : environment) {
-    env_strings.push_back(key + "=" + value);
-  }
+  // Everything the child needs is built before fork (see rank_child.h).
+  std::vector<std::string> env_strings = SanitizedRankEnvironment(
+      {launch.job_environment().begin(), launch.job_environment().end()},
+      {rank.environment().begin(), rank.environment().end()}, identity);
   std::vector<char*> envp;
   for (std::string& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
@@ -308,17 +305,23 @@ absl::Status RankLauncher::StartOne(const v1::LaunchRanks& launch,
   std::vector<char*> argv;
   for (std::string& s : arg_strings) argv.push_back(s.data());
   argv.push_back(nullptr);
-  const char* working_dir = launch.working_dir().c_str();
-  const char* output_path = launch.output_path().c_str();
-  const char* error_path =
+  RankChildPlan plan;
+  plan.argv = argv.data();
+  plan.envp = envp.data();
+  plan.working_dir = launch.working_dir().c_str();
+  plan.output_path = launch.output_path().c_str();
+  plan.error_path =
       launch.error_path().empty() ? nullptr : launch.error_path().c_str();
-  const int open_flags = O_WRONLY | O_CREAT | O_APPEND;
+  plan.cgroup_procs =
+      cgroup_procs_path.empty() ? nullptr : cgroup_procs_path.c_str();
+  plan.identity = &identity;
 
   int report[2];
   if (::pipe2(report, O_CLOEXEC) != 0) {
     return absl::ResourceExhaustedError(
         ErrnoText("pipe failed for", script_path));
   }
+  plan.report_fd = report[1];
   pid_t pid = ::fork();
   if (pid < 0) {
     ::close(report[0]);
@@ -326,56 +329,7 @@ absl::Status RankLauncher::StartOne(const v1::LaunchRanks& launch,
     return absl::ResourceExhaustedError(
         ErrnoText("fork failed for", script_path));
   }
-  if (pid == 0) {
-    auto fail = [&](ChildStep step) {
-      int message[2] = {static_cast<int>(step), errno};
-      if (step == ChildStep::kExec) {
-        // The output file is open by now: say it there too.
-        const char* text =
-            "gantry: cannot execute the batch script (gantry job ID says "
-            "why)\n";
-        ssize_t ignored = ::write(2, text, std::strlen(text));
-        (void)ignored;
-      }
-      ssize_t ignored = ::write(report[1], message, sizeof message);
-      (void)ignored;
-      ::_exit(127);
-    };
-    ::setsid();
-    // A rank dies with its agent (kill -9 included): the agent is the only
-    // one who could report it, so it must not run on unwatched. Processes
-    // the rank started are killed when the agent restarts (see
-    // CleanUpLeftovers).
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    // Drop to the job's user before touching any path, so the user's
-    // permissions, not root's, decide what the job may open.
-    if (identity->switch_user &&
-        (::setgroups(identity->groups.size(), identity->groups.data()) != 0 ||
-         ::setgid(identity->gid) != 0 || ::setuid(identity->uid) != 0)) {
-      fail(ChildStep::kIdentity);
-    }
-    if (::chdir(working_dir) != 0) fail(ChildStep::kWorkingDir);
-    int out_fd = ::open(output_path, open_flags, 0644);
-    if (out_fd < 0) fail(ChildStep::kOutput);
-    int err_fd = out_fd;
-    if (error_path != nullptr) {
-      err_fd = ::open(error_path, open_flags, 0644);
-      if (err_fd < 0) fail(ChildStep::kError);
-    }
-    int null_fd = ::open("/dev/null", O_RDONLY);
-    if (null_fd >= 0) ::dup2(null_fd, 0);
-    ::dup2(out_fd, 1);
-    ::dup2(err_fd, 2);
-    // Keep the report pipe (close-on-exec) open until exec.
-    for (int fd = 3; fd < report[1]; ++fd) ::close(fd);
-    ::syscall(SYS_close_range, static_cast<unsigned>(report[1]) + 1, ~0U, 0U);
-    sigset_t all;
-    sigemptyset(&all);
-    ::sigprocmask(SIG_SETMASK, &all, nullptr);
-    ::signal(SIGPIPE, SIG_DFL);
-    ::execve(argv[0], argv.data(), envp.data());
-    fail(ChildStep::kExec);
-  }
+  if (pid == 0) ExecRankChild(plan);
   ::close(report[1]);
   int message[2] = {0, 0};
   ssize_t got = 0;
@@ -386,8 +340,8 @@ absl::Status RankLauncher::StartOne(const v1::LaunchRanks& launch,
   if (got == static_cast<ssize_t>(sizeof message)) {
     // The reaper collects the child; it is not in live_, so it reports
     // nothing more.
-    return absl::FailedPreconditionError(DescribeChildFailure(
-        static_cast<ChildStep>(message[0]), message[1], launch, script_path));
+    return absl::FailedPreconditionError(DescribeRankChildFailure(
+        static_cast<RankChildStep>(message[0]), message[1], plan));
   }
   pid_out = pid;
   return absl::OkStatus();
@@ -430,23 +384,35 @@ void RankLauncher::ReapLoop() {
         }
       }
     }
-    std::error_code error;
-    fs::remove(rank.record_path, error);
-    if (last_of_attempt) {
-      fs::remove_all(
-          absl::StrCat(work_dir_, "/jobs/",
-                       JobDirName(rank.id.job_id(), rank.id.attempt())),
-          error);
+    RankOutcome outcome;
+    outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+    outcome.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    const std::string job_key = JobDirName(rank.id);
+    // Read before the cgroup goes (it takes memory.events with it).
+    if (cgroups_ && cgroups_->RankExitWasOutOfMemory(job_key, outcome.exit_code,
+                                                     outcome.signal)) {
+      outcome.out_of_memory = true;
+      outcome.message =
+          "the kernel's OOM killer stopped a process of the job, which "
+          "used more memory than its cgroup allows (--mem)";
     }
-    int exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
-    int signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    std::error_code error;
+    if (last_of_attempt) {
+      // Whatever escaped the ranks' process groups (daemons, setsid) ends
+      // with the job's last rank on this node. Before the record goes: an
+      // agent that dies in between finds the record and kills the cgroup.
+      if (cgroups_) cgroups_->Remove(job_key);
+      fs::remove_all(absl::StrCat(work_dir_, "/jobs/", job_key), error);
+    }
+    fs::remove(rank.record_path, error);
     log::Info("rank exited", {{"job", rank.id.job_id()},
                               {"attempt", rank.id.attempt()},
                               {"rank", rank.id.rank()},
                               {"pid", pid},
-                              {"exit_code", exit_code},
-                              {"signal", signal}});
-    on_exit_(rank.id, exit_code, signal, false, "");
+                              {"exit_code", outcome.exit_code},
+                              {"signal", outcome.signal},
+                              {"out_of_memory", outcome.out_of_memory}});
+    on_exit_(rank.id, outcome);
   }
 }
 
@@ -465,9 +431,10 @@ void RankLauncher::EscalateLoop() {
     }
     pid_t pid = kill_deadlines_.begin()->second;
     kill_deadlines_.erase(kill_deadlines_.begin());
-    if (live_.count(pid)) {
+    auto live = live_.find(pid);
+    if (live != live_.end()) {
       log::Warn("rank ignored SIGTERM; sending SIGKILL", {{"pid", pid}});
-      ::kill(-pid, SIGKILL);
+      KillRankNow(live->second);
     }
   }
 }
@@ -477,12 +444,20 @@ void RankLauncher::Kill(uint64_t job_id, uint32_t attempt, int signal,
   {
     std::lock_guard lock(mutex_);
     const int64_t deadline = SteadyNowMs() + int64_t{grace_seconds} * 1000;
+    const int first_signal = signal > 0 ? signal : SIGTERM;
+    std::set<std::string> job_keys;
     for (const auto& [pid, rank] : live_) {
       if (rank.id.job_id() != job_id) continue;
       if (attempt != 0 && rank.id.attempt() != attempt) continue;
-      // The whole process group: the script and everything it started.
-      ::kill(-pid, signal > 0 ? signal : SIGTERM);
-      if (signal != SIGKILL) kill_deadlines_.emplace(deadline, pid);
+      job_keys.insert(JobDirName(rank.id));
+      // Without cgroups, the whole process group: the script and what it
+      // started (except what left the group).
+      if (!cgroups_) ::kill(-pid, first_signal);
+      if (first_signal != SIGKILL) kill_deadlines_.emplace(deadline, pid);
+    }
+    // With them, every process of the job once, however it daemonised.
+    for (const std::string& key : job_keys) {
+      if (cgroups_) cgroups_->Signal(key, first_signal);
     }
   }
   changed_.notify_all();

@@ -6,6 +6,15 @@
 // reports them through the callback; a timer thread escalates a stop from
 // SIGTERM to SIGKILL after the grace period.
 //
+// A rank runs as the submitting user (see rank_identity.h) with nothing of
+// root left (see rank_child.h): uid, gid and groups set and checked (it
+// cannot get root back), no new privileges through setuid programs, no
+// inherited descriptors, and an environment built from the job's request
+// only (see sanitized_environment.h). With job cgroups (see job_cgroup.h)
+// every rank of a job attempt joins its cgroup before exec, so stopping the
+// job stops whatever its ranks started, and OOM kills are told apart;
+// without them, ranks are stopped by process group.
+//
 // Ranks never outlive their agent silently: a file per live rank under
 // WORK_DIR/ranks records its pid and start time, and a starting agent kills
 // whatever an earlier agent process left running (see CleanUpLeftovers).
@@ -19,6 +28,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -26,29 +36,50 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "agent/job_cgroup.h"
+#include "agent/rank_identity.h"
 #include "gantry/v1/agent.pb.h"
 
 namespace gantry::agent {
 
+// How a rank ended.
+struct RankOutcome {
+  int exit_code = 0;  // valid when signal == 0
+  int signal = 0;
+  bool launch_failed = false;  // never started; `message` says why
+  // Ended by the kernel's OOM killer acting in the job's cgroup.
+  bool out_of_memory = false;
+  std::string message;
+};
+
+struct RankLauncherOptions {
+  std::string work_dir;
+  std::string node_name;                // for messages
+  std::unique_ptr<JobCgroups> cgroups;  // null: process groups only
+};
+
 class RankLauncher {
  public:
   // Called from the reaper thread when a rank ends, or from Launch when it
-  // could not start (`launch_failed`, with `message` saying why).
+  // could not start.
   using ExitCallback =
-      std::function<void(const v1::RankId& rank, int exit_code, int signal,
-                         bool launch_failed, const std::string& message)>;
+      std::function<void(const v1::RankId& rank, const RankOutcome& outcome)>;
   using StartCallback = std::function<void(const v1::RankId& rank, pid_t pid)>;
 
-  RankLauncher(std::string work_dir, StartCallback on_start,
+  RankLauncher(RankLauncherOptions options, StartCallback on_start,
                ExitCallback on_exit);
   ~RankLauncher();  // stops the threads; ranks still running are killed
 
-  // Kills (SIGKILL, whole process group) ranks an earlier agent process
-  // left behind, as recorded under WORK_DIR/ranks. Returns how many.
+  // Kills (SIGKILL, whole process group and job cgroup) ranks an earlier
+  // agent process left behind, as recorded under WORK_DIR/ranks. Returns
+  // how many processes and cgroups it killed.
   int CleanUpLeftovers();
 
   // Starts every rank of `launch`. A rank that cannot start is reported
-  // through the exit callback with launch_failed set.
+  // through the exit callback with launch_failed set; then no rank of the
+  // launch is left running (those that started are killed). A launch whose
+  // user is unknown on this node, or whose cgroup cannot be made, starts
+  // nothing.
   void Launch(const v1::LaunchRanks& launch);
 
   // Signals every rank of the job attempt (attempt 0: any attempt); ranks
@@ -71,11 +102,25 @@ class RankLauncher {
 
   absl::Status StartOne(const v1::LaunchRanks& launch,
                         const v1::RankLaunch& rank,
-                        const std::string& script_path, pid_t& pid_out);
+                        const std::string& script_path,
+                        const RankIdentity& identity,
+                        const std::string& cgroup_procs_path, pid_t& pid_out);
+  // Resolves the user, writes the script, makes the job cgroup. Fills
+  // `identity` and `cgroup_procs_path` (empty without cgroups).
+  absl::Status PrepareLaunch(const v1::LaunchRanks& launch,
+                             const std::string& job_dir,
+                             const std::string& script_path,
+                             RankIdentity& identity,
+                             std::string& cgroup_procs_path);
+  // SIGKILL to a rank: its job cgroup, else its process group. Caller
+  // holds mutex_.
+  void KillRankNow(const LiveRank& rank);
   void ReapLoop();
   void EscalateLoop();
 
   const std::string work_dir_;
+  const std::string node_name_;
+  const std::unique_ptr<JobCgroups> cgroups_;
   const StartCallback on_start_;
   const ExitCallback on_exit_;
 

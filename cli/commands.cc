@@ -112,7 +112,7 @@ int RunCancelCommand(const std::string& controller,
 }
 
 int RunJobCommand(const std::string& controller, const std::string& job_id,
-                  bool json) {
+                  bool json, bool script) {
   uint64_t id = 0;
   if (!ParseJobId(job_id, id)) {
     std::cerr << "gantry job: error: invalid job id \"" << job_id << "\"\n";
@@ -122,6 +122,16 @@ int RunJobCommand(const std::string& controller, const std::string& job_id,
   v1::GetJobResponse response;
   if (absl::Status status = client.GetJob(id, response); !status.ok()) {
     return Fail("job", status);
+  }
+  if (script) {
+    // The controller sends scripts only to their owners and admins.
+    if (response.job().spec().script().empty()) {
+      std::cerr << "gantry job: error: the batch script of job " << id
+                << " is shown only to its owner and admins\n";
+      return 1;
+    }
+    std::cout << response.job().spec().script();
+    return 0;
   }
   nlohmann::json view = JobToJson(response.job(), NowMs());
   nlohmann::json history = nlohmann::json::array();

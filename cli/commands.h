@@ -17,8 +17,9 @@ struct QueueOptions {
 int RunQueueCommand(const std::string& controller, const QueueOptions& options);
 int RunCancelCommand(const std::string& controller,
                      const std::vector<std::string>& job_ids);
+// `script`: print only the batch script (owner and admins).
 int RunJobCommand(const std::string& controller, const std::string& job_id,
-                  bool json);
+                  bool json, bool script = false);
 int RunNodesCommand(const std::string& controller, const std::string& node,
                     bool json);
 int RunStatusCommand(const std::string& controller, bool json);

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "common/munge_credential.h"
 
 namespace gantry::cli {
 
@@ -17,6 +18,9 @@ std::string ResolveControllerTarget(const std::string& flag) {
 
 ControllerClient::ControllerClient(std::string target)
     : target_(std::move(target)) {
+  if (const char* socket = std::getenv(kMungeSocketVariable)) {
+    munge_socket_ = socket;
+  }
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(256 << 20);
   args.SetMaxSendMessageSize(64 << 20);  // topology imports
@@ -24,9 +28,22 @@ ControllerClient::ControllerClient(std::string target)
       target_, grpc::InsecureChannelCredentials(), args));
 }
 
-void ControllerClient::SetDeadline(grpc::ClientContext& context) const {
+void ControllerClient::Prepare(grpc::ClientContext& context,
+                               std::string_view method) {
   context.set_deadline(std::chrono::system_clock::now() +
                        std::chrono::seconds(30));
+  // The credential is bound to the method, so one captured on the way to
+  // a harmless call cannot be spent on another; munged refuses a second use.
+  absl::StatusOr<std::string> credential =
+      EncodeMungeCredential(munge_socket_, MungePayloadFor(method));
+  if (credential.ok()) {
+    context.AddMetadata(kMungeMetadataKey, *credential);
+    credential_error_.clear();
+  } else {
+    // Sent without one: a controller with authentication off still answers,
+    // and one with it on refuses with a message completed by this error.
+    credential_error_ = std::string(credential.status().message());
+  }
 }
 
 absl::Status ControllerClient::Convert(const grpc::Status& status) const {
@@ -37,6 +54,11 @@ absl::Status ControllerClient::Convert(const grpc::Status& status) const {
         "cannot reach the controller at ", target_, " (",
         status.error_message(), "); set --controller or GANTRY_CONTROLLER"));
   }
+  if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED &&
+      !credential_error_.empty()) {
+    return absl::UnauthenticatedError(
+        absl::StrCat(status.error_message(), "; ", credential_error_));
+  }
   return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
                       status.error_message());
 }
@@ -44,21 +66,21 @@ absl::Status ControllerClient::Convert(const grpc::Status& status) const {
 absl::Status ControllerClient::Submit(const v1::SubmitRequest& request,
                                       v1::SubmitResponse& response) {
   grpc::ClientContext context;
-  SetDeadline(context);
+  Prepare(context, "Submit");
   return Convert(stub_->Submit(&context, request, &response));
 }
 
 absl::Status ControllerClient::ListJobs(const v1::ListJobsRequest& request,
                                         v1::ListJobsResponse& response) {
   grpc::ClientContext context;
-  SetDeadline(context);
+  Prepare(context, "ListJobs");
   return Convert(stub_->ListJobs(&context, request, &response));
 }
 
 absl::Status ControllerClient::GetJob(uint64_t job_id,
                                       v1::GetJobResponse& response) {
   grpc::ClientContext context;
-  SetDeadline(context);
+  Prepare(context, "GetJob");
   v1::GetJobRequest request;
   request.set_job_id(job_id);
   return Convert(stub_->GetJob(&context, request, &response));
@@ -67,20 +89,20 @@ absl::Status ControllerClient::GetJob(uint64_t job_id,
 absl::Status ControllerClient::Cancel(const v1::CancelRequest& request,
                                       v1::CancelResponse& response) {
   grpc::ClientContext context;
-  SetDeadline(context);
+  Prepare(context, "Cancel");
   return Convert(stub_->Cancel(&context, request, &response));
 }
 
 absl::Status ControllerClient::ListNodes(v1::ListNodesResponse& response) {
   grpc::ClientContext context;
-  SetDeadline(context);
+  Prepare(context, "ListNodes");
   return Convert(stub_->ListNodes(&context, v1::ListNodesRequest(), &response));
 }
 
 absl::Status ControllerClient::ClusterStatus(
     v1::ClusterStatusResponse& response) {
   grpc::ClientContext context;
-  SetDeadline(context);
+  Prepare(context, "ClusterStatus");
   return Convert(
       stub_->ClusterStatus(&context, v1::ClusterStatusRequest(), &response));
 }
@@ -89,27 +111,27 @@ absl::Status ControllerClient::ReportProgress(
     const v1::ReportProgressRequest& request,
     v1::ReportProgressResponse& response) {
   grpc::ClientContext context;
-  SetDeadline(context);
+  Prepare(context, "ReportProgress");
   return Convert(stub_->ReportProgress(&context, request, &response));
 }
 
 absl::Status ControllerClient::Drain(const v1::DrainRequest& request,
                                      v1::DrainResponse& response) {
   grpc::ClientContext context;
-  SetDeadline(context);
+  Prepare(context, "Drain");
   return Convert(stub_->Drain(&context, request, &response));
 }
 
 absl::Status ControllerClient::ImportTopology(
     const v1::ImportTopologyRequest& request, v1::TopologyReport& response) {
   grpc::ClientContext context;
-  SetDeadline(context);
+  Prepare(context, "ImportTopology");
   return Convert(stub_->ImportTopology(&context, request, &response));
 }
 
 absl::Status ControllerClient::GetTopology(v1::TopologyReport& response) {
   grpc::ClientContext context;
-  SetDeadline(context);
+  Prepare(context, "GetTopology");
   return Convert(
       stub_->GetTopology(&context, v1::GetTopologyRequest(), &response));
 }

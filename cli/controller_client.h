@@ -1,10 +1,12 @@
 // How the CLI reaches gantryd: target resolution (--controller, then
-// GANTRY_CONTROLLER, then the local socket) and calls with deadlines whose
-// failures become one clear message.
+// GANTRY_CONTROLLER, then the local socket) and calls with deadlines and a
+// MUNGE credential (munged socket: $GANTRY_MUNGE_SOCKET or the default)
+// whose failures become one clear message.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include <grpcpp/grpcpp.h>
 
@@ -45,9 +47,12 @@ class ControllerClient {
 
  private:
   absl::Status Convert(const grpc::Status& status) const;
-  void SetDeadline(grpc::ClientContext& context) const;
+  // Sets the deadline and attaches a MUNGE credential for `method`.
+  void Prepare(grpc::ClientContext& context, std::string_view method);
 
   std::string target_;
+  std::string munge_socket_;      // empty: libmunge's default
+  std::string credential_error_;  // why the last call went without one
   std::unique_ptr<v1::ClientService::Stub> stub_;
 };
 

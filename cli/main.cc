@@ -8,6 +8,7 @@
 
 #include "cli/batch_command.h"
 #include "cli/commands.h"
+#include "cli/slurm_alias.h"
 
 namespace {
 
@@ -70,6 +71,15 @@ bool RouteBatch(int argc, char** argv, std::string& controller,
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Run as sbatch/squeue/scancel/sinfo (links from gantry-slurm-compat):
+  // rewrite the words to the gantry subcommand before anything parses them.
+  std::vector<std::string> words =
+      gantry::cli::ExpandSlurmAlias({argv, argv + argc});
+  std::vector<char*> word_pointers;
+  for (std::string& word : words) word_pointers.push_back(word.data());
+  word_pointers.push_back(nullptr);
+  argc = static_cast<int>(words.size());
+  argv = word_pointers.data();
   {
     std::string controller;
     std::vector<std::string> args;
@@ -116,6 +126,10 @@ int main(int argc, char** argv) {
   bool job_json = false;
   job->add_option("JOBID", job_id, "Job id")->required();
   job->add_flag("--json", job_json, "Machine-readable output");
+  bool job_script = false;
+  job->add_flag("--script", job_script,
+                "Print the job's batch script (scontrol write batch_script); "
+                "only for the job's owner and admins");
 
   CLI::App* nodes = app.add_subcommand("nodes", "List nodes (sinfo -N)");
   bool nodes_json = false;
@@ -190,7 +204,7 @@ int main(int argc, char** argv) {
   if (cancel->parsed())
     return gantry::cli::RunCancelCommand(controller, cancel_ids);
   if (job->parsed())
-    return gantry::cli::RunJobCommand(controller, job_id, job_json);
+    return gantry::cli::RunJobCommand(controller, job_id, job_json, job_script);
   if (nodes->parsed())
     return gantry::cli::RunNodesCommand(controller, node_name, nodes_json);
   if (status->parsed())

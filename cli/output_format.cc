@@ -26,6 +26,8 @@ std::string StateName(v1::JobState state) {
       return "TIMEOUT";
     case v1::NODE_FAIL:
       return "NODE_FAIL";
+    case v1::OUT_OF_MEMORY:
+      return "OUT_OF_MEMORY";
     default:
       return "UNKNOWN";
   }
@@ -47,6 +49,8 @@ std::string StateShort(v1::JobState state) {
       return "TO";
     case v1::NODE_FAIL:
       return "NF";
+    case v1::OUT_OF_MEMORY:
+      return "OOM";
     default:
       return "?";
   }

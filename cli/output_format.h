@@ -13,7 +13,7 @@
 namespace gantry::cli {
 
 // "PENDING", "RUNNING", ...; squeue's short form "PD", "R", "CD", "F", "CA",
-// "TO", "NF".
+// "TO", "NF", "OOM".
 std::string StateName(v1::JobState state);
 std::string StateShort(v1::JobState state);
 std::string NodeStateName(v1::NodeState state);

@@ -9,8 +9,26 @@
 
 namespace gantry {
 
+namespace {
+
+// Flags that are not settings, so not keys of the file.
+bool IsFileKey(const std::string& name) {
+  return !name.empty() && name != "help" && name != "config" &&
+         name != "check-config";
+}
+
+}  // namespace
+
 std::optional<int> ParseDaemonFlags(CLI::App& app, int argc, char** argv,
-                                    const std::string& program) {
+                                    const std::string& program,
+                                    const std::string& table) {
+  // Parsing words rather than argv leaves the name unset: --help and the
+  // man pages made from it would say "Usage: [OPTIONS]".
+  if (app.get_name().empty()) app.name(program);
+  bool check_config = false;
+  app.add_flag("--check-config", check_config,
+               "Check the command line and the --config file (keys, types, "
+               "ranges), then exit: 0 if both are good");
   // The file is read before the command line is parsed, so find --config
   // (either form) by hand first.
   std::string config;
@@ -24,17 +42,30 @@ std::optional<int> ParseDaemonFlags(CLI::App& app, int argc, char** argv,
     std::set<std::string> keys;
     for (const CLI::Option* option : app.get_options()) {
       std::string name = option->get_single_name();
-      if (!name.empty() && name != "help" && name != "config") {
-        keys.insert(name);
-      }
+      if (IsFileKey(name)) keys.insert(name);
     }
-    absl::StatusOr<std::vector<std::string>> from_file =
-        ConfigFileToFlags(config, keys);
+    absl::StatusOr<std::vector<ConfigFlag>> from_file =
+        ConfigFileToFlags(config, table, keys);
     if (!from_file.ok()) {
       std::cerr << program << ": " << from_file.status().message() << "\n";
       return 2;
     }
-    words = *from_file;
+    // Each value alone through the flag parser first, so a bad one (a
+    // string for a number, a value out of range) is reported with its key
+    // and line rather than as an anonymous flag. The full parse below
+    // sets every value again.
+    for (const ConfigFlag& flag : *from_file) {
+      std::vector<std::string> single(flag.words.rbegin(), flag.words.rend());
+      try {
+        app.parse(single);
+      } catch (const CLI::ParseError& e) {
+        std::cerr << program << ": " << config << ":" << flag.line << ": key \""
+                  << flag.key << "\" in [" << table << "]: " << e.what()
+                  << "\n";
+        return 2;
+      }
+      words.insert(words.end(), flag.words.begin(), flag.words.end());
+    }
   }
   for (int i = 1; i < argc; ++i) words.emplace_back(argv[i]);
   std::reverse(words.begin(), words.end());  // CLI11 takes them reversed
@@ -42,6 +73,11 @@ std::optional<int> ParseDaemonFlags(CLI::App& app, int argc, char** argv,
     app.parse(words);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  }
+  if (check_config) {
+    std::cout << program << ": configuration OK"
+              << (config.empty() ? " (no --config file)" : "") << "\n";
+    return 0;
   }
   return std::nullopt;
 }

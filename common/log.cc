@@ -1,9 +1,15 @@
 #include "common/log.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <mutex>
+
+#include "common/log_format.h"
 
 namespace gantry::log {
 namespace {
@@ -11,47 +17,7 @@ namespace {
 std::mutex g_mutex;
 std::string g_component = "gantry";  // guarded by g_mutex
 Level g_min_level = Level::kInfo;    // guarded by g_mutex
-
-const char* LevelName(Level level) {
-  switch (level) {
-    case Level::kDebug:
-      return "debug";
-    case Level::kInfo:
-      return "info";
-    case Level::kWarning:
-      return "warn";
-    case Level::kError:
-      return "error";
-  }
-  return "info";
-}
-
-// Quotes a value when it holds spaces, quotes or '=' so lines stay parseable.
-void AppendValue(std::string& out, std::string_view value) {
-  bool needs_quotes = value.empty();
-  for (char c : value) {
-    if (c == ' ' || c == '"' || c == '=' || c == '\n' || c == '\t') {
-      needs_quotes = true;
-      break;
-    }
-  }
-  if (!needs_quotes) {
-    out.append(value);
-    return;
-  }
-  out.push_back('"');
-  for (char c : value) {
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(c);
-    } else if (c == '\n') {
-      out.append("\\n");
-    } else {
-      out.push_back(c);
-    }
-  }
-  out.push_back('"');
-}
+Sink g_sink = Sink::kPlain;          // guarded by g_mutex
 
 std::string Timestamp() {
   auto now = std::chrono::system_clock::now();
@@ -69,12 +35,23 @@ std::string Timestamp() {
   return buffer;
 }
 
+Sink DetectSink() {
+  const char* journal_stream = std::getenv("JOURNAL_STREAM");
+  struct stat info {};
+  if (journal_stream == nullptr || fstat(STDERR_FILENO, &info) != 0) {
+    return Sink::kPlain;
+  }
+  return SinkOf(journal_stream, info.st_dev, info.st_ino);
+}
+
 }  // namespace
 
 void Configure(std::string_view component, Level min_level) {
+  Sink sink = DetectSink();
   std::lock_guard lock(g_mutex);
   g_component = std::string(component);
   g_min_level = min_level;
+  g_sink = sink;
 }
 
 Level ParseLevel(std::string_view name, Level fallback) {
@@ -87,21 +64,11 @@ Level ParseLevel(std::string_view name, Level fallback) {
 
 void Write(Level level, std::string_view message,
            std::initializer_list<Field> fields) {
-  std::string line;
-  line.reserve(128);
-  line.append("ts=").append(Timestamp());
-  line.append(" level=").append(LevelName(level));
+  const std::string timestamp = Timestamp();
   std::lock_guard lock(g_mutex);
   if (level < g_min_level) return;
-  line.append(" component=").append(g_component);
-  line.append(" msg=");
-  AppendValue(line, message);
-  for (const Field& field : fields) {
-    line.push_back(' ');
-    line.append(field.key).push_back('=');
-    AppendValue(line, field.value);
-  }
-  line.push_back('\n');
+  const std::string line =
+      FormatLine(g_sink, level, timestamp, g_component, message, fields);
   std::fwrite(line.data(), 1, line.size(), stderr);
   std::fflush(stderr);
 }

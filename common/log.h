@@ -1,6 +1,8 @@
 // Structured logging: one line per event, logfmt style
 // (`ts=... level=info component=gantryd msg="job started" job=12 nodes=2`),
 // to stderr, which systemd's journal or a test's log file captures.
+// Under the journal the timestamp gives way to a `<N>` priority prefix
+// (common/log_format.h); Configure detects that.
 //
 // Thread-safe: lines from different threads never interleave.
 #pragma once

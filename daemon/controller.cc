@@ -3,6 +3,7 @@
 // protocol and timers in controller_agents.cc.
 #include "daemon/controller.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <random>
 
@@ -10,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "daemon/controller_metrics.h"
 
 namespace gantry {
 
@@ -29,6 +31,8 @@ v1::JobState ToProto(JobStatus status) {
       return v1::TIMEOUT;
     case JobStatus::kNodeFail:
       return v1::NODE_FAIL;
+    case JobStatus::kOutOfMemory:
+      return v1::OUT_OF_MEMORY;
   }
   return v1::JOB_STATE_UNSPECIFIED;
 }
@@ -47,6 +51,8 @@ JobStatus FromProto(v1::JobState state) {
       return JobStatus::kTimeout;
     case v1::NODE_FAIL:
       return JobStatus::kNodeFail;
+    case v1::OUT_OF_MEMORY:
+      return JobStatus::kOutOfMemory;
     default:
       return JobStatus::kPending;
   }
@@ -107,6 +113,7 @@ absl::Status Controller::Start() {
     } else {
       ++finished_jobs_;
     }
+    if (options_.metrics) options_.metrics->JobAdded(status);
     uint64_t id = job.record.id();
     jobs_.emplace(id, std::move(job));
   }
@@ -173,7 +180,14 @@ void Controller::Flush() {
   std::vector<std::function<void()>> actions = std::move(after_commit_);
   after_commit_.clear();
   if (!batch.empty()) {
+    const auto commit_start = std::chrono::steady_clock::now();
     absl::Status status = store_.Commit(batch, /*sync=*/true);
+    if (options_.metrics) {
+      options_.metrics->ObserveStoreCommit(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                        commit_start)
+              .count());
+    }
     if (!status.ok()) {
       // Memory now holds changes the disk does not: the only safe state is
       // the one on disk, so stop and let systemd restart us from it.
@@ -202,7 +216,8 @@ v1::ListJobsResponse Controller::ListJobs(
   return response;
 }
 
-absl::StatusOr<v1::GetJobResponse> Controller::GetJob(uint64_t job_id) const {
+absl::StatusOr<v1::GetJobResponse> Controller::GetJob(
+    uint64_t job_id, const Caller& caller) const {
   auto it = jobs_.find(job_id);
   if (it == jobs_.end()) {
     return absl::NotFoundError(absl::StrCat("invalid job id ", job_id));
@@ -210,6 +225,11 @@ absl::StatusOr<v1::GetJobResponse> Controller::GetJob(uint64_t job_id) const {
   v1::GetJobResponse response;
   *response.mutable_job() = it->second.record;
   response.mutable_job()->mutable_spec()->clear_environment();
+  // Others see a job as squeue shows it, not what it runs.
+  if (!caller.MayManage(it->second.record.uid())) {
+    response.mutable_job()->mutable_spec()->clear_script();
+    response.mutable_job()->mutable_spec()->clear_script_args();
+  }
   absl::StatusOr<std::vector<v1::EventRecord>> events =
       store_.JobEvents(job_id);
   if (events.ok()) {
@@ -305,6 +325,7 @@ void Controller::RecordCheckpoint(JobRuntime& job, const std::string& path,
 }
 
 void Controller::ReportProgress(const v1::ReportProgressRequest& request,
+                                const Caller& caller,
                                 std::function<void(absl::Status)> done) {
   auto it = jobs_.find(request.job_id());
   if (it == jobs_.end()) {
@@ -313,7 +334,7 @@ void Controller::ReportProgress(const v1::ReportProgressRequest& request,
     return;
   }
   JobRuntime& job = it->second;
-  if (request.user() != "root" && request.user() != job.record.user()) {
+  if (!caller.MayManage(job.record.uid())) {
     done(absl::PermissionDeniedError(
         absl::StrCat("access denied: job ", request.job_id(), " belongs to ",
                      job.record.user())));
@@ -340,11 +361,13 @@ void Controller::DrainNode(NodeRuntime& node, const std::string& reason) {
   log::Warn("node drained", {{"node", node.record.name()}, {"reason", reason}});
 }
 
-void Controller::Drain(const v1::DrainRequest& request,
+void Controller::Drain(const v1::DrainRequest& request, const Caller& caller,
                        std::function<void(absl::Status)> done) {
-  if (request.user() != "root") {
-    done(absl::PermissionDeniedError(
-        "draining and resuming nodes needs an admin (root)"));
+  if (!caller.admin) {
+    done(absl::PermissionDeniedError(absl::StrCat(
+        "draining and resuming nodes needs an admin (root or the admin "
+        "group); you are ",
+        caller.user)));
     return;
   }
   if (!request.resume() && request.reason().empty()) {
@@ -363,7 +386,7 @@ void Controller::Drain(const v1::DrainRequest& request,
       node.record.set_drained(false);
       node.record.clear_drain_reason();
       StageNode(node);
-      StageEvent(0, name, "node_resumed", "by " + request.user());
+      StageEvent(0, name, "node_resumed", "by " + caller.user);
       log::Info("node resumed", {{"node", name}});
     } else {
       DrainNode(node, request.reason());

@@ -27,6 +27,7 @@
 #include "common/ibnetdiscover_parser.h"
 #include "common/topology.h"
 #include "daemon/agent_link.h"
+#include "daemon/caller.h"
 #include "daemon/job_state_machine.h"
 #include "daemon/restart_policy.h"
 #include "daemon/state_store.h"
@@ -34,6 +35,8 @@
 #include "gantry/v1/client.pb.h"
 
 namespace gantry {
+
+class ControllerMetrics;
 
 struct ControllerOptions {
   std::string state_dir;
@@ -52,6 +55,9 @@ struct ControllerOptions {
   int64_t restart_backoff_ms = 1000;
   // Nodes kept free for the restarts of failed jobs.
   std::set<std::string> hot_spares;
+  // Where the controller reports its metrics; null: nowhere (unit tests).
+  // Must outlive the controller.
+  ControllerMetrics* metrics = nullptr;
 };
 
 class Controller {
@@ -68,25 +74,30 @@ class Controller {
   void Stop();
 
   // Client API. `done` runs on the loop thread once the outcome is durable.
-  void Submit(const v1::SubmitRequest& request,
+  // `caller` is who proved to be asking: the job's owner on Submit, and
+  // the one whose rights are checked everywhere else.
+  void Submit(const v1::SubmitRequest& request, const Caller& caller,
               std::function<void(absl::StatusOr<uint64_t>)> done);
-  void Cancel(const v1::CancelRequest& request,
+  void Cancel(const v1::CancelRequest& request, const Caller& caller,
               std::function<void(v1::CancelResponse)> done);
   v1::ListJobsResponse ListJobs(const v1::ListJobsRequest& request) const;
-  absl::StatusOr<v1::GetJobResponse> GetJob(uint64_t job_id) const;
+  // The script and environment only for the job's owner and admins.
+  absl::StatusOr<v1::GetJobResponse> GetJob(uint64_t job_id,
+                                            const Caller& caller) const;
   v1::ListNodesResponse ListNodes() const;
   v1::ClusterStatusResponse ClusterStatus() const;
   // From inside a job: progress and completed checkpoints.
   void ReportProgress(const v1::ReportProgressRequest& request,
+                      const Caller& caller,
                       std::function<void(absl::Status)> done);
   // Admin: import the switch tree (a Slurm topology.conf or an
   // ibnetdiscover dump). A bad file changes nothing.
   void ImportTopology(
-      const v1::ImportTopologyRequest& request,
+      const v1::ImportTopologyRequest& request, const Caller& caller,
       std::function<void(absl::StatusOr<v1::TopologyReport>)> done);
   v1::TopologyReport TopologyReport() const;
   // Admin: drain nodes (or resume them).
-  void Drain(const v1::DrainRequest& request,
+  void Drain(const v1::DrainRequest& request, const Caller& caller,
              std::function<void(absl::Status)> done);
 
   // Agent stream.
@@ -168,6 +179,8 @@ class Controller {
   void ReclassifyRecentFailures(const std::string& node_name);
   void MarkNodeDown(NodeRuntime& node, const std::string& why);
   void ArmTimer();
+  // Node and GPU gauges from the node table (on each timer tick).
+  void PublishNodeMetrics();
 
   boost::asio::io_context& io_;
   StateStore& store_;

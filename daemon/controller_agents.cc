@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "common/log.h"
 #include "daemon/controller.h"
+#include "daemon/controller_metrics.h"
 
 namespace gantry {
 namespace {
@@ -24,6 +25,10 @@ std::string DescribeExit(const v1::RankEvent& event, const std::string& node) {
   if (event.kind() == v1::RankEvent::LAUNCH_FAILED) {
     return absl::StrCat("rank ", event.rank().rank(), " on ", node,
                         " could not start: ", event.message());
+  }
+  if (event.out_of_memory()) {
+    return absl::StrCat("rank ", event.rank().rank(), " on ", node,
+                        " ran out of memory: ", event.message());
   }
   if (event.signal() != 0) {
     return absl::StrCat("rank ", event.rank().rank(), " on ", node,
@@ -264,8 +269,11 @@ void Controller::OnRankEvent(const std::string& node_name,
     }
     int exit_code =
         launch_failed && event.exit_code() == 0 ? 127 : event.exit_code();
-    FailJob(job, FailureKind::kApplication, exit_code, event.signal(),
-            all_exited, DescribeExit(event, node_name));
+    FailJob(job,
+            event.out_of_memory() ? FailureKind::kOutOfMemory
+                                  : FailureKind::kApplication,
+            exit_code, event.signal(), all_exited,
+            DescribeExit(event, node_name));
     return;
   }
   if (all_exited) {
@@ -399,6 +407,7 @@ void Controller::ArmTimer() {
   timer_.async_wait([this](const boost::system::error_code& error) {
     if (error || stopped_) return;
     CheckDeadlines();
+    PublishNodeMetrics();
     ArmTimer();
   });
 }
@@ -450,6 +459,18 @@ void Controller::CheckDeadlines() {
     next_eligible_ms_ = 0;
     RequestSchedule();
   }
+}
+
+void Controller::PublishNodeMetrics() {
+  if (!options_.metrics) return;
+  NodeCensus census;
+  for (const auto& [name, node] : nodes_) {
+    census.Add(ClassifyNode(node.record.state(), node.record.drained(),
+                            node.record.health_problems().empty()),
+               static_cast<uint32_t>(node.record.inventory().gpus_size()),
+               static_cast<uint32_t>(node.gpus_used.size()));
+  }
+  options_.metrics->PublishNodes(census);
 }
 
 void Controller::MarkNodeDown(NodeRuntime& node, const std::string& why) {

@@ -1,6 +1,7 @@
 // Controller: submission, cancellation, scheduling passes and the job state
 // transitions with their effects.
 #include <algorithm>
+#include <chrono>
 
 #include <boost/asio/post.hpp>
 
@@ -10,6 +11,7 @@
 #include "common/job_options.h"
 #include "common/log.h"
 #include "daemon/controller.h"
+#include "daemon/controller_metrics.h"
 #include "daemon/rank_environment.h"
 #include "daemon/scheduler.h"
 
@@ -138,20 +140,20 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
     return Invalid("--max-restarts is above the limit of 1000");
   }
   if (spec.output_pattern().empty()) spec.set_output_pattern("gantry-%j.out");
-  if (request.user().empty()) return Invalid("the request names no user");
-  job.set_user(request.user());
-  job.set_uid(request.uid());
-  job.set_gid(request.gid());
   return job;
 }
 
-void Controller::Submit(const v1::SubmitRequest& request,
+void Controller::Submit(const v1::SubmitRequest& request, const Caller& caller,
                         std::function<void(absl::StatusOr<uint64_t>)> done) {
   absl::StatusOr<v1::JobRecord> validated = ValidateSubmission(request);
   if (!validated.ok()) {
     done(validated.status());
     return;
   }
+  // The job belongs to whoever proved to be asking, whatever it claims.
+  validated->set_user(caller.user);
+  validated->set_uid(caller.uid);
+  validated->set_gid(caller.gid);
   JobRuntime job;
   job.record = std::move(*validated);
   const uint64_t id = next_job_id_++;
@@ -177,11 +179,12 @@ void Controller::Submit(const v1::SubmitRequest& request,
                               {"nodes", job.record.spec().nodes()},
                               {"tasks", TotalRanks(job.record.spec())}});
   jobs_.emplace(id, std::move(job));
+  if (options_.metrics) options_.metrics->JobAdded(JobStatus::kPending);
   AfterCommit([done = std::move(done), id] { done(id); });
   RequestSchedule();
 }
 
-void Controller::Cancel(const v1::CancelRequest& request,
+void Controller::Cancel(const v1::CancelRequest& request, const Caller& caller,
                         std::function<void(v1::CancelResponse)> done) {
   v1::CancelResponse response;
   for (uint64_t id : request.job_ids()) {
@@ -193,14 +196,14 @@ void Controller::Cancel(const v1::CancelRequest& request,
       continue;
     }
     JobRuntime& job = it->second;
-    if (request.user() != "root" && request.user() != job.record.user()) {
+    if (!caller.MayManage(job.record.uid())) {
       result->set_error(absl::StrCat("access denied: job ", id, " belongs to ",
                                      job.record.user()));
       continue;
     }
     absl::Status status =
         ApplyEvent(job, {JobEvent::Kind::kCancel},
-                   absl::StrCat("cancelled by ", request.user()));
+                   absl::StrCat("cancelled by ", caller.user));
     if (!status.ok()) {
       result->set_error(absl::StrCat("job ", id, ": ", status.message()));
       continue;
@@ -215,7 +218,16 @@ void Controller::Cancel(const v1::CancelRequest& request,
 void Controller::RequestSchedule() {
   if (schedule_posted_) return;
   schedule_posted_ = true;
-  boost::asio::post(io_, [this] { RunSchedule(); });
+  boost::asio::post(io_, [this] {
+    const auto pass_start = std::chrono::steady_clock::now();
+    RunSchedule();
+    if (options_.metrics) {
+      options_.metrics->ObserveSchedulingPass(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                        pass_start)
+              .count());
+    }
+  });
 }
 
 void Controller::RunSchedule() {
@@ -329,6 +341,16 @@ void Controller::StartJob(JobRuntime& job) {
   for (const v1::NodeAllocation& share : record.allocation()) {
     attempt->add_nodes(share.node());
   }
+  if (options_.metrics) {
+    // A restart waited from the end of the attempt before it.
+    const int64_t queued_ms =
+        record.attempts_size() > 1
+            ? record.attempts(record.attempts_size() - 2).end_time_ms()
+            : record.submit_time_ms();
+    options_.metrics->ObserveQueueWait(
+        static_cast<double>(std::max<int64_t>(0, clock_.NowMs() - queued_ms)) /
+        1000.0);
+  }
   job.exited_ranks.clear();
   job.live_ranks.clear();
   std::vector<std::string> node_names;
@@ -388,6 +410,10 @@ void Controller::SendLaunch(uint64_t job_id, uint32_t attempt) {
     launch.set_error_path(record.error_path());
     launch.set_uid(record.uid());
     launch.set_gid(record.gid());
+    launch.set_user(record.user());
+    // The node's share bounds the job's cgroup there.
+    launch.set_cpus(share.cpus());
+    launch.set_mem_mb(share.mem_mb());
     launch.set_checkpoint_dir(record.spec().checkpoint_dir());
     // Rank 0's node watches for framework checkpoint markers.
     launch.set_watch_checkpoints(i == 0 &&
@@ -430,6 +456,7 @@ absl::Status Controller::ApplyEvent(JobRuntime& job, const JobEvent& event,
     return absl::OkStatus();
   }
   record.set_state(ToProto(transition->next));
+  if (options_.metrics) options_.metrics->JobMoved(before, transition->next);
   for (JobEffect effect : transition->effects) {
     switch (effect) {
       case JobEffect::kLaunchRanks:
@@ -451,6 +478,9 @@ absl::Status Controller::ApplyEvent(JobRuntime& job, const JobEvent& event,
         }
         break;
       case JobEffect::kRequeue:
+        if (options_.metrics) {
+          options_.metrics->CountRestart(transition->reason);
+        }
         record.set_reason("Restarting");
         record.set_reason_detail(detail);
         StageEvent(record.id(), "", "requeued",
@@ -501,8 +531,8 @@ void Controller::FailJob(JobRuntime& job, FailureKind kind, int exit_code,
   input.backoff_base_ms = options_.restart_backoff_ms;
   RestartDecision decision = DecideRestart(input);
   record.set_repeated_app_failures(
-      kind == FailureKind::kApplication ? decision.repeated_app_failures : 0);
-  if (kind == FailureKind::kApplication) {
+      IsApplicationFailure(kind) ? decision.repeated_app_failures : 0);
+  if (IsApplicationFailure(kind)) {
     record.set_exit_code(exit_code);
     record.set_exit_signal(signal);
   }
@@ -513,8 +543,10 @@ void Controller::FailJob(JobRuntime& job, FailureKind kind, int exit_code,
   JobEvent event{JobEvent::Kind::kRankExited};
   switch (kind) {
     case FailureKind::kApplication:
+    case FailureKind::kOutOfMemory:
       event.exit_code = exit_code != 0 || signal != 0 ? exit_code : 1;
       event.signal = signal;
+      event.out_of_memory = kind == FailureKind::kOutOfMemory;
       event.all_ranks_exited = all_ranks_exited;
       break;
     case FailureKind::kNodeFault:

@@ -102,11 +102,13 @@ void Controller::RefreshTopology() {
 }
 
 void Controller::ImportTopology(
-    const v1::ImportTopologyRequest& request,
+    const v1::ImportTopologyRequest& request, const Caller& caller,
     std::function<void(absl::StatusOr<v1::TopologyReport>)> done) {
-  if (request.user() != "root") {
-    done(absl::PermissionDeniedError(
-        "importing a topology needs an admin (root)"));
+  if (!caller.admin) {
+    done(absl::PermissionDeniedError(absl::StrCat(
+        "importing a topology needs an admin (root or the admin group); "
+        "you are ",
+        caller.user)));
     return;
   }
   if (request.text().size() > kMaxTopologyBytes) {
@@ -126,7 +128,7 @@ void Controller::ImportTopology(
   record.set_source(request.source().empty() ? "topology" : request.source());
   record.set_text(request.text());
   record.set_imported_time_ms(clock_.NowMs());
-  record.set_imported_by(request.user());
+  record.set_imported_by(caller.user);
   LoadedTopology loaded;
   absl::Status status = BuildTopology(record, loaded);
   if (!status.ok()) {

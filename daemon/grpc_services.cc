@@ -10,6 +10,20 @@
 
 namespace gantry {
 
+std::optional<Caller> ClientServiceImpl::Admit(
+    const grpc::CallbackServerContext& context,
+    grpc::ServerUnaryReactor* reactor, std::string_view method,
+    std::string_view claimed_user, int64_t claimed_uid) {
+  absl::StatusOr<Caller> caller = authenticator_.AuthenticateClient(
+      context, method, claimed_user, claimed_uid);
+  if (caller.ok()) return std::move(*caller);
+  log::Warn("request refused", {{"method", std::string(method)},
+                                {"peer", context.peer()},
+                                {"error", caller.status().ToString()}});
+  reactor->Finish(ToGrpcStatus(caller.status()));
+  return std::nullopt;
+}
+
 grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
@@ -20,13 +34,17 @@ grpc::ServerUnaryReactor* ClientServiceImpl::Submit(
     grpc::CallbackServerContext* context, const v1::SubmitRequest* request,
     v1::SubmitResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  boost::asio::post(io_, [this, reactor, request, response] {
-    controller_.Submit(*request,
-                       [reactor, response](absl::StatusOr<uint64_t> id) {
-                         if (id.ok()) response->set_job_id(*id);
-                         reactor->Finish(ToGrpcStatus(id.status()));
-                       });
-  });
+  std::optional<Caller> caller =
+      Admit(*context, reactor, "Submit", request->user(), request->uid());
+  if (!caller) return reactor;
+  boost::asio::post(
+      io_, [this, reactor, request, response, caller = std::move(*caller)] {
+        controller_.Submit(*request, caller,
+                           [reactor, response](absl::StatusOr<uint64_t> id) {
+                             if (id.ok()) response->set_job_id(*id);
+                             reactor->Finish(ToGrpcStatus(id.status()));
+                           });
+      });
   return reactor;
 }
 
@@ -34,6 +52,8 @@ grpc::ServerUnaryReactor* ClientServiceImpl::ListJobs(
     grpc::CallbackServerContext* context, const v1::ListJobsRequest* request,
     v1::ListJobsResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  std::optional<Caller> caller = Admit(*context, reactor, "ListJobs", "");
+  if (!caller) return reactor;
   boost::asio::post(io_, [this, reactor, request, response] {
     *response = controller_.ListJobs(*request);
     reactor->Finish(grpc::Status::OK);
@@ -45,12 +65,15 @@ grpc::ServerUnaryReactor* ClientServiceImpl::GetJob(
     grpc::CallbackServerContext* context, const v1::GetJobRequest* request,
     v1::GetJobResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  boost::asio::post(io_, [this, reactor, request, response] {
-    absl::StatusOr<v1::GetJobResponse> job =
-        controller_.GetJob(request->job_id());
-    if (job.ok()) *response = std::move(*job);
-    reactor->Finish(ToGrpcStatus(job.status()));
-  });
+  std::optional<Caller> caller = Admit(*context, reactor, "GetJob", "");
+  if (!caller) return reactor;
+  boost::asio::post(
+      io_, [this, reactor, request, response, caller = std::move(*caller)] {
+        absl::StatusOr<v1::GetJobResponse> job =
+            controller_.GetJob(request->job_id(), caller);
+        if (job.ok()) *response = std::move(*job);
+        reactor->Finish(ToGrpcStatus(job.status()));
+      });
   return reactor;
 }
 
@@ -58,12 +81,17 @@ grpc::ServerUnaryReactor* ClientServiceImpl::Cancel(
     grpc::CallbackServerContext* context, const v1::CancelRequest* request,
     v1::CancelResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  boost::asio::post(io_, [this, reactor, request, response] {
-    controller_.Cancel(*request, [reactor, response](v1::CancelResponse r) {
-      *response = std::move(r);
-      reactor->Finish(grpc::Status::OK);
-    });
-  });
+  std::optional<Caller> caller =
+      Admit(*context, reactor, "Cancel", request->user());
+  if (!caller) return reactor;
+  boost::asio::post(
+      io_, [this, reactor, request, response, caller = std::move(*caller)] {
+        controller_.Cancel(*request, caller,
+                           [reactor, response](v1::CancelResponse r) {
+                             *response = std::move(r);
+                             reactor->Finish(grpc::Status::OK);
+                           });
+      });
   return reactor;
 }
 
@@ -71,6 +99,8 @@ grpc::ServerUnaryReactor* ClientServiceImpl::ListNodes(
     grpc::CallbackServerContext* context, const v1::ListNodesRequest*,
     v1::ListNodesResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  std::optional<Caller> caller = Admit(*context, reactor, "ListNodes", "");
+  if (!caller) return reactor;
   boost::asio::post(io_, [this, reactor, response] {
     *response = controller_.ListNodes();
     reactor->Finish(grpc::Status::OK);
@@ -82,6 +112,8 @@ grpc::ServerUnaryReactor* ClientServiceImpl::ClusterStatus(
     grpc::CallbackServerContext* context, const v1::ClusterStatusRequest*,
     v1::ClusterStatusResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  std::optional<Caller> caller = Admit(*context, reactor, "ClusterStatus", "");
+  if (!caller) return reactor;
   boost::asio::post(io_, [this, reactor, response] {
     *response = controller_.ClusterStatus();
     reactor->Finish(grpc::Status::OK);
@@ -93,10 +125,14 @@ grpc::ServerUnaryReactor* ClientServiceImpl::ReportProgress(
     grpc::CallbackServerContext* context,
     const v1::ReportProgressRequest* request, v1::ReportProgressResponse*) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  boost::asio::post(io_, [this, reactor, request] {
-    controller_.ReportProgress(*request, [reactor](absl::Status status) {
-      reactor->Finish(ToGrpcStatus(status));
-    });
+  std::optional<Caller> caller =
+      Admit(*context, reactor, "ReportProgress", request->user());
+  if (!caller) return reactor;
+  boost::asio::post(io_, [this, reactor, request, caller = std::move(*caller)] {
+    controller_.ReportProgress(*request, caller,
+                               [reactor](absl::Status status) {
+                                 reactor->Finish(ToGrpcStatus(status));
+                               });
   });
   return reactor;
 }
@@ -105,8 +141,11 @@ grpc::ServerUnaryReactor* ClientServiceImpl::Drain(
     grpc::CallbackServerContext* context, const v1::DrainRequest* request,
     v1::DrainResponse*) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  boost::asio::post(io_, [this, reactor, request] {
-    controller_.Drain(*request, [reactor](absl::Status status) {
+  std::optional<Caller> caller =
+      Admit(*context, reactor, "Drain", request->user());
+  if (!caller) return reactor;
+  boost::asio::post(io_, [this, reactor, request, caller = std::move(*caller)] {
+    controller_.Drain(*request, caller, [reactor](absl::Status status) {
       reactor->Finish(ToGrpcStatus(status));
     });
   });
@@ -117,13 +156,18 @@ grpc::ServerUnaryReactor* ClientServiceImpl::ImportTopology(
     grpc::CallbackServerContext* context,
     const v1::ImportTopologyRequest* request, v1::TopologyReport* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  boost::asio::post(io_, [this, reactor, request, response] {
-    controller_.ImportTopology(
-        *request, [reactor, response](absl::StatusOr<v1::TopologyReport> r) {
-          if (r.ok()) *response = std::move(*r);
-          reactor->Finish(ToGrpcStatus(r.status()));
-        });
-  });
+  std::optional<Caller> caller =
+      Admit(*context, reactor, "ImportTopology", request->user());
+  if (!caller) return reactor;
+  boost::asio::post(
+      io_, [this, reactor, request, response, caller = std::move(*caller)] {
+        controller_.ImportTopology(
+            *request, caller,
+            [reactor, response](absl::StatusOr<v1::TopologyReport> r) {
+              if (r.ok()) *response = std::move(*r);
+              reactor->Finish(ToGrpcStatus(r.status()));
+            });
+      });
   return reactor;
 }
 
@@ -131,6 +175,8 @@ grpc::ServerUnaryReactor* ClientServiceImpl::GetTopology(
     grpc::CallbackServerContext* context, const v1::GetTopologyRequest*,
     v1::TopologyReport* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  std::optional<Caller> caller = Admit(*context, reactor, "GetTopology", "");
+  if (!caller) return reactor;
   boost::asio::post(io_, [this, reactor, response] {
     *response = controller_.TopologyReport();
     reactor->Finish(grpc::Status::OK);
@@ -277,10 +323,24 @@ void AgentStreamLink::Close() {
         grpc::Status(grpc::StatusCode::ABORTED, "closed by controller"));
 }
 
+// A stream refused before it began: finishes at once with the reason.
+class RefusedAgentStream final
+    : public grpc::ServerBidiReactor<v1::AgentMessage, v1::ControllerMessage> {
+ public:
+  explicit RefusedAgentStream(const grpc::Status& status) { Finish(status); }
+  void OnDone() override { delete this; }
+};
+
 }  // namespace
 
 grpc::ServerBidiReactor<v1::AgentMessage, v1::ControllerMessage>*
 AgentServiceImpl::Connect(grpc::CallbackServerContext* context) {
+  absl::Status admitted = authenticator_.AuthenticateAgent(*context);
+  if (!admitted.ok()) {
+    log::Warn("agent refused",
+              {{"peer", context->peer()}, {"error", admitted.ToString()}});
+    return new RefusedAgentStream(ToGrpcStatus(admitted));
+  }
   return new AgentStream(io_, controller_, context->peer());
 }
 

@@ -3,12 +3,17 @@
 // Both use gRPC's callback API and never block a gRPC thread: a request is
 // turned into a closure posted to the controller's loop, and the reactor is
 // finished from there. Status codes are mapped to gRPC in one place
-// (ToGrpcStatus).
+// (ToGrpcStatus). Every call is authenticated (daemon/authenticator.h) on
+// the gRPC thread before it reaches the loop.
 #pragma once
+
+#include <optional>
+#include <string_view>
 
 #include <boost/asio/io_context.hpp>
 
 #include "absl/status/status.h"
+#include "daemon/authenticator.h"
 #include "daemon/controller.h"
 #include "gantry/v1/agent.grpc.pb.h"
 #include "gantry/v1/client.grpc.pb.h"
@@ -19,8 +24,9 @@ grpc::Status ToGrpcStatus(const absl::Status& status);
 
 class ClientServiceImpl final : public v1::ClientService::CallbackService {
  public:
-  ClientServiceImpl(boost::asio::io_context& io, Controller& controller)
-      : io_(io), controller_(controller) {}
+  ClientServiceImpl(boost::asio::io_context& io, Controller& controller,
+                    const Authenticator& authenticator)
+      : io_(io), controller_(controller), authenticator_(authenticator) {}
 
   grpc::ServerUnaryReactor* Submit(grpc::CallbackServerContext* context,
                                    const v1::SubmitRequest* request,
@@ -57,14 +63,25 @@ class ClientServiceImpl final : public v1::ClientService::CallbackService {
                                   v1::DrainResponse* response) override;
 
  private:
+  // The caller of this request, or nullopt after finishing `reactor` with
+  // the refusal. Runs on the gRPC thread: decoding a credential talks to
+  // munged and must not stall the controller's loop.
+  std::optional<Caller> Admit(const grpc::CallbackServerContext& context,
+                              grpc::ServerUnaryReactor* reactor,
+                              std::string_view method,
+                              std::string_view claimed_user,
+                              int64_t claimed_uid = -1);
+
   boost::asio::io_context& io_;
   Controller& controller_;
+  const Authenticator& authenticator_;
 };
 
 class AgentServiceImpl final : public v1::AgentService::CallbackService {
  public:
-  AgentServiceImpl(boost::asio::io_context& io, Controller& controller)
-      : io_(io), controller_(controller) {}
+  AgentServiceImpl(boost::asio::io_context& io, Controller& controller,
+                   const Authenticator& authenticator)
+      : io_(io), controller_(controller), authenticator_(authenticator) {}
 
   grpc::ServerBidiReactor<v1::AgentMessage, v1::ControllerMessage>* Connect(
       grpc::CallbackServerContext* context) override;
@@ -72,6 +89,7 @@ class AgentServiceImpl final : public v1::AgentService::CallbackService {
  private:
   boost::asio::io_context& io_;
   Controller& controller_;
+  const Authenticator& authenticator_;
 };
 
 }  // namespace gantry

@@ -25,6 +25,8 @@ const char* JobStatusName(JobStatus status) {
       return "TIMEOUT";
     case JobStatus::kNodeFail:
       return "NODE_FAIL";
+    case JobStatus::kOutOfMemory:
+      return "OUT_OF_MEMORY";
   }
   return "UNKNOWN";
 }
@@ -54,6 +56,10 @@ absl::StatusOr<JobTransition> OnRankExited(JobStatus current,
   }
   if (IsTerminal(current)) return Stay(current);
   const bool kill = !event.all_ranks_exited;
+  if (event.out_of_memory) {
+    return End(current, JobStatus::kOutOfMemory, "OutOfMemory", kill,
+               event.requeue);
+  }
   if (event.signal != 0) {
     return End(current, JobStatus::kFailed, "Signal", kill, event.requeue);
   }

@@ -7,6 +7,7 @@
 //      |  |               |--hang-----------------> FAILED
 //      |  |               |--time limit-----------> TIMEOUT
 //      |  |               |--node lost------------> NODE_FAIL
+//      |  |               |--a rank OOM-killed----> OUT_OF_MEMORY
 //      |  +--cancel--> CANCELLED <--cancel--+
 //      +---- a failure with `requeue` set (the restart policy said so) ----+
 #pragma once
@@ -27,11 +28,12 @@ enum class JobStatus {
   kCancelled,
   kTimeout,
   kNodeFail,
+  kOutOfMemory,
 };
 
 bool IsTerminal(JobStatus status);
 // Slurm's spelling: PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, TIMEOUT,
-// NODE_FAIL.
+// NODE_FAIL, OUT_OF_MEMORY.
 const char* JobStatusName(JobStatus status);
 
 struct JobEvent {
@@ -47,6 +49,9 @@ struct JobEvent {
   // For kRankExited.
   int exit_code = 0;
   int signal = 0;
+  // The rank was killed by the OOM killer in the job's cgroup (it used
+  // more memory than it asked for): OUT_OF_MEMORY rather than FAILED.
+  bool out_of_memory = false;
   bool all_ranks_exited = false;
   // For failures (a failing rank exit, kNodeLost, kHang): go back to
   // PENDING for another attempt instead of ending.
@@ -65,7 +70,8 @@ struct JobTransition {
   JobStatus next;
   std::vector<JobEffect> effects;
   // Slurm reason word for how it (or the attempt) ended (NonZeroExitCode,
-  // Signal, Cancelled, TimeLimit, NodeFail, Hang); empty when nothing ended.
+  // Signal, OutOfMemory, Cancelled, TimeLimit, NodeFail, Hang); empty when
+  // nothing ended.
   std::string reason;
 };
 

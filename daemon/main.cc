@@ -9,6 +9,7 @@
 #include <thread>
 
 #include <grpcpp/grpcpp.h>
+#include <prometheus/registry.h>
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -16,9 +17,14 @@
 #include "common/daemon_flags.h"
 #include "common/hostlist.h"
 #include "common/log.h"
+#include "common/metrics_endpoint.h"
+#include "common/systemd_notify.h"
 #include "daemon/controller.h"
+#include "daemon/controller_metrics.h"
 #include "daemon/grpc_services.h"
+#include "daemon/loop_watchdog.h"
 #include "daemon/rocksdb_store.h"
+#include "daemon/rpc_metrics_interceptor.h"
 
 namespace {
 
@@ -36,6 +42,10 @@ struct Flags {
   double restart_backoff = 1.0;
   std::string hot_spares;
   std::string log_level = "info";
+  std::string metrics_listen = "0.0.0.0:9817";
+  std::string auth = "munge";
+  std::string munge_socket;
+  std::string admin_group;
 };
 
 void AddFlags(CLI::App& app, Flags& flags) {
@@ -81,6 +91,22 @@ void AddFlags(CLI::App& app, Flags& flags) {
   app.add_option("--hot-spares", flags.hot_spares,
                  "Hostlist of nodes kept free for restarts of failed jobs, "
                  "e.g. node[15-16]");
+  app.add_option("--auth", flags.auth,
+                 "munge: every request carries a MUNGE credential (as in "
+                 "Slurm); none: trust the user a client claims (development "
+                 "only)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"munge", "none"}));
+  app.add_option("--munge-socket", flags.munge_socket,
+                 "munged's socket (empty: MUNGE's default, "
+                 "/run/munge/munge.socket.2)");
+  app.add_option("--admin-group", flags.admin_group,
+                 "Unix group whose members may drain, resume and import "
+                 "topology (root always may)");
+  app.add_option("--metrics-listen", flags.metrics_listen,
+                 "IP:PORT of the Prometheus /metrics endpoint (port 0: any "
+                 "free; empty: none)")
+      ->capture_default_str();
   app.add_option("--log-level", flags.log_level, "debug, info, warn or error")
       ->capture_default_str()
       ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
@@ -94,11 +120,13 @@ int main(int argc, char** argv) {
       "schedules jobs as gangs, and serves the gantry CLI and the agents."};
   Flags flags;
   app.add_option("--config", flags.config,
-                 "TOML file with the same keys as these flags (flags win)");
+                 "TOML file whose [controller] table sets these flags by their "
+                 "long names (flags win), e.g. /etc/gantry/gantry.toml; read "
+                 "only when given");
   AddFlags(app, flags);
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   if (std::optional<int> exit_code =
-          gantry::ParseDaemonFlags(app, argc, argv, "gantryd")) {
+          gantry::ParseDaemonFlags(app, argc, argv, "gantryd", "controller")) {
     return *exit_code;
   }
 
@@ -111,6 +139,35 @@ int main(int argc, char** argv) {
               << flags.heartbeat_interval
               << " s), or healthy nodes would be declared down\n";
     return 2;
+  }
+  if (absl::Status valid = gantry::CheckMetricsListen(flags.metrics_listen);
+      !valid.ok()) {
+    std::cerr << "gantryd: --metrics-listen: " << valid.message() << "\n";
+    return 2;
+  }
+  absl::StatusOr<gantry::Authenticator> authenticator =
+      gantry::Authenticator::Create({.use_munge = flags.auth == "munge",
+                                     .munge_socket = flags.munge_socket,
+                                     .admin_group = flags.admin_group});
+  if (!authenticator.ok()) {
+    std::cerr << "gantryd: --admin-group: " << authenticator.status().message()
+              << "\n";
+    return 2;
+  }
+  if (authenticator->uses_munge()) {
+    // Without munged every request would be refused: say so now, not at
+    // the first request.
+    absl::Status munge = authenticator->CheckMunged();
+    if (!munge.ok()) {
+      std::cerr << "gantryd: " << munge.message()
+                << "; start munged, set --munge-socket, or (development "
+                   "only) --auth=none\n";
+      return 1;
+    }
+  } else {
+    gantry::log::Warn(
+        "authentication is off (--auth=none): any client can act as any "
+        "user, and any process can serve a node");
   }
   std::error_code error;
   std::filesystem::create_directories(flags.state_dir, error);
@@ -129,7 +186,10 @@ int main(int argc, char** argv) {
 
   boost::asio::io_context io;
   gantry::RealClock clock;
+  auto metrics_registry = std::make_shared<prometheus::Registry>();
+  gantry::ControllerMetrics controller_metrics(*metrics_registry);
   gantry::ControllerOptions options;
+  options.metrics = &controller_metrics;
   options.state_dir = flags.state_dir;
   options.default_partition = flags.partition;
   options.heartbeat_interval_ms =
@@ -155,8 +215,8 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  gantry::ClientServiceImpl client_service(io, controller);
-  gantry::AgentServiceImpl agent_service(io, controller);
+  gantry::ClientServiceImpl client_service(io, controller, *authenticator);
+  gantry::AgentServiceImpl agent_service(io, controller, *authenticator);
   grpc::ServerBuilder builder;
   int selected_port = 0;
   if (!flags.listen.empty()) {
@@ -172,6 +232,14 @@ int main(int argc, char** argv) {
   builder.RegisterService(&client_service);
   builder.RegisterService(&agent_service);
   builder.SetMaxReceiveMessageSize(16 << 20);
+  std::vector<
+      std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+      interceptors;
+  interceptors.push_back(std::make_unique<gantry::RpcMetricsInterceptorFactory>(
+      *metrics_registry,
+      gantry::RpcMethodPaths({gantry::v1::ClientService::service_full_name(),
+                              gantry::v1::AgentService::service_full_name()})));
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || (!flags.listen.empty() && selected_port == 0)) {
     gantry::log::Error("cannot listen",
@@ -180,17 +248,35 @@ int main(int argc, char** argv) {
   }
   if (!flags.socket.empty()) chmod(flags.socket.c_str(), 0666);
   std::string host = flags.listen.substr(0, flags.listen.rfind(':'));
-  gantry::log::Info("gantryd ready",
-                    {{"version", GANTRY_VERSION},
-                     {"listen", host + ":" + std::to_string(selected_port)},
-                     {"socket", flags.socket},
-                     {"state_dir", flags.state_dir},
-                     {"pid", static_cast<int>(getpid())}});
+  // Scheduling goes on without its monitoring port: an unreachable
+  // endpoint shows as a down target in Prometheus, and this error says why.
+  std::unique_ptr<gantry::MetricsEndpoint> metrics_endpoint =
+      gantry::MetricsEndpoint::StartOrLogError(flags.metrics_listen,
+                                               metrics_registry);
+  gantry::log::Info(
+      "gantryd ready",
+      {{"version", GANTRY_VERSION},
+       {"listen", host + ":" + std::to_string(selected_port)},
+       {"socket", flags.socket},
+       {"metrics", metrics_endpoint ? metrics_endpoint->address() : ""},
+       {"state_dir", flags.state_dir},
+       {"pid", static_cast<int>(getpid())}});
+
+  // Under systemd (Type=notify): ready now that the listeners serve; the
+  // watchdog pings from the controller's own loop, so a stuck loop gets
+  // the daemon restarted.
+  gantry::systemd::NotifyReady(
+      "serving on " + host + ":" + std::to_string(selected_port) +
+      (flags.socket.empty() ? "" : " and ") + flags.socket);
+  gantry::LoopWatchdog watchdog(io, gantry::systemd::WatchdogPingInterval(),
+                                gantry::systemd::NotifyWatchdog);
+  watchdog.Start();
 
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
   std::thread stopper;
   signals.async_wait([&](const boost::system::error_code&, int signal) {
     gantry::log::Info("stopping", {{"signal", signal}});
+    gantry::systemd::NotifyStopping("stopping");
     controller.Stop();
     // Shutdown waits for in-flight calls, which need this loop: run it from
     // another thread and stop the loop when it returns.

@@ -24,6 +24,10 @@ std::string Status(int exit_code, int signal) {
 
 }  // namespace
 
+bool IsApplicationFailure(FailureKind kind) {
+  return kind == FailureKind::kApplication || kind == FailureKind::kOutOfMemory;
+}
+
 RestartDecision DecideRestart(const RestartInput& input) {
   RestartDecision decision;
   if (input.kind == FailureKind::kTimeLimit ||
@@ -32,17 +36,21 @@ RestartDecision DecideRestart(const RestartInput& input) {
   }
   const uint32_t restarts_used =
       input.attempts_started > 0 ? input.attempts_started - 1 : 0;
-  if (input.kind == FailureKind::kApplication) {
+  if (IsApplicationFailure(input.kind)) {
     const bool same = input.repeated_app_failures > 0 &&
                       input.exit_code == input.previous_exit_code &&
                       input.signal == input.previous_signal;
     decision.repeated_app_failures = same ? input.repeated_app_failures + 1 : 1;
     if (decision.repeated_app_failures >= 2) {
+      const bool oom = input.kind == FailureKind::kOutOfMemory;
       decision.final_detail = absl::StrCat(
-          "failed with ", Status(input.exit_code, input.signal), " on ",
-          decision.repeated_app_failures,
+          oom ? "ran out of memory"
+              : absl::StrCat("failed with ",
+                             Status(input.exit_code, input.signal)),
+          " on ", decision.repeated_app_failures,
           " consecutive attempts with no node fault: an application error, "
-          "not retried");
+          "not retried",
+          oom ? " (resubmit with a larger --mem)" : "");
       return decision;
     }
   }
@@ -53,7 +61,7 @@ RestartDecision DecideRestart(const RestartInput& input) {
     return decision;
   }
   decision.restart = true;
-  if (input.kind == FailureKind::kApplication) {
+  if (IsApplicationFailure(input.kind)) {
     decision.backoff_ms = Backoff(input.backoff_base_ms, restarts_used);
   } else {
     decision.backoff_ms =

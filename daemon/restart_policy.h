@@ -13,6 +13,12 @@
 //   again with the same exit status and no node fault in between, it is an
 //   application bug, not bad luck: the job ends FAILED instead of being
 //   retried across the whole cluster. A different status counts afresh.
+// - An out-of-memory kill (the job outgrew its own --mem in its cgroup) is
+//   an application failure, not a node fault: the node is fine and is not
+//   drained, and the same rules apply (one restart with backoff: a leak or
+//   a data-dependent peak may not recur from a checkpoint; a second OOM in
+//   a row ends the job OUT_OF_MEMORY, since a job that needs more memory
+//   than it asked for only succeeds once resubmitted with more).
 #pragma once
 
 #include <cstdint>
@@ -22,6 +28,7 @@ namespace gantry {
 
 enum class FailureKind {
   kApplication,  // a rank failed on a healthy node
+  kOutOfMemory,  // a rank was OOM-killed in the job's cgroup
   kNodeFault,    // node down, agent lost, ranks lost, hardware unhealthy
   kHang,         // no progress within the job's hang timeout
   kTimeLimit,
@@ -32,8 +39,8 @@ struct RestartInput {
   FailureKind kind = FailureKind::kApplication;
   uint32_t attempts_started = 1;  // including the one that just failed
   uint32_t max_restarts = 3;
-  // Exit status of this failure (kApplication only), and the state carried
-  // from earlier attempts.
+  // Exit status of this failure (kApplication and kOutOfMemory only), and
+  // the state carried from earlier attempts.
   int exit_code = 0;
   int signal = 0;
   uint32_t repeated_app_failures = 0;  // consecutive, same status
@@ -52,5 +59,8 @@ struct RestartDecision {
 };
 
 RestartDecision DecideRestart(const RestartInput& input);
+
+// kApplication and kOutOfMemory: the job's own doing, on a healthy node.
+bool IsApplicationFailure(FailureKind kind);
 
 }  // namespace gantry

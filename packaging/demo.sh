@@ -1,6 +1,6 @@
 #!/bin/bash
 # Gantry's main job on one machine: installs what is missing, builds, starts
-# gantryd and 4 agents on loopback in a temp dir, submits the example
+# a private munged, gantryd and 4 agents on loopback in a temp dir, submits the example
 # 2-node all-reduce, shows the queue and cluster status while it runs, prints
 # the job's output and record, and stops everything it started.
 set -euo pipefail
@@ -15,7 +15,8 @@ gantry="$build/cli/gantry"
 demo="$(mktemp -d /tmp/gantry-demo.XXXXXX)"
 pids=()
 cleanup() {
-  # Stop by PID, agents first (they stop their ranks), then the controller.
+  # Stop by PID, agents first (they stop their ranks), then the controller,
+  # then munged.
   for (( i=${#pids[@]}-1; i>=0; i-- )); do kill "${pids[$i]}" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do
     for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
@@ -27,8 +28,24 @@ trap cleanup EXIT
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
+step "starting a private munged (authentication, as in Slurm; key in $demo/munge)"
+# A cluster shares one MUNGE key; this one-machine cluster makes its own so
+# that it needs no system setup. CLI and jobs find it through
+# GANTRY_MUNGE_SOCKET.
+mkdir -p "$demo/munge"
+chmod 755 "$demo" "$demo/munge"
+dd if=/dev/urandom of="$demo/munge/munge.key" bs=1024 count=1 status=none
+chmod 400 "$demo/munge/munge.key"
+export GANTRY_MUNGE_SOCKET="$demo/munge/munge.sock"
+/usr/sbin/munged --foreground --socket="$GANTRY_MUNGE_SOCKET" --key-file="$demo/munge/munge.key" \
+  --pid-file="$demo/munge/munged.pid" --log-file="$demo/munge/munged.log" \
+  --seed-file="$demo/munge/munged.seed" 2> "$demo/munged.log" &
+pids+=($!)
+for _ in $(seq 100); do [ -S "$GANTRY_MUNGE_SOCKET" ] && break; sleep 0.05; done
+
 step "starting gantryd (state in $demo/state)"
 "$gantryd" --state-dir "$demo/state" --listen 127.0.0.1:0 --socket "$demo/gantryd.sock" \
+  --munge-socket "$GANTRY_MUNGE_SOCKET" \
   --heartbeat-interval 0.5 --node-timeout 5 2> "$demo/gantryd.log" &
 pids+=($!)
 port=""
@@ -44,7 +61,7 @@ echo "gantryd listening on 127.0.0.1:$port and $GANTRY_CONTROLLER"
 step "starting 4 agents: node01..node04 at 127.0.0.1..127.0.0.4"
 for i in 1 2 3 4; do
   "$agent" --controller "127.0.0.1:$port" --node-name "node0$i" --address "127.0.0.$i" \
-    --work-dir "$demo/agent$i" 2> "$demo/agent$i.log" &
+    --work-dir "$demo/agent$i" --munge-socket "$GANTRY_MUNGE_SOCKET" 2> "$demo/agent$i.log" &
   pids+=($!)
 done
 for _ in $(seq 100); do

@@ -33,8 +33,11 @@ import tempfile
 import time
 import unittest
 
+from munge_daemon import Munged
+
 TERMINAL_STATES = frozenset(
-    {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL"})
+    {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL",
+     "OUT_OF_MEMORY"})
 
 # Jobs inherit the submitter's environment; this variable marks every rank a
 # cluster's jobs start, so that cleanup can find ranks orphaned by a killed
@@ -50,6 +53,8 @@ wait_for_file() {
   echo "gave up waiting for $1" >&2; return 1
 }
 """
+
+MUNGE_SOCKET_VARIABLE = "GANTRY_MUNGE_SOCKET"
 
 _PR_SET_PDEATHSIG = 1
 
@@ -97,6 +102,34 @@ def pid_alive(pid):
     except (FileNotFoundError, ProcessLookupError, IndexError):
         return False
     return fields[0] != "Z"
+
+
+def cgroup2_mount():
+    """Where the cgroup2 file system is mounted, or None."""
+    with open("/proc/self/mountinfo") as mounts:
+        for line in mounts:
+            fields = line.split()
+            if "-" in fields[6:] and fields[fields.index("-", 6) + 1] == "cgroup2":
+                return fields[4]
+    return None
+
+
+def remove_cgroup_tree(root):
+    """Removes the job cgroups under `root`, a path under the cgroup2
+    mount, deepest first, once their (killed) processes are gone; what is
+    still busy a second later stays."""
+    mount = cgroup2_mount()
+    if mount is None:
+        return
+    for _ in range(20):
+        if not os.path.isdir(mount + root):
+            return
+        for directory, _, _ in sorted(os.walk(mount + root), reverse=True):
+            try:
+                os.rmdir(directory)
+            except OSError:
+                pass
+        time.sleep(0.05)
 
 
 def wait_for(predicate, timeout, what, interval=0.1):
@@ -172,7 +205,8 @@ class GantryCluster:
     # suite is fast; tests that need other values pass them.
     def __init__(self, agents=2, heartbeat_interval=0.2, node_timeout=5.0,
                  reconnect_grace=10.0, kill_grace=1, restart_backoff=0.2,
-                 hot_spares=None, gantryd_args=(), label="cluster"):
+                 hot_spares=None, gantryd_args=(), label="cluster",
+                 auth="munge", metrics=False):
         bindir = build_dir()
         self.gantryd_bin = os.path.join(bindir, "daemon", "gantryd")
         self.agent_bin = os.path.join(bindir, "agent", "gantry-agent")
@@ -196,6 +230,10 @@ class GantryCluster:
         self.kill_grace = kill_grace
         self.restart_backoff = restart_backoff
         self.gantryd_args = list(gantryd_args)
+        # With metrics, every daemon serves /metrics on a port the kernel
+        # picks (metrics_address() reads it back); without, none listens,
+        # so clusters running at once do not fight over the default port.
+        self.metrics = metrics
         if hot_spares:
             self.gantryd_args += ["--hot-spares", hot_spares]
         # A random 127.0.X.0/24 per cluster: the MASTER_PORT of a job is a
@@ -207,6 +245,9 @@ class GantryCluster:
         self.agents = {}  # agent name (its node name, usually) -> _Daemon
         # agent name -> extra gantry-agent arguments (set before start()).
         self.agent_args = {}
+        # Job cgroups (where the host has cgroup v2): a subtree per cluster,
+        # since clusters running at once all have a node01.
+        self.cgroup_root = "/" + os.path.basename(self.dir)
         self.addresses = {}  # agent name -> its --address
         self._retired = []  # daemons that were killed or replaced
         self._controller_starts = 0
@@ -214,6 +255,18 @@ class GantryCluster:
         self.env["GANTRY_CONTROLLER"] = "unix:" + self.socket
         self.env[MARKER_VARIABLE] = self.dir
         self.env.pop("GANTRY_BUILD_DIR", None)
+        # Authentication as in production: a munged of this cluster's own
+        # (key, socket), used by gantryd, the agents, the CLI and the jobs.
+        self.munged = None
+        if auth == "munge":
+            # munged insists that everyone may reach its socket: others may
+            # pass through the cluster dir (not list it).
+            os.chmod(self.dir, 0o711)
+            self.munged = Munged(os.path.join(self.dir, "munge"))
+            self.env[MUNGE_SOCKET_VARIABLE] = self.munged.socket
+            self.gantryd_args += ["--munge-socket", self.munged.socket]
+        else:
+            self.gantryd_args += ["--auth", "none"]
 
     # --- Lifecycle ---
 
@@ -248,6 +301,7 @@ class GantryCluster:
                 "--reconnect-grace", str(self.reconnect_grace),
                 "--kill-grace", str(self.kill_grace),
                 "--restart-backoff", str(self.restart_backoff),
+                "--metrics-listen", "127.0.0.1:0" if self.metrics else "",
                 *self.gantryd_args]
         self.controller = _Daemon("gantryd", argv, log_path, self.env)
         ready = re.compile(r'msg="gantryd ready".* listen=127\.0\.0\.1:(\d+)')
@@ -293,9 +347,27 @@ class GantryCluster:
                 "--node-name", node_name or name,
                 "--address", address,
                 "--work-dir", work,
-                "--stop-grace", "1"] + self.agent_args.get(name, [])
+                "--stop-grace", "1",
+                "--cgroup-root", self.cgroup_root] + self.agent_args.get(name, [])
+        if self.metrics:
+            argv += ["--metrics-listen", "127.0.0.1:0"]
+        if self.munged:
+            argv += ["--munge-socket", self.munged.socket]
         self.agents[name] = _Daemon(name, argv, log_path, self.env)
         return self.agents[name]
+
+    def metrics_address(self, name=None):
+        """HOST:PORT of the /metrics endpoint of gantryd (name None) or of
+        the agent `name`, from its start line's metrics= field."""
+        daemon = self.controller if name is None else self.agents[name]
+        line = "gantryd ready" if name is None else "agent starting"
+        pattern = re.compile(r'msg="' + line + r'".* metrics=([0-9.]+:\d+)')
+
+        def address():
+            match = pattern.search(daemon.log_text())
+            return match.group(1) if match else None
+
+        return wait_for(address, 15, f"the metrics address of {daemon.role}")
 
     def kill_agent(self, name):
         """kill -9 the agent `name`, and reap it."""
@@ -326,6 +398,9 @@ class GantryCluster:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+        remove_cgroup_tree(self.cgroup_root)
+        if self.munged:
+            self.munged.stop()
 
     def marked_pids(self):
         """Pids of live processes carrying this cluster's marker (ranks, and

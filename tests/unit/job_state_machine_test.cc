@@ -28,6 +28,11 @@ JobEvent Exit(int code, int signal, bool all) {
   return e;
 }
 
+JobEvent OutOfMemory(JobEvent e) {
+  e.out_of_memory = true;
+  return e;
+}
+
 JobEvent Requeued(JobEvent e) {
   e.requeue = true;
   return e;
@@ -78,6 +83,24 @@ TEST_CASE("job state machine transitions", "[state]") {
        S::kFailed,
        {E::kKillRanks, E::kRecordAttemptEnd, E::kRecordEnd},
        "Signal"},
+      {"rank killed by the OOM killer",
+       S::kRunning,
+       OutOfMemory(Exit(0, 9, false)),
+       S::kOutOfMemory,
+       {E::kKillRanks, E::kRecordAttemptEnd, E::kRecordEnd},
+       "OutOfMemory"},
+      {"last rank OOM-killed (its child was, and it exited 137)",
+       S::kRunning,
+       OutOfMemory(Exit(137, 0, true)),
+       S::kOutOfMemory,
+       {E::kRecordAttemptEnd, E::kRecordEnd},
+       "OutOfMemory"},
+      {"OOM, requeued",
+       S::kRunning,
+       Requeued(OutOfMemory(Exit(0, 9, false))),
+       S::kPending,
+       {E::kKillRanks, E::kRecordAttemptEnd, E::kRequeue},
+       "OutOfMemory"},
       {"rank fails, requeued",
        S::kRunning,
        Requeued(Exit(3, 0, false)),
@@ -170,6 +193,7 @@ TEST_CASE("job state machine refuses events that make no sense", "[state]") {
       {S::kCompleted, {K::kCancel}, "already finished (COMPLETED)"},
       {S::kCancelled, {K::kCancel}, "already finished (CANCELLED)"},
       {S::kNodeFail, {K::kCancel}, "already finished (NODE_FAIL)"},
+      {S::kOutOfMemory, {K::kCancel}, "already finished (OUT_OF_MEMORY)"},
       {S::kPending, Exit(0, 0, true), "has not started"},
   };
   for (const Bad& row : rows) {
@@ -184,11 +208,12 @@ TEST_CASE("job state machine refuses events that make no sense", "[state]") {
 TEST_CASE("terminal states", "[state]") {
   CHECK_FALSE(IsTerminal(S::kPending));
   CHECK_FALSE(IsTerminal(S::kRunning));
-  for (S s :
-       {S::kCompleted, S::kFailed, S::kCancelled, S::kTimeout, S::kNodeFail}) {
+  for (S s : {S::kCompleted, S::kFailed, S::kCancelled, S::kTimeout,
+              S::kNodeFail, S::kOutOfMemory}) {
     CHECK(IsTerminal(s));
   }
   CHECK(std::string(JobStatusName(S::kNodeFail)) == "NODE_FAIL");
+  CHECK(std::string(JobStatusName(S::kOutOfMemory)) == "OUT_OF_MEMORY");
 }
 
 }  // namespace

@@ -68,5 +68,26 @@ TEST_CASE("an application failure gets one retry", "[restart]") {
   }
 }
 
+TEST_CASE("an out-of-memory kill is an application failure", "[restart]") {
+  CHECK(IsApplicationFailure(FailureKind::kOutOfMemory));
+  CHECK_FALSE(IsApplicationFailure(FailureKind::kNodeFault));
+  RestartInput first = Input(FailureKind::kOutOfMemory, 1);
+  first.signal = 9;
+  RestartDecision d = DecideRestart(first);
+  CHECK(d.restart);
+  CHECK(d.backoff_ms == 1000);  // backoff from the first restart, as apps
+  CHECK(d.repeated_app_failures == 1);
+
+  RestartInput second = Input(FailureKind::kOutOfMemory, 2);
+  second.signal = 9;
+  second.previous_signal = 9;
+  second.repeated_app_failures = d.repeated_app_failures;
+  RestartDecision again = DecideRestart(second);
+  CHECK_FALSE(again.restart);
+  CHECK_THAT(again.final_detail,
+             Catch::Contains("ran out of memory on 2 consecutive attempts") &&
+                 Catch::Contains("larger --mem"));
+}
+
 }  // namespace
 }  // namespace gantry

@@ -1,0 +1,162 @@
+#include "agent/rank_child.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+
+namespace gantry::agent {
+namespace {
+
+// Moves the calling process into the cgroup whose cgroup.procs is `path`
+// ("0": the writer itself).
+bool JoinCgroup(const char* path) {
+  int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool joined = ::write(fd, "0", 1) == 1;
+  int error = errno;
+  ::close(fd);
+  errno = error;
+  return joined;
+}
+
+// Becomes the job's user for good: groups, then gid, then uid (the order in
+// which each step still has the privilege the next needs), real, effective
+// and saved ids alike, then proves that root cannot be had back. Returns
+// the step that failed, or nullopt.
+std::optional<RankChildStep> DropPrivileges(const RankIdentity& identity) {
+  if (identity.switch_user) {
+    if (::setgroups(identity.groups.size(), identity.groups.data()) != 0 ||
+        ::setresgid(identity.gid, identity.gid, identity.gid) != 0 ||
+        ::setresuid(identity.uid, identity.uid, identity.uid) != 0) {
+      return RankChildStep::kIdentity;
+    }
+    uid_t ruid = 0, euid = 0, suid = 0;
+    gid_t rgid = 0, egid = 0, sgid = 0;
+    if (::getresuid(&ruid, &euid, &suid) != 0 ||
+        ::getresgid(&rgid, &egid, &sgid) != 0 || ruid != identity.uid ||
+        euid != identity.uid || suid != identity.uid || rgid != identity.gid ||
+        egid != identity.gid || sgid != identity.gid) {
+      errno = EPERM;
+      return RankChildStep::kIdentity;
+    }
+    // Each of these succeeds only with a capability left over; the calls
+    // change nothing when they fail, and the rank is not started if any
+    // succeeds.
+    if (identity.uid != 0 && (::setuid(0) == 0 || ::seteuid(0) == 0 ||
+                              (identity.gid != 0 && ::setgid(0) == 0) ||
+                              ::setgroups(0, nullptr) == 0)) {
+      errno = 0;
+      return RankChildStep::kPrivilegesKept;
+    }
+  }
+  // setuid-root and file-capability programs (su, sudo, ping) cannot raise
+  // the rank's privileges either.
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+    return RankChildStep::kNoNewPrivileges;
+  }
+  return std::nullopt;
+}
+
+[[noreturn]] void Fail(const RankChildPlan& plan, RankChildStep step) {
+  int message[2] = {static_cast<int>(step), errno};
+  if (step == RankChildStep::kExec) {
+    // The output file is open by now: say it there too.
+    const char* text =
+        "gantry: cannot execute the batch script (gantry job ID says why)\n";
+    ssize_t ignored = ::write(2, text, std::strlen(text));
+    (void)ignored;
+  }
+  ssize_t ignored = ::write(plan.report_fd, message, sizeof message);
+  (void)ignored;
+  ::_exit(127);
+}
+
+}  // namespace
+
+void ExecRankChild(const RankChildPlan& plan) {
+  ::setsid();
+  // A rank dies with its agent (kill -9 included): the agent is the only
+  // one who could report it, so it must not run on unwatched. Processes
+  // the rank started are killed when the agent restarts (see
+  // RankLauncher::CleanUpLeftovers).
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // Into the job's cgroup while still root (the user may not move
+  // processes between cgroups, so neither the rank nor anything it starts
+  // can leave it).
+  if (plan.cgroup_procs != nullptr && !JoinCgroup(plan.cgroup_procs)) {
+    Fail(plan, RankChildStep::kCgroup);
+  }
+  // Drop to the job's user before touching any path, so the user's
+  // permissions, not root's, decide what the job may open.
+  if (std::optional<RankChildStep> failed = DropPrivileges(*plan.identity)) {
+    Fail(plan, *failed);
+  }
+  if (::chdir(plan.working_dir) != 0) Fail(plan, RankChildStep::kWorkingDir);
+  const int open_flags = O_WRONLY | O_CREAT | O_APPEND;
+  int out_fd = ::open(plan.output_path, open_flags, 0644);
+  if (out_fd < 0) Fail(plan, RankChildStep::kOutput);
+  int err_fd = out_fd;
+  if (plan.error_path != nullptr) {
+    err_fd = ::open(plan.error_path, open_flags, 0644);
+    if (err_fd < 0) Fail(plan, RankChildStep::kError);
+  }
+  int null_fd = ::open("/dev/null", O_RDONLY);
+  if (null_fd >= 0) ::dup2(null_fd, 0);
+  ::dup2(out_fd, 1);
+  ::dup2(err_fd, 2);
+  // Nothing the agent has open (its gRPC sockets, other jobs' files)
+  // reaches the rank. The report pipe (close-on-exec) stays open until
+  // exec.
+  for (int fd = 3; fd < plan.report_fd; ++fd) ::close(fd);
+  ::syscall(SYS_close_range, static_cast<unsigned>(plan.report_fd) + 1, ~0U,
+            0U);
+  sigset_t all;
+  sigemptyset(&all);
+  ::sigprocmask(SIG_SETMASK, &all, nullptr);
+  ::signal(SIGPIPE, SIG_DFL);
+  ::execve(plan.argv[0], plan.argv, plan.envp);
+  Fail(plan, RankChildStep::kExec);
+}
+
+std::string DescribeRankChildFailure(RankChildStep step, int error,
+                                     const RankChildPlan& plan) {
+  const char* reason = std::strerror(error);
+  const RankIdentity& identity = *plan.identity;
+  switch (step) {
+    case RankChildStep::kCgroup:
+      return absl::StrCat("cannot join the job's cgroup (", plan.cgroup_procs,
+                          "): ", reason);
+    case RankChildStep::kIdentity:
+      return absl::StrCat("cannot switch to user ", identity.user, " (uid ",
+                          identity.uid, ", gid ", identity.gid, "): ", reason);
+    case RankChildStep::kPrivilegesKept:
+      return absl::StrCat("after switching to user ", identity.user, " (uid ",
+                          identity.uid,
+                          ") the rank could still regain root; not started");
+    case RankChildStep::kNoNewPrivileges:
+      return absl::StrCat("cannot set no_new_privs: ", reason);
+    case RankChildStep::kWorkingDir:
+      return absl::StrCat("cannot use working directory ", plan.working_dir,
+                          ": ", reason);
+    case RankChildStep::kOutput:
+      return absl::StrCat("cannot open output file ", plan.output_path, ": ",
+                          reason);
+    case RankChildStep::kError:
+      return absl::StrCat("cannot open error file ", plan.error_path, ": ",
+                          reason);
+    case RankChildStep::kExec:
+      return absl::StrCat("cannot execute ", plan.argv[0], ": ", reason);
+  }
+  return reason;
+}
+
+}  // namespace gantry::agent

@@ -1,0 +1,28 @@
+// The environment a rank starts with, built from nothing but the job's
+// request: the submitter's exported environment, the identity the rank runs
+// as, and the variables Gantry sets for the rank. Nothing of the agent's own
+// environment (its LD_PRELOAD, LD_LIBRARY_PATH, credentials, config) reaches
+// a rank, and the identity variables describe the user the rank runs as on
+// this node, not whoever submitted from where.
+//
+// Thread-safe (a pure function).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "agent/rank_identity.h"
+
+namespace gantry::agent {
+
+// "KEY=value" strings for execve, sorted by key. In order of precedence,
+// lowest first: `job` (the exported submit environment), HOME, USER,
+// LOGNAME and SHELL from `identity` (where known), a default PATH when the
+// job has none, then `rank` (GANTRY_*, RANK, MASTER_ADDR, ...).
+std::vector<std::string> SanitizedRankEnvironment(
+    const std::map<std::string, std::string>& job,
+    const std::map<std::string, std::string>& rank,
+    const RankIdentity& identity);
+
+}  // namespace gantry::agent
