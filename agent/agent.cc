@@ -164,11 +164,14 @@ void Agent::OnControllerMessage(const v1::ControllerMessage& message) {
       break;
     }
     case v1::ControllerMessage::kKill:
-      log::Info("stopping ranks", {{"job", message.kill().job_id()},
-                                   {"attempt", message.kill().attempt()},
-                                   {"signal", message.kill().signal()}});
+      log::Info(
+          message.kill().signal_only() ? "signalling ranks" : "stopping ranks",
+          {{"job", message.kill().job_id()},
+           {"attempt", message.kill().attempt()},
+           {"signal", message.kill().signal()}});
       launcher_->Kill(message.kill().job_id(), message.kill().attempt(),
-                      message.kill().signal(), message.kill().grace_seconds());
+                      message.kill().signal(), message.kill().grace_seconds(),
+                      /*escalate=*/!message.kill().signal_only());
       break;
     case v1::ControllerMessage::kAck: {
       std::lock_guard lock(mutex_);

@@ -440,7 +440,7 @@ void RankLauncher::EscalateLoop() {
 }
 
 void RankLauncher::Kill(uint64_t job_id, uint32_t attempt, int signal,
-                        uint32_t grace_seconds) {
+                        uint32_t grace_seconds, bool escalate) {
   {
     std::lock_guard lock(mutex_);
     const int64_t deadline = SteadyNowMs() + int64_t{grace_seconds} * 1000;
@@ -453,7 +453,9 @@ void RankLauncher::Kill(uint64_t job_id, uint32_t attempt, int signal,
       // Without cgroups, the whole process group: the script and what it
       // started (except what left the group).
       if (!cgroups_) ::kill(-pid, first_signal);
-      if (first_signal != SIGKILL) kill_deadlines_.emplace(deadline, pid);
+      if (escalate && first_signal != SIGKILL) {
+        kill_deadlines_.emplace(deadline, pid);
+      }
     }
     // With them, every process of the job once, however it daemonised.
     for (const std::string& key : job_keys) {

@@ -83,9 +83,10 @@ class RankLauncher {
   void Launch(const v1::LaunchRanks& launch);
 
   // Signals every rank of the job attempt (attempt 0: any attempt); ranks
-  // still alive after `grace_seconds` get SIGKILL.
+  // still alive after `grace_seconds` get SIGKILL, unless `escalate` is
+  // false (scancel --signal: the signal alone, the job goes on).
   void Kill(uint64_t job_id, uint32_t attempt, int signal,
-            uint32_t grace_seconds);
+            uint32_t grace_seconds, bool escalate = true);
 
   // Stops every rank (SIGTERM, then SIGKILL after `grace_seconds`) and waits
   // for them to be reaped, at most grace + 2 s.

@@ -1,20 +1,28 @@
 #include "cli/commands.h"
 
+#include <grp.h>
 #include <pwd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "cli/controller_client.h"
 #include "cli/output_format.h"
+#include "cli/sinfo_format.h"
+#include "cli/slurm_words.h"
+#include "cli/squeue_format.h"
 #include "common/hostlist.h"
 
 namespace gantry::cli {
@@ -44,58 +52,145 @@ std::string CurrentUser() {
 
 }  // namespace
 
+namespace {
+
+// "-u a,b -u c" -> {a, b, c}.
+std::vector<std::string> SplitLists(const std::vector<std::string>& lists) {
+  std::vector<std::string> items;
+  for (const std::string& list : lists) {
+    for (absl::string_view item : absl::StrSplit(list, ',', absl::SkipEmpty()))
+      items.emplace_back(item);
+  }
+  return items;
+}
+
+absl::StatusOr<std::set<uint64_t>> ParseJobIds(
+    const std::vector<std::string>& lists) {
+  std::set<uint64_t> ids;
+  for (const std::string& text : SplitLists(lists)) {
+    uint64_t id = 0;
+    if (!ParseJobId(text, id)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("invalid job id \"", text, "\""));
+    }
+    ids.insert(id);
+  }
+  return ids;
+}
+
+template <typename T>
+bool Allowed(const std::set<T>& allowed, const T& value) {
+  return allowed.empty() || allowed.count(value) > 0;
+}
+
+}  // namespace
+
 int RunQueueCommand(const std::string& controller,
                     const QueueOptions& options) {
+  absl::StatusOr<std::set<uint64_t>> ids = ParseJobIds(options.job_ids);
+  if (!ids.ok()) return Fail("queue", ids.status());
+  std::set<v1::JobState> states;
+  if (!options.states.empty()) {
+    absl::StatusOr<std::set<v1::JobState>> parsed =
+        ParseJobStates(absl::StrJoin(options.states, ","));
+    if (!parsed.ok()) return Fail("queue", parsed.status());
+    states = *std::move(parsed);
+  }
+  absl::StatusOr<SqueueFormat> format = SqueueFormat::Parse(
+      options.format.empty() ? kSqueueDefaultFormat : options.format);
+  if (!format.ok()) return Fail("queue", format.status());
+  const std::vector<std::string> user_list = SplitLists(options.users);
+  const std::set<std::string> users(user_list.begin(), user_list.end());
+  const std::vector<std::string> partition_list =
+      SplitLists(options.partitions);
+  const std::set<std::string> partitions(partition_list.begin(),
+                                         partition_list.end());
+
   ControllerClient client(ResolveControllerTarget(controller));
   v1::ListJobsRequest request;
-  request.set_all(options.all);
-  request.set_user(options.user);
+  // Finished jobs only when asked for: -a, a finished state, or job ids.
+  bool finished = options.all || !ids->empty();
+  for (v1::JobState state : states) finished = finished || IsFinished(state);
+  request.set_all(finished);
+  if (users.size() == 1) request.set_user(*users.begin());
   v1::ListJobsResponse response;
   if (absl::Status status = client.ListJobs(request, response); !status.ok()) {
     return Fail("queue", status);
   }
+  std::vector<const v1::JobRecord*> jobs;
+  for (const v1::JobRecord& job : response.jobs()) {
+    if (Allowed(*ids, job.id()) && Allowed(users, job.user()) &&
+        Allowed(partitions, job.spec().partition()) &&
+        Allowed(states, job.state())) {
+      jobs.push_back(&job);
+    }
+  }
   const int64_t now = NowMs();
   if (options.json) {
-    nlohmann::json jobs = nlohmann::json::array();
-    for (const v1::JobRecord& job : response.jobs())
-      jobs.push_back(JobToJson(job, now));
-    std::cout << nlohmann::json{{"jobs", jobs}}.dump(2) << "\n";
+    nlohmann::json list = nlohmann::json::array();
+    for (const v1::JobRecord* job : jobs) list.push_back(JobToJson(*job, now));
+    std::cout << nlohmann::json{{"jobs", list}}.dump(2) << "\n";
     return 0;
   }
-  std::vector<std::vector<std::string>> rows = {{"JOBID", "PARTITION", "NAME",
-                                                 "USER", "ST", "TIME", "NODES",
-                                                 "NODELIST(REASON)"}};
-  for (const v1::JobRecord& job : response.jobs()) {
-    int64_t elapsed = 0;
-    if (job.start_time_ms() > 0) {
-      elapsed = ((job.end_time_ms() ? job.end_time_ms() : now) -
-                 job.start_time_ms()) /
-                1000;
-    }
-    std::string where = job.state() == v1::PENDING ? "(" + job.reason() + ")"
-                                                   : JobNodeList(job);
-    rows.push_back({absl::StrCat(job.id()), job.spec().partition(),
-                    job.spec().name().substr(0, 16), job.user(),
-                    StateShort(job.state()), FormatDuration(elapsed),
-                    absl::StrCat(job.spec().nodes()), where});
-  }
-  std::cout << RenderTable(rows);
+  if (!options.no_header) std::cout << format->Header();
+  for (const v1::JobRecord* job : jobs) std::cout << format->Row(*job, now);
   return 0;
 }
 
 int RunCancelCommand(const std::string& controller,
-                     const std::vector<std::string>& job_ids) {
-  v1::CancelRequest request;
-  for (const std::string& text : job_ids) {
-    uint64_t id = 0;
-    if (!ParseJobId(text, id)) {
-      std::cerr << "gantry cancel: error: invalid job id \"" << text << "\"\n";
-      return 1;
-    }
-    request.add_job_ids(id);
+                     const CancelOptions& options) {
+  absl::StatusOr<std::set<uint64_t>> ids = ParseJobIds(options.job_ids);
+  if (!ids.ok()) return Fail("cancel", ids.status());
+  int signal = 0;
+  if (!options.signal.empty()) {
+    absl::StatusOr<int> parsed = ParseSignal(options.signal);
+    if (!parsed.ok()) return Fail("cancel", parsed.status());
+    signal = *parsed;
   }
-  request.set_user(CurrentUser());
+  std::set<v1::JobState> states;
+  if (!options.states.empty()) {
+    absl::StatusOr<std::set<v1::JobState>> parsed =
+        ParseJobStates(absl::StrJoin(options.states, ","));
+    if (!parsed.ok()) return Fail("cancel", parsed.status());
+    states = *std::move(parsed);
+  }
+  const std::vector<std::string> user_list = SplitLists(options.users);
+  std::set<std::string> users(user_list.begin(), user_list.end());
+  const std::vector<std::string> name_list = SplitLists(options.names);
+  const std::set<std::string> names(name_list.begin(), name_list.end());
+  const bool filtered = !users.empty() || !names.empty() || !states.empty();
+  if (ids->empty() && !filtered) {
+    std::cerr << "gantry cancel: error: no job given: name job ids, or "
+                 "select jobs with -u USER, -n NAME or -t STATE (all of "
+                 "yours: gantry cancel -u "
+              << CurrentUser() << ")\n";
+    return 1;
+  }
   ControllerClient client(ResolveControllerTarget(controller));
+  v1::CancelRequest request;
+  request.set_user(CurrentUser());
+  request.set_signal(signal);
+  if (!filtered) {
+    for (uint64_t id : *ids) request.add_job_ids(id);
+  } else {
+    // scancel's filters: with no ids, the caller's own jobs unless -u says
+    // whose; the controller still refuses jobs the caller may not manage.
+    if (ids->empty() && users.empty()) users.insert(CurrentUser());
+    v1::ListJobsRequest list;
+    if (users.size() == 1) list.set_user(*users.begin());
+    v1::ListJobsResponse jobs;
+    if (absl::Status status = client.ListJobs(list, jobs); !status.ok()) {
+      return Fail("cancel", status);
+    }
+    for (const v1::JobRecord& job : jobs.jobs()) {
+      if (Allowed(*ids, job.id()) && Allowed(users, job.user()) &&
+          Allowed(names, job.spec().name()) && Allowed(states, job.state())) {
+        request.add_job_ids(job.id());
+      }
+    }
+    // Nothing matched is not an error for scancel.
+    if (request.job_ids().empty()) return 0;
+  }
   v1::CancelResponse response;
   if (absl::Status status = client.Cancel(request, response); !status.ok()) {
     return Fail("cancel", status);
@@ -103,12 +198,33 @@ int RunCancelCommand(const std::string& controller,
   int code = 0;
   for (const v1::CancelResult& result : response.results()) {
     if (!result.ok()) {
-      std::cerr << "gantry cancel: error: Kill job error on job id "
-                << result.job_id() << ": " << result.error() << "\n";
+      std::cerr << "gantry cancel: error: " << (signal ? "Signal" : "Kill")
+                << " job error on job id " << result.job_id() << ": "
+                << result.error() << "\n";
       code = 1;
     }
   }
   return code;
+}
+
+int RunHostnamesCommand(const std::vector<std::string>& hostlists) {
+  std::vector<std::string> expressions = hostlists;
+  if (expressions.empty()) {
+    const char* nodelist = std::getenv("SLURM_JOB_NODELIST");
+    if (nodelist == nullptr || *nodelist == '\0') {
+      std::cerr << "gantry hostnames: error: no hostlist given and "
+                   "SLURM_JOB_NODELIST is not set: give one, e.g. "
+                   "gantry hostnames node[01-04]\n";
+      return 1;
+    }
+    expressions.push_back(nodelist);
+  }
+  for (const std::string& expression : expressions) {
+    absl::StatusOr<std::vector<std::string>> names = ExpandHostlist(expression);
+    if (!names.ok()) return Fail("hostnames", names.status());
+    for (const std::string& name : *names) std::cout << name << "\n";
+  }
+  return 0;
 }
 
 int RunJobCommand(const std::string& controller, const std::string& job_id,
@@ -143,34 +259,74 @@ int RunJobCommand(const std::string& controller, const std::string& job_id,
     return 0;
   }
   const v1::JobRecord& job = response.job();
+  const v1::JobSpec& spec = job.spec();
+  // scontrol show job's layout and key names, so scripts that pick fields
+  // out of it (JobState=, NodeList=, ...) work unchanged.
+  const uint32_t nodes =
+      job.allocation_size() > 0 ? job.allocation_size() : spec.nodes();
+  uint32_t cpus = 0;
+  for (const v1::NodeAllocation& share : job.allocation()) cpus += share.cpus();
+  const uint32_t tasks = view["ntasks"].get<uint32_t>();
+  const uint32_t cpus_per_task =
+      spec.cpus_per_task() ? spec.cpus_per_task() : 1;
+  if (cpus == 0) cpus = tasks * cpus_per_task;
+  std::string tres = absl::StrCat("cpu=", cpus);
+  if (spec.mem_per_node_mb()) {
+    absl::StrAppend(&tres, ",mem=", spec.mem_per_node_mb() * nodes, "M");
+  }
+  absl::StrAppend(&tres, ",node=", nodes);
+  if (spec.gpus_per_node()) {
+    absl::StrAppend(&tres, ",gres/gpu=", spec.gpus_per_node() * nodes);
+  }
+  std::string group_name = absl::StrCat(job.gid());
+  if (::group* entry = getgrgid(job.gid())) group_name = entry->gr_name;
+  const std::string node_list = JobNodeList(job);
+  std::cout << "JobId=" << job.id() << " JobName=" << spec.name() << "\n"
+            << "   UserId=" << job.user() << "(" << job.uid() << ")"
+            << " GroupId=" << group_name << "(" << job.gid() << ")\n"
+            << "   JobState=" << StateName(job.state())
+            << " Reason=" << (job.reason().empty() ? "None" : job.reason())
+            << " Dependency=(null)\n";
+  if (!job.reason_detail().empty()) {
+    std::cout << "   ReasonDetail=" << job.reason_detail() << "\n";
+  }
   std::cout
-      << "JobId=" << job.id() << " JobName=" << job.spec().name() << "\n"
-      << "   UserId=" << job.user() << "(" << job.uid() << ")"
-      << " Partition=" << job.spec().partition() << "\n"
-      << "   JobState=" << StateName(job.state()) << " Reason=" << job.reason()
-      << (job.reason_detail().empty() ? "" : " (" + job.reason_detail() + ")")
-      << "\n"
-      << "   ExitCode=" << job.exit_code() << ":" << job.exit_signal()
-      << " Attempt=" << job.attempt() << "\n"
-      << "   SubmitTime=" << FormatTime(job.submit_time_ms())
-      << " StartTime=" << FormatTime(job.start_time_ms())
-      << " EndTime=" << FormatTime(job.end_time_ms()) << "\n"
+      << "   Restarts=" << (job.attempt() > 0 ? job.attempt() - 1 : 0)
+      << " Attempt=" << job.attempt() << " BatchFlag=1"
+      << " ExitCode=" << job.exit_code() << ":" << job.exit_signal() << "\n"
       << "   RunTime=" << FormatDuration(view["elapsed_seconds"].get<int64_t>())
       << " TimeLimit="
-      << (job.spec().time_limit_seconds()
-              ? FormatDuration(
-                    static_cast<int64_t>(job.spec().time_limit_seconds()))
+      << (spec.time_limit_seconds()
+              ? FormatDuration(static_cast<int64_t>(spec.time_limit_seconds()))
               : "UNLIMITED")
       << "\n"
-      << "   NumNodes=" << job.spec().nodes() << " NumTasks=" << view["ntasks"]
-      << " CPUs/Task=" << job.spec().cpus_per_task()
-      << " GPUs/Node=" << job.spec().gpus_per_node() << "\n"
-      << "   NodeList=" << JobNodeList(job) << "\n"
-      << "   WorkDir=" << job.spec().working_dir() << "\n"
-      << "   StdOut=" << job.output_path() << "\n"
+      << "   SubmitTime=" << FormatTime(job.submit_time_ms())
+      << " EligibleTime="
+      << FormatTime(std::max(job.submit_time_ms(), job.eligible_time_ms()))
+      << "\n"
+      << "   StartTime=" << FormatTime(job.start_time_ms())
+      << " EndTime=" << FormatTime(job.end_time_ms()) << "\n"
+      << "   Partition=" << spec.partition() << "\n"
+      << "   NodeList=" << (node_list.empty() ? "(null)" : node_list)
+      << " BatchHost="
+      << (job.allocation_size() > 0 ? job.allocation(0).node() : "(null)")
+      << "\n"
+      << "   NumNodes=" << nodes << " NumCPUs=" << cpus << " NumTasks=" << tasks
+      << " CPUs/Task=" << cpus_per_task << " GPUs/Node=" << spec.gpus_per_node()
+      << "\n"
+      << "   TRES=" << tres << "\n"
+      << "   MinMemoryNode="
+      << (spec.mem_per_node_mb() ? absl::StrCat(spec.mem_per_node_mb(), "M")
+                                 : "0")
+      << "\n"
+      // The script itself is stored, not its path.
+      << "   Command=(batch script: gantry job " << job.id() << " --script)\n"
+      << "   WorkDir=" << spec.working_dir() << "\n"
       << "   StdErr="
       << (job.error_path().empty() ? job.output_path() : job.error_path())
-      << "\n";
+      << "\n"
+      << "   StdIn=/dev/null\n"
+      << "   StdOut=" << job.output_path() << "\n";
   if (!job.spec().checkpoint_dir().empty()) {
     std::cout << "   CheckpointDir=" << job.spec().checkpoint_dir() << "\n";
   }
@@ -293,37 +449,84 @@ void PrintNodeDetail(const v1::NodeRecord& node) {
 
 }  // namespace
 
-int RunNodesCommand(const std::string& controller, const std::string& only,
-                    bool json) {
+int RunNodesCommand(const std::string& controller,
+                    const NodesOptions& options) {
+  SinfoFilter filter;
+  for (const std::string& partition : SplitLists(options.partitions))
+    filter.partitions.insert(partition);
+  for (const std::string& state : SplitLists(options.states)) {
+    static const std::set<std::string> kKnown = {
+        "idle", "mix", "alloc", "drain", "drng", "resv", "down"};
+    std::string word = absl::AsciiStrToLower(state);
+    if (word == "allocated") word = "alloc";
+    if (word == "mixed") word = "mix";
+    if (word == "draining") word = "drng";
+    if (word == "drained") word = "drain";
+    if (word == "reserved") word = "resv";
+    if (!kKnown.count(word)) {
+      std::cerr << "gantry nodes: error: invalid node state \"" << state
+                << "\": use idle, mix, alloc, drain, drng, resv or down\n";
+      return 1;
+    }
+    filter.states.insert(word);
+  }
   ControllerClient client(ResolveControllerTarget(controller));
   v1::ListNodesResponse response;
   if (absl::Status status = client.ListNodes(response); !status.ok()) {
     return Fail("nodes", status);
   }
-  if (!only.empty()) {
+  if (!options.node.empty()) {
     for (const v1::NodeRecord& node : response.nodes()) {
-      if (node.name() != only) continue;
-      if (json) {
+      if (node.name() != options.node) continue;
+      if (options.json) {
         std::cout << NodeToJson(node).dump(2) << "\n";
       } else {
         PrintNodeDetail(node);
       }
       return 0;
     }
-    std::cerr << "gantry nodes: error: unknown node " << only << "\n";
+    std::cerr << "gantry nodes: error: unknown node " << options.node
+              << " (list them with gantry nodes -N)\n";
     return 1;
   }
-  if (json) {
-    nlohmann::json nodes = nlohmann::json::array();
-    for (const v1::NodeRecord& node : response.nodes())
-      nodes.push_back(NodeToJson(node));
-    std::cout << nlohmann::json{{"nodes", nodes}}.dump(2) << "\n";
+  std::vector<v1::NodeRecord> nodes;
+  for (const v1::NodeRecord& node : response.nodes()) {
+    const bool in_partition =
+        node.partitions().empty()
+            ? filter.partitions.empty()
+            : std::any_of(node.partitions().begin(), node.partitions().end(),
+                          [&](const std::string& partition) {
+                            return filter.Matches(node, partition);
+                          });
+    if (in_partition) nodes.push_back(node);
+  }
+  if (options.json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const v1::NodeRecord& node : nodes) list.push_back(NodeToJson(node));
+    std::cout << nlohmann::json{{"nodes", list}}.dump(2) << "\n";
+    return 0;
+  }
+  if (options.detail) {
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (i > 0) std::cout << "\n";
+      PrintNodeDetail(nodes[i]);
+    }
+    return 0;
+  }
+  // RenderTable sizes columns with the header; -h drops it afterwards.
+  auto print = [&](const std::vector<std::vector<std::string>>& rows) {
+    std::string table = RenderTable(rows);
+    if (options.no_header) table.erase(0, table.find('\n') + 1);
+    std::cout << table;
+  };
+  if (!options.per_node) {
+    print(SinfoSummary(nodes, filter));
     return 0;
   }
   std::vector<std::vector<std::string>> rows = {
       {"NODE", "STATE", "PARTITIONS", "CPUS(A/T)", "GPUS(A/T)", "MEMORY_MB",
        "HCAS", "LEAF", "ADDRESS", "REASON"}};
-  for (const v1::NodeRecord& node : response.nodes()) {
+  for (const v1::NodeRecord& node : nodes) {
     std::string state = NodeStateName(node.state());
     if (node.health_problems_size() > 0) state += "+degraded";
     if (node.drained()) state += "+drain";
@@ -342,7 +545,7 @@ int RunNodesCommand(const std::string& controller, const std::string& only,
              : absl::StrJoin(node.leaf_switches(), ","),
          node.address(), reason});
   }
-  std::cout << RenderTable(rows);
+  print(rows);
   return 0;
 }
 

@@ -8,20 +8,54 @@
 
 namespace gantry::cli {
 
+// squeue's selection and layout. List options take comma-separated values
+// and may be repeated.
 struct QueueOptions {
   bool all = false;  // include finished jobs
-  std::string user;
+  std::vector<std::string> users;
+  std::vector<std::string> job_ids;
+  std::vector<std::string> partitions;
+  std::vector<std::string> states;  // names or short forms, or "all"
+  std::string format;               // squeue %-fields; empty: the default
+  bool no_header = false;
   bool json = false;
 };
 
 int RunQueueCommand(const std::string& controller, const QueueOptions& options);
+
+// scancel: the jobs named, narrowed by the filters; with no ids, every job of
+// the filters' users (default: the caller) that is pending or running.
+struct CancelOptions {
+  std::vector<std::string> job_ids;
+  std::vector<std::string> users;
+  std::vector<std::string> names;
+  std::vector<std::string> states;
+  std::string signal;  // non-empty: send it to the running ranks instead
+};
+
 int RunCancelCommand(const std::string& controller,
-                     const std::vector<std::string>& job_ids);
+                     const CancelOptions& options);
+
+// `scontrol show hostnames [HOSTLIST]`: one name per line; no argument:
+// $SLURM_JOB_NODELIST. Needs no controller.
+int RunHostnamesCommand(const std::vector<std::string>& hostlists);
 // `script`: print only the batch script (owner and admins).
 int RunJobCommand(const std::string& controller, const std::string& job_id,
                   bool json, bool script = false);
-int RunNodesCommand(const std::string& controller, const std::string& node,
-                    bool json);
+// sinfo: the partition summary, or with `per_node` one line per node
+// (sinfo -N); `node` non-empty: that node's whole record (scontrol show
+// node); `detail`: that record for every node.
+struct NodesOptions {
+  std::string node;
+  bool per_node = false;
+  bool detail = false;
+  std::vector<std::string> partitions;
+  std::vector<std::string> states;
+  bool no_header = false;
+  bool json = false;
+};
+
+int RunNodesCommand(const std::string& controller, const NodesOptions& options);
 int RunStatusCommand(const std::string& controller, bool json);
 // From inside a job (GANTRY_JOB_ID) or for --job: a completed checkpoint
 // (`path` non-empty) or plain progress.

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "absl/status/statusor.h"
 #include "cli/batch_command.h"
 #include "cli/commands.h"
 #include "cli/slurm_alias.h"
@@ -71,10 +72,18 @@ bool RouteBatch(int argc, char** argv, std::string& controller,
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Run as sbatch/squeue/scancel/sinfo (links from gantry-slurm-compat):
-  // rewrite the words to the gantry subcommand before anything parses them.
-  std::vector<std::string> words =
+  // Run as sbatch/squeue/scancel/sinfo/scontrol (links from
+  // gantry-slurm-compat): rewrite the words to the gantry subcommand before
+  // anything parses them.
+  absl::StatusOr<std::vector<std::string>> expanded =
       gantry::cli::ExpandSlurmAlias({argv, argv + argc});
+  if (!expanded.ok()) {
+    std::string program = argv[0];
+    program = program.substr(program.rfind('/') + 1);
+    std::cerr << program << ": error: " << expanded.status().message() << "\n";
+    return 1;
+  }
+  std::vector<std::string> words = *std::move(expanded);
   std::vector<char*> word_pointers;
   for (std::string& word : words) word_pointers.push_back(word.data());
   word_pointers.push_back(nullptr);
@@ -111,14 +120,56 @@ int main(int argc, char** argv) {
 
   CLI::App* queue =
       app.add_subcommand("queue", "List pending and running jobs (squeue)");
+  // -h is squeue's --noheader (and sinfo's): help stays on --help.
+  queue->set_help_flag("--help", "Print this help message and exit");
   gantry::cli::QueueOptions queue_options;
   queue->add_flag("-a,--all", queue_options.all, "Include finished jobs");
-  queue->add_option("-u,--user", queue_options.user, "Only this user's jobs");
+  queue
+      ->add_option("-u,--user", queue_options.users,
+                   "Only these users' jobs (USER[,USER...])")
+      ->allow_extra_args(false);
+  queue
+      ->add_option("-j,--jobs", queue_options.job_ids,
+                   "Only these jobs, finished ones too (ID[,ID...])")
+      ->allow_extra_args(false);
+  queue
+      ->add_option("-p,--partition", queue_options.partitions,
+                   "Only jobs in these partitions (PART[,PART...])")
+      ->allow_extra_args(false);
+  queue
+      ->add_option("-t,--states", queue_options.states,
+                   "Only jobs in these states: PD,R,CD,F,CA,TO,NF,OOM, long "
+                   "names, or all")
+      ->allow_extra_args(false);
+  queue->add_option("-o,--format", queue_options.format,
+                    "squeue layout, e.g. \"%.18i %.8j %T %R\": fields %i %j "
+                    "%u %P %T %t %M %l %L %D %C %b %R %N %V %S %e %r %a %Q, "
+                    "%.N right-aligns in N columns");
+  queue->add_flag("-h,--noheader", queue_options.no_header,
+                  "Leave out the header line");
   queue->add_flag("--json", queue_options.json, "Machine-readable output");
 
-  CLI::App* cancel = app.add_subcommand("cancel", "Cancel jobs (scancel)");
-  std::vector<std::string> cancel_ids;
-  cancel->add_option("JOBID", cancel_ids, "Job ids")->required();
+  CLI::App* cancel = app.add_subcommand(
+      "cancel", "Cancel jobs, or signal them with --signal (scancel)");
+  gantry::cli::CancelOptions cancel_options;
+  cancel->add_option("JOBID", cancel_options.job_ids,
+                     "Job ids; none: every job the filters select");
+  cancel
+      ->add_option("-u,--user", cancel_options.users,
+                   "Only these users' jobs (with no ids: all of them; "
+                   "default without ids: yours)")
+      ->allow_extra_args(false);
+  cancel
+      ->add_option("-n,--name,--jobname", cancel_options.names,
+                   "Only jobs with this name")
+      ->allow_extra_args(false);
+  cancel
+      ->add_option("-t,--state", cancel_options.states,
+                   "Only jobs in these states (PD, R, or long names)")
+      ->allow_extra_args(false);
+  cancel->add_option("-s,--signal", cancel_options.signal,
+                     "Send this signal (USR1, SIGTERM, 10, ...) to the "
+                     "running tasks instead of cancelling");
 
   CLI::App* job = app.add_subcommand(
       "job", "Show one job and its history (scontrol show job)");
@@ -131,13 +182,36 @@ int main(int argc, char** argv) {
                 "Print the job's batch script (scontrol write batch_script); "
                 "only for the job's owner and admins");
 
-  CLI::App* nodes = app.add_subcommand("nodes", "List nodes (sinfo -N)");
-  bool nodes_json = false;
-  std::string node_name;
-  nodes->add_flag("--json", nodes_json, "Machine-readable output");
-  nodes->add_option("NODE", node_name,
+  CLI::App* nodes = app.add_subcommand(
+      "nodes", "Partitions and nodes by state (sinfo); -N: one line per node");
+  nodes->set_help_flag("--help", "Print this help message and exit");
+  gantry::cli::NodesOptions nodes_options;
+  nodes->add_flag("--json", nodes_options.json, "Machine-readable output");
+  nodes->add_option("NODE", nodes_options.node,
                     "Show one node's whole inventory (GPUs, HCAs and their "
-                    "pairing)");
+                    "pairing), as scontrol show node");
+  nodes->add_flag("-N,--Node", nodes_options.per_node,
+                  "One line per node (sinfo -N)");
+  nodes->add_flag("--detail", nodes_options.detail,
+                  "Every node's whole record (scontrol show node)");
+  nodes
+      ->add_option("-p,--partition", nodes_options.partitions,
+                   "Only these partitions (PART[,PART...])")
+      ->allow_extra_args(false);
+  nodes
+      ->add_option("-t,--states", nodes_options.states,
+                   "Only nodes in these states: idle, mix, alloc, drain, "
+                   "drng, resv, down")
+      ->allow_extra_args(false);
+  nodes->add_flag("-h,--noheader", nodes_options.no_header,
+                  "Leave out the header line");
+
+  CLI::App* hostnames = app.add_subcommand(
+      "hostnames",
+      "Expand a hostlist, one name per line (scontrol show hostnames)");
+  std::vector<std::string> hostlists;
+  hostnames->add_option("HOSTLIST", hostlists,
+                        "e.g. node[01-04]; default: $SLURM_JOB_NODELIST");
 
   CLI::App* status =
       app.add_subcommand("status", "Cluster overview for admins");
@@ -202,11 +276,12 @@ int main(int argc, char** argv) {
   if (queue->parsed())
     return gantry::cli::RunQueueCommand(controller, queue_options);
   if (cancel->parsed())
-    return gantry::cli::RunCancelCommand(controller, cancel_ids);
+    return gantry::cli::RunCancelCommand(controller, cancel_options);
+  if (hostnames->parsed()) return gantry::cli::RunHostnamesCommand(hostlists);
   if (job->parsed())
     return gantry::cli::RunJobCommand(controller, job_id, job_json, job_script);
   if (nodes->parsed())
-    return gantry::cli::RunNodesCommand(controller, node_name, nodes_json);
+    return gantry::cli::RunNodesCommand(controller, nodes_options);
   if (status->parsed())
     return gantry::cli::RunStatusCommand(controller, status_json);
   if (topology->parsed()) {

@@ -2,12 +2,76 @@
 
 #include <map>
 
-namespace gantry::cli {
+#include "absl/strings/str_cat.h"
 
-std::vector<std::string> ExpandSlurmAlias(
+namespace gantry::cli {
+namespace {
+
+constexpr char kScontrolUsage[] =
+    "gantry answers scontrol show job ID, scontrol show node [NAME] and "
+    "scontrol show hostnames [HOSTLIST]";
+
+// `scontrol [-d|-o|-Q] show ENTITY [ID]` (also ENTITY=ID).
+absl::StatusOr<std::vector<std::string>> ExpandScontrol(
     const std::vector<std::string>& argv) {
-  // Options differ between the Slurm tools and gantry: only the ones both
-  // spell alike carry over (squeue -u, sbatch's whole option set).
+  size_t i = 1;
+  // Detail, one-line and quiet output change nothing a script relies on.
+  while (i < argv.size() &&
+         (argv[i] == "-d" || argv[i] == "--details" || argv[i] == "-o" ||
+          argv[i] == "--oneliner" || argv[i] == "-Q" || argv[i] == "--quiet")) {
+    ++i;
+  }
+  if (i >= argv.size() || argv[i] == "-h" || argv[i] == "--help") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("no command given: ", kScontrolUsage));
+  }
+  if (argv[i] != "show") {
+    return absl::UnimplementedError(absl::StrCat(
+        "scontrol ", argv[i], " is not supported: ", kScontrolUsage,
+        " (drain nodes with gantry drain, cancel jobs with "
+        "scancel)"));
+  }
+  ++i;
+  if (i >= argv.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("show what? ", kScontrolUsage));
+  }
+  std::string entity = argv[i++];
+  std::vector<std::string> rest(argv.begin() + static_cast<long>(i),
+                                argv.end());
+  if (const size_t equals = entity.find('='); equals != std::string::npos) {
+    rest.insert(rest.begin(), entity.substr(equals + 1));
+    entity.resize(equals);
+  }
+  if (entity == "job" || entity == "jobs" || entity == "jobid") {
+    if (rest.empty()) {
+      return absl::InvalidArgumentError(
+          "scontrol show job needs a job id (list jobs with squeue)");
+    }
+    std::vector<std::string> words = {"gantry", "job"};
+    words.insert(words.end(), rest.begin(), rest.end());
+    return words;
+  }
+  if (entity == "node" || entity == "nodes" || entity == "nodename") {
+    if (rest.empty())
+      return std::vector<std::string>{"gantry", "nodes", "--detail"};
+    std::vector<std::string> words = {"gantry", "nodes"};
+    words.insert(words.end(), rest.begin(), rest.end());
+    return words;
+  }
+  if (entity == "hostnames" || entity == "hostname") {
+    std::vector<std::string> words = {"gantry", "hostnames"};
+    words.insert(words.end(), rest.begin(), rest.end());
+    return words;
+  }
+  return absl::UnimplementedError(absl::StrCat(
+      "scontrol show ", entity, " is not supported: ", kScontrolUsage));
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::string>> ExpandSlurmAlias(
+    const std::vector<std::string>& argv) {
   static const std::map<std::string, std::string> kSubcommands = {
       {"sbatch", "batch"},
       {"squeue", "queue"},
@@ -17,8 +81,15 @@ std::vector<std::string> ExpandSlurmAlias(
   if (argv.empty()) return argv;
   const std::string& program = argv[0];
   const size_t slash = program.rfind('/');
-  auto found = kSubcommands.find(
-      slash == std::string::npos ? program : program.substr(slash + 1));
+  const std::string name =
+      slash == std::string::npos ? program : program.substr(slash + 1);
+  if (name == "scontrol") return ExpandScontrol(argv);
+  if (name == "srun") {
+    return absl::UnimplementedError(
+        "srun is not yet supported by gantry: put the command in a batch "
+        "script and submit it with sbatch (gantry batch)");
+  }
+  auto found = kSubcommands.find(name);
   if (found == kSubcommands.end()) return argv;
   std::vector<std::string> expanded = {"gantry", found->second};
   expanded.insert(expanded.end(), argv.begin() + 1, argv.end());

@@ -1,7 +1,10 @@
 // Slurm's command names for gantry: when the binary is run through a link
-// named sbatch, squeue, scancel or sinfo (the gantry-slurm-compat package
-// installs them), the command line is rewritten to the gantry subcommand
-// that does the same job, so existing scripts and habits keep working.
+// named sbatch, squeue, scancel, sinfo or scontrol (the gantry-slurm-compat
+// package installs them), the command line is rewritten to the gantry
+// subcommand that does the same job, so existing scripts and habits keep
+// working. Options are spelled as the Slurm tools spell them: the gantry
+// subcommands accept that spelling (squeue -u -j -p -t -o, scancel -u -n -t
+// --signal, sinfo -N -p -t -h, sbatch's whole option set).
 //
 // Pure; thread-safe.
 #pragma once
@@ -9,11 +12,20 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
+
 namespace gantry::cli {
 
 // `argv` as given to main. Returns it unchanged unless argv[0]'s base name
-// is a Slurm command, in which case it returns {"gantry", SUBCOMMAND,
-// argv[1]...}: e.g. `squeue -u alice` becomes `gantry queue -u alice`.
-std::vector<std::string> ExpandSlurmAlias(const std::vector<std::string>& argv);
+// is a Slurm command, in which case it returns {"gantry", SUBCOMMAND, ...}:
+// `squeue -u alice` becomes `gantry queue -u alice`, `scontrol show job 7`
+// becomes `gantry job 7`, `scontrol show node n1` `gantry nodes n1`,
+// `scontrol show hostnames L` `gantry hostnames L`.
+// Errors (the message is ready to print after "NAME: error: "):
+// UNIMPLEMENTED for srun and for scontrol commands other than show
+// job|node|hostnames; INVALID_ARGUMENT for a scontrol command line that
+// names no entity, or a job without its id.
+absl::StatusOr<std::vector<std::string>> ExpandSlurmAlias(
+    const std::vector<std::string>& argv);
 
 }  // namespace gantry::cli

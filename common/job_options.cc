@@ -14,6 +14,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
+#include "common/split_view.h"
 
 namespace gantry {
 namespace {
@@ -60,16 +61,6 @@ std::string Cat(const Parts&... parts) {
 
 std::string_view Message(const absl::Status& status) {
   return std::string_view(status.message().data(), status.message().size());
-}
-
-std::vector<std::string_view> Split(std::string_view text, char separator) {
-  std::vector<std::string_view> parts;
-  while (true) {
-    const std::size_t at = text.find(separator);
-    parts.push_back(text.substr(0, at));
-    if (at == std::string_view::npos) return parts;
-    text.remove_prefix(at + 1);
-  }
 }
 
 std::string_view TrimLeft(std::string_view text) {
@@ -164,7 +155,7 @@ absl::StatusOr<uint64_t> TimeLimitSeconds(std::string_view text) {
     }
     clock = text.substr(dash + 1);
   }
-  const std::vector<std::string_view> fields = Split(clock, ':');
+  const std::vector<std::string_view> fields = SplitView(clock, ':');
   if (fields.size() > 3) return absl::InvalidArgumentError(kTimeFormats);
   std::vector<uint64_t> values;
   for (std::string_view field : fields) {
@@ -382,8 +373,8 @@ absl::Status SetGpusPerNode(const OptionUse& use, JobRequest& request) {
 // resource is an error rather than a silent drop: the job might need it.
 absl::Status SetGres(const OptionUse& use, JobRequest& request) {
   bool seen_gpu = false;
-  for (std::string_view entry : Split(*use.value, ',')) {
-    const std::vector<std::string_view> fields = Split(entry, ':');
+  for (std::string_view entry : SplitView(*use.value, ',')) {
+    const std::vector<std::string_view> fields = SplitView(entry, ':');
     if (fields[0] != "gpu") {
       if (fields[0].empty()) return InvalidValue(use, "empty resource name");
       return InvalidValue(use,
@@ -449,6 +440,48 @@ absl::Status SetHangTimeout(const OptionUse& use, JobRequest& request) {
   return absl::OkStatus();
 }
 
+// --exclusive alone means whole nodes; Slurm's --exclusive=user|mcs|topo
+// share a node with some other jobs, which Gantry cannot express, so they
+// ask for whole nodes too and say so.
+absl::Status SetExclusive(const OptionUse& use, JobRequest& request) {
+  if (use.value.has_value()) {
+    if (*use.value != "user" && *use.value != "mcs" && *use.value != "topo") {
+      return InvalidValue(use, "expected user, mcs or topo");
+    }
+    request.warnings.push_back(Cat(use.source,
+                                   ": --exclusive=", Bare(*use.value),
+                                   " is treated as --exclusive (whole nodes)"));
+  }
+  request.exclusive = true;
+  return absl::OkStatus();
+}
+
+// --switches=N[@maxwait]: at most N leaf switches, waiting at most maxwait
+// (a --time value) for such a placement before taking any.
+absl::Status SetSwitches(const OptionUse& use, JobRequest& request) {
+  const std::string text(*use.value);
+  const std::size_t at = text.find('@');
+  const std::string count_text = text.substr(0, at);
+  uint32_t count = 0;
+  if (count_text.empty() ||
+      !std::all_of(count_text.begin(), count_text.end(),
+                   [](char c) { return c >= '0' && c <= '9'; }) ||
+      !absl::SimpleAtoi(count_text, &count) || count == 0 || count > 100000) {
+    return InvalidValue(use, "expected N[@maxwait] with N a whole number >= 1");
+  }
+  std::optional<uint64_t> max_wait;
+  if (at != std::string::npos) {
+    absl::StatusOr<uint64_t> seconds = TimeLimitSeconds(text.substr(at + 1));
+    if (!seconds.ok()) {
+      return InvalidValue(use, Cat("maxwait: ", Message(seconds.status())));
+    }
+    max_wait = *seconds;
+  }
+  request.max_switches = count;
+  request.switches_max_wait_seconds = max_wait;
+  return absl::OkStatus();
+}
+
 absl::Status SetParsable(const OptionUse&, JobRequest& request) {
   request.parsable = true;
   return absl::OkStatus();
@@ -506,7 +539,8 @@ constexpr OptionSpec kOptions[] = {
     {"hint", '\0', Arg::kRequired, &WarnIgnored},
     {"signal", '\0', Arg::kRequired, &WarnIgnored},
     {"constraint", 'C', Arg::kRequired, &WarnIgnored},
-    {"exclusive", '\0', Arg::kOptional, &WarnIgnored},
+    {"exclusive", '\0', Arg::kOptional, &SetExclusive},
+    {"switches", '\0', Arg::kRequired, &SetSwitches},
     {"nice", '\0', Arg::kOptional, &WarnIgnored},
     {"propagate", '\0', Arg::kOptional, &WarnIgnored},
     {"get-user-env", '\0', Arg::kOptional, &WarnIgnored},
@@ -655,7 +689,7 @@ absl::StatusOr<std::vector<DirectiveLine>> ExtractDirectiveLines(
     std::string_view script) {
   std::vector<DirectiveLine> lines;
   int line_number = 0;
-  for (std::string_view line : Split(script, '\n')) {
+  for (std::string_view line : SplitView(script, '\n')) {
     ++line_number;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line_number == 1 && line.starts_with("#!")) continue;

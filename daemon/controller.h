@@ -29,6 +29,7 @@
 #include "daemon/agent_link.h"
 #include "daemon/caller.h"
 #include "daemon/job_state_machine.h"
+#include "daemon/priority.h"
 #include "daemon/restart_policy.h"
 #include "daemon/state_store.h"
 #include "gantry/v1/agent.pb.h"
@@ -134,9 +135,15 @@ class Controller {
       const v1::SubmitRequest& request) const;
   void RequestSchedule();
   void RunSchedule();
+  void ChargeFinishedJobs();
+  std::vector<RunningJob> RunningJobs(
+      const std::vector<const std::string*>& node_names) const;
   void StartJob(JobRuntime& job);
   void SendLaunch(uint64_t job_id, uint32_t attempt);
-  void SendKill(const JobRuntime& job);
+  // `signal_only`: deliver `signal` and nothing more (scancel --signal);
+  // otherwise SIGKILL follows after the grace period.
+  void SendKill(const JobRuntime& job, int signal = 15,
+                bool signal_only = false);
   // Applies an event; records the end, kills and releases as the state
   // machine says. Returns the transition's error for bad requests.
   absl::Status ApplyEvent(JobRuntime& job, const JobEvent& event,
@@ -207,6 +214,12 @@ class Controller {
   int64_t last_check_ms_ = 0;  // when CheckDeadlines last ran
   std::optional<v1::TopologyRecord> topology_record_;
   std::optional<LoadedTopology> topology_;
+  // Fair-share usage per user, charged when a job finishes. In memory only:
+  // a controller restart forgets past usage (priorities then rest on age
+  // and size until usage builds up again).
+  FairShare fair_share_;
+  PriorityWeights priority_weights_;
+  std::set<uint64_t> usage_charged_;
 };
 
 v1::JobState ToProto(JobStatus status);

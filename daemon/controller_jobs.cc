@@ -2,6 +2,7 @@
 // transitions with their effects.
 #include <algorithm>
 #include <chrono>
+#include <limits>
 
 #include <boost/asio/post.hpp>
 
@@ -44,6 +45,21 @@ uint32_t RanksOnNode(const v1::JobSpec& spec, uint32_t node_index) {
   uint32_t total = TotalRanks(spec);
   uint32_t base = total / spec.nodes();
   return base + (node_index < total % spec.nodes() ? 1 : 0);
+}
+
+// The switches above a node, leaf first; the first parent wherever a switch
+// has several (the scheduler sees a tree). Empty for a node not in the tree.
+std::vector<std::string> SwitchPath(const Topology& topology,
+                                    const std::string& node) {
+  std::vector<std::string> path;
+  std::optional<std::string> name = topology.LeafSwitchOf(node);
+  while (name.has_value() && path.size() < 64) {
+    path.push_back(*name);
+    const Topology::Switch* sw = topology.FindSwitch(*name);
+    if (sw == nullptr || sw->parents.empty()) break;
+    name = sw->parents.front().name;
+  }
+  return path;
 }
 
 std::string ResolvePath(const std::string& pattern, const v1::JobRecord& job) {
@@ -140,6 +156,45 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
     return Invalid("--max-restarts is above the limit of 1000");
   }
   if (spec.output_pattern().empty()) spec.set_output_pattern("gantry-%j.out");
+  // A job no node of the partition could ever hold is refused now rather
+  // than left pending forever. With no node known yet (a cluster starting)
+  // nothing can be judged.
+  uint32_t capable = 0, known = 0, most_gpus = 0;
+  for (const auto& [name, node] : nodes_) {
+    if (node.record.hot_spare()) continue;
+    const auto& partitions = node.record.partitions();
+    if (std::find(partitions.begin(), partitions.end(), spec.partition()) ==
+        partitions.end()) {
+      continue;
+    }
+    const v1::NodeInventory& inventory = node.record.inventory();
+    ++known;
+    most_gpus =
+        std::max(most_gpus, static_cast<uint32_t>(inventory.gpus_size()));
+    if (inventory.gpus_size() >= static_cast<int>(spec.gpus_per_node()) &&
+        inventory.cpus() >= spec.ntasks_per_node() * spec.cpus_per_task() &&
+        (spec.mem_per_node_mb() == 0 ||
+         inventory.memory_mb() >= spec.mem_per_node_mb())) {
+      ++capable;
+    }
+  }
+  if (known > 0 && spec.gpus_per_node() > most_gpus) {
+    return Invalid(absl::StrCat("--gpus-per-node=", spec.gpus_per_node(),
+                                " is more than any node of partition ",
+                                spec.partition(), " has (", most_gpus, ")"));
+  }
+  if (known > 0 && capable < spec.nodes()) {
+    return Invalid(absl::StrCat(
+        "the job needs ", spec.nodes(), " node(s) with ",
+        spec.ntasks_per_node() * spec.cpus_per_task(), " CPUs",
+        spec.gpus_per_node() ? absl::StrCat(", ", spec.gpus_per_node(), " GPUs")
+                             : "",
+        spec.mem_per_node_mb()
+            ? absl::StrCat(", ", spec.mem_per_node_mb(), " MB")
+            : "",
+        " each; partition ", spec.partition(), " has ", capable,
+        " such node(s)"));
+  }
   return job;
 }
 
@@ -201,6 +256,25 @@ void Controller::Cancel(const v1::CancelRequest& request, const Caller& caller,
                                      job.record.user()));
       continue;
     }
+    if (request.signal() != 0) {
+      // scancel --signal: the ranks get the signal, the job's state is
+      // whatever they do with it.
+      if (request.signal() < 1 || request.signal() > 64) {
+        result->set_error(absl::StrCat("invalid signal ", request.signal()));
+        continue;
+      }
+      if (job.record.state() != v1::RUNNING) {
+        result->set_error(absl::StrCat(
+            "job ", id, " is not running, so it has no ranks to signal"));
+        continue;
+      }
+      SendKill(job, request.signal(), /*signal_only=*/true);
+      StageEvent(
+          id, "", "signalled",
+          absl::StrCat("signal ", request.signal(), " sent by ", caller.user));
+      result->set_ok(true);
+      continue;
+    }
     absl::Status status =
         ApplyEvent(job, {JobEvent::Kind::kCancel},
                    absl::StrCat("cancelled by ", caller.user));
@@ -253,6 +327,11 @@ void Controller::RunSchedule() {
       if (!node.gpus_used.count(gpu.index()))
         s.free_gpus.push_back(gpu.index());
     }
+    for (const v1::GpuInfo& gpu : inventory.gpus()) {
+      if (gpu.index() >= s.gpu_hca.size()) s.gpu_hca.resize(gpu.index() + 1);
+      s.gpu_hca[gpu.index()] = gpu.nearest_hca();
+    }
+    if (topology_) s.switch_path = SwitchPath(topology_->topology, name);
     s.mem_total_mb = inventory.memory_mb();
     s.mem_free_mb = inventory.memory_mb() > node.mem_used_mb
                         ? inventory.memory_mb() - node.mem_used_mb
@@ -286,18 +365,33 @@ void Controller::RunSchedule() {
       continue;
     }
     const v1::JobSpec& spec = record.spec();
-    PendingJob pending{id,
-                       spec.partition(),
-                       spec.nodes(),
-                       RanksOnNode(spec, 0),
-                       spec.cpus_per_task(),
-                       spec.gpus_per_node(),
-                       spec.mem_per_node_mb()};
+    PendingJob pending;
+    pending.id = id;
+    pending.partition = spec.partition();
+    pending.nodes = spec.nodes();
+    pending.max_tasks_per_node = RanksOnNode(spec, 0);
+    pending.cpus_per_task = spec.cpus_per_task();
+    pending.gpus_per_node = spec.gpus_per_node();
+    pending.mem_per_node_mb = spec.mem_per_node_mb();
     pending.is_restart = record.attempt() > 0;
+    pending.user = record.user();
+    pending.submit_time_ms = record.submit_time_ms();
+    pending.time_limit_ms =
+        static_cast<int64_t>(spec.time_limit_seconds()) * 1000;
+    pending.exclusive = spec.exclusive();
+    pending.max_switches = spec.max_switches();
+    if (spec.max_switches() > 0 && spec.switches_max_wait_seconds() > 0) {
+      pending.switches_deadline_ms =
+          record.submit_time_ms() +
+          static_cast<int64_t>(spec.switches_max_wait_seconds()) * 1000;
+    }
     queue.push_back(pending);
   }
   if (queue.empty()) return;
-  ScheduleResult result = Schedule(snapshot, queue);
+  ChargeFinishedJobs();
+  OrderQueue(queue, fair_share_, priority_weights_, now);
+  ScheduleResult result = Schedule(snapshot, queue, RunningJobs(names),
+                                   SchedulerOptions{true, true, now});
   for (const JobWait& wait : result.waits) {
     v1::JobRecord& record = jobs_.at(wait.job_id).record;
     record.set_reason(wait.reason);
@@ -322,6 +416,61 @@ void Controller::RunSchedule() {
     }
     StartJob(job);
   }
+}
+
+// Usage for fair share: GPU-seconds (CPU-seconds for CPU-only jobs) of the
+// last attempt, charged once when the job has finished.
+void Controller::ChargeFinishedJobs() {
+  for (const auto& [id, job] : jobs_) {
+    const v1::JobRecord& record = job.record;
+    if (record.end_time_ms() == 0 || record.start_time_ms() == 0 ||
+        !usage_charged_.insert(id).second) {
+      continue;
+    }
+    double units = 0;
+    for (const v1::NodeAllocation& allocation : record.allocation()) {
+      units += allocation.gpu_indices_size() > 0 ? allocation.gpu_indices_size()
+                                                 : allocation.cpus();
+    }
+    const double seconds =
+        std::max<int64_t>(0, record.end_time_ms() - record.start_time_ms()) /
+        1000.0;
+    fair_share_.AddUsage(record.user(), units * seconds, record.end_time_ms());
+  }
+}
+
+// What the running jobs hold and until when, for backfill reservations.
+std::vector<RunningJob> Controller::RunningJobs(
+    const std::vector<const std::string*>& node_names) const {
+  std::map<std::string_view, std::size_t> index_of;
+  for (std::size_t i = 0; i < node_names.size(); ++i) {
+    index_of[*node_names[i]] = i;
+  }
+  std::vector<RunningJob> running;
+  for (const auto& [id, job] : jobs_) {
+    const v1::JobRecord& record = job.record;
+    if (record.state() != v1::RUNNING) continue;
+    RunningJob r;
+    r.id = id;
+    r.exclusive = record.spec().exclusive();
+    const int64_t limit_ms =
+        static_cast<int64_t>(record.spec().time_limit_seconds()) * 1000;
+    r.expected_end_ms = limit_ms > 0 ? record.start_time_ms() + limit_ms
+                                     : std::numeric_limits<int64_t>::max();
+    for (const v1::NodeAllocation& allocation : record.allocation()) {
+      auto it = index_of.find(allocation.node());
+      if (it == index_of.end()) continue;
+      NodeShare share;
+      share.node_index = it->second;
+      share.cpus = allocation.cpus();
+      share.gpus = {allocation.gpu_indices().begin(),
+                    allocation.gpu_indices().end()};
+      share.mem_mb = allocation.mem_mb();
+      r.shares.push_back(std::move(share));
+    }
+    running.push_back(std::move(r));
+  }
+  return running;
 }
 
 void Controller::StartJob(JobRuntime& job) {
@@ -431,7 +580,7 @@ void Controller::SendLaunch(uint64_t job_id, uint32_t attempt) {
   }
 }
 
-void Controller::SendKill(const JobRuntime& job) {
+void Controller::SendKill(const JobRuntime& job, int signal, bool signal_only) {
   for (const auto& [node_name, live] : job.live_ranks) {
     if (live == 0) continue;
     auto it = nodes_.find(node_name);
@@ -440,8 +589,9 @@ void Controller::SendKill(const JobRuntime& job) {
     v1::KillRanks& kill = *message.mutable_kill();
     kill.set_job_id(job.record.id());
     kill.set_attempt(job.record.attempt());
-    kill.set_signal(15);
+    kill.set_signal(signal);
     kill.set_grace_seconds(options_.kill_grace_seconds);
+    kill.set_signal_only(signal_only);
     it->second.link->Send(message);
   }
 }

@@ -1,118 +1,357 @@
 #include "daemon/scheduler.h"
 
 #include <algorithm>
+#include <limits>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "daemon/scheduler_placement.h"
 
 namespace gantry {
 namespace {
 
-bool InPartition(const NodeSnapshot& node, const std::string& partition) {
-  return std::find(node.partitions.begin(), node.partitions.end(), partition) !=
-         node.partitions.end();
-}
-
-// Nodes the job may use at all: spares only serve restarts.
-bool Usable(const NodeSnapshot& node, const PendingJob& job) {
-  return InPartition(node, job.partition) &&
-         (!node.hot_spare || job.is_restart);
-}
-
-uint32_t CpusNeeded(const PendingJob& job) {
-  return job.max_tasks_per_node * job.cpus_per_task;
-}
-
-// Could this node ever hold one node's share of the job, if it were idle?
-bool FitsWhenIdle(const NodeSnapshot& node, const PendingJob& job) {
-  return node.cpus_total >= CpusNeeded(job) &&
-         node.gpus_total >= job.gpus_per_node &&
-         (job.mem_per_node_mb == 0 || node.mem_total_mb >= job.mem_per_node_mb);
-}
-
-bool FitsNow(const NodeSnapshot& node, uint32_t cpus_free, uint64_t mem_free,
-             std::size_t gpus_free, const PendingJob& job) {
-  return node.schedulable && cpus_free >= CpusNeeded(job) &&
-         gpus_free >= job.gpus_per_node &&
-         (job.mem_per_node_mb == 0 || mem_free >= job.mem_per_node_mb);
-}
+using scheduler_internal::BuildFabricIndex;
+using scheduler_internal::CpusNeeded;
+using scheduler_internal::FabricIndex;
+using scheduler_internal::FreeResources;
+using scheduler_internal::kNever;
+using scheduler_internal::NodeFilter;
+using scheduler_internal::Placement;
+using scheduler_internal::PlacementOutcome;
+using scheduler_internal::PlacementRequest;
+using scheduler_internal::Placer;
 
 std::string Describe(const PendingJob& job) {
   return absl::StrCat(
       job.nodes, " node(s) with ", CpusNeeded(job), " CPUs",
       job.gpus_per_node ? absl::StrCat(", ", job.gpus_per_node, " GPUs") : "",
       job.mem_per_node_mb ? absl::StrCat(", ", job.mem_per_node_mb, " MB") : "",
-      " each");
+      job.exclusive ? " (exclusive)" : "", " each");
 }
+
+// Jobs that differ only in node count fail alike: if n nodes of a shape did
+// not fit, n or more will not either while the pass only hands out
+// resources. This keeps a pass over a long queue on a full cluster cheap.
+// The partition comes last so that map look-ups compare numbers first.
+using Shape = std::tuple<uint32_t, uint32_t, uint64_t, bool, bool, uint32_t,
+                         int64_t, std::string>;
+
+Shape ShapeOf(const PendingJob& job, bool enforce_switch_limit,
+              int64_t end_ms) {
+  return {job.gpus_per_node,
+          CpusNeeded(job),
+          job.mem_per_node_mb,
+          job.exclusive,
+          job.is_restart,
+          enforce_switch_limit ? job.max_switches : 0,
+          end_ms,
+          job.partition};
+}
+
+struct KnownFailure {
+  uint32_t nodes = 0;
+  PlacementOutcome outcome = PlacementOutcome::kNoRoom;
+};
+
+// What decides whether a job has enough fitting nodes, leaving out the node
+// count, the end time and the --switches limit: partition, GPUs, CPUs and
+// memory per node, exclusive, restart (the partition last, as in Shape).
+using FitKey =
+    std::tuple<uint32_t, uint32_t, uint64_t, bool, bool, std::string>;
+
+// A placement fails for lack of room (kNoRoom) exactly when fewer nodes fit
+// than the job needs; the --switches limit plays no part. Within a pass the
+// free resources only shrink and reservations only grow, so a job that
+// failed so with n nodes and an (effective) end e shows that every job of
+// the same FitKey with at least n nodes and an end of at least e fails too.
+// The points kept are the minimal ones.
+class NoRoomMemo {
+ public:
+  bool Covers(const FitKey& key, uint32_t nodes, int64_t end) const {
+    auto it = points_.find(key);
+    if (it == points_.end()) return false;
+    for (const auto& [n, e] : it->second) {
+      if (nodes >= n && end >= e) return true;
+    }
+    return false;
+  }
+  void Add(const FitKey& key, uint32_t nodes, int64_t end) {
+    std::vector<std::pair<uint32_t, int64_t>>& points = points_[key];
+    std::erase_if(points, [&](const std::pair<uint32_t, int64_t>& p) {
+      return p.first >= nodes && p.second >= end;
+    });
+    points.emplace_back(nodes, end);
+  }
+
+ private:
+  std::map<FitKey, std::vector<std::pair<uint32_t, int64_t>>> points_;
+};
+
+// A resource-holding job ending at some time, for reservations.
+struct Release {
+  int64_t end_ms = 0;
+  const std::vector<NodeShare>* shares = nullptr;
+};
+
+class Pass {
+ public:
+  Pass(const std::vector<NodeSnapshot>& nodes,
+       const std::vector<RunningJob>& running, const SchedulerOptions& options)
+      : nodes_(nodes),
+        options_(options),
+        fabric_(BuildFabricIndex(nodes)),
+        placer_(nodes, fabric_),
+        free_(FreeResources::Of(nodes, fabric_)),
+        reserved_from_(nodes.size(), kNever) {
+    for (const RunningJob& job : running) {
+      releases_.push_back({job.expected_end_ms, &job.shares});
+    }
+  }
+
+  ScheduleResult Run(const std::vector<PendingJob>& queue) {
+    result_.waits.reserve(queue.size());
+    for (const PendingJob& job : queue) Consider(job);
+    return std::move(result_);
+  }
+
+ private:
+  void Consider(const PendingJob& job) {
+    if (NeverFits(job)) return;
+    if (blocked_.count(job.partition)) {
+      Wait(job, "Priority", "waiting behind a higher-priority job");
+      return;
+    }
+    const int64_t end_ms =
+        job.time_limit_ms > 0 ? options_.now_ms + job.time_limit_ms : kNever;
+    const bool enforce_switch_limit =
+        job.max_switches > 0 && (job.switches_deadline_ms == 0 ||
+                                 options_.now_ms < job.switches_deadline_ms);
+    PlacementRequest request;
+    request.job = &job;
+    request.topology_aware = options_.topology_aware;
+    request.enforce_switch_limit = enforce_switch_limit;
+    request.filter = NodeFilter{&reserved_from_, end_ms};
+
+    const Shape shape = ShapeOf(job, enforce_switch_limit, end_ms);
+    Placement placement;
+    auto known = failures_.find(shape);
+    if (known != failures_.end() && job.nodes >= known->second.nodes) {
+      placement.outcome = known->second.outcome;
+    } else {
+      placement = PlaceNow(request);
+      if (placement.outcome != PlacementOutcome::kPlaced) {
+        KnownFailure& failure = failures_[shape];
+        if (failure.nodes == 0 || job.nodes < failure.nodes) {
+          failure = {job.nodes, placement.outcome};
+        }
+      }
+    }
+    if (placement.outcome == PlacementOutcome::kPlaced) {
+      Start(job, placement, end_ms);
+      return;
+    }
+    const bool has_reservation = reserved_partitions_.count(job.partition);
+    if (!options_.backfill) {
+      blocked_.insert(job.partition);
+    } else if (!has_reservation) {
+      reserved_partitions_.insert(job.partition);
+      if (Reserve(job, request, placement.outcome)) return;
+    }
+    if (placement.outcome == PlacementOutcome::kSwitchLimit) {
+      Wait(job, "Topology",
+           absl::StrCat("needs ", job.nodes, " node(s) within ",
+                        job.max_switches, " leaf switch(es)"));
+    } else if (has_reservation && FitsIgnoringReservations(request)) {
+      Wait(job, "Priority",
+           "would delay the reservation of a higher-priority job");
+    } else {
+      Wait(job, "Resources", absl::StrCat("needs ", Describe(job)));
+    }
+  }
+
+  bool NeverFits(const PendingJob& job) {
+    const auto key =
+        std::make_tuple(job.gpus_per_node, CpusNeeded(job), job.mem_per_node_mb,
+                        job.is_restart, job.partition);
+    auto it = capable_.find(key);
+    if (it == capable_.end()) {
+      it = capable_.emplace(key, placer_.CapableNodes(job)).first;
+    }
+    if (it->second >= job.nodes) return false;
+    Wait(job, "PartitionNodeLimit",
+         absl::StrCat("needs ", Describe(job), "; partition ", job.partition,
+                      " has ", it->second, " such node(s)"));
+    return true;
+  }
+
+  // Only labels a wait (Priority or Resources), so one answer per shape
+  // and node count serves the whole pass; a failure covers bigger counts.
+  bool FitsIgnoringReservations(PlacementRequest request) {
+    Shape shape = ShapeOf(*request.job, request.enforce_switch_limit, 0);
+    auto failed = ignoring_reservations_failed_.find(shape);
+    if (failed != ignoring_reservations_failed_.end() &&
+        request.job->nodes >= failed->second) {
+      return false;
+    }
+    auto [it, inserted] = ignoring_reservations_fit_.emplace(
+        std::make_pair(shape, request.job->nodes), false);
+    if (!inserted) return it->second;
+    request.filter = NodeFilter{};
+    it->second = PlaceNow(request).outcome == PlacementOutcome::kPlaced;
+    if (!it->second) {
+      uint32_t& nodes = ignoring_reservations_failed_[shape];
+      if (nodes == 0 || request.job->nodes < nodes) nodes = request.job->nodes;
+    }
+    return it->second;
+  }
+
+  // Placer::Place on the free resources of the pass, answering a failure
+  // for lack of room from the memo when an earlier job proves it.
+  Placement PlaceNow(const PlacementRequest& request) {
+    const PendingJob& job = *request.job;
+    const FitKey key{job.gpus_per_node, CpusNeeded(job), job.mem_per_node_mb,
+                     job.exclusive,     job.is_restart,  job.partition};
+    const int64_t end = EffectiveEnd(request.filter);
+    if (no_room_.Covers(key, job.nodes, end)) return {};
+    // The effective end admits the same nodes, and lets jobs with different
+    // ends share the placer's fitting sets.
+    PlacementRequest live = request;
+    live.live = true;
+    if (live.filter.reserved_from != nullptr) live.filter.job_end_ms = end;
+    Placement placement = placer_.Place(live, free_);
+    if (placement.outcome == PlacementOutcome::kNoRoom) {
+      no_room_.Add(key, job.nodes, end);
+    }
+    return placement;
+  }
+
+  // The end time that admits the same nodes as the filter's: nodes are
+  // reserved only from reservation start times, so an end maps to the
+  // first such time at or after it. No filter admits every node.
+  int64_t EffectiveEnd(const NodeFilter& filter) const {
+    if (filter.reserved_from == nullptr) {
+      return std::numeric_limits<int64_t>::min();
+    }
+    auto it = reservation_starts_.lower_bound(filter.job_end_ms);
+    return it == reservation_starts_.end() ? kNever : *it;
+  }
+
+  void Start(const PendingJob& job, const Placement& placement,
+             int64_t end_ms) {
+    JobStart start;
+    start.job_id = job.id;
+    start.leaf_switches = placement.leaf_switches;
+    start.backfilled = reserved_partitions_.count(job.partition) > 0;
+    for (std::size_t node : placement.nodes) {
+      NodeShare share =
+          scheduler_internal::ShareOn(node, nodes_[node], job, free_);
+      free_.Take(share);
+      start.shares.push_back(std::move(share));
+    }
+    result_.starts.push_back(std::move(start));
+    started_ends_.push_back(end_ms);
+  }
+
+  // The earliest time the job fits as the running jobs end; its nodes are
+  // then held for it: only jobs that end by then may use them.
+  bool Reserve(const PendingJob& job, PlacementRequest request,
+               PlacementOutcome why_now) {
+    std::vector<Release> releases = releases_;
+    for (std::size_t i = 0; i < started_ends_.size(); ++i) {
+      releases.push_back({started_ends_[i], &result_.starts[i].shares});
+    }
+    std::sort(
+        releases.begin(), releases.end(),
+        [](const Release& a, const Release& b) { return a.end_ms < b.end_ms; });
+    // Fitting after the first k releases is monotonic in k: search it.
+    request.filter = NodeFilter{};
+    auto place_after = [&](std::size_t k) {
+      // Assigning into the same buffer reuses its per-node GPU lists.
+      FreeResources& later = later_;
+      later = free_;
+      for (std::size_t i = 0; i < k; ++i) {
+        for (const NodeShare& share : *releases[i].shares) later.Return(share);
+      }
+      return placer_.Place(request, later);
+    };
+    std::size_t low = 1, high = releases.size();
+    while (high > 0 && releases[high - 1].end_ms == kNever) --high;
+    if (high == 0 || place_after(high).outcome != PlacementOutcome::kPlaced) {
+      return false;
+    }
+    while (low < high) {
+      const std::size_t mid = low + (high - low) / 2;
+      if (place_after(mid).outcome == PlacementOutcome::kPlaced) {
+        high = mid;
+      } else {
+        low = mid + 1;
+      }
+    }
+    // Everything ending at the same moment frees together.
+    while (high < releases.size() &&
+           releases[high].end_ms == releases[high - 1].end_ms) {
+      ++high;
+    }
+    const Placement placement = place_after(high);
+    Reservation reservation;
+    reservation.job_id = job.id;
+    reservation.start_ms = std::max(options_.now_ms, releases[high - 1].end_ms);
+    reservation.node_indices = placement.nodes;
+    for (std::size_t node : placement.nodes) {
+      reserved_from_[node] =
+          std::min(reserved_from_[node], reservation.start_ms);
+    }
+    if (!placement.nodes.empty()) {
+      reservation_starts_.insert(reservation.start_ms);
+      placer_.ForgetFittingSets();
+    }
+    JobWait wait{
+        job.id,
+        why_now == PlacementOutcome::kSwitchLimit ? "Topology" : "Resources",
+        absl::StrCat("needs ", Describe(job), "; reserved ",
+                     placement.nodes.size(), " node(s) from ",
+                     reservation.start_ms - options_.now_ms, " ms from now"),
+        reservation.start_ms};
+    result_.waits.push_back(std::move(wait));
+    result_.reservations.push_back(std::move(reservation));
+    return true;
+  }
+
+  void Wait(const PendingJob& job, std::string reason, std::string detail) {
+    result_.waits.push_back({job.id, std::move(reason), std::move(detail), 0});
+  }
+
+  const std::vector<NodeSnapshot>& nodes_;
+  const SchedulerOptions& options_;
+  FabricIndex fabric_;
+  Placer placer_;
+  FreeResources free_;
+  FreeResources later_;  // scratch for Reserve
+  std::vector<int64_t> reserved_from_;
+  std::vector<Release> releases_;
+  std::vector<int64_t> started_ends_;
+  std::set<std::string> blocked_;
+  std::set<std::string> reserved_partitions_;
+  std::map<Shape, KnownFailure> failures_;
+  NoRoomMemo no_room_;
+  std::set<int64_t> reservation_starts_;  // the values in reserved_from_
+  std::map<Shape, uint32_t> ignoring_reservations_failed_;
+  std::map<std::pair<Shape, uint32_t>, bool> ignoring_reservations_fit_;
+  std::map<std::tuple<uint32_t, uint32_t, uint64_t, bool, std::string>,
+           std::size_t>
+      capable_;
+  ScheduleResult result_;
+};
 
 }  // namespace
 
 ScheduleResult Schedule(const std::vector<NodeSnapshot>& nodes,
-                        const std::vector<PendingJob>& queue) {
-  ScheduleResult result;
-  // Free resources as this pass hands them out.
-  std::vector<uint32_t> cpus_free(nodes.size());
-  std::vector<uint64_t> mem_free(nodes.size());
-  std::vector<std::vector<uint32_t>> gpus_free(nodes.size());
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    cpus_free[i] = nodes[i].cpus_free;
-    mem_free[i] = nodes[i].mem_free_mb;
-    gpus_free[i] = nodes[i].free_gpus;
-  }
-  std::set<std::string> blocked_partitions;
-
-  for (const PendingJob& job : queue) {
-    std::size_t capable = 0;
-    for (const NodeSnapshot& node : nodes) {
-      if (Usable(node, job) && FitsWhenIdle(node, job)) ++capable;
-    }
-    if (capable < job.nodes) {
-      result.waits.push_back(
-          {job.id, "PartitionNodeLimit",
-           absl::StrCat("needs ", Describe(job), "; partition ", job.partition,
-                        " has ", capable, " such node(s)")});
-      continue;
-    }
-    if (blocked_partitions.count(job.partition)) {
-      result.waits.push_back(
-          {job.id, "Priority", "waiting behind a higher-priority job"});
-      continue;
-    }
-    std::vector<std::size_t> chosen;
-    // A restart looks at spares first (pass 0), then at the rest.
-    for (int pass = job.is_restart ? 0 : 1; pass < 2; ++pass) {
-      for (std::size_t i = 0; i < nodes.size() && chosen.size() < job.nodes;
-           ++i) {
-        if (nodes[i].hot_spare != (pass == 0)) continue;
-        if (Usable(nodes[i], job) &&
-            FitsNow(nodes[i], cpus_free[i], mem_free[i], gpus_free[i].size(),
-                    job)) {
-          chosen.push_back(i);
-        }
-      }
-    }
-    if (chosen.size() < job.nodes) {
-      blocked_partitions.insert(job.partition);
-      result.waits.push_back(
-          {job.id, "Resources",
-           absl::StrCat("needs ", Describe(job), "; ", chosen.size(),
-                        " node(s) free now")});
-      continue;
-    }
-    JobStart start{job.id, {}};
-    for (std::size_t i : chosen) {
-      NodeShare share{i, CpusNeeded(job), {}, job.mem_per_node_mb};
-      share.gpus.assign(gpus_free[i].begin(),
-                        gpus_free[i].begin() + job.gpus_per_node);
-      gpus_free[i].erase(gpus_free[i].begin(),
-                         gpus_free[i].begin() + job.gpus_per_node);
-      cpus_free[i] -= share.cpus;
-      mem_free[i] -= std::min(mem_free[i], share.mem_mb);
-      start.shares.push_back(std::move(share));
-    }
-    result.starts.push_back(std::move(start));
-  }
-  return result;
+                        const std::vector<PendingJob>& queue,
+                        const std::vector<RunningJob>& running,
+                        const SchedulerOptions& options) {
+  return Pass(nodes, running, options).Run(queue);
 }
 
 }  // namespace gantry

@@ -59,10 +59,10 @@ set(CPACK_DEBIAN_CLIENT_PACKAGE_CONTROL_EXTRA
 
 set(CPACK_DEBIAN_SLURM_COMPAT_PACKAGE_NAME gantry-slurm-compat)
 set(CPACK_DEBIAN_SLURM_COMPAT_DESCRIPTION
-    "Slurm command names for Gantry\nsbatch, squeue, scancel and sinfo as links to gantry, which runs\ngantry batch, queue, cancel and nodes when called by these names.")
+    "Slurm command names for Gantry\nsbatch, squeue, scancel, sinfo and scontrol as links to gantry, which\nruns gantry batch, queue, cancel, nodes, and job, nodes NODE or hostnames\n(scontrol show job|node|hostnames) when called by these names.")
 set(CPACK_DEBIAN_SLURM_COMPAT_PACKAGE_ARCHITECTURE all)
 set(CPACK_DEBIAN_SLURM_COMPAT_PACKAGE_DEPENDS "${gantry_client_dep}")
-# Slurm's own client ships the same four commands.
+# Slurm's own client ships the same commands.
 set(CPACK_DEBIAN_SLURM_COMPAT_PACKAGE_CONFLICTS "slurm-client")
 
 include(CPack)

@@ -161,9 +161,13 @@ class ControllerRestartTest(ClusterTestCase):
                          ["hello 0", "hello 1", "hello 2"])
 
     def test_pending_job_survives_restart_and_runs_when_nodes_return(self):
-        cluster = self.start_cluster(agents=1)
+        cluster = self.start_cluster(agents=2, node_timeout=1.0)
         script = cluster.write_script("hello.sh", "#!/bin/bash\necho hello\n")
-        # Two nodes wanted, one present: it pends across the restart.
+        # Two nodes wanted, one up (the other known but down, so the job
+        # is not refused as bigger than the cluster): it pends across the
+        # restart.
+        cluster.kill_agent("node02")
+        cluster.wait_nodes(["node02"], "down")
         job_id = cluster.submit(script, "-N", "2")
         cluster.wait_job(job_id, "PENDING")
         cluster.restart_controller()

@@ -158,7 +158,7 @@ class DebianPackagesTest(unittest.TestCase):
 
     def test_slurm_compat_links(self):
         files = self.contents("gantry-slurm-compat")
-        for name in ("sbatch", "squeue", "scancel", "sinfo"):
+        for name in ("sbatch", "squeue", "scancel", "sinfo", "scontrol"):
             self.assertEqual(files.get(f"/usr/bin/{name}"), "gantry", name)
         self.assertEqual(self.field("gantry-slurm-compat", "Architecture"),
                          "all")
@@ -198,6 +198,10 @@ class DebianPackagesTest(unittest.TestCase):
             "gantry topology ": "import",
             "gantry topology import --format i": "ibnetdiscover",
             "gantry batch --ch": "--chdir --checkpoint-dir",
+            "gantry cancel --signal US": "USR1 USR2",
+            "gantry queue -t P": "PD",
+            "gantry nodes -t dr": "drain drng",
+            "gantry h": "hostnames",
         }
         for line, expected in cases.items():
             words = line.split(" ")

@@ -45,7 +45,7 @@ class NodeHealthTest(ClusterTestCase):
         node = cluster.nodes()[first]
         self.assertEqual(node["health_problems"], ["GPU 2 (0000:cb:00.0) is gone"])
         self.assertTrue(node["drained"])
-        self.assertIn("+degraded", cluster.cli("nodes").stdout)
+        self.assertIn("+degraded", cluster.cli("nodes", "-N").stdout)
         wait_for(lambda: len(cluster.job(job_id)["attempts"]) == 2, 10,
                  "the job to restart")
         job = cluster.wait_job(job_id, "RUNNING")

@@ -30,7 +30,7 @@ class TopologyTest(ClusterTestCase):
         nodes = c.nodes()
         self.assertEqual(nodes["node01"]["leaf_switches"], ["leaf1"])
         self.assertEqual(nodes["node03"]["leaf_switches"], ["leaf2"])
-        self.assertIn("LEAF", c.cli("nodes").stdout)
+        self.assertIn("LEAF", c.cli("nodes", "-N").stdout)
 
         # A bad file is refused with file and line; the tree stays.
         with open(c.path("loop.conf"), "w") as f:

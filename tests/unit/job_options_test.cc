@@ -41,6 +41,11 @@ std::string Describe(const JobRequest& r) {
   if (!r.error.empty()) add("error=" + r.error);
   if (!r.chdir.empty()) add("chdir=" + r.chdir);
   if (r.parsable) add("parsable");
+  if (r.exclusive) add("exclusive");
+  if (r.max_switches) add("switches=" + std::to_string(*r.max_switches));
+  if (r.switches_max_wait_seconds) {
+    add("switches_wait_s=" + std::to_string(*r.switches_max_wait_seconds));
+  }
   if (!r.warnings.empty()) add("warnings=" + std::to_string(r.warnings.size()));
   return out;
 }
@@ -135,8 +140,7 @@ TEST_CASE("Accepted but ignored options warn once each", "[job_options]") {
       {"--open-mode=append"}, {"--requeue"},
       {"--no-requeue"},       {"--hint=nomultithread"},
       {"--signal=B:USR1@60"}, {"--constraint=ib"},
-      {"-C", "ib"},           {"--exclusive"},
-      {"--exclusive=user"},   {"--nice"},
+      {"-C", "ib"},           {"--nice"},
       {"--nice=10"},          {"--propagate"},
       {"--propagate=STACK"},  {"--get-user-env"},
       {"--get-user-env=10L"},
@@ -156,14 +160,44 @@ TEST_CASE("Accepted but ignored options warn once each", "[job_options]") {
   }
   CHECK(Apply({"--mail-type", "END"})->warnings[0] ==
         "command line: --mail-type=END is not supported yet and is ignored");
-  CHECK(Apply({"--exclusive"})->warnings[0] ==
-        "command line: --exclusive is not supported yet and is ignored");
   CHECK(Apply({"--nodes=2-4"})->warnings[0] ==
         "command line: --nodes=2-4: node ranges are not supported yet; using "
         "the minimum, 2");
   CHECK(Apply({"--gres=gpu:a100:4"})->warnings[0] ==
         "command line: GPU type \"a100\" in --gres is not supported yet; "
         "requesting 4 GPU(s) of any type");
+}
+
+TEST_CASE("exclusive and switches options reach the request", "[job_options]") {
+  struct Case {
+    Words words;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {{"--exclusive"}, "exclusive"},
+      {{"--exclusive=user"}, "exclusive warnings=1"},
+      {{"--switches=1"}, "switches=1"},
+      {{"--switches", "2"}, "switches=2"},
+      {{"--switches=2@10"}, "switches=2 switches_wait_s=600"},
+      {{"--switches=4@1:30:00"}, "switches=4 switches_wait_s=5400"},
+  };
+  for (const Case& c : cases) {
+    INFO("words: " << Catch::Detail::stringify(c.words));
+    const absl::StatusOr<JobRequest> request = Apply(c.words);
+    REQUIRE(request.ok());
+    CHECK(Describe(*request) == c.expected);
+  }
+  for (const Words& bad : std::vector<Words>{{"--switches=0"},
+                                             {"--switches=x"},
+                                             {"--switches=@5"},
+                                             {"--switches=2@soon"},
+                                             {"--exclusive=everyone"}}) {
+    INFO("words: " << Catch::Detail::stringify(bad));
+    const absl::StatusOr<JobRequest> request = Apply(bad, "L");
+    REQUIRE_FALSE(request.ok());
+    CHECK_THAT(std::string(request.status().message()),
+               Catch::StartsWith("L: invalid value"));
+  }
 }
 
 TEST_CASE("Option errors name the source, option and value", "[job_options]") {

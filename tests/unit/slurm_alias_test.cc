@@ -8,24 +8,60 @@ namespace {
 
 using Words = std::vector<std::string>;
 
+Words Expand(const Words& argv) {
+  absl::StatusOr<Words> words = ExpandSlurmAlias(argv);
+  REQUIRE(words.ok());
+  return *words;
+}
+
 TEST_CASE("Slurm names become gantry subcommands", "[slurm_alias]") {
-  CHECK(ExpandSlurmAlias({"/usr/bin/sbatch", "-N", "2", "job.sh"}) ==
+  CHECK(Expand({"/usr/bin/sbatch", "-N", "2", "job.sh"}) ==
         Words{"gantry", "batch", "-N", "2", "job.sh"});
-  CHECK(ExpandSlurmAlias({"squeue", "-u", "alice"}) ==
+  CHECK(Expand({"squeue", "-u", "alice"}) ==
         Words{"gantry", "queue", "-u", "alice"});
-  CHECK(ExpandSlurmAlias({"./scancel", "12", "13"}) ==
+  CHECK(Expand({"./scancel", "12", "13"}) ==
         Words{"gantry", "cancel", "12", "13"});
-  CHECK(ExpandSlurmAlias({"sinfo"}) == Words{"gantry", "nodes"});
+  CHECK(Expand({"sinfo"}) == Words{"gantry", "nodes"});
+}
+
+TEST_CASE("scontrol show maps to job, nodes and hostnames", "[slurm_alias]") {
+  CHECK(Expand({"scontrol", "show", "job", "7"}) ==
+        Words{"gantry", "job", "7"});
+  CHECK(Expand({"/usr/bin/scontrol", "-d", "show", "jobid=7"}) ==
+        Words{"gantry", "job", "7"});
+  CHECK(Expand({"scontrol", "show", "node", "n1"}) ==
+        Words{"gantry", "nodes", "n1"});
+  CHECK(Expand({"scontrol", "show", "nodes"}) ==
+        Words{"gantry", "nodes", "--detail"});
+  CHECK(Expand({"scontrol", "show", "hostnames", "n[1-2]"}) ==
+        Words{"gantry", "hostnames", "n[1-2]"});
+  CHECK(Expand({"scontrol", "show", "hostnames"}) ==
+        Words{"gantry", "hostnames"});
+}
+
+TEST_CASE("what gantry does not offer is an error that says so",
+          "[slurm_alias]") {
+  absl::StatusOr<Words> srun = ExpandSlurmAlias({"srun", "hostname"});
+  REQUIRE(!srun.ok());
+  CHECK(srun.status().code() == absl::StatusCode::kUnimplemented);
+  CHECK(srun.status().message().find("sbatch") != std::string::npos);
+
+  absl::StatusOr<Words> update =
+      ExpandSlurmAlias({"scontrol", "update", "nodename=n1"});
+  REQUIRE(!update.ok());
+  CHECK(update.status().message().find("scontrol update") != std::string::npos);
+  CHECK(!ExpandSlurmAlias({"scontrol", "show", "partition"}).ok());
+  CHECK(!ExpandSlurmAlias({"scontrol", "show", "job"}).ok());
+  CHECK(!ExpandSlurmAlias({"scontrol"}).ok());
 }
 
 TEST_CASE("other names are left alone", "[slurm_alias]") {
-  CHECK(ExpandSlurmAlias({"/usr/bin/gantry", "queue"}) ==
+  CHECK(Expand({"/usr/bin/gantry", "queue"}) ==
         Words{"/usr/bin/gantry", "queue"});
   // Only the base name counts: a directory called sbatch changes nothing.
-  CHECK(ExpandSlurmAlias({"/opt/sbatch/gantry"}) ==
-        Words{"/opt/sbatch/gantry"});
-  CHECK(ExpandSlurmAlias({"sbatch-wrapper"}) == Words{"sbatch-wrapper"});
-  CHECK(ExpandSlurmAlias({}).empty());
+  CHECK(Expand({"/opt/sbatch/gantry"}) == Words{"/opt/sbatch/gantry"});
+  CHECK(Expand({"sbatch-wrapper"}) == Words{"sbatch-wrapper"});
+  CHECK(Expand({}).empty());
 }
 
 }  // namespace

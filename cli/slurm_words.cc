@@ -1,0 +1,100 @@
+#include "cli/slurm_words.h"
+
+#include <csignal>
+#include <string>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace gantry::cli {
+namespace {
+
+struct StateWord {
+  const char* name;
+  const char* short_name;
+  v1::JobState state;
+};
+
+constexpr StateWord kStates[] = {
+    {"PENDING", "PD", v1::PENDING},
+    {"RUNNING", "R", v1::RUNNING},
+    {"COMPLETED", "CD", v1::COMPLETED},
+    {"FAILED", "F", v1::FAILED},
+    {"CANCELLED", "CA", v1::CANCELLED},
+    {"TIMEOUT", "TO", v1::TIMEOUT},
+    {"NODE_FAIL", "NF", v1::NODE_FAIL},
+    {"OUT_OF_MEMORY", "OOM", v1::OUT_OF_MEMORY},
+};
+
+constexpr std::pair<const char*, int> kSignals[] = {
+    {"HUP", SIGHUP},   {"INT", SIGINT},     {"QUIT", SIGQUIT},
+    {"ABRT", SIGABRT}, {"KILL", SIGKILL},   {"USR1", SIGUSR1},
+    {"USR2", SIGUSR2}, {"ALRM", SIGALRM},   {"TERM", SIGTERM},
+    {"CONT", SIGCONT}, {"STOP", SIGSTOP},   {"TSTP", SIGTSTP},
+    {"URG", SIGURG},   {"XCPU", SIGXCPU},   {"XFSZ", SIGXFSZ},
+    {"PIPE", SIGPIPE}, {"WINCH", SIGWINCH},
+};
+
+}  // namespace
+
+absl::StatusOr<std::set<v1::JobState>> ParseJobStates(std::string_view list) {
+  std::set<v1::JobState> states;
+  for (absl::string_view item :
+       absl::StrSplit(absl::string_view(list.data(), list.size()), ',',
+                      absl::SkipEmpty())) {
+    const std::string word = absl::AsciiStrToUpper(item);
+    if (word == "ALL") {
+      for (const StateWord& known : kStates) states.insert(known.state);
+      continue;
+    }
+    bool found = false;
+    for (const StateWord& known : kStates) {
+      // Slurm also spells it CANCELED.
+      if (word == known.name || word == known.short_name ||
+          (known.state == v1::CANCELLED && word == "CANCELED")) {
+        states.insert(known.state);
+        found = true;
+        break;
+      }
+    }
+    if (!found) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "invalid job state \"", item,
+          "\": use PENDING (PD), RUNNING (R), COMPLETED (CD), FAILED (F), "
+          "CANCELLED (CA), TIMEOUT (TO), NODE_FAIL (NF), OUT_OF_MEMORY (OOM) "
+          "or all, separated by commas"));
+    }
+  }
+  if (states.empty()) {
+    return absl::InvalidArgumentError(
+        "empty job state list: give states such as PD,R or all");
+  }
+  return states;
+}
+
+bool IsFinished(v1::JobState state) {
+  return state != v1::PENDING && state != v1::RUNNING &&
+         state != v1::JOB_STATE_UNSPECIFIED;
+}
+
+absl::StatusOr<int> ParseSignal(std::string_view text) {
+  int number = 0;
+  const absl::string_view given(text.data(), text.size());
+  if (absl::SimpleAtoi(given, &number)) {
+    if (number >= 1 && number <= 64) return number;
+  } else {
+    std::string word = absl::AsciiStrToUpper(given);
+    if (word.rfind("SIG", 0) == 0) word = word.substr(3);
+    for (const auto& [name, value] : kSignals) {
+      if (word == name) return value;
+    }
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "invalid signal \"", given,
+      "\": give a name such as USR1, SIGUSR1, TERM or a number from 1 to 64"));
+}
+
+}  // namespace gantry::cli

@@ -1,0 +1,127 @@
+"""gantry-sim: the scheduler core in virtual time over the public traces in
+../shared/data/traces. One table with the three policies and sane numbers;
+malformed rows are skipped with a counted warning; a missing file or a trace
+without run times is a clear error. Needs no daemons."""
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+
+from gantry_cluster import build_dir, main
+
+TRACES = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                      "..", "..", "..", "shared", "data", "traces")
+PHILLY = os.path.join(TRACES, "philly", "pollux_philly.csv")
+POLICIES = {"gantry", "fifo", "backfill"}
+
+
+def simulator():
+    return os.path.join(build_dir(), "daemon", "simulator", "gantry-sim")
+
+
+def run_sim(*args, check=True):
+    binary = simulator()
+    if not os.path.exists(binary):
+        raise unittest.SkipTest(f"{binary} is missing: build gantry-sim first")
+    result = subprocess.run([binary, *args], capture_output=True, text=True,
+                            timeout=60)
+    if check and result.returncode != 0:
+        raise AssertionError(f"gantry-sim {' '.join(args)} failed "
+                             f"({result.returncode}):\n{result.stderr}")
+    return result
+
+
+class TraceSimulatorTest(unittest.TestCase):
+
+    def require_data(self, path):
+        if not os.path.exists(path):
+            self.skipTest(f"shared trace data not found at {path}")
+
+    def test_philly_slice_three_policies(self):
+        self.require_data(PHILLY)
+        # The first 1,000 Philly jobs on 128 GPUs: a few seconds.
+        report = json.loads(run_sim(
+            "--trace", PHILLY, "--limit", "1000", "--nodes", "16",
+            "--gpus-per-node", "8", "--nodes-per-leaf", "4",
+            "--leaves-per-spine", "2", "--json").stdout)
+        self.assertEqual(report["format"], "philly")
+        self.assertEqual(report["jobs_in_window"], 1000)
+        self.assertEqual(report["cluster"]["spines"], 2)
+        by_name = {p["policy"]: p for p in report["policies"]}
+        self.assertEqual(set(by_name), POLICIES)
+        for name, p in by_name.items():
+            with self.subTest(policy=name):
+                self.assertEqual(p["jobs_run"], 1000)
+                self.assertGreater(p["utilization"], 0)
+                self.assertLessEqual(p["utilization"], 1)
+                self.assertGreaterEqual(p["delay_p50_s"], 0)
+                self.assertLessEqual(p["delay_p50_s"], p["delay_p99_s"])
+                self.assertGreaterEqual(p["jct_mean_s"], p["delay_mean_s"])
+                self.assertGreater(p["multi_node_jobs"], 0)
+                self.assertGreaterEqual(p["mean_leaves"], 1)
+                self.assertLessEqual(p["fewest_leaves_share"], 1)
+        self.assertLessEqual(by_name["gantry"]["mean_leaves"],
+                             by_name["fifo"]["mean_leaves"])
+        self.assertEqual(by_name["fifo"]["backfilled_jobs"], 0)
+        # Backfill must not do worse on delay than strict FIFO here.
+        self.assertLess(by_name["gantry"]["delay_mean_s"],
+                        by_name["fifo"]["delay_mean_s"])
+
+    def test_tiresias_trace_table_and_json(self):
+        path = os.path.join(TRACES, "tiresias", "60_job.csv")
+        self.require_data(path)
+        table = run_sim("--trace", path, "--nodes", "4",
+                        "--gpus-per-node", "4").stdout
+        for policy in POLICIES:
+            self.assertRegex(table, rf"(?m)^{policy}\s+60\s")
+        for column in ("UTIL", "DELAY_MEAN", "DELAY_P50", "DELAY_P99",
+                       "JCT_MEAN", "FEWEST", "LEAVES", "WALL_S"):
+            self.assertIn(column, table)
+        report = json.loads(run_sim("--trace", path, "--nodes", "4",
+                                    "--gpus-per-node", "4", "--json").stdout)
+        self.assertEqual(report["format"], "tiresias")
+        for p in report["policies"]:
+            self.assertEqual(p["jobs_run"], 60)
+            self.assertGreater(p["utilization"], 0)
+            self.assertLessEqual(p["utilization"], 1)
+
+    def test_malformed_rows_are_counted_and_skipped(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "bad.csv")
+            with open(path, "w") as f:
+                f.write("timestamp,duration,num_gpus,gpu_time,cluster\n"
+                        "2017-10-09 07:01:55,66.0,1,66.0,a\n"
+                        "2017-10-09 07:02:55,oops,1,66.0,a\n"
+                        "garbage\n"
+                        "2017-10-09 07:03:55,30,2,60,b\n"
+                        "2017-10-09 07:04:55,30,0,0,b\n")
+            result = run_sim("--trace", path, "--nodes", "2", "--json")
+            self.assertIn("skipped 3 malformed rows; first: line 3: bad "
+                          "duration", result.stderr)
+            report = json.loads(result.stdout)
+            self.assertEqual(report["skipped_rows"], 3)
+            self.assertEqual([p["jobs_run"] for p in report["policies"]],
+                             [2, 2, 2])
+
+    def test_missing_file_and_unusable_traces_are_clear_errors(self):
+        result = run_sim("--trace", "/nonexistent/trace.csv", check=False)
+        self.assertNotEqual(result.returncode, 0)
+        self.assertIn("trace file not found: /nonexistent/trace.csv",
+                      result.stderr)
+        workload = os.path.join(TRACES, "pollux_workloads", "workload-1.csv")
+        if os.path.exists(workload):
+            result = run_sim("--trace", workload, check=False)
+            self.assertNotEqual(result.returncode, 0)
+            self.assertIn("no run times", result.stderr)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "other.csv")
+            with open(path, "w") as f:
+                f.write("a,b,c\n1,2,3\n")
+            result = run_sim("--trace", path, check=False)
+            self.assertNotEqual(result.returncode, 0)
+            self.assertIn("unknown trace format", result.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,97 @@
+// squeue's --format fields and the Slurm words (states, signals) the CLI
+// takes.
+#include "cli/squeue_format.h"
+
+#include <csignal>
+
+#include <catch2/catch.hpp>
+
+#include "cli/slurm_words.h"
+
+namespace gantry::cli {
+namespace {
+
+v1::JobRecord RunningJob() {
+  v1::JobRecord job;
+  job.set_id(42);
+  job.set_user("alice");
+  job.set_state(v1::RUNNING);
+  job.set_start_time_ms(1'000'000);
+  job.mutable_spec()->set_name("pretrain-llama");
+  job.mutable_spec()->set_partition("main");
+  job.mutable_spec()->set_nodes(2);
+  job.mutable_spec()->set_gpus_per_node(8);
+  job.mutable_spec()->set_time_limit_seconds(3600);
+  for (const char* node : {"node01", "node02"}) {
+    v1::NodeAllocation* share = job.add_allocation();
+    share->set_node(node);
+    share->set_cpus(4);
+  }
+  return job;
+}
+
+TEST_CASE("fields render with squeue's widths and alignment",
+          "[squeue_format]") {
+  absl::StatusOr<SqueueFormat> format =
+      SqueueFormat::Parse("%.6i|%-8j|%t|%M|%D|%C|%R|%b|%l|%%");
+  REQUIRE(format.ok());
+  // 65 s after the start: 1:05 used.
+  CHECK(format->Row(RunningJob(), 1'065'000) ==
+        "    42|pretrain|R|1:05|2|8|node[01-02]|gres/gpu:8|1:00:00|%\n");
+  CHECK(format->Header() ==
+        " JOBID|NAME    |ST|TIME|NODES|CPUS|NODELIST(REASON)|TRES_PER_NODE|"
+        "TIME_LIMIT|%\n");
+}
+
+TEST_CASE("a pending job shows its reason in %R", "[squeue_format]") {
+  v1::JobRecord job;
+  job.set_id(7);
+  job.set_state(v1::PENDING);
+  job.set_reason("Resources");
+  absl::StatusOr<SqueueFormat> format = SqueueFormat::Parse("%i %T %R %S");
+  REQUIRE(format.ok());
+  CHECK(format->Row(job, 0) == "7 PENDING (Resources) N/A\n");
+}
+
+TEST_CASE("the default layout is squeue's", "[squeue_format]") {
+  absl::StatusOr<SqueueFormat> format =
+      SqueueFormat::Parse(kSqueueDefaultFormat);
+  REQUIRE(format.ok());
+  CHECK(format->Header() ==
+        "             JOBID PARTITION     NAME     USER ST       TIME  NODES "
+        "NODELIST(REASON)\n");
+}
+
+TEST_CASE("unknown fields are refused", "[squeue_format]") {
+  for (const char* bad : {"%i %z", "%", "%.18", "%999999i"}) {
+    INFO(bad);
+    absl::StatusOr<SqueueFormat> format = SqueueFormat::Parse(bad);
+    REQUIRE(!format.ok());
+    CHECK(format.status().code() == absl::StatusCode::kInvalidArgument);
+  }
+}
+
+TEST_CASE("job states in long and short forms", "[slurm_words]") {
+  absl::StatusOr<std::set<v1::JobState>> states =
+      ParseJobStates("PD,running,oom");
+  REQUIRE(states.ok());
+  CHECK(*states ==
+        std::set<v1::JobState>{v1::PENDING, v1::RUNNING, v1::OUT_OF_MEMORY});
+  REQUIRE(ParseJobStates("all").ok());
+  CHECK(ParseJobStates("all")->size() == 8);
+  CHECK(ParseJobStates("canceled")->count(v1::CANCELLED) == 1);
+  CHECK(!ParseJobStates("sleeping").ok());
+  CHECK(!ParseJobStates(",").ok());
+}
+
+TEST_CASE("signals by name or number", "[slurm_words]") {
+  CHECK(*ParseSignal("USR1") == SIGUSR1);
+  CHECK(*ParseSignal("SIGusr2") == SIGUSR2);
+  CHECK(*ParseSignal("15") == SIGTERM);
+  CHECK(!ParseSignal("0").ok());
+  CHECK(!ParseSignal("USR3").ok());
+  CHECK(!ParseSignal("").ok());
+}
+
+}  // namespace
+}  // namespace gantry::cli
