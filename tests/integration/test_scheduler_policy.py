@@ -28,8 +28,9 @@ class SchedulerPolicyTest(ClusterTestCase):
         cluster = self.start_cluster(agents=2)
         cluster.wait_nodes_up([cluster.node_name(1), cluster.node_name(2)])
         script = cluster.write_script("sleeper.sh", SLEEPER)
-        # A holds one node whole for 30 s (its expected end).
-        a = cluster.submit(script, "--exclusive", "--time=0:30")
+        # A holds one node whole for 90 s (its expected end; far beyond what
+        # the steps below take even on a loaded machine).
+        a = cluster.submit(script, "--exclusive", "--time=1:30")
         cluster.wait_job(a, "RUNNING")
         # B needs both nodes: blocked, with both reserved from A's end.
         b = cluster.submit(script, "-N", "2", "--exclusive", "--time=1:00")
