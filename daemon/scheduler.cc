@@ -1,10 +1,13 @@
 #include "daemon/scheduler.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
-#include <map>
 #include <set>
+#include <string_view>
 #include <tuple>
+#include <unordered_map>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "daemon/scheduler_placement.h"
@@ -23,6 +26,29 @@ using scheduler_internal::PlacementOutcome;
 using scheduler_internal::PlacementRequest;
 using scheduler_internal::Placer;
 
+// Hashes a tuple of numbers (or a pair of such tuples), for the memos.
+struct KeyHash {
+  template <typename T>
+  static std::size_t Mix(std::size_t seed, const T& value) {
+    if constexpr (requires { std::tuple_size<T>::value; }) {
+      std::apply(
+          [&](const auto&... parts) { ((seed = Mix(seed, parts)), ...); },
+          value);
+      return seed;
+    } else {
+      return (seed ^ std::hash<T>{}(value)) * 0x9e3779b97f4a7c15ULL +
+             (seed >> 29);
+    }
+  }
+  template <typename T>
+  std::size_t operator()(const T& key) const {
+    return Mix(0x2545f4914f6cdd1dULL, key);
+  }
+};
+
+template <typename Key, typename Value>
+using Memo = std::unordered_map<Key, Value, KeyHash>;
+
 std::string Describe(const PendingJob& job) {
   return absl::StrCat(
       job.nodes, " node(s) with ", CpusNeeded(job), " CPUs",
@@ -34,12 +60,12 @@ std::string Describe(const PendingJob& job) {
 // Jobs that differ only in node count fail alike: if n nodes of a shape did
 // not fit, n or more will not either while the pass only hands out
 // resources. This keeps a pass over a long queue on a full cluster cheap.
-// The partition comes last so that map look-ups compare numbers first.
+// The partition is its number within the pass, so keys hold numbers only.
 using Shape = std::tuple<uint32_t, uint32_t, uint64_t, bool, bool, uint32_t,
-                         int64_t, std::string>;
+                         int64_t, uint32_t>;
 
-Shape ShapeOf(const PendingJob& job, bool enforce_switch_limit,
-              int64_t end_ms) {
+Shape ShapeOf(const PendingJob& job, uint32_t partition,
+              bool enforce_switch_limit, int64_t end_ms) {
   return {job.gpus_per_node,
           CpusNeeded(job),
           job.mem_per_node_mb,
@@ -47,7 +73,15 @@ Shape ShapeOf(const PendingJob& job, bool enforce_switch_limit,
           job.is_restart,
           enforce_switch_limit ? job.max_switches : 0,
           end_ms,
-          job.partition};
+          partition};
+}
+
+// What Describe depends on: nodes, CPUs, GPUs and memory per node, exclusive.
+using DescribeKey = std::tuple<uint32_t, uint32_t, uint32_t, uint64_t, bool>;
+
+DescribeKey DescribeKeyOf(const PendingJob& job) {
+  return {job.nodes, CpusNeeded(job), job.gpus_per_node, job.mem_per_node_mb,
+          job.exclusive};
 }
 
 struct KnownFailure {
@@ -57,9 +91,8 @@ struct KnownFailure {
 
 // What decides whether a job has enough fitting nodes, leaving out the node
 // count, the end time and the --switches limit: partition, GPUs, CPUs and
-// memory per node, exclusive, restart (the partition last, as in Shape).
-using FitKey =
-    std::tuple<uint32_t, uint32_t, uint64_t, bool, bool, std::string>;
+// memory per node, exclusive, restart (the partition's number last).
+using FitKey = std::tuple<uint32_t, uint32_t, uint64_t, bool, bool, uint32_t>;
 
 // A placement fails for lack of room (kNoRoom) exactly when fewer nodes fit
 // than the job needs; the --switches limit plays no part. Within a pass the
@@ -86,7 +119,7 @@ class NoRoomMemo {
   }
 
  private:
-  std::map<FitKey, std::vector<std::pair<uint32_t, int64_t>>> points_;
+  Memo<FitKey, std::vector<std::pair<uint32_t, int64_t>>> points_;
 };
 
 // A resource-holding job ending at some time, for reservations.
@@ -117,9 +150,21 @@ class Pass {
   }
 
  private:
+  // The partition's number within the pass, given on first sight.
+  uint32_t PartitionId(const std::string& name) {
+    auto [it, inserted] = partition_ids_.try_emplace(
+        std::string_view(name), static_cast<uint32_t>(partition_ids_.size()));
+    if (inserted) {
+      blocked_.push_back(false);
+      reserved_partitions_.push_back(false);
+    }
+    return it->second;
+  }
+
   void Consider(const PendingJob& job) {
-    if (NeverFits(job)) return;
-    if (blocked_.count(job.partition)) {
+    const uint32_t partition = PartitionId(job.partition);
+    if (NeverFits(job, partition)) return;
+    if (blocked_[partition]) {
       Wait(job, "Priority", "waiting behind a higher-priority job");
       return;
     }
@@ -133,8 +178,9 @@ class Pass {
     request.topology_aware = options_.topology_aware;
     request.enforce_switch_limit = enforce_switch_limit;
     request.filter = NodeFilter{&reserved_from_, end_ms};
+    request.partition = partition;
 
-    const Shape shape = ShapeOf(job, enforce_switch_limit, end_ms);
+    const Shape shape = ShapeOf(job, partition, enforce_switch_limit, end_ms);
     Placement placement;
     auto known = failures_.find(shape);
     if (known != failures_.end() && job.nodes >= known->second.nodes) {
@@ -152,11 +198,11 @@ class Pass {
       Start(job, placement, end_ms);
       return;
     }
-    const bool has_reservation = reserved_partitions_.count(job.partition);
+    const bool has_reservation = reserved_partitions_[partition];
     if (!options_.backfill) {
-      blocked_.insert(job.partition);
+      blocked_[partition] = true;
     } else if (!has_reservation) {
-      reserved_partitions_.insert(job.partition);
+      reserved_partitions_[partition] = true;
       if (Reserve(job, request, placement.outcome)) return;
     }
     if (placement.outcome == PlacementOutcome::kSwitchLimit) {
@@ -167,29 +213,44 @@ class Pass {
       Wait(job, "Priority",
            "would delay the reservation of a higher-priority job");
     } else {
-      Wait(job, "Resources", absl::StrCat("needs ", Describe(job)));
+      Wait(job, "Resources", NeedsDetail(job));
     }
   }
 
-  bool NeverFits(const PendingJob& job) {
+  // "needs " and the job's description, formatted once per description.
+  const std::string& NeedsDetail(const PendingJob& job) {
+    auto [it, inserted] = needs_details_.try_emplace(DescribeKeyOf(job));
+    if (inserted) it->second = absl::StrCat("needs ", Describe(job));
+    return it->second;
+  }
+
+  bool NeverFits(const PendingJob& job, uint32_t partition) {
     const auto key =
         std::make_tuple(job.gpus_per_node, CpusNeeded(job), job.mem_per_node_mb,
-                        job.is_restart, job.partition);
+                        job.is_restart, partition);
     auto it = capable_.find(key);
     if (it == capable_.end()) {
-      it = capable_.emplace(key, placer_.CapableNodes(job)).first;
+      it = capable_.emplace(key, placer_.CapableNodes(job, partition)).first;
     }
     if (it->second >= job.nodes) return false;
-    Wait(job, "PartitionNodeLimit",
-         absl::StrCat("needs ", Describe(job), "; partition ", job.partition,
-                      " has ", it->second, " such node(s)"));
+    // The count follows from the key, so the text from the key and the
+    // description.
+    auto [detail, inserted] = never_fits_details_.try_emplace(
+        std::make_pair(DescribeKeyOf(job), key));
+    if (inserted) {
+      detail->second =
+          absl::StrCat("needs ", Describe(job), "; partition ", job.partition,
+                       " has ", it->second, " such node(s)");
+    }
+    Wait(job, "PartitionNodeLimit", detail->second);
     return true;
   }
 
   // Only labels a wait (Priority or Resources), so one answer per shape
   // and node count serves the whole pass; a failure covers bigger counts.
   bool FitsIgnoringReservations(PlacementRequest request) {
-    Shape shape = ShapeOf(*request.job, request.enforce_switch_limit, 0);
+    Shape shape = ShapeOf(*request.job, request.partition,
+                          request.enforce_switch_limit, 0);
     auto failed = ignoring_reservations_failed_.find(shape);
     if (failed != ignoring_reservations_failed_.end() &&
         request.job->nodes >= failed->second) {
@@ -212,7 +273,7 @@ class Pass {
   Placement PlaceNow(const PlacementRequest& request) {
     const PendingJob& job = *request.job;
     const FitKey key{job.gpus_per_node, CpusNeeded(job), job.mem_per_node_mb,
-                     job.exclusive,     job.is_restart,  job.partition};
+                     job.exclusive,     job.is_restart,  request.partition};
     const int64_t end = EffectiveEnd(request.filter);
     if (no_room_.Covers(key, job.nodes, end)) return {};
     // The effective end admits the same nodes, and lets jobs with different
@@ -243,7 +304,7 @@ class Pass {
     JobStart start;
     start.job_id = job.id;
     start.leaf_switches = placement.leaf_switches;
-    start.backfilled = reserved_partitions_.count(job.partition) > 0;
+    start.backfilled = reserved_partitions_[PartitionId(job.partition)];
     for (std::size_t node : placement.nodes) {
       NodeShare share =
           scheduler_internal::ShareOn(node, nodes_[node], job, free_);
@@ -267,11 +328,16 @@ class Pass {
         [](const Release& a, const Release& b) { return a.end_ms < b.end_ms; });
     // Fitting after the first k releases is monotonic in k: search it.
     request.filter = NodeFilter{};
+    // The free resources after the first base_k releases (every probe
+    // looks at no fewer), so a probe returns only the releases past them.
+    // Assigning into the same buffers reuses their per-node GPU lists.
+    FreeResources& base = reserve_base_;
+    base = free_;
+    std::size_t base_k = 0;
     auto place_after = [&](std::size_t k) {
-      // Assigning into the same buffer reuses its per-node GPU lists.
       FreeResources& later = later_;
-      later = free_;
-      for (std::size_t i = 0; i < k; ++i) {
+      later = base;
+      for (std::size_t i = base_k; i < k; ++i) {
         for (const NodeShare& share : *releases[i].shares) later.Return(share);
       }
       return placer_.Place(request, later);
@@ -287,6 +353,13 @@ class Pass {
         high = mid;
       } else {
         low = mid + 1;
+        // Later probes look at least at low releases: later_ holds the
+        // first mid, so it and release mid become the base.
+        std::swap(base, later_);
+        for (const NodeShare& share : *releases[mid].shares) {
+          base.Return(share);
+        }
+        base_k = low;
       }
     }
     // Everything ending at the same moment frees together.
@@ -328,20 +401,24 @@ class Pass {
   FabricIndex fabric_;
   Placer placer_;
   FreeResources free_;
-  FreeResources later_;  // scratch for Reserve
+  FreeResources later_;         // scratch for Reserve
+  FreeResources reserve_base_;  // scratch for Reserve
   std::vector<int64_t> reserved_from_;
   std::vector<Release> releases_;
   std::vector<int64_t> started_ends_;
-  std::set<std::string> blocked_;
-  std::set<std::string> reserved_partitions_;
-  std::map<Shape, KnownFailure> failures_;
+  // By partition number; the names are views of the queue's strings.
+  std::unordered_map<std::string_view, uint32_t> partition_ids_;
+  std::vector<bool> blocked_;
+  std::vector<bool> reserved_partitions_;
+  Memo<Shape, KnownFailure> failures_;
   NoRoomMemo no_room_;
   std::set<int64_t> reservation_starts_;  // the values in reserved_from_
-  std::map<Shape, uint32_t> ignoring_reservations_failed_;
-  std::map<std::pair<Shape, uint32_t>, bool> ignoring_reservations_fit_;
-  std::map<std::tuple<uint32_t, uint32_t, uint64_t, bool, std::string>,
-           std::size_t>
-      capable_;
+  Memo<Shape, uint32_t> ignoring_reservations_failed_;
+  Memo<std::pair<Shape, uint32_t>, bool> ignoring_reservations_fit_;
+  using CapableKey = std::tuple<uint32_t, uint32_t, uint64_t, bool, uint32_t>;
+  Memo<CapableKey, std::size_t> capable_;
+  Memo<DescribeKey, std::string> needs_details_;
+  Memo<std::pair<DescribeKey, CapableKey>, std::string> never_fits_details_;
   ScheduleResult result_;
 };
 

@@ -1,6 +1,7 @@
 #include "daemon/scheduler_placement.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <numeric>
 #include <string_view>
@@ -172,10 +173,37 @@ bool CapableOf(const NodeSnapshot& node, const PendingJob& job) {
          (job.mem_per_node_mb == 0 || node.mem_total_mb >= job.mem_per_node_mb);
 }
 
-std::size_t Placer::CapableNodes(const PendingJob& job) const {
-  return static_cast<std::size_t>(
-      std::count_if(nodes_.begin(), nodes_.end(),
-                    [&](const NodeSnapshot& n) { return CapableOf(n, job); }));
+const std::vector<uint8_t>& Placer::UsableByMask(const PendingJob& job,
+                                                 uint32_t partition) {
+  const std::size_t slot = std::size_t{partition} * 2 + job.is_restart;
+  if (usable_by_.size() <= slot) {
+    usable_by_.resize(slot + 1);
+    usable_by_built_.resize(slot + 1, 0);
+  }
+  std::vector<uint8_t>& usable = usable_by_[slot];
+  if (!usable_by_built_[slot]) {
+    usable_by_built_[slot] = 1;
+    usable.reserve(nodes_.size());
+    for (const NodeSnapshot& node : nodes_) {
+      usable.push_back(UsableBy(node, job));
+    }
+  }
+  return usable;
+}
+
+std::size_t Placer::CapableNodes(const PendingJob& job, uint32_t partition) {
+  const std::vector<uint8_t>& usable = UsableByMask(job, partition);
+  // CapableOf, with UsableBy answered from the mask.
+  const uint32_t cpus = CpusNeeded(job);
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    const NodeSnapshot& node = nodes_[i];
+    count +=
+        usable[i] && node.cpus_total >= cpus &&
+        node.gpus_total >= job.gpus_per_node &&
+        (job.mem_per_node_mb == 0 || node.mem_total_mb >= job.mem_per_node_mb);
+  }
+  return count;
 }
 
 bool Placer::Fits(std::size_t i, const PendingJob& job,
@@ -194,16 +222,23 @@ bool Placer::Fits(std::size_t i, const PendingJob& job,
   return true;
 }
 
-const std::vector<uint8_t>& Placer::UsableMask(const PendingJob& job) {
-  auto [it, inserted] =
-      usable_masks_.try_emplace(std::make_pair(job.partition, job.is_restart));
-  if (inserted) {
-    it->second.reserve(nodes_.size());
-    for (const NodeSnapshot& node : nodes_) {
-      it->second.push_back(node.schedulable && UsableBy(node, job));
+const std::vector<uint8_t>& Placer::UsableMask(const PendingJob& job,
+                                               uint32_t partition) {
+  const std::size_t slot = std::size_t{partition} * 2 + job.is_restart;
+  if (usable_masks_.size() <= slot) {
+    usable_masks_.resize(slot + 1);
+    usable_mask_built_.resize(slot + 1, 0);
+  }
+  if (!usable_mask_built_[slot]) {
+    usable_mask_built_[slot] = 1;
+    const std::vector<uint8_t>& usable = UsableByMask(job, partition);
+    std::vector<uint8_t>& mask = usable_masks_[slot];
+    mask.reserve(nodes_.size());
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+      mask.push_back(nodes_[i].schedulable && usable[i]);
     }
   }
-  return it->second;
+  return usable_masks_[slot];
 }
 
 uint32_t Placer::CountLeaves(const std::vector<std::size_t>& chosen) const {
@@ -218,7 +253,7 @@ uint32_t Placer::CountLeaves(const std::vector<std::size_t>& chosen) const {
 Placement Placer::Place(const PlacementRequest& request,
                         const FreeResources& free) {
   if (!free.MayHold(request.job->nodes, request.job->gpus_per_node)) return {};
-  usable_ = &UsableMask(*request.job);
+  usable_ = &UsableMask(*request.job, request.partition);
   // A restart takes hot spares first, so a failed gang comes back fast.
   if (request.job->is_restart) {
     Placement on_spares = request.topology_aware
@@ -438,7 +473,7 @@ const Placer::FittingSet& Placer::LiveFittingSet(
                        spares_only,
                        filtered,
                        filtered ? request.filter.job_end_ms : 0,
-                       job.partition};
+                       request.partition};
   auto [it, inserted] = fitting_sets_.try_emplace(key);
   FittingSet& set = it->second;
   if (inserted) {
@@ -472,10 +507,53 @@ const Placer::FittingSet& Placer::LiveFittingSet(
   return set;
 }
 
+namespace {
+
+// ChooseGpus when every free GPU has a named HCA and there are at most 64:
+// the same choice without building groups. Round r of the round-robin takes
+// the r-th GPU of each HCA in HCA order, so the GPUs taken are the first
+// `count` by (rank within the HCA, HCA order).
+std::vector<uint32_t> ChooseGpusOfNamedHcas(
+    const std::vector<uint32_t>& free_gpus,
+    const std::vector<std::string>& gpu_hca, uint32_t count) {
+  const std::size_t n = free_gpus.size();
+  std::array<uint32_t, 64> first_of_group;  // a GPU index per HCA, in order
+  std::array<uint32_t, 64> group_size;
+  std::array<uint32_t, 64> keys;
+  uint32_t groups = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string& hca = gpu_hca[free_gpus[i]];
+    uint32_t g = 0;
+    while (g < groups && gpu_hca[free_gpus[first_of_group[g]]] != hca) ++g;
+    if (g == groups) {
+      first_of_group[groups] = static_cast<uint32_t>(i);
+      group_size[groups] = 0;
+      ++groups;
+    }
+    keys[i] = (group_size[g]++ << 12) | (g << 6) | static_cast<uint32_t>(i);
+  }
+  std::sort(keys.begin(), keys.begin() + n);
+  std::vector<uint32_t> chosen;
+  chosen.reserve(count);
+  for (uint32_t k = 0; k < count; ++k) {
+    chosen.push_back(free_gpus[keys[k] & 63]);
+  }
+  std::sort(chosen.begin(), chosen.end());
+  return chosen;
+}
+
+}  // namespace
+
 std::vector<uint32_t> ChooseGpus(const std::vector<uint32_t>& free_gpus,
                                  const std::vector<std::string>& gpu_hca,
                                  uint32_t count) {
   if (count >= free_gpus.size()) return free_gpus;
+  if (free_gpus.size() <= 64 &&
+      std::all_of(free_gpus.begin(), free_gpus.end(), [&](uint32_t gpu) {
+        return gpu < gpu_hca.size() && !gpu_hca[gpu].empty();
+      })) {
+    return ChooseGpusOfNamedHcas(free_gpus, gpu_hca, count);
+  }
   // Round-robin over HCAs in order of their lowest free GPU: the first pick
   // of every HCA comes before any second pick, so ranks get distinct NICs.
   std::vector<std::string_view> hca_order;

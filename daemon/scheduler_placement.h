@@ -96,6 +96,9 @@ struct PlacementRequest {
   // Return, and the filter's reservations are unchanged since the last
   // ForgetFittingSets: the placer may reuse what it found fitting before.
   bool live = false;
+  // The job's partition as a number, the same for the same name throughout
+  // the Placer's life: what the placer keys its per-partition memos on.
+  uint32_t partition = 0;
 };
 
 // Reused buffers so that a pass over many jobs allocates little.
@@ -106,8 +109,9 @@ class Placer {
 
   Placement Place(const PlacementRequest& request, const FreeResources& free);
 
-  // Nodes of the job's partition it could use if they were idle.
-  std::size_t CapableNodes(const PendingJob& job) const;
+  // Nodes of the job's partition it could use if they were idle; `partition`
+  // as in PlacementRequest.
+  std::size_t CapableNodes(const PendingJob& job, uint32_t partition);
 
   // Drops the fitting sets of live requests (call when reservations change).
   void ForgetFittingSets() { fitting_sets_.clear(); }
@@ -116,7 +120,11 @@ class Placer {
   bool Fits(std::size_t node, const PendingJob& job,
             const FreeResources& free) const;
   // Per node: schedulable and usable by jobs like `job` (UsableBy).
-  const std::vector<uint8_t>& UsableMask(const PendingJob& job);
+  const std::vector<uint8_t>& UsableMask(const PendingJob& job,
+                                         uint32_t partition);
+  // Per node: UsableBy alone (no schedulable test).
+  const std::vector<uint8_t>& UsableByMask(const PendingJob& job,
+                                           uint32_t partition);
   Placement PlaceFirstFit(const PlacementRequest& request,
                           const FreeResources& free, bool spares_only);
   Placement PlaceByTopology(const PlacementRequest& request,
@@ -131,7 +139,7 @@ class Placer {
     std::size_t changes_seen = 0;
   };
   using FittingKey = std::tuple<uint32_t, uint32_t, uint64_t, bool, bool, bool,
-                                bool, int64_t, std::string>;
+                                bool, int64_t, uint32_t>;
   const FittingSet& LiveFittingSet(const PlacementRequest& request,
                                    const FreeResources& free, bool spares_only);
   bool FitsRequest(std::size_t node, const PlacementRequest& request,
@@ -143,7 +151,12 @@ class Placer {
   std::vector<uint32_t> touched_leaves_;
   std::vector<uint32_t> leaf_stamp_;
   uint32_t stamp_ = 0;
-  std::map<std::pair<std::string, bool>, std::vector<uint8_t>> usable_masks_;
+  // By partition number * 2 + restart; built when first needed.
+  std::vector<std::vector<uint8_t>> usable_masks_;
+  std::vector<uint8_t> usable_mask_built_;
+  // The same without the schedulable test (UsableBy alone), for CapableNodes.
+  std::vector<std::vector<uint8_t>> usable_by_;
+  std::vector<uint8_t> usable_by_built_;
   const std::vector<uint8_t>* usable_ = nullptr;  // of the job being placed
   std::map<FittingKey, FittingSet> fitting_sets_;
   std::vector<std::size_t> candidates_;
