@@ -91,7 +91,12 @@ Caller Authenticator::Describe(uint32_t uid, uint32_t gid,
   caller.uid = uid;
   caller.gid = gid;
   caller.user = std::move(user);
-  caller.admin = IsAdmin(uid, GroupsOf(caller.user, gid), admin_gid_);
+  // Group lists come from NSS (files, LDAP): only look them up when they
+  // can change the answer, not on every request of every user.
+  const bool groups_matter = uid != 0 && admin_gid_.has_value();
+  caller.admin = IsAdmin(
+      uid, groups_matter ? GroupsOf(caller.user, gid) : std::vector<gid_t>{},
+      admin_gid_);
   return caller;
 }
 
