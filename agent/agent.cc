@@ -31,7 +31,10 @@ double LoadAverage() {
 Agent::Agent(AgentOptions options, v1::NodeInventory inventory)
     : options_(std::move(options)),
       inventory_(std::move(inventory)),
-      boot_id_(ReadBootId()) {
+      identity_{.node_name = options_.node_name,
+                .address = options_.address,
+                .boot_id = ReadBootId(),
+                .simulated = false} {
   RankLauncherOptions launcher_options;
   launcher_options.work_dir = options_.work_dir;
   launcher_options.node_name = options_.node_name;
@@ -100,25 +103,14 @@ void Agent::Stop() {
 }
 
 v1::Register Agent::MakeRegister() {
-  v1::Register reg;
-  reg.set_node_name(options_.node_name);
-  reg.set_address(options_.address);
-  reg.set_boot_id(boot_id_);
-  reg.set_agent_version(GANTRY_VERSION);
-  *reg.mutable_inventory() = inventory_;
-  // Exits first, then running ranks: a rank that ends in between shows as
-  // running here and its exit follows on the stream (OnConnected), rather
-  // than being in neither list and looking lost.
+  // Exits first, then running ranks (see BuildRegister): a rank that ends
+  // in between has its exit follow on the stream (OnConnected).
+  ExitJournal exits;
   {
     std::lock_guard lock(mutex_);
-    for (const v1::RankEvent& event : unacknowledged_) {
-      *reg.add_unacknowledged_exits() = event;
-    }
+    exits = exits_;
   }
-  for (v1::RankId& rank : launcher_->Running()) {
-    *reg.add_running() = std::move(rank);
-  }
-  return reg;
+  return BuildRegister(identity_, inventory_, exits, launcher_->Running());
 }
 
 void Agent::OnConnected() {
@@ -128,12 +120,10 @@ void Agent::OnConnected() {
   std::deque<v1::RankEvent> pending;
   {
     std::lock_guard lock(mutex_);
-    pending = unacknowledged_;
+    pending = exits_.pending();
   }
   for (const v1::RankEvent& event : pending) {
-    v1::AgentMessage message;
-    *message.mutable_rank_event() = event;
-    if (!link_->Send(message)) break;
+    if (!link_->Send(RankEventMessage(event))) break;
   }
 }
 
@@ -141,8 +131,7 @@ void Agent::OnControllerMessage(const v1::ControllerMessage& message) {
   switch (message.body_case()) {
     case v1::ControllerMessage::kRegistered: {
       std::lock_guard lock(mutex_);
-      heartbeat_interval_ms_ =
-          std::max<uint32_t>(50, message.registered().heartbeat_interval_ms());
+      heartbeat_interval_ms_ = HeartbeatIntervalMs(message.registered());
       break;
     }
     case v1::ControllerMessage::kLaunch: {
@@ -175,10 +164,7 @@ void Agent::OnControllerMessage(const v1::ControllerMessage& message) {
       break;
     case v1::ControllerMessage::kAck: {
       std::lock_guard lock(mutex_);
-      while (!unacknowledged_.empty() && unacknowledged_.front().sequence() <=
-                                             message.ack().up_to_sequence()) {
-        unacknowledged_.pop_front();
-      }
+      exits_.Acknowledge(message.ack().up_to_sequence());
       break;
     }
     default:
@@ -207,36 +193,29 @@ void Agent::AddNetworkEnvironment(v1::LaunchRanks& launch) const {
 }
 
 void Agent::OnRankStarted(const v1::RankId& rank, pid_t pid) {
-  v1::AgentMessage message;
-  v1::RankEvent& event = *message.mutable_rank_event();
-  *event.mutable_rank() = rank;
-  event.set_kind(v1::RankEvent::STARTED);
-  event.set_pid(pid);
   if (options_.metrics) options_.metrics->CountRankStarted();
-  link_->Send(message);  // informational: lost if disconnected, that's fine
+  // Informational: lost if disconnected, that's fine.
+  link_->Send(RankStartedMessage(rank, pid));
 }
 
 void Agent::OnRankExited(const v1::RankId& rank, int exit_code, int signal,
                          bool launch_failed, const std::string& text,
                          bool out_of_memory) {
-  v1::AgentMessage message;
-  v1::RankEvent& event = *message.mutable_rank_event();
-  *event.mutable_rank() = rank;
-  event.set_kind(launch_failed ? v1::RankEvent::LAUNCH_FAILED
-                               : v1::RankEvent::EXITED);
-  event.set_exit_code(exit_code);
-  event.set_signal(signal);
-  event.set_message(text);
-  event.set_out_of_memory(out_of_memory);
+  RankOutcome outcome;
+  outcome.exit_code = exit_code;
+  outcome.signal = signal;
+  outcome.launch_failed = launch_failed;
+  outcome.message = text;
+  outcome.out_of_memory = out_of_memory;
   if (options_.metrics) {
     options_.metrics->CountRankEnded(launch_failed, exit_code, signal);
   }
+  v1::RankEvent event;
   {
     std::lock_guard lock(mutex_);
-    event.set_sequence(next_sequence_++);
-    unacknowledged_.push_back(event);
+    event = exits_.Record(RankEndedEvent(rank, outcome));
   }
-  link_->Send(message);
+  link_->Send(RankEventMessage(event));
   bool attempt_over = true;
   for (const v1::RankId& other : launcher_->Running()) {
     if (other.job_id() == rank.job_id() && other.attempt() == rank.attempt()) {
@@ -271,16 +250,9 @@ void Agent::HeartbeatLoop() {
       continue;
     }
     last_beat = std::chrono::steady_clock::now();
-    v1::AgentMessage message;
-    message.mutable_heartbeat()->set_load_1m(LoadAverage());
-    message.mutable_heartbeat()->set_running_ranks(
-        static_cast<uint32_t>(launcher_->Running().size()));
-    for (std::string& problem : health_->Check()) {
-      message.mutable_heartbeat()->add_health_problems(std::move(problem));
-    }
-    for (v1::NetworkDevice& update : health_->TakePortUpdates()) {
-      *message.mutable_heartbeat()->add_port_updates() = std::move(update);
-    }
+    v1::AgentMessage message = HeartbeatMessage(
+        LoadAverage(), static_cast<uint32_t>(launcher_->Running().size()),
+        health_->Check(), health_->TakePortUpdates());
     if (options_.metrics) {
       options_.metrics->SetRanksRunning(message.heartbeat().running_ranks());
       options_.metrics->SetHealthProblems(

@@ -18,6 +18,7 @@
 #include <string>
 #include <thread>
 
+#include "agent/agent_messages.h"
 #include "agent/checkpoint_watcher.h"
 #include "agent/controller_link.h"
 #include "agent/health_monitor.h"
@@ -73,14 +74,13 @@ class Agent {
 
   const AgentOptions options_;
   const v1::NodeInventory inventory_;
-  const std::string boot_id_;
+  const AgentIdentity identity_;
 
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::deque<v1::RankEvent> unacknowledged_;  // guarded by mutex_
-  uint64_t next_sequence_ = 1;                // guarded by mutex_
-  uint32_t heartbeat_interval_ms_ = 1000;     // guarded by mutex_
-  bool stopping_ = false;                     // guarded by mutex_
+  ExitJournal exits_;                      // guarded by mutex_
+  uint32_t heartbeat_interval_ms_ = 1000;  // guarded by mutex_
+  bool stopping_ = false;                  // guarded by mutex_
 
   std::unique_ptr<RankLauncher> launcher_;
   std::unique_ptr<ControllerLink> link_;

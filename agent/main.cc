@@ -14,9 +14,11 @@
 #include <prometheus/registry.h>
 #include <CLI/CLI.hpp>
 
+#include "absl/synchronization/mutex.h"
 #include "agent/agent.h"
 #include "agent/agent_metrics.h"
 #include "agent/node_inventory.h"
+#include "agent/simulated_fleet.h"
 #include "agent/verbs_discovery.h"
 #include "common/daemon_flags.h"
 #include "common/log.h"
@@ -52,9 +54,29 @@ std::string DefaultAddress() {
   return found;
 }
 
+// gantry-agent --simulate: serves the fleet until SIGINT/SIGTERM (already
+// blocked in every thread).
+int RunSimulatedFleet(gantry::agent::SimulatedFleetOptions options,
+                      gantry::v1::NodeInventory inventory,
+                      const sigset_t& stop_signals) {
+  gantry::agent::SimulatedFleet fleet(std::move(options), std::move(inventory));
+  std::thread runner([&fleet] { fleet.Run(); });
+  gantry::systemd::NotifyReady("simulated fleet");
+  int signal = 0;
+  sigwait(&stop_signals, &signal);
+  gantry::log::Info("stopping", {{"signal", signal}});
+  fleet.Stop();
+  runner.join();
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Debian builds abseil with its mutex deadlock detection on, which keeps
+  // a graph of every lock gRPC takes: a large part of the CPU of a fleet of
+  // thousands of streams, for a check meant for debug builds.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   CLI::App app{
       "gantry-agent: the Gantry node agent. Discovers the node, registers "
       "with gantryd, and starts, watches and stops the ranks of jobs."};
@@ -118,6 +140,54 @@ int main(int argc, char** argv) {
   app.add_option("--metrics-listen", metrics_listen,
                  "IP:PORT of the Prometheus /metrics endpoint, e.g. "
                  "0.0.0.0:9818 (port 0: any free; empty: none)");
+  gantry::agent::SimulatedFleetOptions fleet;
+  std::string simulate_topology;
+  double simulate_rank_seconds = 10;
+  app.add_option(
+         "--simulate", fleet.nodes,
+         "Host this many simulated nodes in this process instead of serving "
+         "this machine (scale tests of gantryd; 0: a real agent). Each has "
+         "its own stream to gantryd and its own name (--simulate-prefix) and "
+         "shows as simulated in gantry nodes; its ranks start no process: "
+         "each lasts the job's GANTRY_SIMULATED_SECONDS (\"inf\": until "
+         "killed) and exits with its GANTRY_SIMULATED_EXIT_CODE, else the "
+         "--simulate-rank-seconds and --simulate-exit-code defaults")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100000));
+  app.add_option("--simulate-prefix", fleet.name_prefix,
+                 "Simulated nodes are named PREFIX plus a zero-padded index "
+                 "of at least 5 digits: sim00001, sim00002, ...")
+      ->capture_default_str();
+  app.add_option("--simulate-first", fleet.first_index,
+                 "Index of the first simulated node (several fleets on one "
+                 "controller take disjoint ranges)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000000000));
+  app.add_option("--simulate-topology", simulate_topology,
+                 "hwloc XML topology every simulated node reports (default: "
+                 "a fixed synthetic node: 1 socket, 16 cores, 32 CPUs, "
+                 "128 GiB, 8 GPUs, no HCAs)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--simulate-rank-seconds", simulate_rank_seconds,
+                 "How long a simulated rank runs when its job does not set "
+                 "GANTRY_SIMULATED_SECONDS")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--simulate-exit-code", fleet.rank_defaults.exit_code,
+                 "Exit code of a simulated rank when its job does not set "
+                 "GANTRY_SIMULATED_EXIT_CODE")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 255));
+  app.add_option("--simulate-threads", fleet.threads,
+                 "Threads serving the simulated nodes (each drives its share "
+                 "of the streams asynchronously)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  app.add_option("--simulate-nodes-per-connection", fleet.nodes_per_connection,
+                 "Simulated nodes whose streams share one TCP connection to "
+                 "gantryd (1: a connection per node, as real agents have)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
   app.add_option("--log-level", log_level, "debug, info, warn or error")
       ->capture_default_str()
       ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
@@ -141,9 +211,31 @@ int main(int argc, char** argv) {
   options.sysfs_root =
       !sysfs_root.empty() ? sysfs_root : (hwloc_xml.empty() ? "/sys" : "");
 
+  const bool simulate = fleet.nodes > 0;
+  if (simulate) {
+    fleet.controller = options.controller;
+    fleet.munge_socket = options.munge_socket;
+    fleet.address = options.address;
+    fleet.rank_defaults.duration_ms =
+        gantry::agent::SimulatedDurationMs(simulate_rank_seconds);
+    absl::Status valid = gantry::agent::CheckSimulatedFleetOptions(fleet);
+    if (valid.ok() && !hwloc_xml.empty()) {
+      valid = absl::InvalidArgumentError(
+          "--hwloc-xml describes this node; simulated nodes take "
+          "--simulate-topology");
+    }
+    if (!valid.ok()) {
+      std::cerr << "gantry-agent: --simulate: " << valid.message() << "\n";
+      return 2;
+    }
+  }
   absl::StatusOr<gantry::v1::NodeInventory> inventory =
-      hwloc_xml.empty() ? gantry::agent::DiscoverThisMachine()
-                        : gantry::agent::DiscoverFromHwlocXml(hwloc_xml);
+      simulate            ? (simulate_topology.empty()
+                                 ? absl::StatusOr<gantry::v1::NodeInventory>(
+                            gantry::agent::SyntheticNodeInventory())
+                                 : gantry::agent::DiscoverFromHwlocXml(simulate_topology))
+      : hwloc_xml.empty() ? gantry::agent::DiscoverThisMachine()
+                          : gantry::agent::DiscoverFromHwlocXml(hwloc_xml);
   if (!inventory.ok()) {
     gantry::log::Error("node discovery failed",
                        {{"error", inventory.status().ToString()}});
@@ -164,7 +256,7 @@ int main(int argc, char** argv) {
     overrides[entry.substr(0, equals)] = *role;
   }
   std::string default_route;
-  if (hwloc_xml.empty()) {
+  if (hwloc_xml.empty() && !simulate) {
     // The HCAs' ports (state, link layer, rate, GUIDs) come from verbs; a
     // machine without HCAs has none and carries on.
     absl::StatusOr<std::vector<gantry::v1::NetworkDevice>> verbs =
@@ -186,6 +278,13 @@ int main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  if (simulate) {
+    if (!metrics_listen.empty()) {
+      gantry::log::Warn("--metrics-listen is not served by a simulated fleet");
+    }
+    return RunSimulatedFleet(std::move(fleet), std::move(*inventory),
+                             stop_signals);
+  }
 
   // After the signal mask: the endpoint's HTTP threads inherit it. Ranks go
   // on without the monitoring port; this error says why it is missing.

@@ -97,6 +97,7 @@ absl::StatusOr<v1::SubmitRequest> BuildSubmitRequest(
   spec.set_max_switches(request.max_switches.value_or(0));
   spec.set_switches_max_wait_seconds(
       request.switches_max_wait_seconds.value_or(0));
+  spec.set_dependency(request.dependency);
   spec.set_script(script);
   for (const std::string& arg : script_args) spec.add_script_args(arg);
   for (char** entry = environ_entries; entry && *entry; ++entry) {

@@ -286,7 +286,9 @@ int RunJobCommand(const std::string& controller, const std::string& job_id,
             << " GroupId=" << group_name << "(" << job.gid() << ")\n"
             << "   JobState=" << StateName(job.state())
             << " Reason=" << (job.reason().empty() ? "None" : job.reason())
-            << " Dependency=(null)\n";
+            << " Dependency="
+            << (spec.dependency().empty() ? "(null)" : spec.dependency())
+            << "\n";
   if (!job.reason_detail().empty()) {
     std::cout << "   ReasonDetail=" << job.reason_detail() << "\n";
   }
@@ -397,7 +399,8 @@ void PrintNodeDetail(const v1::NodeRecord& node) {
             << " State=" << NodeStateName(node.state())
             << (node.drained() ? "+drain" : "")
             << (node.hot_spare() ? "+spare" : "")
-            << " Address=" << node.address() << "\n"
+            << (node.simulated() ? "+sim" : "") << " Address=" << node.address()
+            << "\n"
             << "   Reason="
             << (node.drained() ? node.drain_reason() : node.reason()) << "\n"
             << "   Health="
@@ -503,7 +506,19 @@ int RunNodesCommand(const std::string& controller,
   if (options.json) {
     nlohmann::json list = nlohmann::json::array();
     for (const v1::NodeRecord& node : nodes) list.push_back(NodeToJson(node));
-    std::cout << nlohmann::json{{"nodes", list}}.dump(2) << "\n";
+    nlohmann::json partitions = nlohmann::json::array();
+    for (const v1::PartitionInfo& partition : response.partitions()) {
+      partitions.push_back({{"name", partition.name()},
+                            {"default", partition.is_default()},
+                            {"nodes", partition.nodes()},
+                            {"default_time_seconds",
+                             partition.default_time_seconds()},
+                            {"max_time_seconds", partition.max_time_seconds()},
+                            {"max_nodes", partition.max_nodes()}});
+    }
+    std::cout << nlohmann::json{{"nodes", list}, {"partitions", partitions}}
+                     .dump(2)
+              << "\n";
     return 0;
   }
   if (options.detail) {
@@ -520,7 +535,10 @@ int RunNodesCommand(const std::string& controller,
     std::cout << table;
   };
   if (!options.per_node) {
-    print(SinfoSummary(nodes, filter));
+    print(SinfoSummary(nodes,
+                       {response.partitions().begin(),
+                        response.partitions().end()},
+                       filter));
     return 0;
   }
   std::vector<std::vector<std::string>> rows = {
@@ -531,6 +549,7 @@ int RunNodesCommand(const std::string& controller,
     if (node.health_problems_size() > 0) state += "+degraded";
     if (node.drained()) state += "+drain";
     if (node.hot_spare()) state += "+spare";
+    if (node.simulated()) state += "+sim";
     std::string reason = node.drained() ? node.drain_reason() : node.reason();
     if (node.health_problems_size() > 0) {
       reason = absl::StrJoin(node.health_problems(), "; ");
@@ -670,55 +689,6 @@ int RunDrainCommand(const std::string& controller,
   if (absl::Status status = client.Drain(request, response); !status.ok()) {
     return Fail(command, status);
   }
-  return 0;
-}
-
-int RunStatusCommand(const std::string& controller, bool json) {
-  ControllerClient client(ResolveControllerTarget(controller));
-  v1::ClusterStatusResponse status;
-  if (absl::Status error = client.ClusterStatus(status); !error.ok()) {
-    return Fail("status", error);
-  }
-  int64_t uptime = (status.now_ms() - status.started_ms()) / 1000;
-  if (json) {
-    std::cout << nlohmann::json{{"controller", client.target()},
-                                {"version", status.version()},
-                                {"uptime_seconds", uptime},
-                                {"state_dir", status.state_dir()},
-                                {"nodes",
-                                 {{"total", status.nodes_total()},
-                                  {"up", status.nodes_up()},
-                                  {"unreachable", status.nodes_unreachable()},
-                                  {"down", status.nodes_down()}}},
-                                {"cpus",
-                                 {{"total", status.cpus_total()},
-                                  {"allocated", status.cpus_allocated()}}},
-                                {"gpus",
-                                 {{"total", status.gpus_total()},
-                                  {"allocated", status.gpus_allocated()}}},
-                                {"jobs",
-                                 {{"pending", status.jobs_pending()},
-                                  {"running", status.jobs_running()},
-                                  {"finished", status.jobs_finished()}}},
-                                {"next_job_id", status.next_job_id()}}
-                     .dump(2)
-              << "\n";
-    return 0;
-  }
-  std::cout << "Controller  " << client.target() << " (gantryd "
-            << status.version() << ", up " << FormatDuration(uptime)
-            << ", state in " << status.state_dir() << ")\n"
-            << "Nodes       " << status.nodes_total()
-            << " total: " << status.nodes_up() << " up, "
-            << status.nodes_unreachable() << " unreachable, "
-            << status.nodes_down() << " down\n"
-            << "CPUs        " << status.cpus_allocated() << "/"
-            << status.cpus_total() << " allocated\n"
-            << "GPUs        " << status.gpus_allocated() << "/"
-            << status.gpus_total() << " allocated\n"
-            << "Jobs        " << status.jobs_pending() << " pending, "
-            << status.jobs_running() << " running, " << status.jobs_finished()
-            << " finished\n";
   return 0;
 }
 

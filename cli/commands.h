@@ -56,7 +56,6 @@ struct NodesOptions {
 };
 
 int RunNodesCommand(const std::string& controller, const NodesOptions& options);
-int RunStatusCommand(const std::string& controller, bool json);
 // From inside a job (GANTRY_JOB_ID) or for --job: a completed checkpoint
 // (`path` non-empty) or plain progress.
 int RunProgressCommand(const std::string& controller, const std::string& job,

@@ -10,6 +10,7 @@
 #include "cli/batch_command.h"
 #include "cli/commands.h"
 #include "cli/slurm_alias.h"
+#include "cli/status_command.h"
 
 namespace {
 
@@ -43,6 +44,12 @@ Options:
       --max-restarts N        restarts after failures (default: the cluster's, 3)
       --hang-timeout TIME     a job with no progress (checkpoint or
                               `gantry progress`) for this long is restarted
+      --exclusive             whole nodes: no other job shares them
+      --switches N[@WAIT]     at most N leaf switches; after WAIT (a --time
+                              value) any placement will do
+  -d, --dependency LIST       start after other jobs: after:ID[+MIN],
+                              afterany:ID, afterok:ID, afternotok:ID,
+                              singleton; ',' = all of, '?' = any of
   --controller ADDR           gantryd address (before "batch"; or GANTRY_CONTROLLER)
 )";
 
@@ -213,10 +220,20 @@ int main(int argc, char** argv) {
   hostnames->add_option("HOSTLIST", hostlists,
                         "e.g. node[01-04]; default: $SLURM_JOB_NODELIST");
 
-  CLI::App* status =
-      app.add_subcommand("status", "Cluster overview for admins");
-  bool status_json = false;
-  status->add_flag("--json", status_json, "Machine-readable output");
+  CLI::App* status = app.add_subcommand(
+      "status",
+      "Cluster overview for admins: controller health, nodes and GPUs by "
+      "state, GPU utilization, jobs, pending reasons, fabric, recent "
+      "failures");
+  gantry::cli::StatusOptions status_options;
+  status->add_flag("--json", status_options.json,
+                   "Machine-readable output (a stable JSON document)");
+  status
+      ->add_option("--color", status_options.color,
+                   "auto (on a terminal, unless NO_COLOR is set), always or "
+                   "never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
 
   CLI::App* checkpoint = app.add_subcommand(
       "checkpoint",
@@ -283,7 +300,7 @@ int main(int argc, char** argv) {
   if (nodes->parsed())
     return gantry::cli::RunNodesCommand(controller, nodes_options);
   if (status->parsed())
-    return gantry::cli::RunStatusCommand(controller, status_json);
+    return gantry::cli::RunStatusCommand(controller, status_options);
   if (topology->parsed()) {
     return gantry::cli::RunTopologyCommand(controller, topology_file,
                                            topology_format, topology_json);

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/hostlist.h"
+#include "common/job_options.h"
 
 namespace gantry::cli {
 
@@ -70,13 +71,7 @@ std::string NodeStateName(v1::NodeState state) {
 }
 
 std::string FormatDuration(int64_t seconds) {
-  if (seconds < 0) seconds = 0;
-  int64_t days = seconds / 86400, hours = seconds / 3600 % 24,
-          minutes = seconds / 60 % 60, secs = seconds % 60;
-  if (days > 0)
-    return absl::StrFormat("%d-%02d:%02d:%02d", days, hours, minutes, secs);
-  if (hours > 0) return absl::StrFormat("%d:%02d:%02d", hours, minutes, secs);
-  return absl::StrFormat("%d:%02d", minutes, secs);
+  return FormatTimeLimit(seconds < 0 ? 0 : static_cast<uint64_t>(seconds));
 }
 
 std::string FormatTime(int64_t epoch_ms) {
@@ -169,6 +164,8 @@ nlohmann::json JobToJson(const v1::JobRecord& job, int64_t now_ms) {
       {"reason", job.reason()},
       {"reason_detail", job.reason_detail()},
       {"partition", spec.partition()},
+      {"priority", static_cast<int64_t>(job.priority())},
+      {"dependency", spec.dependency()},
       {"nodes", spec.nodes()},
       {"ntasks", tasks
                      ? tasks
@@ -250,6 +247,7 @@ nlohmann::json NodeToJson(const v1::NodeRecord& node) {
       {"drained", node.drained()},
       {"drain_reason", node.drain_reason()},
       {"hot_spare", node.hot_spare()},
+      {"simulated", node.simulated()},
       {"health_problems",
        std::vector<std::string>(node.health_problems().begin(),
                                 node.health_problems().end())},

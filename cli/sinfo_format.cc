@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/hostlist.h"
+#include "common/job_options.h"
 
 namespace gantry::cli {
 namespace {
@@ -46,24 +47,21 @@ bool SinfoFilter::Matches(const v1::NodeRecord& node,
 }
 
 std::vector<std::vector<std::string>> SinfoSummary(
-    const std::vector<v1::NodeRecord>& nodes, const SinfoFilter& filter) {
-  std::vector<std::string> partitions;
-  for (const v1::NodeRecord& node : nodes) {
-    for (const std::string& partition : node.partitions()) {
-      if (std::find(partitions.begin(), partitions.end(), partition) ==
-          partitions.end()) {
-        partitions.push_back(partition);
-      }
-    }
-  }
+    const std::vector<v1::NodeRecord>& nodes,
+    const std::vector<v1::PartitionInfo>& partitions,
+    const SinfoFilter& filter) {
   std::vector<std::vector<std::string>> rows = {
       {"PARTITION", "AVAIL", "TIMELIMIT", "NODES", "STATE", "NODELIST"}};
-  for (const std::string& partition : partitions) {
+  for (const v1::PartitionInfo& partition : partitions) {
+    if (!filter.partitions.empty() &&
+        !filter.partitions.count(partition.name())) {
+      continue;
+    }
     std::vector<std::pair<std::string, std::vector<std::string>>> by_state;
     for (const v1::NodeRecord& node : nodes) {
       if (std::find(node.partitions().begin(), node.partitions().end(),
-                    partition) == node.partitions().end() ||
-          !filter.Matches(node, partition)) {
+                    partition.name()) == node.partitions().end() ||
+          !filter.Matches(node, partition.name())) {
         continue;
       }
       const std::string state = SinfoNodeState(node);
@@ -77,10 +75,16 @@ std::vector<std::vector<std::string>> SinfoSummary(
       it->second.push_back(node.name());
     }
     const std::string shown =
-        partitions.size() == 1 ? partition + "*" : partition;
+        partition.is_default() ? partition.name() + "*" : partition.name();
+    const std::string time_limit =
+        partition.max_time_seconds() > 0
+            ? FormatTimeLimit(partition.max_time_seconds())
+            : "infinite";
+    if (by_state.empty() && filter.states.empty()) {
+      rows.push_back({shown, "up", time_limit, "0", "n/a", ""});
+    }
     for (const auto& [state, names] : by_state) {
-      // Partitions have no time limit of their own yet.
-      rows.push_back({shown, "up", "infinite", absl::StrCat(names.size()),
+      rows.push_back({shown, "up", time_limit, absl::StrCat(names.size()),
                       state, CompressHostlist(names)});
     }
   }

@@ -28,10 +28,13 @@ struct SinfoFilter {
 };
 
 // The rows of `sinfo`: a header (PARTITION AVAIL TIMELIMIT NODES STATE
-// NODELIST) and one row per partition and state, in order of first
-// appearance. The default partition (the only one Gantry has today) is
-// marked with "*", as sinfo does.
+// NODELIST) and one row per partition and node state, partitions in the
+// configured order (a partition with no node gets one "n/a" row), states in
+// order of first appearance. The default partition is marked with "*" and
+// TIMELIMIT is the partition's MaxTime, as sinfo prints them.
 std::vector<std::vector<std::string>> SinfoSummary(
-    const std::vector<v1::NodeRecord>& nodes, const SinfoFilter& filter);
+    const std::vector<v1::NodeRecord>& nodes,
+    const std::vector<v1::PartitionInfo>& partitions,
+    const SinfoFilter& filter);
 
 }  // namespace gantry::cli

@@ -8,7 +8,7 @@
 namespace gantry::cli {
 namespace {
 
-constexpr char kLetters[] = "iAjuPTtMlLDCbRNVSeraQ";
+constexpr char kLetters[] = "iAjuPTtMlLDCbRNVSeraQE";
 
 const char* HeaderOf(char letter) {
   switch (letter) {
@@ -53,6 +53,8 @@ const char* HeaderOf(char letter) {
       return "ACCOUNT";
     case 'Q':
       return "PRIORITY";
+    case 'E':
+      return "DEPENDENCY";
   }
   return "";
 }
@@ -132,9 +134,13 @@ std::string Value(char letter, const v1::JobRecord& job, int64_t now_ms) {
     case 'a':
       // Gantry has no accounts yet: what squeue shows for a job without one.
       return "(null)";
+    case 'E':
+      return spec.dependency().empty() ? "(null)" : spec.dependency();
     case 'Q':
-      // The controller does not report priorities to clients yet.
-      return "N/A";
+      // Priority means something only while the job waits.
+      return job.state() == v1::PENDING
+                 ? absl::StrCat(static_cast<int64_t>(job.priority()))
+                 : "0";
   }
   return "";
 }
@@ -175,7 +181,7 @@ absl::StatusOr<SqueueFormat> SqueueFormat::Parse(std::string_view format) {
           "unknown format field \"", std::string(format.substr(i, at + 1 - i)),
           "\" in \"", std::string(format),
           "\": known are %i %A %j %u %P %T %t %M %l %L "
-          "%D %C %b %R %N %V %S %e %r %a %Q (and %% for %)"));
+          "%D %C %b %R %N %V %S %e %r %a %Q %E (and %% for %)"));
     }
     item.letter = format[at];
     if (!literal.empty()) {

@@ -14,6 +14,8 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "common/job_dependency.h"
 #include "common/split_view.h"
 
 namespace gantry {
@@ -482,6 +484,14 @@ absl::Status SetSwitches(const OptionUse& use, JobRequest& request) {
   return absl::OkStatus();
 }
 
+absl::Status SetDependency(const OptionUse& use, JobRequest& request) {
+  const std::string text(*use.value);
+  absl::StatusOr<JobDependency> parsed = ParseDependency(text);
+  if (!parsed.ok()) return InvalidValue(use, Message(parsed.status()));
+  request.dependency = text;
+  return absl::OkStatus();
+}
+
 absl::Status SetParsable(const OptionUse&, JobRequest& request) {
   request.parsable = true;
   return absl::OkStatus();
@@ -541,6 +551,7 @@ constexpr OptionSpec kOptions[] = {
     {"constraint", 'C', Arg::kRequired, &WarnIgnored},
     {"exclusive", '\0', Arg::kOptional, &SetExclusive},
     {"switches", '\0', Arg::kRequired, &SetSwitches},
+    {"dependency", 'd', Arg::kRequired, &SetDependency},
     {"nice", '\0', Arg::kOptional, &WarnIgnored},
     {"propagate", '\0', Arg::kOptional, &WarnIgnored},
     {"get-user-env", '\0', Arg::kOptional, &WarnIgnored},
@@ -813,6 +824,16 @@ absl::StatusOr<uint64_t> ParseTimeLimit(std::string_view text) {
                                           ": ", Message(seconds.status())));
   }
   return seconds;
+}
+
+std::string FormatTimeLimit(uint64_t seconds) {
+  const uint64_t days = seconds / 86400, hours = seconds / 3600 % 24,
+                 minutes = seconds / 60 % 60, secs = seconds % 60;
+  if (days > 0) {
+    return absl::StrFormat("%d-%02d:%02d:%02d", days, hours, minutes, secs);
+  }
+  if (hours > 0) return absl::StrFormat("%d:%02d:%02d", hours, minutes, secs);
+  return absl::StrFormat("%d:%02d", minutes, secs);
 }
 
 absl::StatusOr<uint64_t> ParseMemoryMb(std::string_view text) {

@@ -51,6 +51,9 @@ absl::Status ApplyScriptDirectives(std::string_view script,
 // "UNLIMITED"/"INFINITE" (returned as 0). Result in seconds.
 absl::StatusOr<uint64_t> ParseTimeLimit(std::string_view text);
 
+// The other way: "M:SS", "H:MM:SS" or "D-HH:MM:SS", as Slurm prints times.
+std::string FormatTimeLimit(uint64_t seconds);
+
 // Slurm memory sizes: a count with an optional K, M, G or T suffix (default
 // M). Result in MiB, rounded up. "0" is allowed (means "all of the node").
 absl::StatusOr<uint64_t> ParseMemoryMb(std::string_view text);

@@ -29,6 +29,7 @@ struct JobRequest {
   bool exclusive = false;                        // --exclusive: whole nodes
   std::optional<uint32_t> max_switches;          // --switches=N[@maxwait]
   std::optional<uint64_t> switches_max_wait_seconds;  // the @maxwait part
+  std::string dependency;  // -d/--dependency, checked (job_dependency.h)
   // Options accepted but with no effect here; each gets a one-line warning.
   std::vector<std::string> warnings;
 };

@@ -1,8 +1,10 @@
 // Controller: construction, loading, persistence (group commit) and the
 // read-only client views. Job lifecycle is in controller_jobs.cc, the agent
-// protocol and timers in controller_agents.cc.
+// protocol and timers in controller_agents.cc, `gantry status` in
+// controller_status.cc.
 #include "daemon/controller.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <random>
@@ -10,6 +12,7 @@
 #include <boost/asio/post.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "common/hostlist.h"
 #include "common/log.h"
 #include "daemon/controller_metrics.h"
 
@@ -58,13 +61,34 @@ JobStatus FromProto(v1::JobState state) {
   }
 }
 
+namespace {
+
+// No partitions given: one "main" of every node. The partitions' hot
+// spares join the global set (being a spare is a property of the node).
+ControllerOptions WithPartitionDefaults(ControllerOptions options) {
+  if (options.partitions.empty()) {
+    PartitionConfig main;
+    main.name = "main";
+    main.is_default = true;
+    options.partitions.push_back(std::move(main));
+  }
+  for (const PartitionConfig& partition : options.partitions) {
+    options.hot_spares.insert(partition.hot_spares.begin(),
+                              partition.hot_spares.end());
+  }
+  return options;
+}
+
+}  // namespace
+
 Controller::Controller(boost::asio::io_context& io, StateStore& store,
                        const Clock& clock, ControllerOptions options)
     : io_(io),
       store_(store),
       clock_(clock),
-      options_(std::move(options)),
-      timer_(io) {}
+      options_(WithPartitionDefaults(std::move(options))),
+      timer_(io),
+      fair_share_(options_.priority_weights.half_life_ms) {}
 
 absl::Status Controller::Start() {
   absl::StatusOr<StateStore::Snapshot> snapshot = store_.Load();
@@ -88,6 +112,8 @@ absl::Status Controller::Start() {
       node.record.set_state(v1::NODE_UNREACHABLE);
     }
     node.deadline_ms = started_ms_ + options_.reconnect_grace_ms;
+    // The partitions may have changed since the node was stored.
+    AssignPartitions(node.record);
     nodes_.emplace(node.record.name(), std::move(node));
   }
   size_t running = 0, pending = 0;
@@ -117,6 +143,16 @@ absl::Status Controller::Start() {
     uint64_t id = job.record.id();
     jobs_.emplace(id, std::move(job));
   }
+  // Fair share from the finished jobs, oldest end first so the decay is
+  // applied in time order.
+  std::vector<const v1::JobRecord*> finished;
+  for (const auto& [id, job] : jobs_) {
+    if (job.record.end_time_ms() > 0) finished.push_back(&job.record);
+  }
+  std::sort(finished.begin(), finished.end(), [](const auto* a, const auto* b) {
+    return a->end_time_ms() < b->end_time_ms();
+  });
+  for (const v1::JobRecord* record : finished) ChargeUsage(*record);
   log::Info("state loaded",
             {{"state_dir", options_.state_dir},
              {"jobs", jobs_.size()},
@@ -130,6 +166,7 @@ absl::Status Controller::Start() {
     RefreshTopology();
   }
   ArmTimer();
+  ArmStatusTimer();
   RequestSchedule();
   return absl::OkStatus();
 }
@@ -137,6 +174,7 @@ absl::Status Controller::Start() {
 void Controller::Stop() {
   stopped_ = true;
   timer_.cancel();
+  status_timer_.cancel();
 }
 
 void Controller::StageJob(const JobRuntime& job) {
@@ -159,6 +197,7 @@ void Controller::StageEvent(uint64_t job_id, const std::string& node,
   event.set_node(node);
   event.set_kind(kind);
   event.set_detail(detail);
+  node_events_.Observe(event);
   batch_.events.push_back(std::move(event));
   batch_.next_event_sequence = next_event_sequence_;
   AfterCommit(nullptr);
@@ -182,12 +221,12 @@ void Controller::Flush() {
   if (!batch.empty()) {
     const auto commit_start = std::chrono::steady_clock::now();
     absl::Status status = store_.Commit(batch, /*sync=*/true);
-    if (options_.metrics) {
-      options_.metrics->ObserveStoreCommit(
-          std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                        commit_start)
-              .count());
-    }
+    const double commit_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                      commit_start)
+            .count();
+    commit_latencies_.Add(commit_seconds);
+    if (options_.metrics) options_.metrics->ObserveStoreCommit(commit_seconds);
     if (!status.ok()) {
       // Memory now holds changes the disk does not: the only safe state is
       // the one on disk, so stop and let systemd restart us from it.
@@ -209,6 +248,7 @@ v1::ListJobsResponse Controller::ListJobs(
     }
     v1::JobRecord* copy = response.add_jobs();
     *copy = job.record;
+    copy->set_priority(job.priority);
     // Listings do not carry scripts and environments.
     copy->mutable_spec()->clear_script();
     copy->mutable_spec()->clear_environment();
@@ -224,6 +264,7 @@ absl::StatusOr<v1::GetJobResponse> Controller::GetJob(
   }
   v1::GetJobResponse response;
   *response.mutable_job() = it->second.record;
+  response.mutable_job()->set_priority(it->second.priority);
   response.mutable_job()->mutable_spec()->clear_environment();
   // Others see a job as squeue shows it, not what it runs.
   if (!caller.MayManage(it->second.record.uid())) {
@@ -252,44 +293,19 @@ v1::ListNodesResponse Controller::ListNodes() const {
       record->add_leaf_switches(leaf);
     }
   }
+  for (const PartitionConfig& partition : options_.partitions) {
+    v1::PartitionInfo* info = response.add_partitions();
+    info->set_name(partition.name);
+    info->set_is_default(partition.is_default);
+    info->set_default_time_seconds(partition.default_time_seconds);
+    info->set_max_time_seconds(partition.max_time_seconds);
+    info->set_max_nodes(partition.max_nodes);
+    info->set_nodes(partition.all_nodes
+                        ? "ALL"
+                        : CompressHostlist({partition.nodes.begin(),
+                                            partition.nodes.end()}));
+  }
   return response;
-}
-
-v1::ClusterStatusResponse Controller::ClusterStatus() const {
-  v1::ClusterStatusResponse status;
-  status.set_version(GANTRY_VERSION);
-  status.set_started_ms(started_ms_);
-  status.set_now_ms(clock_.NowMs());
-  status.set_state_dir(options_.state_dir);
-  status.set_next_job_id(next_job_id_);
-  for (const auto& [name, node] : nodes_) {
-    status.set_nodes_total(status.nodes_total() + 1);
-    switch (node.record.state()) {
-      case v1::NODE_UP:
-        status.set_nodes_up(status.nodes_up() + 1);
-        break;
-      case v1::NODE_UNREACHABLE:
-        status.set_nodes_unreachable(status.nodes_unreachable() + 1);
-        break;
-      default:
-        status.set_nodes_down(status.nodes_down() + 1);
-    }
-    status.set_cpus_total(status.cpus_total() + node.record.inventory().cpus());
-    status.set_gpus_total(status.gpus_total() +
-                          node.record.inventory().gpus_size());
-    status.set_cpus_allocated(status.cpus_allocated() + node.cpus_used);
-    status.set_gpus_allocated(status.gpus_allocated() +
-                              static_cast<uint32_t>(node.gpus_used.size()));
-  }
-  for (const auto& [id, job] : jobs_) {
-    JobStatus s = FromProto(job.record.state());
-    if (s == JobStatus::kPending)
-      status.set_jobs_pending(status.jobs_pending() + 1);
-    if (s == JobStatus::kRunning)
-      status.set_jobs_running(status.jobs_running() + 1);
-  }
-  status.set_jobs_finished(finished_jobs_);
-  return status;
 }
 
 }  // namespace gantry

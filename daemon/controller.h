@@ -28,10 +28,14 @@
 #include "common/topology.h"
 #include "daemon/agent_link.h"
 #include "daemon/caller.h"
+#include "daemon/commit_latencies.h"
 #include "daemon/job_state_machine.h"
+#include "daemon/node_event_log.h"
+#include "daemon/partition_config.h"
 #include "daemon/priority.h"
 #include "daemon/restart_policy.h"
 #include "daemon/state_store.h"
+#include "daemon/utilization_history.h"
 #include "gantry/v1/agent.pb.h"
 #include "gantry/v1/client.pb.h"
 
@@ -41,7 +45,9 @@ class ControllerMetrics;
 
 struct ControllerOptions {
   std::string state_dir;
-  std::string default_partition = "main";
+  // The partitions (daemon/partition_config.h); empty: one partition
+  // "main" holding every node. Exactly one is_default when given.
+  std::vector<PartitionConfig> partitions;
   int64_t heartbeat_interval_ms = 1000;
   // A node not heard from for this long is DOWN and its jobs NODE_FAIL.
   int64_t node_timeout_ms = 3000;
@@ -54,8 +60,11 @@ struct ControllerOptions {
   // First backoff before restarting after an application failure; doubles
   // with each restart (see restart_policy.h).
   int64_t restart_backoff_ms = 1000;
-  // Nodes kept free for the restarts of failed jobs.
+  // Nodes kept free for the restarts of failed jobs (--hot-spares and the
+  // partitions' HotSpares together).
   std::set<std::string> hot_spares;
+  // Priority factors and fair-share decay (daemon/priority.h).
+  PriorityWeights priority_weights;
   // Where the controller reports its metrics; null: nowhere (unit tests).
   // Must outlive the controller.
   ControllerMetrics* metrics = nullptr;
@@ -120,6 +129,7 @@ class Controller {
     std::map<std::string, uint32_t> live_ranks;  // node -> ranks not exited
     std::set<std::string> held_nodes;            // resources still counted
     std::set<uint32_t> exited_ranks;
+    double priority = 0;  // of the last scheduling pass, while pending
   };
 
   // Persistence (controller.cc).
@@ -135,7 +145,18 @@ class Controller {
       const v1::SubmitRequest& request) const;
   void RequestSchedule();
   void RunSchedule();
-  void ChargeFinishedJobs();
+  bool DependencyAllowsStart(JobRuntime& job, int64_t now);
+  // Adds a finished job's GPU-seconds to its user's fair-share usage.
+  void ChargeUsage(const v1::JobRecord& record);
+  // The partition of that name; null when none.
+  const PartitionConfig* FindPartition(const std::string& name) const;
+  const PartitionConfig& DefaultPartition() const;
+  // Sets the node's partitions and hot-spare mark from the options.
+  void AssignPartitions(v1::NodeRecord& record) const;
+  // Applies a partition's limits to a submission (default time, MaxTime,
+  // MaxNodes); INVALID_ARGUMENT naming the limit when it is exceeded.
+  absl::Status ApplyPartitionLimits(const PartitionConfig& partition,
+                                    v1::JobSpec& spec) const;
   std::vector<RunningJob> RunningJobs(
       const std::vector<const std::string*>& node_names) const;
   void StartJob(JobRuntime& job);
@@ -189,6 +210,11 @@ class Controller {
   // Node and GPU gauges from the node table (on each timer tick).
   void PublishNodeMetrics();
 
+  // `gantry status` (controller_status.cc): samples GPU utilization every
+  // few seconds into utilization_.
+  void ArmStatusTimer();
+  void SampleUtilization();
+
   boost::asio::io_context& io_;
   StateStore& store_;
   const Clock& clock_;
@@ -214,12 +240,19 @@ class Controller {
   int64_t last_check_ms_ = 0;  // when CheckDeadlines last ran
   std::optional<v1::TopologyRecord> topology_record_;
   std::optional<LoadedTopology> topology_;
-  // Fair-share usage per user, charged when a job finishes. In memory only:
-  // a controller restart forgets past usage (priorities then rest on age
-  // and size until usage builds up again).
+  // Fair-share usage per user, charged when a job finishes. Not stored on
+  // its own: Start rebuilds it from the finished jobs in the state, so a
+  // restart keeps every user's decayed usage.
   FairShare fair_share_;
-  PriorityWeights priority_weights_;
-  std::set<uint64_t> usage_charged_;
+  // Per scheduling pass: (user, job name) -> the oldest active job of that
+  // pair, the one that holds a --dependency=singleton. Built when needed.
+  std::optional<std::map<std::pair<std::string, std::string>, uint64_t>>
+      singleton_holders_;
+  // For `gantry status` (controller_status.cc), in memory only.
+  boost::asio::steady_timer status_timer_{io_};
+  UtilizationHistory utilization_;
+  CommitLatencies commit_latencies_;
+  NodeEventLog node_events_;
 };
 
 v1::JobState ToProto(JobStatus status);

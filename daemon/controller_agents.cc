@@ -118,14 +118,17 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
   record.set_address(reg.address());
   record.set_boot_id(reg.boot_id());
   record.set_agent_version(reg.agent_version());
+  record.set_simulated(reg.simulated());
   *record.mutable_inventory() = reg.inventory();
   record.set_state(v1::NODE_UP);
   record.clear_reason();
   record.set_registered_time_ms(now);
   record.set_last_seen_ms(now);
-  record.clear_partitions();
-  record.add_partitions(options_.default_partition);
-  record.set_hot_spare(options_.hot_spares.count(name) > 0);
+  AssignPartitions(record);
+  if (record.partitions_size() == 0) {
+    log::Warn("node is in no partition and will run no jobs",
+              {{"node", name}});
+  }
   StageNode(node);
   StageEvent(
       0, name, "node_registered",

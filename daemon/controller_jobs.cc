@@ -9,6 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/job_dependency.h"
 #include "common/job_options.h"
 #include "common/log.h"
 #include "daemon/controller.h"
@@ -142,13 +143,34 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
   if (spec.working_dir().empty() || spec.working_dir()[0] != '/') {
     return Invalid("the working directory must be an absolute path");
   }
-  if (spec.partition().empty()) spec.set_partition(options_.default_partition);
-  if (spec.partition() != options_.default_partition) {
+  if (spec.partition().empty()) spec.set_partition(DefaultPartition().name);
+  const PartitionConfig* partition = FindPartition(spec.partition());
+  if (partition == nullptr) {
+    std::vector<std::string> names;
+    for (const PartitionConfig& p : options_.partitions)
+      names.push_back(p.name);
     return Invalid(absl::StrCat(
         "invalid partition name \"", spec.partition(),
-        "\" (this cluster has: ", options_.default_partition, ")"));
+        "\" (this cluster has: ", absl::StrJoin(names, ", "), ")"));
+  }
+  if (absl::Status limits = ApplyPartitionLimits(*partition, spec);
+      !limits.ok()) {
+    return limits;
   }
   if (spec.name().empty()) spec.set_name("script");
+  if (!spec.dependency().empty()) {
+    absl::StatusOr<JobDependency> dependency =
+        ParseDependency(spec.dependency());
+    if (!dependency.ok()) return dependency.status();
+    for (const DependencyTerm& term : dependency->terms) {
+      if (term.kind != DependencyTerm::Kind::kSingleton &&
+          !jobs_.count(term.job_id)) {
+        return Invalid(
+            absl::StrCat("--dependency: job ", term.job_id, " does not exist"));
+      }
+    }
+    spec.set_dependency(FormatDependency(*dependency));
+  }
   if (!spec.checkpoint_dir().empty() && spec.checkpoint_dir()[0] != '/') {
     return Invalid("the checkpoint directory must be an absolute path");
   }
@@ -306,6 +328,64 @@ void Controller::RequestSchedule() {
 
 void Controller::RunSchedule() {
   schedule_posted_ = false;
+  std::vector<PendingJob> queue;
+  const int64_t now = clock_.NowMs();
+  next_eligible_ms_ = 0;
+  singleton_holders_.reset();  // rebuilt on first use in this pass
+  std::size_t dependency_waiters = 0;
+  for (auto& [id, job] : jobs_) {
+    v1::JobRecord& record = job.record;
+    if (record.state() != v1::PENDING) continue;
+    // A requeued job waits for its backoff and for the ranks of its last
+    // attempt to be gone, so no two attempts ever run at once.
+    if (!job.held_nodes.empty()) {
+      record.set_reason("Restarting");
+      record.set_reason_detail(absl::StrCat("waiting for the ranks of attempt ",
+                                            record.attempt(), " to stop"));
+      continue;
+    }
+    if (record.eligible_time_ms() > now) {
+      record.set_reason("Restarting");
+      record.set_reason_detail(
+          absl::StrCat("backoff: attempt ", record.attempt() + 1, " in ",
+                       (record.eligible_time_ms() - now + 999) / 1000, " s"));
+      if (next_eligible_ms_ == 0 ||
+          record.eligible_time_ms() < next_eligible_ms_) {
+        next_eligible_ms_ = record.eligible_time_ms();
+      }
+      continue;
+    }
+    const v1::JobSpec& spec = record.spec();
+    if (!spec.dependency().empty() && !DependencyAllowsStart(job, now)) {
+      ++dependency_waiters;
+      continue;
+    }
+    PendingJob pending;
+    pending.id = id;
+    pending.partition = spec.partition();
+    pending.nodes = spec.nodes();
+    pending.max_tasks_per_node = RanksOnNode(spec, 0);
+    pending.cpus_per_task = spec.cpus_per_task();
+    pending.gpus_per_node = spec.gpus_per_node();
+    pending.mem_per_node_mb = spec.mem_per_node_mb();
+    pending.is_restart = record.attempt() > 0;
+    pending.user = record.user();
+    pending.submit_time_ms = record.submit_time_ms();
+    pending.time_limit_ms =
+        static_cast<int64_t>(spec.time_limit_seconds()) * 1000;
+    pending.exclusive = spec.exclusive();
+    pending.max_switches = spec.max_switches();
+    if (spec.max_switches() > 0 && spec.switches_max_wait_seconds() > 0) {
+      pending.switches_deadline_ms =
+          record.submit_time_ms() +
+          static_cast<int64_t>(spec.switches_max_wait_seconds()) * 1000;
+    }
+    queue.push_back(pending);
+  }
+  if (queue.empty()) return;
+  // The node snapshot only when there is something to place: every
+  // registration asks for a pass, and a fleet of thousands registering
+  // would otherwise pay for the whole table each time.
   std::vector<NodeSnapshot> snapshot;
   std::vector<const std::string*> names;
   for (const auto& [name, node] : nodes_) {
@@ -339,59 +419,14 @@ void Controller::RunSchedule() {
     snapshot.push_back(std::move(s));
     names.push_back(&name);
   }
-  std::vector<PendingJob> queue;
-  const int64_t now = clock_.NowMs();
-  next_eligible_ms_ = 0;
-  for (auto& [id, job] : jobs_) {
-    v1::JobRecord& record = job.record;
-    if (record.state() != v1::PENDING) continue;
-    // A requeued job waits for its backoff and for the ranks of its last
-    // attempt to be gone, so no two attempts ever run at once.
-    if (!job.held_nodes.empty()) {
-      record.set_reason("Restarting");
-      record.set_reason_detail(absl::StrCat("waiting for the ranks of attempt ",
-                                            record.attempt(), " to stop"));
-      continue;
-    }
-    if (record.eligible_time_ms() > now) {
-      record.set_reason("Restarting");
-      record.set_reason_detail(
-          absl::StrCat("backoff: attempt ", record.attempt() + 1, " in ",
-                       (record.eligible_time_ms() - now + 999) / 1000, " s"));
-      if (next_eligible_ms_ == 0 ||
-          record.eligible_time_ms() < next_eligible_ms_) {
-        next_eligible_ms_ = record.eligible_time_ms();
-      }
-      continue;
-    }
-    const v1::JobSpec& spec = record.spec();
-    PendingJob pending;
-    pending.id = id;
-    pending.partition = spec.partition();
-    pending.nodes = spec.nodes();
-    pending.max_tasks_per_node = RanksOnNode(spec, 0);
-    pending.cpus_per_task = spec.cpus_per_task();
-    pending.gpus_per_node = spec.gpus_per_node();
-    pending.mem_per_node_mb = spec.mem_per_node_mb();
-    pending.is_restart = record.attempt() > 0;
-    pending.user = record.user();
-    pending.submit_time_ms = record.submit_time_ms();
-    pending.time_limit_ms =
-        static_cast<int64_t>(spec.time_limit_seconds()) * 1000;
-    pending.exclusive = spec.exclusive();
-    pending.max_switches = spec.max_switches();
-    if (spec.max_switches() > 0 && spec.switches_max_wait_seconds() > 0) {
-      pending.switches_deadline_ms =
-          record.submit_time_ms() +
-          static_cast<int64_t>(spec.switches_max_wait_seconds()) * 1000;
-    }
-    queue.push_back(pending);
+  OrderQueue(queue, fair_share_, options_.priority_weights, now);
+  for (const PendingJob& pending : queue) {
+    jobs_.at(pending.id).priority = pending.priority;
   }
-  if (queue.empty()) return;
-  ChargeFinishedJobs();
-  OrderQueue(queue, fair_share_, priority_weights_, now);
   ScheduleResult result = Schedule(snapshot, queue, RunningJobs(names),
                                    SchedulerOptions{true, true, now});
+  // A job that starts now may release an `after` dependency: look again.
+  if (dependency_waiters > 0 && !result.starts.empty()) RequestSchedule();
   for (const JobWait& wait : result.waits) {
     v1::JobRecord& record = jobs_.at(wait.job_id).record;
     record.set_reason(wait.reason);
@@ -418,25 +453,151 @@ void Controller::RunSchedule() {
   }
 }
 
-// Usage for fair share: GPU-seconds (CPU-seconds for CPU-only jobs) of the
-// last attempt, charged once when the job has finished.
-void Controller::ChargeFinishedJobs() {
-  for (const auto& [id, job] : jobs_) {
-    const v1::JobRecord& record = job.record;
-    if (record.end_time_ms() == 0 || record.start_time_ms() == 0 ||
-        !usage_charged_.insert(id).second) {
-      continue;
-    }
-    double units = 0;
-    for (const v1::NodeAllocation& allocation : record.allocation()) {
-      units += allocation.gpu_indices_size() > 0 ? allocation.gpu_indices_size()
-                                                 : allocation.cpus();
-    }
-    const double seconds =
-        std::max<int64_t>(0, record.end_time_ms() - record.start_time_ms()) /
-        1000.0;
-    fair_share_.AddUsage(record.user(), units * seconds, record.end_time_ms());
+// Usage for fair share: GPU-seconds (CPU-seconds for CPU-only jobs) of
+// every attempt (a failed attempt held its GPUs too), charged at the end.
+void Controller::ChargeUsage(const v1::JobRecord& record) {
+  double units = 0;
+  for (const v1::NodeAllocation& allocation : record.allocation()) {
+    units += allocation.gpu_indices_size() > 0 ? allocation.gpu_indices_size()
+                                               : allocation.cpus();
   }
+  int64_t held_ms = 0;
+  for (const v1::AttemptRecord& attempt : record.attempts()) {
+    if (attempt.start_time_ms() > 0 && attempt.end_time_ms() > 0) {
+      held_ms +=
+          std::max<int64_t>(0, attempt.end_time_ms() - attempt.start_time_ms());
+    }
+  }
+  if (held_ms == 0 && record.start_time_ms() > 0) {
+    held_ms =
+        std::max<int64_t>(0, record.end_time_ms() - record.start_time_ms());
+  }
+  if (units == 0 || held_ms == 0) return;
+  fair_share_.AddUsage(record.user(), units * (held_ms / 1000.0),
+                       record.end_time_ms());
+}
+
+const PartitionConfig* Controller::FindPartition(
+    const std::string& name) const {
+  for (const PartitionConfig& partition : options_.partitions) {
+    if (partition.name == name) return &partition;
+  }
+  return nullptr;
+}
+
+const PartitionConfig& Controller::DefaultPartition() const {
+  for (const PartitionConfig& partition : options_.partitions) {
+    if (partition.is_default) return partition;
+  }
+  return options_.partitions.front();
+}
+
+void Controller::AssignPartitions(v1::NodeRecord& record) const {
+  record.clear_partitions();
+  for (const PartitionConfig& partition : options_.partitions) {
+    if (partition.Contains(record.name())) {
+      record.add_partitions(partition.name);
+    }
+  }
+  record.set_hot_spare(options_.hot_spares.count(record.name()) > 0);
+}
+
+absl::Status Controller::ApplyPartitionLimits(const PartitionConfig& partition,
+                                              v1::JobSpec& spec) const {
+  if (spec.time_limit_seconds() == 0) {
+    spec.set_time_limit_seconds(partition.ImplicitTimeLimit());
+  } else if (partition.max_time_seconds > 0 &&
+             spec.time_limit_seconds() > partition.max_time_seconds) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--time=", FormatTimeLimit(spec.time_limit_seconds()),
+                     " is above partition ", partition.name,
+                     "'s MaxTime=", FormatTimeLimit(partition.max_time_seconds),
+                     "; ask for less time or another partition"));
+  }
+  if (partition.max_nodes > 0 && spec.nodes() > partition.max_nodes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--nodes=", spec.nodes(), " is above partition ",
+                     partition.name, "'s MaxNodes=", partition.max_nodes));
+  }
+  return absl::OkStatus();
+}
+
+// Whether a pending job's --dependency lets it start now; if not, sets its
+// reason (Dependency, or DependencyNeverSatisfied as Slurm says when it
+// never will) and, for after+MIN, when to look again.
+bool Controller::DependencyAllowsStart(JobRuntime& job, int64_t now) {
+  v1::JobRecord& record = job.record;
+  absl::StatusOr<JobDependency> dependency =
+      ParseDependency(record.spec().dependency());
+  if (!dependency.ok()) {  // checked at submit; only a damaged record
+    record.set_reason("DependencyNeverSatisfied");
+    record.set_reason_detail(std::string(dependency.status().message()));
+    return false;
+  }
+  auto lookup = [this](uint64_t id) -> std::optional<DependedJob> {
+    auto it = jobs_.find(id);
+    if (it == jobs_.end()) return std::nullopt;
+    const v1::JobRecord& other = it->second.record;
+    DependedJob depended;
+    depended.start_time_ms = other.start_time_ms();
+    switch (other.state()) {
+      case v1::PENDING:
+        depended.phase = DependedJob::Phase::kPending;
+        break;
+      case v1::RUNNING:
+        depended.phase = DependedJob::Phase::kRunning;
+        break;
+      case v1::COMPLETED:
+        depended.phase = DependedJob::Phase::kCompleted;
+        break;
+      default:
+        depended.phase = DependedJob::Phase::kFailed;
+        break;
+    }
+    return depended;
+  };
+  bool singleton_blocked = false;
+  if (std::any_of(dependency->terms.begin(), dependency->terms.end(),
+                  [](const DependencyTerm& term) {
+                    return term.kind == DependencyTerm::Kind::kSingleton;
+                  })) {
+    if (!singleton_holders_) {
+      // The oldest active job of each user and name holds the singleton.
+      singleton_holders_.emplace();
+      for (const auto& [id, other] : jobs_) {
+        if (other.record.state() == v1::PENDING ||
+            other.record.state() == v1::RUNNING) {
+          singleton_holders_->emplace(
+              std::make_pair(other.record.user(), other.record.spec().name()),
+              id);
+        }
+      }
+    }
+    auto holder = singleton_holders_->find(
+        std::make_pair(record.user(), record.spec().name()));
+    singleton_blocked =
+        holder != singleton_holders_->end() && holder->second != record.id();
+  }
+  DependencyVerdict verdict =
+      EvaluateDependency(*dependency, lookup, singleton_blocked, now);
+  switch (verdict.state) {
+    case DependencyVerdict::State::kSatisfied:
+      return true;
+    case DependencyVerdict::State::kNever:
+      record.set_reason("DependencyNeverSatisfied");
+      record.set_reason_detail(verdict.detail +
+                               "; cancel the job (gantry cancel)");
+      return false;
+    case DependencyVerdict::State::kWaiting:
+      record.set_reason("Dependency");
+      record.set_reason_detail(verdict.detail);
+      if (verdict.ready_at_ms > 0 &&
+          (next_eligible_ms_ == 0 || verdict.ready_at_ms < next_eligible_ms_)) {
+        next_eligible_ms_ = verdict.ready_at_ms;
+      }
+      return false;
+  }
+  return false;
 }
 
 // What the running jobs hold and until when, for backfill reservations.
@@ -449,15 +610,25 @@ std::vector<RunningJob> Controller::RunningJobs(
   std::vector<RunningJob> running;
   for (const auto& [id, job] : jobs_) {
     const v1::JobRecord& record = job.record;
-    if (record.state() != v1::RUNNING) continue;
+    // A job that ended (or is being requeued) still holds its nodes until
+    // its ranks are gone, at the latest a kill grace from now.
+    const bool stopping =
+        record.state() != v1::RUNNING && !job.held_nodes.empty();
+    if (record.state() != v1::RUNNING && !stopping) continue;
     RunningJob r;
     r.id = id;
     r.exclusive = record.spec().exclusive();
     const int64_t limit_ms =
         static_cast<int64_t>(record.spec().time_limit_seconds()) * 1000;
-    r.expected_end_ms = limit_ms > 0 ? record.start_time_ms() + limit_ms
-                                     : std::numeric_limits<int64_t>::max();
+    if (stopping) {
+      r.expected_end_ms =
+          clock_.NowMs() + int64_t{options_.kill_grace_seconds} * 1000;
+    } else {
+      r.expected_end_ms = limit_ms > 0 ? record.start_time_ms() + limit_ms
+                                       : std::numeric_limits<int64_t>::max();
+    }
     for (const v1::NodeAllocation& allocation : record.allocation()) {
+      if (stopping && !job.held_nodes.count(allocation.node())) continue;
       auto it = index_of.find(allocation.node());
       if (it == index_of.end()) continue;
       NodeShare share;
@@ -648,6 +819,8 @@ absl::Status Controller::ApplyEvent(JobRuntime& job, const JobEvent& event,
                                                      : transition->reason);
         record.set_reason_detail(detail);
         ++finished_jobs_;
+        ChargeUsage(record);
+        RequestSchedule();  // jobs may depend on this one
         StageEvent(record.id(), "",
                    absl::AsciiStrToLower(JobStatusName(transition->next)),
                    detail);

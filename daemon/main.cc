@@ -23,6 +23,7 @@
 #include "daemon/controller_metrics.h"
 #include "daemon/grpc_services.h"
 #include "daemon/loop_watchdog.h"
+#include "daemon/partition_config.h"
 #include "daemon/rocksdb_store.h"
 #include "daemon/rpc_metrics_interceptor.h"
 
@@ -33,7 +34,7 @@ struct Flags {
   std::string state_dir = "/var/lib/gantry";
   std::string listen = "0.0.0.0:6817";
   std::string socket = "/run/gantry/gantryd.sock";
-  std::string partition = "main";
+  std::vector<std::string> partitions = {"main"};
   double heartbeat_interval = 1.0;
   double node_timeout = 3.0;
   double reconnect_grace = 30.0;
@@ -41,6 +42,11 @@ struct Flags {
   uint32_t max_restarts = 3;
   double restart_backoff = 1.0;
   std::string hot_spares;
+  double priority_weight_age = 1000;
+  double priority_weight_job_size = 1000;
+  double priority_weight_fairshare = 10000;
+  double priority_max_age_hours = 7 * 24;
+  double priority_decay_half_life_hours = 7 * 24;
   std::string log_level = "info";
   std::string metrics_listen = "0.0.0.0:9817";
   std::string auth = "munge";
@@ -58,9 +64,20 @@ void AddFlags(CLI::App& app, Flags& flags) {
   app.add_option("--socket", flags.socket,
                  "Unix socket for local clients (empty: none)")
       ->capture_default_str();
-  app.add_option("--partition", flags.partition,
-                 "Name of the partition every node belongs to")
-      ->capture_default_str();
+  app.add_option("--partition", flags.partitions,
+                 "A partition, in slurm.conf's PartitionName syntax: NAME "
+                 "[Nodes=HOSTLIST|ALL] [Default=YES] [DefaultTime=TIME] "
+                 "[MaxTime=TIME] [MaxNodes=N] [HotSpares=HOSTLIST]. Repeat "
+                 "for each partition. A bare NAME holds every node")
+      ->capture_default_str()
+      ->allow_extra_args(false)
+      ->check(CLI::Validator(
+          [](const std::string& line) -> std::string {
+            absl::StatusOr<gantry::PartitionConfig> parsed =
+                gantry::ParsePartitionLine(line);
+            return parsed.ok() ? "" : std::string(parsed.status().message());
+          },
+          "PARTITION"));
   app.add_option("--heartbeat-interval", flags.heartbeat_interval,
                  "Seconds between agent heartbeats")
       ->capture_default_str()
@@ -91,6 +108,32 @@ void AddFlags(CLI::App& app, Flags& flags) {
   app.add_option("--hot-spares", flags.hot_spares,
                  "Hostlist of nodes kept free for restarts of failed jobs, "
                  "e.g. node[15-16]");
+  app.add_option("--priority-weight-age", flags.priority_weight_age,
+                 "Priority points a job gets for waiting --priority-max-age "
+                 "(PriorityWeightAge)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e9));
+  app.add_option("--priority-weight-job-size", flags.priority_weight_job_size,
+                 "Priority points of a 512-GPU job, in proportion below "
+                 "(PriorityWeightJobSize)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e9));
+  app.add_option("--priority-weight-fairshare", flags.priority_weight_fairshare,
+                 "Priority points of a user with no recent usage; a user "
+                 "at the mean usage gets half (PriorityWeightFairshare)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e9));
+  app.add_option("--priority-max-age", flags.priority_max_age_hours,
+                 "Hours of waiting after which the age factor is full "
+                 "(PriorityMaxAge)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 1e6));
+  app.add_option("--priority-decay-half-life",
+                 flags.priority_decay_half_life_hours,
+                 "Hours after which past usage counts half for fair share "
+                 "(PriorityDecayHalfLife)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 1e6));
   app.add_option("--auth", flags.auth,
                  "munge: every request carries a MUNGE credential (as in "
                  "Slurm); none: trust the user a client claims (development "
@@ -145,6 +188,12 @@ int main(int argc, char** argv) {
     std::cerr << "gantryd: --metrics-listen: " << valid.message() << "\n";
     return 2;
   }
+  absl::StatusOr<std::vector<gantry::PartitionConfig>> partitions =
+      gantry::ParsePartitions(flags.partitions);
+  if (!partitions.ok()) {
+    std::cerr << "gantryd: " << partitions.status().message() << "\n";
+    return 2;
+  }
   absl::StatusOr<gantry::Authenticator> authenticator =
       gantry::Authenticator::Create({.use_munge = flags.auth == "munge",
                                      .munge_socket = flags.munge_socket,
@@ -191,7 +240,18 @@ int main(int argc, char** argv) {
   gantry::ControllerOptions options;
   options.metrics = &controller_metrics;
   options.state_dir = flags.state_dir;
-  options.default_partition = flags.partition;
+  options.partitions = std::move(*partitions);
+  constexpr double kHourMs = 3600.0 * 1000;
+  options.priority_weights = gantry::PriorityWeights{
+      .age_weight = flags.priority_weight_age,
+      .size_weight = flags.priority_weight_job_size,
+      .fair_share_weight = flags.priority_weight_fairshare,
+      .age_max_ms =
+          static_cast<int64_t>(flags.priority_max_age_hours * kHourMs),
+      .size_norm_gpus = 512,
+      .half_life_ms =
+          static_cast<int64_t>(flags.priority_decay_half_life_hours * kHourMs),
+  };
   options.heartbeat_interval_ms =
       static_cast<int64_t>(flags.heartbeat_interval * 1000);
   options.node_timeout_ms = static_cast<int64_t>(flags.node_timeout * 1000);

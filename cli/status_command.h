@@ -1,0 +1,18 @@
+// `gantry status`: the admin's one-screen view of the cluster (see
+// cli/status_screen.h for what it shows). Returns the process exit code and
+// prints errors as "gantry status: error: ...".
+#pragma once
+
+#include <string>
+
+namespace gantry::cli {
+
+struct StatusOptions {
+  bool json = false;
+  std::string color = "auto";  // auto, always or never
+};
+
+int RunStatusCommand(const std::string& controller,
+                     const StatusOptions& options);
+
+}  // namespace gantry::cli
