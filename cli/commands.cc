@@ -508,17 +508,17 @@ int RunNodesCommand(const std::string& controller,
     for (const v1::NodeRecord& node : nodes) list.push_back(NodeToJson(node));
     nlohmann::json partitions = nlohmann::json::array();
     for (const v1::PartitionInfo& partition : response.partitions()) {
-      partitions.push_back({{"name", partition.name()},
-                            {"default", partition.is_default()},
-                            {"nodes", partition.nodes()},
-                            {"default_time_seconds",
-                             partition.default_time_seconds()},
-                            {"max_time_seconds", partition.max_time_seconds()},
-                            {"max_nodes", partition.max_nodes()}});
+      partitions.push_back(
+          {{"name", partition.name()},
+           {"default", partition.is_default()},
+           {"nodes", partition.nodes()},
+           {"default_time_seconds", partition.default_time_seconds()},
+           {"max_time_seconds", partition.max_time_seconds()},
+           {"max_nodes", partition.max_nodes()}});
     }
-    std::cout << nlohmann::json{{"nodes", list}, {"partitions", partitions}}
-                     .dump(2)
-              << "\n";
+    std::cout
+        << nlohmann::json{{"nodes", list}, {"partitions", partitions}}.dump(2)
+        << "\n";
     return 0;
   }
   if (options.detail) {
@@ -535,10 +535,9 @@ int RunNodesCommand(const std::string& controller,
     std::cout << table;
   };
   if (!options.per_node) {
-    print(SinfoSummary(nodes,
-                       {response.partitions().begin(),
-                        response.partitions().end()},
-                       filter));
+    print(SinfoSummary(
+        nodes, {response.partitions().begin(), response.partitions().end()},
+        filter));
     return 0;
   }
   std::vector<std::vector<std::string>> rows = {

@@ -126,8 +126,7 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
   record.set_last_seen_ms(now);
   AssignPartitions(record);
   if (record.partitions_size() == 0) {
-    log::Warn("node is in no partition and will run no jobs",
-              {{"node", name}});
+    log::Warn("node is in no partition and will run no jobs", {{"node", name}});
   }
   StageNode(node);
   StageEvent(
