@@ -14,6 +14,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 
+#include "absl/synchronization/mutex.h"
 #include "common/daemon_flags.h"
 #include "common/hostlist.h"
 #include "common/log.h"
@@ -158,6 +159,11 @@ void AddFlags(CLI::App& app, Flags& flags) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Debian builds abseil with its mutex deadlock detection on, which keeps
+  // a graph of every lock gRPC takes: with thousands of agent streams it
+  // cost about a third of the controller's CPU (tests/bench/
+  // simulated_fleet_bench.py), for a check meant for debug builds.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   CLI::App app{
       "gantryd: the Gantry controller. Keeps jobs and nodes in RocksDB, "
       "schedules jobs as gangs, and serves the gantry CLI and the agents."};
@@ -292,6 +298,9 @@ int main(int argc, char** argv) {
   builder.RegisterService(&client_service);
   builder.RegisterService(&agent_service);
   builder.SetMaxReceiveMessageSize(16 << 20);
+  // Agents' messages are small and steady: bandwidth-delay probing only
+  // added a ping round trip for every heartbeat (twice the reads).
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
   std::vector<
       std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
       interceptors;
