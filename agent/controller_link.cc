@@ -8,6 +8,17 @@
 
 namespace gantry::agent {
 
+grpc::ChannelArguments AgentChannelArguments() {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+  args.SetMaxReceiveMessageSize(64 << 20);
+  return args;
+}
+
 ControllerLink::ControllerLink(std::string target,
                                RegisterFactory make_register,
                                MessageHandler on_message,
@@ -18,16 +29,8 @@ ControllerLink::ControllerLink(std::string target,
       on_message_(std::move(on_message)),
       on_connected_(std::move(on_connected)),
       munge_socket_(std::move(munge_socket)) {
-  grpc::ChannelArguments args;
-  // Notice a dead controller even when nothing is being written.
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
-  args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
-  args.SetMaxReceiveMessageSize(64 << 20);
   channel_ = grpc::CreateCustomChannel(
-      target_, grpc::InsecureChannelCredentials(), args);
+      target_, grpc::InsecureChannelCredentials(), AgentChannelArguments());
   stub_ = v1::AgentService::NewStub(channel_);
 }
 

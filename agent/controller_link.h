@@ -18,6 +18,11 @@
 
 namespace gantry::agent {
 
+// The channel settings of every agent stream to gantryd, real or
+// simulated: keepalive pings so a dead controller is noticed even when
+// nothing is being written, quick redials, large enough messages.
+grpc::ChannelArguments AgentChannelArguments();
+
 class ControllerLink {
  public:
   using RegisterFactory = std::function<v1::Register()>;

@@ -13,6 +13,7 @@
 #include <grpcpp/alarm.h>
 
 #include "absl/strings/str_cat.h"
+#include "agent/controller_link.h"
 #include "common/log.h"
 
 namespace gantry::agent {
@@ -38,15 +39,7 @@ std::string FleetBootId() {
 }
 
 std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target) {
-  grpc::ChannelArguments args;
-  // As the real agent's link (controller_link.cc): notice a dead
-  // controller even when nothing is being written, redial quickly.
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
-  args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
-  args.SetMaxReceiveMessageSize(64 << 20);
+  grpc::ChannelArguments args = AgentChannelArguments();
   // Channels with the same target and arguments would otherwise share one
   // connection from gRPC's global pool; each channel stands for its own
   // nodes' connection.
