@@ -160,7 +160,8 @@ void Agent::OnControllerMessage(const v1::ControllerMessage& message) {
            {"signal", message.kill().signal()}});
       launcher_->Kill(message.kill().job_id(), message.kill().attempt(),
                       message.kill().signal(), message.kill().grace_seconds(),
-                      /*escalate=*/!message.kill().signal_only());
+                      /*escalate=*/!message.kill().signal_only(),
+                      message.kill().step());
       break;
     case v1::ControllerMessage::kAck: {
       std::lock_guard lock(mutex_);

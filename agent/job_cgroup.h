@@ -69,6 +69,11 @@ class JobCgroups {
   // Creates the cgroup of job attempt `key` ("<job>.<attempt>") with its
   // limits and returns the path of its cgroup.procs, which each rank writes
   // itself into before exec. Errors: UNAVAILABLE, naming the file and why.
+  // The cgroup.procs of the job attempt's existing cgroup (a step joins
+  // the cgroup its job's script already runs in).
+  std::string ProcsPath(const std::string& key) const {
+    return JobDir(key) + "/cgroup.procs";
+  }
   absl::StatusOr<std::string> Create(const std::string& key,
                                      const JobCgroupLimits& limits);
 

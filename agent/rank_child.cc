@@ -4,6 +4,7 @@
 #include <grp.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -66,6 +67,28 @@ std::optional<RankChildStep> DropPrivileges(const RankIdentity& identity) {
   return std::nullopt;
 }
 
+// A connection to the step's gantry run that starts with `header`; -1 on
+// failure (errno set).
+int ConnectStepIo(const RankChildPlan& plan, const char* header) {
+  int fd = ::socket(plan.io_address->ss_family, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(plan.io_address),
+                plan.io_address_length) != 0) {
+    int error = errno;
+    ::close(fd);
+    errno = error;
+    return -1;
+  }
+  const size_t length = std::strlen(header);
+  if (::write(fd, header, length) != static_cast<ssize_t>(length)) {
+    int error = errno;
+    ::close(fd);
+    errno = error;
+    return -1;
+  }
+  return fd;
+}
+
 [[noreturn]] void Fail(const RankChildPlan& plan, RankChildStep step) {
   int message[2] = {static_cast<int>(step), errno};
   if (step == RankChildStep::kExec) {
@@ -101,13 +124,22 @@ void ExecRankChild(const RankChildPlan& plan) {
     Fail(plan, *failed);
   }
   if (::chdir(plan.working_dir) != 0) Fail(plan, RankChildStep::kWorkingDir);
-  const int open_flags = O_WRONLY | O_CREAT | O_APPEND;
-  int out_fd = ::open(plan.output_path, open_flags, 0644);
-  if (out_fd < 0) Fail(plan, RankChildStep::kOutput);
-  int err_fd = out_fd;
-  if (plan.error_path != nullptr) {
-    err_fd = ::open(plan.error_path, open_flags, 0644);
-    if (err_fd < 0) Fail(plan, RankChildStep::kError);
+  int out_fd = -1;
+  int err_fd = -1;
+  if (plan.io_address != nullptr) {
+    out_fd = ConnectStepIo(plan, plan.io_out_header);
+    if (out_fd < 0) Fail(plan, RankChildStep::kStepIo);
+    err_fd = ConnectStepIo(plan, plan.io_err_header);
+    if (err_fd < 0) Fail(plan, RankChildStep::kStepIo);
+  } else {
+    const int open_flags = O_WRONLY | O_CREAT | O_APPEND;
+    out_fd = ::open(plan.output_path, open_flags, 0644);
+    if (out_fd < 0) Fail(plan, RankChildStep::kOutput);
+    err_fd = out_fd;
+    if (plan.error_path != nullptr) {
+      err_fd = ::open(plan.error_path, open_flags, 0644);
+      if (err_fd < 0) Fail(plan, RankChildStep::kError);
+    }
   }
   int null_fd = ::open("/dev/null", O_RDONLY);
   if (null_fd >= 0) ::dup2(null_fd, 0);
@@ -155,6 +187,9 @@ std::string DescribeRankChildFailure(RankChildStep step, int error,
                           reason);
     case RankChildStep::kExec:
       return absl::StrCat("cannot execute ", plan.argv[0], ": ", reason);
+    case RankChildStep::kStepIo:
+      return absl::StrCat(
+          "cannot send the task's output to the waiting gantry run: ", reason);
   }
   return reason;
 }

@@ -7,6 +7,8 @@
 // before fork (strings, the user's groups, the environment).
 #pragma once
 
+#include <sys/socket.h>
+
 #include <string>
 
 #include "agent/rank_identity.h"
@@ -23,6 +25,7 @@ enum class RankChildStep : int {
   kOutput,
   kError,
   kExec,
+  kStepIo,
 };
 
 struct RankChildPlan {
@@ -34,6 +37,12 @@ struct RankChildPlan {
   const char* cgroup_procs =
       nullptr;  // the job cgroup's cgroup.procs; null: none
   const RankIdentity* identity = nullptr;
+  // A step task's stdout and stderr: TCP connections to the waiting
+  // gantry run, each opened with its header line. Null: the files above.
+  const sockaddr_storage* io_address = nullptr;
+  socklen_t io_address_length = 0;
+  const char* io_out_header = nullptr;
+  const char* io_err_header = nullptr;
   // Write end of a close-on-exec pipe: {step, errno} arrives on failure,
   // nothing (end of file) when exec succeeded.
   int report_fd = -1;

@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "agent/rank_child.h"
 #include "agent/sanitized_environment.h"
+#include "agent/step_io.h"
 #include "common/log.h"
 
 namespace gantry::agent {
@@ -192,7 +193,19 @@ absl::Status RankLauncher::PrepareLaunch(const v1::LaunchRanks& launch,
     ::chmod(script_path.c_str(), 0755);
   }
   cgroup_procs_path.clear();
-  if (cgroups_) {
+  const std::string job_key = JobDirName(launch.job_id(), launch.attempt());
+  bool attempt_runs_here = false;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [pid, rank] : live_) {
+      if (JobDirName(rank.id) == job_key) attempt_runs_here = true;
+    }
+  }
+  if (cgroups_ && attempt_runs_here) {
+    // A step beside the running script (or another step): the same cgroup;
+    // making it anew would kill what runs in it.
+    cgroup_procs_path = cgroups_->ProcsPath(job_key);
+  } else if (cgroups_) {
     JobCgroupLimits limits;
     limits.cpus = launch.cpus();
     limits.mem_mb = launch.mem_mb();
@@ -207,7 +220,11 @@ absl::Status RankLauncher::PrepareLaunch(const v1::LaunchRanks& launch,
 void RankLauncher::Launch(const v1::LaunchRanks& launch) {
   const std::string job_key = JobDirName(launch.job_id(), launch.attempt());
   const std::string job_dir = absl::StrCat(work_dir_, "/jobs/", job_key);
-  const std::string script_path = job_dir + "/script";
+  // A step's command file beside the script, which may still be running
+  // (and which a shell reads as it goes, so it is never rewritten).
+  const std::string script_path =
+      launch.step() == 0 ? job_dir + "/script"
+                         : absl::StrCat(job_dir, "/step-", launch.step());
   RankIdentity identity;
   std::string cgroup_procs_path;
   const absl::Status prepared =
@@ -221,6 +238,7 @@ void RankLauncher::Launch(const v1::LaunchRanks& launch) {
       id.set_job_id(launch.job_id());
       id.set_attempt(launch.attempt());
       id.set_rank(rank.rank());
+      id.set_step(launch.step());
       if (!prepared.ok()) {
         failed.push_back({id, std::string(prepared.message())});
         continue;
@@ -232,9 +250,14 @@ void RankLauncher::Launch(const v1::LaunchRanks& launch) {
         failed.push_back({id, std::string(status.message())});
         continue;
       }
+      // JOB.ATTEMPT.RANK, or JOB.ATTEMPT.sSTEP-TASK: the last dot ends the
+      // job cgroup's name either way (see CleanUpLeftovers).
       LiveRank live{
           id, pid,
-          absl::StrCat(work_dir_, "/ranks/", job_key, ".", rank.rank())};
+          launch.step() == 0
+              ? absl::StrCat(work_dir_, "/ranks/", job_key, ".", rank.rank())
+              : absl::StrCat(work_dir_, "/ranks/", job_key, ".s", launch.step(),
+                             "-", rank.rank())};
       std::ofstream record(live.record_path, std::ios::trunc);
       record << pid << " " << ProcessStartTime(pid) << "\n";
       live_.emplace(pid, std::move(live));
@@ -245,6 +268,7 @@ void RankLauncher::Launch(const v1::LaunchRanks& launch) {
   for (const auto& [id, pid] : started) {
     log::Info("rank started", {{"job", id.job_id()},
                                {"attempt", id.attempt()},
+                               {"step", id.step()},
                                {"rank", id.rank()},
                                {"pid", pid}});
     on_start_(id, pid);
@@ -261,16 +285,22 @@ void RankLauncher::Launch(const v1::LaunchRanks& launch) {
     on_exit_(id, outcome);
   }
   if (failed.empty()) return;
+  std::lock_guard lock(mutex_);
   if (started.empty()) {
-    // Nothing runs, so the reaper will never tidy up after this attempt.
-    std::error_code error;
-    fs::remove_all(job_dir, error);
-    if (cgroups_ && prepared.ok()) cgroups_->Remove(job_key);
+    // Nothing runs, so the reaper will never tidy up after this attempt
+    // (unless other ranks or steps of it still run here).
+    const bool others = std::any_of(live_.begin(), live_.end(), [&](auto& l) {
+      return JobDirName(l.second.id) == job_key;
+    });
+    if (!others) {
+      std::error_code error;
+      fs::remove_all(job_dir, error);
+      if (cgroups_ && prepared.ok()) cgroups_->Remove(job_key);
+    }
     return;
   }
   // No partial start: a job whose ranks cannot all start is not left
   // running on some of them.
-  std::lock_guard lock(mutex_);
   for (const auto& [id, pid] : started) {
     auto it = live_.find(pid);
     if (it != live_.end()) KillRankNow(it->second);
@@ -278,6 +308,11 @@ void RankLauncher::Launch(const v1::LaunchRanks& launch) {
 }
 
 void RankLauncher::KillRankNow(const LiveRank& rank) {
+  if (rank.id.step() != 0) {
+    // A step task: its process group; the job cgroup also holds the script.
+    ::kill(-rank.pid, SIGKILL);
+    return;
+  }
   if (cgroups_) {
     cgroups_->Signal(JobDirName(rank.id), SIGKILL);
   } else {
@@ -315,6 +350,21 @@ absl::Status RankLauncher::StartOne(const v1::LaunchRanks& launch,
   plan.cgroup_procs =
       cgroup_procs_path.empty() ? nullptr : cgroup_procs_path.c_str();
   plan.identity = &identity;
+  // A step's output goes to the gantry run that waits for it.
+  std::string out_header;
+  std::string err_header;
+  sockaddr_storage io_address{};
+  if (!launch.io_address().empty()) {
+    absl::StatusOr<socklen_t> length =
+        ResolveStepIoAddress(launch.io_address(), io_address);
+    if (!length.ok()) return length.status();
+    out_header = absl::StrCat(launch.io_token(), " ", rank.rank(), " 1\n");
+    err_header = absl::StrCat(launch.io_token(), " ", rank.rank(), " 2\n");
+    plan.io_address = &io_address;
+    plan.io_address_length = *length;
+    plan.io_out_header = out_header.c_str();
+    plan.io_err_header = err_header.c_str();
+  }
 
   int report[2];
   if (::pipe2(report, O_CLOEXEC) != 0) {
@@ -440,7 +490,7 @@ void RankLauncher::EscalateLoop() {
 }
 
 void RankLauncher::Kill(uint64_t job_id, uint32_t attempt, int signal,
-                        uint32_t grace_seconds, bool escalate) {
+                        uint32_t grace_seconds, bool escalate, uint32_t step) {
   {
     std::lock_guard lock(mutex_);
     const int64_t deadline = SteadyNowMs() + int64_t{grace_seconds} * 1000;
@@ -449,6 +499,16 @@ void RankLauncher::Kill(uint64_t job_id, uint32_t attempt, int signal,
     for (const auto& [pid, rank] : live_) {
       if (rank.id.job_id() != job_id) continue;
       if (attempt != 0 && rank.id.attempt() != attempt) continue;
+      if (step != 0) {
+        // One step: its tasks' process groups (the job cgroup also holds
+        // the script and other steps).
+        if (rank.id.step() != step) continue;
+        ::kill(-pid, first_signal);
+        if (escalate && first_signal != SIGKILL) {
+          kill_deadlines_.emplace(deadline, pid);
+        }
+        continue;
+      }
       job_keys.insert(JobDirName(rank.id));
       // Without cgroups, the whole process group: the script and what it
       // started (except what left the group).

@@ -85,8 +85,9 @@ class RankLauncher {
   // Signals every rank of the job attempt (attempt 0: any attempt); ranks
   // still alive after `grace_seconds` get SIGKILL, unless `escalate` is
   // false (scancel --signal: the signal alone, the job goes on).
+  // `step` non-zero: that step's tasks only.
   void Kill(uint64_t job_id, uint32_t attempt, int signal,
-            uint32_t grace_seconds, bool escalate = true);
+            uint32_t grace_seconds, bool escalate = true, uint32_t step = 0);
 
   // Stops every rank (SIGTERM, then SIGKILL after `grace_seconds`) and waits
   // for them to be reaped, at most grace + 2 s.

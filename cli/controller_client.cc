@@ -136,4 +136,24 @@ absl::Status ControllerClient::GetTopology(v1::TopologyReport& response) {
       stub_->GetTopology(&context, v1::GetTopologyRequest(), &response));
 }
 
+absl::Status ControllerClient::LaunchStep(const v1::LaunchStepRequest& request,
+                                          v1::LaunchStepResponse& response) {
+  grpc::ClientContext context;
+  Prepare(context, "LaunchStep");
+  return Convert(stub_->LaunchStep(&context, request, &response));
+}
+
+absl::Status ControllerClient::WaitStep(const v1::WaitStepRequest& request,
+                                        v1::WaitStepResponse& response,
+                                        std::chrono::seconds wait) {
+  grpc::ClientContext context;
+  Prepare(context, "WaitStep");
+  context.set_deadline(std::chrono::system_clock::now() + wait);
+  grpc::Status status = stub_->WaitStep(&context, request, &response);
+  if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+    return absl::DeadlineExceededError("the step is still running");
+  }
+  return Convert(status);
+}
+
 }  // namespace gantry::cli

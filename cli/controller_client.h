@@ -4,6 +4,7 @@
 // whose failures become one clear message.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -42,6 +43,12 @@ class ControllerClient {
   absl::Status ImportTopology(const v1::ImportTopologyRequest& request,
                               v1::TopologyReport& response);
   absl::Status GetTopology(v1::TopologyReport& response);
+  absl::Status LaunchStep(const v1::LaunchStepRequest& request,
+                          v1::LaunchStepResponse& response);
+  // Waits up to `wait` for the step's end (DEADLINE_EXCEEDED after).
+  absl::Status WaitStep(const v1::WaitStepRequest& request,
+                        v1::WaitStepResponse& response,
+                        std::chrono::seconds wait);
 
   const std::string& target() const { return target_; }
 

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "cli/batch_command.h"
 #include "cli/commands.h"
+#include "cli/run_command.h"
 #include "cli/slurm_alias.h"
 #include "cli/status_command.h"
 
@@ -20,10 +21,12 @@ Submit a batch script, as sbatch does. Options come from #SBATCH (or #GANTRY)
 lines at the top of the script and from the command line; the command line
 wins. Prints "Submitted batch job ID" (or only ID with --parsable).
 
-The script runs once per task on every node of the allocation, with the
-Slurm variables (SLURM_JOB_ID, SLURM_PROCID, SLURM_JOB_NODELIST, ...), the
-PyTorch launcher's (MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK, LOCAL_RANK)
-and Gantry's own (GANTRY_*) set.
+The script runs once, on the first node of the allocation, as sbatch runs
+it; `gantry run` (srun) inside it starts tasks across all the job's nodes.
+With --per-task the script itself is every task instead (once per task on
+every node). Either way it gets the Slurm variables (SLURM_JOB_ID,
+SLURM_PROCID, SLURM_JOB_NODELIST, ...), the PyTorch launcher's (MASTER_ADDR,
+MASTER_PORT, WORLD_SIZE, RANK, LOCAL_RANK) and Gantry's own (GANTRY_*).
 
 Options:
   -J, --job-name NAME         name of the job
@@ -39,6 +42,8 @@ Options:
   -e, --error PATTERN         stderr file (default: with stdout)
   -D, --chdir DIR             working directory of the tasks
       --parsable              print only the job id
+      --per-task              run the script as every task, on every node
+                              (no gantry run needed; each task a rank)
       --checkpoint-dir DIR    where the job writes checkpoints; a restart
                               resumes from the latest (GANTRY_RESUME_FROM)
       --max-restarts N        restarts after failures (default: the cluster's, 3)
@@ -53,11 +58,11 @@ Options:
   --controller ADDR           gantryd address (before "batch"; or GANTRY_CONTROLLER)
 )";
 
-// `gantry [--controller ADDR] batch ARGS...` is routed before CLI11 sees it:
-// batch arguments follow sbatch's grammar (options, script, script args),
-// which the sbatch option table in common/job_options parses.
+// `gantry [--controller ADDR] batch|run ARGS...` is routed before CLI11
+// sees it: their arguments follow sbatch's and srun's grammar (options,
+// then a script or command and its arguments).
 bool RouteBatch(int argc, char** argv, std::string& controller,
-                std::vector<std::string>& batch_args) {
+                std::string& command, std::vector<std::string>& batch_args) {
   int i = 1;
   while (i < argc) {
     std::string word(argv[i]);
@@ -71,7 +76,9 @@ bool RouteBatch(int argc, char** argv, std::string& controller,
       break;
     }
   }
-  if (i >= argc || std::string(argv[i]) != "batch") return false;
+  if (i >= argc) return false;
+  command = argv[i];
+  if (command != "batch" && command != "run") return false;
   batch_args.assign(argv + i + 1, argv + argc);
   return true;
 }
@@ -98,8 +105,12 @@ int main(int argc, char** argv) {
   argv = word_pointers.data();
   {
     std::string controller;
+    std::string command;
     std::vector<std::string> args;
-    if (RouteBatch(argc, argv, controller, args)) {
+    if (RouteBatch(argc, argv, controller, command, args) && command == "run") {
+      return gantry::cli::RunStepCommand(controller, args);
+    }
+    if (!command.empty() && command == "batch") {
       for (const std::string& arg : args) {
         if (arg == "--help" || arg == "-h") {
           std::cout << kBatchHelp;
@@ -121,9 +132,12 @@ int main(int argc, char** argv) {
                  "$GANTRY_CONTROLLER, else unix:/run/gantry/gantryd.sock)");
   app.fallthrough();
 
-  // Only for --help listings: RouteBatch handles the command itself.
+  // Only for --help listings: RouteBatch handles the commands themselves.
   app.add_subcommand("batch",
                      "Submit a batch script (sbatch); see gantry batch --help");
+  app.add_subcommand("run",
+                     "Inside a job: run a command as a step across its nodes "
+                     "(srun); see gantry run --help");
 
   CLI::App* queue =
       app.add_subcommand("queue", "List pending and running jobs (squeue)");

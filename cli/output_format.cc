@@ -154,6 +154,26 @@ nlohmann::json JobToJson(const v1::JobRecord& job, int64_t now_ms) {
          {"node_fault", attempt.node_fault()},
          {"resumed_from", attempt.resumed_from()}});
   }
+  nlohmann::json steps = nlohmann::json::array();
+  for (const v1::StepRecord& step : job.steps()) {
+    uint32_t step_tasks = 0;
+    std::vector<std::string> step_nodes;
+    for (const v1::NodeAllocation& share : step.nodes()) {
+      step_tasks += share.rank_count();
+      step_nodes.push_back(share.node());
+    }
+    steps.push_back({{"id", step.id()},
+                     {"attempt", step.attempt()},
+                     {"command", std::vector<std::string>(step.argv().begin(),
+                                                          step.argv().end())},
+                     {"nodes", step_nodes},
+                     {"tasks", step_tasks},
+                     {"state", step.end_time_ms() ? "ENDED" : "RUNNING"},
+                     {"exit_code", step.exit_code()},
+                     {"start_time", FormatTime(step.start_time_ms())},
+                     {"end_time", FormatTime(step.end_time_ms())},
+                     {"end_detail", step.end_detail()}});
+  }
   int64_t end = job.end_time_ms() ? job.end_time_ms() : now_ms;
   return {
       {"job_id", job.id()},
@@ -203,6 +223,8 @@ nlohmann::json JobToJson(const v1::JobRecord& job, int64_t now_ms) {
                            : nlohmann::json()},
       {"hang_timeout_seconds", spec.hang_timeout_seconds()},
       {"attempts", attempts},
+      {"script_once", spec.script_once()},
+      {"steps", steps},
   };
 }
 

@@ -85,9 +85,9 @@ absl::StatusOr<std::vector<std::string>> ExpandSlurmAlias(
       slash == std::string::npos ? program : program.substr(slash + 1);
   if (name == "scontrol") return ExpandScontrol(argv);
   if (name == "srun") {
-    return absl::UnimplementedError(
-        "srun is not yet supported by gantry: put the command in a batch "
-        "script and submit it with sbatch (gantry batch)");
+    std::vector<std::string> expanded = {"gantry", "run"};
+    expanded.insert(expanded.end(), argv.begin() + 1, argv.end());
+    return expanded;
   }
   auto found = kSubcommands.find(name);
   if (found == kSubcommands.end()) return argv;

@@ -15,6 +15,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "common/edit_distance.h"
 #include "common/job_dependency.h"
 #include "common/split_view.h"
 
@@ -497,6 +498,11 @@ absl::Status SetParsable(const OptionUse&, JobRequest& request) {
   return absl::OkStatus();
 }
 
+absl::Status SetPerTask(const OptionUse&, JobRequest& request) {
+  request.per_task = true;
+  return absl::OkStatus();
+}
+
 // Accepted so that existing Slurm scripts run, but with no effect yet; the
 // warning keeps that from being a surprise.
 absl::Status WarnIgnored(const OptionUse& use, JobRequest& request) {
@@ -533,6 +539,7 @@ constexpr OptionSpec kOptions[] = {
     {"error", 'e', Arg::kRequired, &SetText<&JobRequest::error>},
     {"chdir", 'D', Arg::kRequired, &SetText<&JobRequest::chdir>},
     {"parsable", '\0', Arg::kNone, &SetParsable},
+    {"per-task", '\0', Arg::kNone, &SetPerTask},
     {"checkpoint-dir", '\0', Arg::kRequired,
      &SetText<&JobRequest::checkpoint_dir>},
     {"max-restarts", '\0', Arg::kRequired, &SetMaxRestarts},
@@ -586,31 +593,6 @@ bool OptionTakesNextWord(std::string_view word) {
 }
 
 namespace {
-
-// Levenshtein distance, giving up (returning limit + 1) as soon as it must
-// exceed `limit`, so a long garbage word costs little.
-std::size_t EditDistance(std::string_view a, std::string_view b,
-                         std::size_t limit) {
-  const std::size_t gap =
-      a.size() > b.size() ? a.size() - b.size() : b.size() - a.size();
-  if (gap > limit) return limit + 1;
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    std::size_t row_min = row[0];
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({above + 1, row[j - 1] + 1,
-                         diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-      row_min = std::min(row_min, row[j]);
-    }
-    if (row_min > limit) return limit + 1;
-  }
-  return row[b.size()];
-}
 
 absl::Status UnknownLong(std::string_view source, std::string_view name) {
   constexpr std::size_t kMaxDistance = 2;

@@ -30,6 +30,9 @@ struct JobRequest {
   std::optional<uint32_t> max_switches;          // --switches=N[@maxwait]
   std::optional<uint64_t> switches_max_wait_seconds;  // the @maxwait part
   std::string dependency;  // -d/--dependency, checked (job_dependency.h)
+  // --per-task: the script is every task (on every node) instead of
+  // running once on the first node.
+  bool per_task = false;
   // Options accepted but with no effect here; each gets a one-line warning.
   std::vector<std::string> warnings;
 };

@@ -15,6 +15,7 @@
 #include "common/hostlist.h"
 #include "common/log.h"
 #include "daemon/controller_metrics.h"
+#include "daemon/step_layout.h"
 
 namespace gantry {
 
@@ -127,12 +128,25 @@ absl::Status Controller::Start() {
         job.exited_ranks.insert(exit.rank());
       }
       HoldResources(job);
-      for (const v1::NodeAllocation& share : job.record.allocation()) {
+      for (int i = 0; i < job.record.allocation_size(); ++i) {
+        const v1::NodeAllocation& share = job.record.allocation(i);
         uint32_t live = 0;
-        for (uint32_t r = 0; r < share.rank_count(); ++r) {
+        for (uint32_t r = 0; r < ScriptRanksOn(job.record, i); ++r) {
           if (!job.exited_ranks.count(share.first_rank() + r)) ++live;
         }
         job.live_ranks[share.node()] = live;
+      }
+      // Step tasks not known to have exited.
+      for (const v1::StepRecord& step : job.record.steps()) {
+        for (const v1::NodeAllocation& share : step.nodes()) {
+          uint32_t exited = 0;
+          for (const v1::RankExit& exit : step.exits()) {
+            if (exit.node() == share.node()) ++exited;
+          }
+          if (share.rank_count() > exited) {
+            job.live_ranks[share.node()] += share.rank_count() - exited;
+          }
+        }
       }
     } else if (status == JobStatus::kPending) {
       ++pending;
@@ -175,6 +189,16 @@ void Controller::Stop() {
   stopped_ = true;
   timer_.cancel();
   status_timer_.cancel();
+  // gantry run waits on its step: tell it to ask the next controller, so
+  // the server's shutdown has no call left open.
+  for (auto& [id, job] : jobs_) {
+    for (auto& [step, waiters] : job.step_waiters) {
+      for (const auto& done : waiters) {
+        done(absl::UnavailableError("the controller is stopping"));
+      }
+    }
+    job.step_waiters.clear();
+  }
 }
 
 void Controller::StageJob(const JobRuntime& job) {
@@ -340,22 +364,29 @@ void Controller::RecordCheckpoint(JobRuntime& job, const std::string& path,
                                     {"source", source}});
 }
 
+absl::StatusOr<Controller::JobRuntime*> Controller::ManagedJob(
+    uint64_t job_id, const Caller& caller) {
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) {
+    return absl::NotFoundError(absl::StrCat("invalid job id ", job_id));
+  }
+  if (!caller.MayManage(it->second.record.uid())) {
+    return absl::PermissionDeniedError(absl::StrCat("access denied: job ",
+                                                    job_id, " belongs to ",
+                                                    it->second.record.user()));
+  }
+  return &it->second;
+}
+
 void Controller::ReportProgress(const v1::ReportProgressRequest& request,
                                 const Caller& caller,
                                 std::function<void(absl::Status)> done) {
-  auto it = jobs_.find(request.job_id());
-  if (it == jobs_.end()) {
-    done(
-        absl::NotFoundError(absl::StrCat("invalid job id ", request.job_id())));
+  absl::StatusOr<JobRuntime*> found = ManagedJob(request.job_id(), caller);
+  if (!found.ok()) {
+    done(found.status());
     return;
   }
-  JobRuntime& job = it->second;
-  if (!caller.MayManage(job.record.uid())) {
-    done(absl::PermissionDeniedError(
-        absl::StrCat("access denied: job ", request.job_id(), " belongs to ",
-                     job.record.user())));
-    return;
-  }
+  JobRuntime& job = **found;
   if (job.record.state() != v1::RUNNING) {
     done(absl::FailedPreconditionError(
         absl::StrCat("job ", request.job_id(), " is not running")));

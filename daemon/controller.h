@@ -106,6 +106,13 @@ class Controller {
       const v1::ImportTopologyRequest& request, const Caller& caller,
       std::function<void(absl::StatusOr<v1::TopologyReport>)> done);
   v1::TopologyReport TopologyReport() const;
+  // From inside a running job (gantry run): start a step on its
+  // allocation; `done` gets the step once its launch is durable.
+  void LaunchStep(const v1::LaunchStepRequest& request, const Caller& caller,
+                  std::function<void(absl::StatusOr<v1::StepRecord>)> done);
+  // `done` gets the step once it has ended (at once if it has).
+  void WaitStep(const v1::WaitStepRequest& request, const Caller& caller,
+                std::function<void(absl::StatusOr<v1::StepRecord>)> done);
   // Admin: drain nodes (or resume them).
   void Drain(const v1::DrainRequest& request, const Caller& caller,
              std::function<void(absl::Status)> done);
@@ -130,7 +137,18 @@ class Controller {
     std::set<std::string> held_nodes;            // resources still counted
     std::set<uint32_t> exited_ranks;
     double priority = 0;  // of the last scheduling pass, while pending
+    // Running steps: who waits for their end (gantry run), and when their
+    // first task ended (for --wait). In memory: a waiter asks again after
+    // a controller restart.
+    std::map<uint32_t,
+             std::vector<std::function<void(absl::StatusOr<v1::StepRecord>)>>>
+        step_waiters;
+    std::map<uint32_t, int64_t> step_first_exit_ms;
   };
+
+  // The job, if `caller` may act on it (its owner or an admin); NOT_FOUND
+  // or PERMISSION_DENIED saying so otherwise.
+  absl::StatusOr<JobRuntime*> ManagedJob(uint64_t job_id, const Caller& caller);
 
   // Persistence (controller.cc).
   void StageJob(const JobRuntime& job);
@@ -179,6 +197,24 @@ class Controller {
   void RecordCheckpoint(JobRuntime& job, const std::string& path, int64_t step,
                         const std::string& source);
   void DrainNode(NodeRuntime& node, const std::string& reason);
+  // Whether losing the node ends the job's attempt: its ranks or step
+  // tasks run there, or (script_once) the node is in its running
+  // allocation.
+  bool JobNeedsNode(const JobRuntime& job, const std::string& node) const;
+
+  // Steps (controller_steps.cc).
+  void SendStepLaunch(const v1::LaunchStepRequest& request,
+                      const v1::StepRecord& step);
+  void SendStepKill(const JobRuntime& job, const v1::StepRecord& step,
+                    int signal);
+  void OnStepTaskEvent(const std::string& node, const v1::RankEvent& event);
+  // Records the step's end and answers its waiters once that is durable.
+  void EndStep(JobRuntime& job, v1::StepRecord& step,
+               const std::string& detail);
+  // The attempt ended: its steps end with it.
+  void EndOpenSteps(JobRuntime& job, const std::string& detail);
+  // --wait: stops the rest of a step whose first task ended long enough ago.
+  void CheckStepWaits(JobRuntime& job, int64_t now);
   void HoldResources(JobRuntime& job);
   void ReleaseNodeShare(JobRuntime& job, const std::string& node);
 

@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "daemon/controller.h"
 #include "daemon/controller_metrics.h"
+#include "daemon/step_layout.h"
 
 namespace gantry {
 namespace {
@@ -170,22 +171,43 @@ void Controller::ReconcileRanks(const std::string& node_name,
     });
   }
   // Ranks the agent still runs: keep those of current attempts, stop the rest.
-  std::set<std::tuple<uint64_t, uint32_t, uint32_t>> running;
-  std::set<std::pair<uint64_t, uint32_t>> to_kill;
+  // (job, attempt, step, rank) the agent runs.
+  std::set<std::tuple<uint64_t, uint32_t, uint32_t, uint32_t>> running;
+  std::set<std::tuple<uint64_t, uint32_t, uint32_t>> to_kill;
   for (const v1::RankId& rank : reg.running()) {
-    running.insert({rank.job_id(), rank.attempt(), rank.rank()});
+    running.insert({rank.job_id(), rank.attempt(), rank.step(), rank.rank()});
     auto it = jobs_.find(rank.job_id());
     bool current = it != jobs_.end() &&
                    it->second.record.state() == v1::RUNNING &&
                    it->second.record.attempt() == rank.attempt();
-    if (!current) to_kill.insert({rank.job_id(), rank.attempt()});
+    if (current && rank.step() != 0) {
+      current = false;
+      for (const v1::StepRecord& step : it->second.record.steps()) {
+        if (step.id() == rank.step() && step.end_time_ms() == 0) {
+          current = true;
+        }
+      }
+    }
+    // A stale attempt: all of it; a stale step: that step only.
+    if (!current) {
+      to_kill.insert({rank.job_id(), rank.attempt(),
+                      it != jobs_.end() &&
+                              it->second.record.attempt() == rank.attempt() &&
+                              it->second.record.state() == v1::RUNNING
+                          ? rank.step()
+                          : 0});
+    }
   }
-  for (const auto& [job_id, attempt] : to_kill) {
+  for (const auto& [job_id, attempt, step] : to_kill) {
     log::Warn("stopping ranks of a job that is not running here",
-              {{"node", node_name}, {"job", job_id}, {"attempt", attempt}});
+              {{"node", node_name},
+               {"job", job_id},
+               {"attempt", attempt},
+               {"step", step}});
     v1::ControllerMessage message;
     message.mutable_kill()->set_job_id(job_id);
     message.mutable_kill()->set_attempt(attempt);
+    message.mutable_kill()->set_step(step);
     message.mutable_kill()->set_signal(15);
     message.mutable_kill()->set_grace_seconds(options_.kill_grace_seconds);
     nodes_.at(node_name).link->Send(message);
@@ -193,13 +215,42 @@ void Controller::ReconcileRanks(const std::string& node_name,
   // Ranks we believe run there but the agent neither runs nor saw exit.
   for (auto& [id, job] : jobs_) {
     if (job.record.state() != v1::RUNNING) continue;
-    for (const v1::NodeAllocation& share : job.record.allocation()) {
+    // Step tasks the agent no longer has: ended unseen (killed with it).
+    std::vector<v1::RankEvent> lost_tasks;
+    for (const v1::StepRecord& step : job.record.steps()) {
+      if (step.end_time_ms() != 0) continue;
+      for (const v1::NodeAllocation& share : step.nodes()) {
+        if (share.node() != node_name) continue;
+        for (uint32_t t = share.first_rank();
+             t < share.first_rank() + share.rank_count(); ++t) {
+          bool exited = std::any_of(
+              step.exits().begin(), step.exits().end(),
+              [t](const v1::RankExit& exit) { return exit.rank() == t; });
+          if (exited || running.count({id, step.attempt(), step.id(), t})) {
+            continue;
+          }
+          v1::RankEvent event;
+          event.set_kind(v1::RankEvent::EXITED);
+          event.mutable_rank()->set_job_id(id);
+          event.mutable_rank()->set_attempt(step.attempt());
+          event.mutable_rank()->set_step(step.id());
+          event.mutable_rank()->set_rank(t);
+          event.set_signal(9);
+          lost_tasks.push_back(std::move(event));
+        }
+      }
+    }
+    for (const v1::RankEvent& event : lost_tasks) {
+      OnStepTaskEvent(node_name, event);
+    }
+    for (int index = 0; index < job.record.allocation_size(); ++index) {
+      const v1::NodeAllocation& share = job.record.allocation(index);
       if (share.node() != node_name) continue;
       std::vector<std::string> lost;
       for (uint32_t r = share.first_rank();
-           r < share.first_rank() + share.rank_count(); ++r) {
+           r < share.first_rank() + ScriptRanksOn(job.record, index); ++r) {
         if (job.exited_ranks.count(r)) continue;
-        if (running.count({id, job.record.attempt(), r})) continue;
+        if (running.count({id, job.record.attempt(), 0, r})) continue;
         lost.push_back(absl::StrCat(r));
       }
       if (lost.empty()) continue;
@@ -221,6 +272,10 @@ void Controller::OnRankEvent(const std::string& node_name,
                                 {"rank", event.rank().rank()},
                                 {"node", node_name},
                                 {"pid", event.pid()}});
+    return;
+  }
+  if (event.rank().step() != 0) {
+    OnStepTaskEvent(node_name, event);
     return;
   }
   auto it = jobs_.find(event.rank().job_id());
@@ -247,10 +302,7 @@ void Controller::OnRankEvent(const std::string& node_name,
     ReleaseFinished(job);
     return;
   }
-  uint32_t world = 0;
-  for (const v1::NodeAllocation& share : record.allocation()) {
-    world += share.rank_count();
-  }
+  const uint32_t world = ScriptRankCount(record);
   const bool all_exited = job.exited_ranks.size() >= world;
   const bool launch_failed = event.kind() == v1::RankEvent::LAUNCH_FAILED;
   const bool failed =
@@ -341,9 +393,7 @@ void Controller::OnHealth(NodeRuntime& node, const v1::Heartbeat& heartbeat) {
   // Jobs on broken hardware are moved, and the node waits for an admin.
   bool had_work = false;
   for (auto& [id, job] : jobs_) {
-    auto live = job.live_ranks.find(name);
-    if (job.record.state() != v1::RUNNING || live == job.live_ranks.end() ||
-        live->second == 0) {
+    if (job.record.state() != v1::RUNNING || !JobNeedsNode(job, name)) {
       continue;
     }
     had_work = true;
@@ -439,6 +489,7 @@ void Controller::CheckDeadlines() {
   for (auto& [id, job] : jobs_) {
     const v1::JobRecord& record = job.record;
     if (record.state() != v1::RUNNING) continue;
+    if (record.steps_size() > 0) CheckStepWaits(job, now);
     uint64_t limit_ms = record.spec().time_limit_seconds() * 1000;
     if (limit_ms > 0 &&
         now - record.start_time_ms() >= static_cast<int64_t>(limit_ms)) {
@@ -483,8 +534,7 @@ void Controller::MarkNodeDown(NodeRuntime& node, const std::string& why) {
   bool had_work = false;
   const int64_t now = clock_.NowMs();
   for (const auto& [id, job] : jobs_) {
-    auto live = job.live_ranks.find(name);
-    if (live != job.live_ranks.end() && live->second > 0) had_work = true;
+    if (JobNeedsNode(job, name)) had_work = true;
     // An attempt this node's loss ended moments ago counts too.
     const auto& attempts = job.record.attempts();
     if (!attempts.empty()) {
@@ -507,14 +557,13 @@ void Controller::MarkNodeDown(NodeRuntime& node, const std::string& why) {
   StageNode(node);
   StageEvent(0, name, "node_down", why);
   for (auto& [id, job] : jobs_) {
-    auto live = job.live_ranks.find(name);
-    if (live == job.live_ranks.end() || live->second == 0) {
+    if (!JobNeedsNode(job, name)) {
       if (job.held_nodes.count(name) && job.record.state() != v1::RUNNING) {
         ReleaseNodeShare(job, name);
       }
       continue;
     }
-    live->second = 0;  // its ranks are lost with it
+    job.live_ranks[name] = 0;  // its ranks are lost with it
     FailJob(job, FailureKind::kNodeFault, 0, 0, false,
             absl::StrCat("node ", name, " is down: ", why));
     ReleaseNodeShare(job, name);

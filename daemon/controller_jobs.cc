@@ -16,6 +16,7 @@
 #include "daemon/controller_metrics.h"
 #include "daemon/rank_environment.h"
 #include "daemon/scheduler.h"
+#include "daemon/step_layout.h"
 
 namespace gantry {
 namespace {
@@ -673,10 +674,13 @@ void Controller::StartJob(JobRuntime& job) {
   }
   job.exited_ranks.clear();
   job.live_ranks.clear();
+  record.clear_steps();
+  job.step_waiters.clear();
+  job.step_first_exit_ms.clear();
   std::vector<std::string> node_names;
-  for (const v1::NodeAllocation& share : record.allocation()) {
-    job.live_ranks[share.node()] = share.rank_count();
-    node_names.push_back(share.node());
+  for (int i = 0; i < record.allocation_size(); ++i) {
+    job.live_ranks[record.allocation(i).node()] = ScriptRanksOn(record, i);
+    node_names.push_back(record.allocation(i).node());
   }
   absl::Status status = ApplyEvent(job, {JobEvent::Kind::kStart}, "");
   if (!status.ok()) {
@@ -710,6 +714,10 @@ void Controller::SendLaunch(uint64_t job_id, uint32_t attempt) {
   std::string master_addr = nodes_.at(first_node).record.address();
   for (int i = 0; i < record.allocation_size(); ++i) {
     const v1::NodeAllocation& share = record.allocation(i);
+    // script_once: the script on the first node only; the other nodes
+    // wait for its steps.
+    const uint32_t script_ranks = ScriptRanksOn(record, i);
+    if (script_ranks == 0) continue;
     NodeRuntime& node = nodes_.at(share.node());
     if (!node.link) {
       // The node dropped between placement and launch; the deadline check
@@ -739,7 +747,7 @@ void Controller::SendLaunch(uint64_t job_id, uint32_t attempt) {
     launch.set_watch_checkpoints(i == 0 &&
                                  !record.spec().checkpoint_dir().empty());
     *launch.mutable_job_environment() = record.spec().environment();
-    for (uint32_t local = 0; local < share.rank_count(); ++local) {
+    for (uint32_t local = 0; local < script_ranks; ++local) {
       v1::RankLaunch* rank = launch.add_ranks();
       rank->set_rank(share.first_rank() + local);
       for (auto& [key, value] : BuildRankEnvironment(
@@ -830,9 +838,36 @@ absl::Status Controller::ApplyEvent(JobRuntime& job, const JobEvent& event,
         break;
     }
   }
+  if (before == JobStatus::kRunning && transition->next != before) {
+    // The attempt is over: so are its steps, and step tasks still running
+    // on other nodes (the script ended before them) are stopped.
+    EndOpenSteps(job, "the job's attempt ended: " + detail);
+    const bool killing =
+        std::find(transition->effects.begin(), transition->effects.end(),
+                  JobEffect::kKillRanks) != transition->effects.end();
+    if (!killing) {
+      AfterCommit([this, id = record.id()] {
+        auto it = jobs_.find(id);
+        if (it != jobs_.end()) SendKill(it->second);
+      });
+    }
+  }
   StageJob(job);
   if (transition->next != JobStatus::kRunning) ReleaseFinished(job);
   return absl::OkStatus();
+}
+
+bool Controller::JobNeedsNode(const JobRuntime& job,
+                              const std::string& node) const {
+  auto live = job.live_ranks.find(node);
+  if (live != job.live_ranks.end() && live->second > 0) return true;
+  if (job.record.state() != v1::RUNNING || !job.record.spec().script_once()) {
+    return false;
+  }
+  for (const v1::NodeAllocation& share : job.record.allocation()) {
+    if (share.node() == node) return true;
+  }
+  return false;
 }
 
 void Controller::FailJob(JobRuntime& job, FailureKind kind, int exit_code,

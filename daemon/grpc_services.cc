@@ -137,6 +137,44 @@ grpc::ServerUnaryReactor* ClientServiceImpl::ReportProgress(
   return reactor;
 }
 
+grpc::ServerUnaryReactor* ClientServiceImpl::LaunchStep(
+    grpc::CallbackServerContext* context, const v1::LaunchStepRequest* request,
+    v1::LaunchStepResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  std::optional<Caller> caller =
+      Admit(*context, reactor, "LaunchStep", request->user());
+  if (!caller) return reactor;
+  boost::asio::post(
+      io_, [this, reactor, request, response, caller = std::move(*caller)] {
+        controller_.LaunchStep(
+            *request, caller,
+            [reactor, response](absl::StatusOr<v1::StepRecord> step) {
+              if (step.ok()) *response->mutable_step() = std::move(*step);
+              reactor->Finish(ToGrpcStatus(step.status()));
+            });
+      });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ClientServiceImpl::WaitStep(
+    grpc::CallbackServerContext* context, const v1::WaitStepRequest* request,
+    v1::WaitStepResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  std::optional<Caller> caller =
+      Admit(*context, reactor, "WaitStep", request->user());
+  if (!caller) return reactor;
+  boost::asio::post(
+      io_, [this, reactor, request, response, caller = std::move(*caller)] {
+        controller_.WaitStep(
+            *request, caller,
+            [reactor, response](absl::StatusOr<v1::StepRecord> step) {
+              if (step.ok()) *response->mutable_step() = std::move(*step);
+              reactor->Finish(ToGrpcStatus(step.status()));
+            });
+      });
+  return reactor;
+}
+
 grpc::ServerUnaryReactor* ClientServiceImpl::Drain(
     grpc::CallbackServerContext* context, const v1::DrainRequest* request,
     v1::DrainResponse*) {

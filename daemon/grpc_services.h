@@ -47,6 +47,13 @@ class ClientServiceImpl final : public v1::ClientService::CallbackService {
       grpc::CallbackServerContext* context,
       const v1::ClusterStatusRequest* request,
       v1::ClusterStatusResponse* response) override;
+  grpc::ServerUnaryReactor* LaunchStep(
+      grpc::CallbackServerContext* context,
+      const v1::LaunchStepRequest* request,
+      v1::LaunchStepResponse* response) override;
+  grpc::ServerUnaryReactor* WaitStep(grpc::CallbackServerContext* context,
+                                     const v1::WaitStepRequest* request,
+                                     v1::WaitStepResponse* response) override;
   grpc::ServerUnaryReactor* ReportProgress(
       grpc::CallbackServerContext* context,
       const v1::ReportProgressRequest* request,

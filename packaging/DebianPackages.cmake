@@ -59,7 +59,7 @@ set(CPACK_DEBIAN_CLIENT_PACKAGE_CONTROL_EXTRA
 
 set(CPACK_DEBIAN_SLURM_COMPAT_PACKAGE_NAME gantry-slurm-compat)
 set(CPACK_DEBIAN_SLURM_COMPAT_DESCRIPTION
-    "Slurm command names for Gantry\nsbatch, squeue, scancel, sinfo and scontrol as links to gantry, which\nruns gantry batch, queue, cancel, nodes, and job, nodes NODE or hostnames\n(scontrol show job|node|hostnames) when called by these names.")
+    "Slurm command names for Gantry\nsbatch, srun, squeue, scancel, sinfo and scontrol as links to gantry,\nwhich runs gantry batch, run, queue, cancel, nodes, and job, nodes NODE\nor hostnames (scontrol show job|node|hostnames) when called by these names.")
 set(CPACK_DEBIAN_SLURM_COMPAT_PACKAGE_ARCHITECTURE all)
 set(CPACK_DEBIAN_SLURM_COMPAT_PACKAGE_DEPENDS "${gantry_client_dep}")
 # Slurm's own client ships the same commands.

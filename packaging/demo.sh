@@ -73,8 +73,9 @@ done
 
 step "submitting packaging/examples/allreduce.sbatch (2 nodes x 2 tasks)"
 # The job inherits this environment (as with sbatch): put Debian's python3,
-# which has python3-torch, first.
-export PATH="/usr/bin:$PATH"
+# which has python3-torch, first, and the Slurm command names (srun,
+# scontrol: links to gantry, packaged as gantry-slurm-compat) before it.
+export PATH="$build/packaging/slurm:/usr/bin:$PATH"
 cp "$root/packaging/examples/allreduce.sbatch" "$root/packaging/examples/allreduce.py" "$demo/"
 cd "$demo"
 cat allreduce.sbatch

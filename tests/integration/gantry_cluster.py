@@ -469,10 +469,16 @@ class GantryCluster:
         os.chmod(path, 0o755)
         return path
 
-    def submit(self, script, *options, args=(), cwd=None, uid=None):
-        """`gantry batch --parsable OPTIONS SCRIPT ARGS`; returns the id."""
-        result = self.cli("batch", "--parsable", *options, script, *args,
-                          cwd=cwd, uid=uid)
+    def submit(self, script, *options, args=(), cwd=None, uid=None,
+               per_task=True):
+        """`gantry batch --parsable OPTIONS SCRIPT ARGS`; returns the id.
+        With per_task (the default here) the script is every task (each a
+        rank: what the fault-tolerance tests exercise); without, it runs
+        once on the first node, as sbatch runs it, and starts steps with
+        gantry run."""
+        mode = ("--per-task",) if per_task else ()
+        result = self.cli("batch", "--parsable", *mode, *options, script,
+                          *args, cwd=cwd, uid=uid)
         text = result.stdout.strip()
         if not text.isdigit():
             raise AssertionError(f"--parsable printed {result.stdout!r}")

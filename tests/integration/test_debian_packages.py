@@ -158,7 +158,8 @@ class DebianPackagesTest(unittest.TestCase):
 
     def test_slurm_compat_links(self):
         files = self.contents("gantry-slurm-compat")
-        for name in ("sbatch", "squeue", "scancel", "sinfo", "scontrol"):
+        for name in ("sbatch", "srun", "squeue", "scancel", "sinfo",
+                     "scontrol"):
             self.assertEqual(files.get(f"/usr/bin/{name}"), "gantry", name)
         self.assertEqual(self.field("gantry-slurm-compat", "Architecture"),
                          "all")

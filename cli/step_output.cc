@@ -1,0 +1,206 @@
+#include "cli/step_output.h"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace gantry::cli {
+namespace {
+
+constexpr size_t kMaxHeader = 512;
+// Output after the step ended is waited for this long at most: a task's
+// stray child holding the socket must not keep gantry run alive.
+constexpr int64_t kMaxDrainMs = 10000;
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void WriteAll(int fd, const char* data, size_t size) {
+  while (size > 0) {
+    ssize_t wrote = ::write(fd, data, size);
+    if (wrote < 0) {
+      if (errno == EINTR) continue;
+      return;  // our stdout is gone; the tasks run on regardless
+    }
+    data += wrote;
+    size -= static_cast<size_t>(wrote);
+  }
+}
+
+struct Connection {
+  std::string header;  // until the first newline
+  bool ready = false;
+  int out_fd = 1;
+  std::string prefix;   // "TASK: " with --label
+  std::string partial;  // a labelled line not yet ended
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<StepOutputServer>> StepOutputServer::Listen(
+    std::string token, bool label) {
+  int fd = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    return absl::UnavailableError(absl::StrCat(
+        "cannot open a socket for the step's output: ", std::strerror(errno)));
+  }
+  int off = 0;
+  ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
+  sockaddr_in6 address{};
+  address.sin6_family = AF_INET6;
+  address.sin6_addr = in6addr_any;
+  socklen_t length = sizeof address;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+      ::listen(fd, 1024) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    const int error = errno;
+    ::close(fd);
+    return absl::UnavailableError(absl::StrCat(
+        "cannot listen for the step's output: ", std::strerror(error)));
+  }
+  std::unique_ptr<StepOutputServer> server(new StepOutputServer(
+      fd, ntohs(address.sin6_port), std::move(token), label));
+  return server;
+}
+
+StepOutputServer::StepOutputServer(int listen_fd, uint16_t port,
+                                   std::string token, bool label)
+    : listen_fd_(listen_fd),
+      port_(port),
+      token_(std::move(token)),
+      label_(label) {
+  if (::pipe2(wake_, O_CLOEXEC) != 0) wake_[0] = wake_[1] = -1;
+  thread_ = std::thread([this] { Serve(); });
+}
+
+StepOutputServer::~StepOutputServer() {
+  if (thread_.joinable()) Finish(0, std::chrono::milliseconds(0));
+  ::close(listen_fd_);
+  if (wake_[0] >= 0) ::close(wake_[0]);
+  if (wake_[1] >= 0) ::close(wake_[1]);
+}
+
+void StepOutputServer::Finish(uint32_t expected,
+                              std::chrono::milliseconds grace) {
+  if (!thread_.joinable()) return;
+  expected_ = expected;
+  give_up_ms_ = NowMs() + grace.count();
+  finishing_ = true;
+  if (wake_[1] >= 0) {
+    ssize_t ignored = ::write(wake_[1], "x", 1);
+    (void)ignored;
+  }
+  thread_.join();
+}
+
+void StepOutputServer::Serve() {
+  std::map<int, Connection> connections;
+  uint32_t accepted = 0;
+  int64_t drain_deadline = 0;
+  char buffer[65536];
+  while (true) {
+    if (finishing_) {
+      const int64_t now = NowMs();
+      if (drain_deadline == 0) drain_deadline = now + kMaxDrainMs;
+      const bool all_came = accepted >= expected_ || now >= give_up_ms_;
+      if ((connections.empty() && all_came) || now >= drain_deadline) break;
+    }
+    std::vector<pollfd> fds;
+    fds.push_back({listen_fd_, POLLIN, 0});
+    if (wake_[0] >= 0) fds.push_back({wake_[0], POLLIN, 0});
+    for (const auto& [fd, connection] : connections) {
+      fds.push_back({fd, POLLIN, 0});
+    }
+    const int ready = ::poll(fds.data(), fds.size(), finishing_ ? 50 : 1000);
+    if (ready <= 0) continue;
+    for (const pollfd& entry : fds) {
+      if (entry.revents == 0) continue;
+      if (entry.fd == listen_fd_) {
+        int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (fd >= 0) {
+          connections.emplace(fd, Connection{});
+          ++accepted;
+        }
+        continue;
+      }
+      if (entry.fd == wake_[0]) {
+        char drained[16];
+        ssize_t ignored = ::read(wake_[0], drained, sizeof drained);
+        (void)ignored;
+        continue;
+      }
+      Connection& connection = connections.at(entry.fd);
+      ssize_t got = ::read(entry.fd, buffer, sizeof buffer);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) {
+        if (!connection.partial.empty()) {
+          connection.partial += '\n';
+          WriteAll(connection.out_fd, connection.partial.data(),
+                   connection.partial.size());
+        }
+        ::close(entry.fd);
+        connections.erase(entry.fd);
+        continue;
+      }
+      std::string_view data(buffer, static_cast<size_t>(got));
+      if (!connection.ready) {
+        const size_t newline = data.find('\n');
+        connection.header.append(data.substr(0, newline));
+        if (newline == std::string_view::npos) {
+          if (connection.header.size() > kMaxHeader) {
+            ::close(entry.fd);
+            connections.erase(entry.fd);
+          }
+          continue;
+        }
+        data.remove_prefix(newline + 1);
+        std::vector<std::string> words = absl::StrSplit(connection.header, ' ');
+        uint32_t task = 0;
+        int stream = 0;
+        if (words.size() != 3 || words[0] != token_ ||
+            !absl::SimpleAtoi(words[1], &task) ||
+            !absl::SimpleAtoi(words[2], &stream) ||
+            (stream != 1 && stream != 2)) {
+          ::close(entry.fd);  // not one of our tasks
+          connections.erase(entry.fd);
+          continue;
+        }
+        connection.ready = true;
+        connection.out_fd = stream;
+        if (label_) connection.prefix = absl::StrCat(task, ": ");
+      }
+      if (!label_) {
+        WriteAll(connection.out_fd, data.data(), data.size());
+        continue;
+      }
+      // Labelled: whole lines, each with its task's prefix.
+      std::string out;
+      for (char c : data) {
+        if (connection.partial.empty()) connection.partial = connection.prefix;
+        connection.partial += c;
+        if (c == '\n') {
+          out += connection.partial;
+          connection.partial.clear();
+        }
+      }
+      WriteAll(connection.out_fd, out.data(), out.size());
+    }
+  }
+  for (auto& [fd, connection] : connections) ::close(fd);
+}
+
+}  // namespace gantry::cli

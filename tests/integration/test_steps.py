@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""Batch scripts as sbatch runs them: once, on the first node of the
+allocation, starting steps across it with `gantry run` (and the srun name):
+task layout and environment, -N/-n/-w/--label, output back to the caller
+(so $(srun ...) captures it), exit status, --kill-on-bad-exit and --wait,
+bad step requests, a node lost between steps, and a cancelled job's step
+tasks stopped on every node."""
+
+import os
+import re
+import shutil
+import socket
+import time
+
+import gantry_cluster
+from gantry_cluster import ClusterTestCase, pid_alive
+
+MAIN_SCRIPT = """#!/bin/bash
+#SBATCH -N 2 --ntasks-per-node=2 -o steps.out -e steps.err
+echo "batch on $SLURMD_NODENAME procid=$SLURM_PROCID ntasks=$SLURM_NTASKS"
+srun --label bash -c 'echo "task $SLURM_PROCID/$SLURM_NTASKS on $SLURMD_NODENAME local=$SLURM_LOCALID node=$SLURM_NODEID step=$SLURM_STEP_ID world=$WORLD_SIZE rank=$RANK"'
+echo "all-tasks exit=$?"
+head=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)
+last=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | tail -n1)
+ip=$(srun --nodes=1 --ntasks=1 -w "$head" hostname --ip-address)
+echo "head=$head ip=[$ip] expected=[$(hostname --ip-address)]"
+srun -N1 -n1 -w "$last" bash -c 'echo "single on $SLURMD_NODENAME ntasks=$SLURM_NTASKS"'
+gantry run --ntasks-per-node=1 bash -c 'echo "per-node $SLURM_PROCID on $SLURMD_NODENAME"'
+srun -n 3 bash -c 'echo "failing $SLURM_PROCID"; exit $SLURM_PROCID'
+echo "failing exit=$?"
+srun -n1 bash -c 'echo to-stderr >&2'
+captured=$(srun -n1 echo captured-output)
+echo "captured=[$captured]"
+exit 0
+"""
+
+
+class StepTest(ClusterTestCase):
+    def setUp(self):
+        self.cluster = self.start_cluster(agents=2)
+        # The srun and scontrol names, as the gantry-slurm-compat package
+        # links them, first on the job's PATH (jobs inherit the
+        # submitter's environment).
+        bin_dir = self.cluster.path("bin")
+        os.makedirs(bin_dir)
+        for name in ("srun", "scontrol", "sbatch"):
+            os.symlink(self.cluster.cli_bin, os.path.join(bin_dir, name))
+        os.symlink(self.cluster.cli_bin, os.path.join(bin_dir, "gantry"))
+        self.cluster.env["PATH"] = bin_dir + ":" + self.cluster.env["PATH"]
+
+    def submit(self, text, *options):
+        script = self.cluster.write_script("job.sh", text)
+        return self.cluster.submit(script, *options, per_task=False)
+
+    def test_script_runs_once_and_steps_span_the_allocation(self):
+        cluster = self.cluster
+        job_id = self.submit(MAIN_SCRIPT)
+        job = cluster.wait_job(job_id, "COMPLETED", timeout=60)
+        out = cluster.read("steps.out")
+        err = cluster.read("steps.err")
+        lines = out.splitlines()
+        batch = [line for line in lines if line.startswith("batch on")]
+        self.assertEqual(batch, ["batch on node01 procid=0 ntasks=4"], out)
+
+        tasks = sorted(line for line in lines if ": task " in line)
+        self.assertEqual(len(tasks), 4, out)
+        for task in range(4):
+            node = "node01" if task < 2 else "node02"
+            expected = (f"{task}: task {task}/4 on {node} local={task % 2} "
+                        f"node={task // 2} step=1 world=4 rank={task}")
+            self.assertIn(expected, tasks, out)
+        self.assertIn("all-tasks exit=0", lines, out)
+
+        head = [line for line in lines if line.startswith("head=")]
+        self.assertEqual(len(head), 1, out)
+        ip = head[0].split("ip=[")[1].split("]")[0]
+        expected_ip = head[0].split("expected=[")[1].split("]")[0]
+        self.assertTrue(head[0].startswith("head=node01 "), out)
+        self.assertEqual(ip, expected_ip, out)
+        self.assertIn("single on node02 ntasks=1", lines, out)
+        self.assertEqual(
+            sorted(line for line in lines if line.startswith("per-node")),
+            ["per-node 0 on node01", "per-node 1 on node02"], out)
+
+        self.assertEqual(
+            sorted(line for line in lines
+                   if line.startswith("failing ") and "exit=" not in line),
+            ["failing 0", "failing 1", "failing 2"], out)
+        # srun's status: the highest task exit code; each failure named.
+        self.assertIn("failing exit=2", lines, out)
+        self.assertIn("task 1: Exited with exit code 1", err)
+        self.assertIn("task 2: Exited with exit code 2", err)
+        self.assertIn("to-stderr", err.splitlines())
+        self.assertNotIn("to-stderr", out)
+        self.assertIn("captured=[captured-output]", lines, out)
+
+        # gantry job lists the steps with their exit statuses.
+        steps = {s["id"]: s for s in job["steps"]}
+        self.assertEqual(len(steps), 7, job["steps"])
+        self.assertEqual(steps[1]["exit_code"], 0)
+        self.assertEqual(steps[1]["tasks"], 4)
+        self.assertEqual(steps[5]["exit_code"], 2)
+
+    def test_kill_on_bad_exit_and_wait_stop_the_rest(self):
+        cluster = self.cluster
+        job_id = self.submit("""#!/bin/bash
+#SBATCH -N 2 --ntasks-per-node=1 -o limits.out
+start=$SECONDS
+srun -K bash -c '[ "$SLURM_PROCID" = 1 ] && exit 3; sleep 60'
+echo "kill-on-bad-exit exit=$? after=$((SECONDS - start))"
+start=$SECONDS
+srun --wait=1 bash -c '[ "$SLURM_PROCID" = 0 ] && exit 0; sleep 60'
+echo "wait exit=$? after=$((SECONDS - start))"
+""")
+        cluster.wait_job(job_id, "COMPLETED", timeout=60)
+        out = cluster.read("limits.out")
+        results = {}
+        for line in out.splitlines():
+            if " exit=" in line:
+                name, rest = line.split(" exit=")
+                code, after = rest.split(" after=")
+                results[name] = (int(code), int(after))
+        self.assertEqual(results["kill-on-bad-exit"][0], 3, out)
+        self.assertLess(results["kill-on-bad-exit"][1], 20, out)
+        self.assertEqual(results["wait"][0], 128 + 15, out)
+        self.assertLess(results["wait"][1], 20, out)
+
+    def test_bad_step_requests_are_refused(self):
+        cluster = self.cluster
+        job_id = self.submit("""#!/bin/bash
+#SBATCH -N 2 -o bad.out -e bad.err
+srun -N 5 true; echo "too-many-nodes exit=$?"
+srun -w node09 true; echo "foreign-node exit=$?"
+srun -N 2 -n 1 true; echo "fewer-tasks exit=$?"
+srun --bogus true; echo "unknown-option exit=$?"
+srun; echo "no-command exit=$?"
+srun --gpus-per-task=1 true; echo "no-gpus exit=$?"
+""")
+        cluster.wait_job(job_id, "COMPLETED", timeout=60)
+        out = cluster.read("bad.out")
+        err = cluster.read("bad.err")
+        for name in ("too-many-nodes", "foreign-node", "fewer-tasks",
+                     "unknown-option", "no-command", "no-gpus"):
+            self.assertIn(f"{name} exit=1", out.splitlines(), out + err)
+        self.assertIn("asks for 5 nodes; job", err)
+        self.assertIn("node node09 is not in job", err)
+        self.assertIn("fewer than the 2 nodes", err)
+        self.assertIn("unknown option --bogus", err)
+        self.assertIn("no command given", err)
+        self.assertIn("GPU(s)", err)
+        # Outside a job there is nothing to run a step in.
+        env = dict(cluster.env)
+        for name in ("SLURM_JOB_ID", "GANTRY_JOB_ID"):
+            env.pop(name, None)
+        result = cluster.cli("run", "true", check=False)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("inside a job", result.stderr)
+
+    def test_node_lost_between_steps_fails_the_job(self):
+        cluster = self.cluster
+        job_id = self.submit("""#!/bin/bash
+#SBATCH -N 2 -o lost.out
+srun hostname > /dev/null
+echo done > step-done
+sleep 120
+""", "--max-restarts", "0")
+        cluster.wait_files(["step-done"], timeout=30)
+        # node02 runs nothing now, but it is part of the job.
+        cluster.kill_agent("node02")
+        job = cluster.wait_job(job_id, "NODE_FAIL", timeout=30)
+        self.assertIn("node02", job["reason_detail"])
+
+    def test_cancel_stops_step_tasks_on_every_node(self):
+        cluster = self.cluster
+        job_id = self.submit("""#!/bin/bash
+#SBATCH -N 2 --ntasks-per-node=1 -o cancel.out
+srun bash -c 'echo $$ > task-$SLURM_PROCID.pid; sleep 120'
+""")
+        pids = cluster.wait_files(["task-0.pid", "task-1.pid"], timeout=30)
+        pids = [int(pid) for pid in pids.values()]
+        cluster.cli("cancel", str(job_id))
+        cluster.wait_job(job_id, "CANCELLED", timeout=30)
+        self.assert_pids_gone(pids, timeout=15, what="step tasks")
+
+
+class TorchrunPatternTest(ClusterTestCase):
+    """The launcher public training scripts use: the head node's address
+    from `srun -w head hostname --ip-address`, then one torchrun per node
+    under srun with --node_rank $SLURM_PROCID, rendezvous on the head."""
+
+    def test_torchrun_per_node(self):
+        python = shutil.which("python3", path="/usr/bin")
+        probe = os.system(f"{python} -c 'import torch' 2>/dev/null")
+        if probe != 0:
+            self.skipTest("python3-torch is not installed (Debian package "
+                          "python3-torch): the torchrun pattern needs it")
+        cluster = self.start_cluster(agents=2)
+        bin_dir = cluster.path("bin")
+        os.makedirs(bin_dir)
+        for name in ("srun", "scontrol"):
+            os.symlink(cluster.cli_bin, os.path.join(bin_dir, name))
+        cluster.env["PATH"] = bin_dir + ":/usr/bin:" + cluster.env["PATH"]
+        cluster.write_script("train.py", """
+import os
+import torch
+import torch.distributed as dist
+dist.init_process_group("gloo")
+rank, world = dist.get_rank(), dist.get_world_size()
+value = torch.tensor([float(rank + 1)])
+dist.all_reduce(value)
+print(f"rank {rank}/{world} node_rank={os.environ['GROUP_RANK']} "
+      f"sum={value.item():.0f}", flush=True)
+dist.destroy_process_group()
+""")
+        script = cluster.write_script("launch.sh", """#!/bin/bash
+#SBATCH --job-name=torchrun-pattern -N 2 --ntasks-per-node=1 -o torch.out
+nodes=( $(scontrol show hostnames "$SLURM_JOB_NODELIST") )
+head_node=${nodes[0]}
+head_node_ip=$(srun --nodes=1 --ntasks=1 -w "$head_node" hostname --ip-address)
+echo "head $head_node at $head_node_ip"
+export LOGLEVEL=WARNING OMP_NUM_THREADS=1
+# --redirects 1 --tee 1: Debian's torch 1.13 on Python 3.11 fails on the
+# default --redirects 0 (its Std enum lookup finds only single-bit
+# members); stdout still reaches the console.
+srun python3 -m torch.distributed.run --nnodes 2 --nproc_per_node 2 \\
+    --redirects 1 --tee 1 \\
+    --rdzv_id "$SLURM_JOB_ID" --rdzv_backend c10d \\
+    --rdzv_endpoint "$head_node_ip:$RDZV_PORT" \\
+    train.py
+echo "torchrun exit=$?"
+""")
+        with socket.socket() as probe_socket:
+            probe_socket.bind(("127.0.0.1", 0))
+            cluster.env["RDZV_PORT"] = str(probe_socket.getsockname()[1])
+        job_id = cluster.submit(script, per_task=False)
+        cluster.wait_job(job_id, "COMPLETED", "FAILED", timeout=150)
+        out = cluster.read("torch.out")
+        self.assertIn("torchrun exit=0", out.splitlines(), out)
+        # torchrun's --tee puts "[defaultN]:" before each worker's line.
+        ranks = sorted(re.sub(r"^\[default\d+\]:", "", line)
+                       for line in out.splitlines() if "rank " in line
+                       and "sum=" in line)
+        # 1+2+3+4 over the 4 processes of the 2 "nodes".
+        self.assertEqual(ranks, [f"rank {r}/4 node_rank={r // 2} sum=10"
+                                 for r in range(4)], out)
+
+
+if __name__ == "__main__":
+    gantry_cluster.main()

@@ -1,0 +1,91 @@
+#include "cli/step_options.h"
+
+#include <catch2/catch.hpp>
+
+namespace gantry::cli {
+namespace {
+
+using Words = std::vector<std::string>;
+
+TEST_CASE("srun options up to the command, in every spelling",
+          "[step_options]") {
+  absl::StatusOr<StepOptions> options = ParseStepOptions({"-N1",
+                                                          "--ntasks",
+                                                          "2",
+                                                          "--ntasks-per-node=2",
+                                                          "-c",
+                                                          "4",
+                                                          "--gpus-per-task=1",
+                                                          "-w",
+                                                          "node[01-02]",
+                                                          "-l",
+                                                          "-K",
+                                                          "--wait=5",
+                                                          "--jobid",
+                                                          "17",
+                                                          "--mpi=pmix",
+                                                          "--cpu-bind=cores",
+                                                          "-u",
+                                                          "python3",
+                                                          "-u",
+                                                          "train.py",
+                                                          "--nodes",
+                                                          "3"});
+  REQUIRE(options.ok());
+  CHECK(options->nodes == 1);
+  CHECK(options->ntasks == 2);
+  CHECK(options->ntasks_per_node == 2);
+  CHECK(options->cpus_per_task == 4);
+  CHECK(options->gpus_per_task == 1);
+  CHECK(options->nodelist == Words{"node01", "node02"});
+  CHECK(options->label);
+  CHECK(options->kill_on_bad_exit);
+  CHECK(options->wait_seconds == 5);
+  CHECK(options->job_id == "17");
+  // The command's own options stay the command's.
+  CHECK(options->command == Words{"python3", "-u", "train.py", "--nodes", "3"});
+}
+
+TEST_CASE("-- ends the options, and N-M takes the lower bound",
+          "[step_options]") {
+  absl::StatusOr<StepOptions> options =
+      ParseStepOptions({"--nodes=2-4", "--", "-weird-command"});
+  REQUIRE(options.ok());
+  CHECK(options->nodes == 2);
+  CHECK(options->command == Words{"-weird-command"});
+  absl::StatusOr<StepOptions> off =
+      ParseStepOptions({"--kill-on-bad-exit=0", "true"});
+  REQUIRE(off.ok());
+  CHECK_FALSE(off->kill_on_bad_exit);
+}
+
+TEST_CASE("bad srun words say what is wrong", "[step_options]") {
+  auto message = [](const Words& words) {
+    absl::StatusOr<StepOptions> options = ParseStepOptions(words);
+    REQUIRE_FALSE(options.ok());
+    return std::string(options.status().message());
+  };
+  CHECK(message({"--nodez=2", "true"}).find("did you mean --nodes?") !=
+        std::string::npos);
+  CHECK(message({"-N", "zero", "true"}).find("--nodes=zero") !=
+        std::string::npos);
+  CHECK(message({"-n", "0", "true"}).find("positive") != std::string::npos);
+  CHECK(message({"-w", "node[01-", "true"}).find("--nodelist") !=
+        std::string::npos);
+  CHECK(message({"-l2", "true"}).find("takes no value") != std::string::npos);
+  CHECK(message({"-K2", "true"}).find("expected 0 or 1") != std::string::npos);
+  CHECK(message({"--label=yes", "true"}).find("takes no value") !=
+        std::string::npos);
+  CHECK(message({"-N"}).find("needs a value") != std::string::npos);
+  CHECK(message({"-l"}).find("no command") != std::string::npos);
+  CHECK(message({}).find("no command") != std::string::npos);
+}
+
+TEST_CASE("--help needs no command", "[step_options]") {
+  absl::StatusOr<StepOptions> options = ParseStepOptions({"--help"});
+  REQUIRE(options.ok());
+  CHECK(options->help);
+}
+
+}  // namespace
+}  // namespace gantry::cli
