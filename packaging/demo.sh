@@ -74,8 +74,10 @@ done
 step "submitting packaging/examples/allreduce.sbatch (2 nodes x 2 tasks)"
 # The job inherits this environment (as with sbatch): put Debian's python3,
 # which has python3-torch, first, and the Slurm command names (srun,
-# scontrol: links to gantry, packaged as gantry-slurm-compat) before it.
-export PATH="$build/packaging/slurm:/usr/bin:$PATH"
+# scontrol: links to gantry, as gantry-slurm-compat installs them) before it.
+mkdir -p "$demo/bin"
+for name in srun sbatch squeue scancel sinfo scontrol; do ln -sf "$gantry" "$demo/bin/$name"; done
+export PATH="$demo/bin:/usr/bin:$PATH"
 cp "$root/packaging/examples/allreduce.sbatch" "$root/packaging/examples/allreduce.py" "$demo/"
 cd "$demo"
 cat allreduce.sbatch
