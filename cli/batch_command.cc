@@ -3,13 +3,21 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "cli/controller_client.h"
+#include "cli/slurm_words.h"
+#include "common/begin_time.h"
+#include "common/export_environment.h"
 #include "common/job_options.h"
 
 extern char** environ;
@@ -20,6 +28,30 @@ namespace {
 std::string CurrentUser(uid_t uid) {
   if (passwd* entry = getpwuid(uid)) return entry->pw_name;
   return absl::StrCat(uid);
+}
+
+// sbatch --wait: polls until the job has ended; its exit code (128 +
+// signal when a signal ended it; 1 for an end without one, such as a
+// cancel or a node failure).
+int WaitForJob(ControllerClient& client, uint64_t job_id) {
+  auto delay = std::chrono::milliseconds(100);
+  while (true) {
+    v1::GetJobResponse job;
+    absl::Status status = client.GetJob(job_id, job);
+    if (!status.ok() && !absl::IsUnavailable(status)) {
+      std::cerr << "gantry batch: error: waiting for job " << job_id << ": "
+                << status.message() << "\n";
+      return 1;
+    }
+    if (status.ok() && IsFinished(job.job().state())) {
+      const v1::JobRecord& record = job.job();
+      if (record.state() == v1::COMPLETED) return 0;
+      if (record.exit_signal() != 0) return 128 + record.exit_signal();
+      return record.exit_code() != 0 ? record.exit_code() : 1;
+    }
+    std::this_thread::sleep_for(delay);
+    delay = std::min(delay * 2, std::chrono::milliseconds(2000));
+  }
 }
 
 }  // namespace
@@ -48,7 +80,7 @@ absl::StatusOr<BatchInvocation> SplitBatchArguments(
 }
 
 absl::StatusOr<v1::SubmitRequest> BuildSubmitRequest(
-    const JobRequest& request, const std::string& script,
+    const JobRequest& given, const std::string& script,
     const std::vector<std::string>& script_args, const std::string& submit_dir,
     char** environ_entries) {
   if (script.rfind("#!", 0) != 0) {
@@ -56,6 +88,11 @@ absl::StatusOr<v1::SubmitRequest> BuildSubmitRequest(
         "this does not look like a batch script: the first line must start "
         "with #! followed by the path to an interpreter");
   }
+  JobRequest request = given;
+  if (absl::Status derived = ResolveDerivedResources(request); !derived.ok()) {
+    return derived;
+  }
+  if (request.no_requeue && !request.max_restarts) request.max_restarts = 0;
   v1::SubmitRequest submit;
   v1::JobSpec& spec = *submit.mutable_spec();
   spec.set_name(request.job_name);
@@ -99,14 +136,26 @@ absl::StatusOr<v1::SubmitRequest> BuildSubmitRequest(
   spec.set_switches_max_wait_seconds(
       request.switches_max_wait_seconds.value_or(0));
   spec.set_dependency(request.dependency);
+  spec.set_array(request.array);
   spec.set_script(script);
   for (const std::string& arg : script_args) spec.add_script_args(arg);
+  std::map<std::string, std::string> environment;
   for (char** entry = environ_entries; entry && *entry; ++entry) {
     std::string_view text(*entry);
     size_t equals = text.find('=');
     if (equals == std::string_view::npos || equals == 0) continue;
-    (*spec.mutable_environment())[std::string(text.substr(0, equals))] =
+    environment[std::string(text.substr(0, equals))] =
         std::string(text.substr(equals + 1));
+  }
+  absl::StatusOr<std::map<std::string, std::string>> exported =
+      ExportedEnvironment(request.export_spec, environment);
+  if (!exported.ok()) return exported.status();
+  spec.mutable_environment()->insert(exported->begin(), exported->end());
+  if (!request.begin.empty()) {
+    absl::StatusOr<int64_t> begin =
+        ParseBeginTime(request.begin, static_cast<int64_t>(::time(nullptr)));
+    if (!begin.ok()) return begin.status();
+    spec.set_begin_time_ms(*begin * 1000);
   }
   const uid_t uid = getuid();
   submit.set_uid(uid);
@@ -174,17 +223,28 @@ int RunBatchCommand(const std::vector<std::string>& args,
   }
   ControllerClient client(ResolveControllerTarget(controller_flag));
   v1::SubmitResponse response;
+  submit->set_validate_only(request.test_only);
   status = client.Submit(*submit, response);
   if (!status.ok()) {
     std::cerr << "gantry batch: error: Batch job submission failed: "
               << status.message() << "\n";
     return 1;
   }
+  if (request.test_only) {
+    const v1::JobSpec& spec = submit->spec();
+    std::cerr << "gantry batch: the controller would accept this job ("
+              << std::max<uint32_t>(spec.nodes(), 1) << " node(s)"
+              << (spec.partition().empty() ? std::string(", default partition")
+                                           : ", partition " + spec.partition())
+              << "); nothing was submitted (--test-only)\n";
+    return 0;
+  }
   if (request.parsable) {
     std::cout << response.job_id() << "\n";
   } else {
     std::cout << "Submitted batch job " << response.job_id() << "\n";
   }
+  if (request.wait) return WaitForJob(client, response.job_id());
   return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -64,18 +65,60 @@ std::vector<std::string> SplitLists(const std::vector<std::string>& lists) {
   return items;
 }
 
-absl::StatusOr<std::set<uint64_t>> ParseJobIds(
-    const std::vector<std::string>& lists) {
-  std::set<uint64_t> ids;
-  for (const std::string& text : SplitLists(lists)) {
-    uint64_t id = 0;
-    if (!ParseJobId(text, id)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("invalid job id \"", text, "\""));
+// A job as squeue, scancel and scontrol take it: "ID" (for an array, all
+// its tasks) or "ID_TASK" (one task of array ID).
+struct JobSelector {
+  uint64_t id = 0;
+  std::optional<uint32_t> task;
+
+  bool Matches(const v1::JobRecord& job) const {
+    if (task.has_value()) {
+      return job.array_job_id() == id && job.array_task_id() == *task;
     }
-    ids.insert(id);
+    return job.id() == id || job.array_job_id() == id;
   }
-  return ids;
+  std::string ToString() const {
+    return task ? absl::StrCat(id, "_", *task) : absl::StrCat(id);
+  }
+};
+
+std::optional<JobSelector> ParseJobSelector(const std::string& text) {
+  JobSelector selector;
+  const size_t underscore = text.find('_');
+  if (!ParseJobId(text.substr(0, underscore), selector.id)) return std::nullopt;
+  if (underscore != std::string::npos) {
+    const std::string task = text.substr(underscore + 1);
+    uint32_t index = 0;
+    auto [end, error] =
+        std::from_chars(task.data(), task.data() + task.size(), index);
+    if (task.empty() || error != std::errc() ||
+        end != task.data() + task.size()) {
+      return std::nullopt;
+    }
+    selector.task = index;
+  }
+  return selector;
+}
+
+absl::StatusOr<std::vector<JobSelector>> ParseJobSelectors(
+    const std::vector<std::string>& lists) {
+  std::vector<JobSelector> selectors;
+  for (const std::string& text : SplitLists(lists)) {
+    std::optional<JobSelector> selector = ParseJobSelector(text);
+    if (!selector.has_value()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "invalid job id \"", text, "\" (expected ID or ARRAYID_TASK)"));
+    }
+    selectors.push_back(*selector);
+  }
+  return selectors;
+}
+
+bool Selected(const std::vector<JobSelector>& selectors,
+              const v1::JobRecord& job) {
+  return selectors.empty() ||
+         std::any_of(selectors.begin(), selectors.end(),
+                     [&](const JobSelector& s) { return s.Matches(job); });
 }
 
 template <typename T>
@@ -87,7 +130,8 @@ bool Allowed(const std::set<T>& allowed, const T& value) {
 
 int RunQueueCommand(const std::string& controller,
                     const QueueOptions& options) {
-  absl::StatusOr<std::set<uint64_t>> ids = ParseJobIds(options.job_ids);
+  absl::StatusOr<std::vector<JobSelector>> ids =
+      ParseJobSelectors(options.job_ids);
   if (!ids.ok()) return Fail("queue", ids.status());
   std::set<v1::JobState> states;
   if (!options.states.empty()) {
@@ -119,7 +163,7 @@ int RunQueueCommand(const std::string& controller,
   }
   std::vector<const v1::JobRecord*> jobs;
   for (const v1::JobRecord& job : response.jobs()) {
-    if (Allowed(*ids, job.id()) && Allowed(users, job.user()) &&
+    if (Selected(*ids, job) && Allowed(users, job.user()) &&
         Allowed(partitions, job.spec().partition()) &&
         Allowed(states, job.state())) {
       jobs.push_back(&job);
@@ -139,7 +183,8 @@ int RunQueueCommand(const std::string& controller,
 
 int RunCancelCommand(const std::string& controller,
                      const CancelOptions& options) {
-  absl::StatusOr<std::set<uint64_t>> ids = ParseJobIds(options.job_ids);
+  absl::StatusOr<std::vector<JobSelector>> ids =
+      ParseJobSelectors(options.job_ids);
   if (!ids.ok()) return Fail("cancel", ids.status());
   int signal = 0;
   if (!options.signal.empty()) {
@@ -170,8 +215,58 @@ int RunCancelCommand(const std::string& controller,
   v1::CancelRequest request;
   request.set_user(CurrentUser());
   request.set_signal(signal);
+  int code = 0;
   if (!filtered) {
-    for (uint64_t id : *ids) request.add_job_ids(id);
+    // An array's id stands for all its tasks that are still pending or
+    // running, and ID_TASK for one task: both are resolved from the list
+    // of active jobs. Anything else goes to the controller as given, which
+    // says what is wrong with it (unknown, finished, not yours).
+    v1::ListJobsResponse active;
+    if (absl::Status status = client.ListJobs(v1::ListJobsRequest(), active);
+        !status.ok()) {
+      return Fail("cancel", status);
+    }
+    std::optional<v1::ListJobsResponse> everything;  // fetched when needed
+    std::set<uint64_t> added;
+    auto add = [&](uint64_t id) {
+      if (added.insert(id).second) request.add_job_ids(id);
+    };
+    for (const JobSelector& selector : *ids) {
+      bool matched = false;
+      for (const v1::JobRecord& job : active.jobs()) {
+        if (selector.Matches(job)) {
+          add(job.id());
+          matched = true;
+        }
+      }
+      if (matched) continue;
+      if (!selector.task.has_value()) {
+        add(selector.id);
+        continue;
+      }
+      if (!everything.has_value()) {
+        everything.emplace();
+        v1::ListJobsRequest all;
+        all.set_all(true);
+        if (absl::Status status = client.ListJobs(all, *everything);
+            !status.ok()) {
+          return Fail("cancel", status);
+        }
+      }
+      for (const v1::JobRecord& job : everything->jobs()) {
+        if (selector.Matches(job)) {
+          add(job.id());
+          matched = true;
+        }
+      }
+      if (!matched) {
+        std::cerr << "gantry cancel: error: Kill job error on job id "
+                  << selector.ToString() << ": invalid job id "
+                  << selector.ToString() << "\n";
+        code = 1;
+      }
+    }
+    if (request.job_ids().empty()) return code;
   } else {
     // scancel's filters: with no ids, the caller's own jobs unless -u says
     // whose; the controller still refuses jobs the caller may not manage.
@@ -183,7 +278,7 @@ int RunCancelCommand(const std::string& controller,
       return Fail("cancel", status);
     }
     for (const v1::JobRecord& job : jobs.jobs()) {
-      if (Allowed(*ids, job.id()) && Allowed(users, job.user()) &&
+      if (Selected(*ids, job) && Allowed(users, job.user()) &&
           Allowed(names, job.spec().name()) && Allowed(states, job.state())) {
         request.add_job_ids(job.id());
       }
@@ -195,7 +290,6 @@ int RunCancelCommand(const std::string& controller,
   if (absl::Status status = client.Cancel(request, response); !status.ok()) {
     return Fail("cancel", status);
   }
-  int code = 0;
   for (const v1::CancelResult& result : response.results()) {
     if (!result.ok()) {
       std::cerr << "gantry cancel: error: " << (signal ? "Signal" : "Kill")
@@ -229,12 +323,32 @@ int RunHostnamesCommand(const std::vector<std::string>& hostlists) {
 
 int RunJobCommand(const std::string& controller, const std::string& job_id,
                   bool json, bool script) {
-  uint64_t id = 0;
-  if (!ParseJobId(job_id, id)) {
-    std::cerr << "gantry job: error: invalid job id \"" << job_id << "\"\n";
+  const std::optional<JobSelector> selector = ParseJobSelector(job_id);
+  if (!selector.has_value()) {
+    std::cerr << "gantry job: error: invalid job id \"" << job_id
+              << "\" (expected ID or ARRAYID_TASK)\n";
     return 1;
   }
   ControllerClient client(ResolveControllerTarget(controller));
+  uint64_t id = selector->id;
+  if (selector->task.has_value()) {
+    // An array task: find its own job id.
+    v1::ListJobsRequest all;
+    all.set_all(true);
+    v1::ListJobsResponse jobs;
+    if (absl::Status status = client.ListJobs(all, jobs); !status.ok()) {
+      return Fail("job", status);
+    }
+    id = 0;
+    for (const v1::JobRecord& job : jobs.jobs()) {
+      if (selector->Matches(job)) id = job.id();
+    }
+    if (id == 0) {
+      std::cerr << "gantry job: error: invalid job id " << job_id
+                << " (no such array task)\n";
+      return 1;
+    }
+  }
   v1::GetJobResponse response;
   if (absl::Status status = client.GetJob(id, response); !status.ok()) {
     return Fail("job", status);
@@ -281,7 +395,12 @@ int RunJobCommand(const std::string& controller, const std::string& job_id,
   std::string group_name = absl::StrCat(job.gid());
   if (::group* entry = getgrgid(job.gid())) group_name = entry->gr_name;
   const std::string node_list = JobNodeList(job);
-  std::cout << "JobId=" << job.id() << " JobName=" << spec.name() << "\n"
+  std::cout << "JobId=" << job.id();
+  if (job.array_job_id() != 0) {
+    std::cout << " ArrayJobId=" << job.array_job_id()
+              << " ArrayTaskId=" << job.array_task_id();
+  }
+  std::cout << " JobName=" << spec.name() << "\n"
             << "   UserId=" << job.user() << "(" << job.uid() << ")"
             << " GroupId=" << group_name << "(" << job.gid() << ")\n"
             << "   JobState=" << StateName(job.state())

@@ -38,7 +38,8 @@ Options:
       --mem SIZE              memory per node (K, M, G, T suffix; default M)
   -t, --time TIME             time limit: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S
   -p, --partition NAME        partition to run in
-  -o, --output PATTERN        stdout file (%j job id, %x job name, %u user)
+  -o, --output PATTERN        stdout file (%j job id, %x job name, %u user,
+                              %A array job id, %a array task index)
   -e, --error PATTERN         stderr file (default: with stdout)
   -D, --chdir DIR             working directory of the tasks
       --parsable              print only the job id
@@ -54,7 +55,13 @@ Options:
                               value) any placement will do
   -d, --dependency LIST       start after other jobs: after:ID[+MIN],
                               afterany:ID, afterok:ID, afternotok:ID,
-                              singleton; ',' = all of, '?' = any of
+                              singleton; ',' = all of, '?' = any of; an
+                              array's id stands for all its tasks
+  -a, --array INDICES         a job array: one job per index, e.g. 0-15,
+                              1,3,5-7, 0-15:4 (step); %N runs at most N at
+                              once (0-99%10). Up to 10000 tasks, indices up
+                              to 4000000. Each task gets SLURM_ARRAY_TASK_ID;
+                              the default output is gantry-%A_%a.out
   --controller ADDR           gantryd address (before "batch"; or GANTRY_CONTROLLER)
 )";
 
@@ -151,7 +158,8 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   queue
       ->add_option("-j,--jobs", queue_options.job_ids,
-                   "Only these jobs, finished ones too (ID[,ID...])")
+                   "Only these jobs, finished ones too (ID[,ID...]; an "
+                   "array's ID means all its tasks, ID_TASK one of them)")
       ->allow_extra_args(false);
   queue
       ->add_option("-p,--partition", queue_options.partitions,
@@ -163,8 +171,9 @@ int main(int argc, char** argv) {
                    "names, or all")
       ->allow_extra_args(false);
   queue->add_option("-o,--format", queue_options.format,
-                    "squeue layout, e.g. \"%.18i %.8j %T %R\": fields %i %j "
-                    "%u %P %T %t %M %l %L %D %C %b %R %N %V %S %e %r %a %Q, "
+                    "squeue layout, e.g. \"%.18i %.8j %T %R\": fields %i %A "
+                    "%F %K %j %u %P %T %t %M %l %L %D %C %b %R %N %V %S %e %r "
+                    "%a %Q %E, "
                     "%.N right-aligns in N columns");
   queue->add_flag("-h,--noheader", queue_options.no_header,
                   "Leave out the header line");
@@ -174,7 +183,8 @@ int main(int argc, char** argv) {
       "cancel", "Cancel jobs, or signal them with --signal (scancel)");
   gantry::cli::CancelOptions cancel_options;
   cancel->add_option("JOBID", cancel_options.job_ids,
-                     "Job ids; none: every job the filters select");
+                     "Job ids (an array's ID: all its tasks; ID_TASK: one "
+                     "task); none: every job the filters select");
   cancel
       ->add_option("-u,--user", cancel_options.users,
                    "Only these users' jobs (with no ids: all of them; "
@@ -196,7 +206,8 @@ int main(int argc, char** argv) {
       "job", "Show one job and its history (scontrol show job)");
   std::string job_id;
   bool job_json = false;
-  job->add_option("JOBID", job_id, "Job id")->required();
+  job->add_option("JOBID", job_id, "Job id, or ARRAYID_TASK for an array task")
+      ->required();
   job->add_flag("--json", job_json, "Machine-readable output");
   bool job_script = false;
   job->add_flag("--script", job_script,

@@ -177,6 +177,13 @@ nlohmann::json JobToJson(const v1::JobRecord& job, int64_t now_ms) {
   int64_t end = job.end_time_ms() ? job.end_time_ms() : now_ms;
   return {
       {"job_id", job.id()},
+      // Array tasks (--array); null for other jobs.
+      {"array_job_id", job.array_job_id() ? nlohmann::json(job.array_job_id())
+                                          : nlohmann::json()},
+      {"array_task_id", job.array_job_id() ? nlohmann::json(job.array_task_id())
+                                           : nlohmann::json()},
+      {"array",
+       spec.array().empty() ? nlohmann::json() : nlohmann::json(spec.array())},
       {"name", spec.name()},
       {"user", job.user()},
       {"uid", job.uid()},

@@ -8,13 +8,17 @@
 namespace gantry::cli {
 namespace {
 
-constexpr char kLetters[] = "iAjuPTtMlLDCbRNVSeraQE";
+constexpr char kLetters[] = "iAFKjuPTtMlLDCbRNVSeraQE";
 
 const char* HeaderOf(char letter) {
   switch (letter) {
     case 'i':
     case 'A':
       return "JOBID";
+    case 'F':
+      return "ARRAY_JOB_ID";
+    case 'K':
+      return "ARRAY_TASK_ID";
     case 'j':
       return "NAME";
     case 'u':
@@ -84,8 +88,16 @@ std::string Value(char letter, const v1::JobRecord& job, int64_t now_ms) {
   const v1::JobSpec& spec = job.spec();
   switch (letter) {
     case 'i':
+      // squeue's ARRAYID_TASK form for a task of an array.
+      return job.array_job_id()
+                 ? absl::StrCat(job.array_job_id(), "_", job.array_task_id())
+                 : absl::StrCat(job.id());
     case 'A':
       return absl::StrCat(job.id());
+    case 'F':
+      return absl::StrCat(job.array_job_id() ? job.array_job_id() : job.id());
+    case 'K':
+      return job.array_job_id() ? absl::StrCat(job.array_task_id()) : "N/A";
     case 'j':
       return spec.name();
     case 'u':
@@ -180,7 +192,7 @@ absl::StatusOr<SqueueFormat> SqueueFormat::Parse(std::string_view format) {
       return absl::InvalidArgumentError(absl::StrCat(
           "unknown format field \"", std::string(format.substr(i, at + 1 - i)),
           "\" in \"", std::string(format),
-          "\": known are %i %A %j %u %P %T %t %M %l %L "
+          "\": known are %i %A %F %K %j %u %P %T %t %M %l %L "
           "%D %C %b %R %N %V %S %e %r %a %Q %E (and %% for %)"));
     }
     item.letter = format[at];

@@ -15,7 +15,10 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "common/begin_time.h"
 #include "common/edit_distance.h"
+#include "common/export_environment.h"
+#include "common/job_array.h"
 #include "common/job_dependency.h"
 #include "common/split_view.h"
 
@@ -493,6 +496,13 @@ absl::Status SetDependency(const OptionUse& use, JobRequest& request) {
   return absl::OkStatus();
 }
 
+absl::Status SetArray(const OptionUse& use, JobRequest& request) {
+  absl::StatusOr<JobArraySpec> parsed = ParseJobArray(*use.value);
+  if (!parsed.ok()) return InvalidValue(use, Message(parsed.status()));
+  request.array = FormatJobArray(*parsed);
+  return absl::OkStatus();
+}
+
 absl::Status SetParsable(const OptionUse&, JobRequest& request) {
   request.parsable = true;
   return absl::OkStatus();
@@ -500,6 +510,51 @@ absl::Status SetParsable(const OptionUse&, JobRequest& request) {
 
 absl::Status SetPerTask(const OptionUse&, JobRequest& request) {
   request.per_task = true;
+  return absl::OkStatus();
+}
+
+template <bool JobRequest::*kField>
+absl::Status SetFlag(const OptionUse&, JobRequest& request) {
+  request.*kField = true;
+  return absl::OkStatus();
+}
+
+absl::Status SetBegin(const OptionUse& use, JobRequest& request) {
+  // The syntax does not depend on the clock: check it now, resolve it at
+  // submission.
+  absl::StatusOr<int64_t> at = ParseBeginTime(*use.value, 0);
+  if (!at.ok()) return InvalidValue(use, Message(at.status()));
+  request.begin = std::string(*use.value);
+  return absl::OkStatus();
+}
+
+absl::Status SetExport(const OptionUse& use, JobRequest& request) {
+  absl::Status valid = CheckExportSpec(*use.value);
+  if (!valid.ok()) return InvalidValue(use, Message(valid));
+  request.export_spec = std::string(*use.value);
+  return absl::OkStatus();
+}
+
+// --gpus=[type:]N and --gpus-per-task=[type:]N: the same grammar as
+// --gpus-per-node, counted for the job or for each task.
+template <std::optional<uint32_t> JobRequest::*kField>
+absl::Status SetGpuCount(const OptionUse& use, JobRequest& request) {
+  const std::optional<uint32_t> per_node = request.gpus_per_node;
+  absl::Status status = SetGpusPerNode(use, request);
+  if (!status.ok()) return status;
+  request.*kField = request.gpus_per_node;
+  request.gpus_per_node = per_node;
+  return absl::OkStatus();
+}
+
+template <std::optional<uint64_t> JobRequest::*kField>
+absl::Status SetMemoryPer(const OptionUse& use, JobRequest& request) {
+  absl::StatusOr<uint64_t> mb = MemoryMb(*use.value);
+  if (!mb.ok()) return InvalidValue(use, Message(mb.status()));
+  if (*mb == 0 || *mb > kMaxMemoryMb) {
+    return InvalidValue(use, "must be more than 0 and at most 1 PiB");
+  }
+  request.*kField = *mb;
   return absl::OkStatus();
 }
 
@@ -512,6 +567,10 @@ absl::Status WarnIgnored(const OptionUse& use, JobRequest& request) {
       Cat(use.source, ": ", spelled, " is not supported yet and is ignored"));
   return absl::OkStatus();
 }
+
+// Accepted because it already holds here: a gang starts on all its nodes
+// at once (--wait-all-nodes), a failed job is requeued (--requeue).
+absl::Status Accept(const OptionUse&, JobRequest&) { return absl::OkStatus(); }
 
 absl::Status RejectUid(const OptionUse& use, JobRequest&) {
   return absl::InvalidArgumentError(
@@ -549,16 +608,33 @@ constexpr OptionSpec kOptions[] = {
     {"account", 'A', Arg::kRequired, &WarnIgnored},
     {"qos", 'q', Arg::kRequired, &WarnIgnored},
     {"comment", '\0', Arg::kRequired, &WarnIgnored},
-    {"export", '\0', Arg::kRequired, &WarnIgnored},
+    {"export", '\0', Arg::kRequired, &SetExport},
     {"open-mode", '\0', Arg::kRequired, &WarnIgnored},
-    {"requeue", '\0', Arg::kNone, &WarnIgnored},
-    {"no-requeue", '\0', Arg::kNone, &WarnIgnored},
+    // Requeueing after a failure is the default (--max-restarts).
+    {"requeue", '\0', Arg::kNone, &Accept},
+    {"no-requeue", '\0', Arg::kNone, &SetFlag<&JobRequest::no_requeue>},
+    {"begin", 'b', Arg::kRequired, &SetBegin},
+    {"test-only", '\0', Arg::kNone, &SetFlag<&JobRequest::test_only>},
+    {"wait", 'W', Arg::kNone, &SetFlag<&JobRequest::wait>},
+    {"gpus", 'G', Arg::kRequired, &SetGpuCount<&JobRequest::gpus>},
+    {"gpus-per-task", '\0', Arg::kRequired,
+     &SetGpuCount<&JobRequest::gpus_per_task>},
+    {"mem-per-cpu", '\0', Arg::kRequired,
+     &SetMemoryPer<&JobRequest::mem_per_cpu_mb>},
+    {"mem-per-gpu", '\0', Arg::kRequired,
+     &SetMemoryPer<&JobRequest::mem_per_gpu_mb>},
+    {"time-min", '\0', Arg::kRequired, &WarnIgnored},
+    {"overcommit", 'O', Arg::kNone, &WarnIgnored},
+    {"ntasks-per-core", '\0', Arg::kRequired, &WarnIgnored},
+    {"reservation", '\0', Arg::kRequired, &WarnIgnored},
+    {"wait-all-nodes", '\0', Arg::kRequired, &Accept},
     {"hint", '\0', Arg::kRequired, &WarnIgnored},
     {"signal", '\0', Arg::kRequired, &WarnIgnored},
     {"constraint", 'C', Arg::kRequired, &WarnIgnored},
     {"exclusive", '\0', Arg::kOptional, &SetExclusive},
     {"switches", '\0', Arg::kRequired, &SetSwitches},
     {"dependency", 'd', Arg::kRequired, &SetDependency},
+    {"array", 'a', Arg::kRequired, &SetArray},
     {"nice", '\0', Arg::kOptional, &WarnIgnored},
     {"propagate", '\0', Arg::kOptional, &WarnIgnored},
     {"get-user-env", '\0', Arg::kOptional, &WarnIgnored},
@@ -828,13 +904,22 @@ absl::StatusOr<uint64_t> ParseMemoryMb(std::string_view text) {
 }
 
 // Beyond the documented sequences, a zero-padding width is accepted as in
-// sbatch: "%5j" pads the job id with zeros to 5 digits (widths above 10 act
-// as 10); a width before %x or %u is ignored since those are not numbers.
+// sbatch: "%5j" pads the job id with zeros to 5 digits (so do %5A and
+// %5a; widths above 10 act as 10); a width before %x or %u is ignored since
+// those are not numbers.
 // Unknown sequences (%N, %t, %3t, ...) and a trailing lone '%' are copied
 // unchanged.
 std::string ExpandFilenamePattern(std::string_view pattern, uint64_t job_id,
                                   std::string_view job_name,
-                                  std::string_view user) {
+                                  std::string_view user,
+                                  std::optional<ArrayTaskIds> array_task) {
+  // Slurm's NO_VAL: what %a is for a job that is no array task.
+  constexpr uint32_t kNoTask = 4294967294u;
+  auto padded = [](uint64_t value, std::size_t width) {
+    std::string text = std::to_string(value);
+    if (text.size() < width) text.insert(0, width - text.size(), '0');
+    return text;
+  };
   constexpr std::size_t kMaxWidth = 10;
   std::string out;
   out.reserve(pattern.size());
@@ -856,12 +941,16 @@ std::string ExpandFilenamePattern(std::string_view pattern, uint64_t job_id,
     }
     const bool has_width = j > i + 1;
     switch (pattern[j]) {
-      case 'j': {
-        std::string id = std::to_string(job_id);
-        if (id.size() < width) id.insert(0, width - id.size(), '0');
-        out.append(id);
+      case 'j':
+        out.append(padded(job_id, width));
         break;
-      }
+      case 'A':
+        out.append(
+            padded(array_task ? array_task->array_job_id : job_id, width));
+        break;
+      case 'a':
+        out.append(padded(array_task ? array_task->task_id : kNoTask, width));
+        break;
       case 'x':
         out.append(job_name);
         break;
@@ -880,6 +969,74 @@ std::string ExpandFilenamePattern(std::string_view pattern, uint64_t job_id,
     i = j;
   }
   return out;
+}
+
+absl::Status ResolveDerivedResources(JobRequest& request) {
+  const uint32_t nodes = request.nodes.value_or(1);
+  uint32_t tasks_per_node = request.ntasks_per_node.value_or(0);
+  if (tasks_per_node == 0) {
+    tasks_per_node = request.ntasks ? (*request.ntasks + nodes - 1) / nodes : 1;
+  }
+  auto set_gpus = [&](uint32_t per_node, const char* from) -> absl::Status {
+    if (request.gpus_per_node && *request.gpus_per_node != per_node) {
+      return absl::InvalidArgumentError(Cat(from, " asks for ", per_node,
+                                            " GPU(s) per node but "
+                                            "--gpus-per-node (or --gres) says ",
+                                            *request.gpus_per_node));
+    }
+    request.gpus_per_node = per_node;
+    return absl::OkStatus();
+  };
+  if (request.gpus_per_task) {
+    absl::Status status =
+        set_gpus(*request.gpus_per_task * tasks_per_node, "--gpus-per-task");
+    if (!status.ok()) return status;
+  }
+  if (request.gpus) {
+    const uint32_t per_node = (*request.gpus + nodes - 1) / nodes;
+    if (*request.gpus % nodes != 0) {
+      request.warnings.push_back(
+          Cat("--gpus=", *request.gpus, " over ", nodes, " node(s): ", per_node,
+              " GPU(s) on each node (", per_node * nodes, " in all)"));
+    }
+    absl::Status status = set_gpus(per_node, "--gpus");
+    if (!status.ok()) return status;
+  }
+  const int memory_options = (request.mem_per_node_mb ? 1 : 0) +
+                             (request.mem_per_cpu_mb ? 1 : 0) +
+                             (request.mem_per_gpu_mb ? 1 : 0);
+  if (memory_options > 1) {
+    return absl::InvalidArgumentError(
+        "--mem, --mem-per-cpu and --mem-per-gpu are mutually exclusive");
+  }
+  if (request.mem_per_cpu_mb) {
+    request.mem_per_node_mb = *request.mem_per_cpu_mb *
+                              request.cpus_per_task.value_or(1) *
+                              tasks_per_node;
+  }
+  if (request.mem_per_gpu_mb) {
+    if (request.gpus_per_node.value_or(0) == 0) {
+      return absl::InvalidArgumentError(
+          "--mem-per-gpu needs GPUs (--gpus, --gpus-per-node, "
+          "--gpus-per-task or --gres=gpu:N)");
+    }
+    request.mem_per_node_mb = *request.mem_per_gpu_mb * *request.gpus_per_node;
+  }
+  if (request.mem_per_node_mb && *request.mem_per_node_mb > kMaxMemoryMb) {
+    return absl::InvalidArgumentError("more than 1 PiB of memory per node");
+  }
+  if (request.mem_per_node_mb && *request.mem_per_node_mb == 0) {
+    // Slurm's --mem=0: all of each node's memory, which only a whole node
+    // gives.
+    request.mem_per_node_mb.reset();
+    if (!request.exclusive) {
+      request.exclusive = true;
+      request.warnings.push_back(
+          "--mem=0 (all of a node's memory): the job gets whole nodes, as "
+          "with --exclusive");
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace gantry

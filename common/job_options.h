@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,6 +48,12 @@ bool OptionTakesNextWord(std::string_view word);
 absl::Status ApplyScriptDirectives(std::string_view script,
                                    JobRequest& request);
 
+// Turns --gpus, --gpus-per-task, --mem-per-cpu, --mem-per-gpu and --mem=0
+// into the per-node request, once directives and command line are both
+// applied. INVALID_ARGUMENT when they contradict each other or --mem /
+// --gpus-per-node.
+absl::Status ResolveDerivedResources(JobRequest& request);
+
 // Slurm time formats: "M", "M:S", "H:M:S", "D-H", "D-H:M", "D-H:M:S", and
 // "UNLIMITED"/"INFINITE" (returned as 0). Result in seconds.
 absl::StatusOr<uint64_t> ParseTimeLimit(std::string_view text);
@@ -58,10 +65,19 @@ std::string FormatTimeLimit(uint64_t seconds);
 // M). Result in MiB, rounded up. "0" is allowed (means "all of the node").
 absl::StatusOr<uint64_t> ParseMemoryMb(std::string_view text);
 
-// Expands sbatch filename patterns: %j job id, %x job name, %u user, %%, and
-// leaves other %-sequences unchanged (they are expanded per node/task later).
-std::string ExpandFilenamePattern(std::string_view pattern, uint64_t job_id,
-                                  std::string_view job_name,
-                                  std::string_view user);
+// The array a job is a task of (job_array.h), for %A and %a.
+struct ArrayTaskIds {
+  uint64_t array_job_id = 0;
+  uint32_t task_id = 0;
+};
+
+// Expands sbatch filename patterns: %j job id, %x job name, %u user, %A the
+// array's job id and %a the task's index (for a job that is no array task,
+// %A is its job id and %a 4294967294, as in Slurm), %%, and leaves other
+// %-sequences unchanged (they are expanded per node/task later).
+std::string ExpandFilenamePattern(
+    std::string_view pattern, uint64_t job_id, std::string_view job_name,
+    std::string_view user,
+    std::optional<ArrayTaskIds> array_task = std::nullopt);
 
 }  // namespace gantry

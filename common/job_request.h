@@ -30,9 +30,21 @@ struct JobRequest {
   std::optional<uint32_t> max_switches;          // --switches=N[@maxwait]
   std::optional<uint64_t> switches_max_wait_seconds;  // the @maxwait part
   std::string dependency;  // -d/--dependency, checked (job_dependency.h)
+  std::string array;       // -a/--array, canonical (job_array.h); empty: none
   // --per-task: the script is every task (on every node) instead of
   // running once on the first node.
   bool per_task = false;
+  std::string begin;        // --begin as given, checked (begin_time.h)
+  std::string export_spec;  // --export; empty: ALL (export_environment.h)
+  bool no_requeue = false;  // --no-requeue: no automatic restart
+  bool test_only = false;   // --test-only: validate, submit nothing
+  bool wait = false;        // -W/--wait: return when the job has ended
+  // Other ways to say GPUs and memory, turned into gpus_per_node and
+  // mem_per_node_mb by ResolveDerivedResources once all options are read.
+  std::optional<uint32_t> gpus;           // -G/--gpus, for the whole job
+  std::optional<uint32_t> gpus_per_task;  // --gpus-per-task
+  std::optional<uint64_t> mem_per_cpu_mb;  // --mem-per-cpu
+  std::optional<uint64_t> mem_per_gpu_mb;  // --mem-per-gpu
   // Options accepted but with no effect here; each gets a one-line warning.
   std::vector<std::string> warnings;
 };

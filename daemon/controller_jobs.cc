@@ -9,6 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/job_array.h"
 #include "common/job_dependency.h"
 #include "common/job_options.h"
 #include "common/log.h"
@@ -33,6 +34,9 @@ constexpr size_t kMaxEnvironmentBytes = 1 << 20;
 constexpr size_t kMaxArgs = 4096;
 constexpr size_t kMaxNameBytes = 256;
 constexpr size_t kMaxPathBytes = 4096;
+// Every task of an array stores its own copy of the spec: bound the copies
+// together (10,000 tasks of a 20 KiB script and environment fit).
+constexpr uint64_t kMaxArrayStoredBytes = 256ull << 20;
 
 absl::Status Invalid(const std::string& message) {
   return absl::InvalidArgumentError(message);
@@ -64,9 +68,27 @@ std::vector<std::string> SwitchPath(const Topology& topology,
   return path;
 }
 
+// How many tasks of the array with that id are RUNNING; `jobs` is the
+// controller's id-ordered job map (its value type is private to it).
+template <typename JobMap>
+uint32_t RunningArrayTasks(const JobMap& jobs, uint64_t array_job_id) {
+  uint32_t running = 0;
+  // The tasks have consecutive ids from the array's.
+  for (auto it = jobs.lower_bound(array_job_id);
+       it != jobs.end() && it->second.record.array_job_id() == array_job_id;
+       ++it) {
+    if (it->second.record.state() == v1::RUNNING) ++running;
+  }
+  return running;
+}
+
 std::string ResolvePath(const std::string& pattern, const v1::JobRecord& job) {
-  std::string path =
-      ExpandFilenamePattern(pattern, job.id(), job.spec().name(), job.user());
+  std::optional<ArrayTaskIds> array_task;
+  if (job.array_job_id() != 0) {
+    array_task = ArrayTaskIds{job.array_job_id(), job.array_task_id()};
+  }
+  std::string path = ExpandFilenamePattern(pattern, job.id(), job.spec().name(),
+                                           job.user(), array_task);
   if (path.empty() || path[0] == '/') return path;
   return job.spec().working_dir() + "/" + path;
 }
@@ -178,7 +200,35 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
   if (spec.has_max_restarts() && spec.max_restarts() > 1000) {
     return Invalid("--max-restarts is above the limit of 1000");
   }
-  if (spec.output_pattern().empty()) spec.set_output_pattern("gantry-%j.out");
+  if (!spec.array().empty()) {
+    absl::StatusOr<JobArraySpec> array = ParseJobArray(spec.array());
+    if (!array.ok()) {
+      return Invalid(
+          absl::StrCat("invalid value \"", spec.array().substr(0, 80),
+                       "\" for --array: ", array.status().message()));
+    }
+    const uint64_t copy_bytes = spec.script().size() + environment_bytes;
+    if (copy_bytes * array->task_ids.size() > kMaxArrayStoredBytes) {
+      return Invalid(absl::StrCat(
+          "--array: ", array->task_ids.size(), " tasks of a ", copy_bytes,
+          "-byte script and environment are more than the ",
+          kMaxArrayStoredBytes >> 20,
+          " MiB an array may store; use fewer tasks or export less "
+          "(--export)"));
+    }
+    spec.set_array(FormatJobArray(*array));
+    v1::JobArrayInfo& info = *job.mutable_array();
+    info.set_task_count(static_cast<uint32_t>(array->task_ids.size()));
+    info.set_min_task_id(array->min_task_id());
+    info.set_max_task_id(array->max_task_id());
+    info.set_step(array->step());
+    info.set_max_running(array->max_running);
+  }
+  // sbatch's slurm-%j.out and slurm-%A_%a.out, under Gantry's name.
+  if (spec.output_pattern().empty()) {
+    spec.set_output_pattern(spec.array().empty() ? "gantry-%j.out"
+                                                 : "gantry-%A_%a.out");
+  }
   // A job no node of the partition could ever hold is refused now rather
   // than left pending forever. With no node known yet (a cluster starting)
   // nothing can be judged.
@@ -224,41 +274,68 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
 void Controller::Submit(const v1::SubmitRequest& request, const Caller& caller,
                         std::function<void(absl::StatusOr<uint64_t>)> done) {
   absl::StatusOr<v1::JobRecord> validated = ValidateSubmission(request);
-  if (!validated.ok()) {
-    done(validated.status());
+  if (!validated.ok() || request.validate_only()) {
+    done(validated.ok() ? absl::StatusOr<uint64_t>(0) : validated.status());
     return;
   }
   // The job belongs to whoever proved to be asking, whatever it claims.
   validated->set_user(caller.user);
   validated->set_uid(caller.uid);
   validated->set_gid(caller.gid);
-  JobRuntime job;
-  job.record = std::move(*validated);
-  const uint64_t id = next_job_id_++;
-  job.record.set_id(id);
-  job.record.set_state(v1::PENDING);
-  job.record.set_submit_time_ms(clock_.NowMs());
-  job.record.set_reason("None");
-  job.record.set_output_path(
-      ResolvePath(job.record.spec().output_pattern(), job.record));
-  if (!job.record.spec().error_pattern().empty()) {
-    job.record.set_error_path(
-        ResolvePath(job.record.spec().error_pattern(), job.record));
+  // An array is one job per task, with consecutive ids, all staged in this
+  // turn's batch: one synced write makes the whole array durable, and the
+  // reply names the first id, the array's.
+  std::vector<uint32_t> task_ids;
+  if (!validated->spec().array().empty()) {
+    absl::StatusOr<JobArraySpec> array =
+        ParseJobArray(validated->spec().array());
+    if (!array.ok()) {  // canonical text from ValidateSubmission
+      done(array.status());
+      return;
+    }
+    task_ids = std::move(array->task_ids);
+  }
+  const uint64_t first_id = next_job_id_;
+  const size_t count = task_ids.empty() ? 1 : task_ids.size();
+  const std::string shape =
+      absl::StrCat("user ", validated->user(), ", ", validated->spec().nodes(),
+                   " node(s), ", TotalRanks(validated->spec()), " task(s)");
+  for (size_t i = 0; i < count; ++i) {
+    JobRuntime job;
+    job.record = i + 1 < count ? *validated : std::move(*validated);
+    const uint64_t id = next_job_id_++;
+    job.record.set_id(id);
+    std::string detail = shape;
+    if (!task_ids.empty()) {
+      job.record.set_array_job_id(first_id);
+      job.record.set_array_task_id(task_ids[i]);
+      absl::StrAppend(&detail, ", array ", first_id, "_", task_ids[i]);
+    }
+    job.record.set_state(v1::PENDING);
+    job.record.set_submit_time_ms(clock_.NowMs());
+    job.record.set_eligible_time_ms(job.record.spec().begin_time_ms());
+    job.record.set_reason("None");
+    job.record.set_output_path(
+        ResolvePath(job.record.spec().output_pattern(), job.record));
+    if (!job.record.spec().error_pattern().empty()) {
+      job.record.set_error_path(
+          ResolvePath(job.record.spec().error_pattern(), job.record));
+    }
+    StageJob(job);
+    StageEvent(id, "", "submitted", detail);
+    jobs_.emplace(id, std::move(job));
+    if (options_.metrics) options_.metrics->JobAdded(JobStatus::kPending);
   }
   batch_.next_job_id = next_job_id_;
-  StageJob(job);
-  StageEvent(
-      id, "", "submitted",
-      absl::StrCat("user ", job.record.user(), ", ", job.record.spec().nodes(),
-                   " node(s), ", TotalRanks(job.record.spec()), " task(s)"));
-  log::Info("job submitted", {{"job", id},
-                              {"user", job.record.user()},
-                              {"name", job.record.spec().name()},
-                              {"nodes", job.record.spec().nodes()},
-                              {"tasks", TotalRanks(job.record.spec())}});
-  jobs_.emplace(id, std::move(job));
-  if (options_.metrics) options_.metrics->JobAdded(JobStatus::kPending);
-  AfterCommit([done = std::move(done), id] { done(id); });
+  const v1::JobRecord& first = jobs_.at(first_id).record;
+  log::Info(task_ids.empty() ? "job submitted" : "job array submitted",
+            {{"job", first_id},
+             {"user", first.user()},
+             {"name", first.spec().name()},
+             {"nodes", first.spec().nodes()},
+             {"tasks", TotalRanks(first.spec())},
+             {"array", first.spec().array()}});
+  AfterCommit([done = std::move(done), first_id] { done(first_id); });
   RequestSchedule();
 }
 
@@ -334,6 +411,10 @@ void Controller::RunSchedule() {
   next_eligible_ms_ = 0;
   singleton_holders_.reset();  // rebuilt on first use in this pass
   std::size_t dependency_waiters = 0;
+  // Throttled arrays (--array=...%N): how many more of their tasks may join
+  // this pass's queue. Tasks are taken in id order, so the lowest indices
+  // start first.
+  std::map<uint64_t, uint32_t> array_slots;
   for (auto& [id, job] : jobs_) {
     v1::JobRecord& record = job.record;
     if (record.state() != v1::PENDING) continue;
@@ -346,10 +427,18 @@ void Controller::RunSchedule() {
       continue;
     }
     if (record.eligible_time_ms() > now) {
-      record.set_reason("Restarting");
-      record.set_reason_detail(
-          absl::StrCat("backoff: attempt ", record.attempt() + 1, " in ",
-                       (record.eligible_time_ms() - now + 999) / 1000, " s"));
+      if (record.attempt() == 0) {
+        // --begin
+        record.set_reason("BeginTime");
+        record.set_reason_detail(absl::StrCat(
+            "eligible in ", (record.eligible_time_ms() - now + 999) / 1000,
+            " s (--begin)"));
+      } else {
+        record.set_reason("Restarting");
+        record.set_reason_detail(
+            absl::StrCat("backoff: attempt ", record.attempt() + 1, " in ",
+                         (record.eligible_time_ms() - now + 999) / 1000, " s"));
+      }
       if (next_eligible_ms_ == 0 ||
           record.eligible_time_ms() < next_eligible_ms_) {
         next_eligible_ms_ = record.eligible_time_ms();
@@ -360,6 +449,24 @@ void Controller::RunSchedule() {
     if (!spec.dependency().empty() && !DependencyAllowsStart(job, now)) {
       ++dependency_waiters;
       continue;
+    }
+    if (record.array().max_running() > 0) {
+      auto [slots, fresh] = array_slots.try_emplace(record.array_job_id(), 0);
+      if (fresh) {
+        const uint32_t running =
+            RunningArrayTasks(jobs_, record.array_job_id());
+        const uint32_t limit = record.array().max_running();
+        slots->second = running < limit ? limit - running : 0;
+      }
+      if (slots->second == 0) {
+        record.set_reason("JobArrayTaskLimit");
+        record.set_reason_detail(
+            absl::StrCat("array ", record.array_job_id(), " runs at most ",
+                         record.array().max_running(),
+                         " task(s) at once (--array=", spec.array(), ")"));
+        continue;
+      }
+      --slots->second;
     }
     PendingJob pending;
     pending.id = id;
@@ -535,10 +642,7 @@ bool Controller::DependencyAllowsStart(JobRuntime& job, int64_t now) {
     record.set_reason_detail(std::string(dependency.status().message()));
     return false;
   }
-  auto lookup = [this](uint64_t id) -> std::optional<DependedJob> {
-    auto it = jobs_.find(id);
-    if (it == jobs_.end()) return std::nullopt;
-    const v1::JobRecord& other = it->second.record;
+  auto depended_of = [](const v1::JobRecord& other) {
     DependedJob depended;
     depended.start_time_ms = other.start_time_ms();
     switch (other.state()) {
@@ -556,6 +660,30 @@ bool Controller::DependencyAllowsStart(JobRuntime& job, int64_t now) {
         break;
     }
     return depended;
+  };
+  auto lookup = [this,
+                 &depended_of](uint64_t id) -> std::optional<DependedJob> {
+    auto it = jobs_.find(id);
+    if (it == jobs_.end()) return std::nullopt;
+    if (it->second.record.array_job_id() != id) {
+      return depended_of(it->second.record);
+    }
+    // An array's id stands for all its tasks, as in Slurm: started when
+    // all have started, ended when all have ended, COMPLETED when all did.
+    DependedJob all;
+    bool pending = false, running = false, failed = false;
+    for (; it != jobs_.end() && it->second.record.array_job_id() == id; ++it) {
+      const DependedJob task = depended_of(it->second.record);
+      pending = pending || task.phase == DependedJob::Phase::kPending;
+      running = running || task.phase == DependedJob::Phase::kRunning;
+      failed = failed || task.phase == DependedJob::Phase::kFailed;
+      all.start_time_ms = std::max(all.start_time_ms, task.start_time_ms);
+    }
+    all.phase = pending   ? DependedJob::Phase::kPending
+                : running ? DependedJob::Phase::kRunning
+                : failed  ? DependedJob::Phase::kFailed
+                          : DependedJob::Phase::kCompleted;
+    return all;
   };
   bool singleton_blocked = false;
   if (std::any_of(dependency->terms.begin(), dependency->terms.end(),

@@ -1,5 +1,6 @@
 #include "daemon/rank_environment.h"
 
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -111,6 +112,22 @@ std::map<std::string, std::string> BuildRankEnvironment(
       {"GROUP_RANK", node_rank},
       {"NODE_RANK", node_rank},
   };
+  if (job.array_job_id() != 0) {
+    // A task of a job array (--array): its index and the array's shape.
+    const v1::JobArrayInfo& array = job.array();
+    const std::pair<const char*, std::string> values[] = {
+        {"JOB_ID", absl::StrCat(job.array_job_id())},
+        {"TASK_ID", absl::StrCat(job.array_task_id())},
+        {"TASK_COUNT", absl::StrCat(array.task_count())},
+        {"TASK_MIN", absl::StrCat(array.min_task_id())},
+        {"TASK_MAX", absl::StrCat(array.max_task_id())},
+        {"TASK_STEP", absl::StrCat(array.step())},
+    };
+    for (const auto& [name, value] : values) {
+      env[absl::StrCat("SLURM_ARRAY_", name)] = value;
+      env[absl::StrCat("GANTRY_ARRAY_", name)] = value;
+    }
+  }
   if (!spec.checkpoint_dir().empty()) {
     env["GANTRY_CHECKPOINT_DIR"] = spec.checkpoint_dir();
   }

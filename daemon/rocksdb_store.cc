@@ -110,13 +110,8 @@ RocksDbStore::~RocksDbStore() {
 absl::StatusOr<StateStore::Snapshot> RocksDbStore::Load() {
   Snapshot snapshot;
   {
-    // One sequential pass over every job: read ahead, and leave the block
-    // cache alone (filling it only to evict each block again churns the
-    // heap).
-    rocksdb::ReadOptions scan;
-    scan.fill_cache = false;
-    scan.readahead_size = 4 << 20;
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(scan, jobs_));
+    std::unique_ptr<rocksdb::Iterator> it(
+        db_->NewIterator(rocksdb::ReadOptions(), jobs_));
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
       v1::JobRecord job;
       absl::Status parsed = ParseInto(it->value(), "jobs", it->key(), job);

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/job_request.h"
@@ -136,9 +137,9 @@ TEST_CASE("Accepted but ignored options warn once each", "[job_options]") {
       {"--mail-user=a@b.c"},  {"--account=proj"},
       {"-A", "proj"},         {"-Aproj"},
       {"--qos=high"},         {"-q", "high"},
-      {"--comment=hello"},    {"--export=ALL"},
-      {"--open-mode=append"}, {"--requeue"},
-      {"--no-requeue"},       {"--hint=nomultithread"},
+      {"--comment=hello"},    {"--time-min=10"},
+      {"--open-mode=append"}, {"--overcommit"},
+      {"--reservation=r1"},   {"--hint=nomultithread"},
       {"--signal=B:USR1@60"}, {"--constraint=ib"},
       {"-C", "ib"},           {"--nice"},
       {"--nice=10"},          {"--propagate"},
@@ -615,8 +616,10 @@ TEST_CASE("ExpandFilenamePattern expands what it knows", "[job_options]") {
       {"%j%j", "4242"},
       {"no patterns", "no patterns"},
       {"", ""},
-      // Left for later expansion per node/task/array.
-      {"out-%N-%t-%a-%A.log", "out-%N-%t-%a-%A.log"},
+      // Left for later expansion per node/task.
+      {"out-%N-%t.log", "out-%N-%t.log"},
+      // No array task: %A is the job id and %a Slurm's NO_VAL.
+      {"out-%A_%a.log", "out-42_4294967294.log"},
       {"%3t", "%3t"},
       // A trailing lone '%' (or '%' and digits) is kept.
       {"out%", "out%"},
@@ -639,6 +642,123 @@ TEST_CASE("ExpandFilenamePattern expands what it knows", "[job_options]") {
   CHECK(ExpandFilenamePattern("%j", 18446744073709551615ull, "", "") ==
         "18446744073709551615");
   CHECK(ExpandFilenamePattern("%x.%u", 1, "", "") == ".");
+}
+
+TEST_CASE("the array option in every form reaches the request",
+          "[job_options]") {
+  struct Case {
+    Words words;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {{"--array=0-15"}, "0-15"},        {{"--array", "1,3,5-7"}, "1,3,5-7"},
+      {{"-a", "0-15:4"}, "0-12:4"},      {{"-a0-99%10"}, "0-99%10"},
+      {{"-a", "1", "-a", "2-3"}, "2-3"},
+  };
+  for (const Case& c : cases) {
+    INFO("words: " << Catch::Detail::stringify(c.words));
+    const absl::StatusOr<JobRequest> request = Apply(c.words);
+    REQUIRE(request.ok());
+    CHECK(request->array == c.expected);
+  }
+  const std::vector<std::pair<Words, std::string>> bad = {
+      {{"--array=5-1"},
+       "command line: invalid value \"5-1\" for --array: the range \"5-1\" "
+       "starts above its end"},
+      {{"--array=0-20000"},
+       "command line: invalid value \"0-20000\" for --array: \"0-20000\" is "
+       "20001 tasks; the limit is 10000"},
+      {{"-a", "x"},
+       "command line: invalid value \"x\" for --array: \"x\" is not an index "
+       "or range: expected indices such as 0-15, 1,3,5-7 or 0-15:4, "
+       "optionally followed by %N (at most N tasks running at once)"},
+      {{"--array"}, "command line: missing value for --array"},
+  };
+  for (const auto& [words, message] : bad) {
+    INFO("words: " << Catch::Detail::stringify(words));
+    const absl::StatusOr<JobRequest> request = Apply(words);
+    REQUIRE_FALSE(request.ok());
+    CHECK(Message(request.status()) == message);
+  }
+  JobRequest from_script;
+  REQUIRE(
+      ApplyScriptDirectives("#!/bin/sh\n#SBATCH --array=1-3%1\n", from_script)
+          .ok());
+  CHECK(from_script.array == "1-3%1");
+}
+
+TEST_CASE("ExpandFilenamePattern expands array ids", "[job_options]") {
+  const ArrayTaskIds task{40, 7};
+  CHECK(ExpandFilenamePattern("gantry-%A_%a.out", 47, "sweep", "bob", task) ==
+        "gantry-40_7.out");
+  CHECK(ExpandFilenamePattern("%j-%A-%a", 47, "", "", task) == "47-40-7");
+  CHECK(ExpandFilenamePattern("%4A.%3a.%%a", 47, "", "", task) ==
+        "0040.007.%a");
+}
+
+}  // namespace
+}  // namespace gantry
+
+namespace gantry {
+namespace {
+
+TEST_CASE("begin, export, requeue, test-only and wait reach the request",
+          "[job_options]") {
+  JobRequest request;
+  REQUIRE(ApplyJobOptions({"--begin=now+1hour", "--export=ALL,FOO=bar",
+                           "--no-requeue", "--test-only", "-W"},
+                          "command line", request)
+              .ok());
+  CHECK(request.begin == "now+1hour");
+  CHECK(request.export_spec == "ALL,FOO=bar");
+  CHECK(request.no_requeue);
+  CHECK(request.test_only);
+  CHECK(request.wait);
+  CHECK(request.warnings.empty());
+  JobRequest bad;
+  CHECK_FALSE(ApplyJobOptions({"--begin=yesterday"}, "x", bad).ok());
+  CHECK_FALSE(ApplyJobOptions({"--export=1BAD"}, "x", bad).ok());
+  CHECK_FALSE(ApplyJobOptions({"--export=ALL,NONE"}, "x", bad).ok());
+}
+
+TEST_CASE("GPUs and memory per task, per CPU, per GPU become per node",
+          "[job_options]") {
+  JobRequest request;
+  REQUIRE(ApplyJobOptions({"-N", "2", "--ntasks-per-node=4",
+                           "--gpus-per-task=2", "--mem-per-gpu=10G"},
+                          "command line", request)
+              .ok());
+  REQUIRE(ResolveDerivedResources(request).ok());
+  CHECK(request.gpus_per_node == 8u);
+  CHECK(request.mem_per_node_mb == 80u * 1024);
+
+  JobRequest total;
+  REQUIRE(ApplyJobOptions({"-N", "2", "--gpus=16", "-c", "2",
+                           "--ntasks-per-node=3", "--mem-per-cpu=1000"},
+                          "command line", total)
+              .ok());
+  REQUIRE(ResolveDerivedResources(total).ok());
+  CHECK(total.gpus_per_node == 8u);
+  CHECK(total.mem_per_node_mb == 6000u);
+
+  JobRequest whole;
+  REQUIRE(ApplyJobOptions({"--mem=0"}, "command line", whole).ok());
+  REQUIRE(ResolveDerivedResources(whole).ok());
+  CHECK(whole.exclusive);
+  CHECK_FALSE(whole.mem_per_node_mb.has_value());
+
+  JobRequest clash;
+  REQUIRE(ApplyJobOptions({"--mem=1G", "--mem-per-cpu=1G"}, "x", clash).ok());
+  CHECK_FALSE(ResolveDerivedResources(clash).ok());
+  JobRequest gpu_clash;
+  REQUIRE(ApplyJobOptions(
+              {"--gpus-per-node=4", "--gpus-per-task=1", "--ntasks-per-node=2"},
+              "x", gpu_clash)
+              .ok());
+  CHECK_FALSE(ResolveDerivedResources(gpu_clash).ok());
+  JobRequest no_gpus;
+  REQUIRE(ApplyJobOptions({"--mem-per-gpu=1G"}, "x", no_gpus).ok());
+  CHECK_FALSE(ResolveDerivedResources(no_gpus).ok());
 }
 
 }  // namespace

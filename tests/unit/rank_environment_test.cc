@@ -2,6 +2,7 @@
 #include "daemon/rank_environment.h"
 
 #include <catch2/catch.hpp>
+#include <string>
 
 namespace gantry {
 namespace {
@@ -79,6 +80,34 @@ TEST_CASE("master port stays in its range and varies by attempt", "[env]") {
   CHECK(ChooseMasterPort(1, 7, 1) != ChooseMasterPort(1, 7, 2));
   CHECK(ChooseMasterPort(1, 7, 1) != ChooseMasterPort(1, 8, 1));
   CHECK(ChooseMasterPort(1, 7, 1) != ChooseMasterPort(2, 7, 1));
+}
+
+TEST_CASE("array tasks see their index and the array's shape", "[env]") {
+  v1::JobRecord job = TwoNodeJob();
+  auto plain = BuildRankEnvironment(job, "10.0.0.1", 0, 0);
+  CHECK(plain.count("SLURM_ARRAY_JOB_ID") == 0);
+  CHECK(plain.count("GANTRY_ARRAY_TASK_ID") == 0);
+
+  job.set_array_job_id(40);
+  job.set_array_task_id(4);
+  v1::JobArrayInfo& array = *job.mutable_array();
+  array.set_task_count(3);
+  array.set_min_task_id(0);
+  array.set_max_task_id(4);
+  array.set_step(2);
+  auto env = BuildRankEnvironment(job, "10.0.0.1", 1, 0);
+  for (const char* prefix : {"SLURM_ARRAY_", "GANTRY_ARRAY_"}) {
+    INFO(prefix);
+    const std::string p(prefix);
+    CHECK(env[p + "JOB_ID"] == "40");
+    CHECK(env[p + "TASK_ID"] == "4");
+    CHECK(env[p + "TASK_COUNT"] == "3");
+    CHECK(env[p + "TASK_MIN"] == "0");
+    CHECK(env[p + "TASK_MAX"] == "4");
+    CHECK(env[p + "TASK_STEP"] == "2");
+  }
+  // The task's own id stays its job id.
+  CHECK(env["SLURM_JOB_ID"] == "42");
 }
 
 }  // namespace

@@ -53,6 +53,19 @@ TEST_CASE("a pending job shows its reason in %R", "[squeue_format]") {
   CHECK(format->Row(job, 0) == "7 PENDING (Resources) N/A\n");
 }
 
+TEST_CASE("array tasks show as ARRAYID_TASK", "[squeue_format]") {
+  v1::JobRecord task = RunningJob();
+  task.set_id(45);
+  task.set_array_job_id(40);
+  task.set_array_task_id(10);
+  absl::StatusOr<SqueueFormat> format = SqueueFormat::Parse("%i|%A|%F|%K");
+  REQUIRE(format.ok());
+  CHECK(format->Header() == "JOBID|JOBID|ARRAY_JOB_ID|ARRAY_TASK_ID\n");
+  CHECK(format->Row(task, 1'065'000) == "40_10|45|40|10\n");
+  // Other jobs: their own id, and N/A for the index, as squeue.
+  CHECK(format->Row(RunningJob(), 1'065'000) == "42|42|42|N/A\n");
+}
+
 TEST_CASE("the default layout is squeue's", "[squeue_format]") {
   absl::StatusOr<SqueueFormat> format =
       SqueueFormat::Parse(kSqueueDefaultFormat);

@@ -44,7 +44,7 @@ TEST_CASE("a bare step takes the job's layout", "[step_layout]") {
         Layouts{"n1:0+2", "n2:2+2", "n3:4+2"});
 }
 
-TEST_CASE("-N, -n and --ntasks-per-node shape the step", "[step_layout]") {
+TEST_CASE("nodes, tasks and tasks per node shape the step", "[step_layout]") {
   v1::LaunchStepRequest request;
   request.set_nodes(2);
   CHECK(Layout(PlaceStep(Job(3, 2), request)) == Layouts{"n1:0+2", "n2:2+2"});
@@ -65,7 +65,8 @@ TEST_CASE("-N, -n and --ntasks-per-node shape the step", "[step_layout]") {
   CHECK(Layout(PlaceStep(Job(3, 2), few)) == Layouts{"n1:0+1", "n2:1+1"});
 }
 
-TEST_CASE("-w picks nodes of the allocation, in its order", "[step_layout]") {
+TEST_CASE("a nodelist picks nodes of the allocation in its order",
+          "[step_layout]") {
   v1::LaunchStepRequest request;
   request.add_nodelist("n3");
   request.add_nodelist("n1");

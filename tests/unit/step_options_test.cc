@@ -46,7 +46,7 @@ TEST_CASE("srun options up to the command, in every spelling",
   CHECK(options->command == Words{"python3", "-u", "train.py", "--nodes", "3"});
 }
 
-TEST_CASE("-- ends the options, and N-M takes the lower bound",
+TEST_CASE("a double dash ends the options and N-M takes the lower bound",
           "[step_options]") {
   absl::StatusOr<StepOptions> options =
       ParseStepOptions({"--nodes=2-4", "--", "-weird-command"});

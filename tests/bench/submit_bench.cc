@@ -1,0 +1,607 @@
+// gantry-submit-bench: a fleet of API clients for the submission benchmarks
+// of issue #8 (tests/bench/submit_bench.py, restart_bench.py,
+// kill9_bench.py) and the kill -9 durability test. Each client is a thread
+// with its own channel and its own TCP connection (what separate client
+// processes would have; --shared-channel multiplexes every client on one
+// connection instead) that submits one job after another, each acknowledged
+// before the next is sent: a closed loop. The request is the one `gantry
+// batch` builds from the same sbatch words (cli/batch_command.h), with the
+// submit environment exported, and carries a MUNGE credential unless
+// --auth none. Every command takes --controller T [--auth munge|none]
+// before its name.
+//
+//   gantry-submit-bench ... submit --clients N (--seconds S | --count N)
+//       [--acks FILE] [--latencies FILE] [--tag TAG] [--shared-channel]
+//       -- [OPTIONS] SCRIPT
+//     Prints one JSON line: acknowledged, seconds, per_second, latency_ms
+//     (p50, p90, p99, max), errors by gRPC code, the client's CPU seconds.
+//     Each job is named TAG-CLIENT-SEQ; --acks writes "ID NAME UNIXTIME" per
+//     acknowledged job, --latencies one acknowledgement latency (us) a line.
+//     UNAVAILABLE (controller gone) and RESOURCE_EXHAUSTED (busy) are retried
+//     after a short pause; any other error stops that client.
+//
+//   gantry-submit-bench ... verify --acks FILE -- [OPTIONS] SCRIPT
+//     Fetches every acknowledged job by id and compares it with what was
+//     submitted (name, script, arguments, directories, size, owner). Prints
+//     one JSON line (acknowledged, unique_ids, duplicate_ids, missing,
+//     mismatched, examples of problems); exits 1 if any job is missing or
+//     differs or an id was acknowledged twice.
+//
+//   gantry-submit-bench ... probe [--timeout S]
+//     Tries ClusterStatus every few milliseconds (a new connection each
+//     time) until one is answered, then lists the queue as `gantry queue`
+//     does. Prints one JSON line with the unix times of both answers; exits
+//     1 on timeout.
+//
+// Threads: one per client; nothing is shared between clients but the stop
+// flag, the --count counter and (with --shared-channel) the channel.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "cli/batch_command.h"
+#include "common/job_options.h"
+#include "common/munge_credential.h"
+#include "gantry/v1/client.grpc.pb.h"
+
+extern char** environ;
+
+namespace gantry::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double UnixSeconds() {
+  return std::chrono::duration<double>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// The request `gantry batch WORDS` would send (same parsing, same builder),
+// from the current directory.
+absl::StatusOr<v1::SubmitRequest> BatchRequest(
+    const std::vector<std::string>& words) {
+  absl::StatusOr<cli::BatchInvocation> invocation =
+      cli::SplitBatchArguments(words);
+  if (!invocation.ok()) return invocation.status();
+  if (invocation->script_path.empty()) {
+    return absl::InvalidArgumentError("no batch script given after --");
+  }
+  std::ifstream in(invocation->script_path, std::ios::binary);
+  if (!in) {
+    return absl::NotFoundError(
+        absl::StrCat("cannot read ", invocation->script_path));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  JobRequest request;
+  absl::Status status = ApplyScriptDirectives(text.str(), request);
+  if (status.ok()) {
+    status = ApplyJobOptions(invocation->option_words, "command line", request);
+  }
+  if (!status.ok()) return status;
+  char cwd[4096];
+  if (getcwd(cwd, sizeof(cwd)) == nullptr) {
+    return absl::InternalError("cannot read the current directory");
+  }
+  return cli::BuildSubmitRequest(request, text.str(), invocation->script_args,
+                                 cwd, environ);
+}
+
+// A channel to the controller. gRPC shares one connection among channels
+// with equal arguments unless told otherwise; `own_connection` gives this
+// channel its own, as a separate client process would have. Reconnection
+// backs off briefly, so clients are back as soon as a restarted controller
+// listens.
+std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target,
+                                           bool own_connection,
+                                           int reconnect_ms) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(256 << 20);
+  if (own_connection) args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  // Not GRPC_ARG_MIN_RECONNECT_BACKOFF_MS: gRPC also takes it as the
+  // connect timeout, and a handshake with a loaded controller can take
+  // longer than a few milliseconds.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, reconnect_ms);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, reconnect_ms * 4);
+  return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(),
+                                   args);
+}
+
+// Deadline and credential for one call, as the CLI's ControllerClient sets
+// them (a fresh MUNGE credential bound to the method, for every call).
+// Calls wait for a connection (until the deadline) instead of failing at
+// once while there is none: a synchronous gRPC client makes progress on a
+// reconnection only while a call waits (otherwise gRPC's backup poller
+// looks every 5 s), so clients that fail fast and retry would not see a
+// restarted controller for seconds.
+struct CallSettings {
+  bool munge = true;
+  std::string munge_socket;  // empty: libmunge's default
+  std::chrono::milliseconds deadline{10'000};
+  bool wait_for_ready = true;
+
+  // Errors: the credential could not be made (munged unreachable).
+  absl::Status Prepare(grpc::ClientContext& context,
+                       std::string_view method) const {
+    context.set_deadline(std::chrono::system_clock::now() + deadline);
+    context.set_wait_for_ready(wait_for_ready);
+    if (!munge) return absl::OkStatus();
+    absl::StatusOr<std::string> credential =
+        EncodeMungeCredential(munge_socket, MungePayloadFor(method));
+    if (!credential.ok()) return credential.status();
+    context.AddMetadata(kMungeMetadataKey, *credential);
+    return absl::OkStatus();
+  }
+};
+
+std::string CodeName(grpc::StatusCode code) {
+  return absl::StatusCodeToString(static_cast<absl::StatusCode>(code));
+}
+
+// The nearest-rank percentile of sorted values.
+double Percentile(const std::vector<double>& sorted, double fraction) {
+  if (sorted.empty()) return 0;
+  size_t rank = static_cast<size_t>(fraction * sorted.size() + 0.9999);
+  rank = std::clamp<size_t>(rank, 1, sorted.size());
+  return sorted[rank - 1];
+}
+
+double CpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+struct SubmitOptions {
+  std::string target;
+  int clients = 1;
+  double seconds = 0;
+  uint64_t count = 0;
+  std::string acks_path;
+  std::string latencies_path;
+  std::string tag = "bench";
+  bool shared_channel = false;
+  CallSettings call;
+};
+
+// What one client did.
+struct Ack {
+  uint64_t job_id = 0;
+  uint64_t sequence = 0;
+  double unix_time = 0;  // when the acknowledgement arrived
+};
+
+struct ClientResult {
+  std::vector<Ack> acks;
+  std::vector<double> latencies_us;
+  std::map<std::string, uint64_t> errors;  // by code
+  std::string last_error;
+};
+
+std::string JobName(const std::string& tag, int client, uint64_t sequence) {
+  return absl::StrCat(tag, "-", client, "-", sequence);
+}
+
+// `claimed` counts submissions acknowledged or in flight, so that with
+// --count exactly that many are acknowledged.
+void RunClient(const SubmitOptions& options, int index,
+               std::shared_ptr<grpc::Channel> channel,
+               v1::SubmitRequest request, const std::atomic<bool>& stop,
+               std::atomic<uint64_t>& claimed, ClientResult& result) {
+  auto stub = v1::ClientService::NewStub(channel);
+  for (uint64_t sequence = 1; !stop.load(std::memory_order_relaxed);
+       ++sequence) {
+    if (options.count > 0 && claimed.fetch_add(1) >= options.count) return;
+    request.mutable_spec()->set_name(JobName(options.tag, index, sequence));
+    grpc::ClientContext context;
+    if (absl::Status prepared = options.call.Prepare(context, "Submit");
+        !prepared.ok()) {
+      ++result.errors["credential"];
+      result.last_error = prepared.ToString();
+      return;
+    }
+    v1::SubmitResponse response;
+    const Clock::time_point sent = Clock::now();
+    grpc::Status status = stub->Submit(&context, request, &response);
+    const Clock::time_point answered = Clock::now();
+    if (status.ok()) {
+      result.latencies_us.push_back(
+          std::chrono::duration<double, std::micro>(answered - sent).count());
+      result.acks.push_back({response.job_id(), sequence, UnixSeconds()});
+      continue;
+    }
+    if (options.count > 0) --claimed;
+    ++result.errors[CodeName(status.error_code())];
+    result.last_error = status.error_message();
+    if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+        status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      continue;
+    }
+    return;
+  }
+}
+
+int RunSubmit(const SubmitOptions& options,
+              const std::vector<std::string>& words) {
+  absl::StatusOr<v1::SubmitRequest> request = BatchRequest(words);
+  if (!request.ok()) {
+    std::cerr << "gantry-submit-bench: " << request.status().message() << "\n";
+    return 2;
+  }
+  std::vector<std::shared_ptr<grpc::Channel>> channels;
+  for (int i = 0; i < (options.shared_channel ? 1 : options.clients); ++i) {
+    channels.push_back(MakeChannel(options.target, !options.shared_channel,
+                                   /*reconnect_ms=*/20));
+  }
+  // Connected before the clock starts: the figure is about submissions,
+  // not TCP handshakes.
+  for (const auto& channel : channels) {
+    channel->WaitForConnected(std::chrono::system_clock::now() +
+                              std::chrono::seconds(10));
+  }
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> claimed{0};
+  std::vector<ClientResult> results(options.clients);
+  std::vector<std::thread> threads;
+  const double cpu_before = CpuSeconds();
+  const Clock::time_point started = Clock::now();
+  for (int i = 0; i < options.clients; ++i) {
+    threads.emplace_back(RunClient, std::cref(options), i,
+                         channels[options.shared_channel ? 0 : i], *request,
+                         std::cref(stop), std::ref(claimed),
+                         std::ref(results[i]));
+  }
+  if (options.seconds > 0) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(options.seconds));
+    stop = true;
+  }
+  for (std::thread& thread : threads) thread.join();
+  const double elapsed =
+      std::chrono::duration<double>(Clock::now() - started).count();
+  const double cpu = CpuSeconds() - cpu_before;
+
+  std::vector<double> latencies;
+  std::map<std::string, uint64_t> errors;
+  std::string last_error;
+  for (const ClientResult& result : results) {
+    latencies.insert(latencies.end(), result.latencies_us.begin(),
+                     result.latencies_us.end());
+    for (const auto& [code, n] : result.errors) errors[code] += n;
+    if (!result.last_error.empty()) last_error = result.last_error;
+  }
+  if (!options.acks_path.empty()) {
+    std::ofstream out(options.acks_path);
+    for (int i = 0; i < options.clients; ++i) {
+      for (const Ack& ack : results[i].acks) {
+        out << ack.job_id << ' ' << JobName(options.tag, i, ack.sequence) << ' '
+            << absl::StrFormat("%.6f", ack.unix_time) << '\n';
+      }
+    }
+    if (!out.flush()) {
+      std::cerr << "gantry-submit-bench: cannot write " << options.acks_path
+                << "\n";
+      return 2;
+    }
+  }
+  if (!options.latencies_path.empty()) {
+    std::ofstream out(options.latencies_path);
+    for (double us : latencies) out << static_cast<uint64_t>(us) << '\n';
+  }
+  std::sort(latencies.begin(), latencies.end());
+  nlohmann::json summary = {
+      {"clients", options.clients},
+      {"shared_channel", options.shared_channel},
+      {"auth", options.call.munge ? "munge" : "none"},
+      {"acknowledged", latencies.size()},
+      {"seconds", elapsed},
+      {"per_second", latencies.size() / elapsed},
+      {"latency_ms",
+       {{"p50", Percentile(latencies, 0.5) / 1000},
+        {"p90", Percentile(latencies, 0.9) / 1000},
+        {"p99", Percentile(latencies, 0.99) / 1000},
+        {"max", latencies.empty() ? 0 : latencies.back() / 1000}}},
+      {"errors", errors},
+      {"last_error", last_error},
+      {"cpu_seconds", cpu},
+  };
+  std::cout << summary.dump() << std::endl;
+  // Every client stopped on an error it does not retry: say so in the code.
+  for (const ClientResult& result : results) {
+    for (const auto& [code, n] : result.errors) {
+      if (code != "UNAVAILABLE" && code != "RESOURCE_EXHAUSTED") return 1;
+    }
+  }
+  return 0;
+}
+
+// The acknowledgements of a submit run: job id -> names it was acknowledged
+// for (more than one: the id was handed out twice).
+absl::StatusOr<std::map<uint64_t, std::vector<std::string>>> ReadAcks(
+    const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  std::map<uint64_t, std::vector<std::string>> acks;
+  uint64_t id = 0;
+  std::string name;
+  double unix_time = 0;
+  while (in >> id >> name >> unix_time) acks[id].push_back(name);
+  if (!in.eof()) {
+    return absl::InvalidArgumentError(absl::StrCat("malformed line in ", path));
+  }
+  return acks;
+}
+
+// Empty when the stored job is the submitted one (its name is checked by
+// the caller; the environment is not shown by GetJob); else what differs.
+// The controller fills in defaults (a node, a CPU per task), so 0 sent is
+// compared as that default.
+std::string SpecDifference(const v1::JobRecord& job,
+                           const v1::SubmitRequest& sent) {
+  const v1::JobSpec& got = job.spec();
+  const v1::JobSpec& want = sent.spec();
+  auto or_one = [](uint32_t value) { return value ? value : 1; };
+  if (got.script() != want.script()) return "script";
+  if (!std::equal(got.script_args().begin(), got.script_args().end(),
+                  want.script_args().begin(), want.script_args().end())) {
+    return "script_args";
+  }
+  if (got.working_dir() != want.working_dir()) return "working_dir";
+  if (got.submit_dir() != want.submit_dir()) return "submit_dir";
+  if (got.nodes() != or_one(want.nodes())) return "nodes";
+  if (got.cpus_per_task() != or_one(want.cpus_per_task())) {
+    return "cpus_per_task";
+  }
+  if (got.gpus_per_node() != want.gpus_per_node()) return "gpus_per_node";
+  if (got.mem_per_node_mb() != want.mem_per_node_mb()) return "mem_per_node_mb";
+  if (job.uid() != sent.uid()) return "uid";
+  return "";
+}
+
+int RunVerify(const std::string& target, const std::string& acks_path,
+              const CallSettings& call, int threads,
+              const std::vector<std::string>& words) {
+  absl::StatusOr<v1::SubmitRequest> sent = BatchRequest(words);
+  absl::StatusOr<std::map<uint64_t, std::vector<std::string>>> acks =
+      ReadAcks(acks_path);
+  for (const absl::Status& status : {sent.status(), acks.status()}) {
+    if (!status.ok()) {
+      std::cerr << "gantry-submit-bench: " << status.message() << "\n";
+      return 2;
+    }
+  }
+  std::vector<std::pair<uint64_t, std::string>> todo;  // id, name
+  uint64_t acknowledged = 0, duplicates = 0;
+  for (const auto& [id, names] : *acks) {
+    acknowledged += names.size();
+    if (names.size() > 1) ++duplicates;
+    todo.emplace_back(id, names.front());
+  }
+  std::shared_ptr<grpc::Channel> channel = MakeChannel(target, false, 20);
+  std::atomic<size_t> next{0};
+  std::atomic<uint64_t> missing{0}, mismatched{0}, failed{0};
+  std::mutex examples_mutex;
+  std::vector<std::string> examples;
+  auto note = [&](std::string text) {
+    std::lock_guard<std::mutex> lock(examples_mutex);
+    if (examples.size() < 5) examples.push_back(std::move(text));
+  };
+  for (const auto& [id, names] : *acks) {
+    if (names.size() > 1) {
+      note(absl::StrCat("job ", id, " acknowledged ", names.size(), " times (",
+                        names[0], ", ", names[1], ")"));
+    }
+  }
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&] {
+      auto stub = v1::ClientService::NewStub(channel);
+      for (size_t i = next++; i < todo.size(); i = next++) {
+        const auto& [id, name] = todo[i];
+        grpc::ClientContext context;
+        if (absl::Status prepared = call.Prepare(context, "GetJob");
+            !prepared.ok()) {
+          ++failed;
+          note(prepared.ToString());
+          continue;
+        }
+        v1::GetJobRequest request;
+        request.set_job_id(id);
+        v1::GetJobResponse response;
+        grpc::Status status = stub->GetJob(&context, request, &response);
+        if (status.error_code() == grpc::StatusCode::NOT_FOUND) {
+          ++missing;
+          note(absl::StrCat("job ", id, " (", name, ") is missing"));
+        } else if (!status.ok()) {
+          ++failed;
+          note(absl::StrCat("job ", id, ": ", CodeName(status.error_code()),
+                            ": ", status.error_message()));
+        } else if (response.job().spec().name() != name) {
+          ++mismatched;
+          note(absl::StrCat("job ", id, " is named ",
+                            response.job().spec().name(), ", acknowledged as ",
+                            name));
+        } else if (std::string diff = SpecDifference(response.job(), *sent);
+                   !diff.empty()) {
+          ++mismatched;
+          note(absl::StrCat("job ", id, " (", name, ") differs in ", diff));
+        }
+      }
+    });
+  }
+  for (std::thread& worker : workers) worker.join();
+  nlohmann::json summary = {
+      {"acknowledged", acknowledged},
+      {"unique_ids", todo.size()},
+      {"duplicate_ids", duplicates},
+      {"missing", missing.load()},
+      {"mismatched", mismatched.load()},
+      {"failed_lookups", failed.load()},
+      {"examples", examples},
+  };
+  std::cout << summary.dump() << std::endl;
+  const bool clean =
+      duplicates == 0 && missing == 0 && mismatched == 0 && failed == 0;
+  return clean ? 0 : 1;
+}
+
+int RunProbe(const std::string& target, const CallSettings& call,
+             double timeout_seconds) {
+  // A fresh channel (and connection) for each attempt, failing fast: a
+  // channel that was refused waits out a reconnect backoff (100 ms at
+  // least) before it tries again, which would be added to the figure.
+  CallSettings attempt = call;
+  attempt.deadline = std::chrono::milliseconds(2000);
+  attempt.wait_for_ready = false;
+  const double deadline = UnixSeconds() + timeout_seconds;
+  uint64_t attempts = 0;
+  double status_at = 0;
+  std::shared_ptr<grpc::Channel> channel;
+  while (UnixSeconds() < deadline) {
+    ++attempts;
+    channel = MakeChannel(target, /*own_connection=*/true, 100);
+    auto stub = v1::ClientService::NewStub(channel);
+    grpc::ClientContext context;
+    if (absl::Status prepared = attempt.Prepare(context, "ClusterStatus");
+        !prepared.ok()) {
+      std::cerr << "gantry-submit-bench: " << prepared.message() << "\n";
+      return 2;
+    }
+    v1::ClusterStatusResponse response;
+    if (stub->ClusterStatus(&context, v1::ClusterStatusRequest(), &response)
+            .ok()) {
+      status_at = UnixSeconds();
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  if (status_at == 0) {
+    std::cerr << "gantry-submit-bench: no answer within " << timeout_seconds
+              << " s\n";
+    return 1;
+  }
+  auto stub = v1::ClientService::NewStub(channel);
+  grpc::ClientContext context;
+  if (absl::Status prepared = call.Prepare(context, "ListJobs");
+      !prepared.ok()) {
+    std::cerr << "gantry-submit-bench: " << prepared.message() << "\n";
+    return 2;
+  }
+  v1::ListJobsResponse jobs;
+  grpc::Status listed = stub->ListJobs(&context, v1::ListJobsRequest(), &jobs);
+  if (!listed.ok()) {
+    std::cerr << "gantry-submit-bench: ListJobs: " << listed.error_message()
+              << "\n";
+    return 1;
+  }
+  nlohmann::json summary = {
+      {"status_unix", status_at},
+      {"queue_unix", UnixSeconds()},
+      {"queue_jobs", jobs.jobs_size()},
+      {"attempts", attempts},
+  };
+  std::cout << summary.dump() << std::endl;
+  return 0;
+}
+
+}  // namespace
+}  // namespace gantry::bench
+
+int main(int argc, char** argv) {
+  using namespace gantry::bench;
+  // Everything after "--" is `gantry batch` words, which CLI11 must not see.
+  std::vector<std::string> batch_words;
+  int own_argc = argc;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--") {
+      batch_words.assign(argv + i + 1, argv + argc);
+      own_argc = i;
+      break;
+    }
+  }
+  CLI::App app{"Submission benchmark client for gantryd (tests/bench)"};
+  app.require_subcommand(1);
+  std::string target;
+  std::string auth = "munge";
+  app.add_option("--controller", target, "gantryd address")->required();
+  app.add_option("--auth", auth,
+                 "munge (credential from $GANTRY_MUNGE_SOCKET "
+                 "or the default munged) or none")
+      ->check(CLI::IsMember({"munge", "none"}));
+
+  SubmitOptions submit;
+  CLI::App* submit_command =
+      app.add_subcommand("submit", "Submit from N clients; print figures");
+  submit_command->add_option("--clients", submit.clients)
+      ->check(CLI::Range(1, 4096));
+  submit_command->add_option("--seconds", submit.seconds,
+                             "stop after this long");
+  submit_command->add_option("--count", submit.count,
+                             "stop once this many are acknowledged");
+  submit_command->add_option("--acks", submit.acks_path);
+  submit_command->add_option("--latencies", submit.latencies_path);
+  submit_command->add_option("--tag", submit.tag, "job name prefix");
+  submit_command->add_flag("--shared-channel", submit.shared_channel,
+                           "all clients on one channel and connection");
+
+  std::string acks_path;
+  int verify_threads = 8;
+  CLI::App* verify_command = app.add_subcommand(
+      "verify", "Check that every acknowledged job is stored as submitted");
+  verify_command->add_option("--acks", acks_path)->required();
+  verify_command->add_option("--threads", verify_threads)
+      ->check(CLI::Range(1, 256));
+
+  double probe_timeout = 60;
+  CLI::App* probe_command = app.add_subcommand(
+      "probe", "Wait for gantryd to answer; print when it did");
+  probe_command->add_option("--timeout", probe_timeout);
+
+  try {
+    app.parse(own_argc, argv);
+  } catch (const CLI::ParseError& error) {
+    return app.exit(error);
+  }
+  CallSettings call;
+  call.munge = auth == "munge";
+  if (const char* socket = std::getenv(gantry::kMungeSocketVariable)) {
+    call.munge_socket = socket;
+  }
+  if (*submit_command) {
+    if ((submit.seconds > 0) == (submit.count > 0)) {
+      std::cerr << "gantry-submit-bench: give one of --seconds and --count\n";
+      return 2;
+    }
+    submit.target = target;
+    submit.call = call;
+    return RunSubmit(submit, batch_words);
+  }
+  if (*verify_command) {
+    return RunVerify(target, acks_path, call, verify_threads, batch_words);
+  }
+  return RunProbe(target, call, probe_timeout);
+}

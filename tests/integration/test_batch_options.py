@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""sbatch options beyond the shape of the job: --test-only submits nothing,
+--begin holds a job (reason BeginTime), --wait returns the job's exit code,
+--export chooses the inherited environment, --no-requeue means no
+automatic restart, --gpus-per-task/--mem-per-cpu become per-node requests."""
+
+import time
+
+import gantry_cluster
+from gantry_cluster import ClusterTestCase
+
+
+class BatchOptionsTest(ClusterTestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.cluster = cls.start_class_cluster(agents=1)
+
+    def test_test_only_submits_nothing(self):
+        cluster = self.cluster
+        script = cluster.write_script("t.sh", "#!/bin/bash\ntrue\n")
+        before = cluster.cli_json("queue", "--all")
+        result = cluster.cli("batch", "--test-only", script)
+        self.assertIn("would accept", result.stderr)
+        self.assertEqual(result.stdout, "")
+        self.assertEqual(cluster.cli_json("queue", "--all"), before)
+        bad = cluster.cli("batch", "--test-only", "-N", "0", script,
+                          check=False)
+        self.assertNotEqual(bad.returncode, 0)
+
+    def test_begin_holds_the_job_until_then(self):
+        cluster = self.cluster
+        script = cluster.write_script("b.sh", "#!/bin/bash\ntrue\n")
+        submitted = time.time()
+        job_id = cluster.submit(script, "--begin=now+3")
+        job = cluster.job(job_id)
+        self.assertEqual(job["state"], "PENDING")
+        self.assertEqual(job["reason"], "BeginTime")
+        job = cluster.wait_job(job_id, "COMPLETED", timeout=20)
+        self.assertGreaterEqual(time.time() - submitted, 2.5)
+        bad = cluster.cli("batch", "--begin=yesterday", script, check=False)
+        self.assertIn("bad begin time", bad.stderr)
+
+    def test_wait_returns_the_exit_code(self):
+        cluster = self.cluster
+        script = cluster.write_script("w.sh", "#!/bin/bash\nsleep 1\nexit 3\n")
+        result = cluster.cli("batch", "--wait", "--max-restarts=0", script,
+                             check=False, timeout=60)
+        self.assertEqual(result.returncode, 3, result.stderr)
+        self.assertIn("Submitted batch job", result.stdout)
+
+    def test_export_and_no_requeue(self):
+        cluster = self.cluster
+        cluster.env["GANTRY_IT_SECRET"] = "from-the-shell"
+        script = cluster.write_script("e.sh", """#!/bin/bash
+#SBATCH -o export.out
+echo "secret=[$GANTRY_IT_SECRET] foo=[$FOO] path=[$PATH]"
+exit 1
+""")
+        job_id = cluster.submit(script, "--export=NONE,FOO=bar",
+                                "--no-requeue")
+        job = cluster.wait_job(job_id, "FAILED", timeout=20)
+        self.assertEqual(len(job["attempts"]), 1)  # no restart
+        out = cluster.read("export.out")
+        self.assertIn("secret=[] foo=[bar]", out)
+        self.assertIn("path=[/usr/local/bin:/usr/bin:/bin]", out)
+
+    def test_per_task_and_per_cpu_requests_become_per_node(self):
+        cluster = self.cluster
+        script = cluster.write_script("g.sh", "#!/bin/bash\ntrue\n")
+        job_id = cluster.submit(script, "--ntasks-per-node=2",
+                                "--mem-per-cpu=10M", "-c", "1", "--begin=now+60")
+        job = cluster.job(job_id)
+        self.assertEqual(job["memory_per_node_mb"], 20)
+        cluster.cli("cancel", str(job_id))
+        clash = cluster.cli("batch", "--mem=1G", "--mem-per-cpu=1G", script,
+                            check=False)
+        self.assertIn("mutually exclusive", clash.stderr)
+
+
+if __name__ == "__main__":
+    gantry_cluster.main()
