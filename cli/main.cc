@@ -35,7 +35,12 @@ Options:
       --ntasks-per-node N     tasks on each node
   -c, --cpus-per-task N       CPUs for each task
       --gpus-per-node N       GPUs on each node (also --gres=gpu:N)
-      --mem SIZE              memory per node (K, M, G, T suffix; default M)
+  -G, --gpus N                GPUs for the whole job, spread over its nodes
+      --gpus-per-task N       GPUs for each task
+      --mem SIZE              memory per node (K, M, G, T suffix; default M);
+                              0: all of it (whole nodes)
+      --mem-per-cpu SIZE      memory per CPU (exclusive with --mem)
+      --mem-per-gpu SIZE      memory per GPU (exclusive with --mem)
   -t, --time TIME             time limit: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S
   -p, --partition NAME        partition to run in
   -o, --output PATTERN        stdout file (%j job id, %x job name, %u user,
@@ -43,6 +48,14 @@ Options:
   -e, --error PATTERN         stderr file (default: with stdout)
   -D, --chdir DIR             working directory of the tasks
       --parsable              print only the job id
+  -b, --begin TIME            not before TIME: now+N[minutes|hours|days],
+                              HH:MM[:SS], YYYY-MM-DD[THH:MM[:SS]], noon, ...
+      --export LIST           the environment the job gets: ALL (default),
+                              NONE, or NAME,NAME=value,... (with ALL: added)
+      --test-only             check the job with the controller, submit nothing
+  -W, --wait                  return when the job ends, with its exit code
+      --no-requeue            no automatic restart after a failure
+                              (--max-restarts=0); --requeue is the default
       --per-task              run the script as every task, on every node
                               (no gantry run needed; each task a rank)
       --checkpoint-dir DIR    where the job writes checkpoints; a restart
@@ -63,6 +76,12 @@ Options:
                               to 4000000. Each task gets SLURM_ARRAY_TASK_ID;
                               the default output is gantry-%A_%a.out
   --controller ADDR           gantryd address (before "batch"; or GANTRY_CONTROLLER)
+
+Accepted with a warning, no effect here: --account, --qos, --mail-type,
+--mail-user, --comment, --open-mode, --hint, --signal, --constraint,
+--time-min, --overcommit, --ntasks-per-core, --reservation, --nice,
+--propagate, --get-user-env. Accepted, already so: --requeue,
+--wait-all-nodes.
 )";
 
 // `gantry [--controller ADDR] batch|run ARGS...` is routed before CLI11
