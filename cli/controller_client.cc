@@ -1,7 +1,10 @@
 #include "cli/controller_client.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <iostream>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "common/munge_credential.h"
@@ -65,9 +68,27 @@ absl::Status ControllerClient::Convert(const grpc::Status& status) const {
 
 absl::Status ControllerClient::Submit(const v1::SubmitRequest& request,
                                       v1::SubmitResponse& response) {
-  grpc::ClientContext context;
-  Prepare(context, "Submit");
-  return Convert(stub_->Submit(&context, request, &response));
+  // A busy controller (RESOURCE_EXHAUSTED) stored nothing: ask again, with
+  // backoff, for a while.
+  auto delay = std::chrono::milliseconds(50);
+  const auto give_up =
+      std::chrono::steady_clock::now() + std::chrono::minutes(2);
+  bool told = false;
+  while (true) {
+    grpc::ClientContext context;
+    Prepare(context, "Submit");
+    grpc::Status status = stub_->Submit(&context, request, &response);
+    if (status.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED ||
+        std::chrono::steady_clock::now() > give_up) {
+      return Convert(status);
+    }
+    if (!told) {
+      std::cerr << "gantry: the controller is busy; retrying\n";
+      told = true;
+    }
+    std::this_thread::sleep_for(delay);
+    delay = std::min(delay * 2, std::chrono::milliseconds(2000));
+  }
 }
 
 absl::Status ControllerClient::ListJobs(const v1::ListJobsRequest& request,

@@ -6,6 +6,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include "absl/strings/str_cat.h"
 #include "common/log.h"
 
 namespace gantry {
@@ -37,14 +38,23 @@ grpc::ServerUnaryReactor* ClientServiceImpl::Submit(
   std::optional<Caller> caller =
       Admit(*context, reactor, "Submit", request->user(), request->uid());
   if (!caller) return reactor;
-  boost::asio::post(
-      io_, [this, reactor, request, response, caller = std::move(*caller)] {
-        controller_.Submit(*request, caller,
-                           [reactor, response](absl::StatusOr<uint64_t> id) {
-                             if (id.ok()) response->set_job_id(*id);
-                             reactor->Finish(ToGrpcStatus(id.status()));
-                           });
-      });
+  if (!submissions_.TryEnter()) {
+    // A bounded queue: the client retries (the CLI does, with backoff).
+    reactor->Finish(grpc::Status(
+        grpc::StatusCode::RESOURCE_EXHAUSTED,
+        absl::StrCat("gantryd is busy: ", submissions_.limit(),
+                     " submissions are waiting to be stored; retry shortly")));
+    return reactor;
+  }
+  boost::asio::post(io_, [this, reactor, request, response,
+                          caller = std::move(*caller)] {
+    controller_.Submit(*request, caller,
+                       [this, reactor, response](absl::StatusOr<uint64_t> id) {
+                         submissions_.Leave();
+                         if (id.ok()) response->set_job_id(*id);
+                         reactor->Finish(ToGrpcStatus(id.status()));
+                       });
+  });
   return reactor;
 }
 

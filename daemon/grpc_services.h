@@ -13,6 +13,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "absl/status/status.h"
+#include "daemon/admission_gate.h"
 #include "daemon/authenticator.h"
 #include "daemon/controller.h"
 #include "gantry/v1/agent.grpc.pb.h"
@@ -24,9 +25,15 @@ grpc::Status ToGrpcStatus(const absl::Status& status);
 
 class ClientServiceImpl final : public v1::ClientService::CallbackService {
  public:
+  // `max_pending_submissions`: submissions admitted but not yet answered
+  // (see admission_gate.h); more are refused as busy.
   ClientServiceImpl(boost::asio::io_context& io, Controller& controller,
-                    const Authenticator& authenticator)
-      : io_(io), controller_(controller), authenticator_(authenticator) {}
+                    const Authenticator& authenticator,
+                    uint32_t max_pending_submissions = 20000)
+      : io_(io),
+        controller_(controller),
+        authenticator_(authenticator),
+        submissions_(max_pending_submissions) {}
 
   grpc::ServerUnaryReactor* Submit(grpc::CallbackServerContext* context,
                                    const v1::SubmitRequest* request,
@@ -82,6 +89,7 @@ class ClientServiceImpl final : public v1::ClientService::CallbackService {
   boost::asio::io_context& io_;
   Controller& controller_;
   const Authenticator& authenticator_;
+  AdmissionGate submissions_;
 };
 
 class AgentServiceImpl final : public v1::AgentService::CallbackService {

@@ -40,6 +40,7 @@ struct Flags {
   double node_timeout = 3.0;
   double reconnect_grace = 30.0;
   uint32_t kill_grace = 10;
+  uint32_t max_pending_submissions = 20000;
   uint32_t max_restarts = 3;
   double restart_backoff = 1.0;
   std::string hot_spares;
@@ -96,6 +97,11 @@ void AddFlags(CLI::App& app, Flags& flags) {
                  "Seconds between SIGTERM and SIGKILL when ranks are stopped")
       ->capture_default_str()
       ->check(CLI::Range(0, 3600));
+  app.add_option("--max-pending-submissions", flags.max_pending_submissions,
+                 "Submissions waiting to be stored before more are refused "
+                 "as busy (the CLI retries them)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10000000));
   app.add_option("--max-restarts", flags.max_restarts,
                  "Restarts a failed job gets unless it says (--max-restarts "
                  "in the job)")
@@ -281,7 +287,8 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  gantry::ClientServiceImpl client_service(io, controller, *authenticator);
+  gantry::ClientServiceImpl client_service(io, controller, *authenticator,
+                                           flags.max_pending_submissions);
   gantry::AgentServiceImpl agent_service(io, controller, *authenticator);
   grpc::ServerBuilder builder;
   int selected_port = 0;
