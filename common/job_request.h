@@ -41,8 +41,8 @@ struct JobRequest {
   bool wait = false;        // -W/--wait: return when the job has ended
   // Other ways to say GPUs and memory, turned into gpus_per_node and
   // mem_per_node_mb by ResolveDerivedResources once all options are read.
-  std::optional<uint32_t> gpus;           // -G/--gpus, for the whole job
-  std::optional<uint32_t> gpus_per_task;  // --gpus-per-task
+  std::optional<uint32_t> gpus;            // -G/--gpus, for the whole job
+  std::optional<uint32_t> gpus_per_task;   // --gpus-per-task
   std::optional<uint64_t> mem_per_cpu_mb;  // --mem-per-cpu
   std::optional<uint64_t> mem_per_gpu_mb;  // --mem-per-gpu
   // Options accepted but with no effect here; each gets a one-line warning.

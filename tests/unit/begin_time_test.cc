@@ -39,7 +39,8 @@ TEST_CASE("begin times in Slurm's forms", "[begin_time]") {
   }
 }
 
-TEST_CASE("the export option picks what the job inherits", "[export_environment]") {
+TEST_CASE("the export option picks what the job inherits",
+          "[export_environment]") {
   const std::map<std::string, std::string> env = {
       {"PATH", "/bin"}, {"HOME", "/root"}, {"SLURM_CONF", "x"}};
   CHECK(*ExportedEnvironment("", env) == env);
