@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "cli/controller_client.h"
 #include "cli/slurm_words.h"
@@ -152,10 +153,18 @@ absl::StatusOr<v1::SubmitRequest> BuildSubmitRequest(
   if (!exported.ok()) return exported.status();
   spec.mutable_environment()->insert(exported->begin(), exported->end());
   if (!request.begin.empty()) {
+    const int64_t now_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::system_clock::now().time_since_epoch())
+            .count();
     absl::StatusOr<int64_t> begin =
-        ParseBeginTime(request.begin, static_cast<int64_t>(::time(nullptr)));
+        ParseBeginTime(request.begin, now_ms / 1000);
     if (!begin.ok()) return begin.status();
-    spec.set_begin_time_ms(*begin * 1000);
+    // "now+N" counts from this moment, not from the start of its second.
+    const bool relative =
+        absl::AsciiStrToLower(request.begin.substr(0, 3)) == "now";
+    spec.set_begin_time_ms(relative ? now_ms + (*begin - now_ms / 1000) * 1000
+                                    : *begin * 1000);
   }
   const uid_t uid = getuid();
   submit.set_uid(uid);
