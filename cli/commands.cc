@@ -480,16 +480,10 @@ int RunJobCommand(const std::string& controller, const std::string& job_id,
   if (job.steps_size() > 0) {
     std::cout << "   Steps:\n";
     for (const v1::StepRecord& step : job.steps()) {
-      uint32_t step_tasks = 0;
-      std::vector<std::string> step_nodes;
-      for (const v1::NodeAllocation& share : step.nodes()) {
-        step_tasks += share.rank_count();
-        step_nodes.push_back(share.node());
-      }
       std::cout << "     " << job.id() << "." << step.id() << "  "
                 << absl::StrJoin(step.argv(), " ").substr(0, 60) << "  "
-                << step_tasks << " task(s) on "
-                << absl::StrJoin(step_nodes, ",") << "  "
+                << StepTaskCount(step) << " task(s) on "
+                << absl::StrJoin(StepNodeNames(step), ",") << "  "
                 << (step.end_time_ms()
                         ? absl::StrCat("ExitCode=", step.exit_code())
                         : std::string("running"))

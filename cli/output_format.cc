@@ -119,6 +119,22 @@ std::string RenderTable(const std::vector<std::vector<std::string>>& rows) {
   return out;
 }
 
+uint32_t StepTaskCount(const v1::StepRecord& step) {
+  uint32_t tasks = 0;
+  for (const v1::NodeAllocation& share : step.nodes()) {
+    tasks += share.rank_count();
+  }
+  return tasks;
+}
+
+std::vector<std::string> StepNodeNames(const v1::StepRecord& step) {
+  std::vector<std::string> names;
+  for (const v1::NodeAllocation& share : step.nodes()) {
+    names.push_back(share.node());
+  }
+  return names;
+}
+
 nlohmann::json JobToJson(const v1::JobRecord& job, int64_t now_ms) {
   const v1::JobSpec& spec = job.spec();
   nlohmann::json allocation = nlohmann::json::array();
@@ -156,18 +172,12 @@ nlohmann::json JobToJson(const v1::JobRecord& job, int64_t now_ms) {
   }
   nlohmann::json steps = nlohmann::json::array();
   for (const v1::StepRecord& step : job.steps()) {
-    uint32_t step_tasks = 0;
-    std::vector<std::string> step_nodes;
-    for (const v1::NodeAllocation& share : step.nodes()) {
-      step_tasks += share.rank_count();
-      step_nodes.push_back(share.node());
-    }
     steps.push_back({{"id", step.id()},
                      {"attempt", step.attempt()},
                      {"command", std::vector<std::string>(step.argv().begin(),
                                                           step.argv().end())},
-                     {"nodes", step_nodes},
-                     {"tasks", step_tasks},
+                     {"nodes", StepNodeNames(step)},
+                     {"tasks", StepTaskCount(step)},
                      {"state", step.end_time_ms() ? "ENDED" : "RUNNING"},
                      {"exit_code", step.exit_code()},
                      {"start_time", FormatTime(step.start_time_ms())},

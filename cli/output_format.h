@@ -26,6 +26,10 @@ std::string FormatTime(int64_t epoch_ms);
 // The hostlist of the job's allocation ("" when not started).
 std::string JobNodeList(const v1::JobRecord& job);
 
+// A step's task count and its nodes, in order.
+uint32_t StepTaskCount(const v1::StepRecord& step);
+std::vector<std::string> StepNodeNames(const v1::StepRecord& step);
+
 // Aligned columns; the first row is the header. Numeric-looking cells are
 // right-aligned.
 std::string RenderTable(const std::vector<std::vector<std::string>>& rows);

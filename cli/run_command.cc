@@ -13,6 +13,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "cli/controller_client.h"
+#include "cli/output_format.h"
 #include "cli/step_options.h"
 #include "cli/step_output.h"
 
@@ -138,10 +139,7 @@ int RunStepCommand(const std::string& controller,
                              status.message()));
   }
   const uint32_t step_id = launched.step().id();
-  uint32_t tasks = 0;
-  for (const v1::NodeAllocation& share : launched.step().nodes()) {
-    tasks += share.rank_count();
-  }
+  const uint32_t tasks = StepTaskCount(launched.step());
 
   // Interrupted (Ctrl-C, scancel of the job): stop the step's tasks; the
   // wait below then sees the step end. A second signal leaves at once.

@@ -208,7 +208,8 @@ class Controller {
   void SendStepKill(const JobRuntime& job, const v1::StepRecord& step,
                     int signal);
   void OnStepTaskEvent(const std::string& node, const v1::RankEvent& event);
-  // Records the step's end and answers its waiters once that is durable.
+  // Records the step's end and answers its waiters once that is durable;
+  // the caller stages the job.
   void EndStep(JobRuntime& job, v1::StepRecord& step,
                const std::string& detail);
   // The attempt ended: its steps end with it.

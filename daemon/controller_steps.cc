@@ -316,7 +316,6 @@ void Controller::EndStep(JobRuntime& job, v1::StepRecord& step,
       ++i;
     }
   }
-  StageJob(job);
 }
 
 void Controller::EndOpenSteps(JobRuntime& job, const std::string& detail) {
