@@ -34,7 +34,8 @@ Agent::Agent(AgentOptions options, v1::NodeInventory inventory)
       identity_{.node_name = options_.node_name,
                 .address = options_.address,
                 .boot_id = ReadBootId(),
-                .simulated = false} {
+                .simulated = false,
+                .features = options_.features} {
   RankLauncherOptions launcher_options;
   launcher_options.work_dir = options_.work_dir;
   launcher_options.node_name = options_.node_name;
@@ -152,17 +153,24 @@ void Agent::OnControllerMessage(const v1::ControllerMessage& message) {
       launcher_->Launch(with_controller);
       break;
     }
-    case v1::ControllerMessage::kKill:
-      log::Info(
-          message.kill().signal_only() ? "signalling ranks" : "stopping ranks",
-          {{"job", message.kill().job_id()},
-           {"attempt", message.kill().attempt()},
-           {"signal", message.kill().signal()}});
-      launcher_->Kill(message.kill().job_id(), message.kill().attempt(),
-                      message.kill().signal(), message.kill().grace_seconds(),
-                      /*escalate=*/!message.kill().signal_only(),
-                      message.kill().step());
+    case v1::ControllerMessage::kKill: {
+      const v1::KillRanks& kill = message.kill();
+      log::Info(kill.signal_only() ? "signalling ranks" : "stopping ranks",
+                {{"job", kill.job_id()},
+                 {"attempt", kill.attempt()},
+                 {"signal", kill.signal()},
+                 {"scope", v1::KillRanks::Scope_Name(kill.scope())}});
+      if (kill.signal_only() && kill.scope() != v1::KillRanks::SCOPE_ALL) {
+        launcher_->SignalPart(
+            kill.job_id(), kill.attempt(), kill.signal(),
+            /*batch_script=*/kill.scope() == v1::KillRanks::SCOPE_BATCH_SCRIPT);
+        break;
+      }
+      launcher_->Kill(kill.job_id(), kill.attempt(), kill.signal(),
+                      kill.grace_seconds(),
+                      /*escalate=*/!kill.signal_only(), kill.step());
       break;
+    }
     case v1::ControllerMessage::kAck: {
       std::lock_guard lock(mutex_);
       exits_.Acknowledge(message.ack().up_to_sequence());

@@ -35,6 +35,8 @@ struct AgentOptions {
   std::string node_name;
   std::string address;  // where other nodes reach this one (MASTER_ADDR)
   std::string work_dir;
+  // What jobs' --constraint matches on this node (--features).
+  std::vector<std::string> features;
   uint32_t stop_grace_seconds = 10;
   // Where GPUs are looked up for health checks; empty: not checked.
   std::string sysfs_root;

@@ -27,6 +27,9 @@ v1::Register BuildRegister(const AgentIdentity& identity,
   reg.set_boot_id(identity.boot_id);
   reg.set_agent_version(GANTRY_VERSION);
   reg.set_simulated(identity.simulated);
+  for (const std::string& feature : identity.features) {
+    reg.add_features(feature);
+  }
   *reg.mutable_inventory() = inventory;
   for (const v1::RankEvent& event : exits.pending()) {
     *reg.add_unacknowledged_exits() = event;

@@ -25,6 +25,7 @@ struct AgentIdentity {
   std::string boot_id;
   // A virtual node of gantry-agent --simulate: its ranks never run.
   bool simulated = false;
+  std::vector<std::string> features;  // --features, for --constraint
 };
 
 // Rank exits the controller has not acknowledged yet: each gets the next

@@ -24,6 +24,7 @@
 #include "common/log.h"
 #include "common/metrics_endpoint.h"
 #include "common/network_roles.h"
+#include "common/node_constraint.h"
 #include "common/systemd_notify.h"
 
 namespace {
@@ -109,6 +110,11 @@ int main(int argc, char** argv) {
                  "Discover the node from a saved hwloc XML topology instead "
                  "of this machine")
       ->check(CLI::ExistingFile);
+  std::string features;
+  app.add_option("--features", features,
+                 "Features of this node, comma separated (Slurm's NodeName "
+                 "Features=), e.g. a100,ib,rack3: what jobs select with "
+                 "--constraint (simulated nodes all get these)");
   app.add_option("--work-dir", options.work_dir,
                  "Directory for job scripts and rank records")
       ->capture_default_str();
@@ -206,6 +212,15 @@ int main(int argc, char** argv) {
     std::cerr << "gantry-agent: --metrics-listen: " << valid.message() << "\n";
     return 2;
   }
+  absl::StatusOr<std::vector<std::string>> parsed_features =
+      gantry::ParseFeatureList(features);
+  if (!parsed_features.ok()) {
+    std::cerr << "gantry-agent: --features: "
+              << parsed_features.status().message() << "\n";
+    return 2;
+  }
+  options.features = *parsed_features;
+  fleet.features = *parsed_features;
   options.cgroups.enabled = cgroups_mode != "off";
   options.cgroups.node_name = options.node_name;
   options.sysfs_root =

@@ -132,7 +132,8 @@ void ExecRankChild(const RankChildPlan& plan) {
     err_fd = ConnectStepIo(plan, plan.io_err_header);
     if (err_fd < 0) Fail(plan, RankChildStep::kStepIo);
   } else {
-    const int open_flags = O_WRONLY | O_CREAT | O_APPEND;
+    const int open_flags =
+        O_WRONLY | O_CREAT | O_APPEND | (plan.truncate_output ? O_TRUNC : 0);
     out_fd = ::open(plan.output_path, open_flags, 0644);
     if (out_fd < 0) Fail(plan, RankChildStep::kOutput);
     err_fd = out_fd;

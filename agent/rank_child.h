@@ -34,6 +34,7 @@ struct RankChildPlan {
   const char* working_dir = nullptr;
   const char* output_path = nullptr;
   const char* error_path = nullptr;  // null: stderr to the output file
+  bool truncate_output = false;      // else appended to
   const char* cgroup_procs =
       nullptr;  // the job cgroup's cgroup.procs; null: none
   const RankIdentity* identity = nullptr;

@@ -347,6 +347,7 @@ absl::Status RankLauncher::StartOne(const v1::LaunchRanks& launch,
   plan.output_path = launch.output_path().c_str();
   plan.error_path =
       launch.error_path().empty() ? nullptr : launch.error_path().c_str();
+  plan.truncate_output = launch.truncate_output();
   plan.cgroup_procs =
       cgroup_procs_path.empty() ? nullptr : cgroup_procs_path.c_str();
   plan.identity = &identity;
@@ -523,6 +524,18 @@ void RankLauncher::Kill(uint64_t job_id, uint32_t attempt, int signal,
     }
   }
   changed_.notify_all();
+}
+
+void RankLauncher::SignalPart(uint64_t job_id, uint32_t attempt, int signal,
+                              bool batch_script) {
+  std::lock_guard lock(mutex_);
+  for (const auto& [pid, rank] : live_) {
+    if (rank.id.job_id() != job_id) continue;
+    if (attempt != 0 && rank.id.attempt() != attempt) continue;
+    const bool is_script = rank.id.step() == 0;
+    if (is_script != batch_script) continue;
+    ::kill(batch_script ? pid : -pid, signal);
+  }
 }
 
 void RankLauncher::KillAllAndWait(uint32_t grace_seconds) {

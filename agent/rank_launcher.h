@@ -89,6 +89,11 @@ class RankLauncher {
   void Kill(uint64_t job_id, uint32_t attempt, int signal,
             uint32_t grace_seconds, bool escalate = true, uint32_t step = 0);
 
+  // sbatch --signal: `signal` to the batch script's own process alone (not
+  // what it started; B:), or else to every step task's process group.
+  void SignalPart(uint64_t job_id, uint32_t attempt, int signal,
+                  bool batch_script);
+
   // Stops every rank (SIGTERM, then SIGKILL after `grace_seconds`) and waits
   // for them to be reaped, at most grace + 2 s.
   void KillAllAndWait(uint32_t grace_seconds);

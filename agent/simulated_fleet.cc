@@ -323,6 +323,7 @@ SimulatedFleet::SimulatedFleet(SimulatedFleetOptions options,
   shared_.address = options_.address;
   shared_.boot_id = FleetBootId();
   shared_.inventory = std::move(inventory);
+  shared_.features = options_.features;
   shared_.rank_defaults = options_.rank_defaults;
   shared_.use_munge = options_.use_munge;
   shared_.munge_socket = options_.munge_socket;

@@ -40,6 +40,7 @@ struct SimulatedFleetOptions {
   bool use_munge = true;
   std::string address;  // MASTER_ADDR of jobs whose first node is simulated
   uint32_t nodes = 0;
+  std::vector<std::string> features;  // every node declares these
   std::string name_prefix = "sim";
   uint32_t first_index = 1;
   SimulatedRankPlan rank_defaults;

@@ -69,6 +69,7 @@ struct SimulatedNodeShared {
   std::string address;  // every node's MASTER_ADDR
   std::string boot_id;  // one per fleet process: a restart is a reboot
   v1::NodeInventory inventory;
+  std::vector<std::string> features;  // every node's --features
   SimulatedRankPlan rank_defaults;
   bool use_munge = true;
   std::string munge_socket;

@@ -81,7 +81,7 @@ absl::StatusOr<BatchInvocation> SplitBatchArguments(
 }
 
 absl::StatusOr<v1::SubmitRequest> BuildSubmitRequest(
-    const JobRequest& given, const std::string& script,
+    JobRequest& request, const std::string& script,
     const std::vector<std::string>& script_args, const std::string& submit_dir,
     char** environ_entries) {
   if (script.rfind("#!", 0) != 0) {
@@ -89,7 +89,6 @@ absl::StatusOr<v1::SubmitRequest> BuildSubmitRequest(
         "this does not look like a batch script: the first line must start "
         "with #! followed by the path to an interpreter");
   }
-  JobRequest request = given;
   if (absl::Status derived = ResolveDerivedResources(request); !derived.ok()) {
     return derived;
   }
@@ -138,6 +137,16 @@ absl::StatusOr<v1::SubmitRequest> BuildSubmitRequest(
       request.switches_max_wait_seconds.value_or(0));
   spec.set_dependency(request.dependency);
   spec.set_array(request.array);
+  for (const std::string& node : request.nodelist) {
+    spec.add_required_nodes(node);
+  }
+  for (const std::string& node : request.exclude) spec.add_excluded_nodes(node);
+  spec.set_constraint(request.constraint);
+  spec.set_gpu_type(request.gpu_type);
+  spec.set_warning_signal(request.warning_signal);
+  spec.set_warning_signal_seconds(request.warning_signal_seconds);
+  spec.set_warning_signal_batch_only(request.warning_signal_batch_only);
+  spec.set_append_output(request.append_output.value_or(false));
   spec.set_script(script);
   for (const std::string& arg : script_args) spec.add_script_args(arg);
   std::map<std::string, std::string> environment;
@@ -219,13 +228,13 @@ int RunBatchCommand(const std::vector<std::string>& args,
                                  .filename()
                                  .string();
   }
-  for (const std::string& warning : request.warnings) {
-    std::cerr << "gantry batch: warning: " << warning << "\n";
-  }
   std::error_code error;
   std::string submit_dir = std::filesystem::current_path(error).string();
   absl::StatusOr<v1::SubmitRequest> submit = BuildSubmitRequest(
       request, script, invocation->script_args, submit_dir, environ);
+  for (const std::string& warning : request.warnings) {
+    std::cerr << "gantry batch: warning: " << warning << "\n";
+  }
   if (!submit.ok()) {
     std::cerr << "gantry batch: error: " << submit.status().message() << "\n";
     return 1;

@@ -27,9 +27,12 @@ absl::StatusOr<BatchInvocation> SplitBatchArguments(
 // Builds the submission from the script text and the request: the submit
 // environment is exported (sbatch's default --export=ALL) and relative
 // paths are resolved against the submit directory.
-// Errors: INVALID_ARGUMENT for a script that is not a batch script.
+// `request` gets its derived resources resolved (ResolveDerivedResources),
+// with any warnings that adds.
+// Errors: INVALID_ARGUMENT for a script that is not a batch script or
+// options that contradict each other.
 absl::StatusOr<v1::SubmitRequest> BuildSubmitRequest(
-    const JobRequest& request, const std::string& script,
+    JobRequest& request, const std::string& script,
     const std::vector<std::string>& script_args, const std::string& submit_dir,
     char** environ_entries);
 

@@ -25,6 +25,7 @@
 #include "cli/slurm_words.h"
 #include "cli/squeue_format.h"
 #include "common/hostlist.h"
+#include "common/signal_name.h"
 
 namespace gantry::cli {
 namespace {
@@ -49,6 +50,11 @@ bool ParseJobId(const std::string& text, uint64_t& id) {
 std::string CurrentUser() {
   if (passwd* entry = getpwuid(getuid())) return entry->pw_name;
   return absl::StrCat(getuid());
+}
+
+// Slurm prints "(null)" for an unset value.
+std::string OrNull(const std::string& value) {
+  return value.empty() ? "(null)" : value;
 }
 
 }  // namespace
@@ -177,7 +183,13 @@ int RunQueueCommand(const std::string& controller,
     return 0;
   }
   if (!options.no_header) std::cout << format->Header();
-  for (const v1::JobRecord* job : jobs) std::cout << format->Row(*job, now);
+  if (options.array_unfolded) {
+    for (const v1::JobRecord* job : jobs) std::cout << format->Row(*job, now);
+    return 0;
+  }
+  for (const SqueueLine& line : FoldPendingArrayTasks(jobs)) {
+    std::cout << format->Row(*line.job, now, line.folded_tasks);
+  }
   return 0;
 }
 
@@ -191,6 +203,16 @@ int RunCancelCommand(const std::string& controller,
     absl::StatusOr<int> parsed = ParseSignal(options.signal);
     if (!parsed.ok()) return Fail("cancel", parsed.status());
     signal = *parsed;
+  }
+  if ((options.batch || options.full) && signal == 0) {
+    std::cerr << "gantry cancel: error: -b/--batch and -f/--full say where "
+                 "a --signal goes; give --signal too\n";
+    return 1;
+  }
+  if (options.batch && options.full) {
+    std::cerr << "gantry cancel: error: -b/--batch and -f/--full exclude "
+                 "each other\n";
+    return 1;
   }
   std::set<v1::JobState> states;
   if (!options.states.empty()) {
@@ -215,6 +237,10 @@ int RunCancelCommand(const std::string& controller,
   v1::CancelRequest request;
   request.set_user(CurrentUser());
   request.set_signal(signal);
+  request.set_signal_target(options.batch
+                                ? v1::CancelRequest::SIGNAL_BATCH_SCRIPT
+                            : options.full ? v1::CancelRequest::SIGNAL_FULL
+                                           : v1::CancelRequest::SIGNAL_STEPS);
   int code = 0;
   if (!filtered) {
     // An array's id stands for all its tasks that are still pending or
@@ -390,7 +416,9 @@ int RunJobCommand(const std::string& controller, const std::string& job_id,
   }
   absl::StrAppend(&tres, ",node=", nodes);
   if (spec.gpus_per_node()) {
-    absl::StrAppend(&tres, ",gres/gpu=", spec.gpus_per_node() * nodes);
+    absl::StrAppend(&tres, ",gres/gpu",
+                    spec.gpu_type().empty() ? "" : ":" + spec.gpu_type(), "=",
+                    spec.gpus_per_node() * nodes);
   }
   std::string group_name = absl::StrCat(job.gid());
   if (::group* entry = getgrgid(job.gid())) group_name = entry->gr_name;
@@ -428,6 +456,13 @@ int RunJobCommand(const std::string& controller, const std::string& job_id,
       << "   StartTime=" << FormatTime(job.start_time_ms())
       << " EndTime=" << FormatTime(job.end_time_ms()) << "\n"
       << "   Partition=" << spec.partition() << "\n"
+      << "   ReqNodeList="
+      << OrNull(CompressHostlist(
+             {spec.required_nodes().begin(), spec.required_nodes().end()}))
+      << " ExcNodeList="
+      << OrNull(CompressHostlist(
+             {spec.excluded_nodes().begin(), spec.excluded_nodes().end()}))
+      << " Features=" << OrNull(spec.constraint()) << "\n"
       << "   NodeList=" << (node_list.empty() ? "(null)" : node_list)
       << " BatchHost="
       << (job.allocation_size() > 0 ? job.allocation(0).node() : "(null)")
@@ -553,7 +588,11 @@ void PrintNodeDetail(const v1::NodeRecord& node) {
             << (node.leaf_switches().empty()
                     ? "-"
                     : absl::StrJoin(node.leaf_switches(), ","))
-            << " Inventory=" << inventory.source() << "\n";
+            << " Inventory=" << inventory.source() << "\n"
+            << "   AvailableFeatures="
+            << (node.features().empty() ? "(null)"
+                                        : absl::StrJoin(node.features(), ","))
+            << "\n";
   std::vector<std::vector<std::string>> gpus = {
       {"GPU", "VENDOR", "MODEL", "PCI", "NUMA", "NEAREST_HCA", "VIA"}};
   for (const v1::GpuInfo& gpu : inventory.gpus()) {
@@ -668,6 +707,21 @@ int RunNodesCommand(const std::string& controller,
     if (options.no_header) table.erase(0, table.find('\n') + 1);
     std::cout << table;
   };
+  if (!options.format.empty()) {
+    absl::StatusOr<SinfoFormat> format = SinfoFormat::Parse(options.format);
+    if (!format.ok()) {
+      std::cerr << "gantry nodes: error: " << format.status().message() << "\n";
+      return 1;
+    }
+    if (!options.no_header) std::cout << format->Header();
+    for (const std::string& line : format->Rows(
+             nodes,
+             {response.partitions().begin(), response.partitions().end()},
+             filter, options.per_node)) {
+      std::cout << line;
+    }
+    return 0;
+  }
   if (!options.per_node) {
     print(SinfoSummary(
         nodes, {response.partitions().begin(), response.partitions().end()},

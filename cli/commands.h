@@ -19,6 +19,7 @@ struct QueueOptions {
   std::string format;               // squeue %-fields; empty: the default
   bool no_header = false;
   bool json = false;
+  bool array_unfolded = false;  // -r: every array task on its own line
 };
 
 int RunQueueCommand(const std::string& controller, const QueueOptions& options);
@@ -31,6 +32,8 @@ struct CancelOptions {
   std::vector<std::string> names;
   std::vector<std::string> states;
   std::string signal;  // non-empty: send it to the running ranks instead
+  bool batch = false;  // -b: the signal to the batch script alone
+  bool full = false;   // -f: to every process of the job
 };
 
 int RunCancelCommand(const std::string& controller,
@@ -53,6 +56,7 @@ struct NodesOptions {
   std::vector<std::string> states;
   bool no_header = false;
   bool json = false;
+  std::string format;  // sinfo -o; empty: the default views
 };
 
 int RunNodesCommand(const std::string& controller, const NodesOptions& options);

@@ -34,7 +34,9 @@ Options:
   -n, --ntasks N              total number of tasks
       --ntasks-per-node N     tasks on each node
   -c, --cpus-per-task N       CPUs for each task
-      --gpus-per-node N       GPUs on each node (also --gres=gpu:N)
+      --gpus-per-node [TYPE:]N  GPUs on each node (also --gres=gpu[:TYPE]:N);
+                              TYPE (a100, h100, ...) picks nodes whose GPU
+                              model names it or with that feature
   -G, --gpus N                GPUs for the whole job, spread over its nodes
       --gpus-per-task N       GPUs for each task
       --mem SIZE              memory per node (K, M, G, T suffix; default M);
@@ -43,9 +45,18 @@ Options:
       --mem-per-gpu SIZE      memory per GPU (exclusive with --mem)
   -t, --time TIME             time limit: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S
   -p, --partition NAME        partition to run in
+  -w, --nodelist HOSTLIST     nodes the job must get, all of them (node[01-04]);
+                              --nodes is raised to their number if below it
+  -x, --exclude HOSTLIST      nodes the job must not use
+  -C, --constraint EXPR       node features (gantry-agent --features): a100,
+                              a100&ib, a100|h100, (a|b)&c, [rack1|rack2] (all
+                              nodes with the same one of these)
   -o, --output PATTERN        stdout file (%j job id, %x job name, %u user,
                               %A array job id, %a array task index)
   -e, --error PATTERN         stderr file (default: with stdout)
+      --open-mode MODE        truncate (default) or append: what the first
+                              run does to existing output files (a restart
+                              appends; --per-task tasks always append)
   -D, --chdir DIR             working directory of the tasks
       --parsable              print only the job id
   -b, --begin TIME            not before TIME: now+N[minutes|hours|days],
@@ -66,6 +77,10 @@ Options:
       --exclusive             whole nodes: no other job shares them
       --switches N[@WAIT]     at most N leaf switches; after WAIT (a --time
                               value) any placement will do
+      --signal [B:]SIG[@SEC]  send SIG (USR1, TERM, 10, ...) SEC seconds
+                              (default 60) before the time limit: to the
+                              step tasks, or with B: to the batch script
+                              alone (to save a checkpoint in time)
   -d, --dependency LIST       start after other jobs: after:ID[+MIN],
                               afterany:ID, afterok:ID, afternotok:ID,
                               singleton; ',' = all of, '?' = any of; an
@@ -78,10 +93,9 @@ Options:
   --controller ADDR           gantryd address (before "batch"; or GANTRY_CONTROLLER)
 
 Accepted with a warning, no effect here: --account, --qos, --mail-type,
---mail-user, --comment, --open-mode, --hint, --signal, --constraint,
---time-min, --overcommit, --ntasks-per-core, --reservation, --nice,
---propagate, --get-user-env. Accepted, already so: --requeue,
---wait-all-nodes.
+--mail-user, --comment, --hint (no CPU binding here), --time-min,
+--overcommit, --ntasks-per-core, --reservation, --nice, --propagate,
+--get-user-env. Accepted, already so: --requeue, --wait-all-nodes.
 )";
 
 // `gantry [--controller ADDR] batch|run ARGS...` is routed before CLI11
@@ -192,10 +206,13 @@ int main(int argc, char** argv) {
   queue->add_option("-o,--format", queue_options.format,
                     "squeue layout, e.g. \"%.18i %.8j %T %R\": fields %i %A "
                     "%F %K %j %u %P %T %t %M %l %L %D %C %b %R %N %V %S %e %r "
-                    "%a %Q %E, "
+                    "%a %Q %E %f, "
                     "%.N right-aligns in N columns");
   queue->add_flag("-h,--noheader", queue_options.no_header,
                   "Leave out the header line");
+  queue->add_flag("-r,--array", queue_options.array_unfolded,
+                  "Every array task on its own line (by default an array's "
+                  "pending tasks share one, as 12_[3-9%2])");
   queue->add_flag("--json", queue_options.json, "Machine-readable output");
 
   CLI::App* cancel = app.add_subcommand(
@@ -219,7 +236,13 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   cancel->add_option("-s,--signal", cancel_options.signal,
                      "Send this signal (USR1, SIGTERM, 10, ...) to the "
-                     "running tasks instead of cancelling");
+                     "running tasks instead of cancelling: the step tasks "
+                     "(gantry run), or every task of a --per-task job");
+  cancel->add_flag("-b,--batch", cancel_options.batch,
+                   "With --signal: to the batch script alone");
+  cancel->add_flag("-f,--full", cancel_options.full,
+                   "With --signal: to the batch script, what it started and "
+                   "the step tasks");
 
   CLI::App* job = app.add_subcommand(
       "job", "Show one job and its history (scontrol show job)");
@@ -256,6 +279,13 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   nodes->add_flag("-h,--noheader", nodes_options.no_header,
                   "Leave out the header line");
+  nodes->add_option(
+      "-o,--format", nodes_options.format,
+      "sinfo's output format, e.g. \"%P %.6D %t %N\": %P partition, %R "
+      "partition name, %a avail, %l time limit, %D nodes, %t/%T state, %N "
+      "node list, %n host names, %o addresses, %c CPUs, %C CPUs "
+      "A/I/O/T, %G GPUs, %m memory, %e free memory, %f features, %E reason, "
+      "%O load; %.10X right-aligns in 10 columns");
 
   CLI::App* hostnames = app.add_subcommand(
       "hostnames",

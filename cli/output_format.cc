@@ -203,6 +203,12 @@ nlohmann::json JobToJson(const v1::JobRecord& job, int64_t now_ms) {
       {"partition", spec.partition()},
       {"priority", static_cast<int64_t>(job.priority())},
       {"dependency", spec.dependency()},
+      {"required_nodes", std::vector<std::string>(spec.required_nodes().begin(),
+                                                  spec.required_nodes().end())},
+      {"excluded_nodes", std::vector<std::string>(spec.excluded_nodes().begin(),
+                                                  spec.excluded_nodes().end())},
+      {"constraint", spec.constraint()},
+      {"gpu_type", spec.gpu_type()},
       {"nodes", spec.nodes()},
       {"ntasks", tasks
                      ? tasks
@@ -287,6 +293,8 @@ nlohmann::json NodeToJson(const v1::NodeRecord& node) {
       {"drain_reason", node.drain_reason()},
       {"hot_spare", node.hot_spare()},
       {"simulated", node.simulated()},
+      {"features", std::vector<std::string>(node.features().begin(),
+                                            node.features().end())},
       {"health_problems",
        std::vector<std::string>(node.health_problems().begin(),
                                 node.health_problems().end())},

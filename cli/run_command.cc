@@ -89,6 +89,11 @@ int RunStepCommand(const std::string& controller,
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // USR1/USR2 are how jobs are warned (sbatch --signal, scancel --signal
+  // -f): Gantry delivers them to the step tasks itself, so gantry run must
+  // not die of one and lose the tasks' output.
+  ::signal(SIGUSR1, SIG_IGN);
+  ::signal(SIGUSR2, SIG_IGN);
 
   v1::LaunchStepRequest request;
   request.set_job_id(job_id);

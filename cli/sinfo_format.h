@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "cli/percent_format.h"
 #include "gantry/v1/types.pb.h"
 
 namespace gantry::cli {
@@ -36,5 +38,31 @@ std::vector<std::vector<std::string>> SinfoSummary(
     const std::vector<v1::NodeRecord>& nodes,
     const std::vector<v1::PartitionInfo>& partitions,
     const SinfoFilter& filter);
+
+// sinfo's -o/--format: "%P %.5a %.10l %.6D %.6t %N" and the like
+// (cli/percent_format.h). Letters:
+//   %P partition (default marked *)   %R partition name   %a availability
+//   %l time limit  %D node count  %t state  %T state (long)  %N node list
+//   %n host names  %o addresses   %c CPUs per node  %C CPUs A/I/O/T
+//   %G GPUs (gres)  %m memory MB  %e free memory MB  %f features
+//   %E reason  %O CPU load (not reported: N/A)
+// Without -N, nodes of a partition whose other fields print the same share
+// a row (%D counts them, %N/%n/%o list them, %C and %e sum them), as sinfo
+// groups them; with -N every node has its own row.
+class SinfoFormat {
+ public:
+  static absl::StatusOr<SinfoFormat> Parse(std::string_view format);
+
+  std::string Header() const;
+  // The rows, without the header, for the nodes and partitions the filter
+  // selects, partitions in the configured order.
+  std::vector<std::string> Rows(
+      const std::vector<v1::NodeRecord>& nodes,
+      const std::vector<v1::PartitionInfo>& partitions,
+      const SinfoFilter& filter, bool per_node) const;
+
+ private:
+  PercentFormat format_;
+};
 
 }  // namespace gantry::cli

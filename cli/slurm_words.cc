@@ -1,6 +1,5 @@
 #include "cli/slurm_words.h"
 
-#include <csignal>
 #include <string>
 #include <utility>
 
@@ -27,15 +26,6 @@ constexpr StateWord kStates[] = {
     {"TIMEOUT", "TO", v1::TIMEOUT},
     {"NODE_FAIL", "NF", v1::NODE_FAIL},
     {"OUT_OF_MEMORY", "OOM", v1::OUT_OF_MEMORY},
-};
-
-constexpr std::pair<const char*, int> kSignals[] = {
-    {"HUP", SIGHUP},   {"INT", SIGINT},     {"QUIT", SIGQUIT},
-    {"ABRT", SIGABRT}, {"KILL", SIGKILL},   {"USR1", SIGUSR1},
-    {"USR2", SIGUSR2}, {"ALRM", SIGALRM},   {"TERM", SIGTERM},
-    {"CONT", SIGCONT}, {"STOP", SIGSTOP},   {"TSTP", SIGTSTP},
-    {"URG", SIGURG},   {"XCPU", SIGXCPU},   {"XFSZ", SIGXFSZ},
-    {"PIPE", SIGPIPE}, {"WINCH", SIGWINCH},
 };
 
 }  // namespace
@@ -78,23 +68,6 @@ absl::StatusOr<std::set<v1::JobState>> ParseJobStates(std::string_view list) {
 bool IsFinished(v1::JobState state) {
   return state != v1::PENDING && state != v1::RUNNING &&
          state != v1::JOB_STATE_UNSPECIFIED;
-}
-
-absl::StatusOr<int> ParseSignal(std::string_view text) {
-  int number = 0;
-  const absl::string_view given(text.data(), text.size());
-  if (absl::SimpleAtoi(given, &number)) {
-    if (number >= 1 && number <= 64) return number;
-  } else {
-    std::string word = absl::AsciiStrToUpper(given);
-    if (word.rfind("SIG", 0) == 0) word = word.substr(3);
-    for (const auto& [name, value] : kSignals) {
-      if (word == name) return value;
-    }
-  }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "invalid signal \"", given,
-      "\": give a name such as USR1, SIGUSR1, TERM or a number from 1 to 64"));
 }
 
 }  // namespace gantry::cli

@@ -1,6 +1,6 @@
 // Slurm's vocabulary as the CLI accepts it: job state names in squeue's and
-// scancel's -t lists (long and short forms), and signal names as scancel
-// --signal takes them.
+// scancel's -t lists (long and short forms); signal names are in
+// common/signal_name.h.
 //
 // Pure; thread-safe.
 #pragma once
@@ -22,9 +22,5 @@ absl::StatusOr<std::set<v1::JobState>> ParseJobStates(std::string_view list);
 
 // True for the states a job ends in.
 bool IsFinished(v1::JobState state);
-
-// "USR1", "SIGUSR1", "usr1" or "10" -> 10. INVALID_ARGUMENT for anything
-// else (names the word, says what is accepted).
-absl::StatusOr<int> ParseSignal(std::string_view text);
 
 }  // namespace gantry::cli

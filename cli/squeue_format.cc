@@ -1,14 +1,16 @@
 #include "cli/squeue_format.h"
 
-#include <cctype>
+#include <algorithm>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "cli/output_format.h"
+#include "cli/percent_format.h"
 
 namespace gantry::cli {
 namespace {
 
-constexpr char kLetters[] = "iAFKjuPTtMlLDCbRNVSeraQE";
+constexpr char kLetters[] = "iAFKjuPTtMlLDCbRNVSeraQEf";
 
 const char* HeaderOf(char letter) {
   switch (letter) {
@@ -59,6 +61,8 @@ const char* HeaderOf(char letter) {
       return "PRIORITY";
     case 'E':
       return "DEPENDENCY";
+    case 'f':
+      return "FEATURES";
   }
   return "";
 }
@@ -124,9 +128,11 @@ std::string Value(char letter, const v1::JobRecord& job, int64_t now_ms) {
     case 'C':
       return absl::StrCat(CpuCount(job));
     case 'b':
-      return spec.gpus_per_node()
+      if (spec.gpus_per_node() == 0) return "N/A";
+      return spec.gpu_type().empty()
                  ? absl::StrCat("gres/gpu:", spec.gpus_per_node())
-                 : "N/A";
+                 : absl::StrCat("gres/gpu:", spec.gpu_type(), ":",
+                                spec.gpus_per_node());
     case 'R':
       if (job.state() == v1::PENDING || job.allocation_size() == 0) {
         return absl::StrCat("(", job.reason().empty() ? "None" : job.reason(),
@@ -148,6 +154,8 @@ std::string Value(char letter, const v1::JobRecord& job, int64_t now_ms) {
       return "(null)";
     case 'E':
       return spec.dependency().empty() ? "(null)" : spec.dependency();
+    case 'f':
+      return spec.constraint().empty() ? "(null)" : spec.constraint();
     case 'Q':
       // Priority means something only while the job waits.
       return job.state() == v1::PENDING
@@ -160,89 +168,73 @@ std::string Value(char letter, const v1::JobRecord& job, int64_t now_ms) {
 }  // namespace
 
 absl::StatusOr<SqueueFormat> SqueueFormat::Parse(std::string_view format) {
-  SqueueFormat parsed;
-  std::string literal;
-  for (size_t i = 0; i < format.size(); ++i) {
-    if (format[i] != '%') {
-      literal += format[i];
-      continue;
-    }
-    if (i + 1 < format.size() && format[i + 1] == '%') {
-      literal += '%';
-      ++i;
-      continue;
-    }
-    Item item;
-    size_t at = i + 1;
-    if (at < format.size() && (format[at] == '.' || format[at] == '-')) {
-      item.right = format[at] == '.';
-      ++at;
-    }
-    while (at < format.size() &&
-           std::isdigit(static_cast<unsigned char>(format[at]))) {
-      item.width = item.width * 10 + (format[at] - '0');
-      if (item.width > 1000) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "field width too large in \"", std::string(format), "\""));
-      }
-      ++at;
-    }
-    if (at >= format.size() ||
-        std::string_view(kLetters).find(format[at]) == std::string_view::npos) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unknown format field \"", std::string(format.substr(i, at + 1 - i)),
-          "\" in \"", std::string(format),
-          "\": known are %i %A %F %K %j %u %P %T %t %M %l %L "
-          "%D %C %b %R %N %V %S %e %r %a %Q %E (and %% for %)"));
-    }
-    item.letter = format[at];
-    if (!literal.empty()) {
-      parsed.items_.push_back(Item{std::move(literal)});
-      literal.clear();
-    }
-    parsed.items_.push_back(item);
-    i = at;
-  }
-  if (!literal.empty()) parsed.items_.push_back(Item{std::move(literal)});
-  return parsed;
-}
-
-std::string SqueueFormat::Render(const std::vector<std::string>& values) const {
-  std::string line;
-  size_t next = 0;
-  for (const Item& item : items_) {
-    if (item.letter == 0) {
-      line += item.literal;
-      continue;
-    }
-    std::string value = values[next++];
-    if (item.width > 0) {
-      const size_t width = static_cast<size_t>(item.width);
-      if (value.size() > width) value.resize(width);
-      std::string pad(width - value.size(), ' ');
-      value = item.right ? pad + value : value + pad;
-    }
-    line += value;
-  }
-  // Left-aligned last columns would leave trailing blanks.
-  while (!line.empty() && line.back() == ' ') line.pop_back();
-  return line + "\n";
+  absl::StatusOr<PercentFormat> parsed = PercentFormat::Parse(format, kLetters);
+  if (!parsed.ok()) return parsed.status();
+  SqueueFormat squeue;
+  squeue.format_ = *std::move(parsed);
+  return squeue;
 }
 
 std::string SqueueFormat::Header() const {
   std::vector<std::string> values;
-  for (const Item& item : items_) {
-    if (item.letter != 0) values.push_back(HeaderOf(item.letter));
-  }
-  return Render(values);
+  for (char letter : format_.Fields()) values.push_back(HeaderOf(letter));
+  return format_.Render(values);
 }
 
-std::string SqueueFormat::Row(const v1::JobRecord& job, int64_t now_ms) const {
+std::string SqueueFormat::Row(const v1::JobRecord& job, int64_t now_ms,
+                              const std::string& folded_tasks) const {
   std::vector<std::string> values;
-  for (const Item& item : items_) {
-    if (item.letter != 0) values.push_back(Value(item.letter, job, now_ms));
+  for (char letter : format_.Fields()) {
+    if (!folded_tasks.empty() && letter == 'i') {
+      values.push_back(absl::StrCat(job.array_job_id(), "_", folded_tasks));
+    } else if (!folded_tasks.empty() && letter == 'K') {
+      values.push_back(folded_tasks);
+    } else {
+      values.push_back(Value(letter, job, now_ms));
+    }
   }
-  return Render(values);
+  return format_.Render(values);
+}
+
+std::vector<SqueueLine> FoldPendingArrayTasks(
+    const std::vector<const v1::JobRecord*>& jobs) {
+  // Pending tasks by array, in the order the arrays first appear.
+  std::map<uint64_t, std::vector<const v1::JobRecord*>> pending;
+  for (const v1::JobRecord* job : jobs) {
+    if (job->array_job_id() != 0 && job->state() == v1::PENDING) {
+      pending[job->array_job_id()].push_back(job);
+    }
+  }
+  std::vector<SqueueLine> lines;
+  for (const v1::JobRecord* job : jobs) {
+    auto group = job->array_job_id() != 0 && job->state() == v1::PENDING
+                     ? pending.find(job->array_job_id())
+                     : pending.end();
+    if (group == pending.end() || group->second.size() < 2) {
+      lines.push_back({job, ""});
+      continue;
+    }
+    if (group->second.front() != job) continue;  // folded into the first
+    std::vector<uint32_t> indices;
+    for (const v1::JobRecord* task : group->second) {
+      indices.push_back(task->array_task_id());
+    }
+    std::sort(indices.begin(), indices.end());
+    std::string ranges;
+    for (std::size_t i = 0; i < indices.size();) {
+      std::size_t j = i;
+      while (j + 1 < indices.size() && indices[j + 1] == indices[j] + 1) ++j;
+      if (!ranges.empty()) ranges += ",";
+      ranges += j > i ? absl::StrCat(indices[i], "-", indices[j])
+                      : absl::StrCat(indices[i]);
+      i = j + 1;
+    }
+    if (job->array().max_running() > 0) {
+      absl::StrAppend(&ranges, "%", job->array().max_running());
+    }
+    lines.push_back({job, absl::StrCat("[", ranges, "]")});
+  }
+  return lines;
 }
 
 }  // namespace gantry::cli

@@ -1,15 +1,13 @@
 // squeue's -o/--format: a format string such as "%.18i %.9P %.8j %R" parsed
 // once, then rendered as a header line and one line per job.
 //
-// Each field is %[.|-][WIDTH]LETTER. With a width the value is padded to it
-// and cut at it (as squeue does); "." aligns right, otherwise left. Other
-// text is copied as written; "%%" is a percent sign. Letters:
+// Each field is %[.|-][WIDTH]LETTER (cli/percent_format.h). Letters:
 //   %i %A job id     %j name          %u user        %P partition
 //   %T state         %t state (short) %M time used   %l time limit
 //   %L time left     %D nodes         %C CPUs        %b GPUs per node (TRES)
 //   %R nodelist, or (reason) while pending           %N nodelist
 //   %V submit time   %S start time    %e end time    %r reason
-//   %a account       %Q priority
+//   %a account       %Q priority      %E dependency  %f features
 //
 // Pure; a parsed SqueueFormat is immutable and safe to share.
 #pragma once
@@ -20,6 +18,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "cli/percent_format.h"
 #include "gantry/v1/types.pb.h"
 
 namespace gantry::cli {
@@ -36,20 +35,26 @@ class SqueueFormat {
   static absl::StatusOr<SqueueFormat> Parse(std::string_view format);
 
   std::string Header() const;
-  // `now_ms`: for the time used and left of running jobs.
-  std::string Row(const v1::JobRecord& job, int64_t now_ms) const;
+  // `now_ms`: for the time used and left of running jobs. `folded_tasks`
+  // non-empty ("[3-9%2]"): the line stands for those pending tasks of the
+  // job's array, shown in %i and %K in place of the job's own index.
+  std::string Row(const v1::JobRecord& job, int64_t now_ms,
+                  const std::string& folded_tasks = "") const;
 
  private:
-  struct Item {
-    std::string literal;  // copied as is when letter is 0
-    char letter = 0;
-    int width = 0;  // 0: as long as the value
-    bool right = false;
-  };
-
-  std::string Render(const std::vector<std::string>& values) const;
-
-  std::vector<Item> items_;
+  PercentFormat format_;
 };
+
+// One line of squeue: a job, or pending tasks of an array folded into one.
+struct SqueueLine {
+  const v1::JobRecord* job = nullptr;  // the first task, when folded
+  std::string folded_tasks;            // "[3-9%2]"; empty: the job alone
+};
+
+// squeue's default view: the pending tasks of an array on one line, at the
+// place of the first of them, as "[indices%throttle]" (running and ended
+// tasks keep their own lines). A single pending task stays as it is.
+std::vector<SqueueLine> FoldPendingArrayTasks(
+    const std::vector<const v1::JobRecord*>& jobs);
 
 }  // namespace gantry::cli

@@ -47,7 +47,7 @@ bool AllDigits(const std::string& text) {
 absl::Status ParseTerm(const std::string& text,
                        std::vector<DependencyTerm>& terms) {
   if (text == "singleton") {
-    terms.push_back({Kind::kSingleton, 0, 0});
+    terms.push_back({Kind::kSingleton, 0, 0, std::nullopt});
     return absl::OkStatus();
   }
   const std::vector<std::string> fields = absl::StrSplit(text, ':');
@@ -78,16 +78,25 @@ absl::Status ParseTerm(const std::string& text,
       }
       id_text = id_text.substr(0, plus);
     }
-    if (id_text.find('_') != std::string::npos) {
-      return Invalid(text,
-                     "dependencies on single array tasks (ID_TASK) are "
-                     "not supported; depend on the whole array's id");
+    // ID_TASK: one task of an array.
+    std::optional<uint32_t> array_task;
+    const std::size_t underscore = id_text.find('_');
+    if (underscore != std::string::npos) {
+      const std::string task_text = id_text.substr(underscore + 1);
+      uint32_t task = 0;
+      if (!AllDigits(task_text) || !absl::SimpleAtoi(task_text, &task)) {
+        return Invalid(text, absl::StrCat("\"", id_text,
+                                          "\" is not a job id or an "
+                                          "array task (ID_TASK)"));
+      }
+      array_task = task;
+      id_text = id_text.substr(0, underscore);
     }
     uint64_t id = 0;
     if (!AllDigits(id_text) || !absl::SimpleAtoi(id_text, &id) || id == 0) {
       return Invalid(text, absl::StrCat("\"", id_text, "\" is not a job id"));
     }
-    terms.push_back({kind->kind, id, delay});
+    terms.push_back({kind->kind, id, delay, array_task});
   }
   return absl::OkStatus();
 }
@@ -182,6 +191,15 @@ absl::StatusOr<JobDependency> ParseDependency(const std::string& text) {
   return dependency;
 }
 
+namespace {
+
+std::string TermId(const DependencyTerm& term) {
+  return term.array_task ? absl::StrCat(term.job_id, "_", *term.array_task)
+                         : absl::StrCat(term.job_id);
+}
+
+}  // namespace
+
 std::string FormatDependency(const JobDependency& dependency) {
   std::string text;
   const char* separator = dependency.any_of ? "?" : ",";
@@ -190,12 +208,12 @@ std::string FormatDependency(const JobDependency& dependency) {
     // Consecutive ids of one kind share it: afterok:1:2.
     if (previous != nullptr && previous->kind == term.kind &&
         term.kind != Kind::kSingleton) {
-      absl::StrAppend(&text, ":", term.job_id);
+      absl::StrAppend(&text, ":", TermId(term));
     } else {
       if (!text.empty()) text += separator;
       text += NameOf(term.kind);
       if (term.kind != Kind::kSingleton)
-        absl::StrAppend(&text, ":", term.job_id);
+        absl::StrAppend(&text, ":", TermId(term));
     }
     if (term.delay_minutes > 0) absl::StrAppend(&text, "+", term.delay_minutes);
     previous = &term;

@@ -29,6 +29,9 @@ struct DependencyTerm {
   Kind kind = Kind::kAfterAny;
   uint64_t job_id = 0;         // unused for kSingleton
   uint32_t delay_minutes = 0;  // kAfter only
+  // ID_TASK: that task of the array `job_id`. The controller resolves it to
+  // the task's own job id at submit, so stored dependencies never hold it.
+  std::optional<uint32_t> array_task;
   bool operator==(const DependencyTerm&) const = default;
 };
 

@@ -18,8 +18,11 @@
 #include "common/begin_time.h"
 #include "common/edit_distance.h"
 #include "common/export_environment.h"
+#include "common/hostlist.h"
 #include "common/job_array.h"
 #include "common/job_dependency.h"
+#include "common/node_constraint.h"
+#include "common/signal_name.h"
 #include "common/split_view.h"
 
 namespace gantry {
@@ -340,7 +343,8 @@ bool IsGpuType(std::string_view type) {
 }
 
 // Sets the GPU count from an optional type and an optional count (absent:
-// one GPU, as in Slurm's "--gres=gpu"). A type is accepted but not honoured.
+// one GPU, as in Slurm's "--gres=gpu"). A type ("a100") asks for nodes
+// whose GPUs are of that model (see PendingJob::gpu_type).
 absl::Status SetGpus(const OptionUse& use, std::optional<std::string_view> type,
                      std::optional<std::string_view> count_text,
                      JobRequest& request) {
@@ -357,9 +361,7 @@ absl::Status SetGpus(const OptionUse& use, std::optional<std::string_view> type,
       return InvalidValue(
           use, Cat("GPU type ", Quote(*type), " is not a valid name"));
     }
-    request.warnings.push_back(Cat(
-        use.source, ": GPU type \"", *type, "\" in --", use.spec.long_name,
-        " is not supported yet; requesting ", count, " GPU(s) of any type"));
+    request.gpu_type = std::string(*type);
   }
   request.gpus_per_node = count;
   return absl::OkStatus();
@@ -558,6 +560,82 @@ absl::Status SetMemoryPer(const OptionUse& use, JobRequest& request) {
   return absl::OkStatus();
 }
 
+// -w/--nodelist and -x/--exclude: a hostlist expression. (Slurm also
+// reads a file when the value holds a '/'; here that is refused rather than
+// taken for a host name.)
+template <std::vector<std::string> JobRequest::*kField>
+absl::Status SetHostlist(const OptionUse& use, JobRequest& request) {
+  if (use.value->find('/') != std::string_view::npos) {
+    return InvalidValue(use,
+                        "give a hostlist such as node[01-04]; reading the "
+                        "list from a file is not supported");
+  }
+  absl::StatusOr<std::vector<std::string>> names =
+      ExpandHostlist(*use.value, kMaxNodes);
+  if (!names.ok()) return InvalidValue(use, Message(names.status()));
+  std::vector<std::string>& list = request.*kField;
+  for (std::string& name : *names) {
+    if (std::find(list.begin(), list.end(), name) == list.end()) {
+      list.push_back(std::move(name));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SetConstraint(const OptionUse& use, JobRequest& request) {
+  absl::StatusOr<NodeConstraint> parsed = NodeConstraint::Parse(*use.value);
+  if (!parsed.ok()) return InvalidValue(use, Message(parsed.status()));
+  request.constraint = parsed->text();
+  return absl::OkStatus();
+}
+
+// --signal=[{R|B}:]SIG[@TIME]: TIME seconds (default 60, at most 65535 as
+// in Slurm) before the time limit. R: (also at a reservation's end) has no
+// reservations to apply to here and is accepted as plain.
+absl::Status SetSignal(const OptionUse& use, JobRequest& request) {
+  std::string_view value = *use.value;
+  bool batch_only = false;
+  if (value.size() > 2 && value[1] == ':') {
+    const char scope = static_cast<char>(absl::ascii_toupper(value[0]));
+    if (scope != 'B' && scope != 'R') {
+      return InvalidValue(use, "the prefix is B: (batch script only) or R:");
+    }
+    batch_only = scope == 'B';
+    value.remove_prefix(2);
+  }
+  uint32_t seconds = 60;
+  const std::size_t at = value.find('@');
+  if (at != std::string_view::npos) {
+    absl::StatusOr<uint32_t> parsed = ParseCount(value.substr(at + 1), 65535);
+    if (!parsed.ok()) {
+      return InvalidValue(use,
+                          Cat("the time after @ ", Message(parsed.status()),
+                              " (seconds before the time limit)"));
+    }
+    seconds = *parsed;
+    value = value.substr(0, at);
+  }
+  absl::StatusOr<int> signal = ParseSignal(value);
+  if (!signal.ok()) return InvalidValue(use, Message(signal.status()));
+  request.warning_signal = *signal;
+  request.warning_signal_seconds = seconds;
+  request.warning_signal_batch_only = batch_only;
+  return absl::OkStatus();
+}
+
+absl::Status SetOpenMode(const OptionUse& use, JobRequest& request) {
+  const std::string mode = absl::AsciiStrToLower(
+      absl::string_view(use.value->data(), use.value->size()));
+  if (mode == "append" || mode == "a") {
+    request.append_output = true;
+  } else if (mode == "truncate" || mode == "t") {
+    request.append_output = false;
+  } else {
+    return InvalidValue(use, "must be append or truncate");
+  }
+  return absl::OkStatus();
+}
+
 // Accepted so that existing Slurm scripts run, but with no effect yet; the
 // warning keeps that from being a surprise.
 absl::Status WarnIgnored(const OptionUse& use, JobRequest& request) {
@@ -609,7 +687,7 @@ constexpr OptionSpec kOptions[] = {
     {"qos", 'q', Arg::kRequired, &WarnIgnored},
     {"comment", '\0', Arg::kRequired, &WarnIgnored},
     {"export", '\0', Arg::kRequired, &SetExport},
-    {"open-mode", '\0', Arg::kRequired, &WarnIgnored},
+    {"open-mode", '\0', Arg::kRequired, &SetOpenMode},
     // Requeueing after a failure is the default (--max-restarts).
     {"requeue", '\0', Arg::kNone, &Accept},
     {"no-requeue", '\0', Arg::kNone, &SetFlag<&JobRequest::no_requeue>},
@@ -629,8 +707,10 @@ constexpr OptionSpec kOptions[] = {
     {"reservation", '\0', Arg::kRequired, &WarnIgnored},
     {"wait-all-nodes", '\0', Arg::kRequired, &Accept},
     {"hint", '\0', Arg::kRequired, &WarnIgnored},
-    {"signal", '\0', Arg::kRequired, &WarnIgnored},
-    {"constraint", 'C', Arg::kRequired, &WarnIgnored},
+    {"signal", '\0', Arg::kRequired, &SetSignal},
+    {"constraint", 'C', Arg::kRequired, &SetConstraint},
+    {"nodelist", 'w', Arg::kRequired, &SetHostlist<&JobRequest::nodelist>},
+    {"exclude", 'x', Arg::kRequired, &SetHostlist<&JobRequest::exclude>},
     {"exclusive", '\0', Arg::kOptional, &SetExclusive},
     {"switches", '\0', Arg::kRequired, &SetSwitches},
     {"dependency", 'd', Arg::kRequired, &SetDependency},
@@ -971,7 +1051,31 @@ std::string ExpandFilenamePattern(std::string_view pattern, uint64_t job_id,
   return out;
 }
 
+// --nodelist names nodes the allocation must hold: with no --nodes (or
+// fewer), the job asks for that many, as Slurm does.
+absl::Status ResolveNodeLists(JobRequest& request) {
+  for (const std::string& name : request.nodelist) {
+    if (std::find(request.exclude.begin(), request.exclude.end(), name) !=
+        request.exclude.end()) {
+      return absl::InvalidArgumentError(
+          Cat("node ", name, " is both in --nodelist and in --exclude"));
+    }
+  }
+  const auto listed = static_cast<uint32_t>(request.nodelist.size());
+  if (listed == 0) return absl::OkStatus();
+  if (request.nodes && *request.nodes < listed) {
+    request.warnings.push_back(Cat("--nodes=", *request.nodes, " raised to ",
+                                   listed, ": --nodelist names ", listed,
+                                   " node(s) and the job gets all of them"));
+  }
+  if (!request.nodes || *request.nodes < listed) request.nodes = listed;
+  return absl::OkStatus();
+}
+
 absl::Status ResolveDerivedResources(JobRequest& request) {
+  if (absl::Status lists = ResolveNodeLists(request); !lists.ok()) {
+    return lists;
+  }
   const uint32_t nodes = request.nodes.value_or(1);
   uint32_t tasks_per_node = request.ntasks_per_node.value_or(0);
   if (tasks_per_node == 0) {

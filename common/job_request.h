@@ -10,21 +10,22 @@
 namespace gantry {
 
 struct JobRequest {
-  std::string job_name;                        // -J/--job-name
-  std::optional<uint32_t> nodes;               // -N/--nodes
-  std::optional<uint32_t> ntasks;              // -n/--ntasks
-  std::optional<uint32_t> ntasks_per_node;     // --ntasks-per-node
-  std::optional<uint32_t> cpus_per_task;       // -c/--cpus-per-task
-  std::optional<uint32_t> gpus_per_node;       // --gpus-per-node, --gres=gpu:N
-  std::optional<uint64_t> mem_per_node_mb;     // --mem
-  std::optional<uint64_t> time_limit_seconds;  // -t/--time; 0 = unlimited
-  std::string partition;                       // -p/--partition
-  std::string output;                          // -o/--output
-  std::string error;                           // -e/--error
-  std::string chdir;                           // -D/--chdir
-  bool parsable = false;                       // --parsable
-  std::string checkpoint_dir;                  // --checkpoint-dir
-  std::optional<uint32_t> max_restarts;        // --max-restarts (0 allowed)
+  std::string job_name;                     // -J/--job-name
+  std::optional<uint32_t> nodes;            // -N/--nodes
+  std::optional<uint32_t> ntasks;           // -n/--ntasks
+  std::optional<uint32_t> ntasks_per_node;  // --ntasks-per-node
+  std::optional<uint32_t> cpus_per_task;    // -c/--cpus-per-task
+  std::optional<uint32_t> gpus_per_node;    // --gpus-per-node, --gres=gpu:N
+  std::string gpu_type;  // the type in --gres=gpu:TYPE:N and the like
+  std::optional<uint64_t> mem_per_node_mb;       // --mem
+  std::optional<uint64_t> time_limit_seconds;    // -t/--time; 0 = unlimited
+  std::string partition;                         // -p/--partition
+  std::string output;                            // -o/--output
+  std::string error;                             // -e/--error
+  std::string chdir;                             // -D/--chdir
+  bool parsable = false;                         // --parsable
+  std::string checkpoint_dir;                    // --checkpoint-dir
+  std::optional<uint32_t> max_restarts;          // --max-restarts (0 allowed)
   std::optional<uint64_t> hang_timeout_seconds;  // --hang-timeout
   bool exclusive = false;                        // --exclusive: whole nodes
   std::optional<uint32_t> max_switches;          // --switches=N[@maxwait]
@@ -45,6 +46,18 @@ struct JobRequest {
   std::optional<uint32_t> gpus_per_task;   // --gpus-per-task
   std::optional<uint64_t> mem_per_cpu_mb;  // --mem-per-cpu
   std::optional<uint64_t> mem_per_gpu_mb;  // --mem-per-gpu
+  // -w/--nodelist (every one in the allocation) and -x/--exclude, as
+  // expanded host names; -C/--constraint, checked (node_constraint.h).
+  std::vector<std::string> nodelist;
+  std::vector<std::string> exclude;
+  std::string constraint;
+  // --signal=[B:]SIG[@TIME]: SIG (a number) TIME seconds before the time
+  // limit, to the batch script alone when batch_only.
+  int warning_signal = 0;
+  uint32_t warning_signal_seconds = 0;
+  bool warning_signal_batch_only = false;
+  // --open-mode: append to the output files instead of truncating them.
+  std::optional<bool> append_output;
   // Options accepted but with no effect here; each gets a one-line warning.
   std::vector<std::string> warnings;
 };

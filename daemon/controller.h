@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "common/clock.h"
 #include "common/ibnetdiscover_parser.h"
+#include "common/node_constraint.h"
 #include "common/topology.h"
 #include "daemon/agent_link.h"
 #include "daemon/caller.h"
@@ -144,6 +145,8 @@ class Controller {
              std::vector<std::function<void(absl::StatusOr<v1::StepRecord>)>>>
         step_waiters;
     std::map<uint32_t, int64_t> step_first_exit_ms;
+    // The spec's --constraint, parsed on first need (ParsedConstraint).
+    std::shared_ptr<const NodeConstraint> constraint;
   };
 
   // The job, if `caller` may act on it (its owner or an admin); NOT_FOUND
@@ -163,6 +166,7 @@ class Controller {
       const v1::SubmitRequest& request) const;
   void RequestSchedule();
   void RunSchedule();
+  std::shared_ptr<const NodeConstraint> ParsedConstraint(JobRuntime& job);
   bool DependencyAllowsStart(JobRuntime& job, int64_t now);
   // Adds a finished job's GPU-seconds to its user's fair-share usage.
   void ChargeUsage(const v1::JobRecord& record);
@@ -182,7 +186,11 @@ class Controller {
   // `signal_only`: deliver `signal` and nothing more (scancel --signal);
   // otherwise SIGKILL follows after the grace period.
   void SendKill(const JobRuntime& job, int signal = 15,
-                bool signal_only = false);
+                bool signal_only = false,
+                v1::KillRanks::Scope scope = v1::KillRanks::SCOPE_ALL);
+  // sbatch --signal: its signal once per attempt, when the time left is
+  // what it asked for.
+  void SendWarningSignal(JobRuntime& job, int64_t now);
   // Applies an event; records the end, kills and releases as the state
   // machine says. Returns the transition's error for bad requests.
   absl::Status ApplyEvent(JobRuntime& job, const JobEvent& event,

@@ -120,6 +120,7 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
   record.set_boot_id(reg.boot_id());
   record.set_agent_version(reg.agent_version());
   record.set_simulated(reg.simulated());
+  *record.mutable_features() = reg.features();
   *record.mutable_inventory() = reg.inventory();
   record.set_state(v1::NODE_UP);
   record.clear_reason();
@@ -490,6 +491,7 @@ void Controller::CheckDeadlines() {
     const v1::JobRecord& record = job.record;
     if (record.state() != v1::RUNNING) continue;
     if (record.steps_size() > 0) CheckStepWaits(job, now);
+    if (record.spec().warning_signal() != 0) SendWarningSignal(job, now);
     uint64_t limit_ms = record.spec().time_limit_seconds() * 1000;
     if (limit_ms > 0 &&
         now - record.start_time_ms() >= static_cast<int64_t>(limit_ms)) {
@@ -512,6 +514,36 @@ void Controller::CheckDeadlines() {
     next_eligible_ms_ = 0;
     RequestSchedule();
   }
+}
+
+void Controller::SendWarningSignal(JobRuntime& job, int64_t now) {
+  v1::JobRecord& record = job.record;
+  const v1::JobSpec& spec = record.spec();
+  const int64_t limit_ms =
+      static_cast<int64_t>(spec.time_limit_seconds()) * 1000;
+  if (limit_ms == 0 || record.warning_signal_attempt() == record.attempt()) {
+    return;
+  }
+  const int64_t lead_ms =
+      static_cast<int64_t>(spec.warning_signal_seconds()) * 1000;
+  if (now - record.start_time_ms() < limit_ms - lead_ms) return;
+  // Slurm's targets: B: the batch script alone; otherwise the steps' tasks,
+  // which in --per-task mode are the tasks themselves.
+  const v1::KillRanks::Scope scope =
+      spec.warning_signal_batch_only() ? v1::KillRanks::SCOPE_BATCH_SCRIPT
+      : spec.script_once()             ? v1::KillRanks::SCOPE_STEP_TASKS
+                                       : v1::KillRanks::SCOPE_ALL;
+  SendKill(job, spec.warning_signal(), /*signal_only=*/true, scope);
+  record.set_warning_signal_attempt(record.attempt());
+  const std::string detail = absl::StrCat(
+      "signal ", spec.warning_signal(), " sent to ",
+      spec.warning_signal_batch_only() ? "the batch script" : "the tasks", ", ",
+      spec.warning_signal_seconds(), " s before the time limit (--signal)");
+  StageEvent(record.id(), "", "signalled", detail);
+  StageJob(job);
+  log::Info("warning signal sent", {{"job", record.id()},
+                                    {"attempt", record.attempt()},
+                                    {"signal", spec.warning_signal()}});
 }
 
 void Controller::PublishNodeMetrics() {

@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "daemon/controller.h"
 #include "daemon/controller_metrics.h"
+#include "daemon/node_restrictions.h"
 #include "daemon/rank_environment.h"
 #include "daemon/scheduler.h"
 #include "daemon/step_layout.h"
@@ -176,18 +177,48 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
         "invalid partition name \"", spec.partition(),
         "\" (this cluster has: ", absl::StrJoin(names, ", "), ")"));
   }
+  if (absl::Status restrictions = CheckNodeRestrictions(
+          *partition,
+          [this](const std::string& name) { return nodes_.count(name) > 0; },
+          spec);
+      !restrictions.ok()) {
+    return restrictions;
+  }
   if (absl::Status limits = ApplyPartitionLimits(*partition, spec);
       !limits.ok()) {
     return limits;
+  }
+  if (spec.warning_signal() < 0 || spec.warning_signal() > 64 ||
+      spec.warning_signal_seconds() > 65535) {
+    return Invalid(
+        "--signal: the signal must be 1 to 64 and the time before the limit "
+        "at most 65535 s");
   }
   if (spec.name().empty()) spec.set_name("script");
   if (!spec.dependency().empty()) {
     absl::StatusOr<JobDependency> dependency =
         ParseDependency(spec.dependency());
     if (!dependency.ok()) return dependency.status();
-    for (const DependencyTerm& term : dependency->terms) {
-      if (term.kind != DependencyTerm::Kind::kSingleton &&
-          !jobs_.count(term.job_id)) {
+    for (DependencyTerm& term : dependency->terms) {
+      if (term.kind == DependencyTerm::Kind::kSingleton) continue;
+      if (term.array_task) {
+        // ID_TASK: the task's own job (array tasks have consecutive ids
+        // from the array's).
+        auto it = jobs_.find(term.job_id);
+        while (it != jobs_.end() &&
+               it->second.record.array_job_id() == term.job_id &&
+               it->second.record.array_task_id() != *term.array_task) {
+          ++it;
+        }
+        if (it == jobs_.end() ||
+            it->second.record.array_job_id() != term.job_id) {
+          return Invalid(absl::StrCat("--dependency: array task ", term.job_id,
+                                      "_", *term.array_task,
+                                      " does not exist"));
+        }
+        term.job_id = it->first;
+        term.array_task.reset();
+      } else if (!jobs_.count(term.job_id)) {
         return Invalid(
             absl::StrCat("--dependency: job ", term.job_id, " does not exist"));
       }
@@ -368,7 +399,14 @@ void Controller::Cancel(const v1::CancelRequest& request, const Caller& caller,
             "job ", id, " is not running, so it has no ranks to signal"));
         continue;
       }
-      SendKill(job, request.signal(), /*signal_only=*/true);
+      const v1::KillRanks::Scope scope =
+          request.signal_target() == v1::CancelRequest::SIGNAL_BATCH_SCRIPT
+              ? v1::KillRanks::SCOPE_BATCH_SCRIPT
+          : request.signal_target() == v1::CancelRequest::SIGNAL_FULL ||
+                  !job.record.spec().script_once()
+              ? v1::KillRanks::SCOPE_ALL
+              : v1::KillRanks::SCOPE_STEP_TASKS;
+      SendKill(job, request.signal(), /*signal_only=*/true, scope);
       StageEvent(
           id, "", "signalled",
           absl::StrCat("signal ", request.signal(), " sent by ", caller.user));
@@ -402,6 +440,19 @@ void Controller::RequestSchedule() {
               .count());
     }
   });
+}
+
+std::shared_ptr<const NodeConstraint> Controller::ParsedConstraint(
+    JobRuntime& job) {
+  const std::string& text = job.record.spec().constraint();
+  if (text.empty()) return nullptr;
+  if (!job.constraint || job.constraint->text() != text) {
+    absl::StatusOr<NodeConstraint> parsed = NodeConstraint::Parse(text);
+    // Checked at submit; a damaged record matches no node rather than any.
+    job.constraint = std::make_shared<const NodeConstraint>(
+        parsed.ok() ? *std::move(parsed) : NodeConstraint());
+  }
+  return job.constraint;
 }
 
 void Controller::RunSchedule() {
@@ -482,6 +533,10 @@ void Controller::RunSchedule() {
     pending.time_limit_ms =
         static_cast<int64_t>(spec.time_limit_seconds()) * 1000;
     pending.exclusive = spec.exclusive();
+    if (spec.required_nodes_size() > 0 || spec.excluded_nodes_size() > 0 ||
+        !spec.constraint().empty() || !spec.gpu_type().empty()) {
+      SetNodeRestrictions(spec, ParsedConstraint(job), pending);
+    }
     pending.max_switches = spec.max_switches();
     if (spec.max_switches() > 0 && spec.switches_max_wait_seconds() > 0) {
       pending.switches_deadline_ms =
@@ -520,6 +575,10 @@ void Controller::RunSchedule() {
       s.gpu_hca[gpu.index()] = gpu.nearest_hca();
     }
     if (topology_) s.switch_path = SwitchPath(topology_->topology, name);
+    s.features = {node.record.features().begin(), node.record.features().end()};
+    for (const v1::GpuInfo& gpu : inventory.gpus()) {
+      s.gpu_models.push_back(absl::AsciiStrToLower(gpu.model()));
+    }
     s.mem_total_mb = inventory.memory_mb();
     s.mem_free_mb = inventory.memory_mb() > node.mem_used_mb
                         ? inventory.memory_mb() - node.mem_used_mb
@@ -863,6 +922,12 @@ void Controller::SendLaunch(uint64_t job_id, uint32_t attempt) {
     *launch.mutable_script_args() = record.spec().script_args();
     launch.set_working_dir(record.spec().working_dir());
     launch.set_output_path(record.output_path());
+    // As sbatch: the first run's batch script starts the files afresh
+    // (unless --open-mode=append), a restart appends. In --per-task mode
+    // tasks on many nodes share the files, so they only ever append.
+    launch.set_truncate_output(record.spec().script_once() &&
+                               !record.spec().append_output() &&
+                               record.attempts_size() <= 1);
     launch.set_error_path(record.error_path());
     launch.set_uid(record.uid());
     launch.set_gid(record.gid());
@@ -887,7 +952,8 @@ void Controller::SendLaunch(uint64_t job_id, uint32_t attempt) {
   }
 }
 
-void Controller::SendKill(const JobRuntime& job, int signal, bool signal_only) {
+void Controller::SendKill(const JobRuntime& job, int signal, bool signal_only,
+                          v1::KillRanks::Scope scope) {
   for (const auto& [node_name, live] : job.live_ranks) {
     if (live == 0) continue;
     auto it = nodes_.find(node_name);
@@ -899,6 +965,7 @@ void Controller::SendKill(const JobRuntime& job, int signal, bool signal_only) {
     kill.set_signal(signal);
     kill.set_grace_seconds(options_.kill_grace_seconds);
     kill.set_signal_only(signal_only);
+    kill.set_scope(scope);
     it->second.link->Send(message);
   }
 }

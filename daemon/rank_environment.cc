@@ -9,21 +9,31 @@
 
 namespace gantry {
 
-std::string TasksPerNodeString(const v1::JobRecord& job) {
+namespace {
+
+// Slurm's per-node count lists: "4(x2),2" for 4, 4, 2.
+template <typename CountOf>
+std::string PerNodeCounts(const v1::JobRecord& job, CountOf count_of) {
   std::vector<std::string> parts;
   const auto& shares = job.allocation();
   for (int i = 0; i < shares.size();) {
     int run = 1;
     while (i + run < shares.size() &&
-           shares[i + run].rank_count() == shares[i].rank_count()) {
+           count_of(shares[i + run]) == count_of(shares[i])) {
       ++run;
     }
-    parts.push_back(run > 1
-                        ? absl::StrCat(shares[i].rank_count(), "(x", run, ")")
-                        : absl::StrCat(shares[i].rank_count()));
+    parts.push_back(run > 1 ? absl::StrCat(count_of(shares[i]), "(x", run, ")")
+                            : absl::StrCat(count_of(shares[i])));
     i += run;
   }
   return absl::StrJoin(parts, ",");
+}
+
+}  // namespace
+
+std::string TasksPerNodeString(const v1::JobRecord& job) {
+  return PerNodeCounts(
+      job, [](const v1::NodeAllocation& share) { return share.rank_count(); });
 }
 
 uint32_t ChooseMasterPort(uint64_t cluster_id, uint64_t job_id,
@@ -102,6 +112,9 @@ std::map<std::string, std::string> BuildRankEnvironment(
       {"SLURM_JOB_UID", absl::StrCat(job.uid())},
       {"SLURM_RESTART_COUNT", restarts},
       {"SLURM_GPUS_ON_NODE", absl::StrCat(share.gpu_indices_size())},
+      {"SLURM_JOB_CPUS_PER_NODE",
+       PerNodeCounts(job,
+                     [](const v1::NodeAllocation& a) { return a.cpus(); })},
       // The PyTorch launcher's (torchrun / torch.distributed env://).
       {"MASTER_ADDR", master_addr},
       {"MASTER_PORT", absl::StrCat(job.master_port())},
@@ -130,6 +143,12 @@ std::map<std::string, std::string> BuildRankEnvironment(
   }
   if (!spec.checkpoint_dir().empty()) {
     env["GANTRY_CHECKPOINT_DIR"] = spec.checkpoint_dir();
+  }
+  if (spec.gpus_per_node() > 0) {
+    env["SLURM_GPUS_PER_NODE"] = absl::StrCat(spec.gpus_per_node());
+  }
+  if (spec.mem_per_node_mb() > 0) {
+    env["SLURM_MEM_PER_NODE"] = absl::StrCat(spec.mem_per_node_mb());
   }
   // Where a restarted attempt resumes from: the latest checkpoint Gantry
   // knows of (empty on a first attempt or when there is none yet).

@@ -182,9 +182,12 @@ class Pass {
 
     const Shape shape = ShapeOf(job, partition, enforce_switch_limit, end_ms);
     Placement placement;
-    auto known = failures_.find(shape);
+    auto known =
+        job.HasNodeRestrictions() ? failures_.end() : failures_.find(shape);
     if (known != failures_.end() && job.nodes >= known->second.nodes) {
       placement.outcome = known->second.outcome;
+    } else if (job.HasNodeRestrictions()) {
+      placement = placer_.Place(request, free_);
     } else {
       placement = PlaceNow(request);
       if (placement.outcome != PlacementOutcome::kPlaced) {
@@ -225,6 +228,7 @@ class Pass {
   }
 
   bool NeverFits(const PendingJob& job, uint32_t partition) {
+    if (job.HasNodeRestrictions()) return RestrictedNeverFits(job, partition);
     const auto key =
         std::make_tuple(job.gpus_per_node, CpusNeeded(job), job.mem_per_node_mb,
                         job.is_restart, partition);
@@ -246,9 +250,29 @@ class Pass {
     return true;
   }
 
+  // NeverFits for a job with --nodelist/--exclude/--constraint: its own
+  // count of nodes, no memo.
+  bool RestrictedNeverFits(const PendingJob& job, uint32_t partition) {
+    const std::size_t capable = placer_.CapableNodes(job, partition);
+    if (capable >= job.nodes) return false;
+    Wait(job, "PartitionNodeLimit",
+         absl::StrCat("needs ", Describe(job),
+                      job.gpu_type.empty()
+                          ? ""
+                          : absl::StrCat(" of GPU type ", job.gpu_type),
+                      " on nodes that match its --nodelist, --exclude, "
+                      "--constraint and GPU type; partition ",
+                      job.partition, " has ", capable, " such node(s)"));
+    return true;
+  }
+
   // Only labels a wait (Priority or Resources), so one answer per shape
   // and node count serves the whole pass; a failure covers bigger counts.
   bool FitsIgnoringReservations(PlacementRequest request) {
+    if (request.job->HasNodeRestrictions()) {
+      request.filter = NodeFilter{};
+      return placer_.Place(request, free_).outcome == PlacementOutcome::kPlaced;
+    }
     Shape shape = ShapeOf(*request.job, request.partition,
                           request.enforce_switch_limit, 0);
     auto failed = ignoring_reservations_failed_.find(shape);

@@ -22,14 +22,23 @@
 // A job that can never fit on its partition's nodes does not block anyone
 // and waits with reason "PartitionNodeLimit".
 //
+// Node restrictions (--nodelist, --exclude, --constraint) narrow the nodes a
+// job may use. With a matching-OR constraint ([a|b]) each choice is tried
+// in turn, all nodes on the same one. Listed nodes come first in rank order;
+// when the job asks for more nodes than it lists, the rest are placed as
+// any job's would be.
+//
 // Hot spares: nodes marked hot_spare take only restarts of failed jobs, and
 // a restart takes spares before other nodes, so a failed gang comes back
 // fast even on a full cluster.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "common/node_constraint.h"
 
 namespace gantry {
 
@@ -49,6 +58,9 @@ struct NodeSnapshot {
   std::vector<std::string> switch_path;
   // Per GPU index: the name of its nearest compute HCA, "" when unknown.
   std::vector<std::string> gpu_hca;
+  std::vector<std::string> features;  // for --constraint
+  // The GPUs' model names, lower case, for --gres=gpu:TYPE:N.
+  std::vector<std::string> gpu_models;
 };
 
 struct PendingJob {
@@ -69,6 +81,20 @@ struct PendingJob {
   // 0 with max_switches set: wait forever.
   int64_t switches_deadline_ms = 0;
   double priority = 0;  // informational; the queue order is what counts
+  // --nodelist: nodes the job's allocation must hold, all of them (ranks
+  // start on them, in this order); --exclude: nodes it must not use;
+  // --constraint: features its nodes need. A job with any of these is
+  // placed on its own (no memo of other jobs' outcomes applies to it).
+  std::vector<std::string> required_nodes;
+  std::vector<std::string> excluded_nodes;
+  std::shared_ptr<const NodeConstraint> constraint;
+  // --gres=gpu:TYPE:N: nodes with a GPU model naming TYPE or a feature
+  // TYPE (case does not matter); lower case, empty: any.
+  std::string gpu_type;
+  bool HasNodeRestrictions() const {
+    return !required_nodes.empty() || !excluded_nodes.empty() ||
+           constraint != nullptr || !gpu_type.empty();
+  }
 };
 
 struct NodeShare {

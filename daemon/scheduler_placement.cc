@@ -6,6 +6,8 @@
 #include <numeric>
 #include <string_view>
 
+#include "absl/strings/ascii.h"
+
 namespace gantry::scheduler_internal {
 
 FabricIndex BuildFabricIndex(const std::vector<NodeSnapshot>& nodes) {
@@ -191,7 +193,73 @@ const std::vector<uint8_t>& Placer::UsableByMask(const PendingJob& job,
   return usable;
 }
 
+bool HasGpuType(const NodeSnapshot& node, const std::string& type) {
+  for (const std::string& model : node.gpu_models) {
+    if (model.find(type) != std::string::npos) return true;
+  }
+  for (const std::string& feature : node.features) {
+    if (absl::AsciiStrToLower(feature) == type) return true;
+  }
+  return false;
+}
+
+void Placer::BuildRestrictedMask(const PendingJob& job, std::size_t choice,
+                                 bool schedulable_only,
+                                 std::vector<uint8_t>& mask) const {
+  mask.assign(nodes_.size(), 0);
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    const NodeSnapshot& node = nodes_[i];
+    if ((schedulable_only && !node.schedulable) || !UsableBy(node, job)) {
+      continue;
+    }
+    if (std::find(job.excluded_nodes.begin(), job.excluded_nodes.end(),
+                  node.name) != job.excluded_nodes.end()) {
+      continue;
+    }
+    if (job.constraint && !job.constraint->Matches(node.features, choice)) {
+      continue;
+    }
+    if (!job.gpu_type.empty() && !HasGpuType(node, job.gpu_type)) continue;
+    mask[i] = 1;
+  }
+}
+
+bool Placer::FindRequiredNodes(const PendingJob& job,
+                               std::vector<std::size_t>& indices) const {
+  indices.clear();
+  for (const std::string& name : job.required_nodes) {
+    auto it = std::find_if(
+        nodes_.begin(), nodes_.end(),
+        [&](const NodeSnapshot& node) { return node.name == name; });
+    if (it == nodes_.end()) return false;
+    indices.push_back(static_cast<std::size_t>(it - nodes_.begin()));
+  }
+  return true;
+}
+
 std::size_t Placer::CapableNodes(const PendingJob& job, uint32_t partition) {
+  if (job.HasNodeRestrictions()) {
+    // The best choice of the matching-OR group; none when a listed node
+    // could never hold the job.
+    std::vector<std::size_t> required;
+    if (!FindRequiredNodes(job, required)) return 0;
+    std::size_t best = 0;
+    const std::size_t choices =
+        job.constraint ? job.constraint->ChoiceCount() : 1;
+    for (std::size_t choice = 0; choice < choices; ++choice) {
+      BuildRestrictedMask(job, choice, false, restricted_mask_);
+      std::size_t count = 0;
+      for (std::size_t i = 0; i < nodes_.size(); ++i) {
+        count += restricted_mask_[i] && CapableOf(nodes_[i], job);
+      }
+      const bool listed_capable =
+          std::all_of(required.begin(), required.end(), [&](std::size_t i) {
+            return restricted_mask_[i] && CapableOf(nodes_[i], job);
+          });
+      if (listed_capable) best = std::max(best, count);
+    }
+    return best;
+  }
   const std::vector<uint8_t>& usable = UsableByMask(job, partition);
   // CapableOf, with UsableBy answered from the mask.
   const uint32_t cpus = CpusNeeded(job);
@@ -253,6 +321,7 @@ uint32_t Placer::CountLeaves(const std::vector<std::size_t>& chosen) const {
 Placement Placer::Place(const PlacementRequest& request,
                         const FreeResources& free) {
   if (!free.MayHold(request.job->nodes, request.job->gpus_per_node)) return {};
+  if (request.job->HasNodeRestrictions()) return PlaceRestricted(request, free);
   usable_ = &UsableMask(*request.job, request.partition);
   // A restart takes hot spares first, so a failed gang comes back fast.
   if (request.job->is_restart) {
@@ -263,6 +332,58 @@ Placement Placer::Place(const PlacementRequest& request,
   }
   return request.topology_aware ? PlaceByTopology(request, free, false)
                                 : PlaceFirstFit(request, free, false);
+}
+
+Placement Placer::PlaceRestricted(const PlacementRequest& request,
+                                  const FreeResources& free) {
+  const PendingJob& job = *request.job;
+  std::vector<std::size_t> required;
+  if (!FindRequiredNodes(job, required)) return {};
+  // The rest of the job beyond its listed nodes, placed like any job (on
+  // the mask, never live: the fitting sets are for unrestricted jobs).
+  PendingJob rest = job;
+  rest.required_nodes.clear();
+  rest.excluded_nodes.clear();
+  rest.constraint = nullptr;
+  rest.nodes = job.nodes > required.size()
+                   ? job.nodes - static_cast<uint32_t>(required.size())
+                   : 0;
+  PlacementRequest rest_request = request;
+  rest_request.job = &rest;
+  rest_request.live = false;
+  rest_request.enforce_switch_limit = false;
+  Placement best;
+  const std::size_t choices =
+      job.constraint ? job.constraint->ChoiceCount() : 1;
+  for (std::size_t choice = 0; choice < choices; ++choice) {
+    BuildRestrictedMask(job, choice, true, restricted_mask_);
+    usable_ = &restricted_mask_;
+    const bool listed_fit =
+        std::all_of(required.begin(), required.end(), [&](std::size_t i) {
+          return request.filter.Allows(i) && Fits(i, job, free);
+        });
+    if (!listed_fit) continue;
+    Placement placement;
+    placement.nodes = required;
+    if (rest.nodes > 0) {
+      for (std::size_t i : required) restricted_mask_[i] = 0;
+      Placement others = request.topology_aware
+                             ? PlaceByTopology(rest_request, free, false)
+                             : PlaceFirstFit(rest_request, free, false);
+      if (others.outcome != PlacementOutcome::kPlaced) continue;
+      placement.nodes.insert(placement.nodes.end(), others.nodes.begin(),
+                             others.nodes.end());
+    }
+    placement.leaf_switches = CountLeaves(placement.nodes);
+    if (request.enforce_switch_limit &&
+        placement.leaf_switches > job.max_switches) {
+      best.outcome = PlacementOutcome::kSwitchLimit;
+      continue;
+    }
+    placement.outcome = PlacementOutcome::kPlaced;
+    return placement;
+  }
+  return best;
 }
 
 Placement Placer::PlaceFirstFit(const PlacementRequest& request,

@@ -125,6 +125,18 @@ class Placer {
   // Per node: UsableBy alone (no schedulable test).
   const std::vector<uint8_t>& UsableByMask(const PendingJob& job,
                                            uint32_t partition);
+  // Per node: usable by a job with node restrictions under one choice of
+  // its matching-OR group: UsableBy, not excluded, the constraint holds
+  // and, with `schedulable_only`, schedulable.
+  void BuildRestrictedMask(const PendingJob& job, std::size_t choice,
+                           bool schedulable_only,
+                           std::vector<uint8_t>& mask) const;
+  // The snapshot indices of the job's --nodelist nodes, in its order;
+  // false when one is not in the snapshot.
+  bool FindRequiredNodes(const PendingJob& job,
+                         std::vector<std::size_t>& indices) const;
+  Placement PlaceRestricted(const PlacementRequest& request,
+                            const FreeResources& free);
   Placement PlaceFirstFit(const PlacementRequest& request,
                           const FreeResources& free, bool spares_only);
   Placement PlaceByTopology(const PlacementRequest& request,
@@ -158,9 +170,14 @@ class Placer {
   std::vector<std::vector<uint8_t>> usable_by_;
   std::vector<uint8_t> usable_by_built_;
   const std::vector<uint8_t>* usable_ = nullptr;  // of the job being placed
+  std::vector<uint8_t> restricted_mask_;          // see BuildRestrictedMask
   std::map<FittingKey, FittingSet> fitting_sets_;
   std::vector<std::size_t> candidates_;
 };
+
+// Whether the node has GPUs of this type (lower case): a GPU model naming
+// it, or a feature of that name.
+bool HasGpuType(const NodeSnapshot& node, const std::string& type);
 
 // Whether the job could ever use this node (partition, spare rule, size).
 bool CapableOf(const NodeSnapshot& node, const PendingJob& job);

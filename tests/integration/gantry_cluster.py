@@ -206,7 +206,7 @@ class GantryCluster:
     def __init__(self, agents=2, heartbeat_interval=0.2, node_timeout=5.0,
                  reconnect_grace=10.0, kill_grace=1, restart_backoff=0.2,
                  hot_spares=None, gantryd_args=(), label="cluster",
-                 auth="munge", metrics=False):
+                 auth="munge", metrics=False, agent_args=None):
         bindir = build_dir()
         self.gantryd_bin = os.path.join(bindir, "daemon", "gantryd")
         self.agent_bin = os.path.join(bindir, "agent", "gantry-agent")
@@ -244,7 +244,7 @@ class GantryCluster:
         self.controller = None
         self.agents = {}  # agent name (its node name, usually) -> _Daemon
         # agent name -> extra gantry-agent arguments (set before start()).
-        self.agent_args = {}
+        self.agent_args = dict(agent_args or {})
         # Job cgroups (where the host has cgroup v2): a subtree per cluster,
         # since clusters running at once all have a node01.
         self.cgroup_root = "/" + os.path.basename(self.dir)
@@ -457,6 +457,22 @@ class GantryCluster:
                 f"gantry {' '.join(args)} exited {result.returncode}\n"
                 f"stdout: {result.stdout}\nstderr: {result.stderr}")
         return result
+
+    def add_slurm_commands(self, extra_path=""):
+        """Puts the sbatch, srun, squeue, scancel and scontrol names (links
+        to gantry, as the gantry-slurm-compat package installs them) first
+        on the PATH of the CLI and of jobs (jobs inherit the submitter's
+        environment), then `extra_path`. Returns the directory."""
+        bin_dir = self.path("bin")
+        os.makedirs(bin_dir, exist_ok=True)
+        for name in ("gantry", "sbatch", "srun", "squeue", "scancel",
+                     "scontrol"):
+            link = os.path.join(bin_dir, name)
+            if not os.path.lexists(link):
+                os.symlink(self.cli_bin, link)
+        prefix = bin_dir + (":" + extra_path if extra_path else "")
+        self.env["PATH"] = prefix + ":" + self.env["PATH"]
+        return bin_dir
 
     def cli_json(self, *args):
         return json.loads(self.cli(*args, "--json").stdout)

@@ -93,7 +93,12 @@ class JobArraysTest(ClusterTestCase):
                         if j["state"] == "PENDING"),
             10, "the pending tasks to wait with reason JobArrayTaskLimit")
         queue = cluster.cli("queue", "-j", str(array_id), "-o", "%i %t %r")
-        self.assertIn(f"{array_id}_5 PD JobArrayTaskLimit", queue.stdout)
+        # squeue's folding: the pending tasks on one line.
+        self.assertIn(f"{array_id}_[2-5%2] PD JobArrayTaskLimit",
+                      queue.stdout)
+        unfolded = cluster.cli("queue", "-r", "-j", str(array_id), "-o",
+                               "%i %t %r")
+        self.assertIn(f"{array_id}_5 PD JobArrayTaskLimit", unfolded.stdout)
         detail = cluster.job(array_id + 5)["reason_detail"]
         self.assertIn("at most 2 task(s) at once", detail)
 
@@ -150,7 +155,18 @@ class JobArraysTest(ClusterTestCase):
         quick = cluster.write_script("quick.sh", QUICK)
         array_id = cluster.submit(gated, "--array=0-2")
         after = cluster.submit(quick, f"--dependency=afterok:{array_id}")
+        # One task of the array: ID_TASK, stored as that task's job id.
+        after_task = cluster.submit(quick,
+                                    f"--dependency=afterok:{array_id}_1")
+        self.assertEqual(cluster.job(after_task)["dependency"],
+                         f"afterok:{array_id + 1}")
+        missing = cluster.cli("batch", f"--dependency=afterok:{array_id}_7",
+                              quick, check=False)
+        self.assertIn(f"array task {array_id}_7 does not exist",
+                      missing.stderr)
         cluster.wait_files([f"started-{task}" for task in range(3)])
+        cluster.touch("release-1")
+        cluster.wait_job(after_task, "COMPLETED")
         cluster.touch("release-0")
         cluster.touch("release-1")
         cluster.wait_job(array_id, "COMPLETED")

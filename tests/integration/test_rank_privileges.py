@@ -28,7 +28,8 @@ AGENT_ONLY = {"GANTRY_IT_AGENT_ONLY": "agent-secret",
 # in its working directory.
 PROBE_SCRIPT = r"""#!/bin/bash
 echo "uid=$(id -u) gid=$(id -g) groups=$(id -G)" > identity.txt
-ls /proc/$$/fd | tr '\n' ' ' > fds.txt
+# No pipeline: bash holds a pipe's end while the left side runs.
+ls /proc/$$/fd > fds.txt
 grep -E '^(CapInh|CapPrm|CapEff|CapAmb|NoNewPrivs):' /proc/self/status > status.txt
 env > env.txt
 python3 - > regain.txt <<'PYTHON'

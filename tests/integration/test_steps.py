@@ -7,9 +7,6 @@ bad step requests, a node lost between steps, and a cancelled job's step
 tasks stopped on every node."""
 
 import os
-import re
-import shutil
-import socket
 import time
 
 import gantry_cluster
@@ -38,15 +35,7 @@ exit 0
 class StepTest(ClusterTestCase):
     def setUp(self):
         self.cluster = self.start_cluster(agents=2)
-        # The srun and scontrol names, as the gantry-slurm-compat package
-        # links them, first on the job's PATH (jobs inherit the
-        # submitter's environment).
-        bin_dir = self.cluster.path("bin")
-        os.makedirs(bin_dir)
-        for name in ("srun", "scontrol", "sbatch"):
-            os.symlink(self.cluster.cli_bin, os.path.join(bin_dir, name))
-        os.symlink(self.cluster.cli_bin, os.path.join(bin_dir, "gantry"))
-        self.cluster.env["PATH"] = bin_dir + ":" + self.cluster.env["PATH"]
+        self.cluster.add_slurm_commands()
 
     def submit(self, text, *options):
         script = self.cluster.write_script("job.sh", text)
@@ -181,68 +170,6 @@ srun bash -c 'echo $$ > task-$SLURM_PROCID.pid; sleep 120'
         cluster.cli("cancel", str(job_id))
         cluster.wait_job(job_id, "CANCELLED", timeout=30)
         self.assert_pids_gone(pids, timeout=15, what="step tasks")
-
-
-class TorchrunPatternTest(ClusterTestCase):
-    """The launcher public training scripts use: the head node's address
-    from `srun -w head hostname --ip-address`, then one torchrun per node
-    under srun with --node_rank $SLURM_PROCID, rendezvous on the head."""
-
-    def test_torchrun_per_node(self):
-        python = shutil.which("python3", path="/usr/bin")
-        probe = os.system(f"{python} -c 'import torch' 2>/dev/null")
-        if probe != 0:
-            self.skipTest("python3-torch is not installed (Debian package "
-                          "python3-torch): the torchrun pattern needs it")
-        cluster = self.start_cluster(agents=2)
-        bin_dir = cluster.path("bin")
-        os.makedirs(bin_dir)
-        for name in ("srun", "scontrol"):
-            os.symlink(cluster.cli_bin, os.path.join(bin_dir, name))
-        cluster.env["PATH"] = bin_dir + ":/usr/bin:" + cluster.env["PATH"]
-        cluster.write_script("train.py", """
-import os
-import torch
-import torch.distributed as dist
-dist.init_process_group("gloo")
-rank, world = dist.get_rank(), dist.get_world_size()
-value = torch.tensor([float(rank + 1)])
-dist.all_reduce(value)
-print(f"rank {rank}/{world} node_rank={os.environ['GROUP_RANK']} "
-      f"sum={value.item():.0f}", flush=True)
-dist.destroy_process_group()
-""")
-        script = cluster.write_script("launch.sh", """#!/bin/bash
-#SBATCH --job-name=torchrun-pattern -N 2 --ntasks-per-node=1 -o torch.out
-nodes=( $(scontrol show hostnames "$SLURM_JOB_NODELIST") )
-head_node=${nodes[0]}
-head_node_ip=$(srun --nodes=1 --ntasks=1 -w "$head_node" hostname --ip-address)
-echo "head $head_node at $head_node_ip"
-export LOGLEVEL=WARNING OMP_NUM_THREADS=1
-# --redirects 1 --tee 1: Debian's torch 1.13 on Python 3.11 fails on the
-# default --redirects 0 (its Std enum lookup finds only single-bit
-# members); stdout still reaches the console.
-srun python3 -m torch.distributed.run --nnodes 2 --nproc_per_node 2 \\
-    --redirects 1 --tee 1 \\
-    --rdzv_id "$SLURM_JOB_ID" --rdzv_backend c10d \\
-    --rdzv_endpoint "$head_node_ip:$RDZV_PORT" \\
-    train.py
-echo "torchrun exit=$?"
-""")
-        with socket.socket() as probe_socket:
-            probe_socket.bind(("127.0.0.1", 0))
-            cluster.env["RDZV_PORT"] = str(probe_socket.getsockname()[1])
-        job_id = cluster.submit(script, per_task=False)
-        cluster.wait_job(job_id, "COMPLETED", "FAILED", timeout=150)
-        out = cluster.read("torch.out")
-        self.assertIn("torchrun exit=0", out.splitlines(), out)
-        # torchrun's --tee puts "[defaultN]:" before each worker's line.
-        ranks = sorted(re.sub(r"^\[default\d+\]:", "", line)
-                       for line in out.splitlines() if "rank " in line
-                       and "sum=" in line)
-        # 1+2+3+4 over the 4 processes of the 2 "nodes".
-        self.assertEqual(ranks, [f"rank {r}/4 node_rank={r // 2} sum=10"
-                                 for r in range(4)], out)
 
 
 if __name__ == "__main__":

@@ -42,7 +42,8 @@ TEST_CASE("Register carries identity, inventory, exits and running ranks") {
   AgentIdentity identity{.node_name = "sim00001",
                          .address = "10.0.0.1",
                          .boot_id = "b00t",
-                         .simulated = true};
+                         .simulated = true,
+                         .features = {"a100", "ib"}};
   v1::NodeInventory inventory;
   inventory.set_cpus(32);
   ExitJournal journal;
@@ -55,6 +56,9 @@ TEST_CASE("Register carries identity, inventory, exits and running ranks") {
   CHECK(reg.address() == "10.0.0.1");
   CHECK(reg.boot_id() == "b00t");
   CHECK(reg.simulated());
+  CHECK(
+      std::vector<std::string>(reg.features().begin(), reg.features().end()) ==
+      std::vector<std::string>{"a100", "ib"});
   CHECK(reg.agent_version() == GANTRY_VERSION);
   CHECK(reg.inventory().cpus() == 32);
   REQUIRE(reg.unacknowledged_exits_size() == 1);

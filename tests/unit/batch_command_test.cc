@@ -52,8 +52,8 @@ TEST_CASE("the submission carries the request and the environment", "[batch]") {
 }
 
 TEST_CASE("a file that is not a batch script is refused", "[batch]") {
-  auto submit =
-      BuildSubmitRequest(JobRequest(), "echo hi\n", {}, "/tmp", nullptr);
+  JobRequest request;
+  auto submit = BuildSubmitRequest(request, "echo hi\n", {}, "/tmp", nullptr);
   REQUIRE_FALSE(submit.ok());
   CHECK_THAT(std::string(submit.status().message()),
              Catch::Contains("first line must start with #!"));

@@ -43,10 +43,10 @@ TEST_CASE("dependency terms parse as sbatch writes them") {
   JobDependency all = Parsed("afterok:12:13,afterany:7,after:5+10,singleton");
   CHECK_FALSE(all.any_of);
   REQUIRE(all.terms.size() == 5);
-  CHECK(all.terms[0] == DependencyTerm{Kind::kAfterOk, 12, 0});
-  CHECK(all.terms[1] == DependencyTerm{Kind::kAfterOk, 13, 0});
-  CHECK(all.terms[2] == DependencyTerm{Kind::kAfterAny, 7, 0});
-  CHECK(all.terms[3] == DependencyTerm{Kind::kAfter, 5, 10});
+  CHECK(all.terms[0] == DependencyTerm{Kind::kAfterOk, 12, 0, std::nullopt});
+  CHECK(all.terms[1] == DependencyTerm{Kind::kAfterOk, 13, 0, std::nullopt});
+  CHECK(all.terms[2] == DependencyTerm{Kind::kAfterAny, 7, 0, std::nullopt});
+  CHECK(all.terms[3] == DependencyTerm{Kind::kAfter, 5, 10, std::nullopt});
   CHECK(all.terms[4].kind == Kind::kSingleton);
   CHECK(FormatDependency(all) ==
         "afterok:12:13,afterany:7,after:5+10,singleton");
@@ -55,6 +55,10 @@ TEST_CASE("dependency terms parse as sbatch writes them") {
   CHECK(any.any_of);
   CHECK(FormatDependency(any) == "afternotok:3?afterok:4");
   CHECK(Parsed("").empty());
+
+  JobDependency task = Parsed("afterok:12_3:14");
+  CHECK(task.terms[0] == DependencyTerm{Kind::kAfterOk, 12, 0, 3});
+  CHECK(FormatDependency(task) == "afterok:12_3:14");
 }
 
 TEST_CASE("malformed dependencies are refused with the part at fault") {
@@ -68,7 +72,8 @@ TEST_CASE("malformed dependencies are refused with the part at fault") {
   CHECK_THAT(ErrorOf("afterok:1+5"),
              Catch::Contains("only allowed with after"));
   CHECK_THAT(ErrorOf("after:1+x"), Catch::Contains("whole minutes"));
-  CHECK_THAT(ErrorOf("afterok:12_3"), Catch::Contains("array tasks"));
+  CHECK_THAT(ErrorOf("afterok:12_x"), Catch::Contains("array task"));
+  CHECK_THAT(ErrorOf("afterok:_3"), Catch::Contains("not a job id"));
   CHECK_THAT(ErrorOf("afterok:99999999999999999999999"),
              Catch::Contains("not a job id"));
 }

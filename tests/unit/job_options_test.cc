@@ -1,6 +1,7 @@
 #include "common/job_options.h"
 
 #include <catch2/catch.hpp>
+#include <csignal>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -43,6 +44,7 @@ std::string Describe(const JobRequest& r) {
   if (!r.chdir.empty()) add("chdir=" + r.chdir);
   if (r.parsable) add("parsable");
   if (r.exclusive) add("exclusive");
+  if (!r.gpu_type.empty()) add("gpu_type=" + r.gpu_type);
   if (r.max_switches) add("switches=" + std::to_string(*r.max_switches));
   if (r.switches_max_wait_seconds) {
     add("switches_wait_s=" + std::to_string(*r.switches_max_wait_seconds));
@@ -90,12 +92,12 @@ TEST_CASE("Every option in every form", "[job_options]") {
       {{"--cpus-per-task=4096"}, "cpus_per_task=4096"},
       {{"--gpus-per-node=4"}, "gpus_per_node=4"},
       {{"--gpus-per-node", "64"}, "gpus_per_node=64"},
-      {{"--gpus-per-node=a100:2"}, "gpus_per_node=2 warnings=1"},
+      {{"--gpus-per-node=a100:2"}, "gpus_per_node=2 gpu_type=a100"},
       {{"--gres=gpu:2"}, "gpus_per_node=2"},
       {{"--gres", "gpu:2"}, "gpus_per_node=2"},
       {{"--gres=gpu"}, "gpus_per_node=1"},
-      {{"--gres=gpu:a100"}, "gpus_per_node=1 warnings=1"},
-      {{"--gres=gpu:a100:4"}, "gpus_per_node=4 warnings=1"},
+      {{"--gres=gpu:a100"}, "gpus_per_node=1 gpu_type=a100"},
+      {{"--gres=gpu:a100:4"}, "gpus_per_node=4 gpu_type=a100"},
       {{"--mem=4G"}, "mem_mb=4096"},
       {{"--mem", "512"}, "mem_mb=512"},
       {{"--mem=0"}, "mem_mb=0"},
@@ -133,17 +135,24 @@ TEST_CASE("Every option in every form", "[job_options]") {
 
 TEST_CASE("Accepted but ignored options warn once each", "[job_options]") {
   const std::vector<Words> cases = {
-      {"--mail-type=END"},    {"--mail-type", "ALL"},
-      {"--mail-user=a@b.c"},  {"--account=proj"},
-      {"-A", "proj"},         {"-Aproj"},
-      {"--qos=high"},         {"-q", "high"},
-      {"--comment=hello"},    {"--time-min=10"},
-      {"--open-mode=append"}, {"--overcommit"},
-      {"--reservation=r1"},   {"--hint=nomultithread"},
-      {"--signal=B:USR1@60"}, {"--constraint=ib"},
-      {"-C", "ib"},           {"--nice"},
-      {"--nice=10"},          {"--propagate"},
-      {"--propagate=STACK"},  {"--get-user-env"},
+      {"--mail-type=END"},
+      {"--mail-type", "ALL"},
+      {"--mail-user=a@b.c"},
+      {"--account=proj"},
+      {"-A", "proj"},
+      {"-Aproj"},
+      {"--qos=high"},
+      {"-q", "high"},
+      {"--comment=hello"},
+      {"--time-min=10"},
+      {"--overcommit"},
+      {"--reservation=r1"},
+      {"--hint=nomultithread"},
+      {"--nice"},
+      {"--nice=10"},
+      {"--propagate"},
+      {"--propagate=STACK"},
+      {"--get-user-env"},
       {"--get-user-env=10L"},
   };
   for (const Words& words : cases) {
@@ -164,9 +173,6 @@ TEST_CASE("Accepted but ignored options warn once each", "[job_options]") {
   CHECK(Apply({"--nodes=2-4"})->warnings[0] ==
         "command line: --nodes=2-4: node ranges are not supported yet; using "
         "the minimum, 2");
-  CHECK(Apply({"--gres=gpu:a100:4"})->warnings[0] ==
-        "command line: GPU type \"a100\" in --gres is not supported yet; "
-        "requesting 4 GPU(s) of any type");
 }
 
 TEST_CASE("exclusive and switches options reach the request", "[job_options]") {
@@ -759,6 +765,78 @@ TEST_CASE("GPUs and memory per task, per CPU, per GPU become per node",
   JobRequest no_gpus;
   REQUIRE(ApplyJobOptions({"--mem-per-gpu=1G"}, "x", no_gpus).ok());
   CHECK_FALSE(ResolveDerivedResources(no_gpus).ok());
+}
+
+TEST_CASE("nodelist, exclude and constraint reach the request",
+          "[job_options]") {
+  JobRequest request;
+  REQUIRE(ApplyJobOptions({"-w", "node[01-02]", "--exclude=node[05-06]", "-x",
+                           "node07", "-C", "a100 & ib"},
+                          "command line", request)
+              .ok());
+  CHECK(request.nodelist == std::vector<std::string>{"node01", "node02"});
+  CHECK(request.exclude ==
+        std::vector<std::string>{"node05", "node06", "node07"});
+  CHECK(request.constraint == "a100&ib");
+  REQUIRE(ResolveDerivedResources(request).ok());
+  CHECK(request.nodes == 2u);  // raised to the listed nodes
+  CHECK(request.warnings.empty());
+
+  JobRequest fewer;
+  REQUIRE(ApplyJobOptions({"-N", "1", "-w", "n[1-3]"}, "x", fewer).ok());
+  REQUIRE(ResolveDerivedResources(fewer).ok());
+  CHECK(fewer.nodes == 3u);
+  REQUIRE(fewer.warnings.size() == 1);
+  CHECK_THAT(fewer.warnings[0], Catch::Contains("raised to 3"));
+
+  JobRequest more;
+  REQUIRE(ApplyJobOptions({"-N", "4", "-w", "n[1-2]"}, "x", more).ok());
+  REQUIRE(ResolveDerivedResources(more).ok());
+  CHECK(more.nodes == 4u);
+
+  JobRequest both;
+  REQUIRE(ApplyJobOptions({"-w", "n1", "-x", "n[1-2]"}, "x", both).ok());
+  CHECK_THAT(std::string(ResolveDerivedResources(both).message()),
+             Catch::Contains("both in --nodelist and in --exclude"));
+
+  JobRequest bad;
+  CHECK_FALSE(ApplyJobOptions({"-w", "node[3-1]"}, "x", bad).ok());
+  CHECK_FALSE(ApplyJobOptions({"-w", "./hosts.txt"}, "x", bad).ok());
+  CHECK_FALSE(ApplyJobOptions({"-C", "a100&"}, "x", bad).ok());
+}
+
+TEST_CASE("signal and open-mode reach the request", "[job_options]") {
+  JobRequest request;
+  REQUIRE(ApplyJobOptions({"--signal=B:USR1@90", "--open-mode=append"},
+                          "command line", request)
+              .ok());
+  CHECK(request.warning_signal == SIGUSR1);
+  CHECK(request.warning_signal_seconds == 90u);
+  CHECK(request.warning_signal_batch_only);
+  CHECK(request.append_output == true);
+  CHECK(request.warnings.empty());
+
+  JobRequest plain;
+  REQUIRE(ApplyJobOptions({"--signal", "TERM", "--open-mode", "truncate"}, "x",
+                          plain)
+              .ok());
+  CHECK(plain.warning_signal == SIGTERM);
+  CHECK(plain.warning_signal_seconds == 60u);  // Slurm's default
+  CHECK_FALSE(plain.warning_signal_batch_only);
+  CHECK(plain.append_output == false);
+
+  JobRequest numbered;
+  REQUIRE(ApplyJobOptions({"--signal=R:10@30"}, "x", numbered).ok());
+  CHECK(numbered.warning_signal == 10);
+  CHECK_FALSE(numbered.warning_signal_batch_only);
+
+  for (const char* bad :
+       {"--signal=USR3", "--signal=X:USR1", "--signal=USR1@",
+        "--signal=USR1@70000", "--signal=@10", "--open-mode=overwrite"}) {
+    INFO(bad);
+    JobRequest refused;
+    CHECK_FALSE(ApplyJobOptions({bad}, "x", refused).ok());
+  }
 }
 
 }  // namespace

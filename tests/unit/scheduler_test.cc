@@ -1,7 +1,9 @@
 // The scheduler core fed by hand: gang placement, FIFO blocking, reasons.
 #include "daemon/scheduler.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <memory>
 
 namespace gantry {
 namespace {
@@ -132,6 +134,124 @@ TEST_CASE("hot spares serve only restarts, and restarts take them first",
   REQUIRE(r.starts.size() == 1);
   CHECK(r.starts[0].shares[0].node_index == 2);  // the spare
   CHECK(r.starts[0].shares[1].node_index == 0);
+}
+
+TEST_CASE("nodelist puts the listed nodes first and waits for them",
+          "[scheduler][restrictions]") {
+  std::vector<NodeSnapshot> nodes = {Node("a", 4), Node("b", 4), Node("c", 4),
+                                     Node("d", 4)};
+  PendingJob job = Job(1, 2);
+  job.required_nodes = {"d", "b"};
+  ScheduleResult r = Schedule(nodes, {job});
+  REQUIRE(r.starts.size() == 1);
+  REQUIRE(r.starts[0].shares.size() == 2);
+  CHECK(r.starts[0].shares[0].node_index == 3);
+  CHECK(r.starts[0].shares[1].node_index == 1);
+
+  // More nodes than listed: the listed ones first, the rest anywhere.
+  PendingJob bigger = Job(2, 3);
+  bigger.required_nodes = {"c"};
+  r = Schedule(nodes, {bigger});
+  REQUIRE(r.starts.size() == 1);
+  REQUIRE(r.starts[0].shares.size() == 3);
+  CHECK(r.starts[0].shares[0].node_index == 2);
+  for (std::size_t i = 1; i < 3; ++i) {
+    CHECK(r.starts[0].shares[i].node_index != 2);
+  }
+
+  // A listed node that is busy: the job waits although others are free.
+  nodes[3].cpus_free = 0;
+  r = Schedule(nodes, {job});
+  CHECK(r.starts.empty());
+  REQUIRE(r.waits.size() == 1);
+  CHECK(r.waits[0].reason == "Resources");
+
+  // A listed node that is not in the partition: never.
+  nodes[3].partitions = {"other"};
+  r = Schedule(nodes, {job});
+  REQUIRE(r.waits.size() == 1);
+  CHECK(r.waits[0].reason == "PartitionNodeLimit");
+  CHECK_THAT(r.waits[0].detail, Catch::Contains("--nodelist"));
+}
+
+TEST_CASE("exclude keeps a job off nodes and does not block others",
+          "[scheduler][restrictions]") {
+  std::vector<NodeSnapshot> nodes = {Node("a", 4), Node("b", 4)};
+  PendingJob job = Job(1, 1, 1, 4);  // a whole node each
+  job.excluded_nodes = {"a"};
+  PendingJob other = Job(2, 1, 1, 4);
+  ScheduleResult r = Schedule(nodes, {job, other});
+  REQUIRE(r.starts.size() == 2);
+  CHECK(r.starts[0].shares[0].node_index == 1);
+  CHECK(r.starts[1].shares[0].node_index == 0);
+
+  PendingJob two = Job(3, 2);
+  two.excluded_nodes = {"b"};
+  r = Schedule(nodes, {two});
+  REQUIRE(r.waits.size() == 1);
+  CHECK(r.waits[0].reason == "PartitionNodeLimit");
+}
+
+TEST_CASE("constraint picks nodes by feature and matching OR keeps one",
+          "[scheduler][restrictions]") {
+  std::vector<NodeSnapshot> nodes = {Node("a", 4), Node("b", 4), Node("c", 4),
+                                     Node("d", 4)};
+  nodes[0].features = {"rack1", "ib"};
+  nodes[1].features = {"rack2", "ib"};
+  nodes[2].features = {"rack2", "ib"};
+  nodes[3].features = {"rack1"};
+  auto with = [](PendingJob job, const std::string& text) {
+    job.constraint =
+        std::make_shared<const NodeConstraint>(*NodeConstraint::Parse(text));
+    return job;
+  };
+  ScheduleResult r = Schedule(nodes, {with(Job(1, 2), "ib&[rack1|rack2]")});
+  REQUIRE(r.starts.size() == 1);
+  // rack1 has one node with ib, so both come from rack2.
+  std::vector<std::size_t> got;
+  for (const NodeShare& share : r.starts[0].shares) {
+    got.push_back(share.node_index);
+  }
+  std::sort(got.begin(), got.end());
+  CHECK(got == std::vector<std::size_t>{1, 2});
+
+  r = Schedule(nodes, {with(Job(2, 3), "ib")});
+  REQUIRE(r.starts.size() == 1);
+  for (const NodeShare& share : r.starts[0].shares) {
+    CHECK(share.node_index != 3);
+  }
+
+  r = Schedule(nodes, {with(Job(3, 3), "ib&[rack1|rack2]")});
+  REQUIRE(r.waits.size() == 1);
+  CHECK(r.waits[0].reason == "PartitionNodeLimit");
+
+  r = Schedule(nodes, {with(Job(4, 1), "a100")});
+  REQUIRE(r.waits.size() == 1);
+  CHECK(r.waits[0].reason == "PartitionNodeLimit");
+}
+
+TEST_CASE("a GPU type picks nodes by GPU model or feature",
+          "[scheduler][restrictions]") {
+  std::vector<NodeSnapshot> nodes = {Node("a", 64, 8), Node("h", 64, 8),
+                                     Node("f", 64, 8)};
+  nodes[0].gpu_models.assign(8, "nvidia a100-sxm4-80gb");
+  nodes[1].gpu_models.assign(8, "nvidia h100 80gb hbm3");
+  nodes[2].features = {"A100"};
+  PendingJob job = Job(1, 2, 1, 1, 8);
+  job.gpu_type = "a100";
+  ScheduleResult r = Schedule(nodes, {job});
+  REQUIRE(r.starts.size() == 1);
+  std::vector<std::size_t> got;
+  for (const NodeShare& share : r.starts[0].shares) {
+    got.push_back(share.node_index);
+  }
+  std::sort(got.begin(), got.end());
+  CHECK(got == std::vector<std::size_t>{0, 2});
+  job.gpu_type = "v100";
+  r = Schedule(nodes, {job});
+  REQUIRE(r.waits.size() == 1);
+  CHECK(r.waits[0].reason == "PartitionNodeLimit");
+  CHECK_THAT(r.waits[0].detail, Catch::Contains("GPU type v100"));
 }
 
 }  // namespace

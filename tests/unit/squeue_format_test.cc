@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "cli/slurm_words.h"
+#include "common/signal_name.h"
 
 namespace gantry::cli {
 namespace {
@@ -104,6 +105,37 @@ TEST_CASE("signals by name or number", "[slurm_words]") {
   CHECK(!ParseSignal("0").ok());
   CHECK(!ParseSignal("USR3").ok());
   CHECK(!ParseSignal("").ok());
+}
+
+TEST_CASE("pending array tasks fold into one line", "[squeue_format]") {
+  std::vector<v1::JobRecord> records;
+  for (uint32_t task = 0; task < 6; ++task) {
+    v1::JobRecord job;
+    job.set_id(100 + task);
+    job.set_array_job_id(100);
+    job.set_array_task_id(task);
+    job.mutable_array()->set_max_running(2);
+    job.set_state(task < 2 ? v1::RUNNING : v1::PENDING);
+    records.push_back(job);
+  }
+  records[5].set_array_task_id(9);  // indices 2-4 and 9 pending
+  v1::JobRecord other = RunningJob();
+  std::vector<const v1::JobRecord*> jobs;
+  for (const v1::JobRecord& job : records) jobs.push_back(&job);
+  jobs.push_back(&other);
+  std::vector<SqueueLine> lines = FoldPendingArrayTasks(jobs);
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[0].folded_tasks.empty());
+  CHECK(lines[2].job == &records[2]);
+  CHECK(lines[2].folded_tasks == "[2-4,9%2]");
+  CHECK(lines[3].job == &other);
+  absl::StatusOr<SqueueFormat> format = SqueueFormat::Parse("%i|%K|%t");
+  REQUIRE(format.ok());
+  CHECK(format->Row(*lines[2].job, 0, lines[2].folded_tasks) ==
+        "100_[2-4,9%2]|[2-4,9%2]|PD\n");
+  // One pending task is not folded.
+  std::vector<const v1::JobRecord*> single = {&records[0], &records[2]};
+  CHECK(FoldPendingArrayTasks(single)[1].folded_tasks.empty());
 }
 
 }  // namespace

@@ -1,0 +1,92 @@
+#include "cli/percent_format.h"
+
+#include <cctype>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace gantry::cli {
+
+absl::StatusOr<PercentFormat> PercentFormat::Parse(std::string_view format,
+                                                   std::string_view letters) {
+  PercentFormat parsed;
+  std::string literal;
+  for (size_t i = 0; i < format.size(); ++i) {
+    if (format[i] != '%') {
+      literal += format[i];
+      continue;
+    }
+    if (i + 1 < format.size() && format[i + 1] == '%') {
+      literal += '%';
+      ++i;
+      continue;
+    }
+    Item item;
+    size_t at = i + 1;
+    if (at < format.size() && (format[at] == '.' || format[at] == '-')) {
+      item.right = format[at] == '.';
+      ++at;
+    }
+    while (at < format.size() &&
+           std::isdigit(static_cast<unsigned char>(format[at]))) {
+      item.width = item.width * 10 + (format[at] - '0');
+      if (item.width > 1000) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "field width too large in \"", std::string(format), "\""));
+      }
+      ++at;
+    }
+    if (at >= format.size() || letters.find(format[at]) == std::string::npos) {
+      std::string known;
+      for (char letter : letters)
+        absl::StrAppend(&known, "%", std::string(1, letter), " ");
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown format field \"", std::string(format.substr(i, at + 1 - i)),
+          "\" in \"", std::string(format), "\": known are ", known,
+          "(and %% for %)"));
+    }
+    item.letter = format[at];
+    if (!literal.empty()) {
+      parsed.items_.push_back(Item{std::move(literal)});
+      literal.clear();
+    }
+    parsed.items_.push_back(item);
+    i = at;
+  }
+  if (!literal.empty()) parsed.items_.push_back(Item{std::move(literal)});
+  return parsed;
+}
+
+std::vector<char> PercentFormat::Fields() const {
+  std::vector<char> fields;
+  for (const Item& item : items_) {
+    if (item.letter != 0) fields.push_back(item.letter);
+  }
+  return fields;
+}
+
+std::string PercentFormat::Render(
+    const std::vector<std::string>& values) const {
+  std::string line;
+  size_t next = 0;
+  for (const Item& item : items_) {
+    if (item.letter == 0) {
+      line += item.literal;
+      continue;
+    }
+    std::string value = next < values.size() ? values[next] : "";
+    ++next;
+    if (item.width > 0) {
+      const size_t width = static_cast<size_t>(item.width);
+      if (value.size() > width) value.resize(width);
+      std::string pad(width - value.size(), ' ');
+      value = item.right ? pad + value : value + pad;
+    }
+    line += value;
+  }
+  // Left-aligned last columns would leave trailing blanks.
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  return line + "\n";
+}
+
+}  // namespace gantry::cli
