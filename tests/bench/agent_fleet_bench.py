@@ -35,6 +35,7 @@ import os
 import pwd
 import re
 import signal
+import statistics
 import time
 
 import bench_support
@@ -55,6 +56,11 @@ date +%s.%N
 
 JOB_ENDED = re.compile(r'^ts=(\S+) .*msg="job ended".* job=(\d+)\b',
                        re.MULTILINE)
+WARNING = re.compile(r'^ts=\S+ level=(?:warn|error) .*?msg=("[^"]*"|\S+)',
+                     re.MULTILINE)
+# What the benchmark itself causes.
+EXPECTED_WARNINGS = frozenset({"node drained",
+                               "job cgroups are off (--cgroups=off)"})
 
 
 def parse_args():
@@ -132,15 +138,34 @@ class AgentFleet:
         self.cluster.wait_nodes_up(self.names, timeout=60 + len(self.names))
         self.start_seconds = time.monotonic() - started
 
-    def agents_rss_mib(self):
-        """Resident memory of all agents together."""
-        total_kib = 0
+    def agents_memory_mib(self):
+        """(RSS, PSS) of all agents together: RSS counts the shared
+        libraries once per agent (as the anchor sums slurmd RSS), PSS
+        splits them among the processes that map them."""
+        rss_kib = pss_kib = 0
         for daemon in self.cluster.agents.values():
-            with open(f"/proc/{daemon.pid}/status") as status:
-                for line in status:
-                    if line.startswith("VmRSS:"):
-                        total_kib += int(line.split()[1])
-        return total_kib / 1024
+            with open(f"/proc/{daemon.pid}/smaps_rollup") as rollup:
+                for line in rollup:
+                    if line.startswith("Rss:"):
+                        rss_kib += int(line.split()[1])
+                    elif line.startswith("Pss:"):
+                        pss_kib += int(line.split()[1])
+        return rss_kib / 1024, pss_kib / 1024
+
+    def warnings(self):
+        """{(daemon, message): count} of the warning and error lines in
+        the logs, "agents" standing for all agents, less
+        EXPECTED_WARNINGS."""
+        counts = {}
+        daemons = [("gantryd", self.cluster.controller)] + [
+            ("agents", d) for d in self.cluster.agents.values()]
+        for role, daemon in daemons:
+            for match in WARNING.finditer(daemon.log_text()):
+                message = match.group(1).strip('"')
+                if message not in EXPECTED_WARNINGS:
+                    key = (role, message)
+                    counts[key] = counts.get(key, 0) + 1
+        return counts
 
     def controller_cpu_seconds(self):
         return bench_support.cpu_seconds(self.cluster.controller.pid)
@@ -272,21 +297,31 @@ def latency(fleet, sizes, reps):
 
 def measure(args):
     """Everything above on one fleet. Returns {"start_seconds",
-    "agents_rss_mib", "held": held_submissions(), "latency": latency()}."""
+    "agents_memory_mib": [(RSS, PSS) at the start, at the end], "held":
+    held_submissions(), "latency": latency(), "warnings":
+    AgentFleet.warnings()}."""
     sizes = [int(n) for n in args.sizes.split(",") if n]
     with AgentFleet(args.nodes, args.hwloc_xml, args.cgroups) as fleet:
         figures = {"start_seconds": fleet.start_seconds,
-                   "agents_rss_mib": [fleet.agents_rss_mib()]}
+                   "agents_memory_mib": [fleet.agents_memory_mib()]}
         figures["latency"] = latency(fleet, sizes, args.latency_reps)
         figures["held"] = held_submissions(fleet, args.jobs, args.reps)
-        figures["agents_rss_mib"].append(fleet.agents_rss_mib())
+        figures["agents_memory_mib"].append(fleet.agents_memory_mib())
+        figures["warnings"] = fleet.warnings()
         return figures
 
 
-def describe(values, unit, digits=3):
+def describe(values, unit):
+    """Median, p99 and best of durations."""
     median, p99 = median_p99(values)
-    return (f"median {median:.{digits}f} {unit}, p99 {p99:.{digits}f}, "
-            f"best {min(values):.{digits}f} (n={len(values)})")
+    return (f"median {median:.3f} {unit}, p99 {p99:.3f}, "
+            f"best {min(values):.3f} (n={len(values)})")
+
+
+def describe_rates(values, unit):
+    """Median and slowest of rates."""
+    return (f"median {statistics.median(values):.1f} {unit}, slowest "
+            f"{min(values):.1f} (n={len(values)})")
 
 
 def main():
@@ -294,17 +329,18 @@ def main():
     args = parse_args()
     figures = measure(args)
     held = figures["held"]
+    (rss, pss), (rss_end, pss_end) = figures["agents_memory_mib"]
     print(f"Agent fleet benchmark: {bench_support.machine_line()}")
     print(f"  {args.nodes} gantry-agents ({os.path.basename(args.hwloc_xml)}, "
           f"--cgroups {args.cgroups}) up in {figures['start_seconds']:.1f} s; "
-          f"their RSS {figures['agents_rss_mib'][0]:.0f} MiB at start, "
-          f"{figures['agents_rss_mib'][1]:.0f} MiB at the end")
+          f"all together RSS {rss:.0f} MiB (PSS {pss:.0f}) at the start, "
+          f"{rss_end:.0f} MiB (PSS {pss_end:.0f}) at the end")
     print(f"  held submissions, {args.jobs} per repetition:")
-    print(f"    serial      {describe(held['serial'], 'jobs/s', 1)}")
-    print(f"    4 parallel  {describe(held['parallel'], 'jobs/s', 1)}")
+    print(f"    serial      {describe_rates(held['serial'], 'jobs/s')}")
+    print(f"    4 parallel  {describe_rates(held['parallel'], 'jobs/s')}")
     print(f"  throughput, {args.jobs} exclusive `true` jobs from release to "
           "all ended:")
-    print(f"    {describe(held['throughput'], 'jobs/s', 1)}; "
+    print(f"    {describe_rates(held['throughput'], 'jobs/s')}; "
           f"{describe(held['drain_seconds'], 's')}")
     if held["not_completed"]:
         print(f"    NOT COMPLETED: {held['not_completed']}")
@@ -317,6 +353,16 @@ def main():
         if samples["ranks"]:
             print(f"    {nodes:>3} nodes,   every rank    "
                   f"{describe(samples['ranks'], 's')}")
+    print_warnings(figures["warnings"])
+
+
+def print_warnings(warnings):
+    if not warnings:
+        print("  no warnings in the logs")
+        return
+    print("  warnings in the logs:")
+    for (role, message), count in sorted(warnings.items()):
+        print(f"    {role}: {message!r} x{count}")
 
 
 if __name__ == "__main__":

@@ -291,9 +291,10 @@ def print_report(args, slurm_path, before_line, gantry):
     add_latency_rows(table, fleet["latency"], tuned=False)
     add_latency_rows(table, fleet["latency"], tuned=True)
     add_crash_rows(table, slurm, gantry["crash"])
-    table.rows.append(("node daemons, total RSS after start, MiB",
-                       fmt(slurmd_rss, 0), fmt(fleet["agents_rss_mib"][0], 0),
-                       compare(slurmd_rss, fleet["agents_rss_mib"][0], False)))
+    agents_rss = fleet["agents_memory_mib"][0][0]
+    table.rows.append(("node daemons, RSS summed after start, MiB",
+                       fmt(slurmd_rss, 0), fmt(agents_rss, 0),
+                       compare(slurmd_rss, agents_rss, False)))
     add_restart_rows(table, gantry["restart"])
     print()
     print(f"Slurm and Gantry side by side, {args.nodes} node daemons each on "
@@ -308,9 +309,12 @@ def print_report(args, slurm_path, before_line, gantry):
           f"up in {fleet['start_seconds']:.1f} s; kill -9 runs flood from "
           f"{args.crash_clients} API clients")
     table.print()
+    print(f"  Gantry agents' PSS (shared libraries counted once): "
+          f"{fleet['agents_memory_mib'][0][1]:.0f} MiB after start")
     not_completed = fleet["held"]["not_completed"]
     if not_completed:
         print(f"  Gantry jobs that did not complete: {not_completed}")
+    agent_fleet_bench.print_warnings(fleet["warnings"])
 
 
 def main():
