@@ -31,36 +31,44 @@ import sys
 import bench_support
 from bench_support import gantry_cluster
 
-parser = argparse.ArgumentParser()
-parser.add_argument("--build-dir", required=True)
-parser.add_argument("--clients", type=int, default=64)
-parser.add_argument("--runs", type=int, default=3)
-parser.add_argument("--kill-at", type=float, default=3.0,
-                    help="seconds into the flood")
-parser.add_argument("--down", type=float, default=1.0,
-                    help="seconds between the kill and the restart")
-parser.add_argument("--after", type=float, default=2.0,
-                    help="seconds of flood after the restart")
-parser.add_argument("--auth", choices=["none", "munge"], default="munge")
-args = parser.parse_args()
-os.environ["GANTRY_BUILD_DIR"] = os.path.abspath(args.build_dir)
+
+def parse_args():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build-dir", required=True)
+    parser.add_argument("--clients", type=int, default=64)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--kill-at", type=float, default=3.0,
+                        help="seconds into the flood")
+    parser.add_argument("--down", type=float, default=1.0,
+                        help="seconds between the kill and the restart")
+    parser.add_argument("--after", type=float, default=2.0,
+                        help="seconds of flood after the restart")
+    parser.add_argument("--auth", choices=["none", "munge"], default="munge")
+    args = parser.parse_args()
+    os.environ["GANTRY_BUILD_DIR"] = os.path.abspath(args.build_dir)
+    return args
 
 
-def one_run(index):
-    cluster = gantry_cluster.GantryCluster(agents=0, auth=args.auth,
+def one_run(index, clients, kill_at, down, after, auth):
+    """A fresh gantryd flooded, killed and restarted; returns the audit
+    (bench_support.audit) plus refused (submissions refused and retried),
+    after_restart (acknowledged after the restart) and back_seconds (from
+    just before the kill -9 to the new gantryd's ready line, the pause
+    included)."""
+    cluster = gantry_cluster.GantryCluster(agents=0, auth=auth,
                                            label=f"kill9-{index}")
     try:
         cluster.start()
-        client = bench_support.SubmitClient(cluster, args.auth)
+        client = bench_support.SubmitClient(cluster, auth)
         tag = f"k{index}"
         acks, acks_path, killed_at, restarted_at, summary = (
-            bench_support.flood_with_kill(cluster, client, args.clients,
-                                          args.kill_at, args.down, args.after,
-                                          tag))
+            bench_support.flood_with_kill(cluster, client, clients, kill_at,
+                                          down, after, tag))
         result = bench_support.audit(cluster, client, acks, acks_path,
                                      killed_at, tag)
         result["refused"] = sum(summary["errors"].values())
         result["after_restart"] = sum(1 for _, _, t in acks if t > restarted_at)
+        result["back_seconds"] = restarted_at - killed_at
         return result
     finally:
         cluster.stop_processes()
@@ -68,6 +76,7 @@ def one_run(index):
 
 
 def main():
+    args = parse_args()
     print(f"kill -9 benchmark: {bench_support.machine_line()}")
     print(f"  {args.clients} API clients (gantry-submit-bench, --auth "
           f"{args.auth}); kill -9 at {args.kill_at:g} s, restart {args.down:g} s "
@@ -78,7 +87,8 @@ def main():
     totals = {"acknowledged": 0, "lost": 0, "wrong": 0, "twice": 0,
               "unverified": 0}
     for index in range(1, args.runs + 1):
-        r = one_run(index)
+        r = one_run(index, args.clients, args.kill_at, args.down,
+                    args.after, args.auth)
         print(f"  {index:>3} {r['acknowledged']:>7} {r['before_kill']:>8} "
               f"{r['after_restart']:>12} {r['refused']:>7} {r['lost']:>5} "
               f"{r['wrong']:>5} {r['twice']:>5} {r['unacked']:>7}", flush=True)

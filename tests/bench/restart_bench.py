@@ -35,19 +35,22 @@ import time
 import bench_support
 from bench_support import gantry_cluster, median_p99
 
-parser = argparse.ArgumentParser()
-parser.add_argument("--build-dir", required=True)
-parser.add_argument("--jobs", type=int, default=100_000)
-parser.add_argument("--finished", type=float, default=0.5,
-                    help="share of the jobs that are finished (cancelled)")
-parser.add_argument("--runs", type=int, default=5,
-                    help="restarts per way of stopping")
-parser.add_argument("--auth", choices=["none", "munge"], default="munge")
-parser.add_argument("--bare-environment", action="store_true",
-                    help="submit with an almost empty environment (each job "
-                    "otherwise carries the exported submit environment)")
-args = parser.parse_args()
-os.environ["GANTRY_BUILD_DIR"] = os.path.abspath(args.build_dir)
+def parse_args():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build-dir", required=True)
+    parser.add_argument("--jobs", type=int, default=100_000)
+    parser.add_argument("--finished", type=float, default=0.5,
+                        help="share of the jobs that are finished (cancelled)")
+    parser.add_argument("--runs", type=int, default=5,
+                        help="restarts per way of stopping")
+    parser.add_argument("--auth", choices=["none", "munge"], default="munge")
+    parser.add_argument("--bare-environment", action="store_true",
+                        help="submit with an almost empty environment (each "
+                        "job otherwise carries the exported submit "
+                        "environment)")
+    args = parser.parse_args()
+    os.environ["GANTRY_BUILD_DIR"] = os.path.abspath(args.build_dir)
+    return args
 
 
 class NotifyListener:
@@ -84,16 +87,16 @@ def log_time(daemon, message):
         match.group(1), "%Y-%m-%dT%H:%M:%S.%f%z").timestamp()
 
 
-def fill(cluster, client):
-    finished = int(args.jobs * args.finished)
+def fill(cluster, client, total, finished_share):
+    finished = int(total * finished_share)
     started = time.monotonic()
     if finished:
         client.fill(finished, "finished")
         user = pwd.getpwuid(os.getuid()).pw_name
         cluster.cli("cancel", "-u", user, timeout=300)
-    client.fill(args.jobs - finished, "pending")
+    client.fill(total - finished, "pending")
     jobs = cluster.status()["jobs"]
-    if (jobs["pending"], jobs["finished"]) != (args.jobs - finished, finished):
+    if (jobs["pending"], jobs["finished"]) != (total - finished, finished):
         raise AssertionError(f"after the fill gantryd has {jobs}")
     return time.monotonic() - started, jobs
 
@@ -127,51 +130,70 @@ def state_size_mib(path):
     return total / 2**20
 
 
-def main():
-    cluster = gantry_cluster.GantryCluster(agents=0, auth=args.auth,
+def measure_restarts(total, finished_share, runs, auth,
+                     bare_environment=False):
+    """A gantryd filled with `total` jobs, restarted `runs` times after a
+    SIGTERM and after a kill -9. Returns a dict: fill_seconds, jobs (the
+    status counts), state_mib (before and after), environment (bytes and
+    variables each job carries), and restarts: {"SIGTERM": [...],
+    "kill -9": [...]}, one restart()'s figures each."""
+    cluster = gantry_cluster.GantryCluster(agents=0, auth=auth,
                                            label="restart")
     notify = NotifyListener(os.path.join(cluster.dir, "notify.sock"))
     cluster.env["NOTIFY_SOCKET"] = notify.path
     try:
         cluster.start()
-        client = bench_support.SubmitClient(cluster, args.auth,
-                                            args.bare_environment)
-        fill_seconds, jobs = fill(cluster, client)
-        print(f"Restart benchmark: {bench_support.machine_line()}")
-        print(f"  state: {jobs['pending']} pending + {jobs['finished']} "
-              f"finished jobs, filled in {fill_seconds:.1f} s; "
-              f"{state_size_mib(cluster.state_dir):.0f} MiB on disk "
-              f"(each job carries the exported submit environment, "
-              f"{len(''.join(f'{k}={v}' for k, v in client.env.items()))} "
-              f"bytes in {len(client.env)} variables); --auth {args.auth}",
-              flush=True)
-        results = {}
+        client = bench_support.SubmitClient(cluster, auth, bare_environment)
+        fill_seconds, jobs = fill(cluster, client, total, finished_share)
+        figures = {"fill_seconds": fill_seconds, "jobs": jobs,
+                   "state_mib": [state_size_mib(cluster.state_dir)],
+                   "environment": (
+                       len("".join(f"{k}={v}" for k, v in client.env.items())),
+                       len(client.env)),
+                   "restarts": {}}
         for how in ("SIGTERM", "kill -9"):
-            results[how] = []
-            for _ in range(args.runs):
+            figures["restarts"][how] = []
+            for _ in range(runs):
                 r = restart(cluster, client, notify, how)
                 back = cluster.status()["jobs"]
                 if (back["pending"], back["finished"]) != (
                         jobs["pending"], jobs["finished"]):
                     raise AssertionError(f"after the restart gantryd has {back}")
-                results[how].append(r)
-        print(f"  seconds from exec, {args.runs} restarts each "
-              "(target: < 2 s to serving)")
-        print(f"  {'stopped by':<10} {'milestone':<10} {'median':>7} "
-              f"{'p99':>7} {'best':>7}")
-        for how, runs in results.items():
-            for key, label in (("loaded", "loaded"), ("ready", "READY=1"),
-                               ("rpc", "first RPC"), ("queue", "queue")):
-                values = [r[key] for r in runs]
-                median, p99 = median_p99(values)
-                print(f"  {how:<10} {label:<10} {median:>7.3f} {p99:>7.3f} "
-                      f"{min(values):>7.3f}")
-        print(f"  the queue listing returned {runs[-1]['queue_jobs']} jobs; "
-              f"state now {state_size_mib(cluster.state_dir):.0f} MiB; logs "
-              "have the per-step timestamps")
+                figures["restarts"][how].append(r)
+        figures["state_mib"].append(state_size_mib(cluster.state_dir))
+        return figures
     finally:
         cluster.stop_processes()
         cluster.finish(False)
+
+
+def main():
+    args = parse_args()
+    figures = measure_restarts(args.jobs, args.finished, args.runs, args.auth,
+                               args.bare_environment)
+    jobs = figures["jobs"]
+    env_bytes, env_variables = figures["environment"]
+    print(f"Restart benchmark: {bench_support.machine_line()}")
+    print(f"  state: {jobs['pending']} pending + {jobs['finished']} "
+          f"finished jobs, filled in {figures['fill_seconds']:.1f} s; "
+          f"{figures['state_mib'][0]:.0f} MiB on disk "
+          f"(each job carries the exported submit environment, "
+          f"{env_bytes} bytes in {env_variables} variables); "
+          f"--auth {args.auth}")
+    print(f"  seconds from exec, {args.runs} restarts each "
+          "(target: < 2 s to serving)")
+    print(f"  {'stopped by':<10} {'milestone':<10} {'median':>7} "
+          f"{'p99':>7} {'best':>7}")
+    for how, runs in figures["restarts"].items():
+        for key, label in (("loaded", "loaded"), ("ready", "READY=1"),
+                           ("rpc", "first RPC"), ("queue", "queue")):
+            values = [r[key] for r in runs]
+            median, p99 = median_p99(values)
+            print(f"  {how:<10} {label:<10} {median:>7.3f} {p99:>7.3f} "
+                  f"{min(values):>7.3f}")
+    print(f"  the queue listing returned {runs[-1]['queue_jobs']} jobs; "
+          f"state now {figures['state_mib'][1]:.0f} MiB; logs "
+          "have the per-step timestamps")
 
 
 if __name__ == "__main__":

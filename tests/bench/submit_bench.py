@@ -38,23 +38,26 @@ import time
 import bench_support
 from bench_support import gantry_cluster, median_p99
 
-parser = argparse.ArgumentParser()
-parser.add_argument("--build-dir", required=True)
-parser.add_argument("--clients", default="1,8,64",
-                    help="API client counts, comma-separated")
-parser.add_argument("--seconds", type=float, default=3.0,
-                    help="length of one API window")
-parser.add_argument("--runs", type=int, default=5,
-                    help="windows per client count, and CLI repetitions")
-parser.add_argument("--auth", default="munge,none",
-                    help="gantryd --auth modes to measure, comma-separated")
-parser.add_argument("--shared-channel", action="store_true",
-                    help="all API clients on one channel (one connection)")
-parser.add_argument("--cli-jobs", type=int, default=300,
-                    help="CLI submissions per repetition")
-parser.add_argument("--skip-cli", action="store_true")
-args = parser.parse_args()
-os.environ["GANTRY_BUILD_DIR"] = os.path.abspath(args.build_dir)
+
+def parse_args():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build-dir", required=True)
+    parser.add_argument("--clients", default="1,8,64",
+                        help="API client counts, comma-separated")
+    parser.add_argument("--seconds", type=float, default=3.0,
+                        help="length of one API window")
+    parser.add_argument("--runs", type=int, default=5,
+                        help="windows per client count, and CLI repetitions")
+    parser.add_argument("--auth", default="munge,none",
+                        help="gantryd --auth modes to measure, comma-separated")
+    parser.add_argument("--shared-channel", action="store_true",
+                        help="all API clients on one channel (one connection)")
+    parser.add_argument("--cli-jobs", type=int, default=300,
+                        help="CLI submissions per repetition")
+    parser.add_argument("--skip-cli", action="store_true")
+    args = parser.parse_args()
+    os.environ["GANTRY_BUILD_DIR"] = os.path.abspath(args.build_dir)
+    return args
 
 
 # gantryd's own account of its loop (histogram sums and counts).
@@ -78,7 +81,7 @@ def loop_share(before, after, seconds, acknowledged):
     }
 
 
-def api_level(auth, clients):
+def api_level(args, auth, clients):
     """Fresh gantryd; --runs windows of `clients` clients. Returns
     (windows, every acknowledgement latency in ms), a window being a dict of
     its figures."""
@@ -119,27 +122,40 @@ def api_level(auth, clients):
         cluster.finish(False)
 
 
-def cli_runs(auth):
+def cli_submissions(cluster, script, count, parallel, options=(),
+                    per_task=True):
+    """Submits `script` `count` times with `gantry batch --parsable OPTIONS`,
+    one process per submission, `parallel` at a time. Returns (submissions
+    per second, each one's latency in ms, the job ids in order)."""
+
+    def one(_):
+        start = time.monotonic()
+        # raises unless acknowledged with an id
+        job_id = cluster.submit(script, *options, per_task=per_task)
+        return (time.monotonic() - start) * 1000, job_id
+
+    start = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(parallel) as pool:
+        results = list(pool.map(one, range(count)))
+    rate = count / (time.monotonic() - start)
+    return rate, [ms for ms, _ in results], [job_id for _, job_id in results]
+
+
+def cli_runs(auth, runs, jobs):
     """[(mode, rates, latencies_ms)] for serial and 4 in parallel."""
     cluster = gantry_cluster.GantryCluster(agents=0, auth=auth,
                                            label=f"submit-cli-{auth}")
     try:
         cluster.start()
         script = cluster.write_script("job.sh", bench_support.TRIVIAL_SCRIPT)
-
-        def one(_):
-            start = time.monotonic()
-            cluster.submit(script)  # raises unless acknowledged with an id
-            return (time.monotonic() - start) * 1000
-
         results = []
         for mode, parallel in (("serial", 1), ("4 parallel", 4)):
             rates, latencies_ms = [], []
-            for _ in range(args.runs):
-                start = time.monotonic()
-                with concurrent.futures.ThreadPoolExecutor(parallel) as pool:
-                    latencies_ms += list(pool.map(one, range(args.cli_jobs)))
-                rates.append(args.cli_jobs / (time.monotonic() - start))
+            for _ in range(runs):
+                rate, latencies, _ = cli_submissions(cluster, script, jobs,
+                                                     parallel)
+                rates.append(rate)
+                latencies_ms += latencies
             results.append((mode, rates, latencies_ms))
         return results
     finally:
@@ -148,6 +164,7 @@ def cli_runs(auth):
 
 
 def main():
+    args = parse_args()
     levels = [int(c) for c in args.clients.split(",") if c]
     auths = [a for a in args.auth.split(",") if a]
     connection = ("one shared channel" if args.shared_channel else
@@ -162,7 +179,7 @@ def main():
     results = []
     for auth in auths:
         for clients in levels:
-            windows, latencies_ms = api_level(auth, clients)
+            windows, latencies_ms = api_level(args, auth, clients)
             results.append((auth, clients, windows))
             rates = [w["rate"] for w in windows]
             p50, p99 = median_p99(latencies_ms)
@@ -200,7 +217,8 @@ def main():
     print(f"  {'auth':<6} {'mode':<11} {'median/s':>9} {'slowest/s':>10} "
           f"{'p50 ms':>8} {'p99 ms':>8}")
     for auth in auths:
-        for mode, rates, latencies_ms in cli_runs(auth):
+        for mode, rates, latencies_ms in cli_runs(auth, args.runs,
+                                                  args.cli_jobs):
             p50, p99 = median_p99(latencies_ms)
             print(f"  {auth:<6} {mode:<11} {statistics.median(rates):>9.1f} "
                   f"{min(rates):>10.1f} {p50:>8.2f} {p99:>8.2f}", flush=True)
