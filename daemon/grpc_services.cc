@@ -234,6 +234,10 @@ grpc::ServerUnaryReactor* ClientServiceImpl::GetTopology(
 
 namespace {
 
+// How long heartbeats may gather in the inbox before the loop takes them:
+// milliseconds, against a node timeout of seconds.
+constexpr auto kHeartbeatGathering = std::chrono::milliseconds(10);
+
 class AgentStream;
 
 // The controller's handle on a stream. It outlives the reactor (the
@@ -266,10 +270,8 @@ class AgentStreamLink final : public AgentLink {
 class AgentStream final
     : public grpc::ServerBidiReactor<v1::AgentMessage, v1::ControllerMessage> {
  public:
-  AgentStream(boost::asio::io_context& io, Controller& controller,
-              std::string peer)
-      : io_(io),
-        controller_(controller),
+  AgentStream(AgentServiceImpl& service, std::string peer)
+      : service_(service),
         link_(std::make_shared<AgentStreamLink>(std::move(peer))) {
     link_->Attach(this);
     StartRead(&incoming_);
@@ -280,10 +282,7 @@ class AgentStream final
       FinishOnce(grpc::Status::OK);
       return;
     }
-    boost::asio::post(io_, [this_link = link_, message = incoming_,
-                            &controller = controller_] {
-      controller.OnAgentMessage(this_link, message);
-    });
+    service_.Deliver({.link = link_, .message = incoming_});
     StartRead(&incoming_);
   }
 
@@ -306,9 +305,9 @@ class AgentStream final
 
   void OnDone() override {
     link_->Detach();
-    boost::asio::post(io_, [this_link = link_, &controller = controller_] {
-      controller.OnAgentGone(this_link);
-    });
+    // Through the inbox too, so that it comes after the stream's last
+    // messages.
+    service_.Deliver({.link = link_, .message = {}, .stream_ended = true});
     delete this;
   }
 
@@ -339,8 +338,7 @@ class AgentStream final
     Finish(status);
   }
 
-  boost::asio::io_context& io_;
-  Controller& controller_;
+  AgentServiceImpl& service_;
   std::shared_ptr<AgentStreamLink> link_;
   v1::AgentMessage incoming_;
   std::mutex mutex_;
@@ -389,7 +387,35 @@ AgentServiceImpl::Connect(grpc::CallbackServerContext* context) {
               {{"peer", context->peer()}, {"error", admitted.ToString()}});
     return new RefusedAgentStream(ToGrpcStatus(admitted));
   }
-  return new AgentStream(io_, controller_, context->peer());
+  return new AgentStream(*this, context->peer());
+}
+
+void AgentServiceImpl::Deliver(AgentInbox::Item item) {
+  switch (inbox_.Push(std::move(item))) {
+    case AgentInbox::Wake::kNone:
+      break;
+    case AgentInbox::Wake::kNow:
+      boost::asio::post(io_, [this] { Drain(); });
+      break;
+    case AgentInbox::Wake::kLater:
+      boost::asio::post(io_, [this] {
+        // A wait this replaces is cancelled; this one drains for both.
+        heartbeat_timer_.expires_after(kHeartbeatGathering);
+        heartbeat_timer_.async_wait(
+            [this](const boost::system::error_code&) { Drain(); });
+      });
+      break;
+  }
+}
+
+void AgentServiceImpl::Drain() {
+  for (AgentInbox::Item& item : inbox_.Take()) {
+    if (item.stream_ended) {
+      controller_.OnAgentGone(item.link);
+    } else {
+      controller_.OnAgentMessage(item.link, item.message);
+    }
+  }
 }
 
 }  // namespace gantry
