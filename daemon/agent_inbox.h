@@ -14,6 +14,7 @@
 
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "daemon/agent_link.h"
@@ -27,6 +28,8 @@ class AgentInbox {
     std::shared_ptr<AgentLink> link;
     v1::AgentMessage message;
     bool stream_ended = false;  // the stream is over; `message` is empty
+    // Why the controller's side cut the stream; empty: it simply ended.
+    std::string end_reason;
   };
 
   // What the pusher must arrange for the loop to drain the inbox.

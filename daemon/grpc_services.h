@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "daemon/admission_gate.h"
 #include "daemon/agent_inbox.h"
+#include "daemon/agent_stream_guard.h"
 #include "daemon/authenticator.h"
 #include "daemon/controller.h"
 #include "gantry/v1/agent.grpc.pb.h"
@@ -94,16 +95,22 @@ class ClientServiceImpl final : public v1::ClientService::CallbackService {
   AdmissionGate submissions_;
 };
 
-class AgentServiceImpl final : public v1::AgentService::CallbackService {
+class AgentServiceImpl final
+    : public v1::AgentService::WithRawCallbackMethod_Connect<
+          v1::AgentService::Service> {
  public:
+  // `limits`: what each agent stream may send before it is cut
+  // (agent_stream_guard.h).
   AgentServiceImpl(boost::asio::io_context& io, Controller& controller,
-                   const Authenticator& authenticator)
+                   const Authenticator& authenticator,
+                   const AgentStreamLimits& limits = {})
       : io_(io),
         controller_(controller),
         authenticator_(authenticator),
+        limits_(limits),
         heartbeat_timer_(io) {}
 
-  grpc::ServerBidiReactor<v1::AgentMessage, v1::ControllerMessage>* Connect(
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Connect(
       grpc::CallbackServerContext* context) override;
 
   // From the streams' reactors (any gRPC thread): hands what a stream read,
@@ -117,6 +124,7 @@ class AgentServiceImpl final : public v1::AgentService::CallbackService {
   boost::asio::io_context& io_;
   Controller& controller_;
   const Authenticator& authenticator_;
+  const AgentStreamLimits limits_;
   AgentInbox inbox_;
   boost::asio::steady_timer heartbeat_timer_;  // used on the loop only
 };

@@ -12,7 +12,7 @@ class FakeLink final : public AgentLink {
  public:
   void Send(const v1::ControllerMessage&) override {}
   void Close() override {}
-  void Close(const std::string&) override {}
+  void Close(const absl::Status&) override {}
   std::string Peer() const override { return "fake"; }
 };
 
