@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "absl/status/status.h"
 #include "gantry/v1/agent.pb.h"
 
 namespace gantry {
@@ -17,8 +18,9 @@ class AgentLink {
   // Ends the stream from the controller's side (a newer registration of the
   // same node replaced it, or the node was declared down). Thread-safe.
   virtual void Close() = 0;
-  // Ends the stream with an error the agent logs (a refused registration).
-  virtual void Close(const std::string& reason) = 0;
+  // Ends the stream with `why` as its status, which the agent logs (a
+  // refused registration, a protocol violation).
+  virtual void Close(const absl::Status& why) = 0;
   // The peer's address, for logs.
   virtual std::string Peer() const = 0;
 };

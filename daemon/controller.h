@@ -121,7 +121,10 @@ class Controller {
   // Agent stream.
   void OnAgentMessage(const std::shared_ptr<AgentLink>& link,
                       const v1::AgentMessage& message);
-  void OnAgentGone(const std::shared_ptr<AgentLink>& link);
+  // `why`: the reason the stream was cut (agent_stream_guard.h); empty
+  // when it simply ended.
+  void OnAgentGone(const std::shared_ptr<AgentLink>& link,
+                   const std::string& why = "");
 
  private:
   struct NodeRuntime {
@@ -248,6 +251,16 @@ class Controller {
   void OnCheckpointReport(const std::string& node,
                           const v1::CheckpointReport& report);
   void ReconcileRanks(const std::string& node, const v1::Register& reg);
+  // INVALID_ARGUMENT when `node` cannot hold `rank`: an attempt of its job
+  // that never started, or a rank (or step task) of the current attempt
+  // placed on another node. A rank of a job or step no longer known, or of
+  // an earlier attempt, is not judged (a late report is normal).
+  absl::Status CheckRankHeld(const std::string& node,
+                             const v1::RankId& rank) const;
+  // Ends a stream whose agent broke the protocol; its node is then
+  // unreachable like any whose stream ended.
+  void CutAgent(const std::shared_ptr<AgentLink>& link, const std::string& node,
+                const absl::Status& why);
   void CheckDeadlines();
   void ReclassifyRecentFailures(const std::string& node_name);
   void MarkNodeDown(NodeRuntime& node, const std::string& why);

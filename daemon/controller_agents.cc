@@ -1,13 +1,13 @@
 // Controller: the agent protocol (registration, reconciliation of running
 // ranks, rank events, heartbeats) and the periodic deadline checks.
 #include <algorithm>
-#include <regex>
 #include <set>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/log.h"
+#include "daemon/agent_stream_guard.h"
 #include "daemon/controller.h"
 #include "daemon/controller_metrics.h"
 #include "daemon/step_layout.h"
@@ -17,10 +17,9 @@ namespace {
 
 constexpr auto kTickInterval = std::chrono::milliseconds(250);
 
-bool ValidNodeName(const std::string& name) {
-  static const std::regex kPattern("[A-Za-z0-9][A-Za-z0-9._-]{0,62}");
-  return std::regex_match(name, kPattern);
-}
+// In a RankId given to CheckRankHeld: any rank of the job on the node (a
+// checkpoint report names the job, not a rank).
+constexpr uint32_t kAnyRank = ~uint32_t{0};
 
 std::string DescribeExit(const v1::RankEvent& event, const std::string& node) {
   if (event.kind() == v1::RankEvent::LAUNCH_FAILED) {
@@ -49,22 +48,38 @@ void Controller::OnAgentMessage(const std::shared_ptr<AgentLink>& link,
   }
   auto known = link_nodes_.find(link.get());
   if (known == link_nodes_.end()) {
-    log::Warn("message before registration; closing stream",
-              {{"peer", link->Peer()}});
+    // The stream's registration was refused, or a newer stream or a cut
+    // replaced it (the reactor lets nothing else through unregistered).
+    log::Debug("message from a closed agent stream", {{"peer", link->Peer()}});
     link->Close();
     return;
   }
-  NodeRuntime& node = nodes_.at(known->second);
+  const std::string& name = known->second;
+  if (message.has_rank_event() || message.has_checkpoint()) {
+    v1::RankId rank;
+    if (message.has_rank_event()) {
+      rank = message.rank_event().rank();
+    } else {
+      rank.set_job_id(message.checkpoint().job_id());
+      rank.set_attempt(message.checkpoint().attempt());
+      rank.set_rank(kAnyRank);
+    }
+    if (absl::Status held = CheckRankHeld(name, rank); !held.ok()) {
+      CutAgent(link, name, held);
+      return;
+    }
+  }
+  NodeRuntime& node = nodes_.at(name);
   node.deadline_ms = clock_.NowMs() + options_.node_timeout_ms;
   node.record.set_last_seen_ms(clock_.NowMs());
   if (message.has_heartbeat()) {
     OnHealth(node, message.heartbeat());
   }
   if (message.has_checkpoint()) {
-    OnCheckpointReport(known->second, message.checkpoint());
+    OnCheckpointReport(name, message.checkpoint());
   }
   if (message.has_rank_event()) {
-    OnRankEvent(known->second, message.rank_event());
+    OnRankEvent(name, message.rank_event());
     uint64_t sequence = message.rank_event().sequence();
     AfterCommit([link, sequence] {
       v1::ControllerMessage ack;
@@ -77,7 +92,7 @@ void Controller::OnAgentMessage(const std::shared_ptr<AgentLink>& link,
 void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
                             const v1::Register& reg) {
   const std::string& name = reg.node_name();
-  if (!ValidNodeName(name)) {
+  if (!ValidNodeName(name)) {  // the stream's guard let it through: a test
     log::Warn("refused registration: invalid node name",
               {{"peer", link->Peer()}, {"name", name}});
     link->Close();
@@ -99,9 +114,9 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
               {{"node", name},
                {"peer", link->Peer()},
                {"holder", node.link->Peer()}});
-    link->Close(absl::StrCat("node name ", name,
-                             " is in use by a connected agent at ",
-                             node.record.address()));
+    link->Close(absl::FailedPreconditionError(
+        absl::StrCat("node name ", name, " is in use by a connected agent at ",
+                     node.record.address())));
     return;
   }
   if (node.link && node.link != link) {
@@ -160,8 +175,16 @@ void Controller::ReconcileRanks(const std::string& node_name,
   // Exits that happened while we could not hear them.
   uint64_t last_sequence = 0;
   for (const v1::RankEvent& event : reg.unacknowledged_exits()) {
-    OnRankEvent(node_name, event);
     last_sequence = std::max(last_sequence, event.sequence());
+    // Not a reason to cut the stream: kept from before a restart, it may
+    // predate this controller's state (a restored database).
+    if (absl::Status held = CheckRankHeld(node_name, event.rank());
+        !held.ok()) {
+      log::Warn("ignored an exit the node reported at registration",
+                {{"node", node_name}, {"reason", std::string(held.message())}});
+      continue;
+    }
+    OnRankEvent(node_name, event);
   }
   if (last_sequence > 0) {
     std::shared_ptr<AgentLink> link = nodes_.at(node_name).link;
@@ -404,7 +427,8 @@ void Controller::OnHealth(NodeRuntime& node, const v1::Heartbeat& heartbeat) {
   if (had_work) DrainNode(node, "degraded: " + why);
 }
 
-void Controller::OnAgentGone(const std::shared_ptr<AgentLink>& link) {
+void Controller::OnAgentGone(const std::shared_ptr<AgentLink>& link,
+                             const std::string& why) {
   auto known = link_nodes_.find(link.get());
   if (known == link_nodes_.end()) return;
   NodeRuntime& node = nodes_.at(known->second);
@@ -414,12 +438,68 @@ void Controller::OnAgentGone(const std::shared_ptr<AgentLink>& link) {
   ReclassifyRecentFailures(node.record.name());
   if (node.record.state() == v1::NODE_UP) {
     node.record.set_state(v1::NODE_UNREACHABLE);
-    node.record.set_reason("agent stream closed");
+    node.record.set_reason(why.empty() ? "agent stream closed"
+                                       : "agent stream cut: " + why);
     StageNode(node);
   }
   log::Warn("agent stream closed",
             {{"node", node.record.name()},
              {"deadline_in_ms", node.deadline_ms - clock_.NowMs()}});
+}
+
+void Controller::CutAgent(const std::shared_ptr<AgentLink>& link,
+                          const std::string& node, const absl::Status& why) {
+  log::Warn("agent stream cut", {{"node", node},
+                                 {"peer", link->Peer()},
+                                 {"reason", std::string(why.message())}});
+  link->Close(why);
+  OnAgentGone(link, std::string(why.message()));
+}
+
+absl::Status Controller::CheckRankHeld(const std::string& node,
+                                       const v1::RankId& rank) const {
+  auto it = jobs_.find(rank.job_id());
+  if (it == jobs_.end()) return absl::OkStatus();
+  const v1::JobRecord& record = it->second.record;
+  if (rank.attempt() > record.attempt()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a report on attempt ", rank.attempt(), " of job ", rank.job_id(),
+        ", which is at attempt ", record.attempt()));
+  }
+  if (rank.attempt() < record.attempt()) return absl::OkStatus();
+  bool held = false;
+  if (rank.step() == 0) {
+    for (int i = 0; i < record.allocation_size() && !held; ++i) {
+      const v1::NodeAllocation& share = record.allocation(i);
+      held = share.node() == node &&
+             (rank.rank() == kAnyRank ||
+              (rank.rank() >= share.first_rank() &&
+               rank.rank() < share.first_rank() + ScriptRanksOn(record, i)));
+    }
+  } else {
+    const v1::StepRecord* step = nullptr;
+    for (const v1::StepRecord& candidate : record.steps()) {
+      if (candidate.id() == rank.step()) step = &candidate;
+    }
+    // Ended steps are pruned; an earlier attempt's are not judged.
+    if (step == nullptr || step->attempt() != rank.attempt()) {
+      return absl::OkStatus();
+    }
+    for (const v1::NodeAllocation& share : step->nodes()) {
+      held =
+          held || (share.node() == node && rank.rank() >= share.first_rank() &&
+                   rank.rank() < share.first_rank() + share.rank_count());
+    }
+  }
+  if (held) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "a report on ",
+      rank.rank() == kAnyRank ? std::string("")
+                              : absl::StrCat("rank ", rank.rank(), " of "),
+      rank.step() == 0 ? std::string("")
+                       : absl::StrCat("step ", rank.step(), " of "),
+      "job ", rank.job_id(), " attempt ", rank.attempt(),
+      ", which does not run on ", node));
 }
 
 void Controller::ReclassifyRecentFailures(const std::string& node_name) {

@@ -234,6 +234,16 @@ grpc::ServerUnaryReactor* ClientServiceImpl::GetTopology(
 
 namespace {
 
+// How long heartbeats may gather in the inbox before the loop takes them:
+// milliseconds, against a node timeout of seconds.
+constexpr auto kHeartbeatGathering = std::chrono::milliseconds(10);
+
+int64_t SteadyNowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 class AgentStream;
 
 // The controller's handle on a stream. It outlives the reactor (the
@@ -245,7 +255,7 @@ class AgentStreamLink final : public AgentLink {
   explicit AgentStreamLink(std::string peer) : peer_(std::move(peer)) {}
   void Send(const v1::ControllerMessage& message) override;
   void Close() override;
-  void Close(const std::string& reason) override;
+  void Close(const absl::Status& why) override;
   std::string Peer() const override { return peer_; }
 
   void Attach(AgentStream* stream) {
@@ -263,14 +273,18 @@ class AgentStreamLink final : public AgentLink {
   AgentStream* stream_ = nullptr;  // guarded by mutex_
 };
 
+// The stream carries raw bytes: the reactor checks a message's size and
+// its stream's rate before parsing it, and tells bytes that are not an
+// AgentMessage from the end of the stream (gRPC's own parsing reports both
+// as a failed read).
 class AgentStream final
-    : public grpc::ServerBidiReactor<v1::AgentMessage, v1::ControllerMessage> {
+    : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
-  AgentStream(boost::asio::io_context& io, Controller& controller,
-              std::string peer)
-      : io_(io),
-        controller_(controller),
-        link_(std::make_shared<AgentStreamLink>(std::move(peer))) {
+  AgentStream(AgentServiceImpl& service, std::string peer,
+              const AgentStreamLimits& limits)
+      : service_(service),
+        link_(std::make_shared<AgentStreamLink>(std::move(peer))),
+        guard_(limits, SteadyNowMs()) {
     link_->Attach(this);
     StartRead(&incoming_);
   }
@@ -280,10 +294,22 @@ class AgentStream final
       FinishOnce(grpc::Status::OK);
       return;
     }
-    boost::asio::post(io_, [this_link = link_, message = incoming_,
-                            &controller = controller_] {
-      controller.OnAgentMessage(this_link, message);
-    });
+    AgentInbox::Item item{
+        .link = link_, .message = {}, .stream_ended = false, .end_reason = {}};
+    absl::Status admitted = guard_.Admit(incoming_.Length(), SteadyNowMs());
+    if (admitted.ok() &&
+        !grpc::SerializationTraits<v1::AgentMessage>::Deserialize(&incoming_,
+                                                                  &item.message)
+             .ok()) {
+      admitted = absl::InvalidArgumentError(
+          "a message that is not an AgentMessage (unparseable bytes)");
+    }
+    if (admitted.ok()) admitted = guard_.Check(item.message);
+    if (!admitted.ok()) {
+      Cut(admitted);
+      return;
+    }
+    service_.Deliver(std::move(item));
     StartRead(&incoming_);
   }
 
@@ -306,16 +332,26 @@ class AgentStream final
 
   void OnDone() override {
     link_->Detach();
-    boost::asio::post(io_, [this_link = link_, &controller = controller_] {
-      controller.OnAgentGone(this_link);
-    });
+    // Through the inbox too, so that it comes after the stream's last
+    // messages.
+    service_.Deliver({.link = link_,
+                      .message = {},
+                      .stream_ended = true,
+                      .end_reason = std::move(cut_reason_)});
     delete this;
   }
 
   void Enqueue(const v1::ControllerMessage& message) {
+    grpc::ByteBuffer bytes;
+    bool own_buffer = false;
+    if (!grpc::SerializationTraits<v1::ControllerMessage>::Serialize(
+             message, &bytes, &own_buffer)
+             .ok()) {
+      return;
+    }
     std::lock_guard lock(mutex_);
     if (finish_requested_) return;
-    outgoing_.push_back(message);
+    outgoing_.push_back(std::move(bytes));
     if (!writing_) {
       writing_ = true;
       StartWrite(&outgoing_.front());
@@ -328,6 +364,16 @@ class AgentStream final
   }
 
  private:
+  // Ends a misbehaving stream: no more reads; the controller hears of the
+  // end (and why) after the messages that were admitted.
+  void Cut(const absl::Status& why) {
+    cut_reason_ = std::string(why.message());
+    log::Warn("agent stream cut", {{"node", guard_.node_name()},
+                                   {"peer", link_->Peer()},
+                                   {"reason", cut_reason_}});
+    FinishOnce(ToGrpcStatus(why));
+  }
+
   // Finish must wait for an outstanding write; it is called again from
   // OnWriteDone when the queue drains.
   void FinishLocked(const grpc::Status& status) {
@@ -339,16 +385,18 @@ class AgentStream final
     Finish(status);
   }
 
-  boost::asio::io_context& io_;
-  Controller& controller_;
+  AgentServiceImpl& service_;
   std::shared_ptr<AgentStreamLink> link_;
-  v1::AgentMessage incoming_;
+  // Reads only (gRPC runs one OnReadDone of a stream at a time).
+  grpc::ByteBuffer incoming_;
+  AgentStreamGuard guard_;
+  std::string cut_reason_;
   std::mutex mutex_;
-  std::deque<v1::ControllerMessage> outgoing_;  // guarded by mutex_
-  bool writing_ = false;                        // guarded by mutex_
-  bool finish_requested_ = false;               // guarded by mutex_
-  bool finished_ = false;                       // guarded by mutex_
-  grpc::Status finish_status_;                  // guarded by mutex_
+  std::deque<grpc::ByteBuffer> outgoing_;  // guarded by mutex_
+  bool writing_ = false;                   // guarded by mutex_
+  bool finish_requested_ = false;          // guarded by mutex_
+  bool finished_ = false;                  // guarded by mutex_
+  grpc::Status finish_status_;             // guarded by mutex_
 };
 
 void AgentStreamLink::Send(const v1::ControllerMessage& message) {
@@ -356,12 +404,9 @@ void AgentStreamLink::Send(const v1::ControllerMessage& message) {
   if (stream_) stream_->Enqueue(message);
 }
 
-void AgentStreamLink::Close(const std::string& reason) {
+void AgentStreamLink::Close(const absl::Status& why) {
   std::lock_guard lock(mutex_);
-  if (stream_) {
-    stream_->FinishOnce(
-        grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, reason));
-  }
+  if (stream_) stream_->FinishOnce(ToGrpcStatus(why));
 }
 
 void AgentStreamLink::Close() {
@@ -373,7 +418,7 @@ void AgentStreamLink::Close() {
 
 // A stream refused before it began: finishes at once with the reason.
 class RefusedAgentStream final
-    : public grpc::ServerBidiReactor<v1::AgentMessage, v1::ControllerMessage> {
+    : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
   explicit RefusedAgentStream(const grpc::Status& status) { Finish(status); }
   void OnDone() override { delete this; }
@@ -381,7 +426,7 @@ class RefusedAgentStream final
 
 }  // namespace
 
-grpc::ServerBidiReactor<v1::AgentMessage, v1::ControllerMessage>*
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
 AgentServiceImpl::Connect(grpc::CallbackServerContext* context) {
   absl::Status admitted = authenticator_.AuthenticateAgent(*context);
   if (!admitted.ok()) {
@@ -389,7 +434,35 @@ AgentServiceImpl::Connect(grpc::CallbackServerContext* context) {
               {{"peer", context->peer()}, {"error", admitted.ToString()}});
     return new RefusedAgentStream(ToGrpcStatus(admitted));
   }
-  return new AgentStream(io_, controller_, context->peer());
+  return new AgentStream(*this, context->peer(), limits_);
+}
+
+void AgentServiceImpl::Deliver(AgentInbox::Item item) {
+  switch (inbox_.Push(std::move(item))) {
+    case AgentInbox::Wake::kNone:
+      break;
+    case AgentInbox::Wake::kNow:
+      boost::asio::post(io_, [this] { Drain(); });
+      break;
+    case AgentInbox::Wake::kLater:
+      boost::asio::post(io_, [this] {
+        // A wait this replaces is cancelled; this one drains for both.
+        heartbeat_timer_.expires_after(kHeartbeatGathering);
+        heartbeat_timer_.async_wait(
+            [this](const boost::system::error_code&) { Drain(); });
+      });
+      break;
+  }
+}
+
+void AgentServiceImpl::Drain() {
+  for (AgentInbox::Item& item : inbox_.Take()) {
+    if (item.stream_ended) {
+      controller_.OnAgentGone(item.link, item.end_reason);
+    } else {
+      controller_.OnAgentMessage(item.link, item.message);
+    }
+  }
 }
 
 }  // namespace gantry

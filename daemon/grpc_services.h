@@ -11,9 +11,12 @@
 #include <string_view>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "absl/status/status.h"
 #include "daemon/admission_gate.h"
+#include "daemon/agent_inbox.h"
+#include "daemon/agent_stream_guard.h"
 #include "daemon/authenticator.h"
 #include "daemon/controller.h"
 #include "gantry/v1/agent.grpc.pb.h"
@@ -92,19 +95,38 @@ class ClientServiceImpl final : public v1::ClientService::CallbackService {
   AdmissionGate submissions_;
 };
 
-class AgentServiceImpl final : public v1::AgentService::CallbackService {
+class AgentServiceImpl final
+    : public v1::AgentService::WithRawCallbackMethod_Connect<
+          v1::AgentService::Service> {
  public:
+  // `limits`: what each agent stream may send before it is cut
+  // (agent_stream_guard.h).
   AgentServiceImpl(boost::asio::io_context& io, Controller& controller,
-                   const Authenticator& authenticator)
-      : io_(io), controller_(controller), authenticator_(authenticator) {}
+                   const Authenticator& authenticator,
+                   const AgentStreamLimits& limits = {})
+      : io_(io),
+        controller_(controller),
+        authenticator_(authenticator),
+        limits_(limits),
+        heartbeat_timer_(io) {}
 
-  grpc::ServerBidiReactor<v1::AgentMessage, v1::ControllerMessage>* Connect(
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Connect(
       grpc::CallbackServerContext* context) override;
 
+  // From the streams' reactors (any gRPC thread): hands what a stream read,
+  // or its end, to the controller's loop through the inbox (agent_inbox.h).
+  void Deliver(AgentInbox::Item item);
+
  private:
+  // On the loop: hands everything in the inbox to the controller.
+  void Drain();
+
   boost::asio::io_context& io_;
   Controller& controller_;
   const Authenticator& authenticator_;
+  const AgentStreamLimits limits_;
+  AgentInbox inbox_;
+  boost::asio::steady_timer heartbeat_timer_;  // used on the loop only
 };
 
 }  // namespace gantry

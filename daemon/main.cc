@@ -2,6 +2,7 @@
 // database, and wires the controller to its gRPC front ends.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <iostream>
@@ -41,6 +42,8 @@ struct Flags {
   double reconnect_grace = 30.0;
   uint32_t kill_grace = 10;
   uint32_t max_pending_submissions = 20000;
+  uint32_t agent_messages_per_heartbeat = 100;
+  uint32_t agent_max_message_bytes = 1 << 20;
   uint32_t max_restarts = 3;
   double restart_backoff = 1.0;
   std::string hot_spares;
@@ -102,6 +105,18 @@ void AddFlags(CLI::App& app, Flags& flags) {
                  "as busy (the CLI retries them)")
       ->capture_default_str()
       ->check(CLI::Range(1, 10000000));
+  app.add_option("--agent-messages-per-heartbeat",
+                 flags.agent_messages_per_heartbeat,
+                 "Messages an agent stream may send per heartbeat interval on "
+                 "average (ten times as many at once); a stream that sends "
+                 "more is cut as flooding")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 1000000));
+  app.add_option("--agent-max-message-bytes", flags.agent_max_message_bytes,
+                 "Largest message an agent may send; a stream that sends a "
+                 "larger one is cut")
+      ->capture_default_str()
+      ->check(CLI::Range(4096, 64 << 20));
   app.add_option("--max-restarts", flags.max_restarts,
                  "Restarts a failed job gets unless it says (--max-restarts "
                  "in the job)")
@@ -289,7 +304,11 @@ int main(int argc, char** argv) {
 
   gantry::ClientServiceImpl client_service(io, controller, *authenticator,
                                            flags.max_pending_submissions);
-  gantry::AgentServiceImpl agent_service(io, controller, *authenticator);
+  gantry::AgentServiceImpl agent_service(
+      io, controller, *authenticator,
+      gantry::AgentStreamLimitsFor(options.heartbeat_interval_ms,
+                                   flags.agent_messages_per_heartbeat,
+                                   flags.agent_max_message_bytes));
   grpc::ServerBuilder builder;
   int selected_port = 0;
   if (!flags.listen.empty()) {
@@ -304,7 +323,10 @@ int main(int argc, char** argv) {
   }
   builder.RegisterService(&client_service);
   builder.RegisterService(&agent_service);
-  builder.SetMaxReceiveMessageSize(16 << 20);
+  // Clients' requests (a job script, a fabric dump); agent streams have
+  // their own, smaller limit (--agent-max-message-bytes).
+  builder.SetMaxReceiveMessageSize(
+      std::max<int>(16 << 20, static_cast<int>(flags.agent_max_message_bytes)));
   // Agents' messages are small and steady: bandwidth-delay probing only
   // added a ping round trip for every heartbeat (twice the reads).
   builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
