@@ -306,9 +306,9 @@ absl::Status SetCount(const OptionUse& use, JobRequest& request) {
   return absl::OkStatus();
 }
 
-// Slurm's "--nodes=min-max" lets the scheduler start the job on anything in
-// between. The scheduler has no such flexibility yet, so the job asks for
-// the minimum (the size it can start soonest at) and the user is told.
+// Slurm's "--nodes=min-max" lets the scheduler start the job on any count in
+// between. Gantry's choice is always the minimum (the size that can start
+// soonest; SLURM_NNODES tells the script), and the user is told so.
 absl::Status SetNodes(const OptionUse& use, JobRequest& request) {
   const std::string_view value = *use.value;
   const std::size_t dash = value.find('-');
@@ -330,7 +330,9 @@ absl::Status SetNodes(const OptionUse& use, JobRequest& request) {
   if (*max != *min) {
     request.warnings.push_back(
         Cat(use.source, ": --nodes=", value,
-            ": node ranges are not supported yet; using the minimum, ", *min));
+            ": the job gets ", *min,
+            " node(s), the minimum of the range (Gantry does not grow a job "
+            "toward the maximum)"));
   }
   return absl::OkStatus();
 }

@@ -135,7 +135,9 @@ scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1 > head.$SLURM_JOB_ID
 
     def test_scancel_signal_reaches_the_ranks_and_the_job_goes_on(self):
         job_id = self.waiting_job()
-        self.slurm("scancel", "--signal=USR1", str(job_id))
+        # As in Slurm, the batch script gets it with -b (plain --signal goes
+        # to the step tasks; test_node_selection covers both).
+        self.slurm("scancel", "--signal=USR1", "-b", str(job_id))
         self.assertEqual(self.cluster.wait_files([f"usr1.{job_id}"]),
                          {f"usr1.{job_id}": "got USR1"})
         self.assertEqual(self.cluster.job(job_id)["state"], "RUNNING")

@@ -171,8 +171,8 @@ TEST_CASE("Accepted but ignored options warn once each", "[job_options]") {
   CHECK(Apply({"--mail-type", "END"})->warnings[0] ==
         "command line: --mail-type=END is not supported yet and is ignored");
   CHECK(Apply({"--nodes=2-4"})->warnings[0] ==
-        "command line: --nodes=2-4: node ranges are not supported yet; using "
-        "the minimum, 2");
+        "command line: --nodes=2-4: the job gets 2 node(s), the minimum of the "
+        "range (Gantry does not grow a job toward the maximum)");
 }
 
 TEST_CASE("exclusive and switches options reach the request", "[job_options]") {
