@@ -329,8 +329,7 @@ absl::Status SetNodes(const OptionUse& use, JobRequest& request) {
   request.nodes = *min;
   if (*max != *min) {
     request.warnings.push_back(
-        Cat(use.source, ": --nodes=", value,
-            ": the job gets ", *min,
+        Cat(use.source, ": --nodes=", value, ": the job gets ", *min,
             " node(s), the minimum of the range (Gantry does not grow a job "
             "toward the maximum)"));
   }
