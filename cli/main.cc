@@ -30,8 +30,8 @@ MASTER_PORT, WORLD_SIZE, RANK, LOCAL_RANK) and Gantry's own (GANTRY_*).
 
 Options:
   -J, --job-name NAME         name of the job
-  -N, --nodes N[-MAX]         number of nodes (gang: all start together); a
-                              range starts on its minimum
+  -N, --nodes N               number of nodes (gang: all start together);
+                              a range MIN-MAX starts on MIN
   -n, --ntasks N              total number of tasks
       --ntasks-per-node N     tasks on each node
   -c, --cpus-per-task N       CPUs for each task

@@ -195,7 +195,7 @@ class DebianPackagesTest(unittest.TestCase):
         cases = {
             "gantry q": "queue",
             "gantry --controller h:1 ca": "cancel",
-            "gantry queue --a": "--all",
+            "gantry queue --a": "--all --array",
             "gantry topology ": "import",
             "gantry topology import --format i": "ibnetdiscover",
             "gantry batch --ch": "--chdir --checkpoint-dir",
