@@ -336,13 +336,20 @@ void Controller::Submit(const v1::SubmitRequest& request, const Caller& caller,
   }
   batch_.next_job_id = next_job_id_;
   const v1::JobRecord& first = jobs_.at(first_id).record;
-  log::Info(task_ids.empty() ? "job submitted" : "job array submitted",
-            {{"job", first_id},
-             {"user", first.user()},
-             {"name", first.spec().name()},
-             {"nodes", first.spec().nodes()},
-             {"tasks", TotalRanks(first.spec())},
-             {"array", first.spec().array()}});
+  // Every submission is in the durable event log ("submitted"); a line
+  // per job at info would be a write to the log per request.
+  const log::Level level =
+      task_ids.empty() ? log::Level::kDebug : log::Level::kInfo;
+  if (log::Enabled(level)) {
+    log::Write(level,
+               task_ids.empty() ? "job submitted" : "job array submitted",
+               {{"job", first_id},
+                {"user", first.user()},
+                {"name", first.spec().name()},
+                {"nodes", first.spec().nodes()},
+                {"tasks", TotalRanks(first.spec())},
+                {"array", first.spec().array()}});
+  }
   AfterCommit([done = std::move(done), first_id] { done(first_id); });
   RequestSchedule();
 }

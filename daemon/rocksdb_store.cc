@@ -58,6 +58,11 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
   options.create_if_missing = true;
   options.create_missing_column_families = true;
   options.keep_log_file_num = 4;
+  // A restart replays the write-ahead log not yet flushed to tables: bound
+  // it (RocksDB flushes the families holding the oldest log past this),
+  // and do not write the replayed memtables out again before serving.
+  options.max_total_wal_size = 64 << 20;
+  options.avoid_flush_during_recovery = true;
   rocksdb::ColumnFamilyOptions family_options;
   std::vector<rocksdb::ColumnFamilyDescriptor> families = {
       {rocksdb::kDefaultColumnFamilyName, family_options},
