@@ -62,6 +62,11 @@ Level ParseLevel(std::string_view name, Level fallback) {
   return fallback;
 }
 
+bool Enabled(Level level) {
+  std::lock_guard lock(g_mutex);
+  return level >= g_min_level;
+}
+
 void Write(Level level, std::string_view message,
            std::initializer_list<Field> fields) {
   const std::string timestamp = Timestamp();

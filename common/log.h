@@ -33,6 +33,10 @@ struct Field {
 void Configure(std::string_view component, Level min_level);
 Level ParseLevel(std::string_view name, Level fallback);
 
+// Whether lines at `level` are shown: lets a hot path skip building the
+// fields of a line nobody will see.
+bool Enabled(Level level);
+
 void Write(Level level, std::string_view message,
            std::initializer_list<Field> fields = {});
 

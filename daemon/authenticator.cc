@@ -5,7 +5,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <map>
+#include <mutex>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "common/munge_credential.h"
 
@@ -59,6 +63,72 @@ std::optional<std::string_view> Metadata(const grpc::ServerContextBase& context,
 }
 
 }  // namespace
+
+// Entries live kTtl, so a user added, renamed or removed on the host is seen
+// within that; the whole table is dropped past kMaxEntries.
+class UserDirectory {
+ public:
+  struct Entry {
+    uint32_t uid = 0;
+    gid_t gid = 0;
+    std::string name;
+  };
+
+  // The name of `uid`; the number when it has none.
+  std::string NameOf(uint32_t uid) {
+    const auto now = std::chrono::steady_clock::now();
+    {
+      std::lock_guard lock(mutex_);
+      auto it = names_.find(uid);
+      if (it != names_.end() && now < it->second.second) {
+        return it->second.first;
+      }
+    }
+    std::string name = UserName(uid);
+    std::lock_guard lock(mutex_);
+    if (names_.size() >= kMaxEntries) names_.clear();
+    names_[uid] = {name, now + kTtl};
+    return name;
+  }
+
+  // The user of that name, if the host knows one.
+  std::optional<Entry> Find(const std::string& name) {
+    const auto now = std::chrono::steady_clock::now();
+    {
+      std::lock_guard lock(mutex_);
+      auto it = users_.find(name);
+      if (it != users_.end() && now < it->second.second) {
+        return it->second.first;
+      }
+    }
+    std::vector<char> buffer(16384);
+    std::optional<Entry> entry;
+    if (std::optional<passwd> found = LookUpUser(name, buffer)) {
+      entry = Entry{found->pw_uid, found->pw_gid, name};
+    }
+    std::lock_guard lock(mutex_);
+    if (users_.size() >= kMaxEntries) users_.clear();
+    users_[name] = {entry, now + kTtl};
+    return entry;
+  }
+
+ private:
+  static constexpr std::chrono::seconds kTtl{30};
+  static constexpr size_t kMaxEntries = 10000;
+  using Deadline = std::chrono::steady_clock::time_point;
+
+  std::mutex mutex_;
+  std::map<uint32_t, std::pair<std::string, Deadline>> names_
+      ABSL_GUARDED_BY(mutex_);
+  std::map<std::string, std::pair<std::optional<Entry>, Deadline>> users_
+      ABSL_GUARDED_BY(mutex_);
+};
+
+Authenticator::Authenticator(AuthOptions options,
+                             std::optional<gid_t> admin_gid)
+    : options_(std::move(options)),
+      admin_gid_(admin_gid),
+      users_(std::make_shared<UserDirectory>()) {}
 
 bool IsAdmin(uint32_t uid, const std::vector<gid_t>& groups,
              std::optional<gid_t> admin_gid) {
@@ -129,7 +199,7 @@ absl::StatusOr<Caller> Authenticator::Verify(
         "(",
         identity->payload, "), not ", MungePayloadFor(method)));
   }
-  return Describe(identity->uid, identity->gid, UserName(identity->uid));
+  return Describe(identity->uid, identity->gid, users_->NameOf(identity->uid));
 }
 
 absl::StatusOr<Caller> Authenticator::AuthenticateClient(
@@ -143,18 +213,16 @@ absl::StatusOr<Caller> Authenticator::AuthenticateClient(
     // Read-only calls claim no one; they get the least a user can be.
     return Caller{.uid = 65534, .gid = 65534, .user = "nobody", .admin = false};
   }
-  std::vector<char> buffer(16384);
-  std::optional<passwd> entry = LookUpUser(name, buffer);
+  std::optional<UserDirectory::Entry> entry = users_->Find(name);
   if (claimed_uid >= 0) {
     return Describe(static_cast<uint32_t>(claimed_uid),
-                    entry ? entry->pw_gid : static_cast<gid_t>(claimed_uid),
-                    name);
+                    entry ? entry->gid : static_cast<gid_t>(claimed_uid), name);
   }
   if (!entry) {
     return absl::UnauthenticatedError(
         absl::StrCat("request refused: unknown user \"", name, "\""));
   }
-  return Describe(entry->pw_uid, entry->pw_gid, name);
+  return Describe(entry->uid, entry->gid, name);
 }
 
 absl::Status Authenticator::CheckMunged() const {

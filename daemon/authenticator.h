@@ -12,6 +12,7 @@
 
 #include <sys/types.h>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,6 +36,10 @@ struct AuthOptions {
 bool IsAdmin(uint32_t uid, const std::vector<gid_t>& groups,
              std::optional<gid_t> admin_gid);
 
+// Name and uid lookups in the host's user database, remembered for a short
+// while. Thread-safe. Defined in authenticator.cc.
+class UserDirectory;
+
 class Authenticator {
  public:
   // INVALID_ARGUMENT when the admin group does not exist on this host.
@@ -56,8 +61,7 @@ class Authenticator {
   bool uses_munge() const { return options_.use_munge; }
 
  private:
-  Authenticator(AuthOptions options, std::optional<gid_t> admin_gid)
-      : options_(std::move(options)), admin_gid_(admin_gid) {}
+  Authenticator(AuthOptions options, std::optional<gid_t> admin_gid);
 
   absl::StatusOr<Caller> Verify(const grpc::ServerContextBase& context,
                                 std::string_view method) const;
@@ -65,6 +69,9 @@ class Authenticator {
 
   AuthOptions options_;
   std::optional<gid_t> admin_gid_;
+  // The host's user database, looked up on every request otherwise (an
+  // open and read of /etc/passwd, or an LDAP round trip, per call).
+  std::shared_ptr<UserDirectory> users_;
 };
 
 }  // namespace gantry

@@ -89,6 +89,7 @@ Controller::Controller(boost::asio::io_context& io, StateStore& store,
       clock_(clock),
       options_(WithPartitionDefaults(std::move(options))),
       timer_(io),
+      writer_(io, store),
       fair_share_(options_.priority_weights.half_life_ms) {}
 
 absl::Status Controller::Start() {
@@ -119,7 +120,8 @@ absl::Status Controller::Start() {
   }
   size_t running = 0, pending = 0;
   for (v1::JobRecord& record : snapshot->jobs) {
-    JobRuntime job;
+    const uint64_t id = record.id();
+    JobRuntime& job = jobs_.emplace_hint(jobs_.end(), id, JobRuntime())->second;
     job.record = std::move(record);
     JobStatus status = FromProto(job.record.state());
     if (status == JobStatus::kRunning) {
@@ -154,8 +156,7 @@ absl::Status Controller::Start() {
       ++finished_jobs_;
     }
     if (options_.metrics) options_.metrics->JobAdded(status);
-    uint64_t id = job.record.id();
-    jobs_.emplace(id, std::move(job));
+    UpdateLive(job);
   }
   // Fair share from the finished jobs, oldest end first so the decay is
   // applied in time order.
@@ -189,6 +190,7 @@ void Controller::Stop() {
   stopped_ = true;
   timer_.cancel();
   status_timer_.cancel();
+  schedule_timer_.cancel();
   // gantry run waits on its step: tell it to ask the next controller, so
   // the server's shutdown has no call left open.
   for (auto& [id, job] : jobs_) {
@@ -198,6 +200,15 @@ void Controller::Stop() {
       }
     }
     job.step_waiters.clear();
+  }
+}
+
+void Controller::UpdateLive(JobRuntime& job) {
+  const v1::JobState state = job.record.state();
+  if (state == v1::PENDING || state == v1::RUNNING || !job.held_nodes.empty()) {
+    live_jobs_.insert_or_assign(live_jobs_.end(), job.record.id(), &job);
+  } else {
+    live_jobs_.erase(job.record.id());
   }
 }
 
@@ -238,44 +249,65 @@ void Controller::AfterCommit(std::function<void()> action) {
 
 void Controller::Flush() {
   flush_posted_ = false;
+  // One batch at a time: what is staged meanwhile waits for the one in
+  // flight and then goes out whole (CommitDone starts it).
+  if (writer_.busy()) return;
   StateStore::Batch batch = std::move(batch_);
   batch_ = StateStore::Batch();
   std::vector<std::function<void()>> actions = std::move(after_commit_);
   after_commit_.clear();
-  if (!batch.empty()) {
-    const auto commit_start = std::chrono::steady_clock::now();
-    absl::Status status = store_.Commit(batch, /*sync=*/true);
-    const double commit_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                      commit_start)
-            .count();
-    commit_latencies_.Add(commit_seconds);
-    if (options_.metrics) options_.metrics->ObserveStoreCommit(commit_seconds);
-    if (!status.ok()) {
-      // Memory now holds changes the disk does not: the only safe state is
-      // the one on disk, so stop and let systemd restart us from it.
-      log::Error("cannot persist state; exiting to recover from disk",
-                 {{"error", status.ToString()}});
-      std::abort();
-    }
+  if (batch.empty()) {
+    for (auto& action : actions) action();
+    return;
   }
-  for (auto& action : actions) action();
+  writer_.Commit(std::move(batch),
+                 [this, actions = std::move(actions)](absl::Status status,
+                                                      double seconds) mutable {
+                   CommitDone(status, seconds, actions);
+                 });
 }
 
-v1::ListJobsResponse Controller::ListJobs(
-    const v1::ListJobsRequest& request) const {
+void Controller::CommitDone(const absl::Status& status, double seconds,
+                            std::vector<std::function<void()>>& actions) {
+  commit_latencies_.Add(seconds);
+  if (options_.metrics) options_.metrics->ObserveStoreCommit(seconds);
+  if (!status.ok()) {
+    // Memory now holds changes the disk does not: the only safe state is
+    // the one on disk, so stop and let systemd restart us from it.
+    log::Error("cannot persist state; exiting to recover from disk",
+               {{"error", status.ToString()}});
+    std::abort();
+  }
+  for (auto& action : actions) action();
+  // What was staged during the write goes out now.
+  if (!batch_.empty() || !after_commit_.empty()) Flush();
+}
+
+v1::ListJobsResponse Controller::ListJobs(const v1::ListJobsRequest& request) {
   v1::ListJobsResponse response;
-  for (const auto& [id, job] : jobs_) {
-    if (!request.all() && IsTerminal(FromProto(job.record.state()))) continue;
+  auto list = [&](JobRuntime& job) {
+    if (!request.all() && IsTerminal(FromProto(job.record.state()))) return;
     if (!request.user().empty() && job.record.user() != request.user()) {
-      continue;
+      return;
     }
+    // Listings do not carry scripts and environments: set them aside for
+    // the copy instead of copying them and throwing them away.
+    v1::JobSpec& spec = *job.record.mutable_spec();
+    std::string script;
+    script.swap(*spec.mutable_script());
+    google::protobuf::Map<std::string, std::string> environment;
+    environment.swap(*spec.mutable_environment());
     v1::JobRecord* copy = response.add_jobs();
     *copy = job.record;
+    spec.mutable_script()->swap(script);
+    spec.mutable_environment()->swap(environment);
     copy->set_priority(job.priority);
-    // Listings do not carry scripts and environments.
-    copy->mutable_spec()->clear_script();
-    copy->mutable_spec()->clear_environment();
+  };
+  // Without --all only live jobs can qualify: skip the finished ones.
+  if (request.all()) {
+    for (auto& [id, job] : jobs_) list(job);
+  } else {
+    for (auto& [id, job] : live_jobs_) list(*job);
   }
   return response;
 }

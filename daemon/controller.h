@@ -4,12 +4,15 @@
 // construction (gRPC handlers post to it). Nothing here takes a lock; the
 // store is written only from that thread.
 //
-// Durability: mutations are staged into one StateStore::Batch per loop turn
-// and committed with a synced write before anyone is told about them (a
-// submission's reply, a launch to an agent, an ack of a rank exit). That is
-// the group commit: one fsync covers every request that arrived in the turn.
+// Durability: mutations are staged into one StateStore::Batch and committed
+// with a synced write before anyone is told about them (a submission's
+// reply, a launch to an agent, an ack of a rank exit). That is the group
+// commit: one fsync covers every request that arrived in the turn, or, while
+// a write is in flight on the StoreWriter's thread, every request that
+// arrived during it.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -36,6 +39,7 @@
 #include "daemon/priority.h"
 #include "daemon/restart_policy.h"
 #include "daemon/state_store.h"
+#include "daemon/store_writer.h"
 #include "daemon/utilization_history.h"
 #include "gantry/v1/agent.pb.h"
 #include "gantry/v1/client.pb.h"
@@ -91,7 +95,9 @@ class Controller {
               std::function<void(absl::StatusOr<uint64_t>)> done);
   void Cancel(const v1::CancelRequest& request, const Caller& caller,
               std::function<void(v1::CancelResponse)> done);
-  v1::ListJobsResponse ListJobs(const v1::ListJobsRequest& request) const;
+  // Not const: it lends each record's script and environment aside while
+  // copying the rest.
+  v1::ListJobsResponse ListJobs(const v1::ListJobsRequest& request);
   // The script and environment only for the job's owner and admins.
   absl::StatusOr<v1::GetJobResponse> GetJob(uint64_t job_id,
                                             const Caller& caller) const;
@@ -162,14 +168,27 @@ class Controller {
   void StageEvent(uint64_t job_id, const std::string& node,
                   const std::string& kind, const std::string& detail);
   void AfterCommit(std::function<void()> action);
+  // Hands the staged batch to the writer, unless one is in flight.
   void Flush();
+  // A batch is durable (or failed: then the process aborts): runs its
+  // actions and sends out what was staged meanwhile.
+  void CommitDone(const absl::Status& status, double seconds,
+                  std::vector<std::function<void()>>& actions);
 
   // Job lifecycle (controller_jobs.cc).
   absl::StatusOr<v1::JobRecord> ValidateSubmission(
       const v1::SubmitRequest& request) const;
+  // Asks for a scheduling pass: posted at once, or after a pause when the
+  // last pass was long (see SchedulePass).
   void RequestSchedule();
+  // Runs a pass and times it; the next may start no sooner than
+  // kSchedulingGapFactor times its duration after it ended.
+  void SchedulePass();
   void RunSchedule();
   std::shared_ptr<const NodeConstraint> ParsedConstraint(JobRuntime& job);
+  // Keeps live_jobs_ in step with the job: call after its state or its
+  // held nodes change.
+  void UpdateLive(JobRuntime& job);
   bool DependencyAllowsStart(JobRuntime& job, int64_t now);
   // Adds a finished job's GPU-seconds to its user's fair-share usage.
   void ChargeUsage(const v1::JobRecord& record);
@@ -282,6 +301,10 @@ class Controller {
   int64_t started_ms_ = 0;
 
   std::map<uint64_t, JobRuntime> jobs_;
+  // The jobs a scheduling pass looks at: pending, running, or still holding
+  // node shares. Finished jobs stay in jobs_ for good; passes must not pay
+  // for them.
+  std::map<uint64_t, JobRuntime*> live_jobs_;
   std::map<std::string, NodeRuntime> nodes_;
   std::map<const AgentLink*, std::string> link_nodes_;
   uint64_t cluster_id_ = 0;
@@ -292,7 +315,13 @@ class Controller {
   StateStore::Batch batch_;
   std::vector<std::function<void()>> after_commit_;
   bool flush_posted_ = false;
+  StoreWriter writer_;
   bool schedule_posted_ = false;
+  // Scheduling passes cost O(pending jobs); when triggers come faster than
+  // that (a flood of submissions), they are coalesced so that passes take
+  // at most about a fifth of the loop.
+  boost::asio::steady_timer schedule_timer_{io_};
+  std::chrono::steady_clock::time_point next_pass_allowed_{};
   // When the earliest requeued job becomes eligible (0: none waiting).
   int64_t next_eligible_ms_ = 0;
   int64_t last_check_ms_ = 0;  // when CheckDeadlines last ran
@@ -312,6 +341,12 @@ class Controller {
   CommitLatencies commit_latencies_;
   NodeEventLog node_events_;
 };
+
+// Where a job's submit environment is stored (StateStore::Environment):
+// under its own id, or its array's, which all the array's tasks share.
+inline uint64_t EnvironmentId(const v1::JobRecord& record) {
+  return record.array_job_id() != 0 ? record.array_job_id() : record.id();
+}
 
 v1::JobState ToProto(JobStatus status);
 JobStatus FromProto(v1::JobState state);

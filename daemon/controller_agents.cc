@@ -567,7 +567,14 @@ void Controller::CheckDeadlines() {
                              : "agent connection lost and not back in time");
     }
   }
-  for (auto& [id, job] : jobs_) {
+  // Only running jobs have deadlines; ending one changes live_jobs_, so
+  // walk a copy.
+  std::vector<JobRuntime*> running;
+  for (const auto& [id, live] : live_jobs_) {
+    if (live->record.state() == v1::RUNNING) running.push_back(live);
+  }
+  for (JobRuntime* runtime : running) {
+    JobRuntime& job = *runtime;
     const v1::JobRecord& record = job.record;
     if (record.state() != v1::RUNNING) continue;
     if (record.steps_size() > 0) CheckStepWaits(job, now);

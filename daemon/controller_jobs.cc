@@ -328,6 +328,14 @@ void Controller::Submit(const v1::SubmitRequest& request, const Caller& caller,
   }
   const uint64_t first_id = next_job_id_;
   const size_t count = task_ids.empty() ? 1 : task_ids.size();
+  // The environment is stored once, apart from the records (see
+  // EnvironmentId), in the same batch, so it is durable with them.
+  v1::JobEnvironment environment;
+  environment.mutable_variables()->swap(
+      *validated->mutable_spec()->mutable_environment());
+  if (!environment.variables().empty()) {
+    batch_.environments.emplace_back(first_id, std::move(environment));
+  }
   const std::string shape =
       absl::StrCat("user ", validated->user(), ", ", validated->spec().nodes(),
                    " node(s), ", TotalRanks(validated->spec()), " task(s)");
@@ -354,18 +362,25 @@ void Controller::Submit(const v1::SubmitRequest& request, const Caller& caller,
     }
     StageJob(job);
     StageEvent(id, "", "submitted", detail);
-    jobs_.emplace(id, std::move(job));
+    UpdateLive(jobs_.emplace(id, std::move(job)).first->second);
     if (options_.metrics) options_.metrics->JobAdded(JobStatus::kPending);
   }
   batch_.next_job_id = next_job_id_;
   const v1::JobRecord& first = jobs_.at(first_id).record;
-  log::Info(task_ids.empty() ? "job submitted" : "job array submitted",
-            {{"job", first_id},
-             {"user", first.user()},
-             {"name", first.spec().name()},
-             {"nodes", first.spec().nodes()},
-             {"tasks", TotalRanks(first.spec())},
-             {"array", first.spec().array()}});
+  // Every submission is in the durable event log ("submitted"); a line
+  // per job at info would be a write to the log per request.
+  const log::Level level =
+      task_ids.empty() ? log::Level::kDebug : log::Level::kInfo;
+  if (log::Enabled(level)) {
+    log::Write(level,
+               task_ids.empty() ? "job submitted" : "job array submitted",
+               {{"job", first_id},
+                {"user", first.user()},
+                {"name", first.spec().name()},
+                {"nodes", first.spec().nodes()},
+                {"tasks", TotalRanks(first.spec())},
+                {"array", first.spec().array()}});
+  }
   AfterCommit([done = std::move(done), first_id] { done(first_id); });
   RequestSchedule();
 }
@@ -428,17 +443,15 @@ void Controller::Cancel(const v1::CancelRequest& request, const Caller& caller,
 }
 
 void Controller::RequestSchedule() {
-  if (schedule_posted_) return;
+  if (schedule_posted_ || stopped_) return;
   schedule_posted_ = true;
-  boost::asio::post(io_, [this] {
-    const auto pass_start = std::chrono::steady_clock::now();
-    RunSchedule();
-    if (options_.metrics) {
-      options_.metrics->ObserveSchedulingPass(
-          std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                        pass_start)
-              .count());
-    }
+  if (std::chrono::steady_clock::now() >= next_pass_allowed_) {
+    boost::asio::post(io_, [this] { SchedulePass(); });
+    return;
+  }
+  schedule_timer_.expires_at(next_pass_allowed_);
+  schedule_timer_.async_wait([this](const boost::system::error_code& error) {
+    if (!error && !stopped_) SchedulePass();
   });
 }
 
@@ -455,6 +468,24 @@ std::shared_ptr<const NodeConstraint> Controller::ParsedConstraint(
   return job.constraint;
 }
 
+void Controller::SchedulePass() {
+  // A pass over a long queue is the dearest thing the loop does; while
+  // triggers keep coming (a submission flood, a fleet registering) later
+  // passes wait this many times the last one's duration, so they take at
+  // most about a fifth of the loop and requests keep being served. A short
+  // pass (a small queue) leaves no noticeable pause.
+  constexpr int kSchedulingGapFactor = 4;
+  const auto pass_start = std::chrono::steady_clock::now();
+  RunSchedule();
+  const auto pass_end = std::chrono::steady_clock::now();
+  next_pass_allowed_ =
+      pass_end + kSchedulingGapFactor * (pass_end - pass_start);
+  if (options_.metrics) {
+    options_.metrics->ObserveSchedulingPass(
+        std::chrono::duration<double>(pass_end - pass_start).count());
+  }
+}
+
 void Controller::RunSchedule() {
   schedule_posted_ = false;
   std::vector<PendingJob> queue;
@@ -466,7 +497,10 @@ void Controller::RunSchedule() {
   // this pass's queue. Tasks are taken in id order, so the lowest indices
   // start first.
   std::map<uint64_t, uint32_t> array_slots;
-  for (auto& [id, job] : jobs_) {
+  // The queued jobs in id order, for finding them from the result.
+  std::vector<std::pair<uint64_t, JobRuntime*>> queued;
+  for (auto& [id, live] : live_jobs_) {
+    JobRuntime& job = *live;
     v1::JobRecord& record = job.record;
     if (record.state() != v1::PENDING) continue;
     // A requeued job waits for its backoff and for the ranks of its last
@@ -543,7 +577,8 @@ void Controller::RunSchedule() {
           record.submit_time_ms() +
           static_cast<int64_t>(spec.switches_max_wait_seconds()) * 1000;
     }
-    queue.push_back(pending);
+    queue.push_back(std::move(pending));
+    queued.emplace_back(id, &job);
   }
   if (queue.empty()) return;
   // The node snapshot only when there is something to place: every
@@ -586,21 +621,32 @@ void Controller::RunSchedule() {
     snapshot.push_back(std::move(s));
     names.push_back(&name);
   }
+  auto queued_job = [&queued](uint64_t id) -> JobRuntime& {
+    auto it = std::lower_bound(
+        queued.begin(), queued.end(), id,
+        [](const auto& entry, uint64_t key) { return entry.first < key; });
+    return *it->second;
+  };
   OrderQueue(queue, fair_share_, options_.priority_weights, now);
   for (const PendingJob& pending : queue) {
-    jobs_.at(pending.id).priority = pending.priority;
+    queued_job(pending.id).priority = pending.priority;
   }
   ScheduleResult result = Schedule(snapshot, queue, RunningJobs(names),
                                    SchedulerOptions{true, true, now});
   // A job that starts now may release an `after` dependency: look again.
   if (dependency_waiters > 0 && !result.starts.empty()) RequestSchedule();
-  for (const JobWait& wait : result.waits) {
-    v1::JobRecord& record = jobs_.at(wait.job_id).record;
-    record.set_reason(wait.reason);
-    record.set_reason_detail(wait.detail);
+  for (JobWait& wait : result.waits) {
+    v1::JobRecord& record = queued_job(wait.job_id).record;
+    // Most jobs wait as they did in the last pass: leave their text be.
+    if (record.reason() != wait.reason) {
+      record.set_reason(std::move(wait.reason));
+    }
+    if (record.reason_detail() != wait.detail) {
+      record.set_reason_detail(std::move(wait.detail));
+    }
   }
   for (const JobStart& start : result.starts) {
-    JobRuntime& job = jobs_.at(start.job_id);
+    JobRuntime& job = queued_job(start.job_id);
     v1::JobRecord& record = job.record;
     record.clear_allocation();
     uint32_t next_rank = 0;
@@ -796,7 +842,8 @@ std::vector<RunningJob> Controller::RunningJobs(
     index_of[*node_names[i]] = i;
   }
   std::vector<RunningJob> running;
-  for (const auto& [id, job] : jobs_) {
+  for (const auto& [id, live] : live_jobs_) {
+    const JobRuntime& job = *live;
     const v1::JobRecord& record = job.record;
     // A job that ended (or is being requeued) still holds its nodes until
     // its ranks are gone, at the latest a kill grace from now.
@@ -897,6 +944,26 @@ void Controller::SendLaunch(uint64_t job_id, uint32_t attempt) {
   const v1::JobRecord& record = it->second.record;
   // Cancelled (or otherwise ended) before the launch went out.
   if (record.state() != v1::RUNNING || record.attempt() != attempt) return;
+  // Records stored before JobEnvironment existed carry it inline.
+  google::protobuf::Map<std::string, std::string> stored;
+  const google::protobuf::Map<std::string, std::string>* environment =
+      &record.spec().environment();
+  if (environment->empty()) {
+    absl::StatusOr<v1::JobEnvironment> loaded =
+        store_.Environment(EnvironmentId(record));
+    if (!loaded.ok()) {
+      // Running it without the environment it was submitted with would
+      // be worse than not running it.
+      log::Error("cannot read a job's environment; cancelling it",
+                 {{"job", job_id}, {"error", loaded.status().ToString()}});
+      (void)ApplyEvent(it->second, {JobEvent::Kind::kCancel},
+                       absl::StrCat("its stored environment cannot be read: ",
+                                    loaded.status().message()));
+      return;
+    }
+    stored.swap(*loaded->mutable_variables());
+    environment = &stored;
+  }
   const std::string& first_node = record.allocation(0).node();
   std::string master_addr = nodes_.at(first_node).record.address();
   for (int i = 0; i < record.allocation_size(); ++i) {
@@ -939,7 +1006,7 @@ void Controller::SendLaunch(uint64_t job_id, uint32_t attempt) {
     // Rank 0's node watches for framework checkpoint markers.
     launch.set_watch_checkpoints(i == 0 &&
                                  !record.spec().checkpoint_dir().empty());
-    *launch.mutable_job_environment() = record.spec().environment();
+    *launch.mutable_job_environment() = *environment;
     for (uint32_t local = 0; local < script_ranks; ++local) {
       v1::RankLaunch* rank = launch.add_ranks();
       rank->set_rank(share.first_rank() + local);
@@ -980,6 +1047,7 @@ absl::Status Controller::ApplyEvent(JobRuntime& job, const JobEvent& event,
     return absl::OkStatus();
   }
   record.set_state(ToProto(transition->next));
+  UpdateLive(job);
   if (options_.metrics) options_.metrics->JobMoved(before, transition->next);
   for (JobEffect effect : transition->effects) {
     switch (effect) {
@@ -1136,11 +1204,13 @@ void Controller::HoldResources(JobRuntime& job) {
     for (uint32_t gpu : share.gpu_indices()) node.gpus_used.insert(gpu);
     job.held_nodes.insert(share.node());
   }
+  UpdateLive(job);
 }
 
 void Controller::ReleaseNodeShare(JobRuntime& job,
                                   const std::string& node_name) {
   if (!job.held_nodes.erase(node_name)) return;
+  UpdateLive(job);
   auto it = nodes_.find(node_name);
   if (it == nodes_.end()) return;
   NodeRuntime& node = it->second;

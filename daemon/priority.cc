@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
+#include <unordered_map>
 
 namespace gantry {
 
@@ -35,8 +37,10 @@ double FairShare::Factor(const std::string& user, int64_t now_ms) const {
   return std::exp2(-relative);
 }
 
-double JobPriority(const PendingJob& job, const FairShare& fair_share,
-                   const PriorityWeights& weights, int64_t now_ms) {
+namespace {
+
+double PriorityWithFactor(const PendingJob& job, double fair_share_factor,
+                          const PriorityWeights& weights, int64_t now_ms) {
   const double age =
       weights.age_max_ms <= 0
           ? 0
@@ -49,22 +53,50 @@ double JobPriority(const PendingJob& job, const FairShare& fair_share,
                           ? 0
                           : std::min(1.0, gpus / weights.size_norm_gpus);
   return weights.age_weight * age + weights.size_weight * size +
-         weights.fair_share_weight * fair_share.Factor(job.user, now_ms);
+         weights.fair_share_weight * fair_share_factor;
+}
+
+}  // namespace
+
+double JobPriority(const PendingJob& job, const FairShare& fair_share,
+                   const PriorityWeights& weights, int64_t now_ms) {
+  return PriorityWithFactor(job, fair_share.Factor(job.user, now_ms), weights,
+                            now_ms);
 }
 
 void OrderQueue(std::vector<PendingJob>& queue, const FairShare& fair_share,
                 const PriorityWeights& weights, int64_t now_ms) {
-  for (PendingJob& job : queue) {
-    job.priority = JobPriority(job, fair_share, weights, now_ms);
+  // A queue holds few users and many jobs: each user's factor once.
+  std::unordered_map<std::string_view, double> factors;
+  // Sorting small keys and then moving each job once is far cheaper than
+  // sorting the jobs themselves on a long queue.
+  struct Key {
+    double priority;
+    int64_t submit_time_ms;
+    uint64_t id;
+    std::size_t index;
+  };
+  std::vector<Key> keys;
+  keys.reserve(queue.size());
+  for (std::size_t i = 0; i < queue.size(); ++i) {
+    PendingJob& job = queue[i];
+    auto [factor, fresh] = factors.try_emplace(job.user, 0.0);
+    if (fresh) factor->second = fair_share.Factor(job.user, now_ms);
+    job.priority = PriorityWithFactor(job, factor->second, weights, now_ms);
+    keys.push_back({job.priority, job.submit_time_ms, job.id, i});
   }
-  std::stable_sort(queue.begin(), queue.end(),
-                   [](const PendingJob& a, const PendingJob& b) {
-                     if (a.priority != b.priority)
-                       return a.priority > b.priority;
-                     if (a.submit_time_ms != b.submit_time_ms)
-                       return a.submit_time_ms < b.submit_time_ms;
-                     return a.id < b.id;
-                   });
+  // Ids are unique, so the order is total and a plain sort is stable.
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    if (a.priority != b.priority) return a.priority > b.priority;
+    if (a.submit_time_ms != b.submit_time_ms) {
+      return a.submit_time_ms < b.submit_time_ms;
+    }
+    return a.id < b.id;
+  });
+  std::vector<PendingJob> ordered;
+  ordered.reserve(queue.size());
+  for (const Key& key : keys) ordered.push_back(std::move(queue[key.index]));
+  queue = std::move(ordered);
 }
 
 }  // namespace gantry

@@ -58,6 +58,11 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
   options.create_if_missing = true;
   options.create_missing_column_families = true;
   options.keep_log_file_num = 4;
+  // A restart replays the write-ahead log not yet flushed to tables: bound
+  // it (RocksDB flushes the families holding the oldest log past this),
+  // and do not write the replayed memtables out again before serving.
+  options.max_total_wal_size = 64 << 20;
+  options.avoid_flush_during_recovery = true;
   rocksdb::ColumnFamilyOptions family_options;
   std::vector<rocksdb::ColumnFamilyDescriptor> families = {
       {rocksdb::kDefaultColumnFamilyName, family_options},
@@ -65,6 +70,7 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
       {"nodes", family_options},
       {"events", family_options},
       {"meta", family_options},
+      {"environments", family_options},
   };
   std::unique_ptr<RocksDbStore> store(new RocksDbStore());
   rocksdb::DB* db = nullptr;
@@ -79,6 +85,7 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
   store->nodes_ = store->handles_[2];
   store->events_ = store->handles_[3];
   store->meta_ = store->handles_[4];
+  store->environments_ = store->handles_[5];
 
   std::string version;
   status = db->Get(rocksdb::ReadOptions(), store->meta_, kSchemaVersionKey,
@@ -175,6 +182,10 @@ absl::Status RocksDbStore::Commit(const Batch& batch, bool sync) {
     job.SerializeToString(&value);
     write_batch.Put(jobs_, EncodeU64(job.id()), value);
   }
+  for (const auto& [id, environment] : batch.environments) {
+    environment.SerializeToString(&value);
+    write_batch.Put(environments_, EncodeU64(id), value);
+  }
   for (const v1::NodeRecord& node : batch.nodes) {
     node.SerializeToString(&value);
     write_batch.Put(nodes_, node.name(), value);
@@ -202,6 +213,20 @@ absl::Status RocksDbStore::Commit(const Batch& batch, bool sync) {
   rocksdb::WriteOptions options;
   options.sync = sync;
   return FromRocks(db_->Write(options, &write_batch), "committing state");
+}
+
+absl::StatusOr<v1::JobEnvironment> RocksDbStore::Environment(
+    uint64_t environment_id) {
+  v1::JobEnvironment environment;
+  const std::string key = EncodeU64(environment_id);
+  std::string value;
+  rocksdb::Status status =
+      db_->Get(rocksdb::ReadOptions(), environments_, key, &value);
+  if (status.IsNotFound()) return environment;
+  if (!status.ok()) return FromRocks(status, "reading an environment");
+  absl::Status parsed = ParseInto(value, "environments", key, environment);
+  if (!parsed.ok()) return parsed;
+  return environment;
 }
 
 absl::StatusOr<std::vector<v1::EventRecord>> RocksDbStore::JobEvents(

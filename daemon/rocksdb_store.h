@@ -1,11 +1,13 @@
 // StateStore on RocksDB. Column families: `jobs` (key: big-endian job id),
 // `nodes` (key: node name), `events` (key: big-endian job id then big-endian
 // sequence, so one job's history is a prefix scan; node events use job 0),
-// `meta`
-// (schema version, next job id, next event sequence). Values are protobuf
-// records from gantry/v1/types.proto.
+// `meta` (schema version, next job id, next event sequence), `environments`
+// (key: big-endian job or array id; read only at launch). A database from
+// before `environments` gains it at open. Values are protobuf records from
+// gantry/v1/types.proto.
 //
-// Not thread-safe: used from the controller's loop thread only.
+// Thread-safety: one committer at a time, reads from any thread (RocksDB
+// allows both at once).
 #pragma once
 
 #include <memory>
@@ -32,6 +34,8 @@ class RocksDbStore final : public StateStore {
 
   absl::StatusOr<Snapshot> Load() override;
   absl::Status Commit(const Batch& batch, bool sync) override;
+  absl::StatusOr<v1::JobEnvironment> Environment(
+      uint64_t environment_id) override;
   absl::StatusOr<std::vector<v1::EventRecord>> JobEvents(
       uint64_t job_id) override;
 
@@ -44,6 +48,7 @@ class RocksDbStore final : public StateStore {
   rocksdb::ColumnFamilyHandle* nodes_ = nullptr;
   rocksdb::ColumnFamilyHandle* events_ = nullptr;
   rocksdb::ColumnFamilyHandle* meta_ = nullptr;
+  rocksdb::ColumnFamilyHandle* environments_ = nullptr;
 };
 
 }  // namespace gantry

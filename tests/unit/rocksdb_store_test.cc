@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <tuple>
 
 namespace gantry {
 namespace {
@@ -34,6 +35,35 @@ v1::JobRecord MakeJob(uint64_t id, v1::JobState state) {
   a->set_node("node01");
   a->add_gpu_indices(3);
   return job;
+}
+
+std::string BigEndian(uint64_t value) {
+  std::string key(8, '\0');
+  for (int i = 7; i >= 0; --i, value >>= 8) key[i] = static_cast<char>(value);
+  return key;
+}
+
+// Writes (family index, key, value) entries straight into the database,
+// behind the store's back: `families` as an older or current gantryd
+// lays them out (default first).
+void WriteRaw(
+    const std::string& path, const std::vector<std::string>& families,
+    const std::vector<std::tuple<int, std::string, std::string>>& entries) {
+  rocksdb::DBOptions options;
+  options.create_if_missing = true;
+  options.create_missing_column_families = true;
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors = {
+      {rocksdb::kDefaultColumnFamilyName, {}}};
+  for (const std::string& name : families) descriptors.push_back({name, {}});
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  REQUIRE(rocksdb::DB::Open(options, path, descriptors, &handles, &raw).ok());
+  for (const auto& [family, key, value] : entries) {
+    REQUIRE(
+        raw->Put(rocksdb::WriteOptions(), handles[family], key, value).ok());
+  }
+  for (auto* h : handles) raw->DestroyColumnFamilyHandle(h);
+  delete raw;
 }
 
 TEST_CASE("store round trip survives reopen", "[store]") {
@@ -125,30 +155,62 @@ TEST_CASE("a corrupt record is data loss, not silence", "[store]") {
     REQUIRE((*store)->Commit(batch, true).ok());
   }
   // Overwrite the record with bytes that are not a JobRecord.
-  {
-    rocksdb::DB* raw = nullptr;
-    std::vector<rocksdb::ColumnFamilyDescriptor> families = {
-        {rocksdb::kDefaultColumnFamilyName, {}},
-        {"jobs", {}},
-        {"nodes", {}},
-        {"events", {}},
-        {"meta", {}}};
-    std::vector<rocksdb::ColumnFamilyHandle*> handles;
-    REQUIRE(rocksdb::DB::Open(rocksdb::DBOptions(), dir.path, families,
-                              &handles, &raw)
-                .ok());
-    std::string key(8, '\0');
-    key[7] = 1;
-    REQUIRE(raw->Put(rocksdb::WriteOptions(), handles[1], key, "\xff\xff\xff")
-                .ok());
-    for (auto* h : handles) raw->DestroyColumnFamilyHandle(h);
-    delete raw;
-  }
+  WriteRaw(dir.path, {"jobs", "nodes", "events", "meta", "environments"},
+           {{1, BigEndian(1), "\xff\xff\xff"}});
   auto store = RocksDbStore::Open(dir.path);
   REQUIRE(store.ok());
   auto snapshot = (*store)->Load();
   REQUIRE_FALSE(snapshot.ok());
   CHECK(snapshot.status().code() == absl::StatusCode::kDataLoss);
+}
+
+TEST_CASE("environments are stored apart and read on demand", "[store]") {
+  TempDir dir;
+  {
+    auto store = RocksDbStore::Open(dir.path);
+    REQUIRE(store.ok());
+    StateStore::Batch batch;
+    v1::JobRecord job = MakeJob(5, v1::PENDING);
+    job.mutable_spec()->clear_environment();
+    batch.jobs = {job};
+    v1::JobEnvironment environment;
+    (*environment.mutable_variables())["HOME"] = "/home/alice";
+    (*environment.mutable_variables())["LANG"] = "C.UTF-8";
+    batch.environments.emplace_back(5, environment);
+    REQUIRE((*store)->Commit(batch, true).ok());
+  }
+  auto store = RocksDbStore::Open(dir.path);
+  REQUIRE(store.ok());
+  auto snapshot = (*store)->Load();
+  REQUIRE(snapshot.ok());
+  REQUIRE(snapshot->jobs.size() == 1);
+  CHECK(snapshot->jobs[0].spec().environment().empty());
+  auto environment = (*store)->Environment(5);
+  REQUIRE(environment.ok());
+  CHECK(environment->variables().size() == 2);
+  CHECK(environment->variables().at("HOME") == "/home/alice");
+  // None stored: an empty environment, not an error.
+  auto none = (*store)->Environment(6);
+  REQUIRE(none.ok());
+  CHECK(none->variables().empty());
+}
+
+TEST_CASE("a database from before the environments family still opens",
+          "[store]") {
+  TempDir dir;
+  WriteRaw(dir.path, {"jobs", "nodes", "events", "meta"},
+           {{4, "schema_version", BigEndian(1)},
+            {1, BigEndian(9), MakeJob(9, v1::PENDING).SerializeAsString()}});
+  auto store = RocksDbStore::Open(dir.path);
+  REQUIRE(store.ok());
+  auto snapshot = (*store)->Load();
+  REQUIRE(snapshot.ok());
+  REQUIRE(snapshot->jobs.size() == 1);
+  // The old record keeps its environment inline; none is stored apart.
+  CHECK(snapshot->jobs[0].spec().environment().at("PATH") == "/usr/bin");
+  auto environment = (*store)->Environment(9);
+  REQUIRE(environment.ok());
+  CHECK(environment->variables().empty());
 }
 
 }  // namespace
