@@ -49,7 +49,7 @@ Options:
   -w, --nodelist HOSTLIST     nodes the job must get, all of them (node[01-04]);
                               --nodes is raised to their number if below it
   -x, --exclude HOSTLIST      nodes the job must not use
-  -C, --constraint EXPR       node features (gantry-agent --features): a100,
+  -C, --constraint EXPR       node features, as the agents declare them: a100,
                               a100&ib, a100|h100, (a|b)&c, [rack1|rack2] (all
                               nodes with the same one of these)
   -o, --output PATTERN        stdout file (%j job id, %x job name, %u user,
