@@ -65,6 +65,12 @@ std::vector<char> PercentFormat::Fields() const {
   return fields;
 }
 
+std::string PercentFormat::Header(const char* (*header_of)(char)) const {
+  std::vector<std::string> names;
+  for (char letter : Fields()) names.push_back(header_of(letter));
+  return Render(names);
+}
+
 std::string PercentFormat::Render(
     const std::vector<std::string>& values) const {
   std::string line;

@@ -24,6 +24,9 @@ class PercentFormat {
   // The field letters in order (one per value Render takes).
   std::vector<char> Fields() const;
 
+  // The header line: each field's name from `header_of`.
+  std::string Header(const char* (*header_of)(char)) const;
+
   // The line (with "\n") for one value per field, in Fields() order.
   // Trailing blanks are dropped.
   std::string Render(const std::vector<std::string>& values) const;

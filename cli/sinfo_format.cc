@@ -245,11 +245,7 @@ absl::StatusOr<SinfoFormat> SinfoFormat::Parse(std::string_view format) {
   return sinfo;
 }
 
-std::string SinfoFormat::Header() const {
-  std::vector<std::string> values;
-  for (char letter : format_.Fields()) values.push_back(HeaderOf(letter));
-  return format_.Render(values);
-}
+std::string SinfoFormat::Header() const { return format_.Header(&HeaderOf); }
 
 std::vector<std::string> SinfoFormat::Rows(
     const std::vector<v1::NodeRecord>& nodes,

@@ -175,11 +175,7 @@ absl::StatusOr<SqueueFormat> SqueueFormat::Parse(std::string_view format) {
   return squeue;
 }
 
-std::string SqueueFormat::Header() const {
-  std::vector<std::string> values;
-  for (char letter : format_.Fields()) values.push_back(HeaderOf(letter));
-  return format_.Render(values);
-}
+std::string SqueueFormat::Header() const { return format_.Header(&HeaderOf); }
 
 std::string SqueueFormat::Row(const v1::JobRecord& job, int64_t now_ms,
                               const std::string& folded_tasks) const {

@@ -567,10 +567,7 @@ void Controller::RunSchedule() {
     pending.time_limit_ms =
         static_cast<int64_t>(spec.time_limit_seconds()) * 1000;
     pending.exclusive = spec.exclusive();
-    if (spec.required_nodes_size() > 0 || spec.excluded_nodes_size() > 0 ||
-        !spec.constraint().empty() || !spec.gpu_type().empty()) {
-      SetNodeRestrictions(spec, ParsedConstraint(job), pending);
-    }
+    SetNodeRestrictions(spec, ParsedConstraint(job), pending);
     pending.max_switches = spec.max_switches();
     if (spec.max_switches() > 0 && spec.switches_max_wait_seconds() > 0) {
       pending.switches_deadline_ms =

@@ -25,8 +25,9 @@ absl::Status CheckNodeRestrictions(
     const std::function<bool(const std::string&)>& known_node,
     v1::JobSpec& spec);
 
-// Copies the restrictions into the scheduler's view of the job;
-// `constraint` is the spec's parsed --constraint (null: none).
+// Copies the restrictions into the scheduler's view of the job (nothing is
+// allocated for a job without any); `constraint` is the spec's parsed
+// --constraint (null: none).
 void SetNodeRestrictions(const v1::JobSpec& spec,
                          std::shared_ptr<const NodeConstraint> constraint,
                          PendingJob& pending);

@@ -180,23 +180,13 @@ class Pass {
     request.filter = NodeFilter{&reserved_from_, end_ms};
     request.partition = partition;
 
-    const Shape shape = ShapeOf(job, partition, enforce_switch_limit, end_ms);
-    Placement placement;
-    auto known =
-        job.HasNodeRestrictions() ? failures_.end() : failures_.find(shape);
-    if (known != failures_.end() && job.nodes >= known->second.nodes) {
-      placement.outcome = known->second.outcome;
-    } else if (job.HasNodeRestrictions()) {
-      placement = placer_.Place(request, free_);
-    } else {
-      placement = PlaceNow(request);
-      if (placement.outcome != PlacementOutcome::kPlaced) {
-        KnownFailure& failure = failures_[shape];
-        if (failure.nodes == 0 || job.nodes < failure.nodes) {
-          failure = {job.nodes, placement.outcome};
-        }
-      }
-    }
+    // A job with node restrictions is placed on its own: no other job's
+    // outcome says anything about it.
+    const Placement placement =
+        job.HasNodeRestrictions()
+            ? placer_.Place(request, free_)
+            : PlaceByShape(request, ShapeOf(job, partition,
+                                            enforce_switch_limit, end_ms));
     if (placement.outcome == PlacementOutcome::kPlaced) {
       Start(job, placement, end_ms);
       return;
@@ -218,6 +208,26 @@ class Pass {
     } else {
       Wait(job, "Resources", NeedsDetail(job));
     }
+  }
+
+  // PlaceNow, answering from (and adding to) the failures of earlier jobs of
+  // the same shape: one that failed with no more nodes proves this fails.
+  Placement PlaceByShape(const PlacementRequest& request, const Shape& shape) {
+    const PendingJob& job = *request.job;
+    auto known = failures_.find(shape);
+    if (known != failures_.end() && job.nodes >= known->second.nodes) {
+      Placement placement;
+      placement.outcome = known->second.outcome;
+      return placement;
+    }
+    Placement placement = PlaceNow(request);
+    if (placement.outcome != PlacementOutcome::kPlaced) {
+      KnownFailure& failure = failures_[shape];
+      if (failure.nodes == 0 || job.nodes < failure.nodes) {
+        failure = {job.nodes, placement.outcome};
+      }
+    }
+    return placement;
   }
 
   // "needs " and the job's description, formatted once per description.

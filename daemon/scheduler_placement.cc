@@ -6,7 +6,7 @@
 #include <numeric>
 #include <string_view>
 
-#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 
 namespace gantry::scheduler_internal {
 
@@ -198,7 +198,7 @@ bool HasGpuType(const NodeSnapshot& node, const std::string& type) {
     if (model.find(type) != std::string::npos) return true;
   }
   for (const std::string& feature : node.features) {
-    if (absl::AsciiStrToLower(feature) == type) return true;
+    if (absl::EqualsIgnoreCase(feature, type)) return true;
   }
   return false;
 }
