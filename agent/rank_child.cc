@@ -29,15 +29,51 @@ bool JoinCgroup(const char* path) {
   return joined;
 }
 
+// The kernel's credential calls, made directly. glibc's setuid family
+// changes every thread of the process it believes it is in; in a vfork
+// child that list is the agent's threads, whose credentials must not move.
+// A direct system call changes only the calling (child) process.
+int SetGroups(size_t count, const gid_t* groups) {
+  return static_cast<int>(::syscall(SYS_setgroups, count, groups));
+}
+int SetResGid(gid_t gid) {
+  return static_cast<int>(::syscall(SYS_setresgid, gid, gid, gid));
+}
+int SetResUid(uid_t uid) {
+  return static_cast<int>(::syscall(SYS_setresuid, uid, uid, uid));
+}
+// Would raising the effective uid (or gid) to 0 work? It changes nothing
+// when it fails, and the rank is not started if it succeeds.
+bool CanRegainRoot(gid_t gid) {
+  return ::syscall(SYS_setresuid, -1, 0, -1) == 0 ||
+         (gid != 0 && ::syscall(SYS_setresgid, -1, 0, -1) == 0) ||
+         SetGroups(0, nullptr) == 0;
+}
+
+// Handlers the agent installed must not run in the child, which shares its
+// memory until exec: every caught signal goes back to its default (signals
+// are blocked across vfork, and unblocked only just before exec).
+void ResetCaughtSignals() {
+  for (int signal = 1; signal < NSIG; ++signal) {
+    struct sigaction current {};
+    if (::sigaction(signal, nullptr, &current) != 0) continue;
+    if (current.sa_handler == SIG_DFL || current.sa_handler == SIG_IGN) {
+      continue;
+    }
+    struct sigaction reset {};
+    reset.sa_handler = SIG_DFL;
+    ::sigaction(signal, &reset, nullptr);
+  }
+}
+
 // Becomes the job's user for good: groups, then gid, then uid (the order in
 // which each step still has the privilege the next needs), real, effective
 // and saved ids alike, then proves that root cannot be had back. Returns
 // the step that failed, or nullopt.
 std::optional<RankChildStep> DropPrivileges(const RankIdentity& identity) {
   if (identity.switch_user) {
-    if (::setgroups(identity.groups.size(), identity.groups.data()) != 0 ||
-        ::setresgid(identity.gid, identity.gid, identity.gid) != 0 ||
-        ::setresuid(identity.uid, identity.uid, identity.uid) != 0) {
+    if (SetGroups(identity.groups.size(), identity.groups.data()) != 0 ||
+        SetResGid(identity.gid) != 0 || SetResUid(identity.uid) != 0) {
       return RankChildStep::kIdentity;
     }
     uid_t ruid = 0, euid = 0, suid = 0;
@@ -49,12 +85,8 @@ std::optional<RankChildStep> DropPrivileges(const RankIdentity& identity) {
       errno = EPERM;
       return RankChildStep::kIdentity;
     }
-    // Each of these succeeds only with a capability left over; the calls
-    // change nothing when they fail, and the rank is not started if any
-    // succeeds.
-    if (identity.uid != 0 && (::setuid(0) == 0 || ::seteuid(0) == 0 ||
-                              (identity.gid != 0 && ::setgid(0) == 0) ||
-                              ::setgroups(0, nullptr) == 0)) {
+    // Each of these succeeds only with a capability left over.
+    if (identity.uid != 0 && CanRegainRoot(identity.gid)) {
       errno = 0;
       return RankChildStep::kPrivilegesKept;
     }
@@ -106,6 +138,7 @@ int ConnectStepIo(const RankChildPlan& plan, const char* header) {
 }  // namespace
 
 void ExecRankChild(const RankChildPlan& plan) {
+  ResetCaughtSignals();
   ::setsid();
   // A rank dies with its agent (kill -9 included): the agent is the only
   // one who could report it, so it must not run on unwatched. Processes

@@ -2,9 +2,13 @@
 // become the job's user for good, open its files, close everything else,
 // exec the script; and, when a step fails, report which one to the agent.
 //
-// The child of a threaded process may only make async-signal-safe calls,
-// so everything it needs is prepared by the parent in a RankChildPlan
-// before fork (strings, the user's groups, the environment).
+// The child is started with vfork: it borrows the agent's memory until it
+// execs, so it allocates nothing, takes no lock and writes nothing but its
+// own stack; everything it needs is prepared by the parent in a
+// RankChildPlan (strings, the user's groups, the environment). Credentials
+// change through direct system calls (see rank_child.cc). Copying the
+// agent's address space for every rank (fork) cost more CPU than the
+// rank's own start on a busy node.
 #pragma once
 
 #include <sys/socket.h>
@@ -49,8 +53,8 @@ struct RankChildPlan {
   int report_fd = -1;
 };
 
-// In the forked child: execs the rank or reports the failed step and exits
-// 127. Never returns.
+// In the vfork child, with every signal blocked: execs the rank or reports the
+// failed step and exits 127. Never returns.
 [[noreturn]] void ExecRankChild(const RankChildPlan& plan);
 
 // In the parent: the failure the child reported, fit for the job's reason.

@@ -373,14 +373,24 @@ absl::Status RankLauncher::StartOne(const v1::LaunchRanks& launch,
         ErrnoText("pipe failed for", script_path));
   }
   plan.report_fd = report[1];
-  pid_t pid = ::fork();
+  // vfork: the child borrows this process's memory until it execs (see
+  // rank_child.h), and this thread waits until then. No signal may reach
+  // the child before it has reset the handlers it inherited.
+  sigset_t all_signals;
+  sigset_t previous_mask;
+  sigfillset(&all_signals);
+  ::pthread_sigmask(SIG_SETMASK, &all_signals, &previous_mask);
+  pid_t pid = ::vfork();
+  if (pid == 0) ExecRankChild(plan);
+  const int spawn_errno = errno;
+  ::pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
   if (pid < 0) {
     ::close(report[0]);
     ::close(report[1]);
+    errno = spawn_errno;
     return absl::ResourceExhaustedError(
-        ErrnoText("fork failed for", script_path));
+        ErrnoText("vfork failed for", script_path));
   }
-  if (pid == 0) ExecRankChild(plan);
   ::close(report[1]);
   int message[2] = {0, 0};
   ssize_t got = 0;
