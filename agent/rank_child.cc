@@ -121,18 +121,68 @@ int ConnectStepIo(const RankChildPlan& plan, const char* header) {
   return fd;
 }
 
+void WriteText(int fd, const char* text) {
+  ssize_t ignored = ::write(fd, text, std::strlen(text));
+  (void)ignored;
+}
+
+// What the task's stderr says when its program cannot be executed (the
+// output is open by then). Fixed strings only: strerror may allocate.
+void SayExecFailed(const RankChildPlan& plan, int error) {
+  if (plan.exec_candidates == nullptr) {
+    WriteText(2,
+              "gantry: cannot execute the batch script (gantry job ID says "
+              "why)\n");
+    return;
+  }
+  WriteText(2, "gantry: ");
+  WriteText(2, plan.argv[0]);
+  WriteText(2, error == ENOENT ? ": command not found\n"
+               : error == EACCES
+                   ? ": permission denied\n"
+                   : ": cannot execute (gantry job ID says why)\n");
+}
+
 [[noreturn]] void Fail(const RankChildPlan& plan, RankChildStep step) {
   int message[2] = {static_cast<int>(step), errno};
-  if (step == RankChildStep::kExec) {
-    // The output file is open by now: say it there too.
-    const char* text =
-        "gantry: cannot execute the batch script (gantry job ID says why)\n";
-    ssize_t ignored = ::write(2, text, std::strlen(text));
-    (void)ignored;
-  }
+  if (step == RankChildStep::kExec) SayExecFailed(plan, message[1]);
   ssize_t ignored = ::write(plan.report_fd, message, sizeof message);
   (void)ignored;
   ::_exit(127);
+}
+
+// execvp's search over the prepared candidates: a missing file or
+// directory moves on to the next, a denied one too but is remembered, any
+// other error stops the search.
+[[noreturn]] void ExecCommand(const RankChildPlan& plan) {
+  if (plan.exec_candidates == nullptr) {
+    ::execve(plan.argv[0], plan.argv, plan.envp);
+    Fail(plan, RankChildStep::kExec);
+  }
+  bool denied = false;
+  for (char* const* candidate = plan.exec_candidates; *candidate != nullptr;
+       ++candidate) {
+    ::execve(*candidate, plan.argv, plan.envp);
+    switch (errno) {
+      case ENOEXEC:
+        plan.shell_argv[1] = *candidate;
+        ::execve("/bin/sh", plan.shell_argv, plan.envp);
+        Fail(plan, RankChildStep::kExec);
+      case EACCES:
+        denied = true;
+        break;
+      case ENOENT:
+      case ENOTDIR:
+      case ESTALE:
+      case ENODEV:
+      case ETIMEDOUT:
+        break;
+      default:
+        Fail(plan, RankChildStep::kExec);
+    }
+  }
+  errno = denied ? EACCES : ENOENT;
+  Fail(plan, RankChildStep::kExec);
 }
 
 }  // namespace
@@ -189,8 +239,7 @@ void ExecRankChild(const RankChildPlan& plan) {
   sigemptyset(&all);
   ::sigprocmask(SIG_SETMASK, &all, nullptr);
   ::signal(SIGPIPE, SIG_DFL);
-  ::execve(plan.argv[0], plan.argv, plan.envp);
-  Fail(plan, RankChildStep::kExec);
+  ExecCommand(plan);
 }
 
 std::string DescribeRankChildFailure(RankChildStep step, int error,

@@ -48,6 +48,13 @@ struct RankChildPlan {
   socklen_t io_address_length = 0;
   const char* io_out_header = nullptr;
   const char* io_err_header = nullptr;
+  // A step's command: each path is tried in turn, as execvp does
+  // (command_search.h); null: argv[0] is executed as it is.
+  char* const* exec_candidates = nullptr;
+  // For a candidate that is no executable format (ENOEXEC), /bin/sh runs
+  // it, as execvp does: shell_argv[1] is set to the candidate, the rest
+  // are argv's arguments.
+  char** shell_argv = nullptr;
   // Write end of a close-on-exec pipe: {step, errno} arrives on failure,
   // nothing (end of file) when exec succeeded.
   int report_fd = -1;

@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "agent/command_search.h"
 #include "agent/rank_child.h"
 #include "agent/sanitized_environment.h"
 #include "agent/step_io.h"
@@ -76,6 +77,16 @@ std::string JobDirName(uint64_t job_id, uint32_t attempt) {
 
 std::string JobDirName(const v1::RankId& rank) {
   return JobDirName(rank.job_id(), rank.attempt());
+}
+
+// Null-terminated pointers to `strings` (which must outlive them), as
+// execve takes them.
+std::vector<char*> PointersTo(std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  pointers.reserve(strings.size() + 1);
+  for (std::string& s : strings) pointers.push_back(s.data());
+  pointers.push_back(nullptr);
+  return pointers;
 }
 
 std::string ErrnoText(const std::string& what, const std::string& path) {
@@ -155,22 +166,10 @@ int RankLauncher::CleanUpLeftovers() {
   return killed;
 }
 
-absl::Status RankLauncher::PrepareLaunch(const v1::LaunchRanks& launch,
-                                         const std::string& job_dir,
-                                         const std::string& script_path,
-                                         RankIdentity& identity,
-                                         std::string& cgroup_procs_path) {
-  IdentityRequest request;
-  request.uid = launch.uid();
-  request.gid = launch.gid();
-  request.user = launch.user();
-  request.node = node_name_;
-  request.agent_is_root = ::geteuid() == 0;
-  request.agent_uid = ::geteuid();
-  absl::StatusOr<RankIdentity> resolved =
-      ResolveRankIdentity(request, SystemUserDatabase());
-  if (!resolved.ok()) return resolved.status();
-  identity = *std::move(resolved);
+absl::Status RankLauncher::WriteScript(const v1::LaunchRanks& launch,
+                                       const std::string& job_dir,
+                                       const std::string& script_path,
+                                       const RankIdentity& identity) {
   std::error_code error;
   fs::create_directories(job_dir, error);
   std::ofstream out(script_path, std::ios::binary | std::ios::trunc);
@@ -191,6 +190,35 @@ absl::Status RankLauncher::PrepareLaunch(const v1::LaunchRanks& launch,
     ::chmod(job_dir.c_str(), 0700);
   } else {
     ::chmod(script_path.c_str(), 0755);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RankLauncher::PrepareLaunch(const v1::LaunchRanks& launch,
+                                         const std::string& job_dir,
+                                         const std::string& script_path,
+                                         RankIdentity& identity,
+                                         std::string& cgroup_procs_path) {
+  IdentityRequest request;
+  request.uid = launch.uid();
+  request.gid = launch.gid();
+  request.user = launch.user();
+  request.node = node_name_;
+  request.agent_is_root = ::geteuid() == 0;
+  request.agent_uid = ::geteuid();
+  absl::StatusOr<RankIdentity> resolved =
+      ResolveRankIdentity(request, SystemUserDatabase());
+  if (!resolved.ok()) return resolved.status();
+  identity = *std::move(resolved);
+  if (launch.exec_command()) {
+    // Nothing to write: the command is executed as it is.
+    if (launch.script_args().empty()) {
+      return absl::InvalidArgumentError("the step has no command to run");
+    }
+  } else if (absl::Status written =
+                 WriteScript(launch, job_dir, script_path, identity);
+             !written.ok()) {
+    return written;
   }
   cgroup_procs_path.clear();
   const std::string job_key = JobDirName(launch.job_id(), launch.attempt());
@@ -326,23 +354,32 @@ absl::Status RankLauncher::StartOne(const v1::LaunchRanks& launch,
                                     const RankIdentity& identity,
                                     const std::string& cgroup_procs_path,
                                     pid_t& pid_out) {
-  // Everything the child needs is built before fork (see rank_child.h).
+  // Everything the child needs is built before vfork (see rank_child.h).
   std::vector<std::string> env_strings = SanitizedRankEnvironment(
       {launch.job_environment().begin(), launch.job_environment().end()},
       {rank.environment().begin(), rank.environment().end()}, identity);
-  std::vector<char*> envp;
-  for (std::string& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> arg_strings = {script_path};
-  for (const std::string& arg : launch.script_args()) {
-    arg_strings.push_back(arg);
-  }
-  std::vector<char*> argv;
-  for (std::string& s : arg_strings) argv.push_back(s.data());
-  argv.push_back(nullptr);
+  std::vector<char*> envp = PointersTo(env_strings);
+  // A batch script gets its arguments; a step's command is its own argv.
+  std::vector<std::string> arg_strings;
+  if (!launch.exec_command()) arg_strings.push_back(script_path);
+  arg_strings.insert(arg_strings.end(), launch.script_args().begin(),
+                     launch.script_args().end());
+  std::vector<char*> argv = PointersTo(arg_strings);
   RankChildPlan plan;
   plan.argv = argv.data();
   plan.envp = envp.data();
+  std::vector<std::string> candidates;
+  std::vector<char*> candidate_pointers;
+  std::vector<char*> shell_argv;
+  if (launch.exec_command()) {
+    candidates = CommandCandidates(arg_strings.front(), env_strings);
+    candidate_pointers = PointersTo(candidates);
+    plan.exec_candidates = candidate_pointers.data();
+    // /bin/sh, the candidate (set by the child), the command's arguments.
+    shell_argv = {const_cast<char*>("/bin/sh"), nullptr};
+    shell_argv.insert(shell_argv.end(), argv.begin() + 1, argv.end());
+    plan.shell_argv = shell_argv.data();
+  }
   plan.working_dir = launch.working_dir().c_str();
   plan.output_path = launch.output_path().c_str();
   plan.error_path =
@@ -370,7 +407,7 @@ absl::Status RankLauncher::StartOne(const v1::LaunchRanks& launch,
   int report[2];
   if (::pipe2(report, O_CLOEXEC) != 0) {
     return absl::ResourceExhaustedError(
-        ErrnoText("pipe failed for", script_path));
+        ErrnoText("pipe failed for", arg_strings.front()));
   }
   plan.report_fd = report[1];
   // vfork: the child borrows this process's memory until it execs (see
@@ -389,7 +426,7 @@ absl::Status RankLauncher::StartOne(const v1::LaunchRanks& launch,
     ::close(report[1]);
     errno = spawn_errno;
     return absl::ResourceExhaustedError(
-        ErrnoText("vfork failed for", script_path));
+        ErrnoText("vfork failed for", arg_strings.front()));
   }
   ::close(report[1]);
   int message[2] = {0, 0};

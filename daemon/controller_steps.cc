@@ -17,8 +17,9 @@
 namespace gantry {
 namespace {
 
-// Runs the step's command with the job's environment: the shell finds the
-// program on the task's PATH, as srun does.
+// Agents run a step's command directly (LaunchRanks.exec_command); one
+// that predates that runs this script, whose shell finds the program on
+// the task's PATH.
 constexpr char kStepWrapper[] = "#!/bin/sh\nexec \"$@\"\n";
 
 // Ended steps kept in the job record for `gantry job` (the running ones
@@ -166,6 +167,7 @@ void Controller::SendStepLaunch(const v1::LaunchStepRequest& request,
     launch.set_attempt(record.attempt());
     launch.set_step(step.id());
     launch.set_job_name(record.spec().name());
+    launch.set_exec_command(true);
     launch.set_script(kStepWrapper);
     *launch.mutable_script_args() = request.argv();
     launch.set_working_dir(request.working_dir());

@@ -90,6 +90,54 @@ class StepTest(ClusterTestCase):
         self.assertEqual(steps[1]["tasks"], 4)
         self.assertEqual(steps[5]["exit_code"], 2)
 
+    def test_step_commands_are_found_as_srun_finds_them(self):
+        """The task's own PATH, a path relative to the working directory,
+        a script without #! (run by /bin/sh, as execvp does), and the
+        errors for a missing and a non-executable command."""
+        cluster = self.cluster
+        tools = cluster.path("tools")
+        os.makedirs(tools, exist_ok=True)
+        with open(os.path.join(tools, "gantry-probe"), "w") as probe:
+            probe.write("#!/bin/sh\necho \"probe $SLURM_PROCID $1\"\n")
+        os.chmod(os.path.join(tools, "gantry-probe"), 0o755)
+        with open(os.path.join(cluster.work_dir, "no-shebang.sh"),
+                  "w") as f:
+            f.write("echo \"no-shebang $SLURM_PROCID\"\n")
+        os.chmod(os.path.join(cluster.work_dir, "no-shebang.sh"), 0o755)
+        with open(os.path.join(cluster.work_dir, "not-executable.sh"),
+                  "w") as f:
+            f.write("#!/bin/sh\necho never\n")
+        job_id = self.submit(f"""#!/bin/bash
+#SBATCH -N 2 --ntasks-per-node=1 -o found.out -e found.err
+PATH={tools}:$PATH srun gantry-probe arg1
+echo "probe exit=$?"
+srun ./no-shebang.sh
+echo "no-shebang exit=$?"
+srun gantry-no-such-command
+echo "missing exit=$?"
+srun ./not-executable.sh
+echo "not-executable exit=$?"
+""")
+        cluster.wait_job(job_id, "COMPLETED", timeout=60)
+        out = cluster.read("found.out")
+        err = cluster.read("found.err")
+        lines = out.splitlines()
+        self.assertEqual(sorted(l for l in lines if l.startswith("probe ")
+                                and "exit=" not in l),
+                         ["probe 0 arg1", "probe 1 arg1"], out)
+        self.assertIn("probe exit=0", lines, out)
+        self.assertEqual(sorted(l for l in lines
+                                if l.startswith("no-shebang ")
+                                and "exit=" not in l),
+                         ["no-shebang 0", "no-shebang 1"], out)
+        self.assertIn("no-shebang exit=0", lines, out)
+        self.assertIn("missing exit=127", lines, out)
+        self.assertIn("gantry: gantry-no-such-command: command not found",
+                      err)
+        self.assertIn("not-executable exit=127", lines, out)
+        self.assertIn("gantry: ./not-executable.sh: permission denied", err)
+        self.assertNotIn("never", out)
+
     def test_kill_on_bad_exit_and_wait_stop_the_rest(self):
         cluster = self.cluster
         job_id = self.submit("""#!/bin/bash
