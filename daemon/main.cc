@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <climits>
 #include <csignal>
 #include <filesystem>
 #include <iostream>
@@ -330,6 +331,11 @@ int main(int argc, char** argv) {
   // Agents' messages are small and steady: bandwidth-delay probing only
   // added a ping round trip for every heartbeat (twice the reads).
   builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  // gantryd does not ping its peers (agents ping it, and a silent node is
+  // found by its missing heartbeats). With the server-side keepalive timer
+  // on, gRPC cancelled and re-armed it on every read: two walks of its
+  // timer table per heartbeat (Debian's gRPC keeps that debug table).
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, INT_MAX);
   std::vector<
       std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
       interceptors;
