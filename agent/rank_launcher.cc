@@ -105,6 +105,12 @@ RankLauncher::RankLauncher(RankLauncherOptions options, StartCallback on_start,
   std::error_code error;
   fs::create_directories(work_dir_ + "/ranks", error);
   fs::create_directories(work_dir_ + "/jobs", error);
+  // The first user lookup loads the NSS modules (libnss_systemd and what
+  // it links): paid here, at start-up, rather than in the first launch.
+  const UserDatabase& users = SystemUserDatabase();
+  if (std::optional<UserEntry> self = users.FindUser(::geteuid())) {
+    users.GroupsOf(self->name, self->gid);
+  }
   reaper_ = std::thread([this] { ReapLoop(); });
   escalator_ = std::thread([this] { EscalateLoop(); });
 }
