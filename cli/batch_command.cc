@@ -57,6 +57,13 @@ int WaitForJob(ControllerClient& client, uint64_t job_id) {
 
 }  // namespace
 
+std::string WrapCommand(const std::string& command) {
+  return absl::StrCat(
+      "#!/bin/sh\n# This script was created by gantry batch "
+      "--wrap.\n\n",
+      command, "\n");
+}
+
 absl::StatusOr<BatchInvocation> SplitBatchArguments(
     const std::vector<std::string>& args) {
   BatchInvocation invocation;
@@ -147,6 +154,7 @@ absl::StatusOr<v1::SubmitRequest> BuildSubmitRequest(
   spec.set_warning_signal_seconds(request.warning_signal_seconds);
   spec.set_warning_signal_batch_only(request.warning_signal_batch_only);
   spec.set_append_output(request.append_output.value_or(false));
+  spec.set_hold(request.hold);
   spec.set_script(script);
   for (const std::string& arg : script_args) spec.add_script_args(arg);
   std::map<std::string, std::string> environment;
@@ -190,8 +198,25 @@ int RunBatchCommand(const std::vector<std::string>& args,
               << "\n";
     return 1;
   }
+  // --wrap decides where the script comes from, so the command line is
+  // read once on its own first (and again below, over the directives).
+  JobRequest command_line;
+  if (absl::Status status = ApplyJobOptions(invocation->option_words,
+                                            "command line", command_line);
+      !status.ok()) {
+    std::cerr << "gantry batch: error: " << status.message() << "\n";
+    return 1;
+  }
   std::string script;
-  if (invocation->script_path.empty()) {
+  if (!command_line.wrap.empty()) {
+    if (!invocation->script_path.empty()) {
+      std::cerr << "gantry batch: error: --wrap is the script: give no "
+                   "script file or arguments with it (got "
+                << invocation->script_path << ")\n";
+      return 1;
+    }
+    script = WrapCommand(command_line.wrap);
+  } else if (invocation->script_path.empty()) {
     if (isatty(STDIN_FILENO)) {
       std::cerr << "gantry batch: error: no batch script given (name a file, "
                    "or pipe one on standard input)\n";
@@ -221,8 +246,10 @@ int RunBatchCommand(const std::vector<std::string>& args,
     return 1;
   }
   if (request.job_name.empty()) {
-    // As sbatch: the script's file name, or "sbatch" for standard input.
-    request.job_name = invocation->script_path.empty()
+    // As sbatch: the script's file name, "wrap" for --wrap, or "sbatch"
+    // for standard input.
+    request.job_name = !request.wrap.empty() ? "wrap"
+                       : invocation->script_path.empty()
                            ? "sbatch"
                            : std::filesystem::path(invocation->script_path)
                                  .filename()

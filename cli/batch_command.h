@@ -17,6 +17,9 @@ struct BatchInvocation {
   std::vector<std::string> script_args;
 };
 
+// The batch script sbatch --wrap=COMMAND submits: COMMAND under #!/bin/sh.
+std::string WrapCommand(const std::string& command);
+
 // Splits sbatch-style arguments: options (with their values) up to the
 // first word that is not an option or an option's value, which is the
 // script; the rest are the script's arguments. "--" ends the options.

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <set>
@@ -193,6 +194,63 @@ int RunQueueCommand(const std::string& controller,
   return 0;
 }
 
+namespace {
+
+// Job ids from selectors as scancel and scontrol take them: an array's id
+// stands for all its tasks that are still pending or running, and ID_TASK
+// for one task; both are resolved from the list of active jobs. Anything
+// else goes to the controller as given, which says what is wrong with it
+// (unknown, finished, not yours). `unknown` is told of an ID_TASK that
+// names no job at all.
+absl::Status ResolveJobSelectors(
+    ControllerClient& client, const std::vector<JobSelector>& selectors,
+    std::vector<uint64_t>& ids,
+    const std::function<void(const std::string&)>& unknown) {
+  v1::ListJobsResponse active;
+  if (absl::Status status = client.ListJobs(v1::ListJobsRequest(), active);
+      !status.ok()) {
+    return status;
+  }
+  std::optional<v1::ListJobsResponse> everything;  // fetched when needed
+  std::set<uint64_t> added;
+  auto add = [&](uint64_t id) {
+    if (added.insert(id).second) ids.push_back(id);
+  };
+  for (const JobSelector& selector : selectors) {
+    bool matched = false;
+    for (const v1::JobRecord& job : active.jobs()) {
+      if (selector.Matches(job)) {
+        add(job.id());
+        matched = true;
+      }
+    }
+    if (matched) continue;
+    if (!selector.task.has_value()) {
+      add(selector.id);
+      continue;
+    }
+    if (!everything.has_value()) {
+      everything.emplace();
+      v1::ListJobsRequest all;
+      all.set_all(true);
+      if (absl::Status status = client.ListJobs(all, *everything);
+          !status.ok()) {
+        return status;
+      }
+    }
+    for (const v1::JobRecord& job : everything->jobs()) {
+      if (selector.Matches(job)) {
+        add(job.id());
+        matched = true;
+      }
+    }
+    if (!matched) unknown(selector.ToString());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 int RunCancelCommand(const std::string& controller,
                      const CancelOptions& options) {
   absl::StatusOr<std::vector<JobSelector>> ids =
@@ -243,55 +301,18 @@ int RunCancelCommand(const std::string& controller,
                                            : v1::CancelRequest::SIGNAL_STEPS);
   int code = 0;
   if (!filtered) {
-    // An array's id stands for all its tasks that are still pending or
-    // running, and ID_TASK for one task: both are resolved from the list
-    // of active jobs. Anything else goes to the controller as given, which
-    // says what is wrong with it (unknown, finished, not yours).
-    v1::ListJobsResponse active;
-    if (absl::Status status = client.ListJobs(v1::ListJobsRequest(), active);
+    std::vector<uint64_t> resolved;
+    if (absl::Status status = ResolveJobSelectors(
+            client, *ids, resolved,
+            [&](const std::string& selector) {
+              std::cerr << "gantry cancel: error: Kill job error on job id "
+                        << selector << ": invalid job id " << selector << "\n";
+              code = 1;
+            });
         !status.ok()) {
       return Fail("cancel", status);
     }
-    std::optional<v1::ListJobsResponse> everything;  // fetched when needed
-    std::set<uint64_t> added;
-    auto add = [&](uint64_t id) {
-      if (added.insert(id).second) request.add_job_ids(id);
-    };
-    for (const JobSelector& selector : *ids) {
-      bool matched = false;
-      for (const v1::JobRecord& job : active.jobs()) {
-        if (selector.Matches(job)) {
-          add(job.id());
-          matched = true;
-        }
-      }
-      if (matched) continue;
-      if (!selector.task.has_value()) {
-        add(selector.id);
-        continue;
-      }
-      if (!everything.has_value()) {
-        everything.emplace();
-        v1::ListJobsRequest all;
-        all.set_all(true);
-        if (absl::Status status = client.ListJobs(all, *everything);
-            !status.ok()) {
-          return Fail("cancel", status);
-        }
-      }
-      for (const v1::JobRecord& job : everything->jobs()) {
-        if (selector.Matches(job)) {
-          add(job.id());
-          matched = true;
-        }
-      }
-      if (!matched) {
-        std::cerr << "gantry cancel: error: Kill job error on job id "
-                  << selector.ToString() << ": invalid job id "
-                  << selector.ToString() << "\n";
-        code = 1;
-      }
-    }
+    for (uint64_t id : resolved) request.add_job_ids(id);
     if (request.job_ids().empty()) return code;
   } else {
     // scancel's filters: with no ids, the caller's own jobs unless -u says
@@ -321,6 +342,49 @@ int RunCancelCommand(const std::string& controller,
       std::cerr << "gantry cancel: error: " << (signal ? "Signal" : "Kill")
                 << " job error on job id " << result.job_id() << ": "
                 << result.error() << "\n";
+      code = 1;
+    }
+  }
+  return code;
+}
+
+int RunHoldCommand(const std::string& controller,
+                   const std::vector<std::string>& job_ids, bool release) {
+  const char* command = release ? "release" : "hold";
+  absl::StatusOr<std::vector<JobSelector>> selectors =
+      ParseJobSelectors(job_ids);
+  if (!selectors.ok()) return Fail(command, selectors.status());
+  if (selectors->empty()) {
+    std::cerr << "gantry " << command << ": error: no job given: name job "
+              << "ids (an array's ID: all its pending tasks)\n";
+    return 1;
+  }
+  ControllerClient client(ResolveControllerTarget(controller));
+  int code = 0;
+  std::vector<uint64_t> ids;
+  if (absl::Status status = ResolveJobSelectors(
+          client, *selectors, ids,
+          [&](const std::string& selector) {
+            std::cerr << "gantry " << command << ": error: invalid job id "
+                      << selector << "\n";
+            code = 1;
+          });
+      !status.ok()) {
+    return Fail(command, status);
+  }
+  if (ids.empty()) return code;
+  v1::HoldRequest request;
+  request.set_user(CurrentUser());
+  request.set_release(release);
+  for (uint64_t id : ids) request.add_job_ids(id);
+  v1::HoldResponse response;
+  if (absl::Status status = client.Hold(request, response); !status.ok()) {
+    return Fail(command, status);
+  }
+  for (const v1::CancelResult& result : response.results()) {
+    if (!result.ok()) {
+      std::cerr << "gantry " << command << ": error: " << result.error()
+                << "\n";
       code = 1;
     }
   }

@@ -39,6 +39,11 @@ struct CancelOptions {
 int RunCancelCommand(const std::string& controller,
                      const CancelOptions& options);
 
+// `gantry hold` / `gantry release` (scontrol hold / release): held jobs
+// stay pending until released. Ids as for cancel.
+int RunHoldCommand(const std::string& controller,
+                   const std::vector<std::string>& job_ids, bool release);
+
 // `scontrol show hostnames [HOSTLIST]`: one name per line; no argument:
 // $SLURM_JOB_NODELIST. Needs no controller.
 int RunHostnamesCommand(const std::vector<std::string>& hostlists);

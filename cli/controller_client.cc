@@ -114,6 +114,13 @@ absl::Status ControllerClient::Cancel(const v1::CancelRequest& request,
   return Convert(stub_->Cancel(&context, request, &response));
 }
 
+absl::Status ControllerClient::Hold(const v1::HoldRequest& request,
+                                    v1::HoldResponse& response) {
+  grpc::ClientContext context;
+  Prepare(context, "Hold");
+  return Convert(stub_->Hold(&context, request, &response));
+}
+
 absl::Status ControllerClient::ListNodes(v1::ListNodesResponse& response) {
   grpc::ClientContext context;
   Prepare(context, "ListNodes");

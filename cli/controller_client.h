@@ -34,6 +34,7 @@ class ControllerClient {
   absl::Status GetJob(uint64_t job_id, v1::GetJobResponse& response);
   absl::Status Cancel(const v1::CancelRequest& request,
                       v1::CancelResponse& response);
+  absl::Status Hold(const v1::HoldRequest& request, v1::HoldResponse& response);
   absl::Status ListNodes(v1::ListNodesResponse& response);
   absl::Status ClusterStatus(v1::ClusterStatusResponse& response);
   absl::Status ReportProgress(const v1::ReportProgressRequest& request,

@@ -16,6 +16,7 @@
 namespace {
 
 constexpr char kBatchHelp[] = R"(Usage: gantry batch [OPTIONS] SCRIPT [ARGS...]
+       gantry batch [OPTIONS] --wrap COMMAND
 
 Submit a batch script, as sbatch does. Options come from #SBATCH (or #GANTRY)
 lines at the top of the script and from the command line; the command line
@@ -66,6 +67,10 @@ Options:
                               NONE, or NAME,NAME=value,... (with ALL: added)
       --test-only             check the job with the controller, submit nothing
   -W, --wait                  return when the job ends, with its exit code
+  -H, --hold                  submit held: pending (JobHeldUser) until
+                              gantry release ID (scontrol release)
+      --wrap COMMAND          the script is COMMAND under #!/bin/sh (command
+                              line only; no script file then)
       --no-requeue            no automatic restart after a failure
                               (--max-restarts=0); --requeue is the default
       --per-task              run the script as every task, on every node
@@ -245,6 +250,23 @@ int main(int argc, char** argv) {
                    "With --signal: to the batch script, what it started and "
                    "the step tasks");
 
+  CLI::App* hold = app.add_subcommand(
+      "hold", "Keep pending jobs from starting until released (scontrol hold)");
+  std::vector<std::string> hold_ids;
+  hold->add_option("JOBID", hold_ids,
+                   "Job ids (an array's ID: all its pending tasks; ID_TASK: "
+                   "one task)")
+      ->required();
+  CLI::App* release = app.add_subcommand(
+      "release",
+      "Let held jobs start: submitted with --hold or held (scontrol release)");
+  std::vector<std::string> release_ids;
+  release
+      ->add_option("JOBID", release_ids,
+                   "Job ids (an array's ID: all its pending tasks; ID_TASK: "
+                   "one task)")
+      ->required();
+
   CLI::App* job = app.add_subcommand(
       "job", "Show one job and its history (scontrol show job)");
   std::string job_id;
@@ -369,6 +391,10 @@ int main(int argc, char** argv) {
     return gantry::cli::RunQueueCommand(controller, queue_options);
   if (cancel->parsed())
     return gantry::cli::RunCancelCommand(controller, cancel_options);
+  if (hold->parsed())
+    return gantry::cli::RunHoldCommand(controller, hold_ids, false);
+  if (release->parsed())
+    return gantry::cli::RunHoldCommand(controller, release_ids, true);
   if (hostnames->parsed()) return gantry::cli::RunHostnamesCommand(hostlists);
   if (job->parsed())
     return gantry::cli::RunJobCommand(controller, job_id, job_json, job_script);

@@ -8,10 +8,11 @@ namespace gantry::cli {
 namespace {
 
 constexpr char kScontrolUsage[] =
-    "gantry answers scontrol show job ID, scontrol show node [NAME] and "
-    "scontrol show hostnames [HOSTLIST]";
+    "gantry answers scontrol show job ID, scontrol show node [NAME], "
+    "scontrol show hostnames [HOSTLIST] and scontrol hold|release JOBID...";
 
-// `scontrol [-d|-o|-Q] show ENTITY [ID]` (also ENTITY=ID).
+// `scontrol [-d|-o|-Q] show ENTITY [ID]` (also ENTITY=ID), `scontrol
+// hold|release JOBID...` (also jobid=JOBID).
 absl::StatusOr<std::vector<std::string>> ExpandScontrol(
     const std::vector<std::string>& argv) {
   size_t i = 1;
@@ -24,6 +25,22 @@ absl::StatusOr<std::vector<std::string>> ExpandScontrol(
   if (i >= argv.size() || argv[i] == "-h" || argv[i] == "--help") {
     return absl::InvalidArgumentError(
         absl::StrCat("no command given: ", kScontrolUsage));
+  }
+  if (argv[i] == "hold" || argv[i] == "release" || argv[i] == "uhold") {
+    std::vector<std::string> words = {
+        "gantry", argv[i] == "release" ? "release" : "hold"};
+    for (size_t j = i + 1; j < argv.size(); ++j) {
+      const std::string& word = argv[j];
+      const size_t equals = word.find('=');
+      // jobid=12 as scontrol also takes it.
+      words.push_back(equals == std::string::npos ? word
+                                                  : word.substr(equals + 1));
+    }
+    if (words.size() == 2) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("scontrol ", argv[i], " needs a job id"));
+    }
+    return words;
   }
   if (argv[i] != "show") {
     return absl::UnimplementedError(absl::StrCat(

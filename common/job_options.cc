@@ -522,6 +522,22 @@ absl::Status SetFlag(const OptionUse&, JobRequest& request) {
   return absl::OkStatus();
 }
 
+// sbatch takes --wrap on its command line only: in a script it would name
+// a different script.
+absl::Status SetWrap(const OptionUse& use, JobRequest& request) {
+  if (!use.source.empty() && use.source.front() == '#') {  // a directive
+    return absl::InvalidArgumentError(
+        Cat(use.source,
+            ": --wrap belongs on the command line, not in a "
+            "batch script"));
+  }
+  if (use.value->find_first_not_of(" \t\n") == std::string_view::npos) {
+    return absl::InvalidArgumentError("--wrap needs a command");
+  }
+  request.wrap = std::string(*use.value);
+  return absl::OkStatus();
+}
+
 absl::Status SetBegin(const OptionUse& use, JobRequest& request) {
   // The syntax does not depend on the clock: check it now, resolve it at
   // submission.
@@ -695,6 +711,8 @@ constexpr OptionSpec kOptions[] = {
     {"begin", 'b', Arg::kRequired, &SetBegin},
     {"test-only", '\0', Arg::kNone, &SetFlag<&JobRequest::test_only>},
     {"wait", 'W', Arg::kNone, &SetFlag<&JobRequest::wait>},
+    {"hold", 'H', Arg::kNone, &SetFlag<&JobRequest::hold>},
+    {"wrap", '\0', Arg::kRequired, &SetWrap},
     {"gpus", 'G', Arg::kRequired, &SetGpuCount<&JobRequest::gpus>},
     {"gpus-per-task", '\0', Arg::kRequired,
      &SetGpuCount<&JobRequest::gpus_per_task>},

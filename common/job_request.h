@@ -40,6 +40,10 @@ struct JobRequest {
   bool no_requeue = false;  // --no-requeue: no automatic restart
   bool test_only = false;   // --test-only: validate, submit nothing
   bool wait = false;        // -W/--wait: return when the job has ended
+  bool hold = false;        // -H/--hold: submitted held (scontrol release)
+  // --wrap=COMMAND (command line only): the script is COMMAND under
+  // #!/bin/sh, as sbatch writes it.
+  std::string wrap;
   // Other ways to say GPUs and memory, turned into gpus_per_node and
   // mem_per_node_mb by ResolveDerivedResources once all options are read.
   std::optional<uint32_t> gpus;            // -G/--gpus, for the whole job

@@ -95,6 +95,10 @@ class Controller {
               std::function<void(absl::StatusOr<uint64_t>)> done);
   void Cancel(const v1::CancelRequest& request, const Caller& caller,
               std::function<void(v1::CancelResponse)> done);
+  // Holds or releases pending jobs (scontrol hold / release); `done` runs
+  // once the change is stored.
+  void Hold(const v1::HoldRequest& request, const Caller& caller,
+            std::function<void(v1::HoldResponse)> done);
   // Not const: it lends each record's script and environment aside while
   // copying the rest.
   v1::ListJobsResponse ListJobs(const v1::ListJobsRequest& request);
@@ -161,9 +165,15 @@ class Controller {
   // The job, if `caller` may act on it (its owner or an admin); NOT_FOUND
   // or PERMISSION_DENIED saying so otherwise.
   absl::StatusOr<JobRuntime*> ManagedJob(uint64_t job_id, const Caller& caller);
+  // ManagedJob for one entry of a per-job answer (cancel, hold): null, with
+  // `result` saying why, when the caller may not act on it.
+  JobRuntime* ManagedJobFor(uint64_t job_id, const Caller& caller,
+                            v1::CancelResult& result);
 
   // Persistence (controller.cc).
   void StageJob(const JobRuntime& job);
+  // A held job's pending reason (JobHeldUser) and what releases it.
+  static void MarkHeld(v1::JobRecord& record);
   void StageNode(const NodeRuntime& node);
   void StageEvent(uint64_t job_id, const std::string& node,
                   const std::string& kind, const std::string& detail);

@@ -354,6 +354,10 @@ void Controller::Submit(const v1::SubmitRequest& request, const Caller& caller,
     job.record.set_submit_time_ms(clock_.NowMs());
     job.record.set_eligible_time_ms(job.record.spec().begin_time_ms());
     job.record.set_reason("None");
+    if (job.record.spec().hold()) {
+      job.record.set_held(true);
+      MarkHeld(job.record);
+    }
     job.record.set_output_path(
         ResolvePath(job.record.spec().output_pattern(), job.record));
     if (!job.record.spec().error_pattern().empty()) {
@@ -385,23 +389,26 @@ void Controller::Submit(const v1::SubmitRequest& request, const Caller& caller,
   RequestSchedule();
 }
 
+Controller::JobRuntime* Controller::ManagedJobFor(uint64_t id,
+                                                  const Caller& caller,
+                                                  v1::CancelResult& result) {
+  result.set_job_id(id);
+  absl::StatusOr<JobRuntime*> job = ManagedJob(id, caller);
+  if (!job.ok()) {
+    result.set_error(std::string(job.status().message()));
+    return nullptr;
+  }
+  return *job;
+}
+
 void Controller::Cancel(const v1::CancelRequest& request, const Caller& caller,
                         std::function<void(v1::CancelResponse)> done) {
   v1::CancelResponse response;
   for (uint64_t id : request.job_ids()) {
     v1::CancelResult* result = response.add_results();
-    result->set_job_id(id);
-    auto it = jobs_.find(id);
-    if (it == jobs_.end()) {
-      result->set_error(absl::StrCat("invalid job id ", id));
-      continue;
-    }
-    JobRuntime& job = it->second;
-    if (!caller.MayManage(job.record.uid())) {
-      result->set_error(absl::StrCat("access denied: job ", id, " belongs to ",
-                                     job.record.user()));
-      continue;
-    }
+    JobRuntime* managed = ManagedJobFor(id, caller, *result);
+    if (managed == nullptr) continue;
+    JobRuntime& job = *managed;
     if (request.signal() != 0) {
       // scancel --signal: the ranks get the signal, the job's state is
       // whatever they do with it.
@@ -440,6 +447,49 @@ void Controller::Cancel(const v1::CancelRequest& request, const Caller& caller,
   AfterCommit([done = std::move(done), response = std::move(response)] {
     done(response);
   });
+}
+
+void Controller::Hold(const v1::HoldRequest& request, const Caller& caller,
+                      std::function<void(v1::HoldResponse)> done) {
+  const char* verb = request.release() ? "release" : "hold";
+  v1::HoldResponse response;
+  bool released_any = false;
+  for (uint64_t id : request.job_ids()) {
+    v1::CancelResult* result = response.add_results();
+    JobRuntime* managed = ManagedJobFor(id, caller, *result);
+    if (managed == nullptr) continue;
+    JobRuntime& job = *managed;
+    if (job.record.state() != v1::PENDING) {
+      result->set_error(absl::StrCat(
+          "job ", id, " is ", v1::JobState_Name(job.record.state()),
+          ", not pending: only pending jobs can be held or released"));
+      continue;
+    }
+    result->set_ok(true);
+    if (job.record.held() == !request.release()) continue;  // already so
+    job.record.set_held(!request.release());
+    if (request.release()) {
+      job.record.set_reason("None");
+      job.record.clear_reason_detail();
+      released_any = true;
+    } else {
+      MarkHeld(job.record);
+    }
+    StageJob(job);
+    StageEvent(id, "", request.release() ? "released" : "held",
+               absl::StrCat(verb, " by ", caller.user));
+  }
+  if (released_any) RequestSchedule();
+  AfterCommit([done = std::move(done), response = std::move(response)] {
+    done(response);
+  });
+}
+
+void Controller::MarkHeld(v1::JobRecord& record) {
+  record.set_reason("JobHeldUser");
+  record.set_reason_detail(
+      absl::StrCat("held: starts only after gantry release ", record.id(),
+                   " (scontrol release)"));
 }
 
 void Controller::RequestSchedule() {
@@ -503,6 +553,7 @@ void Controller::RunSchedule() {
     JobRuntime& job = *live;
     v1::JobRecord& record = job.record;
     if (record.state() != v1::PENDING) continue;
+    if (record.held()) continue;  // its reason says so (MarkHeld)
     // A requeued job waits for its backoff and for the ranks of its last
     // attempt to be gone, so no two attempts ever run at once.
     if (!job.held_nodes.empty()) {

@@ -105,6 +105,23 @@ grpc::ServerUnaryReactor* ClientServiceImpl::Cancel(
   return reactor;
 }
 
+grpc::ServerUnaryReactor* ClientServiceImpl::Hold(
+    grpc::CallbackServerContext* context, const v1::HoldRequest* request,
+    v1::HoldResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  std::optional<Caller> caller =
+      Admit(*context, reactor, "Hold", request->user());
+  if (!caller) return reactor;
+  boost::asio::post(io_, [this, reactor, request, response,
+                          caller = std::move(*caller)] {
+    controller_.Hold(*request, caller, [reactor, response](v1::HoldResponse r) {
+      *response = std::move(r);
+      reactor->Finish(grpc::Status::OK);
+    });
+  });
+  return reactor;
+}
+
 grpc::ServerUnaryReactor* ClientServiceImpl::ListNodes(
     grpc::CallbackServerContext* context, const v1::ListNodesRequest*,
     v1::ListNodesResponse* response) {

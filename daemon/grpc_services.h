@@ -50,6 +50,9 @@ class ClientServiceImpl final : public v1::ClientService::CallbackService {
   grpc::ServerUnaryReactor* Cancel(grpc::CallbackServerContext* context,
                                    const v1::CancelRequest* request,
                                    v1::CancelResponse* response) override;
+  grpc::ServerUnaryReactor* Hold(grpc::CallbackServerContext* context,
+                                 const v1::HoldRequest* request,
+                                 v1::HoldResponse* response) override;
   grpc::ServerUnaryReactor* ListNodes(grpc::CallbackServerContext* context,
                                       const v1::ListNodesRequest* request,
                                       v1::ListNodesResponse* response) override;

@@ -8,15 +8,15 @@ production timings (1 s heartbeats, nodes down after 3 s of silence).
 What it measures mirrors the Slurm anchor lab
 (../shared/tools/slurm-anchor/run.sh):
 
-  held submissions  every node drained (Gantry has no per-job hold: a
-                    drained cluster keeps jobs pending the same way), then
-                    --jobs `gantry batch --exclusive true` processes one
-                    after another (cancelled afterwards), and --jobs with 4
-                    at a time; submissions per second
+  held submissions  --jobs `gantry batch --hold --exclusive true`
+                    processes one after another (cancelled afterwards), and
+                    --jobs with 4 at a time, as the anchor's `sbatch
+                    --hold`; submissions per second
   throughput        those 4-at-a-time jobs released at once (`gantry
-                    resume` of every node); from just before the resume to
-                    the last "job ended" line of gantryd's log, jobs per
-                    second (one job per node at a time: --exclusive)
+                    release ID...`, the anchor's `scontrol release`); from
+                    just before the release to the last "job ended" line of
+                    gantryd's log, jobs per second (one job per node at a
+                    time: --exclusive)
   submit to start   from just before `gantry batch` to the batch script's
                     first `date +%s.%N` (1 node) and to the last rank's
                     (N nodes, --exclusive, the script starting
@@ -59,8 +59,7 @@ JOB_ENDED = re.compile(r'^ts=(\S+) .*msg="job ended".* job=(\d+)\b',
 WARNING = re.compile(r'^ts=\S+ level=(?:warn|error) .*?msg=("[^"]*"|\S+)',
                      re.MULTILINE)
 # What the benchmark itself causes.
-EXPECTED_WARNINGS = frozenset({"node drained",
-                               "job cgroups are off (--cgroups=off)"})
+EXPECTED_WARNINGS = frozenset({"job cgroups are off (--cgroups=off)"})
 
 
 def parse_args():
@@ -170,12 +169,13 @@ class AgentFleet:
     def controller_cpu_seconds(self):
         return bench_support.cpu_seconds(self.cluster.controller.pid)
 
-    def hold(self):
-        """Drains every node: jobs submitted now stay pending."""
-        self.cluster.cli("drain", *self.names, "--reason", "benchmark hold")
-
-    def release(self):
-        self.cluster.cli("resume", *self.names)
+    def release(self, job_ids):
+        """`gantry release` of held jobs, 200 ids a call (as the anchor
+        releases them with scontrol)."""
+        for start in range(0, len(job_ids), 200):
+            self.cluster.cli("release",
+                             *[str(j) for j in job_ids[start:start + 200]],
+                             timeout=120)
 
     def wait_queue_empty(self, timeout, interval=0.5):
         """Waits until no job is pending or running (polled gently: each
@@ -210,11 +210,10 @@ def held_submissions(fleet, jobs, reps):
     seconds of gantryd CPU over it all}."""
     cluster = fleet.cluster
     script = cluster.write_script("short.sh", SHORT_JOB_SCRIPT)
-    options = ("--exclusive", "-o", "/dev/null")
+    options = ("--hold", "--exclusive", "-o", "/dev/null")
     figures = {"serial": [], "parallel": [], "throughput": [],
                "drain_seconds": [], "not_completed": {}}
     cpu_before = fleet.controller_cpu_seconds()
-    fleet.hold()
     for _ in range(reps):
         rate, _, _ = submit_bench.cli_submissions(
             cluster, script, jobs, 1, ("-J", "serial", *options),
@@ -229,7 +228,7 @@ def held_submissions(fleet, jobs, reps):
             per_task=False)
         figures["parallel"].append(rate)
         released_at = time.time()
-        fleet.release()
+        fleet.release(job_ids)
         fleet.wait_queue_empty(900)
         ends = fleet.job_end_times()
         last_end = max(ends.get(j, time.time()) for j in job_ids)
@@ -239,8 +238,6 @@ def held_submissions(fleet, jobs, reps):
             if state != "COMPLETED":
                 figures["not_completed"][state] = (
                     figures["not_completed"].get(state, 0) + count)
-        fleet.hold()
-    fleet.release()
     figures["controller_cpu"] = fleet.controller_cpu_seconds() - cpu_before
     return figures
 

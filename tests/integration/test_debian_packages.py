@@ -211,7 +211,9 @@ class DebianPackagesTest(unittest.TestCase):
             "gantry cancel --signal US": "USR1 USR2",
             "gantry queue -t P": "PD",
             "gantry nodes -t dr": "drain drng",
-            "gantry h": "hostnames",
+            "gantry h": "hold hostnames",
+            "gantry rel": "release",
+            "gantry batch --wr": "--wrap",
         }
         for line, expected in cases.items():
             words = line.split(" ")

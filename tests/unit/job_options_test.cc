@@ -207,6 +207,33 @@ TEST_CASE("exclusive and switches options reach the request", "[job_options]") {
   }
 }
 
+TEST_CASE(
+    "Hold and wrap options reach the request, wrap from the command line only",
+    "[job_options]") {
+  absl::StatusOr<JobRequest> held = Apply({"-H"});
+  REQUIRE(held.ok());
+  CHECK(held->hold);
+  CHECK(Apply({"--hold"})->hold);
+  CHECK_FALSE(Apply({"-N", "1"})->hold);
+
+  absl::StatusOr<JobRequest> wrapped = Apply({"--wrap", "echo a; echo b"});
+  REQUIRE(wrapped.ok());
+  CHECK(wrapped->wrap == "echo a; echo b");
+  CHECK(Apply({"--wrap=python3 train.py --lr 1e-3"})->wrap ==
+        "python3 train.py --lr 1e-3");
+
+  const absl::StatusOr<JobRequest> blank = Apply({"--wrap=  "});
+  REQUIRE_FALSE(blank.ok());
+  CHECK(std::string(blank.status().message()) == "--wrap needs a command");
+  CHECK_FALSE(Apply({"--wrap="}).ok());
+  JobRequest request;
+  const absl::Status in_script =
+      ApplyScriptDirectives("#!/bin/bash\n#SBATCH --wrap=true\n", request);
+  REQUIRE_FALSE(in_script.ok());
+  CHECK_THAT(std::string(in_script.message()),
+             Catch::Contains("--wrap belongs on the command line"));
+}
+
 TEST_CASE("Option errors name the source, option and value", "[job_options]") {
   struct Case {
     Words words;

@@ -39,6 +39,16 @@ TEST_CASE("scontrol show maps to job, nodes and hostnames", "[slurm_alias]") {
         Words{"gantry", "hostnames"});
 }
 
+TEST_CASE("scontrol hold and release map to gantry hold and release",
+          "[slurm_alias]") {
+  CHECK(Expand({"scontrol", "release", "12,13", "14"}) ==
+        Words{"gantry", "release", "12,13", "14"});
+  CHECK(Expand({"scontrol", "hold", "jobid=7_2"}) ==
+        Words{"gantry", "hold", "7_2"});
+  CHECK(Expand({"scontrol", "uhold", "7"}) == Words{"gantry", "hold", "7"});
+  CHECK_FALSE(ExpandSlurmAlias({"scontrol", "release"}).ok());
+}
+
 TEST_CASE("srun is gantry run, its words untouched", "[slurm_alias]") {
   CHECK(Expand({"/usr/bin/srun", "-N1", "-w", "n1", "hostname", "-i"}) ==
         Words{"gantry", "run", "-N1", "-w", "n1", "hostname", "-i"});
