@@ -172,8 +172,6 @@ class Controller {
 
   // Persistence (controller.cc).
   void StageJob(const JobRuntime& job);
-  // A held job's pending reason (JobHeldUser) and what releases it.
-  static void MarkHeld(v1::JobRecord& record);
   void StageNode(const NodeRuntime& node);
   void StageEvent(uint64_t job_id, const std::string& node,
                   const std::string& kind, const std::string& detail);

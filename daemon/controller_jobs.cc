@@ -94,6 +94,14 @@ std::string ResolvePath(const std::string& pattern, const v1::JobRecord& job) {
   return job.spec().working_dir() + "/" + path;
 }
 
+// A held job's pending reason (JobHeldUser) and what releases it.
+void MarkHeld(v1::JobRecord& record) {
+  record.set_reason("JobHeldUser");
+  record.set_reason_detail(
+      absl::StrCat("held: starts only after gantry release ", record.id(),
+                   " (scontrol release)"));
+}
+
 }  // namespace
 
 absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
@@ -483,13 +491,6 @@ void Controller::Hold(const v1::HoldRequest& request, const Caller& caller,
   AfterCommit([done = std::move(done), response = std::move(response)] {
     done(response);
   });
-}
-
-void Controller::MarkHeld(v1::JobRecord& record) {
-  record.set_reason("JobHeldUser");
-  record.set_reason_detail(
-      absl::StrCat("held: starts only after gantry release ", record.id(),
-                   " (scontrol release)"));
 }
 
 void Controller::RequestSchedule() {
