@@ -4,7 +4,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/munge_credential.h"
@@ -19,6 +21,23 @@ std::string ResolveControllerTarget(const std::string& flag) {
   return kDefaultController;
 }
 
+namespace {
+
+// gantry leaves with _Exit once its output is written (cli/main.cc), and
+// its channels (one per command) are kept until then: destroying the last
+// one tears gRPC down, which joins its threads one by one. On a node busy
+// starting a gang, that took longer than the request itself.
+std::shared_ptr<grpc::Channel> KeepForProcess(
+    std::shared_ptr<grpc::Channel> channel) {
+  static std::mutex mutex;
+  static auto* kept = new std::vector<std::shared_ptr<grpc::Channel>>();
+  std::lock_guard lock(mutex);
+  kept->push_back(channel);
+  return channel;
+}
+
+}  // namespace
+
 ControllerClient::ControllerClient(std::string target)
     : target_(std::move(target)) {
   if (const char* socket = std::getenv(kMungeSocketVariable)) {
@@ -27,8 +46,8 @@ ControllerClient::ControllerClient(std::string target)
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(256 << 20);
   args.SetMaxSendMessageSize(64 << 20);  // topology imports
-  stub_ = v1::ClientService::NewStub(grpc::CreateCustomChannel(
-      target_, grpc::InsecureChannelCredentials(), args));
+  stub_ = v1::ClientService::NewStub(KeepForProcess(grpc::CreateCustomChannel(
+      target_, grpc::InsecureChannelCredentials(), args)));
 }
 
 void ControllerClient::Prepare(grpc::ClientContext& context,

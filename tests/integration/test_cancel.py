@@ -45,7 +45,7 @@ class CancelTest(ClusterTestCase):
         cluster.wait_job(pending, "PENDING")
 
         cluster.cli("cancel", str(pending))
-        job = cluster.wait_job(pending, "CANCELLED", timeout=5)
+        job = cluster.wait_job(pending, "CANCELLED")
         self.assertEqual(job["reason"], "Cancelled")
         self.assertEqual(job["start_time"], "Unknown")
         # Freeing the node must not start the cancelled job.
@@ -67,7 +67,7 @@ class CancelTest(ClusterTestCase):
             self.assertTrue(pid_alive(int(pid)), f"{name} ({pid}) runs before the cancel")
 
         cluster.cli("cancel", str(job_id))
-        job = cluster.wait_job(job_id, "CANCELLED", timeout=5)
+        job = cluster.wait_job(job_id, "CANCELLED")
         self.assertEqual(job["reason"], "Cancelled")
         self.assert_pids_gone([int(p) for p in pids.values()], timeout=10,
                               what="ranks and their children")
@@ -84,7 +84,7 @@ class CancelTest(ClusterTestCase):
         job_id = cluster.submit(script, "--ntasks-per-node=2")
         pids = cluster.wait_files(pid_files(job_id, 2))
         cluster.cli("cancel", str(job_id))
-        cluster.wait_job(job_id, "CANCELLED", timeout=5)
+        cluster.wait_job(job_id, "CANCELLED")
         self.assert_pids_gone([int(p) for p in pids.values()], timeout=8,
                               what="ranks ignoring SIGTERM")
         self.wait_nodes_idle(cluster)
@@ -106,7 +106,7 @@ class CancelTest(ClusterTestCase):
             "wait.sh", "#!/bin/bash\n" + WAIT_FOR_FILE + "wait_for_file never\n")
         cancelled = cluster.submit(blocker)
         cluster.cli("cancel", str(cancelled))
-        cluster.wait_job(cancelled, "CANCELLED", timeout=5)
+        cluster.wait_job(cancelled, "CANCELLED")
         again = cluster.cli("cancel", str(cancelled), check=False)
         self.assertNotEqual(again.returncode, 0)
         self.assertIn("already finished (CANCELLED)", again.stderr)
@@ -121,8 +121,8 @@ class CancelTest(ClusterTestCase):
         self.assertNotEqual(result.returncode, 0)
         self.assertIn("invalid job id 999", result.stderr)
         self.assertNotIn(f"job id {first}:", result.stderr)
-        cluster.wait_job(first, "CANCELLED", timeout=5)
-        cluster.wait_job(second, "CANCELLED", timeout=5)
+        cluster.wait_job(first, "CANCELLED")
+        cluster.wait_job(second, "CANCELLED")
 
     def test_background_processes_left_by_a_completed_rank_are_stopped(self):
         # As in Slurm, a job is over when its script exits: anything it left
@@ -138,7 +138,7 @@ exit 0
         cluster.wait_job(job_id, "COMPLETED")
         background = int(cluster.wait_files([f"pid.{job_id}.background"])
                          [f"pid.{job_id}.background"])
-        self.assert_pids_gone([background], timeout=5,
+        self.assert_pids_gone([background], timeout=15,
                               what="the background process of the finished job")
 
     def test_time_limit_ends_the_job_as_timeout_and_kills_its_ranks(self):
