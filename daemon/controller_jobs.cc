@@ -35,8 +35,9 @@ constexpr size_t kMaxEnvironmentBytes = 1 << 20;
 constexpr size_t kMaxArgs = 4096;
 constexpr size_t kMaxNameBytes = 256;
 constexpr size_t kMaxPathBytes = 4096;
-// Every task of an array stores its own copy of the spec: bound the copies
-// together (10,000 tasks of a 20 KiB script and environment fit).
+// Every task of an array stores its own copy of the script (the submit
+// environment is stored once for the whole array): bound the copies
+// together (10,000 tasks of a 25 KiB script fit).
 constexpr uint64_t kMaxArrayStoredBytes = 256ull << 20;
 
 absl::Status Invalid(const std::string& message) {
@@ -246,14 +247,15 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
           absl::StrCat("invalid value \"", spec.array().substr(0, 80),
                        "\" for --array: ", array.status().message()));
     }
-    const uint64_t copy_bytes = spec.script().size() + environment_bytes;
-    if (copy_bytes * array->task_ids.size() > kMaxArrayStoredBytes) {
+    const uint64_t stored_bytes =
+        spec.script().size() * array->task_ids.size() + environment_bytes;
+    if (stored_bytes > kMaxArrayStoredBytes) {
       return Invalid(absl::StrCat(
-          "--array: ", array->task_ids.size(), " tasks of a ", copy_bytes,
-          "-byte script and environment are more than the ",
+          "--array: ", array->task_ids.size(), " tasks of a ",
+          spec.script().size(), "-byte script are more than the ",
           kMaxArrayStoredBytes >> 20,
-          " MiB an array may store; use fewer tasks or export less "
-          "(--export)"));
+          " MiB an array may store; use fewer tasks or a shorter script "
+          "(it can read its task's index from SLURM_ARRAY_TASK_ID)"));
     }
     spec.set_array(FormatJobArray(*array));
     v1::JobArrayInfo& info = *job.mutable_array();

@@ -214,6 +214,35 @@ class JobArraysTest(ClusterTestCase):
                       result.stderr)
         self.assertEqual(cluster.cli_json("queue", "-a")["jobs"], [])
 
+    def test_storage_bound_counts_the_script_per_task_and_the_environment_once(self):
+        cluster = self.start_cluster(agents=1)
+        # 900 KiB exported (the kernel caps one variable at 128 KiB): 300
+        # tasks would be 270 MiB if every task stored it, over the 256 MiB
+        # bound; the environment is stored once, so the array is taken.
+        script = cluster.write_script("quick.sh", QUICK)
+        plain_env = dict(cluster.env)
+        for i in range(9):
+            cluster.env[f"BIG_EXPORT_{i}"] = "x" * (100 << 10)
+        try:
+            result = cluster.cli("batch", "--parsable", "--hold",
+                                 "--array=0-299", script)
+        finally:
+            cluster.env = plain_env
+        array_id = int(result.stdout)
+        self.assertEqual(len(self.array_jobs(cluster, array_id)), 300)
+        cluster.cli("cancel", str(array_id))
+        # The script is every task's own copy: 300 x 1 MiB is refused.
+        big = cluster.write_script(
+            "big.sh", "#!/bin/bash\n" + ("# padding\n" * (105 << 10)))
+        refused = cluster.cli("batch", "--array=0-299", big, check=False)
+        self.assertNotEqual(refused.returncode, 0)
+        self.assertIn("--array: 300 tasks of a ", refused.stderr)
+        self.assertIn("MiB an array may store", refused.stderr)
+        self.assertEqual(refused.stdout, "")
+        self.assertEqual(
+            {j["job_id"] for j in cluster.cli_json("queue", "-a")["jobs"]},
+            set(range(array_id, array_id + 300)))
+
 
 if __name__ == "__main__":
     gantry_cluster.main()
