@@ -20,6 +20,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
@@ -313,8 +314,11 @@ class Controller {
   // node shares. Finished jobs stay in jobs_ for good; passes must not pay
   // for them.
   std::map<uint64_t, JobRuntime*> live_jobs_;
+  // Never erased from, so pointers to its entries stay valid.
   std::map<std::string, NodeRuntime> nodes_;
-  std::map<const AgentLink*, std::string> link_nodes_;
+  // The node each registered stream speaks for: every heartbeat finds its
+  // node here (a hash lookup, not a walk of the names).
+  std::unordered_map<const AgentLink*, NodeRuntime*> link_nodes_;
   uint64_t cluster_id_ = 0;
   uint64_t next_job_id_ = 1;
   uint64_t next_event_sequence_ = 1;

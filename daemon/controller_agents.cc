@@ -54,7 +54,8 @@ void Controller::OnAgentMessage(const std::shared_ptr<AgentLink>& link,
     link->Close();
     return;
   }
-  const std::string& name = known->second;
+  NodeRuntime& node = *known->second;
+  const std::string& name = node.record.name();
   if (message.has_rank_event() || message.has_checkpoint()) {
     v1::RankId rank;
     if (message.has_rank_event()) {
@@ -69,7 +70,6 @@ void Controller::OnAgentMessage(const std::shared_ptr<AgentLink>& link,
       return;
     }
   }
-  NodeRuntime& node = nodes_.at(name);
   node.deadline_ms = clock_.NowMs() + options_.node_timeout_ms;
   node.record.set_last_seen_ms(clock_.NowMs());
   if (message.has_heartbeat()) {
@@ -127,7 +127,7 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
   const bool rebooted =
       !node.record.boot_id().empty() && node.record.boot_id() != reg.boot_id();
   node.link = link;
-  link_nodes_[link.get()] = name;
+  link_nodes_[link.get()] = &node;
   node.deadline_ms = now + options_.node_timeout_ms;
   v1::NodeRecord& record = node.record;
   record.set_name(name);
@@ -431,7 +431,7 @@ void Controller::OnAgentGone(const std::shared_ptr<AgentLink>& link,
                              const std::string& why) {
   auto known = link_nodes_.find(link.get());
   if (known == link_nodes_.end()) return;
-  NodeRuntime& node = nodes_.at(known->second);
+  NodeRuntime& node = *known->second;
   link_nodes_.erase(known);
   if (node.link != link) return;
   node.link.reset();

@@ -399,6 +399,7 @@ class AgentStream final
     finish_status_ = status;
     if (writing_) return;
     finished_ = true;
+    service_.StreamFinished(status.error_code());
     Finish(status);
   }
 
@@ -437,7 +438,11 @@ void AgentStreamLink::Close() {
 class RefusedAgentStream final
     : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
-  explicit RefusedAgentStream(const grpc::Status& status) { Finish(status); }
+  RefusedAgentStream(const AgentServiceImpl& service,
+                     const grpc::Status& status) {
+    service.StreamFinished(status.error_code());
+    Finish(status);
+  }
   void OnDone() override { delete this; }
 };
 
@@ -449,7 +454,7 @@ AgentServiceImpl::Connect(grpc::CallbackServerContext* context) {
   if (!admitted.ok()) {
     log::Warn("agent refused",
               {{"peer", context->peer()}, {"error", admitted.ToString()}});
-    return new RefusedAgentStream(ToGrpcStatus(admitted));
+    return new RefusedAgentStream(*this, ToGrpcStatus(admitted));
   }
   return new AgentStream(*this, context->peer(), limits_);
 }

@@ -7,6 +7,7 @@
 // the gRPC thread before it reaches the loop.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string_view>
 
@@ -116,6 +117,16 @@ class AgentServiceImpl final
   grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Connect(
       grpc::CallbackServerContext* context) override;
 
+  // Called with each stream's status as it is sent (for the RPC metrics,
+  // which do not intercept the streams: see rpc_metrics_interceptor.h).
+  // Set before the server starts.
+  void OnStreamFinished(std::function<void(grpc::StatusCode)> counter) {
+    stream_finished_ = std::move(counter);
+  }
+  void StreamFinished(grpc::StatusCode code) const {
+    if (stream_finished_) stream_finished_(code);
+  }
+
   // From the streams' reactors (any gRPC thread): hands what a stream read,
   // or its end, to the controller's loop through the inbox (agent_inbox.h).
   void Deliver(AgentInbox::Item item);
@@ -130,6 +141,7 @@ class AgentServiceImpl final
   const AgentStreamLimits limits_;
   AgentInbox inbox_;
   boost::asio::steady_timer heartbeat_timer_;  // used on the loop only
+  std::function<void(grpc::StatusCode)> stream_finished_;
 };
 
 }  // namespace gantry

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <thread>
 
 #include <grpcpp/grpcpp.h>
@@ -16,6 +17,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "common/daemon_flags.h"
 #include "common/hostlist.h"
@@ -339,10 +341,18 @@ int main(int argc, char** argv) {
   std::vector<
       std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
       interceptors;
-  interceptors.push_back(std::make_unique<gantry::RpcMetricsInterceptorFactory>(
+  const std::string agent_stream_path = absl::StrCat(
+      "/", gantry::v1::AgentService::service_full_name(), "/Connect");
+  auto rpc_metrics = std::make_unique<gantry::RpcMetricsInterceptorFactory>(
       *metrics_registry,
       gantry::RpcMethodPaths({gantry::v1::ClientService::service_full_name(),
-                              gantry::v1::AgentService::service_full_name()})));
+                              gantry::v1::AgentService::service_full_name()}),
+      std::set<std::string>{agent_stream_path});
+  agent_service.OnStreamFinished(
+      [metrics = rpc_metrics.get(), agent_stream_path](grpc::StatusCode code) {
+        metrics->CountHandled(agent_stream_path, code);
+      });
+  interceptors.push_back(std::move(rpc_metrics));
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || (!flags.listen.empty() && selected_port == 0)) {

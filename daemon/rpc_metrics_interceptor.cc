@@ -95,8 +95,10 @@ std::set<std::string> RpcMethodPaths(
 }
 
 RpcMetricsInterceptorFactory::RpcMetricsInterceptorFactory(
-    prometheus::Registry& registry, std::set<std::string> known_paths)
+    prometheus::Registry& registry, std::set<std::string> known_paths,
+    std::set<std::string> stream_paths)
     : known_paths_(std::move(known_paths)),
+      stream_paths_(std::move(stream_paths)),
       started_(prometheus::BuildCounter()
                    .Name("gantry_rpc_started_total")
                    .Help("gRPC calls gantryd received, by method")
@@ -113,7 +115,16 @@ RpcMetricsInterceptorFactory::CreateServerInterceptor(
   const char* path = info->method();
   std::string method = RpcMethodLabel(path ? path : "", known_paths_);
   started_.Add({{"method", method}}).Increment();
+  if (path != nullptr && stream_paths_.count(path)) return nullptr;
   return new RpcMetricsInterceptor(std::move(method), handled_);
+}
+
+void RpcMetricsInterceptorFactory::CountHandled(std::string_view path,
+                                                grpc::StatusCode code) {
+  handled_
+      .Add({{"method", RpcMethodLabel(path, known_paths_)},
+            {"code", std::string(StatusCodeName(code))}})
+      .Increment();
 }
 
 }  // namespace gantry

@@ -13,6 +13,7 @@ stays up and its job runs to completion."""
 import os
 import re
 import subprocess
+import urllib.request
 
 import gantry_cluster
 from gantry_cluster import WAIT_FOR_FILE, ClusterTestCase, build_dir
@@ -62,7 +63,7 @@ class AgentGuardTest(ClusterTestCase):
         return lines
 
     def test_flooder_and_garbage_are_cut_and_the_good_node_carries_on(self):
-        cluster = self.start_cluster(agents=1)
+        cluster = self.start_cluster(agents=1, metrics=True)
         script = cluster.write_script("wait.sh", JOB_SCRIPT)
         job_id = cluster.submit(script, "-N", "1")
         cluster.wait_job(job_id, "RUNNING")
@@ -107,6 +108,14 @@ class AgentGuardTest(ClusterTestCase):
                          "only bytes and no-register name no node")
         self.assertEqual(sum(1 for c in cuts if "flooding" in c[2]), 3)
         self.assertTrue(any("does not run on" in c[2] for c in cuts))
+        # The streams' ends are in the RPC metrics, by status code.
+        with urllib.request.urlopen(
+                f"http://{cluster.metrics_address()}/metrics",
+                timeout=5) as reply:
+            metrics = reply.read().decode()
+        connect = 'gantry_rpc_handled_total{code="%s",method="gantry.v1.AgentService/Connect"} %d'
+        self.assertIn(connect % ("RESOURCE_EXHAUSTED", 4), metrics)
+        self.assertIn(connect % ("INVALID_ARGUMENT", 6), metrics)
 
         # The good node never lost its stream, and its job ends well.
         self.assertTrue(cluster.controller.running())

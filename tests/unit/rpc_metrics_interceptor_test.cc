@@ -2,6 +2,10 @@
 // methods, and status codes are spelled as gRPC documents them.
 #include "daemon/rpc_metrics_interceptor.h"
 
+#include <map>
+#include <string>
+
+#include <prometheus/registry.h>
 #include <catch2/catch.hpp>
 
 #include "gantry/v1/agent.grpc.pb.h"
@@ -31,6 +35,33 @@ TEST_CASE("any other path is one label, so clients cannot add series",
   CHECK(RpcMethodLabel("/gantry.v1.ClientService/Nope", known) == "unknown");
   CHECK(RpcMethodLabel("gantry.v1.ClientService/Submit", known) == "unknown");
   CHECK(RpcMethodLabel("", known) == "unknown");
+}
+
+TEST_CASE("a stream's service reports its end under the stream's label",
+          "[metrics]") {
+  prometheus::Registry registry;
+  RpcMetricsInterceptorFactory metrics(registry,
+                                       {"/gantry.v1.AgentService/Connect"},
+                                       {"/gantry.v1.AgentService/Connect"});
+  metrics.CountHandled("/gantry.v1.AgentService/Connect",
+                       grpc::StatusCode::RESOURCE_EXHAUSTED);
+  metrics.CountHandled("/not.Known/Method", grpc::StatusCode::OK);
+  std::map<std::string, double> handled;
+  for (const prometheus::MetricFamily& family : registry.Collect()) {
+    if (family.name != "gantry_rpc_handled_total") continue;
+    for (const prometheus::ClientMetric& metric : family.metric) {
+      std::string key;
+      for (const prometheus::ClientMetric::Label& label : metric.label) {
+        key += label.name + "=" + label.value + ";";
+      }
+      handled[key] = metric.counter.value;
+    }
+  }
+  CHECK(handled ==
+        std::map<std::string, double>{
+            {"code=RESOURCE_EXHAUSTED;method=gantry.v1.AgentService/Connect;",
+             1.0},
+            {"code=OK;method=unknown;", 1.0}});
 }
 
 TEST_CASE("status codes are named as in the gRPC documentation", "[metrics]") {
