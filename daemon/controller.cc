@@ -260,6 +260,7 @@ void Controller::Flush() {
     for (auto& action : actions) action();
     return;
   }
+  committing_events_ = batch.events;
   writer_.Commit(std::move(batch),
                  [this, actions = std::move(actions)](absl::Status status,
                                                       double seconds) mutable {
@@ -278,6 +279,7 @@ void Controller::CommitDone(const absl::Status& status, double seconds,
                {{"error", status.ToString()}});
     std::abort();
   }
+  committing_events_.clear();
   for (auto& action : actions) action();
   // What was staged during the write goes out now.
   if (!batch_.empty() || !after_commit_.empty()) Flush();
@@ -329,9 +331,21 @@ absl::StatusOr<v1::GetJobResponse> Controller::GetJob(
   }
   absl::StatusOr<std::vector<v1::EventRecord>> events =
       store_.JobEvents(job_id);
+  uint64_t stored_up_to = 0;
   if (events.ok()) {
     for (v1::EventRecord& event : *events) {
+      stored_up_to = std::max(stored_up_to, event.sequence());
       *response.add_events() = std::move(event);
+    }
+  }
+  // The record above already shows what the batch being written and the
+  // one being staged change: so does its history (events are numbered in
+  // order, and the write may land while the store is read).
+  for (const auto* pending : {&committing_events_, &batch_.events}) {
+    for (const v1::EventRecord& event : *pending) {
+      if (event.job_id() == job_id && event.sequence() > stored_up_to) {
+        *response.add_events() = event;
+      }
     }
   }
   return response;
