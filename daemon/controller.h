@@ -340,6 +340,7 @@ class Controller {
   // When the earliest requeued job becomes eligible (0: none waiting).
   int64_t next_eligible_ms_ = 0;
   int64_t last_check_ms_ = 0;  // when CheckDeadlines last ran
+  uint64_t ticks_ = 0;         // of the periodic timer
   std::optional<v1::TopologyRecord> topology_record_;
   std::optional<LoadedTopology> topology_;
   // Fair-share usage per user, charged when a job finishes. Not stored on

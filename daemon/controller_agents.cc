@@ -16,6 +16,7 @@ namespace gantry {
 namespace {
 
 constexpr auto kTickInterval = std::chrono::milliseconds(250);
+constexpr uint64_t kTicksPerNodeCensus = 4;
 
 // In a RankId given to CheckRankHeld: any rank of the job on the node (a
 // checkpoint report names the job, not a rank).
@@ -540,7 +541,9 @@ void Controller::ArmTimer() {
   timer_.async_wait([this](const boost::system::error_code& error) {
     if (error || stopped_) return;
     CheckDeadlines();
-    PublishNodeMetrics();
+    // Once a second is fresh enough for any scrape, and each census walks
+    // every node.
+    if (++ticks_ % kTicksPerNodeCensus == 0) PublishNodeMetrics();
     ArmTimer();
   });
 }
