@@ -314,6 +314,8 @@ class Controller {
   // node shares. Finished jobs stay in jobs_ for good; passes must not pay
   // for them.
   std::map<uint64_t, JobRuntime*> live_jobs_;
+  // A scheduling pass's queue, kept for its memory (RunSchedule).
+  std::vector<PendingJob> pending_queue_;
   // Never erased from, so pointers to its entries stay valid.
   std::map<std::string, NodeRuntime> nodes_;
   // The node each registered stream speaks for: every heartbeat finds its

@@ -541,7 +541,10 @@ void Controller::SchedulePass() {
 
 void Controller::RunSchedule() {
   schedule_posted_ = false;
-  std::vector<PendingJob> queue;
+  // Reused from pass to pass: with tens of thousands pending, a fresh
+  // queue was megabytes of new memory to fault in on every pass.
+  std::vector<PendingJob>& queue = pending_queue_;
+  queue.clear();
   const int64_t now = clock_.NowMs();
   next_eligible_ms_ = 0;
   singleton_holders_.reset();  // rebuilt on first use in this pass
@@ -552,6 +555,12 @@ void Controller::RunSchedule() {
   std::map<uint64_t, uint32_t> array_slots;
   // The queued jobs in id order, for finding them from the result.
   std::vector<std::pair<uint64_t, JobRuntime*>> queued;
+  // Grown geometrically (a reserve to the exact size would reallocate on
+  // every pass while the queue grows).
+  if (queue.capacity() < live_jobs_.size()) {
+    queue.reserve(2 * live_jobs_.size());
+  }
+  queued.reserve(live_jobs_.size());
   for (auto& [id, live] : live_jobs_) {
     JobRuntime& job = *live;
     v1::JobRecord& record = job.record;
@@ -607,7 +616,7 @@ void Controller::RunSchedule() {
       }
       --slots->second;
     }
-    PendingJob pending;
+    PendingJob& pending = queue.emplace_back();
     pending.id = id;
     pending.partition = spec.partition();
     pending.nodes = spec.nodes();
@@ -628,7 +637,6 @@ void Controller::RunSchedule() {
           record.submit_time_ms() +
           static_cast<int64_t>(spec.switches_max_wait_seconds()) * 1000;
     }
-    queue.push_back(std::move(pending));
     queued.emplace_back(id, &job);
   }
   if (queue.empty()) return;

@@ -93,10 +93,25 @@ void OrderQueue(std::vector<PendingJob>& queue, const FairShare& fair_share,
     }
     return a.id < b.id;
   });
-  std::vector<PendingJob> ordered;
-  ordered.reserve(queue.size());
-  for (const Key& key : keys) ordered.push_back(std::move(queue[key.index]));
-  queue = std::move(ordered);
+  // Into that order in place, one cycle of the permutation at a time: a
+  // second queue would be fresh memory (megabytes for a long queue) that
+  // every pass faults in again.
+  std::vector<bool> placed(queue.size(), false);
+  for (std::size_t start = 0; start < queue.size(); ++start) {
+    if (placed[start]) continue;
+    PendingJob displaced = std::move(queue[start]);
+    std::size_t position = start;
+    while (true) {
+      placed[position] = true;
+      const std::size_t from = keys[position].index;
+      if (from == start) {
+        queue[position] = std::move(displaced);
+        break;
+      }
+      queue[position] = std::move(queue[from]);
+      position = from;
+    }
+  }
 }
 
 }  // namespace gantry
