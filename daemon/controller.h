@@ -92,7 +92,7 @@ class Controller {
   // Client API. `done` runs on the loop thread once the outcome is durable.
   // `caller` is who proved to be asking: the job's owner on Submit, and
   // the one whose rights are checked everywhere else.
-  void Submit(const v1::SubmitRequest& request, const Caller& caller,
+  void Submit(v1::SubmitRequest request, const Caller& caller,
               std::function<void(absl::StatusOr<uint64_t>)> done);
   void Cancel(const v1::CancelRequest& request, const Caller& caller,
               std::function<void(v1::CancelResponse)> done);
@@ -185,8 +185,9 @@ class Controller {
                   std::vector<std::function<void()>>& actions);
 
   // Job lifecycle (controller_jobs.cc).
-  absl::StatusOr<v1::JobRecord> ValidateSubmission(
-      const v1::SubmitRequest& request) const;
+  // Takes the spec by value: Submit moves the request's in (its exported
+  // environment is the bulk of it).
+  absl::StatusOr<v1::JobRecord> ValidateSubmission(v1::JobSpec spec) const;
   // Asks for a scheduling pass: posted at once, or after a pause when the
   // last pass was long (see SchedulePass).
   void RequestSchedule();

@@ -106,10 +106,10 @@ void MarkHeld(v1::JobRecord& record) {
 }  // namespace
 
 absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
-    const v1::SubmitRequest& request) const {
+    v1::JobSpec submitted) const {
   v1::JobRecord job;
   v1::JobSpec& spec = *job.mutable_spec();
-  spec = request.spec();
+  spec.Swap(&submitted);
   if (spec.nodes() == 0) spec.set_nodes(1);
   if (spec.nodes() > kMaxNodes) {
     return Invalid(absl::StrCat("--nodes=", spec.nodes(),
@@ -312,9 +312,10 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
   return job;
 }
 
-void Controller::Submit(const v1::SubmitRequest& request, const Caller& caller,
+void Controller::Submit(v1::SubmitRequest request, const Caller& caller,
                         std::function<void(absl::StatusOr<uint64_t>)> done) {
-  absl::StatusOr<v1::JobRecord> validated = ValidateSubmission(request);
+  absl::StatusOr<v1::JobRecord> validated =
+      ValidateSubmission(std::move(*request.mutable_spec()));
   if (!validated.ok() || request.validate_only()) {
     done(validated.ok() ? absl::StatusOr<uint64_t>(0) : validated.status());
     return;

@@ -25,6 +25,29 @@ std::optional<Caller> ClientServiceImpl::Admit(
   return std::nullopt;
 }
 
+namespace {
+
+class SubmitMessages final
+    : public grpc::MessageHolder<v1::SubmitRequest, v1::SubmitResponse> {
+ public:
+  SubmitMessages() {
+    set_request(&request_);
+    set_response(&response_);
+  }
+  void Release() override { delete this; }
+
+ private:
+  v1::SubmitRequest request_;
+  v1::SubmitResponse response_;
+};
+
+}  // namespace
+
+grpc::MessageHolder<v1::SubmitRequest, v1::SubmitResponse>*
+SubmitMessageAllocator::AllocateMessages() {
+  return new SubmitMessages();
+}
+
 grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
@@ -46,9 +69,12 @@ grpc::ServerUnaryReactor* ClientServiceImpl::Submit(
                      " submissions are waiting to be stored; retry shortly")));
     return reactor;
   }
-  boost::asio::post(io_, [this, reactor, request, response,
+  // SubmitMessageAllocator made the request, not const: it is this call's
+  // to hand over, and gRPC does not read it again.
+  auto* owned_request = const_cast<v1::SubmitRequest*>(request);
+  boost::asio::post(io_, [this, reactor, owned_request, response,
                           caller = std::move(*caller)] {
-    controller_.Submit(*request, caller,
+    controller_.Submit(std::move(*owned_request), caller,
                        [this, reactor, response](absl::StatusOr<uint64_t> id) {
                          submissions_.Leave();
                          if (id.ok()) response->set_job_id(*id);

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string_view>
 
+#include <grpcpp/support/message_allocator.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
@@ -27,6 +28,16 @@ namespace gantry {
 
 grpc::Status ToGrpcStatus(const absl::Status& status);
 
+// Makes the Submit calls' request and response objects, so that gantryd
+// owns the request and the controller may move its spec (with the exported
+// environment, often thousands of bytes) instead of copying it.
+class SubmitMessageAllocator final
+    : public grpc::MessageAllocator<v1::SubmitRequest, v1::SubmitResponse> {
+ public:
+  grpc::MessageHolder<v1::SubmitRequest, v1::SubmitResponse>* AllocateMessages()
+      override;
+};
+
 class ClientServiceImpl final : public v1::ClientService::CallbackService {
  public:
   // `max_pending_submissions`: submissions admitted but not yet answered
@@ -37,7 +48,9 @@ class ClientServiceImpl final : public v1::ClientService::CallbackService {
       : io_(io),
         controller_(controller),
         authenticator_(authenticator),
-        submissions_(max_pending_submissions) {}
+        submissions_(max_pending_submissions) {
+    SetMessageAllocatorFor_Submit(&submit_messages_);
+  }
 
   grpc::ServerUnaryReactor* Submit(grpc::CallbackServerContext* context,
                                    const v1::SubmitRequest* request,
@@ -97,6 +110,7 @@ class ClientServiceImpl final : public v1::ClientService::CallbackService {
   Controller& controller_;
   const Authenticator& authenticator_;
   AdmissionGate submissions_;
+  SubmitMessageAllocator submit_messages_;
 };
 
 class AgentServiceImpl final
