@@ -260,7 +260,6 @@ void Controller::Flush() {
     for (auto& action : actions) action();
     return;
   }
-  committing_events_ = batch.events;
   writer_.Commit(std::move(batch),
                  [this, actions = std::move(actions)](absl::Status status,
                                                       double seconds) mutable {
@@ -279,7 +278,6 @@ void Controller::CommitDone(const absl::Status& status, double seconds,
                {{"error", status.ToString()}});
     std::abort();
   }
-  committing_events_.clear();
   for (auto& action : actions) action();
   // What was staged during the write goes out now.
   if (!batch_.empty() || !after_commit_.empty()) Flush();
@@ -341,8 +339,9 @@ absl::StatusOr<v1::GetJobResponse> Controller::GetJob(
   // The record above already shows what the batch being written and the
   // one being staged change: so does its history (events are numbered in
   // order, and the write may land while the store is read).
-  for (const auto* pending : {&committing_events_, &batch_.events}) {
-    for (const v1::EventRecord& event : *pending) {
+  for (const StateStore::Batch* pending : {writer_.in_flight(), &batch_}) {
+    if (pending == nullptr) continue;
+    for (const v1::EventRecord& event : pending->events) {
       if (event.job_id() == job_id && event.sequence() > stored_up_to) {
         *response.add_events() = event;
       }

@@ -328,9 +328,6 @@ class Controller {
   uint64_t finished_jobs_ = 0;
 
   StateStore::Batch batch_;
-  // The events of the batch being written: not yet readable from the
-  // store, but the records in memory already reflect them (GetJob).
-  std::vector<v1::EventRecord> committing_events_;
   std::vector<std::function<void()>> after_commit_;
   bool flush_posted_ = false;
   StoreWriter writer_;

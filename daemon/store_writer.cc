@@ -21,12 +21,14 @@ StoreWriter::~StoreWriter() {
 
 void StoreWriter::Commit(StateStore::Batch batch, Done done) {
   busy_ = true;
+  in_flight_ = std::make_shared<const StateStore::Batch>(std::move(batch));
   {
     std::lock_guard lock(mutex_);
-    batch_ = std::move(batch);
+    batch_ = in_flight_;
     done_ = [this, done = std::move(done)](absl::Status status,
                                            double seconds) {
       busy_ = false;
+      in_flight_.reset();
       done(std::move(status), seconds);
     };
   }
@@ -37,14 +39,13 @@ void StoreWriter::Run() {
   std::unique_lock lock(mutex_);
   while (true) {
     // Written out even when stopping: the loop may already count on it.
-    wake_.wait(lock, [this] { return batch_.has_value() || stopping_; });
+    wake_.wait(lock, [this] { return batch_ != nullptr || stopping_; });
     if (!batch_) return;
-    StateStore::Batch batch = std::move(*batch_);
-    batch_.reset();
+    std::shared_ptr<const StateStore::Batch> batch = std::move(batch_);
     Done done = std::move(done_);
     lock.unlock();
     const auto start = std::chrono::steady_clock::now();
-    absl::Status status = store_.Commit(batch, /*sync=*/true);
+    absl::Status status = store_.Commit(*batch, /*sync=*/true);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();

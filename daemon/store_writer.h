@@ -8,15 +8,15 @@
 // must allow reads from other threads while the writer commits (RocksDB
 // does).
 //
-// Threading: Commit and busy() on the loop thread only; `done` runs there
-// too (posted to the io_context). The destructor waits for the batch in
-// flight to be written (its `done` is then posted but may never run).
+// Threading: Commit, busy() and in_flight() on the loop thread only; `done`
+// runs there too (posted to the io_context). The destructor waits for the batch
+// in flight to be written (its `done` is then posted but may never run).
 #pragma once
 
 #include <condition_variable>
 #include <functional>
+#include <memory>
 #include <mutex>
-#include <optional>
 #include <thread>
 
 #include <boost/asio/io_context.hpp>
@@ -42,17 +42,21 @@ class StoreWriter {
   void Commit(StateStore::Batch batch, Done done);
   // A commit was handed over and its `done` has not run yet.
   bool busy() const { return busy_; }
+  // That commit's batch (null when none): the loop may read it while the
+  // writer thread writes it, since neither changes it.
+  const StateStore::Batch* in_flight() const { return in_flight_.get(); }
 
  private:
   void Run();
 
   boost::asio::io_context& io_;
   StateStore& store_;
-  bool busy_ = false;  // loop thread only
+  bool busy_ = false;                                   // loop thread only
+  std::shared_ptr<const StateStore::Batch> in_flight_;  // loop thread only
 
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::optional<StateStore::Batch> batch_ ABSL_GUARDED_BY(mutex_);
+  std::shared_ptr<const StateStore::Batch> batch_ ABSL_GUARDED_BY(mutex_);
   Done done_ ABSL_GUARDED_BY(mutex_);
   bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
   std::thread thread_;  // last: starts once the rest is built
