@@ -112,14 +112,15 @@ class RankLauncher {
                         const std::string& script_path,
                         const RankIdentity& identity,
                         const std::string& cgroup_procs_path, pid_t& pid_out);
-  // Resolves the user, writes the script, makes the job cgroup. Fills
-  // `identity` and `cgroup_procs_path` (empty without cgroups).
   // Writes the batch script (or a step's wrapper) into the job directory,
   // readable only by the job's user when the rank switches to one.
   absl::Status WriteScript(const v1::LaunchRanks& launch,
                            const std::string& job_dir,
                            const std::string& script_path,
                            const RankIdentity& identity);
+  // Resolves the user, writes the script (none for a step's command run
+  // as it is), makes the job cgroup. Fills `identity` and
+  // `cgroup_procs_path` (empty without cgroups).
   absl::Status PrepareLaunch(const v1::LaunchRanks& launch,
                              const std::string& job_dir,
                              const std::string& script_path,
