@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include <rocksdb/write_batch.h>
+
 #include "daemon/state_store.h"
 
 namespace rocksdb {
@@ -49,6 +51,12 @@ class RocksDbStore final : public StateStore {
   rocksdb::ColumnFamilyHandle* events_ = nullptr;
   rocksdb::ColumnFamilyHandle* meta_ = nullptr;
   rocksdb::ColumnFamilyHandle* environments_ = nullptr;
+  // One write batch, cleared and refilled by every commit (on the store
+  // writer's thread), so that its buffer is allocated and faulted in once:
+  // a flood of submissions makes batches of tens of megabytes (scripts and
+  // environments), and building each in fresh memory, grown by doubling,
+  // took 11% of gantryd's samples in copies alone, plus the page faults.
+  rocksdb::WriteBatch write_batch_;
 };
 
 }  // namespace gantry

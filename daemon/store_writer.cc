@@ -20,14 +20,12 @@ StoreWriter::~StoreWriter() {
 }
 
 void StoreWriter::Commit(StateStore::Batch batch, Done done) {
-  busy_ = true;
   in_flight_ = std::make_shared<const StateStore::Batch>(std::move(batch));
   {
     std::lock_guard lock(mutex_);
     batch_ = in_flight_;
     done_ = [this, done = std::move(done)](absl::Status status,
                                            double seconds) {
-      busy_ = false;
       in_flight_.reset();
       done(std::move(status), seconds);
     };

@@ -41,7 +41,7 @@ class StoreWriter {
   // it is on stable storage (or failed). Requires !busy().
   void Commit(StateStore::Batch batch, Done done);
   // A commit was handed over and its `done` has not run yet.
-  bool busy() const { return busy_; }
+  bool busy() const { return in_flight_ != nullptr; }
   // That commit's batch (null when none): the loop may read it while the
   // writer thread writes it, since neither changes it.
   const StateStore::Batch* in_flight() const { return in_flight_.get(); }
@@ -51,7 +51,6 @@ class StoreWriter {
 
   boost::asio::io_context& io_;
   StateStore& store_;
-  bool busy_ = false;                                   // loop thread only
   std::shared_ptr<const StateStore::Batch> in_flight_;  // loop thread only
 
   std::mutex mutex_;
