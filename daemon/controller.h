@@ -38,6 +38,7 @@
 #include "daemon/node_event_log.h"
 #include "daemon/partition_config.h"
 #include "daemon/priority.h"
+#include "daemon/recent_environments.h"
 #include "daemon/restart_policy.h"
 #include "daemon/state_store.h"
 #include "daemon/store_writer.h"
@@ -354,13 +355,16 @@ class Controller {
   // For `gantry status` (controller_status.cc), in memory only.
   boost::asio::steady_timer status_timer_{io_};
   UtilizationHistory utilization_;
+  RecentEnvironments recent_environments_;  // see Submit
   CommitLatencies commit_latencies_;
   NodeEventLog node_events_;
 };
 
 // Where a job's submit environment is stored (StateStore::Environment):
-// under its own id, or its array's, which all the array's tasks share.
+// under an earlier job's id when it is the same (recent_environments.h),
+// else under its own id, or its array's, which all the array's tasks share.
 inline uint64_t EnvironmentId(const v1::JobRecord& record) {
+  if (record.environment_id() != 0) return record.environment_id();
   return record.array_job_id() != 0 ? record.array_job_id() : record.id();
 }
 

@@ -340,12 +340,18 @@ void Controller::Submit(v1::SubmitRequest request, const Caller& caller,
   const uint64_t first_id = next_job_id_;
   const size_t count = task_ids.empty() ? 1 : task_ids.size();
   // The environment is stored once, apart from the records (see
-  // EnvironmentId), in the same batch, so it is durable with them.
+  // EnvironmentId), in the same batch, so it is durable with them; or not
+  // at all when this user's last submissions stored the very same one.
   v1::JobEnvironment environment;
   environment.mutable_variables()->swap(
       *validated->mutable_spec()->mutable_environment());
   if (!environment.variables().empty()) {
-    batch_.environments.emplace_back(first_id, std::move(environment));
+    if (std::optional<uint64_t> stored = recent_environments_.FindOrRemember(
+            caller.uid, first_id, environment.variables())) {
+      validated->set_environment_id(*stored);
+    } else {
+      batch_.environments.emplace_back(first_id, std::move(environment));
+    }
   }
   const std::string shape =
       absl::StrCat("user ", validated->user(), ", ", validated->spec().nodes(),

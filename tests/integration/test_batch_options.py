@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """sbatch options beyond the shape of the job: --test-only submits nothing,
 --begin holds a job (reason BeginTime), --wait returns the job's exit code,
---export chooses the inherited environment, --no-requeue means no
-automatic restart, --gpus-per-task/--mem-per-cpu become per-node requests."""
+--export chooses the inherited environment (and submissions exporting the
+same one share its stored copy), --no-requeue means no automatic restart,
+--gpus-per-task/--mem-per-cpu become per-node requests."""
 
 import sys
 import threading
@@ -77,6 +78,33 @@ exit 1
         clash = cluster.cli("batch", "--mem=1G", "--mem-per-cpu=1G", script,
                             check=False)
         self.assertIn("mutually exclusive", clash.stderr)
+
+
+class SharedEnvironmentTest(ClusterTestCase):
+    """Submissions that export the same environment store it once (the
+    later ones refer to the first's copy): each job still runs with the
+    environment it was submitted with, across a controller restart."""
+
+    def test_jobs_sharing_an_environment_run_with_their_own(self):
+        cluster = self.start_cluster(agents=1)
+        script = cluster.write_script("sweep.sh", """#!/bin/bash
+echo "sweep=[$GANTRY_IT_SWEEP] task=[$1]"
+""")
+        submitted = []
+        for value, tasks in (("alpha", 3), ("beta", 2), ("alpha", 1)):
+            cluster.env["GANTRY_IT_SWEEP"] = value
+            for _ in range(tasks):
+                task = len(submitted)
+                job_id = cluster.submit(script, "--hold", "-o",
+                                        f"sweep-{task}.out", args=[str(task)])
+                submitted.append((job_id, value, task))
+        # The references are read back from the store, not from memory.
+        cluster.restart_controller()
+        cluster.cli("release", *[str(job_id) for job_id, _, _ in submitted])
+        for job_id, value, task in submitted:
+            cluster.wait_job(job_id, "COMPLETED", timeout=30)
+            self.assertEqual(cluster.read(f"sweep-{task}.out").strip(),
+                             f"sweep=[{value}] task=[{task}]")
 
 
 class BackPressureTest(ClusterTestCase):
