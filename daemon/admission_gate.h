@@ -8,6 +8,9 @@
 #include <atomic>
 #include <cstdint>
 
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
 namespace gantry {
 
 class AdmissionGate {
@@ -30,6 +33,12 @@ class AdmissionGate {
     return in_flight_.load(std::memory_order_relaxed);
   }
   uint32_t limit() const { return limit_; }
+  // The answer to a submission TryEnter refused.
+  absl::Status Busy() const {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("gantryd is busy: ", limit_,
+                     " submissions are waiting to be stored; retry shortly"));
+  }
 
  private:
   const uint32_t limit_;

@@ -8,19 +8,31 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "daemon/submit_stream.h"
 
 namespace gantry {
+
+absl::StatusOr<Caller> AuthenticateClientCall(
+    const Authenticator& authenticator,
+    const grpc::CallbackServerContext& context, std::string_view method,
+    std::string_view claimed_user, int64_t claimed_uid) {
+  absl::StatusOr<Caller> caller = authenticator.AuthenticateClient(
+      context, method, claimed_user, claimed_uid);
+  if (!caller.ok()) {
+    log::Warn("request refused", {{"method", std::string(method)},
+                                  {"peer", context.peer()},
+                                  {"error", caller.status().ToString()}});
+  }
+  return caller;
+}
 
 std::optional<Caller> ClientServiceImpl::Admit(
     const grpc::CallbackServerContext& context,
     grpc::ServerUnaryReactor* reactor, std::string_view method,
     std::string_view claimed_user, int64_t claimed_uid) {
-  absl::StatusOr<Caller> caller = authenticator_.AuthenticateClient(
-      context, method, claimed_user, claimed_uid);
+  absl::StatusOr<Caller> caller = AuthenticateClientCall(
+      authenticator_, context, method, claimed_user, claimed_uid);
   if (caller.ok()) return std::move(*caller);
-  log::Warn("request refused", {{"method", std::string(method)},
-                                {"peer", context.peer()},
-                                {"error", caller.status().ToString()}});
   reactor->Finish(ToGrpcStatus(caller.status()));
   return std::nullopt;
 }
@@ -63,10 +75,7 @@ grpc::ServerUnaryReactor* ClientServiceImpl::Submit(
   if (!caller) return reactor;
   if (!submissions_.TryEnter()) {
     // A bounded queue: the client retries (the CLI does, with backoff).
-    reactor->Finish(grpc::Status(
-        grpc::StatusCode::RESOURCE_EXHAUSTED,
-        absl::StrCat("gantryd is busy: ", submissions_.limit(),
-                     " submissions are waiting to be stored; retry shortly")));
+    reactor->Finish(ToGrpcStatus(submissions_.Busy()));
     return reactor;
   }
   // SubmitMessageAllocator made the request, not const: it is this call's
@@ -82,6 +91,12 @@ grpc::ServerUnaryReactor* ClientServiceImpl::Submit(
                        });
   });
   return reactor;
+}
+
+grpc::ServerBidiReactor<v1::SubmitStreamRequest, v1::SubmitStreamReply>*
+ClientServiceImpl::SubmitStream(grpc::CallbackServerContext* context) {
+  return new SubmitStreamReactor(context, io_, controller_, authenticator_,
+                                 submissions_, submit_stream_finished_);
 }
 
 grpc::ServerUnaryReactor* ClientServiceImpl::ListJobs(

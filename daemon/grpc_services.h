@@ -28,6 +28,14 @@ namespace gantry {
 
 grpc::Status ToGrpcStatus(const absl::Status& status);
 
+// The caller of a client call to `method` ("Submit"), or the refusal,
+// logged with the peer. On the gRPC thread: decoding a credential talks to
+// munged and must not stall the controller's loop.
+absl::StatusOr<Caller> AuthenticateClientCall(
+    const Authenticator& authenticator,
+    const grpc::CallbackServerContext& context, std::string_view method,
+    std::string_view claimed_user, int64_t claimed_uid = -1);
+
 // Makes the Submit calls' request and response objects, so that gantryd
 // owns the request and the controller may move its spec (with the exported
 // environment, often thousands of bytes) instead of copying it.
@@ -55,6 +63,14 @@ class ClientServiceImpl final : public v1::ClientService::CallbackService {
   grpc::ServerUnaryReactor* Submit(grpc::CallbackServerContext* context,
                                    const v1::SubmitRequest* request,
                                    v1::SubmitResponse* response) override;
+  grpc::ServerBidiReactor<v1::SubmitStreamRequest, v1::SubmitStreamReply>*
+  SubmitStream(grpc::CallbackServerContext* context) override;
+  // Called with each SubmitStream's status as it is sent, for the RPC
+  // metrics, which do not intercept streams (rpc_metrics_interceptor.h).
+  // Set before the server starts.
+  void OnSubmitStreamFinished(std::function<void(grpc::StatusCode)> counter) {
+    submit_stream_finished_ = std::move(counter);
+  }
   grpc::ServerUnaryReactor* ListJobs(grpc::CallbackServerContext* context,
                                      const v1::ListJobsRequest* request,
                                      v1::ListJobsResponse* response) override;
@@ -111,6 +127,7 @@ class ClientServiceImpl final : public v1::ClientService::CallbackService {
   const Authenticator& authenticator_;
   AdmissionGate submissions_;
   SubmitMessageAllocator submit_messages_;
+  std::function<void(grpc::StatusCode)> submit_stream_finished_;
 };
 
 class AgentServiceImpl final

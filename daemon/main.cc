@@ -343,14 +343,20 @@ int main(int argc, char** argv) {
       interceptors;
   const std::string agent_stream_path = absl::StrCat(
       "/", gantry::v1::AgentService::service_full_name(), "/Connect");
+  const std::string submit_stream_path = absl::StrCat(
+      "/", gantry::v1::ClientService::service_full_name(), "/SubmitStream");
   auto rpc_metrics = std::make_unique<gantry::RpcMetricsInterceptorFactory>(
       *metrics_registry,
       gantry::RpcMethodPaths({gantry::v1::ClientService::service_full_name(),
                               gantry::v1::AgentService::service_full_name()}),
-      std::set<std::string>{agent_stream_path});
+      std::set<std::string>{agent_stream_path, submit_stream_path});
   agent_service.OnStreamFinished(
       [metrics = rpc_metrics.get(), agent_stream_path](grpc::StatusCode code) {
         metrics->CountHandled(agent_stream_path, code);
+      });
+  client_service.OnSubmitStreamFinished(
+      [metrics = rpc_metrics.get(), submit_stream_path](grpc::StatusCode code) {
+        metrics->CountHandled(submit_stream_path, code);
       });
   interceptors.push_back(std::move(rpc_metrics));
   builder.experimental().SetInterceptorCreators(std::move(interceptors));

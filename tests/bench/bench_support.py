@@ -131,8 +131,10 @@ def read_acks(path):
     return acks
 
 
-def flood_with_kill(cluster, client, clients, kill_at, down, after, tag):
-    """Floods `cluster` from `clients` clients, kill -9s gantryd `kill_at`
+def flood_with_kill(cluster, client, clients, kill_at, down, after, tag,
+                    options=()):
+    """Floods `cluster` from `clients` clients (gantry-submit-bench submit
+    `options`: --stream for SubmitStream), kill -9s gantryd `kill_at`
     seconds in and starts it again `down` seconds later; the flood goes on
     until `after` seconds after that. Returns (acks, acks file, unix time of
     the kill, of the restart, the flood's summary)."""
@@ -141,7 +143,8 @@ def flood_with_kill(cluster, client, clients, kill_at, down, after, tag):
     # its length is fixed up front, so the restart is waited for below.
     seconds = kill_at + down + after
     flood = client.start("submit", "--clients", str(clients), "--seconds",
-                         str(seconds), "--acks", acks_path, "--tag", tag)
+                         str(seconds), "--acks", acks_path, "--tag", tag,
+                         *options)
     time.sleep(kill_at)
     killed_at = time.time()
     cluster.kill_controller()

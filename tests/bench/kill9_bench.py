@@ -20,9 +20,13 @@ submissions this way (its anchor: 38 of 183). Target (issue #8): 0 lost.
 Exits 1 if anything was lost, wrong or handed out twice (or could not be
 looked up).
 
+With --stream the clients submit on SubmitStream calls (256 unanswered
+each, 64 to a message); a broken stream is reopened and its unanswered
+submissions sent again.
+
 Run: python3 tests/bench/kill9_bench.py --build-dir build
        [--clients 64] [--runs 3] [--kill-at 3] [--down 1] [--after 2]
-       [--auth munge|none]
+       [--auth munge|none] [--stream]
 """
 import argparse
 import os
@@ -44,12 +48,17 @@ def parse_args():
     parser.add_argument("--after", type=float, default=2.0,
                         help="seconds of flood after the restart")
     parser.add_argument("--auth", choices=["none", "munge"], default="munge")
+    parser.add_argument("--stream", action="store_true",
+                        help="clients submit on SubmitStream calls")
     args = parser.parse_args()
     os.environ["GANTRY_BUILD_DIR"] = os.path.abspath(args.build_dir)
     return args
 
 
-def one_run(index, clients, kill_at, down, after, auth):
+STREAM_OPTIONS = ("--stream", "--window", "256", "--batch", "64")
+
+
+def one_run(index, clients, kill_at, down, after, auth, stream=False):
     """A fresh gantryd flooded, killed and restarted; returns the audit
     (bench_support.audit) plus refused (submissions refused and retried),
     after_restart (acknowledged after the restart) and back_seconds (from
@@ -62,8 +71,9 @@ def one_run(index, clients, kill_at, down, after, auth):
         client = bench_support.SubmitClient(cluster, auth)
         tag = f"k{index}"
         acks, acks_path, killed_at, restarted_at, summary = (
-            bench_support.flood_with_kill(cluster, client, clients, kill_at,
-                                          down, after, tag))
+            bench_support.flood_with_kill(
+                cluster, client, clients, kill_at, down, after, tag,
+                options=STREAM_OPTIONS if stream else ()))
         result = bench_support.audit(cluster, client, acks, acks_path,
                                      killed_at, tag)
         result["refused"] = sum(summary["errors"].values())
@@ -78,7 +88,8 @@ def one_run(index, clients, kill_at, down, after, auth):
 def main():
     args = parse_args()
     print(f"kill -9 benchmark: {bench_support.machine_line()}")
-    print(f"  {args.clients} API clients (gantry-submit-bench, --auth "
+    calls = "SubmitStream" if args.stream else "Submit"
+    print(f"  {args.clients} API clients ({calls}, gantry-submit-bench, --auth "
           f"{args.auth}); kill -9 at {args.kill_at:g} s, restart {args.down:g} s "
           f"later, flood until {args.after:g} s after; {args.runs} runs")
     print(f"  {'run':>3} {'acked':>7} {'pre-kill':>8} {'post-restart':>12} "
@@ -88,7 +99,7 @@ def main():
               "unverified": 0}
     for index in range(1, args.runs + 1):
         r = one_run(index, args.clients, args.kill_at, args.down,
-                    args.after, args.auth)
+                    args.after, args.auth, args.stream)
         print(f"  {index:>3} {r['acknowledged']:>7} {r['before_kill']:>8} "
               f"{r['after_restart']:>12} {r['refused']:>7} {r['lost']:>5} "
               f"{r['wrong']:>5} {r['twice']:>5} {r['unacked']:>7}", flush=True)

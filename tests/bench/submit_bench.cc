@@ -12,13 +12,20 @@
 //
 //   gantry-submit-bench ... submit --clients N (--seconds S | --count N)
 //       [--acks FILE] [--latencies FILE] [--tag TAG] [--shared-channel]
-//       -- [OPTIONS] SCRIPT
+//       [--stream [--batch N] [--window N]] -- [OPTIONS] SCRIPT
 //     Prints one JSON line: acknowledged, seconds, per_second, latency_ms
 //     (p50, p90, p99, max), errors by gRPC code, the client's CPU seconds.
 //     Each job is named TAG-CLIENT-SEQ; --acks writes "ID NAME UNIXTIME" per
 //     acknowledged job, --latencies one acknowledgement latency (us) a line.
 //     UNAVAILABLE (controller gone) and RESOURCE_EXHAUSTED (busy) are retried
 //     after a short pause; any other error stops that client.
+//     --stream: each client submits on one SubmitStream call instead, with
+//     up to --window submissions unanswered, --batch to a message; busy
+//     acks are sent again, other refusals are counted (and not retried).
+//     A stream that fails UNAVAILABLE is opened again and its unanswered
+//     submissions sent again; any other stream error ends that client.
+//     --invalid-every N makes every Nth submission of a client one gantryd
+//     refuses (2 nodes, 1 task).
 //
 //   gantry-submit-bench ... verify --acks FILE -- [OPTIONS] SCRIPT
 //     Fetches every acknowledged job by id and compares it with what was
@@ -41,6 +48,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -51,6 +59,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <grpcpp/grpcpp.h>
@@ -185,6 +194,15 @@ struct SubmitOptions {
   std::string latencies_path;
   std::string tag = "bench";
   bool shared_channel = false;
+  // SubmitStream instead of Submit: each client keeps up to `window`
+  // submissions unanswered on one stream, `batch` to a message.
+  bool stream = false;
+  int batch = 100;
+  int window = 1000;
+  // With --stream: every Nth submission asks for 2 nodes and 1 task, which
+  // gantryd refuses (INVALID_ARGUMENT); 0: none. Shows that a refusal is
+  // answered alone and the stream goes on.
+  uint64_t invalid_every = 0;
   CallSettings call;
 };
 
@@ -246,6 +264,184 @@ void RunClient(const SubmitOptions& options, int index,
   }
 }
 
+// One client on SubmitStream: this thread writes messages of up to
+// `batch` submissions while fewer than `window` are unanswered; a reader
+// thread takes the acks. A busy ack puts its submission back in line.
+// Other refusals are counted and not retried (they are final). When the
+// stream fails UNAVAILABLE (gantryd gone), the unanswered submissions are
+// sent again on a new stream, as a unary client retries its call; any other
+// stream error ends the client.
+class StreamClient {
+ public:
+  StreamClient(const SubmitOptions& options, int index,
+               std::shared_ptr<grpc::Channel> channel,
+               v1::SubmitRequest request, const std::atomic<bool>& stop,
+               std::atomic<uint64_t>& claimed, ClientResult& result)
+      : options_(options),
+        index_(index),
+        stub_(v1::ClientService::NewStub(channel)),
+        request_(std::move(request)),
+        stop_(stop),
+        claimed_(claimed),
+        result_(result),
+        batch_(static_cast<size_t>(std::min(options.batch, options.window))) {}
+
+  void Run() {
+    while (!stop_.load(std::memory_order_relaxed)) {
+      grpc::Status status = RunStream();
+      if (status.ok()) return;
+      ++result_.errors[CodeName(status.error_code())];
+      result_.last_error = status.error_message();
+      if (status.error_code() != grpc::StatusCode::UNAVAILABLE) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+
+ private:
+  struct Sent {
+    uint64_t sequence;  // the client's, in the job name
+    Clock::time_point at;
+    bool answered = false;
+  };
+
+  // One stream until it ends; its unanswered submissions go to resend_.
+  grpc::Status RunStream() {
+    grpc::ClientContext context;
+    CallSettings settings = options_.call;
+    settings.deadline = std::chrono::hours(24);  // a stream lives for the run
+    if (absl::Status prepared = settings.Prepare(context, "SubmitStream");
+        !prepared.ok()) {
+      return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                          prepared.ToString());
+    }
+    auto stream = stub_->SubmitStream(&context);
+    sent_.clear();
+    unanswered_ = 0;
+    reader_done_ = false;
+    std::thread reader([&] { ReadAcks(*stream); });
+    v1::SubmitStreamRequest message;
+    bool more = true;
+    while (more && !stop_.load(std::memory_order_relaxed)) {
+      message.clear_submissions();
+      bool pause = false;
+      {
+        std::unique_lock lock(mutex_);
+        room_.wait(lock, [&] {
+          return reader_done_ ||
+                 unanswered_ + batch_ <= static_cast<size_t>(options_.window);
+        });
+        if (reader_done_) break;
+        pause = std::exchange(busy_, false);
+        more = FillLocked(message);
+      }
+      if (pause) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      if (message.submissions_size() == 0) {
+        if (more) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        continue;
+      }
+      if (!stream->Write(message)) break;  // the stream ended; see Finish
+    }
+    stream->WritesDone();
+    reader.join();
+    grpc::Status status = stream->Finish();
+    std::lock_guard lock(mutex_);
+    for (const Sent& submission : sent_) {
+      if (!submission.answered) resend_.push_back(submission.sequence);
+    }
+    return status;
+  }
+
+  // Adds up to batch_ submissions to `message`: first those to send again.
+  // False when --count submissions are claimed and all answered.
+  bool FillLocked(v1::SubmitStreamRequest& message) {
+    for (size_t i = 0; i < batch_; ++i) {
+      uint64_t sequence;
+      if (!resend_.empty()) {
+        sequence = resend_.back();
+        resend_.pop_back();
+      } else if (options_.count > 0 &&
+                 claimed_.fetch_add(1) >= options_.count) {
+        --claimed_;
+        return !(unanswered_ == 0 && message.submissions_size() == 0);
+      } else {
+        sequence = next_sequence_++;
+      }
+      v1::SubmitRequest* submission = message.add_submissions();
+      *submission = request_;
+      submission->mutable_spec()->set_name(
+          JobName(options_.tag, index_, sequence));
+      if (options_.invalid_every > 0 &&
+          sequence % options_.invalid_every == 0) {
+        submission->mutable_spec()->set_nodes(2);
+        submission->mutable_spec()->set_ntasks(1);
+      }
+      sent_.push_back({sequence, Clock::now()});
+      ++unanswered_;
+    }
+    return true;
+  }
+
+  void ReadAcks(grpc::ClientReaderWriter<v1::SubmitStreamRequest,
+                                         v1::SubmitStreamReply>& stream) {
+    v1::SubmitStreamReply reply;
+    while (stream.Read(&reply)) {
+      const Clock::time_point now = Clock::now();
+      const double unix_now = UnixSeconds();
+      std::lock_guard lock(mutex_);
+      for (const v1::SubmitAck& ack : reply.acks()) {
+        Sent& submission = sent_.at(ack.sequence());
+        submission.answered = true;
+        --unanswered_;
+        if (ack.code() == 0) {
+          result_.latencies_us.push_back(
+              std::chrono::duration<double, std::micro>(now - submission.at)
+                  .count());
+          result_.acks.push_back({ack.job_id(), submission.sequence, unix_now});
+          continue;
+        }
+        const auto code = static_cast<grpc::StatusCode>(ack.code());
+        ++result_.errors[CodeName(code)];
+        result_.last_error = ack.error();
+        if (code == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+          resend_.push_back(submission.sequence);
+          busy_ = true;
+        }
+      }
+      room_.notify_one();
+    }
+    std::lock_guard lock(mutex_);
+    reader_done_ = true;
+    room_.notify_one();
+  }
+
+  const SubmitOptions& options_;
+  const int index_;
+  std::unique_ptr<v1::ClientService::Stub> stub_;
+  const v1::SubmitRequest request_;
+  const std::atomic<bool>& stop_;
+  std::atomic<uint64_t>& claimed_;
+  ClientResult& result_;
+  const size_t batch_;
+  uint64_t next_sequence_ = 1;
+
+  std::mutex mutex_;
+  std::condition_variable room_;
+  std::vector<Sent> sent_;        // this stream's, by its sequence
+  std::vector<uint64_t> resend_;  // client sequences to send again
+  size_t unanswered_ = 0;
+  bool reader_done_ = false;
+  bool busy_ = false;
+};
+
+void RunStreamClient(const SubmitOptions& options, int index,
+                     std::shared_ptr<grpc::Channel> channel,
+                     v1::SubmitRequest request, const std::atomic<bool>& stop,
+                     std::atomic<uint64_t>& claimed, ClientResult& result) {
+  StreamClient(options, index, std::move(channel), std::move(request), stop,
+               claimed, result)
+      .Run();
+}
+
 int RunSubmit(const SubmitOptions& options,
               const std::vector<std::string>& words) {
   absl::StatusOr<v1::SubmitRequest> request = BatchRequest(words);
@@ -271,10 +467,10 @@ int RunSubmit(const SubmitOptions& options,
   const double cpu_before = CpuSeconds();
   const Clock::time_point started = Clock::now();
   for (int i = 0; i < options.clients; ++i) {
-    threads.emplace_back(RunClient, std::cref(options), i,
-                         channels[options.shared_channel ? 0 : i], *request,
-                         std::cref(stop), std::ref(claimed),
-                         std::ref(results[i]));
+    threads.emplace_back(
+        options.stream ? RunStreamClient : RunClient, std::cref(options), i,
+        channels[options.shared_channel ? 0 : i], *request, std::cref(stop),
+        std::ref(claimed), std::ref(results[i]));
   }
   if (options.seconds > 0) {
     std::this_thread::sleep_for(std::chrono::duration<double>(options.seconds));
@@ -316,6 +512,7 @@ int RunSubmit(const SubmitOptions& options,
   nlohmann::json summary = {
       {"clients", options.clients},
       {"shared_channel", options.shared_channel},
+      {"stream", options.stream},
       {"auth", options.call.munge ? "munge" : "none"},
       {"acknowledged", latencies.size()},
       {"seconds", elapsed},
@@ -567,6 +764,20 @@ int main(int argc, char** argv) {
   submit_command->add_option("--tag", submit.tag, "job name prefix");
   submit_command->add_flag("--shared-channel", submit.shared_channel,
                            "all clients on one channel and connection");
+  submit_command->add_flag("--stream", submit.stream,
+                           "each client submits on one SubmitStream call");
+  submit_command
+      ->add_option("--batch", submit.batch,
+                   "submissions per stream message (gantryd takes "
+                   "at most 1,000)")
+      ->check(CLI::Range(1, 100'000));
+  submit_command
+      ->add_option("--window", submit.window,
+                   "unanswered submissions per stream")
+      ->check(CLI::Range(1, 1'000'000));
+  submit_command->add_option("--invalid-every", submit.invalid_every,
+                             "with --stream: make every Nth submission one "
+                             "gantryd refuses");
 
   std::string acks_path;
   int verify_threads = 8;

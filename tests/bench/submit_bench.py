@@ -7,7 +7,10 @@ fleet of separate client processes has; --shared-channel puts them all on
 one connection instead), each submitting one job after another and waiting
 for the acknowledgement, which gantryd sends only once the job is synced to
 disk. The request is the one `gantry batch job.sh` builds (the submit
-environment exported). gantryd has no nodes, so every job pends, as a sweep
+environment exported). Each client count is measured with unary Submit
+calls (one call per job, as the CLI does) and with SubmitStream, where each
+client keeps up to --window submissions unanswered on one stream, --batch
+to a message (as a sweep tool would); every ack still waits for the sync. gantryd has no nodes, so every job pends, as a sweep
 does on a full cluster; nothing runs. Each client count gets a fresh gantryd
 and --runs windows of --seconds; the figures are the median and the slowest
 window's rate, and the median and p99 of every acknowledgement's latency
@@ -27,7 +30,8 @@ This prints the figures; it asserts nothing about them.
 
 Run: python3 tests/bench/submit_bench.py --build-dir build
        [--clients 1,8,64] [--seconds 3] [--runs 5] [--auth munge,none]
-       [--shared-channel] [--cli-jobs 300] [--skip-cli]
+       [--shared-channel] [--api unary,stream] [--batch 64]
+       [--window 256] [--cli-jobs 300] [--skip-cli]
 """
 import argparse
 import concurrent.futures
@@ -52,6 +56,15 @@ def parse_args():
                         help="gantryd --auth modes to measure, comma-separated")
     parser.add_argument("--shared-channel", action="store_true",
                         help="all API clients on one channel (one connection)")
+    parser.add_argument("--api", default="unary,stream",
+                        help="API calls to measure: unary (Submit), stream "
+                        "(SubmitStream), comma-separated")
+    parser.add_argument("--batch", type=int, default=64,
+                        help="submissions per SubmitStream message")
+    # 64 clients x 256 stay under gantryd's default admission gate (20,000
+    # waiting to be stored): more only buys "busy" answers and resends.
+    parser.add_argument("--window", type=int, default=256,
+                        help="unanswered submissions per SubmitStream client")
     parser.add_argument("--cli-jobs", type=int, default=300,
                         help="CLI submissions per repetition")
     parser.add_argument("--skip-cli", action="store_true")
@@ -81,12 +94,13 @@ def loop_share(before, after, seconds, acknowledged):
     }
 
 
-def api_level(args, auth, clients):
-    """Fresh gantryd; --runs windows of `clients` clients. Returns
+def api_level(args, auth, api, clients):
+    """Fresh gantryd; --runs windows of `clients` clients of `api` (unary
+    or stream). Returns
     (windows, every acknowledgement latency in ms), a window being a dict of
     its figures."""
     cluster = gantry_cluster.GantryCluster(agents=0, auth=auth, metrics=True,
-                                           label=f"submit-{auth}-{clients}")
+                                           label=f"submit-{auth}-{api}-{clients}")
     try:
         cluster.start()
         metrics = cluster.metrics_address()
@@ -98,6 +112,9 @@ def api_level(args, auth, clients):
                        "--latencies", latency_file, "--tag", f"r{run}"]
             if args.shared_channel:
                 options.append("--shared-channel")
+            if api == "stream":
+                options += ["--stream", "--batch", str(args.batch),
+                            "--window", str(args.window)]
             queued = cluster.status()["jobs"]["pending"]
             cpu_before = bench_support.cpu_seconds(cluster.controller.pid)
             metrics_before = bench_support.scrape_metrics(metrics, LOOP_METRICS)
@@ -167,44 +184,51 @@ def main():
     args = parse_args()
     levels = [int(c) for c in args.clients.split(",") if c]
     auths = [a for a in args.auth.split(",") if a]
+    apis = [a for a in args.api.split(",") if a]
+    for api in apis:
+        if api not in ("unary", "stream"):
+            raise SystemExit(f"--api: unknown call {api!r} (unary, stream)")
     connection = ("one shared channel" if args.shared_channel else
                   "a channel and TCP connection per client")
     print(f"Submission benchmark: {bench_support.machine_line()}", flush=True)
     print(f"API: gantry-submit-bench, {connection}, closed loop; "
           f"{args.runs} windows of {args.seconds:g} s per client count, "
-          "fresh gantryd per count, jobs pend (no nodes)")
-    print(f"  {'auth':<6} {'clients':>7} {'median/s':>9} {'slowest/s':>10} "
+          "fresh gantryd per count, jobs pend (no nodes); stream: "
+          f"SubmitStream, up to {args.window} unanswered per client, "
+          f"{args.batch} to a message")
+    print(f"  {'auth':<6} {'call':<6} {'clients':>7} {'median/s':>9} {'slowest/s':>10} "
           f"{'ack p50 ms':>10} {'ack p99 ms':>10} {'gantryd':>8} "
           f"{'client':>7}  errors", flush=True)
     results = []
-    for auth in auths:
-        for clients in levels:
-            windows, latencies_ms = api_level(args, auth, clients)
-            results.append((auth, clients, windows))
-            rates = [w["rate"] for w in windows]
-            p50, p99 = median_p99(latencies_ms)
-            errors = {}
-            for w in windows:
-                for code, n in w["errors"].items():
-                    errors[code] = errors.get(code, 0) + n
-            cores = statistics.median(w["cores"] for w in windows)
-            client_cores = statistics.median(w["client_cores"] for w in windows)
-            refused = ", ".join(f"{k} {v}" for k, v in errors.items())
-            print(f"  {auth:<6} {clients:>7} {statistics.median(rates):>9.0f} "
-                  f"{min(rates):>10.0f} {p50:>10.2f} {p99:>10.2f} "
-                  f"{cores:>6.2f} c {client_cores:>5.2f} c  {refused or 'none'}",
-                  flush=True)
+    for auth, api, clients in ((a, c, n) for a in auths for c in apis
+                               for n in levels):
+        windows, latencies_ms = api_level(args, auth, api, clients)
+        results.append((auth, api, clients, windows))
+        rates = [w["rate"] for w in windows]
+        p50, p99 = median_p99(latencies_ms)
+        errors = {}
+        for w in windows:
+            for code, n in w["errors"].items():
+                errors[code] = errors.get(code, 0) + n
+        cores = statistics.median(w["cores"] for w in windows)
+        client_cores = statistics.median(w["client_cores"] for w in windows)
+        refused = ", ".join(f"{k} {v}" for k, v in errors.items())
+        print(f"  {auth:<6} {api:<6} {clients:>7} "
+              f"{statistics.median(rates):>9.0f} "
+              f"{min(rates):>10.0f} {p50:>10.2f} {p99:>10.2f} "
+              f"{cores:>6.2f} c {client_cores:>5.2f} c  {refused or 'none'}",
+              flush=True)
     print()
     print("Where gantryd's loop went, window by window (from its /metrics): "
           "share of the window in scheduling passes and in synced commits, "
           "passes per second, submissions per commit; `queued` is the pending "
           "queue at the window's start")
-    print(f"  {'auth':<6} {'clients':>7} {'window':>6} {'queued':>7} "
+    print(f"  {'auth':<6} {'call':<6} {'clients':>7} {'window':>6} {'queued':>7} "
           f"{'rate/s':>7} {'schedule':>8} {'passes/s':>8} {'commit':>7} "
           f"{'jobs/commit':>11}")
-    for auth, clients, windows in results:
+    for auth, api, clients, windows in results:
         for i, w in enumerate(windows, 1):
-            print(f"  {auth:<6} {clients:>7} {i:>6} {w['queued']:>7} "
+            print(f"  {auth:<6} {api:<6} {clients:>7} {i:>6} {w['queued']:>7} "
                   f"{w['rate']:>7.0f} {w['schedule']:>7.0%} "
                   f"{w['passes']:>8.0f} {w['commit']:>6.0%} "
                   f"{w['per_commit']:>11.1f}")
