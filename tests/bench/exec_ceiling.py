@@ -1,10 +1,16 @@
-"""The machine's own ceiling for short jobs: how many `#!/bin/bash` scripts
-running `true` it starts and reaps per second, from 1 and from N loops at
-once, with nothing of Gantry running. Compare with agent_fleet_bench.py's
-short-job throughput: no resource manager can launch its jobs faster than
-the machine starts their scripts.
+"""The machine's own ceilings: how many processes it starts and reaps per
+second, from 1 and from N loops at once, with nothing of Gantry running.
+
+  `#!/bin/bash` running `true`  what a short job runs: compare with
+                                agent_fleet_bench.py's short-job throughput
+  /bin/true                     a program that does nothing: no command
+                                that is a process per submission (gantry
+                                batch, sbatch) can go faster
+  gantry --version              (with --build-dir) the CLI's own start and
+                                exit, without gRPC or the controller
 
 Run: python3 tests/bench/exec_ceiling.py [--loops 1,2] [--count 300]
+       [--build-dir build]
 """
 import argparse
 import os
@@ -20,13 +26,15 @@ def parse_args():
     parser.add_argument("--loops", default="1,2",
                         help="numbers of loops running at once, comma-separated")
     parser.add_argument("--count", type=int, default=300,
-                        help="scripts each loop starts")
+                        help="processes each loop starts")
+    parser.add_argument("--build-dir",
+                        help="also time `gantry --version` from this build")
     return parser.parse_args()
 
 
-def run_loops(script, loops, count):
-    """(scripts per second, CPU ms of each script and its start) with
-    `loops` processes each starting `count` scripts one after another."""
+def run_loops(command, loops, count):
+    """(processes per second, CPU ms of each and its start) with `loops`
+    processes each running `command` `count` times one after another."""
     started = time.monotonic()
     before = os.times()
     pids = []
@@ -35,7 +43,8 @@ def run_loops(script, loops, count):
         if pid == 0:
             try:
                 for _ in range(count):
-                    subprocess.run([script], check=True)
+                    subprocess.run(command, check=True,
+                                   stdout=subprocess.DEVNULL)
             finally:
                 os._exit(0)
         pids.append(pid)
@@ -51,17 +60,26 @@ def run_loops(script, loops, count):
 def main():
     args = parse_args()
     print(f"Exec ceiling: {bench_support.machine_line()}")
-    print("  `#!/bin/bash` + `true`, started with subprocess.run (fork, exec, "
-          "wait) in each loop")
-    print(f"  {'loops':>5} {'scripts/s':>10} {'CPU ms each':>12}")
+    print("  each started with subprocess.run (fork, exec, wait), one after "
+          "another in each loop")
+    print(f"  {'program':<30} {'loops':>5} {'per second':>11} "
+          f"{'CPU ms each':>12}")
     with tempfile.TemporaryDirectory() as work:
         script = os.path.join(work, "true.sh")
         with open(script, "w") as f:
             f.write("#!/bin/bash\ntrue\n")
         os.chmod(script, 0o755)
-        for loops in (int(n) for n in args.loops.split(",") if n):
-            rate, cpu_ms = run_loops(script, loops, args.count)
-            print(f"  {loops:>5} {rate:>10.1f} {cpu_ms:>12.2f}", flush=True)
+        programs = [("`#!/bin/bash` running `true`", [script]),
+                    ("/bin/true", ["/bin/true"])]
+        if args.build_dir:
+            gantry = os.path.join(os.path.abspath(args.build_dir), "cli",
+                                  "gantry")
+            programs.append(("gantry --version", [gantry, "--version"]))
+        for name, command in programs:
+            for loops in (int(n) for n in args.loops.split(",") if n):
+                rate, cpu_ms = run_loops(command, loops, args.count)
+                print(f"  {name:<30} {loops:>5} {rate:>11.1f} {cpu_ms:>12.2f}",
+                      flush=True)
 
 
 if __name__ == "__main__":
