@@ -81,6 +81,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "gantry-agent: the Gantry node agent. Discovers the node, registers "
       "with gantryd, and starts, watches and stops the ranks of jobs."};
+  app.set_version_flag("--version", "gantry-agent " GANTRY_VERSION);
   std::string config;
   gantry::agent::AgentOptions options;
   options.controller = "127.0.0.1:6817";

@@ -207,6 +207,10 @@ int RunBatchCommand(const std::vector<std::string>& args,
     std::cerr << "gantry batch: error: " << status.message() << "\n";
     return 1;
   }
+  if (command_line.version) {  // sbatch -V: scripts probe with it
+    std::cout << "gantry " GANTRY_VERSION "\n";
+    return 0;
+  }
   std::string script;
   if (!command_line.wrap.empty()) {
     if (!invocation->script_path.empty()) {

@@ -99,6 +99,7 @@ Options:
                               to 4000000. Each task gets SLURM_ARRAY_TASK_ID;
                               the default output is gantry-%A_%a.out
   --controller ADDR           gantryd address (before "batch"; or GANTRY_CONTROLLER)
+  -V, --version               print Gantry's version and exit
 
 Accepted with a warning, no effect here: --account, --qos, --mail-type,
 --mail-user, --comment, --hint (no CPU binding here), --time-min,
@@ -172,6 +173,7 @@ int RunCommandLine(int argc, char** argv) {
       "Slurm users: batch=sbatch, queue=squeue, cancel=scancel, "
       "job=scontrol show job, nodes=sinfo."};
   app.require_subcommand(1);
+  app.set_version_flag("--version", "gantry " GANTRY_VERSION);
   std::string controller;
   app.add_option("--controller", controller,
                  "gantryd address: unix:PATH or HOST:PORT (default: "

@@ -73,6 +73,10 @@ int RunStepCommand(const std::string& controller,
     std::cout << StepUsage();
     return 0;
   }
+  if (options->version) {
+    std::cout << "gantry " GANTRY_VERSION "\n";
+    return 0;
+  }
   std::string job_text = options->job_id;
   if (job_text.empty()) job_text = Env("SLURM_JOB_ID");
   if (job_text.empty()) job_text = Env("GANTRY_JOB_ID");

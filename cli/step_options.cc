@@ -111,6 +111,7 @@ const std::vector<StepOption>& Options() {
          return absl::OkStatus();
        }},
       {"help", 'h', Arg::kNone, Flag(&StepOptions::help)},
+      {"version", 'V', Arg::kNone, Flag(&StepOptions::version)},
       // Placement and binding hints the node's kernel and the framework
       // handle here; accepted so that scripts run unchanged.
       {"cpu-bind", '\0', Arg::kRequired, &Ignore},
@@ -217,7 +218,7 @@ absl::StatusOr<StepOptions> ParseStepOptions(
     }
   }
   options.command.assign(args.begin() + static_cast<long>(i), args.end());
-  if (options.command.empty() && !options.help) {
+  if (options.command.empty() && !options.help && !options.version) {
     return absl::InvalidArgumentError(
         "no command given: gantry run [OPTIONS] COMMAND [ARGS...]");
   }
@@ -246,6 +247,7 @@ Options:
   -W, --wait SEC            once a task ends, stop the rest after SEC
       --jobid ID            the job to run in (default: $SLURM_JOB_ID)
   -h, --help                print this help
+  -V, --version             print Gantry's version
 
 Accepted for compatibility, no effect: --cpu-bind, -m/--distribution,
 --mpi, -u/--unbuffered, --overlap, --exact, --export, -J, --mem, --gres,

@@ -24,6 +24,7 @@ struct StepOptions {
   std::string job_id;                 // --jobid; empty: $SLURM_JOB_ID
   std::vector<std::string> command;
   bool help = false;
+  bool version = false;  // -V/--version
 };
 
 // INVALID_ARGUMENT naming the option for an unknown one (with the closest

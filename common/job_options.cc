@@ -712,6 +712,7 @@ constexpr OptionSpec kOptions[] = {
     {"test-only", '\0', Arg::kNone, &SetFlag<&JobRequest::test_only>},
     {"wait", 'W', Arg::kNone, &SetFlag<&JobRequest::wait>},
     {"hold", 'H', Arg::kNone, &SetFlag<&JobRequest::hold>},
+    {"version", 'V', Arg::kNone, &SetFlag<&JobRequest::version>},
     {"wrap", '\0', Arg::kRequired, &SetWrap},
     {"gpus", 'G', Arg::kRequired, &SetGpuCount<&JobRequest::gpus>},
     {"gpus-per-task", '\0', Arg::kRequired,

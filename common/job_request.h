@@ -41,6 +41,7 @@ struct JobRequest {
   bool test_only = false;   // --test-only: validate, submit nothing
   bool wait = false;        // -W/--wait: return when the job has ended
   bool hold = false;        // -H/--hold: submitted held (scontrol release)
+  bool version = false;  // -V/--version (command line): print, submit nothing
   // --wrap=COMMAND (command line only): the script is COMMAND under
   // #!/bin/sh, as sbatch writes it.
   std::string wrap;

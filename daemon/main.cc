@@ -191,6 +191,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "gantryd: the Gantry controller. Keeps jobs and nodes in RocksDB, "
       "schedules jobs as gangs, and serves the gantry CLI and the agents."};
+  app.set_version_flag("--version", "gantryd " GANTRY_VERSION);
   Flags flags;
   app.add_option("--config", flags.config,
                  "TOML file whose [controller] table sets these flags by their "

@@ -23,7 +23,7 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SHIPPED = os.path.join(REPO, "packaging", "gantry.toml")
 DAEMONS = {"controller": "daemon/gantryd", "agent": "agent/gantry-agent"}
 # Options of the command line only: not settings.
-NOT_KEYS = {"help", "config", "check-config"}
+NOT_KEYS = {"help", "version", "config", "check-config"}
 # Defaults computed on the machine (--help shows this host's name); the
 # file shows an example.
 COMPUTED = {"node-name"}

@@ -112,6 +112,32 @@ class SlurmPersonalitiesTest(ClusterTestCase):
                           "%i %t").stdout
         self.assertEqual(done, f"{job_id} CD\n")
 
+    def test_version(self):
+        """--version (and sbatch's and srun's -V) print the version and exit
+        0, before anything reaches the controller: scripts probe with it."""
+        outputs = [self.slurm("sbatch", flag).stdout
+                   for flag in ("--version", "-V")]
+        outputs += [self.slurm("srun", flag).stdout
+                    for flag in ("--version", "-V")]
+        outputs.append(self.slurm("sbatch", "-J", "probe", "--version").stdout)
+        outputs.append(self.cluster.cli("--version").stdout)
+        for output in outputs:
+            self.assertRegex(output, r"^gantry \d+\.\d+\.\d+\n$")
+        for program in ("daemon/gantryd", "agent/gantry-agent"):
+            result = subprocess.run(
+                [os.path.join(gantry_cluster.build_dir(), program),
+                 "--version"], capture_output=True, text=True, timeout=30,
+                check=True)
+            self.assertRegex(result.stdout,
+                             r"^gantry(d|-agent) \d+\.\d+\.\d+\n$")
+        # After the script, -V is the script's own argument.
+        script = self.cluster.write_script("args.sh", """#!/bin/bash
+echo "$@" > args.$SLURM_JOB_ID
+""")
+        job_id = self.sbatch(script, "-V")
+        self.cluster.wait_job(job_id, "COMPLETED")
+        self.assertEqual(self.cluster.read(f"args.{job_id}").strip(), "-V")
+
     def test_scontrol_show_hostnames(self):
         listed = self.slurm("scontrol", "show", "hostnames", "node[01-03]")
         self.assertEqual(listed.stdout, "node01\nnode02\nnode03\n")
