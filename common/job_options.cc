@@ -524,17 +524,33 @@ absl::Status SetFlag(const OptionUse&, JobRequest& request) {
 
 // sbatch takes --wrap on its command line only: in a script it would name
 // a different script.
-absl::Status SetWrap(const OptionUse& use, JobRequest& request) {
+// OK unless `use` comes from a #SBATCH directive: `option` means something
+// only to the command that submits (sbatch), not to the script.
+absl::Status CommandLineOnly(const OptionUse& use, std::string_view option) {
   if (!use.source.empty() && use.source.front() == '#') {  // a directive
     return absl::InvalidArgumentError(
-        Cat(use.source,
-            ": --wrap belongs on the command line, not in a "
-            "batch script"));
+        Cat(use.source, ": ", option,
+            " belongs on the command line, not in a batch script"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SetWrap(const OptionUse& use, JobRequest& request) {
+  if (absl::Status status = CommandLineOnly(use, "--wrap"); !status.ok()) {
+    return status;
   }
   if (use.value->find_first_not_of(" \t\n") == std::string_view::npos) {
     return absl::InvalidArgumentError("--wrap needs a command");
   }
   request.wrap = std::string(*use.value);
+  return absl::OkStatus();
+}
+
+absl::Status SetVersion(const OptionUse& use, JobRequest& request) {
+  if (absl::Status status = CommandLineOnly(use, "--version"); !status.ok()) {
+    return status;
+  }
+  request.version = true;
   return absl::OkStatus();
 }
 
@@ -712,7 +728,7 @@ constexpr OptionSpec kOptions[] = {
     {"test-only", '\0', Arg::kNone, &SetFlag<&JobRequest::test_only>},
     {"wait", 'W', Arg::kNone, &SetFlag<&JobRequest::wait>},
     {"hold", 'H', Arg::kNone, &SetFlag<&JobRequest::hold>},
-    {"version", 'V', Arg::kNone, &SetFlag<&JobRequest::version>},
+    {"version", 'V', Arg::kNone, &SetVersion},
     {"wrap", '\0', Arg::kRequired, &SetWrap},
     {"gpus", 'G', Arg::kRequired, &SetGpuCount<&JobRequest::gpus>},
     {"gpus-per-task", '\0', Arg::kRequired,

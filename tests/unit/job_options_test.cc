@@ -234,6 +234,19 @@ TEST_CASE(
              Catch::Contains("--wrap belongs on the command line"));
 }
 
+TEST_CASE("The version flag (-V, --version) is for the command line only",
+          "[job_options]") {
+  CHECK(Apply({"--version"})->version);
+  CHECK(Apply({"-J", "probe", "-V"})->version);
+  CHECK_FALSE(Apply({"-J", "probe"})->version);
+  JobRequest request;
+  const absl::Status in_script =
+      ApplyScriptDirectives("#!/bin/bash\n#SBATCH -V\n", request);
+  REQUIRE_FALSE(in_script.ok());
+  CHECK_THAT(std::string(in_script.message()),
+             Catch::Contains("--version belongs on the command line"));
+}
+
 TEST_CASE("Option errors name the source, option and value", "[job_options]") {
   struct Case {
     Words words;
