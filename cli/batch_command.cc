@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "cli/controller_client.h"
 #include "cli/slurm_words.h"
+#include "cli/version.h"
 #include "common/begin_time.h"
 #include "common/export_environment.h"
 #include "common/job_options.h"
@@ -208,7 +209,7 @@ int RunBatchCommand(const std::vector<std::string>& args,
     return 1;
   }
   if (command_line.version) {  // sbatch -V: scripts probe with it
-    std::cout << "gantry " GANTRY_VERSION "\n";
+    std::cout << kVersionLine << "\n";
     return 0;
   }
   std::string script;

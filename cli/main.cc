@@ -14,6 +14,7 @@
 #include "cli/run_command.h"
 #include "cli/slurm_alias.h"
 #include "cli/status_command.h"
+#include "cli/version.h"
 
 namespace {
 
@@ -173,7 +174,7 @@ int RunCommandLine(int argc, char** argv) {
       "Slurm users: batch=sbatch, queue=squeue, cancel=scancel, "
       "job=scontrol show job, nodes=sinfo."};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "gantry " GANTRY_VERSION);
+  app.set_version_flag("--version", gantry::cli::kVersionLine);
   std::string controller;
   app.add_option("--controller", controller,
                  "gantryd address: unix:PATH or HOST:PORT (default: "

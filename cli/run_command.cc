@@ -16,6 +16,7 @@
 #include "cli/output_format.h"
 #include "cli/step_options.h"
 #include "cli/step_output.h"
+#include "cli/version.h"
 
 extern char** environ;
 
@@ -74,7 +75,7 @@ int RunStepCommand(const std::string& controller,
     return 0;
   }
   if (options->version) {
-    std::cout << "gantry " GANTRY_VERSION "\n";
+    std::cout << kVersionLine << "\n";
     return 0;
   }
   std::string job_text = options->job_id;
