@@ -8,6 +8,7 @@
 #include "absl/strings/str_split.h"
 #include "agent/agent_metrics.h"
 #include "agent/node_inventory.h"
+#include "common/crash_point.h"
 #include "common/log.h"
 #include "common/network_roles.h"
 
@@ -34,6 +35,7 @@ Agent::Agent(AgentOptions options, v1::NodeInventory inventory)
       identity_{.node_name = options_.node_name,
                 .address = options_.address,
                 .boot_id = ReadBootId(),
+                .instance = NewAgentInstance(),
                 .simulated = false,
                 .features = options_.features} {
   RankLauncherOptions launcher_options;
@@ -137,6 +139,11 @@ void Agent::OnControllerMessage(const v1::ControllerMessage& message) {
     }
     case v1::ControllerMessage::kLaunch: {
       const v1::LaunchRanks& launch = message.launch();
+      if (launch.step() != 0) {
+        CrashPoint("agent.step.after_receive_before_start");
+      } else {
+        CrashPoint("agent.launch.after_receive_before_start");
+      }
       log::Info("launching ranks", {{"job", launch.job_id()},
                                     {"attempt", launch.attempt()},
                                     {"ranks", launch.ranks_size()}});
@@ -151,6 +158,7 @@ void Agent::OnControllerMessage(const v1::ControllerMessage& message) {
           options_.controller;
       AddNetworkEnvironment(with_controller);
       launcher_->Launch(with_controller);
+      if (launch.step() == 0) CrashPoint("agent.launch.after_start");
       break;
     }
     case v1::ControllerMessage::kKill: {
@@ -224,6 +232,7 @@ void Agent::OnRankExited(const v1::RankId& rank, int exit_code, int signal,
     std::lock_guard lock(mutex_);
     event = exits_.Record(RankEndedEvent(rank, outcome));
   }
+  CrashPoint("agent.exit.before_report");
   link_->Send(RankEventMessage(event));
   bool attempt_over = true;
   for (const v1::RankId& other : launcher_->Running()) {

@@ -1,7 +1,13 @@
 #include "agent/agent_messages.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
+#include <fstream>
 #include <utility>
+
+#include "absl/strings/str_cat.h"
 
 namespace gantry::agent {
 
@@ -17,6 +23,18 @@ void ExitJournal::Acknowledge(uint64_t up_to_sequence) {
   }
 }
 
+std::string NewAgentInstance() {
+  std::ifstream in("/proc/sys/kernel/random/uuid");
+  std::string id;
+  std::getline(in, id);
+  if (!id.empty()) return id;
+  // No procfs (a chroot): the clock and the pid still differ between two
+  // processes of one boot.
+  return absl::StrCat(
+      "agent-", ::getpid(), "-",
+      std::chrono::steady_clock::now().time_since_epoch().count());
+}
+
 v1::Register BuildRegister(const AgentIdentity& identity,
                            const v1::NodeInventory& inventory,
                            const ExitJournal& exits,
@@ -25,6 +43,7 @@ v1::Register BuildRegister(const AgentIdentity& identity,
   reg.set_node_name(identity.node_name);
   reg.set_address(identity.address);
   reg.set_boot_id(identity.boot_id);
+  reg.set_agent_instance(identity.instance);
   reg.set_agent_version(GANTRY_VERSION);
   reg.set_simulated(identity.simulated);
   for (const std::string& feature : identity.features) {

@@ -23,6 +23,9 @@ struct AgentIdentity {
   std::string node_name;
   std::string address;  // where other nodes reach this one (MASTER_ADDR)
   std::string boot_id;
+  // New for every agent process (NewAgentInstance): a restarted agent has
+  // lost the ranks it ran; the same one redialling has not.
+  std::string instance;
   // A virtual node of gantry-agent --simulate: its ranks never run.
   bool simulated = false;
   std::vector<std::string> features;  // --features, for --constraint
@@ -45,6 +48,9 @@ class ExitJournal {
   std::deque<v1::RankEvent> pending_;
   uint64_t next_sequence_ = 1;
 };
+
+// A fresh random id for this agent process (Register.agent_instance).
+std::string NewAgentInstance();
 
 // The first message of a stream. Unacknowledged exits come before running
 // ranks: a rank that ends in between shows as running here and its exit

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <thread>
 
+#include "common/crash_point.h"
 #include "common/log.h"
 #include "common/munge_credential.h"
 
@@ -58,6 +59,7 @@ void ControllerLink::Run() {
     std::unique_ptr<Stream> stream = stub_->Connect(&context);
     v1::AgentMessage hello;
     *hello.mutable_register_() = make_register_();
+    CrashPoint("agent.register.before_send");
     // Nobody else writes on this stream until stream_ is set, so the
     // (possibly long) wait for the controller holds no lock.
     bool ok = stream->Write(hello);

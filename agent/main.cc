@@ -20,6 +20,7 @@
 #include "agent/node_inventory.h"
 #include "agent/simulated_fleet.h"
 #include "agent/verbs_discovery.h"
+#include "common/crash_point.h"
 #include "common/daemon_flags.h"
 #include "common/log.h"
 #include "common/metrics_endpoint.h"
@@ -78,6 +79,13 @@ int main(int argc, char** argv) {
   // a graph of every lock gRPC takes: a large part of the CPU of a fleet of
   // thousands of streams, for a check meant for debug builds.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  // Before the flags: GANTRY_CRASH_AT=list needs none.
+  if (absl::Status armed =
+          gantry::CheckCrashPointsArmed(gantry::kAgentCrashPoints);
+      !armed.ok()) {
+    std::cerr << "gantry-agent: " << armed.message() << "\n";
+    return 2;
+  }
   CLI::App app{
       "gantry-agent: the Gantry node agent. Discovers the node, registers "
       "with gantryd, and starts, watches and stops the ranks of jobs."};

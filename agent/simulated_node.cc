@@ -55,6 +55,8 @@ SimulatedNode::SimulatedNode(SimulatedNodeHost& host,
       identity_{.node_name = std::move(name),
                 .address = shared.address,
                 .boot_id = shared.boot_id,
+                // The fleet's ranks die with its process: one instance.
+                .instance = shared.boot_id,
                 .simulated = true,
                 .features = shared.features},
       index_(index),

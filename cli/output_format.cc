@@ -222,6 +222,9 @@ nlohmann::json JobToJson(const v1::JobRecord& job, int64_t now_ms) {
       {"nodelist", JobNodeList(job)},
       {"allocation", allocation},
       {"attempt", job.attempt()},
+      // Attempts lost to a controller or agent crash: not charged to
+      // --max-restarts.
+      {"uncharged_attempts", job.uncharged_attempts()},
       {"exit_code", job.exit_code()},
       {"exit_signal", job.exit_signal()},
       {"rank_exits", exits},

@@ -215,7 +215,9 @@ class Controller {
   std::vector<RunningJob> RunningJobs(
       const std::vector<const std::string*>& node_names) const;
   void StartJob(JobRuntime& job);
-  void SendLaunch(uint64_t job_id, uint32_t attempt);
+  // To every node of the allocation, or only to `only_node`.
+  void SendLaunch(uint64_t job_id, uint32_t attempt,
+                  const std::string* only_node = nullptr);
   // `signal_only`: deliver `signal` and nothing more (scancel --signal);
   // otherwise SIGKILL follows after the grace period.
   void SendKill(const JobRuntime& job, int signal = 15,
@@ -280,7 +282,20 @@ class Controller {
   void OnHealth(NodeRuntime& node, const v1::Heartbeat& heartbeat);
   void OnCheckpointReport(const std::string& node,
                           const v1::CheckpointReport& report);
-  void ReconcileRanks(const std::string& node, const v1::Register& reg);
+  // How a registering agent relates to the node's last registration.
+  enum class AgentContinuity {
+    kSameAgent,       // the same process redialled: it has all it was sent
+    kAgentRestarted,  // a new agent process, same boot: its ranks died
+    kNodeRebooted,    // the node itself restarted
+  };
+  void ReconcileRanks(const std::string& node, const v1::Register& reg,
+                      AgentContinuity continuity);
+  // Ranks of the job's current attempt that the registering agent neither
+  // runs nor saw exit: re-sent when the launch never reached it, restarted
+  // uncharged when the agent restarted, a node fault (drain) only when the
+  // node rebooted.
+  void OnLostRanks(JobRuntime& job, const std::string& node,
+                   const std::string& ranks, AgentContinuity continuity);
   // INVALID_ARGUMENT when `node` cannot hold `rank`: an attempt of its job
   // that never started, or a rank (or step task) of the current attempt
   // placed on another node. A rank of a job or step no longer known, or of

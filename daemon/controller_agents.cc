@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/crash_point.h"
 #include "common/log.h"
 #include "daemon/agent_stream_guard.h"
 #include "daemon/controller.h"
@@ -83,6 +84,7 @@ void Controller::OnAgentMessage(const std::shared_ptr<AgentLink>& link,
     OnRankEvent(name, message.rank_event());
     uint64_t sequence = message.rank_event().sequence();
     AfterCommit([link, sequence] {
+      CrashPoint("gantryd.exit.after_commit_before_ack");
       v1::ControllerMessage ack;
       ack.mutable_ack()->set_up_to_sequence(sequence);
       link->Send(ack);
@@ -127,6 +129,15 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
   }
   const bool rebooted =
       !node.record.boot_id().empty() && node.record.boot_id() != reg.boot_id();
+  // What became of the node since it last registered decides whose fault
+  // a rank it does not know is (ReconcileRanks).
+  AgentContinuity continuity = AgentContinuity::kAgentRestarted;
+  if (rebooted) {
+    continuity = AgentContinuity::kNodeRebooted;
+  } else if (!reg.agent_instance().empty() &&
+             reg.agent_instance() == node.record.agent_instance()) {
+    continuity = AgentContinuity::kSameAgent;
+  }
   node.link = link;
   link_nodes_[link.get()] = &node;
   node.deadline_ms = now + options_.node_timeout_ms;
@@ -134,6 +145,7 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
   record.set_name(name);
   record.set_address(reg.address());
   record.set_boot_id(reg.boot_id());
+  record.set_agent_instance(reg.agent_instance());
   record.set_agent_version(reg.agent_version());
   record.set_simulated(reg.simulated());
   *record.mutable_features() = reg.features();
@@ -147,6 +159,7 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
     log::Warn("node is in no partition and will run no jobs", {{"node", name}});
   }
   StageNode(node);
+  CrashPoint("gantryd.register.before_commit");
   StageEvent(
       0, name, "node_registered",
       absl::StrCat("address ", reg.address(), ", ", reg.inventory().cpus(),
@@ -163,7 +176,7 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
   welcome.mutable_registered()->set_heartbeat_interval_ms(
       static_cast<uint32_t>(options_.heartbeat_interval_ms));
   link->Send(welcome);
-  ReconcileRanks(name, reg);
+  ReconcileRanks(name, reg, continuity);
   // The fabric dump matches agents by their HCA GUIDs, known only now.
   if (topology_record_ && topology_record_->format() == "ibnetdiscover") {
     RefreshTopology();
@@ -172,7 +185,8 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
 }
 
 void Controller::ReconcileRanks(const std::string& node_name,
-                                const v1::Register& reg) {
+                                const v1::Register& reg,
+                                AgentContinuity continuity) {
   // Exits that happened while we could not hear them.
   uint64_t last_sequence = 0;
   for (const v1::RankEvent& event : reg.unacknowledged_exits()) {
@@ -279,13 +293,56 @@ void Controller::ReconcileRanks(const std::string& node_name,
         lost.push_back(absl::StrCat(r));
       }
       if (lost.empty()) continue;
+      OnLostRanks(job, node_name, absl::StrJoin(lost, ","), continuity);
+    }
+  }
+}
+
+void Controller::OnLostRanks(JobRuntime& job, const std::string& node_name,
+                             const std::string& ranks,
+                             AgentContinuity continuity) {
+  const uint64_t id = job.record.id();
+  switch (continuity) {
+    case AgentContinuity::kSameAgent: {
+      // The agent that was sent the launch would still hold its ranks or
+      // their exits: it never got it (our crash between the durable start
+      // and the send, or a stream that broke with the launch in it). The
+      // loss is ours; the launch goes out again, for the same attempt.
+      const std::string why =
+          absl::StrCat("rank(s) ", ranks, " of job ", id, " never reached ",
+                       node_name, "; launching them again");
+      log::Warn("re-sending a launch the agent never received",
+                {{"job", id},
+                 {"attempt", job.record.attempt()},
+                 {"node", node_name},
+                 {"ranks", ranks}});
+      StageEvent(id, node_name, "launch_resent", why);
+      AfterCommit([this, id, attempt = job.record.attempt(), node_name] {
+        SendLaunch(id, attempt, &node_name);
+      });
+      return;
+    }
+    case AgentContinuity::kAgentRestarted: {
+      // The agent process restarted and its ranks died with it: our own
+      // crash on a node that did not fail. The attempt is over, the node
+      // stays in service, the job's restart budget is untouched.
       job.live_ranks[node_name] = 0;
       const std::string why = absl::StrCat(
-          "agent on ", node_name, " lost rank(s) ", absl::StrJoin(lost, ","),
-          " of job ", id, " (agent restarted)");
+          "agent on ", node_name, " restarted and lost rank(s) ", ranks,
+          " of job ", id, "; restarting the job (not charged)");
+      FailJob(job, FailureKind::kOwnCrash, 0, 0, false, why);
+      ReleaseFinished(job);
+      return;
+    }
+    case AgentContinuity::kNodeRebooted: {
+      job.live_ranks[node_name] = 0;
+      const std::string why =
+          absl::StrCat("node ", node_name, " rebooted and lost rank(s) ", ranks,
+                       " of job ", id);
       DrainNode(nodes_.at(node_name), why);
       FailJob(job, FailureKind::kNodeFault, 0, 0, false, why);
       ReleaseFinished(job);
+      return;
     }
   }
 }

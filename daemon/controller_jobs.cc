@@ -9,6 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/crash_point.h"
 #include "common/job_array.h"
 #include "common/job_dependency.h"
 #include "common/job_options.h"
@@ -402,7 +403,10 @@ void Controller::Submit(v1::SubmitRequest request, const Caller& caller,
                 {"tasks", TotalRanks(first.spec())},
                 {"array", first.spec().array()}});
   }
-  AfterCommit([done = std::move(done), first_id] { done(first_id); });
+  AfterCommit([done = std::move(done), first_id] {
+    CrashPoint("gantryd.submit.after_commit_before_reply");
+    done(first_id);
+  });
   RequestSchedule();
 }
 
@@ -1000,11 +1004,14 @@ void Controller::StartJob(JobRuntime& job) {
                             {"attempt", record.attempt()},
                             {"nodes", nodelist}});
   AfterCommit([this, id = record.id(), attempt = record.attempt()] {
+    CrashPoint("gantryd.start.after_commit_before_launch");
     SendLaunch(id, attempt);
+    CrashPoint("gantryd.start.after_launch_sent");
   });
 }
 
-void Controller::SendLaunch(uint64_t job_id, uint32_t attempt) {
+void Controller::SendLaunch(uint64_t job_id, uint32_t attempt,
+                            const std::string* only_node) {
   auto it = jobs_.find(job_id);
   if (it == jobs_.end()) return;
   const v1::JobRecord& record = it->second.record;
@@ -1038,6 +1045,7 @@ void Controller::SendLaunch(uint64_t job_id, uint32_t attempt) {
     // wait for its steps.
     const uint32_t script_ranks = ScriptRanksOn(record, i);
     if (script_ranks == 0) continue;
+    if (only_node != nullptr && share.node() != *only_node) continue;
     NodeRuntime& node = nodes_.at(share.node());
     if (!node.link) {
       // The node dropped between placement and launch; the deadline check
@@ -1120,7 +1128,13 @@ absl::Status Controller::ApplyEvent(JobRuntime& job, const JobEvent& event,
       case JobEffect::kLaunchRanks:
         break;  // StartJob sends the launch once the start is durable
       case JobEffect::kKillRanks:
-        AfterCommit([this, id = record.id()] {
+        AfterCommit([this, id = record.id(), kind = event.kind,
+                     requeue = event.requeue] {
+          if (requeue) {
+            CrashPoint("gantryd.requeue.after_commit_before_kill");
+          } else if (kind == JobEvent::Kind::kCancel) {
+            CrashPoint("gantryd.cancel.after_commit_before_kill");
+          }
           auto it = jobs_.find(id);
           if (it != jobs_.end()) SendKill(it->second);
         });
@@ -1206,7 +1220,10 @@ void Controller::FailJob(JobRuntime& job, FailureKind kind, int exit_code,
   if (record.state() != v1::RUNNING) return;
   RestartInput input;
   input.kind = kind;
-  input.attempts_started = record.attempt();
+  // Attempts our own crashes lost are not the job's to pay for.
+  input.attempts_started =
+      record.attempt() -
+      std::min(record.attempt(), record.uncharged_attempts());
   input.max_restarts = record.spec().has_max_restarts()
                            ? record.spec().max_restarts()
                            : options_.default_max_restarts;
@@ -1217,8 +1234,14 @@ void Controller::FailJob(JobRuntime& job, FailureKind kind, int exit_code,
   input.previous_signal = record.exit_signal();
   input.backoff_base_ms = options_.restart_backoff_ms;
   RestartDecision decision = DecideRestart(input);
-  record.set_repeated_app_failures(
-      IsApplicationFailure(kind) ? decision.repeated_app_failures : 0);
+  if (kind == FailureKind::kOwnCrash) {
+    // Neither the job's nor a node's doing: no charge, and the count of
+    // identical application failures in a row goes on across it.
+    record.set_uncharged_attempts(record.uncharged_attempts() + 1);
+  } else {
+    record.set_repeated_app_failures(
+        IsApplicationFailure(kind) ? decision.repeated_app_failures : 0);
+  }
   if (IsApplicationFailure(kind)) {
     record.set_exit_code(exit_code);
     record.set_exit_signal(signal);
@@ -1237,6 +1260,7 @@ void Controller::FailJob(JobRuntime& job, FailureKind kind, int exit_code,
       event.all_ranks_exited = all_ranks_exited;
       break;
     case FailureKind::kNodeFault:
+    case FailureKind::kOwnCrash:
       event.kind = JobEvent::Kind::kNodeLost;
       break;
     case FailureKind::kHang:

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/crash_point.h"
 #include "common/log.h"
 #include "daemon/controller.h"
 #include "daemon/step_layout.h"
@@ -129,6 +130,7 @@ void Controller::LaunchStep(
                              {"tasks", StepTaskCount(step)},
                              {"command", request.argv(0)}});
   AfterCommit([this, request, step = step, done = std::move(done)] {
+    CrashPoint("gantryd.step.after_commit_before_launch");
     SendStepLaunch(request, step);
     done(step);
   });

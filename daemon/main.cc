@@ -19,6 +19,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "common/crash_point.h"
 #include "common/daemon_flags.h"
 #include "common/hostlist.h"
 #include "common/log.h"
@@ -188,6 +189,13 @@ int main(int argc, char** argv) {
   // cost about a third of the controller's CPU (tests/bench/
   // simulated_fleet_bench.py), for a check meant for debug builds.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  // Before the flags: GANTRY_CRASH_AT=list needs none.
+  if (absl::Status armed =
+          gantry::CheckCrashPointsArmed(gantry::kControllerCrashPoints);
+      !armed.ok()) {
+    std::cerr << "gantryd: " << armed.message() << "\n";
+    return 2;
+  }
   CLI::App app{
       "gantryd: the Gantry controller. Keeps jobs and nodes in RocksDB, "
       "schedules jobs as gangs, and serves the gantry CLI and the agents."};

@@ -34,6 +34,10 @@ RestartDecision DecideRestart(const RestartInput& input) {
       input.kind == FailureKind::kCancelled) {
     return decision;
   }
+  if (input.kind == FailureKind::kOwnCrash) {
+    decision.restart = true;
+    return decision;
+  }
   const uint32_t restarts_used =
       input.attempts_started > 0 ? input.attempts_started - 1 : 0;
   if (IsApplicationFailure(input.kind)) {

@@ -19,6 +19,10 @@
 //   a data-dependent peak may not recur from a checkpoint; a second OOM in
 //   a row ends the job OUT_OF_MEMORY, since a job that needs more memory
 //   than it asked for only succeeds once resubmitted with more).
+// - Our own crash (a controller or agent restart lost the attempt's ranks
+//   on a node that did not fail) is restarted at once and spends nothing:
+//   the job and the node did nothing wrong. attempts_started counts only
+//   the charged attempts, so such attempts never exhaust the budget.
 #pragma once
 
 #include <cstdint>
@@ -31,13 +35,16 @@ enum class FailureKind {
   kOutOfMemory,  // a rank was OOM-killed in the job's cgroup
   kNodeFault,    // node down, agent lost, ranks lost, hardware unhealthy
   kHang,         // no progress within the job's hang timeout
+  kOwnCrash,     // a controller or agent restart lost the ranks
   kTimeLimit,
   kCancelled,
 };
 
 struct RestartInput {
   FailureKind kind = FailureKind::kApplication;
-  uint32_t attempts_started = 1;  // including the one that just failed
+  // Charged attempts, including the one that just failed (kOwnCrash
+  // attempts are not charged: leave them out).
+  uint32_t attempts_started = 1;
   uint32_t max_restarts = 3;
   // Exit status of this failure (kApplication and kOutOfMemory only), and
   // the state carried from earlier attempts.

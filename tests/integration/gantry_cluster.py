@@ -281,9 +281,10 @@ class GantryCluster:
     def node_name(index):
         return f"node{index:02d}"
 
-    def start_controller(self, port=None):
+    def start_controller(self, port=None, env=None):
         """Starts gantryd (on `port`, else the last one, else a free one)
-        and waits for its ready line. Sets self.port."""
+        and waits for its ready line. Sets self.port. `env`: variables
+        added to its environment (GANTRY_CRASH_AT, say)."""
         if self.controller is not None and self.controller.running():
             raise RuntimeError("gantryd is already running")
         if self.controller is not None:
@@ -303,7 +304,8 @@ class GantryCluster:
                 "--restart-backoff", str(self.restart_backoff),
                 "--metrics-listen", "127.0.0.1:0" if self.metrics else "",
                 *self.gantryd_args]
-        self.controller = _Daemon("gantryd", argv, log_path, self.env)
+        self.controller = _Daemon("gantryd", argv, log_path,
+                                  {**self.env, **(env or {})})
         ready = re.compile(r'msg="gantryd ready".* listen=127\.0\.0\.1:(\d+)')
 
         def ready_port():
@@ -328,9 +330,10 @@ class GantryCluster:
         self.kill_controller()
         return self.start_controller()
 
-    def start_agent(self, name, node_name=None):
+    def start_agent(self, name, node_name=None, env=None):
         """Starts (or restarts, with the same work dir) the agent `name`,
-        which registers as `node_name` (default: `name`)."""
+        which registers as `node_name` (default: `name`). `env`: variables
+        added to its environment (GANTRY_CRASH_AT, say)."""
         old = self.agents.get(name)
         if old is not None:
             if old.running():
@@ -353,7 +356,8 @@ class GantryCluster:
             argv += ["--metrics-listen", "127.0.0.1:0"]
         if self.munged:
             argv += ["--munge-socket", self.munged.socket]
-        self.agents[name] = _Daemon(name, argv, log_path, self.env)
+        self.agents[name] = _Daemon(name, argv, log_path,
+                                    {**self.env, **(env or {})})
         return self.agents[name]
 
     def metrics_address(self, name=None):

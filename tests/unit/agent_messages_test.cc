@@ -38,10 +38,17 @@ TEST_CASE("the exit journal numbers exits and forgets acknowledged ones") {
   CHECK(journal.Record(RankEndedEvent(Rank(3, 1, 0), outcome)).sequence() == 4);
 }
 
+TEST_CASE("every agent process gets an instance of its own") {
+  const std::string first = NewAgentInstance();
+  CHECK_FALSE(first.empty());
+  CHECK(NewAgentInstance() != first);
+}
+
 TEST_CASE("Register carries identity, inventory, exits and running ranks") {
   AgentIdentity identity{.node_name = "sim00001",
                          .address = "10.0.0.1",
                          .boot_id = "b00t",
+                         .instance = "inst-1",
                          .simulated = true,
                          .features = {"a100", "ib"}};
   v1::NodeInventory inventory;
@@ -55,6 +62,7 @@ TEST_CASE("Register carries identity, inventory, exits and running ranks") {
   CHECK(reg.node_name() == "sim00001");
   CHECK(reg.address() == "10.0.0.1");
   CHECK(reg.boot_id() == "b00t");
+  CHECK(reg.agent_instance() == "inst-1");
   CHECK(reg.simulated());
   CHECK(
       std::vector<std::string>(reg.features().begin(), reg.features().end()) ==

@@ -34,6 +34,18 @@ TEST_CASE("the restart budget ends the job", "[restart]") {
   CHECK_FALSE(DecideRestart(Input(FailureKind::kNodeFault, 1, 0)).restart);
 }
 
+TEST_CASE("our own crash restarts at once and spends nothing", "[restart]") {
+  // Even with the budget spent (or none given), losing an attempt to a
+  // controller or agent crash is not the job's failure.
+  for (uint32_t attempts : {1u, 4u, 40u}) {
+    RestartDecision d =
+        DecideRestart(Input(FailureKind::kOwnCrash, attempts, 0));
+    CHECK(d.restart);
+    CHECK(d.backoff_ms == 0);
+    CHECK(d.final_detail.empty());
+  }
+}
+
 TEST_CASE("time limits and cancels are final", "[restart]") {
   CHECK_FALSE(DecideRestart(Input(FailureKind::kTimeLimit, 1)).restart);
   CHECK_FALSE(DecideRestart(Input(FailureKind::kCancelled, 1)).restart);

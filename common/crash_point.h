@@ -1,0 +1,99 @@
+// Named crash points: places in gantryd and gantry-agent where a test can
+// make the process die exactly as `kill -9` would, so that every crash
+// window is walked by the test suite rather than hit by chance (the model is
+// RocksDB's sync points). Compiled into the normal build and off by
+// default: a point costs one load of a flag when no point is armed.
+//
+// Arming: the environment variable GANTRY_CRASH_AT=NAME[:N][,NAME[:N]...]
+// makes the process SIGKILL itself the Nth time (default the first) it
+// passes NAME. GANTRY_CRASH_AT=list prints the process's points and exits.
+// An unknown name is refused at start (CheckCrashPointsArmed), so a typo in
+// a test cannot silently walk nothing.
+//
+// Thread-safe: the arming is read once; hit counts are atomic.
+#pragma once
+
+#include <array>
+#include <string_view>
+
+#include "absl/status/status.h"
+
+namespace gantry {
+
+// Every crash point, by process. Names say where the process dies; the
+// comment beside each says which invariant the window tests.
+inline constexpr std::array<std::string_view, 8> kControllerCrashPoints = {
+    // A submission is durable, its reply not yet sent: the client sees an
+    // error, and the job exists once (never twice).
+    "gantryd.submit.after_commit_before_reply",
+    // A job's start is durable, no agent has its launch: the restarted
+    // controller re-sends it, drains nothing, spends no restart.
+    "gantryd.start.after_commit_before_launch",
+    // The launch went out, the ranks' start not yet heard of.
+    "gantryd.start.after_launch_sent",
+    // A rank's exit is durable, the agent's copy not yet acknowledged: the
+    // agent sends it again and it counts once.
+    "gantryd.exit.after_commit_before_ack",
+    // An agent's registration is staged, not yet durable or answered.
+    "gantryd.register.before_commit",
+    // A failed attempt's requeue is durable; the other ranks' kill not yet
+    // sent.
+    "gantryd.requeue.after_commit_before_kill",
+    // A step's launch is durable, no agent has its tasks.
+    "gantryd.step.after_commit_before_launch",
+    // A cancel is durable, the kill not yet sent.
+    "gantryd.cancel.after_commit_before_kill",
+};
+
+inline constexpr std::array<std::string_view, 5> kAgentCrashPoints = {
+    // The launch arrived, no rank forked yet.
+    "agent.launch.after_receive_before_start",
+    // Every rank of the launch started, the controller not yet told.
+    "agent.launch.after_start",
+    // A rank exited; its exit is journaled but not yet sent.
+    "agent.exit.before_report",
+    // The stream is open, the Register not yet sent.
+    "agent.register.before_send",
+    // A step's launch arrived, its tasks not yet started.
+    "agent.step.after_receive_before_start",
+};
+
+// A crash point's name, checked at compile time against the lists above, so
+// a point placed in the code is always one a test can arm and walk.
+class CrashPointName {
+ public:
+  // NOLINTNEXTLINE(google-explicit-constructor): a literal is the point.
+  consteval CrashPointName(const char* name) : name_(name) {
+    bool known = false;
+    for (std::string_view point : kControllerCrashPoints) {
+      known = known || point == name_;
+    }
+    for (std::string_view point : kAgentCrashPoints) {
+      known = known || point == name_;
+    }
+    // Not a constant expression: the build fails on an unlisted name.
+    if (!known) throw "unknown crash point: add it to common/crash_point.h";
+  }
+  std::string_view view() const { return name_; }
+
+ private:
+  std::string_view name_;
+};
+
+// Dies (SIGKILL to itself, after one line on stderr) when `name` is armed
+// and this is the hit it was armed for.
+void CrashPoint(CrashPointName name);
+
+// Checks GANTRY_CRASH_AT against `known` (the process's own list): OK when
+// unset or valid; INVALID_ARGUMENT naming the unknown point otherwise.
+// With GANTRY_CRASH_AT=list, prints `known` one per line and exits 0.
+absl::Status CheckCrashPointsArmed(const std::string_view* known_begin,
+                                   const std::string_view* known_end);
+
+template <size_t N>
+absl::Status CheckCrashPointsArmed(
+    const std::array<std::string_view, N>& known) {
+  return CheckCrashPointsArmed(known.data(), known.data() + N);
+}
+
+}  // namespace gantry
