@@ -42,18 +42,20 @@ class AgentFileAccessTest(ClusterTestCase):
 
     @classmethod
     def setUpClass(cls):
+        # One user for the class: the agent's user database (NSS) is not
+        # to see a uid change hands between tests.
+        cls.user = f"gtafs{secrets.token_hex(4)}"
+        run("useradd", "-M", "-U", "-s", "/bin/sh", cls.user)
+        cls.addClassCleanup(subprocess.run, ["userdel", cls.user],
+                            capture_output=True)
+        cls.entry = pwd.getpwnam(cls.user)
         cls.cluster = cls.start_class_cluster(agents=1)
         # The user reaches the socket and its own directory.
         os.chmod(cls.cluster.dir, 0o755)
 
     def setUp(self):
-        self.user = f"gtafs{secrets.token_hex(4)}"
-        run("useradd", "-M", "-U", "-s", "/bin/sh", self.user)
-        self.addCleanup(subprocess.run, ["userdel", self.user],
-                        capture_output=True)
-        self.entry = pwd.getpwnam(self.user)
         c = self.cluster
-        self.home = c.path(f"home-{self.user}")
+        self.home = c.path(f"home-{secrets.token_hex(4)}")
         os.makedirs(self.home)
         os.chown(self.home, self.entry.pw_uid, self.entry.pw_gid)
         self.checkpoints = os.path.join(self.home, "ck")

@@ -28,10 +28,13 @@ std::optional<RankIdentity> Nobody() {
   return user;
 }
 
+// The agent's work dir: others may pass through it (ranks exec their
+// script in it as the job's user).
 struct TempDir {
   TempDir() {
     char pattern[] = "/tmp/gantry-jobdir-test-XXXXXX";
     path = mkdtemp(pattern);
+    ::chmod(path.c_str(), 0755);
   }
   ~TempDir() { fs::remove_all(path); }
   std::string path;
