@@ -86,6 +86,12 @@ class AgentFileAccessTest(ClusterTestCase):
         job = c.wait_job(job_id, "COMPLETED", timeout=40)
         self.assertEqual(len(job["attempts"]), 2, job["attempts"])
         text = c.cli("job", str(job_id)).stdout
+        # The agent's directory for each attempt (the script, handed to
+        # the user) is gone with it, emptied as the user.
+        jobs = os.path.join(c.dir, "agents", "node01", "jobs")
+        self.assertEqual(
+            [d for d in os.listdir(jobs) if d.startswith(f"{job_id}.")], [])
+        self.assertNotIn("cannot empty a job directory", self.agent_log())
         with open(os.path.join(self.home, f"gantry-{job_id}.out")) as f:
             output = f.read()
         return job, text, output
