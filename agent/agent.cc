@@ -148,8 +148,14 @@ void Agent::OnControllerMessage(const v1::ControllerMessage& message) {
                                     {"attempt", launch.attempt()},
                                     {"ranks", launch.ranks_size()}});
       if (launch.watch_checkpoints() && !launch.checkpoint_dir().empty()) {
-        checkpoints_->Watch(launch.job_id(), launch.attempt(),
-                            launch.checkpoint_dir());
+        // The markers are the user's files: read with their credentials.
+        // A user unknown here fails the launch itself, with the reason.
+        absl::StatusOr<RankIdentity> user =
+            ResolveLaunchIdentity(launch, options_.node_name);
+        if (user.ok()) {
+          checkpoints_->Watch(launch.job_id(), launch.attempt(),
+                              launch.checkpoint_dir(), *user);
+        }
       }
       // Ranks reach the controller that launched them (gantry progress,
       // gantry checkpoint) through the agent's own address for it.

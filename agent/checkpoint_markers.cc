@@ -1,37 +1,30 @@
 #include "agent/checkpoint_markers.h"
 
-#include <sys/stat.h>
-
 #include <cctype>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "agent/user_file_access.h"
 
 namespace gantry::agent {
 namespace {
 
-constexpr off_t kMaxMarkerBytes = 4096;
-
-// The marker's first line, trimmed; nullopt when the file does not exist.
-absl::StatusOr<std::optional<std::string>> ReadMarker(const std::string& path,
-                                                      int64_t& mtime_ns) {
-  struct stat info {};
-  if (::stat(path.c_str(), &info) != 0) return std::optional<std::string>();
-  if (!S_ISREG(info.st_mode) || info.st_size > kMaxMarkerBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": not a small regular file"));
-  }
-  mtime_ns =
-      int64_t{info.st_mtim.tv_sec} * 1'000'000'000 + info.st_mtim.tv_nsec;
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
+// The marker's first line, trimmed, read as `user`; nullopt when the file
+// does not exist.
+absl::StatusOr<std::optional<std::string>> ReadMarker(
+    const std::string& path, const RankIdentity& user,
+    std::chrono::milliseconds timeout, int64_t& mtime_ns) {
+  absl::StatusOr<std::optional<SmallFile>> file =
+      ReadSmallFileAsUser(user, path, kMaxCheckpointMarkerBytes, timeout);
+  if (!file.ok()) return file.status();
+  if (!file->has_value()) return std::optional<std::string>();
+  mtime_ns = (*file)->mtime_ns;
+  const std::string& text = (*file)->text;
+  const std::string first_line = text.substr(0, text.find('\n'));
   return std::optional<std::string>(
-      std::string(absl::StripAsciiWhitespace(line)));
+      std::string(absl::StripAsciiWhitespace(first_line)));
 }
 
 absl::StatusOr<CheckpointMarker> FromMegatron(const std::string& directory,
@@ -77,13 +70,15 @@ absl::StatusOr<CheckpointMarker> FromDeepSpeed(const std::string& directory,
 }  // namespace
 
 absl::StatusOr<std::optional<CheckpointMarker>> ReadCheckpointMarker(
-    const std::string& directory) {
+    const std::string& directory, const RankIdentity& user,
+    std::chrono::milliseconds timeout) {
   int64_t megatron_time = 0, deepspeed_time = 0;
-  absl::StatusOr<std::optional<std::string>> megatron = ReadMarker(
-      directory + "/latest_checkpointed_iteration.txt", megatron_time);
+  absl::StatusOr<std::optional<std::string>> megatron =
+      ReadMarker(directory + "/latest_checkpointed_iteration.txt", user,
+                 timeout, megatron_time);
   if (!megatron.ok()) return megatron.status();
   absl::StatusOr<std::optional<std::string>> deepspeed =
-      ReadMarker(directory + "/latest", deepspeed_time);
+      ReadMarker(directory + "/latest", user, timeout, deepspeed_time);
   if (!deepspeed.ok()) return deepspeed.status();
   if (!megatron->has_value() && !deepspeed->has_value()) {
     return std::optional<CheckpointMarker>();

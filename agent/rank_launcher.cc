@@ -20,6 +20,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "agent/command_search.h"
+#include "agent/job_directory.h"
 #include "agent/rank_child.h"
 #include "agent/sanitized_environment.h"
 #include "agent/step_io.h"
@@ -95,6 +96,18 @@ std::string ErrnoText(const std::string& what, const std::string& path) {
 
 }  // namespace
 
+absl::StatusOr<RankIdentity> ResolveLaunchIdentity(
+    const v1::LaunchRanks& launch, const std::string& node_name) {
+  IdentityRequest request;
+  request.uid = launch.uid();
+  request.gid = launch.gid();
+  request.user = launch.user();
+  request.node = node_name;
+  request.agent_is_root = ::geteuid() == 0;
+  request.agent_uid = ::geteuid();
+  return ResolveRankIdentity(request, SystemUserDatabase());
+}
+
 RankLauncher::RankLauncher(RankLauncherOptions options, StartCallback on_start,
                            ExitCallback on_exit)
     : work_dir_(std::move(options.work_dir)),
@@ -167,37 +180,9 @@ int RankLauncher::CleanUpLeftovers() {
   }
   for (const fs::directory_entry& entry :
        fs::directory_iterator(work_dir_ + "/jobs", error)) {
-    fs::remove_all(entry.path(), error);
+    RemoveJobDirectory(entry.path().string());
   }
   return killed;
-}
-
-absl::Status RankLauncher::WriteScript(const v1::LaunchRanks& launch,
-                                       const std::string& job_dir,
-                                       const std::string& script_path,
-                                       const RankIdentity& identity) {
-  std::error_code error;
-  fs::create_directories(job_dir, error);
-  std::ofstream out(script_path, std::ios::binary | std::ios::trunc);
-  out << launch.script();
-  out.close();
-  if (error || !out) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot write the script to ", script_path));
-  }
-  if (identity.switch_user) {
-    // The job's user runs it, and no other user may read it.
-    ::chmod(script_path.c_str(), 0700);
-    if (::chown(script_path.c_str(), identity.uid, identity.gid) != 0 ||
-        ::chown(job_dir.c_str(), identity.uid, identity.gid) != 0) {
-      return absl::UnavailableError(
-          ErrnoText("cannot hand the script to its user:", job_dir));
-    }
-    ::chmod(job_dir.c_str(), 0700);
-  } else {
-    ::chmod(script_path.c_str(), 0755);
-  }
-  return absl::OkStatus();
 }
 
 absl::Status RankLauncher::PrepareLaunch(const v1::LaunchRanks& launch,
@@ -205,15 +190,8 @@ absl::Status RankLauncher::PrepareLaunch(const v1::LaunchRanks& launch,
                                          const std::string& script_path,
                                          RankIdentity& identity,
                                          std::string& cgroup_procs_path) {
-  IdentityRequest request;
-  request.uid = launch.uid();
-  request.gid = launch.gid();
-  request.user = launch.user();
-  request.node = node_name_;
-  request.agent_is_root = ::geteuid() == 0;
-  request.agent_uid = ::geteuid();
   absl::StatusOr<RankIdentity> resolved =
-      ResolveRankIdentity(request, SystemUserDatabase());
+      ResolveLaunchIdentity(launch, node_name_);
   if (!resolved.ok()) return resolved.status();
   identity = *std::move(resolved);
   if (launch.exec_command()) {
@@ -222,7 +200,8 @@ absl::Status RankLauncher::PrepareLaunch(const v1::LaunchRanks& launch,
       return absl::InvalidArgumentError("the step has no command to run");
     }
   } else if (absl::Status written =
-                 WriteScript(launch, job_dir, script_path, identity);
+                 WriteJobFile(job_dir, script_path.substr(job_dir.size() + 1),
+                              launch.script(), identity);
              !written.ok()) {
     return written;
   }
@@ -327,8 +306,7 @@ void RankLauncher::Launch(const v1::LaunchRanks& launch) {
       return JobDirName(l.second.id) == job_key;
     });
     if (!others) {
-      std::error_code error;
-      fs::remove_all(job_dir, error);
+      RemoveJobDirectory(job_dir);
       if (cgroups_ && prepared.ok()) cgroups_->Remove(job_key);
     }
     return;
@@ -506,7 +484,7 @@ void RankLauncher::ReapLoop() {
       // with the job's last rank on this node. Before the record goes: an
       // agent that dies in between finds the record and kills the cgroup.
       if (cgroups_) cgroups_->Remove(job_key);
-      fs::remove_all(absl::StrCat(work_dir_, "/jobs/", job_key), error);
+      RemoveJobDirectory(absl::StrCat(work_dir_, "/jobs/", job_key));
     }
     fs::remove(rank.record_path, error);
     log::Info("rank exited", {{"job", rank.id.job_id()},

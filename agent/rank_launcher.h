@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "agent/job_cgroup.h"
 #include "agent/rank_identity.h"
 #include "gantry/v1/agent.pb.h"
@@ -57,6 +58,12 @@ struct RankLauncherOptions {
   std::string node_name;                // for messages
   std::unique_ptr<JobCgroups> cgroups;  // null: process groups only
 };
+
+// Who `launch`'s ranks run as on node `node_name` (see rank_identity.h):
+// the job's user when the agent is root, else the agent's own user.
+// Errors: FAILED_PRECONDITION, as ResolveRankIdentity.
+absl::StatusOr<RankIdentity> ResolveLaunchIdentity(
+    const v1::LaunchRanks& launch, const std::string& node_name);
 
 class RankLauncher {
  public:
@@ -112,12 +119,6 @@ class RankLauncher {
                         const std::string& script_path,
                         const RankIdentity& identity,
                         const std::string& cgroup_procs_path, pid_t& pid_out);
-  // Writes the batch script (or a step's wrapper) into the job directory,
-  // readable only by the job's user when the rank switches to one.
-  absl::Status WriteScript(const v1::LaunchRanks& launch,
-                           const std::string& job_dir,
-                           const std::string& script_path,
-                           const RankIdentity& identity);
   // Resolves the user, writes the script (none for a step's command run
   // as it is), makes the job cgroup. Fills `identity` and
   // `cgroup_procs_path` (empty without cgroups).
