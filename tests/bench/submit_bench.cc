@@ -73,6 +73,7 @@
 #include "cli/batch_command.h"
 #include "common/job_options.h"
 #include "common/munge_credential.h"
+#include "common/request_binding.h"
 #include "gantry/v1/client.grpc.pb.h"
 
 extern char** environ;
@@ -140,7 +141,7 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target,
 }
 
 // Deadline and credential for one call, as the CLI's ControllerClient sets
-// them (a fresh MUNGE credential bound to the method, for every call).
+// them (a fresh MUNGE credential bound to the request, for every call).
 // Calls wait for a connection (until the deadline) instead of failing at
 // once while there is none: a synchronous gRPC client makes progress on a
 // reconnection only while a call waits (otherwise gRPC's backup poller
@@ -153,15 +154,26 @@ struct CallSettings {
   bool wait_for_ready = true;
 
   // Errors: the credential could not be made (munged unreachable).
-  absl::Status Prepare(grpc::ClientContext& context,
-                       std::string_view method) const {
+  absl::Status Prepare(grpc::ClientContext& context, std::string_view method,
+                       const google::protobuf::MessageLite& request) const {
     context.set_deadline(std::chrono::system_clock::now() + deadline);
     context.set_wait_for_ready(wait_for_ready);
     if (!munge) return absl::OkStatus();
     absl::StatusOr<std::string> credential =
-        EncodeMungeCredential(munge_socket, MungePayloadFor(method));
+        EncodeRequestCredential(munge_socket, method, request);
     if (!credential.ok()) return credential.status();
     context.AddMetadata(kMungeMetadataKey, *credential);
+    return absl::OkStatus();
+  }
+
+  // A SubmitStream message carries its own credential, over the message.
+  absl::Status Sign(v1::SubmitStreamRequest& message) const {
+    message.clear_credential();
+    if (!munge) return absl::OkStatus();
+    absl::StatusOr<std::string> credential =
+        EncodeRequestCredential(munge_socket, "SubmitStream", message);
+    if (!credential.ok()) return credential.status();
+    message.set_credential(*std::move(credential));
     return absl::OkStatus();
   }
 };
@@ -236,7 +248,8 @@ void RunClient(const SubmitOptions& options, int index,
     if (options.count > 0 && claimed.fetch_add(1) >= options.count) return;
     request.mutable_spec()->set_name(JobName(options.tag, index, sequence));
     grpc::ClientContext context;
-    if (absl::Status prepared = options.call.Prepare(context, "Submit");
+    if (absl::Status prepared =
+            options.call.Prepare(context, "Submit", request);
         !prepared.ok()) {
       ++result.errors["credential"];
       result.last_error = prepared.ToString();
@@ -309,7 +322,10 @@ class StreamClient {
     grpc::ClientContext context;
     CallSettings settings = options_.call;
     settings.deadline = std::chrono::hours(24);  // a stream lives for the run
-    if (absl::Status prepared = settings.Prepare(context, "SubmitStream");
+    // The stream itself carries no credential: each message does.
+    settings.munge = false;
+    if (absl::Status prepared = settings.Prepare(context, "SubmitStream",
+                                                 v1::SubmitStreamRequest());
         !prepared.ok()) {
       return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
                           prepared.ToString());
@@ -338,6 +354,12 @@ class StreamClient {
       if (message.submissions_size() == 0) {
         if (more) std::this_thread::sleep_for(std::chrono::milliseconds(1));
         continue;
+      }
+      if (absl::Status signed_ = options_.call.Sign(message); !signed_.ok()) {
+        std::lock_guard lock(mutex_);
+        ++result_.errors["credential"];
+        result_.last_error = signed_.ToString();
+        break;
       }
       if (!stream->Write(message)) break;  // the stream ended; see Finish
     }
@@ -620,14 +642,14 @@ int RunVerify(const std::string& target, const std::string& acks_path,
       for (size_t i = next++; i < todo.size(); i = next++) {
         const auto& [id, name] = todo[i];
         grpc::ClientContext context;
-        if (absl::Status prepared = call.Prepare(context, "GetJob");
+        v1::GetJobRequest request;
+        request.set_job_id(id);
+        if (absl::Status prepared = call.Prepare(context, "GetJob", request);
             !prepared.ok()) {
           ++failed;
           note(prepared.ToString());
           continue;
         }
-        v1::GetJobRequest request;
-        request.set_job_id(id);
         v1::GetJobResponse response;
         grpc::Status status = stub->GetJob(&context, request, &response);
         if (status.error_code() == grpc::StatusCode::NOT_FOUND) {
@@ -683,14 +705,15 @@ int RunProbe(const std::string& target, const CallSettings& call,
     channel = MakeChannel(target, /*own_connection=*/true, 100);
     auto stub = v1::ClientService::NewStub(channel);
     grpc::ClientContext context;
-    if (absl::Status prepared = attempt.Prepare(context, "ClusterStatus");
+    const v1::ClusterStatusRequest status_request;
+    if (absl::Status prepared =
+            attempt.Prepare(context, "ClusterStatus", status_request);
         !prepared.ok()) {
       std::cerr << "gantry-submit-bench: " << prepared.message() << "\n";
       return 2;
     }
     v1::ClusterStatusResponse response;
-    if (stub->ClusterStatus(&context, v1::ClusterStatusRequest(), &response)
-            .ok()) {
+    if (stub->ClusterStatus(&context, status_request, &response).ok()) {
       status_at = UnixSeconds();
       break;
     }
@@ -703,13 +726,14 @@ int RunProbe(const std::string& target, const CallSettings& call,
   }
   auto stub = v1::ClientService::NewStub(channel);
   grpc::ClientContext context;
-  if (absl::Status prepared = call.Prepare(context, "ListJobs");
+  const v1::ListJobsRequest list_request;
+  if (absl::Status prepared = call.Prepare(context, "ListJobs", list_request);
       !prepared.ok()) {
     std::cerr << "gantry-submit-bench: " << prepared.message() << "\n";
     return 2;
   }
   v1::ListJobsResponse jobs;
-  grpc::Status listed = stub->ListJobs(&context, v1::ListJobsRequest(), &jobs);
+  grpc::Status listed = stub->ListJobs(&context, list_request, &jobs);
   if (!listed.ok()) {
     std::cerr << "gantry-submit-bench: ListJobs: " << listed.error_message()
               << "\n";
