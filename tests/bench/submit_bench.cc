@@ -25,7 +25,10 @@
 //     A stream that fails UNAVAILABLE is opened again and its unanswered
 //     submissions sent again; any other stream error ends that client.
 //     --invalid-every N makes every Nth submission of a client one gantryd
-//     refuses (2 nodes, 1 task).
+//     refuses (2 nodes, 1 task). --misbind-message N gives a client's Nth
+//     message a credential made for another message (as one captured and
+//     carried elsewhere would be): gantryd ends the stream, storing none of
+//     that message.
 //
 //   gantry-submit-bench ... verify --acks FILE -- [OPTIONS] SCRIPT
 //     Fetches every acknowledged job by id and compares it with what was
@@ -215,6 +218,9 @@ struct SubmitOptions {
   // gantryd refuses (INVALID_ARGUMENT); 0: none. Shows that a refusal is
   // answered alone and the stream goes on.
   uint64_t invalid_every = 0;
+  // With --stream: the Nth message (from 1) of each client is sent with a
+  // credential bound to a different message; 0: none.
+  uint64_t misbind_message = 0;
   CallSettings call;
 };
 
@@ -355,12 +361,23 @@ class StreamClient {
         if (more) std::this_thread::sleep_for(std::chrono::milliseconds(1));
         continue;
       }
+      ++messages_;
+      const bool misbind = messages_ == options_.misbind_message;
+      if (misbind)
+        message.mutable_submissions(0)->mutable_spec()->add_script_args("x");
       if (absl::Status signed_ = options_.call.Sign(message); !signed_.ok()) {
         std::lock_guard lock(mutex_);
         ++result_.errors["credential"];
         result_.last_error = signed_.ToString();
         break;
       }
+      // The credential vouches for the message with that argument; the
+      // message goes without it.
+      if (misbind)
+        message.mutable_submissions(0)
+            ->mutable_spec()
+            ->mutable_script_args()
+            ->RemoveLast();
       if (!stream->Write(message)) break;  // the stream ended; see Finish
     }
     stream->WritesDone();
@@ -446,6 +463,7 @@ class StreamClient {
   const size_t batch_;
   uint64_t next_sequence_ = 1;
 
+  uint64_t messages_ = 0;  // written so far, by Run's thread
   std::mutex mutex_;
   std::condition_variable room_;
   std::vector<Sent> sent_;        // this stream's, by its sequence
@@ -802,6 +820,9 @@ int main(int argc, char** argv) {
   submit_command->add_option("--invalid-every", submit.invalid_every,
                              "with --stream: make every Nth submission one "
                              "gantryd refuses");
+  submit_command->add_option("--misbind-message", submit.misbind_message,
+                             "with --stream: send each client's Nth message "
+                             "with a credential made for another message");
 
   std::string acks_path;
   int verify_threads = 8;

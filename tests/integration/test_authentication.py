@@ -188,6 +188,13 @@ class RequestBindingTest(ClusterTestCase):
             refused = self.send("Cancel", stolen, ["--job", str(target)])
             self.assertIn("16: request refused: the MUNGE credential was made "
                           "for a different Cancel request", refused)
+        # The credential of the report: bound to the method alone, as
+        # clients made them before, it vouched for any Cancel.
+        method_only = self.cluster.munged.credential(
+            "gantry:Cancel", uid=self.users["b"].pw_uid)
+        refused = self.send("Cancel", method_only, ["--job", str(b_second)])
+        self.assertIn("16: request refused: the MUNGE credential is not bound "
+                      "to a request", refused)
         for job_id in (b_first, b_second, a_job):
             self.assertEqual(self.cluster.job(job_id)["state"], "PENDING")
         # The matching credential still works, once.

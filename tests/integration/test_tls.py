@@ -76,6 +76,7 @@ echo "controller=$GANTRY_CONTROLLER ca=$GANTRY_TLS_CA"
     def test_cli_with_another_ca_fails_at_once_with_a_hint(self):
         result, took = self.cli("nodes", env=self.cluster.tls_env(ca=self.other_ca))
         self.assertEqual(result.returncode, 1, result.stdout)
+        self.assertIn("certificate verify failed", result.stderr)
         self.assertIn(f"TLS with the CA {self.other_ca}: check that it signed "
                       "the controller's certificate", result.stderr)
         self.assertLess(took, 15, "no hang")
