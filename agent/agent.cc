@@ -11,6 +11,7 @@
 #include "common/crash_point.h"
 #include "common/log.h"
 #include "common/network_roles.h"
+#include "common/tls_credentials.h"
 
 namespace gantry::agent {
 namespace {
@@ -82,7 +83,7 @@ Agent::Agent(AgentOptions options, v1::NodeInventory inventory)
   link_ = std::make_unique<ControllerLink>(
       options_.controller, [this] { return MakeRegister(); },
       [this](const v1::ControllerMessage& m) { OnControllerMessage(m); },
-      [this] { OnConnected(); }, options_.munge_socket);
+      [this] { OnConnected(); }, options_.munge_socket, options_.tls);
 }
 
 Agent::~Agent() { Stop(); }
@@ -160,8 +161,18 @@ void Agent::OnControllerMessage(const v1::ControllerMessage& message) {
       // Ranks reach the controller that launched them (gantry progress,
       // gantry checkpoint) through the agent's own address for it.
       v1::LaunchRanks with_controller = launch;
-      (*with_controller.mutable_job_environment())["GANTRY_CONTROLLER"] =
-          options_.controller;
+      auto& environment = *with_controller.mutable_job_environment();
+      environment["GANTRY_CONTROLLER"] = options_.controller;
+      // ...and as the agent does: with its CA when it speaks TLS, and
+      // without any CA the submitter's environment carried when it does not.
+      environment.erase(kTlsCaVariable);
+      environment.erase(kTlsServerNameVariable);
+      if (!IsUnixTarget(options_.controller) && !options_.tls.ca_path.empty()) {
+        environment[kTlsCaVariable] = options_.tls.ca_path;
+        if (!options_.tls.server_name.empty()) {
+          environment[kTlsServerNameVariable] = options_.tls.server_name;
+        }
+      }
       AddNetworkEnvironment(with_controller);
       launcher_->Launch(with_controller);
       if (launch.step() == 0) CrashPoint("agent.launch.after_start");

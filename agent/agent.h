@@ -32,6 +32,7 @@ class AgentMetrics;
 struct AgentOptions {
   std::string controller;    // gRPC target
   std::string munge_socket;  // empty: libmunge's default
+  ClientTls tls;             // TLS to a TCP controller (--tls-ca)
   std::string node_name;
   std::string address;  // where other nodes reach this one (MASTER_ADDR)
   std::string work_dir;

@@ -1,6 +1,7 @@
 #include "agent/controller_link.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <thread>
 
 #include "common/crash_point.h"
@@ -24,19 +25,31 @@ ControllerLink::ControllerLink(std::string target,
                                RegisterFactory make_register,
                                MessageHandler on_message,
                                std::function<void()> on_connected,
-                               std::string munge_socket)
+                               std::string munge_socket, ClientTls tls)
     : target_(std::move(target)),
       make_register_(std::move(make_register)),
       on_message_(std::move(on_message)),
       on_connected_(std::move(on_connected)),
-      munge_socket_(std::move(munge_socket)) {
-  channel_ = grpc::CreateCustomChannel(
-      target_, grpc::InsecureChannelCredentials(), AgentChannelArguments());
+      munge_socket_(std::move(munge_socket)),
+      tls_(std::move(tls)),
+      uses_tls_(!IsUnixTarget(target_) && !tls_.ca_path.empty()) {
+  grpc::ChannelArguments args = AgentChannelArguments();
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+      ChannelCredentialsFor(target_, tls_, args);
+  if (!credentials.ok()) {
+    // main checked the file at start: it went away since. Never fall back
+    // to plaintext; the restarted agent says what is wrong at start.
+    log::Error("cannot use the TLS CA file",
+               {{"error", credentials.status().ToString()}});
+    std::abort();
+  }
+  channel_ = grpc::CreateCustomChannel(target_, *credentials, args);
   stub_ = v1::AgentService::NewStub(channel_);
 }
 
 void ControllerLink::Run() {
   int backoff_ms = 200;
+  bool connected_once = false;
   while (!stopping_) {
     grpc::ClientContext context;
     {
@@ -45,8 +58,10 @@ void ControllerLink::Run() {
     }
     if (stopping_) break;
     // Wait for the channel to be ready so a restarting controller is
-    // redialled as soon as it listens.
-    context.set_wait_for_ready(true);
+    // redialled as soon as it listens. Not before a TLS link first came up:
+    // a waiting call never says that the handshake failed (wrong CA, wrong
+    // name), a failing one does, below.
+    context.set_wait_for_ready(!uses_tls_ || connected_once);
     // A fresh credential per stream: munged refuses one used twice.
     absl::StatusOr<std::string> credential =
         EncodeMungeCredential(munge_socket_, MungePayloadFor("Connect"));
@@ -69,6 +84,7 @@ void ControllerLink::Run() {
     }
     if (ok) {
       connected_ = true;
+      connected_once = true;
       log::Info("connected to controller", {{"controller", target_}});
       backoff_ms = 200;
       if (on_connected_) on_connected_();
@@ -91,6 +107,13 @@ void ControllerLink::Run() {
         status.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
       log::Error("the controller refused this agent; retrying",
                  {{"controller", target_}, {"error", status.error_message()}});
+    }
+    if (uses_tls_ && !connected_once &&
+        status.error_code() == grpc::StatusCode::UNAVAILABLE) {
+      log::Error("cannot connect to the controller over TLS; retrying",
+                 {{"controller", target_},
+                  {"error", status.error_message()},
+                  {"hint", TlsConnectHint(target_, tls_).substr(2)}});
     }
     log::Warn("controller stream ended; reconnecting",
               {{"controller", target_},

@@ -14,6 +14,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "common/tls_credentials.h"
 #include "gantry/v1/agent.grpc.pb.h"
 
 namespace gantry::agent {
@@ -32,10 +33,14 @@ class ControllerLink {
   // `on_connected` runs on Run's thread right after a stream is registered
   // and ready for Send (the agent resends unacknowledged events there).
   // Each stream carries a MUNGE credential from munged at `munge_socket`
-  // (empty: the default) proving the agent's uid to the controller.
+  // (empty: the default) proving the agent's uid to the controller. With
+  // `tls.ca_path`, a TCP target is reached over TLS (the caller has checked
+  // the CA file: one that cannot be read here is a crash). Until the first
+  // stream is up, a TLS link fails fast and logs why (a wrong CA is a
+  // handshake error, not a silent wait).
   ControllerLink(std::string target, RegisterFactory make_register,
                  MessageHandler on_message, std::function<void()> on_connected,
-                 std::string munge_socket = "");
+                 std::string munge_socket = "", ClientTls tls = {});
 
   // Connects, registers and reads until Stop; reconnects after failures.
   void Run();
@@ -56,6 +61,8 @@ class ControllerLink {
   const MessageHandler on_message_;
   const std::function<void()> on_connected_;
   const std::string munge_socket_;
+  const ClientTls tls_;
+  const bool uses_tls_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::AgentService::Stub> stub_;
   std::atomic<bool> stopping_{false};

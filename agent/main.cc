@@ -27,6 +27,7 @@
 #include "common/network_roles.h"
 #include "common/node_constraint.h"
 #include "common/systemd_notify.h"
+#include "common/tls_credentials.h"
 
 namespace {
 
@@ -112,6 +113,14 @@ int main(int argc, char** argv) {
   app.add_option("--munge-socket", options.munge_socket,
                  "munged's socket, for the credential that proves this agent "
                  "runs as root (empty: MUNGE's default)");
+  app.add_option("--tls-ca", options.tls.ca_path,
+                 "CA file (PEM) that signed gantryd's certificate: the stream "
+                 "to a HOST:PORT controller uses TLS and verifies gantryd "
+                 "(needed when gantryd has --tls-cert; empty: plain TCP). "
+                 "Ranks get it as GANTRY_TLS_CA");
+  app.add_option("--tls-server-name", options.tls.server_name,
+                 "Name gantryd's certificate must carry, when not the host of "
+                 "--controller (e.g. when --controller is an IP address)");
   app.add_option("--address", options.address,
                  "Address other nodes reach this one at (MASTER_ADDR of jobs "
                  "whose first node this is; default: first non-loopback IPv4)");
@@ -248,8 +257,24 @@ int main(int argc, char** argv) {
           "--hwloc-xml describes this node; simulated nodes take "
           "--simulate-topology");
     }
+    if (valid.ok() && !options.tls.ca_path.empty()) {
+      valid = absl::InvalidArgumentError(
+          "simulated nodes speak plain TCP; --tls-ca is for real agents");
+    }
     if (!valid.ok()) {
       std::cerr << "gantry-agent: --simulate: " << valid.message() << "\n";
+      return 2;
+    }
+  }
+  {
+    // A CA file that cannot be used is an error now, not an agent that
+    // never connects.
+    grpc::ChannelArguments unused;
+    absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+        gantry::ChannelCredentialsFor(options.controller, options.tls, unused);
+    if (!credentials.ok()) {
+      std::cerr << "gantry-agent: --tls-ca: " << credentials.status().message()
+                << "\n";
       return 2;
     }
   }

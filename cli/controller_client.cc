@@ -10,6 +10,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/munge_credential.h"
+#include "common/request_binding.h"
+#include "common/tls_credentials.h"
 
 namespace gantry::cli {
 
@@ -39,25 +41,35 @@ std::shared_ptr<grpc::Channel> KeepForProcess(
 }  // namespace
 
 ControllerClient::ControllerClient(std::string target)
-    : target_(std::move(target)) {
+    : target_(std::move(target)), tls_(ClientTlsFromEnvironment()) {
   if (const char* socket = std::getenv(kMungeSocketVariable)) {
     munge_socket_ = socket;
   }
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(256 << 20);
   args.SetMaxSendMessageSize(64 << 20);  // topology imports
-  stub_ = v1::ClientService::NewStub(KeepForProcess(grpc::CreateCustomChannel(
-      target_, grpc::InsecureChannelCredentials(), args)));
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+      ChannelCredentialsFor(target_, tls_, args);
+  if (!credentials.ok()) {
+    // No channel at all: a request must not go out in the clear because
+    // the CA file named for it could not be read.
+    setup_error_ = credentials.status();
+    return;
+  }
+  stub_ = v1::ClientService::NewStub(
+      KeepForProcess(grpc::CreateCustomChannel(target_, *credentials, args)));
 }
 
-void ControllerClient::Prepare(grpc::ClientContext& context,
-                               std::string_view method) {
+absl::Status ControllerClient::Prepare(
+    grpc::ClientContext& context, std::string_view method,
+    const google::protobuf::MessageLite& request) {
+  if (!setup_error_.ok()) return setup_error_;
   context.set_deadline(std::chrono::system_clock::now() +
                        std::chrono::seconds(30));
-  // The credential is bound to the method, so one captured on the way to
-  // a harmless call cannot be spent on another; munged refuses a second use.
+  // The credential is bound to this very request, so one captured on the
+  // way cannot be spent on another; munged refuses a second use.
   absl::StatusOr<std::string> credential =
-      EncodeMungeCredential(munge_socket_, MungePayloadFor(method));
+      EncodeRequestCredential(munge_socket_, method, request);
   if (credential.ok()) {
     context.AddMetadata(kMungeMetadataKey, *credential);
     credential_error_.clear();
@@ -66,6 +78,7 @@ void ControllerClient::Prepare(grpc::ClientContext& context,
     // and one with it on refuses with a message completed by this error.
     credential_error_ = std::string(credential.status().message());
   }
+  return absl::OkStatus();
 }
 
 absl::Status ControllerClient::Convert(const grpc::Status& status) const {
@@ -74,7 +87,8 @@ absl::Status ControllerClient::Convert(const grpc::Status& status) const {
       status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
     return absl::UnavailableError(absl::StrCat(
         "cannot reach the controller at ", target_, " (",
-        status.error_message(), "); set --controller or GANTRY_CONTROLLER"));
+        status.error_message(), "); set --controller or GANTRY_CONTROLLER",
+        TlsConnectHint(target_, tls_)));
   }
   if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED &&
       !credential_error_.empty()) {
@@ -95,7 +109,9 @@ absl::Status ControllerClient::Submit(const v1::SubmitRequest& request,
   bool told = false;
   while (true) {
     grpc::ClientContext context;
-    Prepare(context, "Submit");
+    if (absl::Status ready = Prepare(context, "Submit", request); !ready.ok()) {
+      return ready;
+    }
     grpc::Status status = stub_->Submit(&context, request, &response);
     if (status.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED ||
         std::chrono::steady_clock::now() > give_up) {
@@ -113,80 +129,109 @@ absl::Status ControllerClient::Submit(const v1::SubmitRequest& request,
 absl::Status ControllerClient::ListJobs(const v1::ListJobsRequest& request,
                                         v1::ListJobsResponse& response) {
   grpc::ClientContext context;
-  Prepare(context, "ListJobs");
+  if (absl::Status ready = Prepare(context, "ListJobs", request); !ready.ok()) {
+    return ready;
+  }
   return Convert(stub_->ListJobs(&context, request, &response));
 }
 
 absl::Status ControllerClient::GetJob(uint64_t job_id,
                                       v1::GetJobResponse& response) {
   grpc::ClientContext context;
-  Prepare(context, "GetJob");
   v1::GetJobRequest request;
   request.set_job_id(job_id);
+  if (absl::Status ready = Prepare(context, "GetJob", request); !ready.ok()) {
+    return ready;
+  }
   return Convert(stub_->GetJob(&context, request, &response));
 }
 
 absl::Status ControllerClient::Cancel(const v1::CancelRequest& request,
                                       v1::CancelResponse& response) {
   grpc::ClientContext context;
-  Prepare(context, "Cancel");
+  if (absl::Status ready = Prepare(context, "Cancel", request); !ready.ok()) {
+    return ready;
+  }
   return Convert(stub_->Cancel(&context, request, &response));
 }
 
 absl::Status ControllerClient::Hold(const v1::HoldRequest& request,
                                     v1::HoldResponse& response) {
   grpc::ClientContext context;
-  Prepare(context, "Hold");
+  if (absl::Status ready = Prepare(context, "Hold", request); !ready.ok()) {
+    return ready;
+  }
   return Convert(stub_->Hold(&context, request, &response));
 }
 
 absl::Status ControllerClient::ListNodes(v1::ListNodesResponse& response) {
   grpc::ClientContext context;
-  Prepare(context, "ListNodes");
-  return Convert(stub_->ListNodes(&context, v1::ListNodesRequest(), &response));
+  const v1::ListNodesRequest request;
+  if (absl::Status ready = Prepare(context, "ListNodes", request);
+      !ready.ok()) {
+    return ready;
+  }
+  return Convert(stub_->ListNodes(&context, request, &response));
 }
 
 absl::Status ControllerClient::ClusterStatus(
     v1::ClusterStatusResponse& response) {
   grpc::ClientContext context;
-  Prepare(context, "ClusterStatus");
-  return Convert(
-      stub_->ClusterStatus(&context, v1::ClusterStatusRequest(), &response));
+  const v1::ClusterStatusRequest request;
+  if (absl::Status ready = Prepare(context, "ClusterStatus", request);
+      !ready.ok()) {
+    return ready;
+  }
+  return Convert(stub_->ClusterStatus(&context, request, &response));
 }
 
 absl::Status ControllerClient::ReportProgress(
     const v1::ReportProgressRequest& request,
     v1::ReportProgressResponse& response) {
   grpc::ClientContext context;
-  Prepare(context, "ReportProgress");
+  if (absl::Status ready = Prepare(context, "ReportProgress", request);
+      !ready.ok()) {
+    return ready;
+  }
   return Convert(stub_->ReportProgress(&context, request, &response));
 }
 
 absl::Status ControllerClient::Drain(const v1::DrainRequest& request,
                                      v1::DrainResponse& response) {
   grpc::ClientContext context;
-  Prepare(context, "Drain");
+  if (absl::Status ready = Prepare(context, "Drain", request); !ready.ok()) {
+    return ready;
+  }
   return Convert(stub_->Drain(&context, request, &response));
 }
 
 absl::Status ControllerClient::ImportTopology(
     const v1::ImportTopologyRequest& request, v1::TopologyReport& response) {
   grpc::ClientContext context;
-  Prepare(context, "ImportTopology");
+  if (absl::Status ready = Prepare(context, "ImportTopology", request);
+      !ready.ok()) {
+    return ready;
+  }
   return Convert(stub_->ImportTopology(&context, request, &response));
 }
 
 absl::Status ControllerClient::GetTopology(v1::TopologyReport& response) {
   grpc::ClientContext context;
-  Prepare(context, "GetTopology");
-  return Convert(
-      stub_->GetTopology(&context, v1::GetTopologyRequest(), &response));
+  const v1::GetTopologyRequest request;
+  if (absl::Status ready = Prepare(context, "GetTopology", request);
+      !ready.ok()) {
+    return ready;
+  }
+  return Convert(stub_->GetTopology(&context, request, &response));
 }
 
 absl::Status ControllerClient::LaunchStep(const v1::LaunchStepRequest& request,
                                           v1::LaunchStepResponse& response) {
   grpc::ClientContext context;
-  Prepare(context, "LaunchStep");
+  if (absl::Status ready = Prepare(context, "LaunchStep", request);
+      !ready.ok()) {
+    return ready;
+  }
   return Convert(stub_->LaunchStep(&context, request, &response));
 }
 
@@ -194,7 +239,9 @@ absl::Status ControllerClient::WaitStep(const v1::WaitStepRequest& request,
                                         v1::WaitStepResponse& response,
                                         std::chrono::seconds wait) {
   grpc::ClientContext context;
-  Prepare(context, "WaitStep");
+  if (absl::Status ready = Prepare(context, "WaitStep", request); !ready.ok()) {
+    return ready;
+  }
   context.set_deadline(std::chrono::system_clock::now() + wait);
   grpc::Status status = stub_->WaitStep(&context, request, &response);
   if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {

@@ -1,7 +1,9 @@
 // How the CLI reaches gantryd: target resolution (--controller, then
-// GANTRY_CONTROLLER, then the local socket) and calls with deadlines and a
-// MUNGE credential (munged socket: $GANTRY_MUNGE_SOCKET or the default)
-// whose failures become one clear message.
+// GANTRY_CONTROLLER, then the local socket), TLS to a TCP target when
+// $GANTRY_TLS_CA names a CA (common/tls_credentials.h; gantry --tls-ca sets
+// it), and calls with deadlines and a MUNGE credential bound to each
+// request (munged socket: $GANTRY_MUNGE_SOCKET or the default) whose
+// failures become one clear message.
 #pragma once
 
 #include <chrono>
@@ -12,6 +14,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "absl/status/status.h"
+#include "common/tls_credentials.h"
 #include "gantry/v1/client.grpc.pb.h"
 
 namespace gantry::cli {
@@ -55,11 +58,15 @@ class ControllerClient {
 
  private:
   absl::Status Convert(const grpc::Status& status) const;
-  // Sets the deadline and attaches a MUNGE credential for `method`.
-  void Prepare(grpc::ClientContext& context, std::string_view method);
+  // Sets the deadline and attaches a MUNGE credential for `request` to
+  // `method`. Fails when the channel could not be made (TLS files).
+  absl::Status Prepare(grpc::ClientContext& context, std::string_view method,
+                       const google::protobuf::MessageLite& request);
 
   std::string target_;
-  std::string munge_socket_;      // empty: libmunge's default
+  ClientTls tls_;             // from $GANTRY_TLS_CA, $GANTRY_TLS_SERVER_NAME
+  absl::Status setup_error_;  // the channel could not be made: every call
+  std::string munge_socket_;  // empty: libmunge's default
   std::string credential_error_;  // why the last call went without one
   std::unique_ptr<v1::ClientService::Stub> stub_;
 };

@@ -15,6 +15,7 @@
 #include "cli/slurm_alias.h"
 #include "cli/status_command.h"
 #include "cli/version.h"
+#include "common/tls_credentials.h"
 
 namespace {
 
@@ -100,6 +101,8 @@ Options:
                               to 4000000. Each task gets SLURM_ARRAY_TASK_ID;
                               the default output is gantry-%A_%a.out
   --controller ADDR           gantryd address (before "batch"; or GANTRY_CONTROLLER)
+  --tls-ca FILE               CA of gantryd's TLS certificate (before "batch";
+                              or GANTRY_TLS_CA)
   -V, --version               print Gantry's version and exit
 
 Accepted with a warning, no effect here: --account, --qos, --mail-type,
@@ -108,15 +111,40 @@ Accepted with a warning, no effect here: --account, --qos, --mail-type,
 --get-user-env. Accepted, already so: --requeue, --wait-all-nodes.
 )";
 
-// `gantry [--controller ADDR] batch|run ARGS...` is routed before CLI11
-// sees it: their arguments follow sbatch's and srun's grammar (options,
-// then a script or command and its arguments).
+// --tls-ca and --tls-server-name become the environment the controller
+// client reads (common/tls_credentials.h), which a submitted job's
+// exported environment then carries too.
+bool SetTlsVariable(const std::string& word, const char* next, int& consumed) {
+  for (const auto& [flag, variable] :
+       {std::pair{std::string("--tls-ca"), gantry::kTlsCaVariable},
+        std::pair{std::string("--tls-server-name"),
+                  gantry::kTlsServerNameVariable}}) {
+    if (word == flag && next != nullptr) {
+      setenv(variable, next, 1);
+      consumed = 2;
+      return true;
+    }
+    if (word.rfind(flag + "=", 0) == 0) {
+      setenv(variable, word.substr(flag.size() + 1).c_str(), 1);
+      consumed = 1;
+      return true;
+    }
+  }
+  return false;
+}
+
+// `gantry [--controller ADDR] [--tls-ca FILE] batch|run ARGS...` is routed
+// before CLI11 sees it: their arguments follow sbatch's and srun's grammar
+// (options, then a script or command and its arguments).
 bool RouteBatch(int argc, char** argv, std::string& controller,
                 std::string& command, std::vector<std::string>& batch_args) {
   int i = 1;
   while (i < argc) {
     std::string word(argv[i]);
-    if (word == "--controller" && i + 1 < argc) {
+    int consumed = 0;
+    if (SetTlsVariable(word, i + 1 < argc ? argv[i + 1] : nullptr, consumed)) {
+      i += consumed;
+    } else if (word == "--controller" && i + 1 < argc) {
       controller = argv[i + 1];
       i += 2;
     } else if (word.rfind("--controller=", 0) == 0) {
@@ -179,6 +207,22 @@ int RunCommandLine(int argc, char** argv) {
   app.add_option("--controller", controller,
                  "gantryd address: unix:PATH or HOST:PORT (default: "
                  "$GANTRY_CONTROLLER, else unix:/run/gantry/gantryd.sock)");
+  app.add_option_function<std::string>(
+         "--tls-ca",
+         [](const std::string& path) {
+           setenv(gantry::kTlsCaVariable, path.c_str(), 1);
+         },
+         "CA file (PEM) that signed gantryd's certificate: TLS to a "
+         "HOST:PORT controller (default: $GANTRY_TLS_CA; none: plain TCP)")
+      ->option_text("FILE");
+  app.add_option_function<std::string>(
+         "--tls-server-name",
+         [](const std::string& name) {
+           setenv(gantry::kTlsServerNameVariable, name.c_str(), 1);
+         },
+         "Name gantryd's certificate must carry, when not the host of "
+         "--controller (default: $GANTRY_TLS_SERVER_NAME)")
+      ->option_text("NAME");
   app.fallthrough();
 
   // Only for --help listings: RouteBatch handles the commands themselves.

@@ -23,8 +23,9 @@ inline constexpr char kMungeMetadataKey[] = "gantry-munge-credential";
 // CLI (and so for jobs, which inherit it).
 inline constexpr char kMungeSocketVariable[] = "GANTRY_MUNGE_SOCKET";
 
-// The payload a credential for the RPC `method` ("Submit") carries; the
-// controller checks it, so a credential cannot be spent on another method.
+// The payload of a credential bound to the RPC `method` only: an agent's
+// Connect (daemon/authenticator.h says why). Client requests are bound to
+// the request itself (common/request_binding.h).
 inline std::string MungePayloadFor(std::string_view method) {
   return "gantry:" + std::string(method);
 }

@@ -12,6 +12,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "common/munge_credential.h"
+#include "common/request_binding.h"
 
 namespace gantry {
 namespace {
@@ -171,10 +172,9 @@ Caller Authenticator::Describe(uint32_t uid, uint32_t gid,
 }
 
 absl::StatusOr<Caller> Authenticator::Verify(
-    const grpc::ServerContextBase& context, std::string_view method) const {
-  std::optional<std::string_view> credential =
-      Metadata(context, kMungeMetadataKey);
-  if (!credential) {
+    std::optional<std::string_view> credential, std::string_view method,
+    const google::protobuf::MessageLite* request) const {
+  if (!credential || credential->empty()) {
     return absl::UnauthenticatedError(
         "request refused: it carries no MUNGE credential (this controller "
         "requires MUNGE authentication; is munged running on the client's "
@@ -193,19 +193,35 @@ absl::StatusOr<Caller> Authenticator::Verify(
     return absl::UnauthenticatedError(
         absl::StrCat("request refused: ", identity.status().message()));
   }
-  if (identity->payload != MungePayloadFor(method)) {
+  if (request != nullptr) {
+    const std::string mismatch =
+        PayloadMismatch(identity->payload, method, *request);
+    if (!mismatch.empty()) {
+      return absl::UnauthenticatedError(
+          absl::StrCat("request refused: ", mismatch));
+    }
+  } else if (identity->payload != MungePayloadFor(method)) {
     return absl::UnauthenticatedError(absl::StrCat(
         "request refused: the MUNGE credential was made for another request "
         "(",
-        identity->payload, "), not ", MungePayloadFor(method)));
+        identity->payload.substr(0, 64), "), not ", MungePayloadFor(method)));
   }
   return Describe(identity->uid, identity->gid, users_->NameOf(identity->uid));
 }
 
+absl::StatusOr<Caller> Authenticator::AuthenticateCredential(
+    std::string_view credential, std::string_view method,
+    const google::protobuf::MessageLite& request) const {
+  return Verify(credential, method, &request);
+}
+
 absl::StatusOr<Caller> Authenticator::AuthenticateClient(
     const grpc::ServerContextBase& context, std::string_view method,
-    std::string_view claimed_user, int64_t claimed_uid) const {
-  if (options_.use_munge) return Verify(context, method);
+    const google::protobuf::MessageLite& request, std::string_view claimed_user,
+    int64_t claimed_uid) const {
+  if (options_.use_munge) {
+    return Verify(Metadata(context, kMungeMetadataKey), method, &request);
+  }
   // Authentication off: believe the claim, but keep names and numbers
   // consistent with this host's user database where it knows them.
   const std::string name(claimed_user);
@@ -239,7 +255,8 @@ absl::Status Authenticator::CheckMunged() const {
 absl::Status Authenticator::AuthenticateAgent(
     const grpc::ServerContextBase& context) const {
   if (!options_.use_munge) return absl::OkStatus();
-  absl::StatusOr<Caller> caller = Verify(context, "Connect");
+  absl::StatusOr<Caller> caller =
+      Verify(Metadata(context, kMungeMetadataKey), "Connect", nullptr);
   if (!caller.ok()) return caller.status();
   if (caller->uid != 0) {
     return absl::PermissionDeniedError(absl::StrCat(

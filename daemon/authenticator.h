@@ -1,10 +1,22 @@
 // Turns a gRPC call into a Caller. With MUNGE (the default) the call must
-// carry a credential from the caller's munged (metadata
-// kMungeMetadataKey) bound to the method; gantryd decodes it with its own
-// munged, so uid and gid are proven, and a replayed, expired, forged or
-// other-cluster credential is refused. Agents must prove uid 0: they start
+// carry a credential from the caller's munged (metadata kMungeMetadataKey)
+// bound to the exact request (common/request_binding.h: the method and a
+// digest of the request body); gantryd decodes it with its own munged, so
+// uid and gid are proven, and a replayed, expired, forged, other-cluster or
+// other-request credential is refused. Agents must prove uid 0: they start
 // processes as any user. With authentication off (development only) the
 // identity the request claims is taken as is.
+//
+// Streams. A SubmitStream message carries its own credential, bound to that
+// message (AuthenticateCredential), and every message must prove the same
+// user: a captured credential vouches for one message, which munged lets
+// through once. An agent's Connect credential is bound to the method only:
+// the only party who can take a root credential from an agent is on the
+// network path, and on plaintext TCP that party can also read the launches
+// and write into the stream after it is admitted, so binding each message
+// would not stop it; TLS on the TCP listener (gantryd --tls-cert) does, and
+// is what agents across an untrusted network should use. munged still
+// refuses a Connect credential used twice.
 //
 // Thread-safe: called from gRPC threads (decoding talks to munged, which
 // must not block the controller's loop).
@@ -18,6 +30,7 @@
 #include <string_view>
 #include <vector>
 
+#include <google/protobuf/message_lite.h>
 #include <grpcpp/grpcpp.h>
 
 #include "absl/status/statusor.h"
@@ -45,12 +58,21 @@ class Authenticator {
   // INVALID_ARGUMENT when the admin group does not exist on this host.
   static absl::StatusOr<Authenticator> Create(AuthOptions options);
 
-  // A client call to `method` ("Submit"). `claimed_user` and `claimed_uid`
-  // are used only with authentication off (claimed_uid < 0: look the name
-  // up). UNAUTHENTICATED with the reason when refused.
+  // A client call to `method` ("Submit") carrying `request`: its credential
+  // must have been made for this very request. `claimed_user` and
+  // `claimed_uid` are used only with authentication off (claimed_uid < 0:
+  // look the name up). UNAUTHENTICATED with the reason when refused.
   absl::StatusOr<Caller> AuthenticateClient(
       const grpc::ServerContextBase& context, std::string_view method,
+      const google::protobuf::MessageLite& request,
       std::string_view claimed_user, int64_t claimed_uid = -1) const;
+
+  // A credential carried in a message (SubmitStream) instead of the call's
+  // metadata; `request` is the message as its credential was made for it
+  // (its credential field empty). MUNGE only. UNAUTHENTICATED when refused.
+  absl::StatusOr<Caller> AuthenticateCredential(
+      std::string_view credential, std::string_view method,
+      const google::protobuf::MessageLite& request) const;
 
   // An agent's stream. Only uid 0 may serve nodes.
   absl::Status AuthenticateAgent(const grpc::ServerContextBase& context) const;
@@ -63,8 +85,11 @@ class Authenticator {
  private:
   Authenticator(AuthOptions options, std::optional<gid_t> admin_gid);
 
-  absl::StatusOr<Caller> Verify(const grpc::ServerContextBase& context,
-                                std::string_view method) const;
+  // `credential` absent: the request carried none. `request` null: the
+  // credential is bound to the method only (Connect).
+  absl::StatusOr<Caller> Verify(
+      std::optional<std::string_view> credential, std::string_view method,
+      const google::protobuf::MessageLite* request) const;
   Caller Describe(uint32_t uid, uint32_t gid, std::string user) const;
 
   AuthOptions options_;

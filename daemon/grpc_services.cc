@@ -15,9 +15,16 @@ namespace gantry {
 absl::StatusOr<Caller> AuthenticateClientCall(
     const Authenticator& authenticator,
     const grpc::CallbackServerContext& context, std::string_view method,
-    std::string_view claimed_user, int64_t claimed_uid) {
-  absl::StatusOr<Caller> caller = authenticator.AuthenticateClient(
-      context, method, claimed_user, claimed_uid);
+    const google::protobuf::MessageLite& request, std::string_view claimed_user,
+    int64_t claimed_uid) {
+  return LogIfRefused(authenticator.AuthenticateClient(
+                          context, method, request, claimed_user, claimed_uid),
+                      context, method);
+}
+
+absl::StatusOr<Caller> LogIfRefused(absl::StatusOr<Caller> caller,
+                                    const grpc::CallbackServerContext& context,
+                                    std::string_view method) {
   if (!caller.ok()) {
     log::Warn("request refused", {{"method", std::string(method)},
                                   {"peer", context.peer()},
@@ -29,9 +36,10 @@ absl::StatusOr<Caller> AuthenticateClientCall(
 std::optional<Caller> ClientServiceImpl::Admit(
     const grpc::CallbackServerContext& context,
     grpc::ServerUnaryReactor* reactor, std::string_view method,
-    std::string_view claimed_user, int64_t claimed_uid) {
+    const google::protobuf::MessageLite& request, std::string_view claimed_user,
+    int64_t claimed_uid) {
   absl::StatusOr<Caller> caller = AuthenticateClientCall(
-      authenticator_, context, method, claimed_user, claimed_uid);
+      authenticator_, context, method, request, claimed_user, claimed_uid);
   if (caller.ok()) return std::move(*caller);
   reactor->Finish(ToGrpcStatus(caller.status()));
   return std::nullopt;
@@ -70,8 +78,8 @@ grpc::ServerUnaryReactor* ClientServiceImpl::Submit(
     grpc::CallbackServerContext* context, const v1::SubmitRequest* request,
     v1::SubmitResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  std::optional<Caller> caller =
-      Admit(*context, reactor, "Submit", request->user(), request->uid());
+  std::optional<Caller> caller = Admit(*context, reactor, "Submit", *request,
+                                       request->user(), request->uid());
   if (!caller) return reactor;
   if (!submissions_.TryEnter()) {
     // A bounded queue: the client retries (the CLI does, with backoff).
@@ -103,7 +111,8 @@ grpc::ServerUnaryReactor* ClientServiceImpl::ListJobs(
     grpc::CallbackServerContext* context, const v1::ListJobsRequest* request,
     v1::ListJobsResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  std::optional<Caller> caller = Admit(*context, reactor, "ListJobs", "");
+  std::optional<Caller> caller =
+      Admit(*context, reactor, "ListJobs", *request, "");
   if (!caller) return reactor;
   boost::asio::post(io_, [this, reactor, request, response] {
     *response = controller_.ListJobs(*request);
@@ -116,7 +125,8 @@ grpc::ServerUnaryReactor* ClientServiceImpl::GetJob(
     grpc::CallbackServerContext* context, const v1::GetJobRequest* request,
     v1::GetJobResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  std::optional<Caller> caller = Admit(*context, reactor, "GetJob", "");
+  std::optional<Caller> caller =
+      Admit(*context, reactor, "GetJob", *request, "");
   if (!caller) return reactor;
   boost::asio::post(
       io_, [this, reactor, request, response, caller = std::move(*caller)] {
@@ -133,7 +143,7 @@ grpc::ServerUnaryReactor* ClientServiceImpl::Cancel(
     v1::CancelResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   std::optional<Caller> caller =
-      Admit(*context, reactor, "Cancel", request->user());
+      Admit(*context, reactor, "Cancel", *request, request->user());
   if (!caller) return reactor;
   boost::asio::post(
       io_, [this, reactor, request, response, caller = std::move(*caller)] {
@@ -151,7 +161,7 @@ grpc::ServerUnaryReactor* ClientServiceImpl::Hold(
     v1::HoldResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   std::optional<Caller> caller =
-      Admit(*context, reactor, "Hold", request->user());
+      Admit(*context, reactor, "Hold", *request, request->user());
   if (!caller) return reactor;
   boost::asio::post(io_, [this, reactor, request, response,
                           caller = std::move(*caller)] {
@@ -164,10 +174,11 @@ grpc::ServerUnaryReactor* ClientServiceImpl::Hold(
 }
 
 grpc::ServerUnaryReactor* ClientServiceImpl::ListNodes(
-    grpc::CallbackServerContext* context, const v1::ListNodesRequest*,
+    grpc::CallbackServerContext* context, const v1::ListNodesRequest* request,
     v1::ListNodesResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  std::optional<Caller> caller = Admit(*context, reactor, "ListNodes", "");
+  std::optional<Caller> caller =
+      Admit(*context, reactor, "ListNodes", *request, "");
   if (!caller) return reactor;
   boost::asio::post(io_, [this, reactor, response] {
     *response = controller_.ListNodes();
@@ -177,10 +188,12 @@ grpc::ServerUnaryReactor* ClientServiceImpl::ListNodes(
 }
 
 grpc::ServerUnaryReactor* ClientServiceImpl::ClusterStatus(
-    grpc::CallbackServerContext* context, const v1::ClusterStatusRequest*,
+    grpc::CallbackServerContext* context,
+    const v1::ClusterStatusRequest* request,
     v1::ClusterStatusResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  std::optional<Caller> caller = Admit(*context, reactor, "ClusterStatus", "");
+  std::optional<Caller> caller =
+      Admit(*context, reactor, "ClusterStatus", *request, "");
   if (!caller) return reactor;
   boost::asio::post(io_, [this, reactor, response] {
     *response = controller_.ClusterStatus();
@@ -194,7 +207,7 @@ grpc::ServerUnaryReactor* ClientServiceImpl::ReportProgress(
     const v1::ReportProgressRequest* request, v1::ReportProgressResponse*) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   std::optional<Caller> caller =
-      Admit(*context, reactor, "ReportProgress", request->user());
+      Admit(*context, reactor, "ReportProgress", *request, request->user());
   if (!caller) return reactor;
   boost::asio::post(io_, [this, reactor, request, caller = std::move(*caller)] {
     controller_.ReportProgress(*request, caller,
@@ -210,7 +223,7 @@ grpc::ServerUnaryReactor* ClientServiceImpl::LaunchStep(
     v1::LaunchStepResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   std::optional<Caller> caller =
-      Admit(*context, reactor, "LaunchStep", request->user());
+      Admit(*context, reactor, "LaunchStep", *request, request->user());
   if (!caller) return reactor;
   boost::asio::post(
       io_, [this, reactor, request, response, caller = std::move(*caller)] {
@@ -229,7 +242,7 @@ grpc::ServerUnaryReactor* ClientServiceImpl::WaitStep(
     v1::WaitStepResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   std::optional<Caller> caller =
-      Admit(*context, reactor, "WaitStep", request->user());
+      Admit(*context, reactor, "WaitStep", *request, request->user());
   if (!caller) return reactor;
   boost::asio::post(
       io_, [this, reactor, request, response, caller = std::move(*caller)] {
@@ -248,7 +261,7 @@ grpc::ServerUnaryReactor* ClientServiceImpl::Drain(
     v1::DrainResponse*) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   std::optional<Caller> caller =
-      Admit(*context, reactor, "Drain", request->user());
+      Admit(*context, reactor, "Drain", *request, request->user());
   if (!caller) return reactor;
   boost::asio::post(io_, [this, reactor, request, caller = std::move(*caller)] {
     controller_.Drain(*request, caller, [reactor](absl::Status status) {
@@ -263,7 +276,7 @@ grpc::ServerUnaryReactor* ClientServiceImpl::ImportTopology(
     const v1::ImportTopologyRequest* request, v1::TopologyReport* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   std::optional<Caller> caller =
-      Admit(*context, reactor, "ImportTopology", request->user());
+      Admit(*context, reactor, "ImportTopology", *request, request->user());
   if (!caller) return reactor;
   boost::asio::post(
       io_, [this, reactor, request, response, caller = std::move(*caller)] {
@@ -278,10 +291,11 @@ grpc::ServerUnaryReactor* ClientServiceImpl::ImportTopology(
 }
 
 grpc::ServerUnaryReactor* ClientServiceImpl::GetTopology(
-    grpc::CallbackServerContext* context, const v1::GetTopologyRequest*,
+    grpc::CallbackServerContext* context, const v1::GetTopologyRequest* request,
     v1::TopologyReport* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  std::optional<Caller> caller = Admit(*context, reactor, "GetTopology", "");
+  std::optional<Caller> caller =
+      Admit(*context, reactor, "GetTopology", *request, "");
   if (!caller) return reactor;
   boost::asio::post(io_, [this, reactor, response] {
     *response = controller_.TopologyReport();

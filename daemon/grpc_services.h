@@ -28,13 +28,19 @@ namespace gantry {
 
 grpc::Status ToGrpcStatus(const absl::Status& status);
 
-// The caller of a client call to `method` ("Submit"), or the refusal,
-// logged with the peer. On the gRPC thread: decoding a credential talks to
-// munged and must not stall the controller's loop.
+// The caller of a client call to `method` ("Submit") carrying `request`,
+// or the refusal, logged with the peer. On the gRPC thread: decoding a
+// credential talks to munged and must not stall the controller's loop.
 absl::StatusOr<Caller> AuthenticateClientCall(
     const Authenticator& authenticator,
     const grpc::CallbackServerContext& context, std::string_view method,
-    std::string_view claimed_user, int64_t claimed_uid = -1);
+    const google::protobuf::MessageLite& request, std::string_view claimed_user,
+    int64_t claimed_uid = -1);
+
+// Logs `caller` when it is a refusal of a call to `method`; returns it.
+absl::StatusOr<Caller> LogIfRefused(absl::StatusOr<Caller> caller,
+                                    const grpc::CallbackServerContext& context,
+                                    std::string_view method);
 
 // Makes the Submit calls' request and response objects, so that gantryd
 // owns the request and the controller may move its spec (with the exported
@@ -119,6 +125,7 @@ class ClientServiceImpl final : public v1::ClientService::CallbackService {
   std::optional<Caller> Admit(const grpc::CallbackServerContext& context,
                               grpc::ServerUnaryReactor* reactor,
                               std::string_view method,
+                              const google::protobuf::MessageLite& request,
                               std::string_view claimed_user,
                               int64_t claimed_uid = -1);
 

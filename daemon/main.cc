@@ -25,6 +25,7 @@
 #include "common/log.h"
 #include "common/metrics_endpoint.h"
 #include "common/systemd_notify.h"
+#include "common/tls_credentials.h"
 #include "daemon/controller.h"
 #include "daemon/controller_metrics.h"
 #include "daemon/grpc_services.h"
@@ -61,6 +62,8 @@ struct Flags {
   std::string auth = "munge";
   std::string munge_socket;
   std::string admin_group;
+  std::string tls_cert;
+  std::string tls_key;
 };
 
 void AddFlags(CLI::App& app, Flags& flags) {
@@ -169,6 +172,14 @@ void AddFlags(CLI::App& app, Flags& flags) {
   app.add_option("--munge-socket", flags.munge_socket,
                  "munged's socket (empty: MUNGE's default, "
                  "/run/munge/munge.socket.2)");
+  app.add_option("--tls-cert", flags.tls_cert,
+                 "PEM certificate (chain) of this controller: with --tls-key, "
+                 "--listen speaks only TLS, and agents and remote clients "
+                 "need --tls-ca (the unix socket stays plain; empty: plain "
+                 "TCP)");
+  app.add_option("--tls-key", flags.tls_key,
+                 "PEM private key of --tls-cert (keep it readable by root "
+                 "only)");
   app.add_option("--admin-group", flags.admin_group,
                  "Unix group whose members may drain, resume and import "
                  "topology (root always may)");
@@ -231,6 +242,12 @@ int main(int argc, char** argv) {
       gantry::ParsePartitions(flags.partitions);
   if (!partitions.ok()) {
     std::cerr << "gantryd: " << partitions.status().message() << "\n";
+    return 2;
+  }
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> tcp_credentials =
+      gantry::ServerCredentialsFromFiles(flags.tls_cert, flags.tls_key);
+  if (!tcp_credentials.ok()) {
+    std::cerr << "gantryd: " << tcp_credentials.status().message() << "\n";
     return 2;
   }
   absl::StatusOr<gantry::Authenticator> authenticator =
@@ -324,8 +341,7 @@ int main(int argc, char** argv) {
   grpc::ServerBuilder builder;
   int selected_port = 0;
   if (!flags.listen.empty()) {
-    builder.AddListeningPort(flags.listen, grpc::InsecureServerCredentials(),
-                             &selected_port);
+    builder.AddListeningPort(flags.listen, *tcp_credentials, &selected_port);
   }
   if (!flags.socket.empty()) {
     std::filesystem::create_directories(
@@ -386,6 +402,7 @@ int main(int argc, char** argv) {
       "gantryd ready",
       {{"version", GANTRY_VERSION},
        {"listen", host + ":" + std::to_string(selected_port)},
+       {"tcp", flags.tls_cert.empty() ? "plain" : "tls"},
        {"socket", flags.socket},
        {"metrics", metrics_endpoint ? metrics_endpoint->address() : ""},
        {"state_dir", flags.state_dir},

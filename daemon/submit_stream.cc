@@ -27,6 +27,19 @@ SubmitStreamReactor::SubmitStreamReactor(
 }
 
 void SubmitStreamReactor::OnReadDone(bool ok) {
+  // Each message vouches for itself: its credential is bound to its own
+  // submissions, so one captured on the way cannot carry others. Checking it
+  // talks to munged, so it happens before the mutex is taken (the loop
+  // answers under it and must never wait on munged); incoming_ is this
+  // callback's until it asks for the next read.
+  std::optional<absl::StatusOr<Caller>> signer;
+  if (ok && authenticator_.uses_munge()) {
+    const std::string credential = std::move(*incoming_.mutable_credential());
+    incoming_.clear_credential();
+    signer = LogIfRefused(authenticator_.AuthenticateCredential(
+                              credential, "SubmitStream", incoming_),
+                          *context_, "SubmitStream");
+  }
   std::vector<Admitted> admitted;
   Actions actions;
   {
@@ -48,21 +61,30 @@ void SubmitStreamReactor::OnReadDone(bool ok) {
                        incoming_.submissions_size())));
       actions = NextActionsLocked();
     } else {
-      if (!caller_) {
-        // Decoding a credential talks to munged, once per stream. Nothing
-        // of this stream is in flight yet, so the loop (which answers
-        // under this mutex) never waits on munged.
-        const v1::SubmitRequest& first = incoming_.submissions(0);
+      if (signer && !signer->ok()) {
+        StopReadingLocked(ToGrpcStatus(signer->status()));
+      } else if (signer && caller_ && (*signer)->uid != caller_->uid) {
+        StopReadingLocked(grpc::Status(
+            grpc::StatusCode::PERMISSION_DENIED,
+            absl::StrCat("this stream submits as ", caller_->user, " (uid ",
+                         caller_->uid, "), not as ", (*signer)->user, " (uid ",
+                         (*signer)->uid, "): one stream, one user")));
+      } else if (!caller_) {
+        // Without MUNGE, the first submission's claim names the stream's
+        // user.
         absl::StatusOr<Caller> caller =
-            AuthenticateClientCall(authenticator_, *context_, "SubmitStream",
-                                   first.user(), first.uid());
+            signer ? std::move(*signer)
+                   : AuthenticateClientCall(authenticator_, *context_,
+                                            "SubmitStream", incoming_,
+                                            incoming_.submissions(0).user(),
+                                            incoming_.submissions(0).uid());
         if (caller.ok()) {
           caller_ = std::move(*caller);
         } else {
           StopReadingLocked(ToGrpcStatus(caller.status()));
         }
       }
-      if (caller_) {
+      if (caller_ && !reads_done_) {
         admitted.reserve(incoming_.submissions_size());
         for (v1::SubmitRequest& request : *incoming_.mutable_submissions()) {
           const uint64_t sequence = next_sequence_++;

@@ -10,7 +10,9 @@
 // Each submission goes through the same path as Submit: the same admission
 // gate (busy: a RESOURCE_EXHAUSTED ack, the client sends it again), the
 // same validation and the same group commit, so an OK ack still means "on
-// disk". The stream is authenticated once, by its first message.
+// disk". Every message carries a credential bound to it (client.proto);
+// the first one names the stream's user, and a later one of another user
+// ends the stream.
 //
 // Threads: reads and writes complete on gRPC threads, submissions are
 // answered on the controller's loop; the state below is under `mutex_`, and

@@ -3,6 +3,9 @@
 # a private munged, gantryd and 4 agents on loopback in a temp dir, submits the example
 # 2-node all-reduce, shows the queue and cluster status while it runs, prints
 # the job's output and record, and stops everything it started.
+# Plain TCP on loopback by default; GANTRY_DEMO_TLS=1 makes a CA and a
+# certificate with openssl and runs gantryd's TCP port with TLS (README,
+# "TLS on the TCP port").
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$root/packaging/install-deps.sh"
@@ -43,9 +46,26 @@ export GANTRY_MUNGE_SOCKET="$demo/munge/munge.sock"
 pids+=($!)
 for _ in $(seq 100); do [ -S "$GANTRY_MUNGE_SOCKET" ] && break; sleep 0.05; done
 
+tls_server=() tls_agent=()
+if [ "${GANTRY_DEMO_TLS:-0}" = 1 ]; then
+  step "making a CA and a certificate for 127.0.0.1 (TLS on gantryd's TCP port)"
+  mkdir -p "$demo/tls"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+    -keyout "$demo/tls/ca.key" -out "$demo/tls/ca.pem" -days 1 -subj "/CN=Gantry demo CA" \
+    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2> /dev/null
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+    -keyout "$demo/tls/gantryd.key" -out "$demo/tls/gantryd.csr" -subj "/CN=gantryd" 2> /dev/null
+  openssl x509 -req -in "$demo/tls/gantryd.csr" -CA "$demo/tls/ca.pem" -CAkey "$demo/tls/ca.key" \
+    -CAcreateserial -out "$demo/tls/gantryd.pem" -days 1 \
+    -extfile <(echo "subjectAltName=IP:127.0.0.1") 2> /dev/null
+  tls_server=(--tls-cert "$demo/tls/gantryd.pem" --tls-key "$demo/tls/gantryd.key")
+  tls_agent=(--tls-ca "$demo/tls/ca.pem")
+  export GANTRY_TLS_CA="$demo/tls/ca.pem"  # for gantry --controller 127.0.0.1:PORT
+fi
+
 step "starting gantryd (state in $demo/state)"
 "$gantryd" --state-dir "$demo/state" --listen 127.0.0.1:0 --socket "$demo/gantryd.sock" \
-  --munge-socket "$GANTRY_MUNGE_SOCKET" \
+  --munge-socket "$GANTRY_MUNGE_SOCKET" "${tls_server[@]}" \
   --heartbeat-interval 0.5 --node-timeout 5 2> "$demo/gantryd.log" &
 pids+=($!)
 port=""
@@ -61,7 +81,8 @@ echo "gantryd listening on 127.0.0.1:$port and $GANTRY_CONTROLLER"
 step "starting 4 agents: node01..node04 at 127.0.0.1..127.0.0.4"
 for i in 1 2 3 4; do
   "$agent" --controller "127.0.0.1:$port" --node-name "node0$i" --address "127.0.0.$i" \
-    --work-dir "$demo/agent$i" --munge-socket "$GANTRY_MUNGE_SOCKET" 2> "$demo/agent$i.log" &
+    --work-dir "$demo/agent$i" --munge-socket "$GANTRY_MUNGE_SOCKET" "${tls_agent[@]}" \
+    2> "$demo/agent$i.log" &
   pids+=($!)
 done
 for _ in $(seq 100); do

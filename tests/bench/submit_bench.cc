@@ -25,7 +25,10 @@
 //     A stream that fails UNAVAILABLE is opened again and its unanswered
 //     submissions sent again; any other stream error ends that client.
 //     --invalid-every N makes every Nth submission of a client one gantryd
-//     refuses (2 nodes, 1 task).
+//     refuses (2 nodes, 1 task). --misbind-message N gives a client's Nth
+//     message a credential made for another message (as one captured and
+//     carried elsewhere would be): gantryd ends the stream, storing none of
+//     that message.
 //
 //   gantry-submit-bench ... verify --acks FILE -- [OPTIONS] SCRIPT
 //     Fetches every acknowledged job by id and compares it with what was
@@ -73,6 +76,7 @@
 #include "cli/batch_command.h"
 #include "common/job_options.h"
 #include "common/munge_credential.h"
+#include "common/request_binding.h"
 #include "gantry/v1/client.grpc.pb.h"
 
 extern char** environ;
@@ -140,7 +144,7 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target,
 }
 
 // Deadline and credential for one call, as the CLI's ControllerClient sets
-// them (a fresh MUNGE credential bound to the method, for every call).
+// them (a fresh MUNGE credential bound to the request, for every call).
 // Calls wait for a connection (until the deadline) instead of failing at
 // once while there is none: a synchronous gRPC client makes progress on a
 // reconnection only while a call waits (otherwise gRPC's backup poller
@@ -153,15 +157,26 @@ struct CallSettings {
   bool wait_for_ready = true;
 
   // Errors: the credential could not be made (munged unreachable).
-  absl::Status Prepare(grpc::ClientContext& context,
-                       std::string_view method) const {
+  absl::Status Prepare(grpc::ClientContext& context, std::string_view method,
+                       const google::protobuf::MessageLite& request) const {
     context.set_deadline(std::chrono::system_clock::now() + deadline);
     context.set_wait_for_ready(wait_for_ready);
     if (!munge) return absl::OkStatus();
     absl::StatusOr<std::string> credential =
-        EncodeMungeCredential(munge_socket, MungePayloadFor(method));
+        EncodeRequestCredential(munge_socket, method, request);
     if (!credential.ok()) return credential.status();
     context.AddMetadata(kMungeMetadataKey, *credential);
+    return absl::OkStatus();
+  }
+
+  // A SubmitStream message carries its own credential, over the message.
+  absl::Status Sign(v1::SubmitStreamRequest& message) const {
+    message.clear_credential();
+    if (!munge) return absl::OkStatus();
+    absl::StatusOr<std::string> credential =
+        EncodeRequestCredential(munge_socket, "SubmitStream", message);
+    if (!credential.ok()) return credential.status();
+    message.set_credential(*std::move(credential));
     return absl::OkStatus();
   }
 };
@@ -203,6 +218,9 @@ struct SubmitOptions {
   // gantryd refuses (INVALID_ARGUMENT); 0: none. Shows that a refusal is
   // answered alone and the stream goes on.
   uint64_t invalid_every = 0;
+  // With --stream: the Nth message (from 1) of each client is sent with a
+  // credential bound to a different message; 0: none.
+  uint64_t misbind_message = 0;
   CallSettings call;
 };
 
@@ -236,7 +254,8 @@ void RunClient(const SubmitOptions& options, int index,
     if (options.count > 0 && claimed.fetch_add(1) >= options.count) return;
     request.mutable_spec()->set_name(JobName(options.tag, index, sequence));
     grpc::ClientContext context;
-    if (absl::Status prepared = options.call.Prepare(context, "Submit");
+    if (absl::Status prepared =
+            options.call.Prepare(context, "Submit", request);
         !prepared.ok()) {
       ++result.errors["credential"];
       result.last_error = prepared.ToString();
@@ -309,7 +328,10 @@ class StreamClient {
     grpc::ClientContext context;
     CallSettings settings = options_.call;
     settings.deadline = std::chrono::hours(24);  // a stream lives for the run
-    if (absl::Status prepared = settings.Prepare(context, "SubmitStream");
+    // The stream itself carries no credential: each message does.
+    settings.munge = false;
+    if (absl::Status prepared = settings.Prepare(context, "SubmitStream",
+                                                 v1::SubmitStreamRequest());
         !prepared.ok()) {
       return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
                           prepared.ToString());
@@ -339,6 +361,23 @@ class StreamClient {
         if (more) std::this_thread::sleep_for(std::chrono::milliseconds(1));
         continue;
       }
+      ++messages_;
+      const bool misbind = messages_ == options_.misbind_message;
+      if (misbind)
+        message.mutable_submissions(0)->mutable_spec()->add_script_args("x");
+      if (absl::Status signed_ = options_.call.Sign(message); !signed_.ok()) {
+        std::lock_guard lock(mutex_);
+        ++result_.errors["credential"];
+        result_.last_error = signed_.ToString();
+        break;
+      }
+      // The credential vouches for the message with that argument; the
+      // message goes without it.
+      if (misbind)
+        message.mutable_submissions(0)
+            ->mutable_spec()
+            ->mutable_script_args()
+            ->RemoveLast();
       if (!stream->Write(message)) break;  // the stream ended; see Finish
     }
     stream->WritesDone();
@@ -424,6 +463,7 @@ class StreamClient {
   const size_t batch_;
   uint64_t next_sequence_ = 1;
 
+  uint64_t messages_ = 0;  // written so far, by Run's thread
   std::mutex mutex_;
   std::condition_variable room_;
   std::vector<Sent> sent_;        // this stream's, by its sequence
@@ -620,14 +660,14 @@ int RunVerify(const std::string& target, const std::string& acks_path,
       for (size_t i = next++; i < todo.size(); i = next++) {
         const auto& [id, name] = todo[i];
         grpc::ClientContext context;
-        if (absl::Status prepared = call.Prepare(context, "GetJob");
+        v1::GetJobRequest request;
+        request.set_job_id(id);
+        if (absl::Status prepared = call.Prepare(context, "GetJob", request);
             !prepared.ok()) {
           ++failed;
           note(prepared.ToString());
           continue;
         }
-        v1::GetJobRequest request;
-        request.set_job_id(id);
         v1::GetJobResponse response;
         grpc::Status status = stub->GetJob(&context, request, &response);
         if (status.error_code() == grpc::StatusCode::NOT_FOUND) {
@@ -683,14 +723,15 @@ int RunProbe(const std::string& target, const CallSettings& call,
     channel = MakeChannel(target, /*own_connection=*/true, 100);
     auto stub = v1::ClientService::NewStub(channel);
     grpc::ClientContext context;
-    if (absl::Status prepared = attempt.Prepare(context, "ClusterStatus");
+    const v1::ClusterStatusRequest status_request;
+    if (absl::Status prepared =
+            attempt.Prepare(context, "ClusterStatus", status_request);
         !prepared.ok()) {
       std::cerr << "gantry-submit-bench: " << prepared.message() << "\n";
       return 2;
     }
     v1::ClusterStatusResponse response;
-    if (stub->ClusterStatus(&context, v1::ClusterStatusRequest(), &response)
-            .ok()) {
+    if (stub->ClusterStatus(&context, status_request, &response).ok()) {
       status_at = UnixSeconds();
       break;
     }
@@ -703,13 +744,14 @@ int RunProbe(const std::string& target, const CallSettings& call,
   }
   auto stub = v1::ClientService::NewStub(channel);
   grpc::ClientContext context;
-  if (absl::Status prepared = call.Prepare(context, "ListJobs");
+  const v1::ListJobsRequest list_request;
+  if (absl::Status prepared = call.Prepare(context, "ListJobs", list_request);
       !prepared.ok()) {
     std::cerr << "gantry-submit-bench: " << prepared.message() << "\n";
     return 2;
   }
   v1::ListJobsResponse jobs;
-  grpc::Status listed = stub->ListJobs(&context, v1::ListJobsRequest(), &jobs);
+  grpc::Status listed = stub->ListJobs(&context, list_request, &jobs);
   if (!listed.ok()) {
     std::cerr << "gantry-submit-bench: ListJobs: " << listed.error_message()
               << "\n";
@@ -778,6 +820,9 @@ int main(int argc, char** argv) {
   submit_command->add_option("--invalid-every", submit.invalid_every,
                              "with --stream: make every Nth submission one "
                              "gantryd refuses");
+  submit_command->add_option("--misbind-message", submit.misbind_message,
+                             "with --stream: send each client's Nth message "
+                             "with a credential made for another message");
 
   std::string acks_path;
   int verify_threads = 8;

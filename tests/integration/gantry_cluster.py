@@ -12,6 +12,10 @@ every process the cluster started (by pid: SIGTERM, then SIGKILL after a
 few seconds), and removes the temp dir, or keeps it and prints its path and
 the daemon logs when a test failed (or when GANTRY_KEEP_TMP=1).
 
+GantryCluster(tls=True) makes a CA and a certificate for gantryd
+(tls_certificates.py) and turns TLS on for its TCP listener; agents get the
+CA, and tls_env() is a CLI environment for the TCP target with it.
+
 Every test file ends with `gantry_cluster.main()`, which takes
 `--build-dir DIR` (or GANTRY_BUILD_DIR) to find the binaries.
 
@@ -34,6 +38,7 @@ import time
 import unittest
 
 from munge_daemon import Munged
+from tls_certificates import TlsFiles
 
 TERMINAL_STATES = frozenset(
     {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL",
@@ -206,7 +211,7 @@ class GantryCluster:
     def __init__(self, agents=2, heartbeat_interval=0.2, node_timeout=5.0,
                  reconnect_grace=10.0, kill_grace=1, restart_backoff=0.2,
                  hot_spares=None, gantryd_args=(), label="cluster",
-                 auth="munge", metrics=False, agent_args=None):
+                 auth="munge", metrics=False, agent_args=None, tls=False):
         bindir = build_dir()
         self.gantryd_bin = os.path.join(bindir, "daemon", "gantryd")
         self.agent_bin = os.path.join(bindir, "agent", "gantry-agent")
@@ -255,6 +260,8 @@ class GantryCluster:
         self.env["GANTRY_CONTROLLER"] = "unix:" + self.socket
         self.env[MARKER_VARIABLE] = self.dir
         self.env.pop("GANTRY_BUILD_DIR", None)
+        self.env.pop("GANTRY_TLS_CA", None)
+        self.env.pop("GANTRY_TLS_SERVER_NAME", None)
         # Authentication as in production: a munged of this cluster's own
         # (key, socket), used by gantryd, the agents, the CLI and the jobs.
         self.munged = None
@@ -267,6 +274,14 @@ class GantryCluster:
             self.gantryd_args += ["--munge-socket", self.munged.socket]
         else:
             self.gantryd_args += ["--auth", "none"]
+        # TLS on gantryd's TCP listener (tls_certificates.py makes a CA and
+        # a certificate for 127.0.0.1): agents get --tls-ca; the CLI keeps
+        # the unix socket, and tls_env() gives a client the TCP target with
+        # the CA.
+        self.tls = TlsFiles(os.path.join(self.dir, "tls")) if tls else None
+        if self.tls:
+            self.gantryd_args += ["--tls-cert", self.tls.cert,
+                                  "--tls-key", self.tls.key]
 
     # --- Lifecycle ---
 
@@ -356,6 +371,8 @@ class GantryCluster:
             argv += ["--metrics-listen", "127.0.0.1:0"]
         if self.munged:
             argv += ["--munge-socket", self.munged.socket]
+        if self.tls and "--tls-ca" not in argv:  # a test's own CA wins
+            argv += ["--tls-ca", self.tls.ca]
         self.agents[name] = _Daemon(name, argv, log_path,
                                     {**self.env, **(env or {})})
         return self.agents[name]
@@ -461,6 +478,18 @@ class GantryCluster:
                 f"gantry {' '.join(args)} exited {result.returncode}\n"
                 f"stdout: {result.stdout}\nstderr: {result.stderr}")
         return result
+
+    def tls_env(self, ca=None):
+        """The CLI's environment for gantryd's TCP listener over TLS, with
+        `ca` (default: the cluster's CA; "" for none)."""
+        env = dict(self.env)
+        env["GANTRY_CONTROLLER"] = f"127.0.0.1:{self.port}"
+        env.pop("GANTRY_TLS_CA", None)
+        if ca is None:
+            ca = self.tls.ca
+        if ca:
+            env["GANTRY_TLS_CA"] = ca
+        return env
 
     def add_slurm_commands(self, extra_path=""):
         """Puts the sbatch, srun, squeue, scancel and scontrol names (links

@@ -2,8 +2,9 @@
 """MUNGE authentication and what each user may do, against a real munged
 with a temp key (the cluster's own) and a second munged with another key
 (another cluster). gantry-auth-probe presents hand-made credentials: none,
-forged, replayed, bound to another request, from the other cluster, and
-from a non-root "agent". Needs root (to act as other users)."""
+forged, replayed, bound to another method or to another body of the same
+method (one user's credential on another's request), from the other
+cluster, and from a non-root "agent". Needs root (to act as other users)."""
 
 import json
 import os
@@ -23,6 +24,15 @@ def probe_binary():
     return os.path.join(build_dir(), "tests", "tools", "gantry-auth-probe")
 
 
+def payload_for(method, *body):
+    """The payload a credential for this exact request carries."""
+    if method == "Connect":
+        return "gantry:Connect"  # agents' streams: bound to the method
+    return subprocess.run([probe_binary(), "--payload", method, *body],
+                          capture_output=True, text=True, check=True,
+                          timeout=30).stdout.strip()
+
+
 @unittest.skipUnless(os.geteuid() == 0, "needs root to act as other users")
 @unittest.skipUnless(munge_available(), "munged is not installed (apt-get install munge)")
 class CredentialTest(ClusterTestCase):
@@ -36,16 +46,18 @@ class CredentialTest(ClusterTestCase):
         cls.target = f"127.0.0.1:{cls.cluster.port}"
         cls.other = pwd.getpwnam(OTHER_USER)
 
-    def probe(self, method, credential=None):
+    def probe(self, method, credential=None, body=()):
         argv = [probe_binary(), self.target, method]
         if credential is not None:
             argv.append(credential)
-        result = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+        result = subprocess.run(argv + list(body), capture_output=True,
+                                text=True, timeout=30)
         self.assertIn(result.returncode, (0, 1), result.stderr)
         return result.stdout.strip()
 
-    def credential(self, method, uid=None, munged=None):
-        return (munged or self.cluster.munged).credential(f"gantry:{method}", uid=uid)
+    def credential(self, method, uid=None, munged=None, body=()):
+        return (munged or self.cluster.munged).credential(
+            payload_for(method, *body), uid=uid)
 
     def test_valid_credential_is_accepted_once_then_refused_as_replayed(self):
         credential = self.credential("ListNodes")
@@ -80,7 +92,13 @@ class CredentialTest(ClusterTestCase):
     def test_credential_bound_to_another_request_is_refused(self):
         credential = self.credential("ListNodes")
         refused = self.probe("Drain", credential)
-        self.assertIn("made for another request (gantry:ListNodes)", refused)
+        self.assertIn("made for another request (ListNodes), not for this Drain",
+                      refused)
+        # A credential bound to the method alone, as clients made before
+        # credentials named their request, is refused too.
+        refused = self.probe("Drain", self.cluster.munged.credential("gantry:Drain"))
+        self.assertIn("16: request refused: the MUNGE credential is not bound to a "
+                      "request", refused)
 
     def test_claimed_identity_does_not_count(self):
         # The probe's Drain claims to be root; the credential says nobody.
@@ -113,6 +131,99 @@ class CredentialTest(ClusterTestCase):
             result = self.cluster.cli("--controller", controller, "nodes", "--json",
                                       uid=self.other.pw_uid)
             self.assertIn("node01", result.stdout)
+
+
+@unittest.skipUnless(os.geteuid() == 0, "needs root to act as other users")
+@unittest.skipUnless(munge_available(), "munged is not installed (apt-get install munge)")
+class RequestBindingTest(ClusterTestCase):
+    """A credential vouches for the exact request it was made for: one that
+    user B made for B's own Cancel (or Submit), sent with user A's different
+    body, is refused and changes nothing, as a credential captured on the
+    network and kept from gantryd would be."""
+
+    @classmethod
+    def setUpClass(cls):
+        suffix = random.randint(10000, 99999)
+        cls.users = {}
+        for role in ("a", "b"):
+            name = f"gantry-h18{role}-{suffix}"
+            subprocess.run(["useradd", "--no-create-home", name], check=True)
+            cls.addClassCleanup(subprocess.run, ["userdel", name])
+            cls.users[role] = pwd.getpwnam(name)
+        cls.cluster = cls.start_class_cluster(agents=0)
+        os.chmod(cls.cluster.dir, 0o755)
+        cls.target = f"127.0.0.1:{cls.cluster.port}"
+
+    def send(self, method, credential, body):
+        result = subprocess.run(
+            [probe_binary(), self.target, method, credential, *body],
+            capture_output=True, text=True, timeout=30)
+        self.assertIn(result.returncode, (0, 1), result.stderr)
+        return result.stdout.strip()
+
+    def credential(self, role, method, body):
+        return self.cluster.munged.credential(payload_for(method, *body),
+                                              uid=self.users[role].pw_uid)
+
+    def submit_as(self, role, name):
+        body = ["--name", name, "--dir", "/tmp"]
+        answer = self.send("Submit", self.credential(role, "Submit", body), body)
+        self.assertTrue(answer.startswith("OK "), answer)
+        job_id = int(answer.split()[1])
+        self.assertEqual(self.cluster.job(job_id)["user"], self.users[role].pw_name)
+        return job_id
+
+    def jobs_named(self, name):
+        listing = json.loads(self.cluster.cli("queue", "--json", "--all").stdout)
+        return [job for job in listing["jobs"] if job["name"] == name]
+
+    def test_cancel_credential_of_b_on_a_different_cancel_body_is_refused(self):
+        b_first = self.submit_as("b", "b-first")
+        b_second = self.submit_as("b", "b-second")
+        a_job = self.submit_as("a", "a-own")
+        # B's credential for cancelling b_first, carried on bodies that
+        # cancel b_second (cancelling as B) and A's own job.
+        for target in (b_second, a_job):
+            stolen = self.credential("b", "Cancel", ["--job", str(b_first)])
+            refused = self.send("Cancel", stolen, ["--job", str(target)])
+            self.assertIn("16: request refused: the MUNGE credential was made "
+                          "for a different Cancel request", refused)
+        # The credential of the report: bound to the method alone, as
+        # clients made them before, it vouched for any Cancel.
+        method_only = self.cluster.munged.credential(
+            "gantry:Cancel", uid=self.users["b"].pw_uid)
+        refused = self.send("Cancel", method_only, ["--job", str(b_second)])
+        self.assertIn("16: request refused: the MUNGE credential is not bound "
+                      "to a request", refused)
+        for job_id in (b_first, b_second, a_job):
+            self.assertEqual(self.cluster.job(job_id)["state"], "PENDING")
+        # The matching credential still works, once.
+        body = ["--job", str(b_first)]
+        genuine = self.credential("b", "Cancel", body)
+        self.assertTrue(self.send("Cancel", genuine, body).startswith("OK"))
+        self.assertEqual(self.cluster.job(b_first)["state"], "CANCELLED")
+        self.assertIn("16: request refused: MUNGE credential replayed",
+                      self.send("Cancel", genuine, body))
+        self.assertEqual(self.cluster.job(b_second)["state"], "PENDING")
+        self.assertEqual(self.cluster.job(a_job)["state"], "PENDING")
+
+    def test_submit_credential_of_b_on_a_different_submit_body_is_refused(self):
+        b_body = ["--name", "b-wanted", "--dir", "/tmp"]
+        stolen = self.credential("b", "Submit", b_body)
+        refused = self.send("Submit", stolen,
+                            ["--name", "a-smuggled", "--dir", "/tmp"])
+        self.assertIn("16: request refused: the MUNGE credential was made for a "
+                      "different Submit request", refused)
+        self.assertEqual(self.jobs_named("a-smuggled"), [])
+        self.assertEqual(self.jobs_named("b-wanted"), [])
+        # munged decoded it, so the refusal spent it: not even B's own body
+        # can use it now. A fresh credential for that body goes through.
+        self.assertIn("16: request refused: MUNGE credential replayed",
+                      self.send("Submit", stolen, b_body))
+        answer = self.send("Submit", self.credential("b", "Submit", b_body), b_body)
+        self.assertTrue(answer.startswith("OK "), answer)
+        [job] = self.jobs_named("b-wanted")
+        self.assertEqual(job["user"], self.users["b"].pw_name)
 
 
 @unittest.skipUnless(os.geteuid() == 0, "needs root to act as other users")

@@ -4,8 +4,9 @@ gantry-submit-bench --stream against the real gantryd: every acknowledged
 submission is stored as submitted; a refused submission is answered alone
 and the stream goes on; a busy gantryd answers "busy" and the client's
 second try is stored; a stream without a credential, or with an oversized
-message, is ended with the reason and stores nothing. The kill -9 case is in
-test_kill9_durability.py."""
+message, is ended with the reason and stores nothing; a message whose
+credential was made for another message ends the stream, and nothing of it
+is stored. The kill -9 case is in test_kill9_durability.py."""
 
 import os
 import sys
@@ -100,6 +101,23 @@ class SubmitStreamTest(ClusterTestCase):
         self.assertEqual(summary["acknowledged"], 0)
         self.assertEqual(self.pending(cluster), 0)
         self.assertIn("SubmitStream", cluster.controller.log_text())
+
+    def test_a_message_with_a_credential_made_for_another_ends_the_stream(self):
+        cluster = self.start_cluster(agents=0)
+        client = bench_support.SubmitClient(cluster, "munge")
+        # One message of 100 at a time: the first is stored; the second
+        # carries a credential made for another message (its first
+        # submission with one more argument), as one captured on the way
+        # and carried on other submissions would.
+        code, summary, _ = self.stream(client, 300, "--window", "100",
+                                       "--batch", "100", "--misbind-message",
+                                       "2", clients=1, check=False)
+        self.assertNotEqual(code, 0)
+        self.assertEqual(summary["errors"], {"UNAUTHENTICATED": 1}, summary)
+        self.assertIn("made for a different SubmitStream request",
+                      summary["last_error"])
+        self.assertEqual(summary["acknowledged"], 100, summary)
+        self.assertEqual(self.pending(cluster), 100)
 
     def test_a_message_of_too_many_submissions_ends_the_stream(self):
         cluster = self.start_cluster(agents=0)

@@ -1,11 +1,17 @@
 // Who is an admin, who may manage a job, and how credentials are bound to
-// requests. The MUNGE round trips themselves run against a real munged in
+// requests (the digest of the exact request, and the refusal messages).
+// The MUNGE round trips themselves run against a real munged in
 // tests/integration/test_authentication.py.
 #include <catch2/catch.hpp>
 
+#include <string>
+#include <vector>
+
 #include "common/munge_credential.h"
+#include "common/request_binding.h"
 #include "daemon/authenticator.h"
 #include "daemon/caller.h"
+#include "gantry/v1/client.pb.h"
 
 namespace gantry {
 namespace {
@@ -32,9 +38,63 @@ TEST_CASE("owners and admins may manage a job, others may not") {
   CHECK(admin.MayManage(1000));
 }
 
-TEST_CASE("credentials are bound to the method they were made for") {
-  CHECK(MungePayloadFor("Submit") == "gantry:Submit");
-  CHECK(MungePayloadFor("Submit") != MungePayloadFor("Cancel"));
+TEST_CASE("an agent's stream credential is bound to its method") {
+  CHECK(MungePayloadFor("Connect") == "gantry:Connect");
+}
+
+v1::CancelRequest CancelOf(std::vector<uint64_t> jobs) {
+  v1::CancelRequest request;
+  for (uint64_t job : jobs) request.add_job_ids(job);
+  return request;
+}
+
+TEST_CASE("a request's digest covers its method and its exact body") {
+  const std::string digest = RequestDigest("Cancel", CancelOf({7}));
+  CHECK(digest.size() == 64);  // SHA-256, hex
+  CHECK(digest == RequestDigest("Cancel", CancelOf({7})));
+  CHECK(digest != RequestDigest("Cancel", CancelOf({8})));
+  CHECK(digest != RequestDigest("Cancel", CancelOf({7, 8})));
+  CHECK(digest != RequestDigest("Hold", CancelOf({7})));
+  // The method and the body are separated: "Cancel" + body cannot pose as
+  // "Cance" + "l" + body.
+  CHECK(RequestDigest("ab", v1::CancelRequest()) !=
+        RequestDigest("a", v1::CancelRequest()));
+  CHECK(MungePayloadForRequest("Cancel", CancelOf({7})) ==
+        "gantry:Cancel:" + digest);
+}
+
+TEST_CASE("a digest does not depend on the order a map was filled in") {
+  v1::SubmitRequest forward;
+  (*forward.mutable_spec()->mutable_environment())["A"] = "1";
+  (*forward.mutable_spec()->mutable_environment())["B"] = "2";
+  v1::SubmitRequest backward;
+  (*backward.mutable_spec()->mutable_environment())["B"] = "2";
+  (*backward.mutable_spec()->mutable_environment())["A"] = "1";
+  CHECK(RequestDigest("Submit", forward) == RequestDigest("Submit", backward));
+  // Parsed again (as gantryd receives it), the digest is the same.
+  v1::SubmitRequest received;
+  REQUIRE(received.ParseFromString(forward.SerializeAsString()));
+  CHECK(RequestDigest("Submit", received) == RequestDigest("Submit", forward));
+}
+
+TEST_CASE("a credential's payload is checked against the request received") {
+  const v1::CancelRequest mine = CancelOf({7});
+  CHECK(PayloadMismatch(MungePayloadForRequest("Cancel", mine), "Cancel", mine)
+            .empty());
+  // Made for another body of the same method: another user's Cancel.
+  CHECK(PayloadMismatch(MungePayloadForRequest("Cancel", CancelOf({8})),
+                        "Cancel", mine) ==
+        "the MUNGE credential was made for a different Cancel request: its "
+        "digest does not match this request's body (a credential vouches "
+        "only for the exact request it was made for)");
+  CHECK(PayloadMismatch(MungePayloadForRequest("Hold", mine), "Cancel", mine) ==
+        "the MUNGE credential was made for another request (Hold), not for "
+        "this Cancel");
+  // Bound to the method alone, as clients made them before.
+  CHECK(PayloadMismatch("gantry:Cancel", "Cancel", mine)
+            .starts_with("the MUNGE credential is not bound to a request "
+                         "(payload \"gantry:Cancel\")"));
+  CHECK_FALSE(PayloadMismatch("", "Cancel", mine).empty());
 }
 
 TEST_CASE("an admin group that does not exist is refused at start") {
