@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "daemon/request_validation.h"
 #include "daemon/submit_stream.h"
 
 namespace gantry {
@@ -30,6 +31,10 @@ std::optional<Caller> ClientServiceImpl::Admit(
     const grpc::CallbackServerContext& context,
     grpc::ServerUnaryReactor* reactor, std::string_view method,
     std::string_view claimed_user, int64_t claimed_uid) {
+  if (absl::Status valid = ValidateClaimedUser(claimed_user); !valid.ok()) {
+    reactor->Finish(ToGrpcStatus(valid));
+    return std::nullopt;
+  }
   absl::StatusOr<Caller> caller = AuthenticateClientCall(
       authenticator_, context, method, claimed_user, claimed_uid);
   if (caller.ok()) return std::move(*caller);
@@ -196,6 +201,11 @@ grpc::ServerUnaryReactor* ClientServiceImpl::ReportProgress(
   std::optional<Caller> caller =
       Admit(*context, reactor, "ReportProgress", request->user());
   if (!caller) return reactor;
+  if (absl::Status valid = ValidateReportProgressRequest(*request);
+      !valid.ok()) {
+    reactor->Finish(ToGrpcStatus(valid));
+    return reactor;
+  }
   boost::asio::post(io_, [this, reactor, request, caller = std::move(*caller)] {
     controller_.ReportProgress(*request, caller,
                                [reactor](absl::Status status) {
@@ -212,6 +222,11 @@ grpc::ServerUnaryReactor* ClientServiceImpl::LaunchStep(
   std::optional<Caller> caller =
       Admit(*context, reactor, "LaunchStep", request->user());
   if (!caller) return reactor;
+  if (absl::Status valid = ValidateLaunchStepRequestFields(*request);
+      !valid.ok()) {
+    reactor->Finish(ToGrpcStatus(valid));
+    return reactor;
+  }
   boost::asio::post(
       io_, [this, reactor, request, response, caller = std::move(*caller)] {
         controller_.LaunchStep(
@@ -250,6 +265,10 @@ grpc::ServerUnaryReactor* ClientServiceImpl::Drain(
   std::optional<Caller> caller =
       Admit(*context, reactor, "Drain", request->user());
   if (!caller) return reactor;
+  if (absl::Status valid = ValidateDrainRequest(*request); !valid.ok()) {
+    reactor->Finish(ToGrpcStatus(valid));
+    return reactor;
+  }
   boost::asio::post(io_, [this, reactor, request, caller = std::move(*caller)] {
     controller_.Drain(*request, caller, [reactor](absl::Status status) {
       reactor->Finish(ToGrpcStatus(status));
@@ -265,6 +284,11 @@ grpc::ServerUnaryReactor* ClientServiceImpl::ImportTopology(
   std::optional<Caller> caller =
       Admit(*context, reactor, "ImportTopology", request->user());
   if (!caller) return reactor;
+  if (absl::Status valid = ValidateImportTopologyRequest(*request);
+      !valid.ok()) {
+    reactor->Finish(ToGrpcStatus(valid));
+    return reactor;
+  }
   boost::asio::post(
       io_, [this, reactor, request, response, caller = std::move(*caller)] {
         controller_.ImportTopology(
