@@ -8,8 +8,11 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/munge_credential.h"
+#include "common/request_limits.h"
+#include "common/terminal_text.h"
 
 namespace gantry::cli {
 
@@ -34,6 +37,25 @@ std::shared_ptr<grpc::Channel> KeepForProcess(
   std::lock_guard lock(mutex);
   kept->push_back(channel);
   return channel;
+}
+
+// gantryd refuses requests over its receive limit (gRPC answers
+// RESOURCE_EXHAUSTED, which a client could mistake for "busy"): say so
+// before sending, naming the limit.
+absl::Status CheckRequestSize(const google::protobuf::Message& request,
+                              std::string_view what) {
+  const size_t bytes = request.ByteSizeLong();
+  if (bytes <= limits::kMaxClientRequestBytes) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      std::string(what), " is ", bytes,
+      " bytes; the controller accepts at most ", limits::kMaxClientRequestBytes,
+      " bytes (", limits::kMaxClientRequestBytes >> 20,
+      " MiB) in one request"));
+}
+
+bool IsBusy(const grpc::Status& status) {
+  return status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED &&
+         absl::StartsWith(status.error_message(), limits::kBusyMessagePrefix);
 }
 
 }  // namespace
@@ -68,8 +90,12 @@ void ControllerClient::Prepare(grpc::ClientContext& context,
   }
 }
 
-absl::Status ControllerClient::Convert(const grpc::Status& status) const {
-  if (status.ok()) return absl::OkStatus();
+absl::Status ControllerClient::Convert(const grpc::Status& raw) const {
+  if (raw.ok()) return absl::OkStatus();
+  // Messages may quote what a request carried (a name, a path): printed on
+  // a terminal, they must not carry escape sequences.
+  const grpc::Status status(raw.error_code(),
+                            EscapeForTerminal(raw.error_message()));
   if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
       status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
     return absl::UnavailableError(absl::StrCat(
@@ -87,8 +113,19 @@ absl::Status ControllerClient::Convert(const grpc::Status& status) const {
 
 absl::Status ControllerClient::Submit(const v1::SubmitRequest& request,
                                       v1::SubmitResponse& response) {
-  // A busy controller (RESOURCE_EXHAUSTED) stored nothing: ask again, with
-  // backoff, for a while.
+  if (request.spec().script().size() > limits::kMaxBatchScriptBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the batch script is ", request.spec().script().size(),
+                     " bytes; the limit is ", limits::kMaxBatchScriptBytes,
+                     " bytes (", limits::kMaxBatchScriptBytes >> 20, " MiB)"));
+  }
+  if (absl::Status size = CheckRequestSize(request, "the submission");
+      !size.ok()) {
+    return size;
+  }
+  // A busy controller stored nothing: ask again, with backoff, for a
+  // while. Any other RESOURCE_EXHAUSTED (a message over gRPC's limit) is
+  // final.
   auto delay = std::chrono::milliseconds(50);
   const auto give_up =
       std::chrono::steady_clock::now() + std::chrono::minutes(2);
@@ -97,8 +134,7 @@ absl::Status ControllerClient::Submit(const v1::SubmitRequest& request,
     grpc::ClientContext context;
     Prepare(context, "Submit");
     grpc::Status status = stub_->Submit(&context, request, &response);
-    if (status.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED ||
-        std::chrono::steady_clock::now() > give_up) {
+    if (!IsBusy(status) || std::chrono::steady_clock::now() > give_up) {
       return Convert(status);
     }
     if (!told) {
@@ -158,6 +194,10 @@ absl::Status ControllerClient::ReportProgress(
     const v1::ReportProgressRequest& request,
     v1::ReportProgressResponse& response) {
   grpc::ClientContext context;
+  if (absl::Status size = CheckRequestSize(request, "the progress report");
+      !size.ok()) {
+    return size;
+  }
   Prepare(context, "ReportProgress");
   return Convert(stub_->ReportProgress(&context, request, &response));
 }
@@ -165,6 +205,10 @@ absl::Status ControllerClient::ReportProgress(
 absl::Status ControllerClient::Drain(const v1::DrainRequest& request,
                                      v1::DrainResponse& response) {
   grpc::ClientContext context;
+  if (absl::Status size = CheckRequestSize(request, "the drain request");
+      !size.ok()) {
+    return size;
+  }
   Prepare(context, "Drain");
   return Convert(stub_->Drain(&context, request, &response));
 }
@@ -172,6 +216,10 @@ absl::Status ControllerClient::Drain(const v1::DrainRequest& request,
 absl::Status ControllerClient::ImportTopology(
     const v1::ImportTopologyRequest& request, v1::TopologyReport& response) {
   grpc::ClientContext context;
+  if (absl::Status size = CheckRequestSize(request, "the topology file");
+      !size.ok()) {
+    return size;
+  }
   Prepare(context, "ImportTopology");
   return Convert(stub_->ImportTopology(&context, request, &response));
 }
@@ -186,6 +234,10 @@ absl::Status ControllerClient::GetTopology(v1::TopologyReport& response) {
 absl::Status ControllerClient::LaunchStep(const v1::LaunchStepRequest& request,
                                           v1::LaunchStepResponse& response) {
   grpc::ClientContext context;
+  if (absl::Status size = CheckRequestSize(request, "the step request");
+      !size.ok()) {
+    return size;
+  }
   Prepare(context, "LaunchStep");
   return Convert(stub_->LaunchStep(&context, request, &response));
 }
