@@ -17,6 +17,11 @@ absl::StatusOr<Caller> AuthenticateClientCall(
     const Authenticator& authenticator,
     const grpc::CallbackServerContext& context, std::string_view method,
     std::string_view claimed_user, int64_t claimed_uid) {
+  // With --auth=none the claimed name becomes the job's owner, shown in
+  // every listing.
+  if (absl::Status valid = ValidateClaimedUser(claimed_user); !valid.ok()) {
+    return valid;
+  }
   absl::StatusOr<Caller> caller = authenticator.AuthenticateClient(
       context, method, claimed_user, claimed_uid);
   if (!caller.ok()) {
@@ -31,10 +36,6 @@ std::optional<Caller> ClientServiceImpl::Admit(
     const grpc::CallbackServerContext& context,
     grpc::ServerUnaryReactor* reactor, std::string_view method,
     std::string_view claimed_user, int64_t claimed_uid) {
-  if (absl::Status valid = ValidateClaimedUser(claimed_user); !valid.ok()) {
-    reactor->Finish(ToGrpcStatus(valid));
-    return std::nullopt;
-  }
   absl::StatusOr<Caller> caller = AuthenticateClientCall(
       authenticator_, context, method, claimed_user, claimed_uid);
   if (caller.ok()) return std::move(*caller);
