@@ -92,7 +92,7 @@ class HostileRequestsTest(ClusterTestCase):
 
     def test_control_characters_in_a_job_name_are_refused(self):
         for raw in [b"\x1b]0;owned\x07", b"\x1b[2J", b"x\n 42 root fake R",
-                    b"nul\x00byte", b"csi\xc2\x9b2J", b"bad\xff"]:
+                    b"nul\x00byte", b"csi\xc2\x9b2J"]:
             with self.subTest(name=raw):
                 self.assert_refused(
                     "Submit", self.submit_text(name=text_string(raw)),
@@ -145,18 +145,17 @@ class HostileRequestsTest(ClusterTestCase):
         self.cluster.wait_job(job_id, "COMPLETED")
 
     def test_drain_reason_and_checkpoint_path_are_checked(self):
+        reason = text_string(b"ok\x1b]0;x\x07")
         code, out = self.raw(
-            "Drain",
-            f'nodes: "node01" reason: {text_string(b"ok\x1b]0;x\x07")} '
-            'user: "root"')
+            "Drain", f'nodes: "node01" reason: {reason} user: "root"')
         self.assertEqual(code, 1, out)
         self.assertIn("reason (--reason)", out)
-        self.assertFalse(self.cluster.nodes()[0].get("drained"),
+        self.assertFalse(self.cluster.nodes()["node01"]["drained"],
                          "the node was not drained")
+        path = text_string(b"/ck/\x1b[2J")
         code, out = self.raw(
             "ReportProgress",
-            f'job_id: 1 step: 3 checkpoint_path: {text_string(b"/ck/\x1b[2J")}'
-            ' user: "root"')
+            f'job_id: 1 step: 3 checkpoint_path: {path} user: "root"')
         self.assertEqual(code, 1, out)
         self.assertIn("checkpoint_path", out)
 
@@ -186,15 +185,18 @@ class OldRecordsArePrintedEscapedTest(ClusterTestCase):
     """A record with control characters stored before gantryd refused them
     must not drive the terminal of whoever lists the queue."""
 
-    NAME = b"\x1b]0;owned\x07\x1b[2J\n 99 root forged RUNNING\xc2\x9b\xff"
+    # (Ill-formed UTF-8 cannot be stored: protobuf refuses to parse it in a
+    # string field.)
+    NAME = b"\x1b]0;owned\x07\x1b[2J\n 99 root forged RUNNING\xc2\x9b"
 
     def test_queue_and_job_escape_old_records(self):
         cluster = self.start_cluster(agents=1)
         job_id = cluster.status()["next_job_id"] + 5
         cluster.kill_controller()
+        reason = text_string(b"Done\x1b[5m")
         record = (
             f"id: {job_id} state: COMPLETED user: \"root\" "
-            f"reason: {text_string(b'Done\x1b[5m')} "
+            f"reason: {reason} "
             f"spec {{ name: {text_string(self.NAME)} partition: \"debug\" "
             f"nodes: 1 ntasks_per_node: 1 cpus_per_task: 1 "
             f"working_dir: {text_string(cluster.work_dir.encode())} "
@@ -220,12 +222,12 @@ class OldRecordsArePrintedEscapedTest(ClusterTestCase):
         }
         for what, out in outputs.items():
             with self.subTest(output=what):
-                for raw in RAW_CONTROL + [b"\xff"]:
+                for raw in RAW_CONTROL:
                     self.assertNotIn(raw, out)
                 self.assertNotIn(b"\n 99 root forged", out)
                 self.assertIn(b"\\x1b", out)
         self.assertIn(b"\\x1b]0;owned\\x07\\x1b[2J\\n 99 root forged RUNNING"
-                      b"\\u009b\\xff", outputs["queue -o %j"])
+                      b"\\u009b", outputs["queue -o %j"])
         # One header and one line: the newline did not forge a second row.
         lines = [line for line in outputs["queue -o %j"].splitlines()
                  if str(job_id).encode() in line or b"forged" in line]
