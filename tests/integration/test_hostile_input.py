@@ -189,6 +189,44 @@ class OldRecordsArePrintedEscapedTest(ClusterTestCase):
     # string field.)
     NAME = b"\x1b]0;owned\x07\x1b[2J\n 99 root forged RUNNING\xc2\x9b"
 
+    def plant(self, cluster, kind, record):
+        planted = subprocess.run(
+            [tool("gantry-plant-record"), cluster.state_dir, kind],
+            input=record.encode(), capture_output=True, timeout=30)
+        self.assertEqual(planted.returncode, 0, planted.stderr)
+
+    def run_cli(self, cluster, *args):
+        result = subprocess.run([cluster.cli_bin, *args], env=cluster.env,
+                                capture_output=True, timeout=30)
+        self.assertEqual(result.returncode, 0, result)
+        return result.stdout
+
+    def test_nodes_and_status_escape_an_old_drain_reason(self):
+        cluster = self.start_cluster(agents=1)
+        cluster.kill_controller()
+        reason = text_string(b"\x1b]0;owned\x07bad\nDIMM\x1b[2J")
+        self.plant(cluster, "node",
+                   f'name: "node01" drained: true drain_reason: {reason}')
+        cluster.start_controller()
+        cluster.wait_nodes_up(["node01"])
+        outputs = {
+            "nodes": self.run_cli(cluster, "nodes"),
+            "nodes -N": self.run_cli(cluster, "nodes", "-N"),
+            "nodes --detail": self.run_cli(cluster, "nodes", "--detail"),
+            "nodes NODE": self.run_cli(cluster, "nodes", "node01"),
+            "nodes -o": self.run_cli(cluster, "nodes", "-o", "%N %E"),
+            "status": self.run_cli(cluster, "status", "--color=never"),
+        }
+        for what, out in outputs.items():
+            with self.subTest(output=what):
+                for raw in RAW_CONTROL:
+                    self.assertNotIn(raw, out)
+        for what in ("nodes NODE", "nodes --detail", "nodes -o", "status"):
+            with self.subTest(output=what):
+                self.assertIn(b"\\x1b]0;owned\\x07bad\\nDIMM", outputs[what])
+        node = json.loads(self.run_cli(cluster, "nodes", "--json"))["nodes"][0]
+        self.assertTrue(node["drain_reason"].startswith("\x1b]0;owned"))
+
     def test_queue_and_job_escape_old_records(self):
         cluster = self.start_cluster(agents=1)
         job_id = cluster.status()["next_job_id"] + 5
@@ -201,10 +239,7 @@ class OldRecordsArePrintedEscapedTest(ClusterTestCase):
             f"nodes: 1 ntasks_per_node: 1 cpus_per_task: 1 "
             f"working_dir: {text_string(cluster.work_dir.encode())} "
             f"script: \"#!/bin/bash\\n\" }}")
-        planted = subprocess.run(
-            [tool("gantry-plant-record"), cluster.state_dir],
-            input=record.encode(), capture_output=True, timeout=30)
-        self.assertEqual(planted.returncode, 0, planted.stderr)
+        self.plant(cluster, "job", record)
         cluster.start_controller()
 
         def run(*args):
