@@ -22,6 +22,7 @@
 #include "absl/strings/str_split.h"
 #include "cli/controller_client.h"
 #include "cli/output_format.h"
+#include "cli/printable_records.h"
 #include "cli/sinfo_format.h"
 #include "cli/slurm_words.h"
 #include "cli/squeue_format.h"
@@ -168,6 +169,8 @@ int RunQueueCommand(const std::string& controller,
   if (absl::Status status = client.ListJobs(request, response); !status.ok()) {
     return Fail("queue", status);
   }
+  MakePrintable(response,
+                options.json ? OutputKind::kJson : OutputKind::kTerminal);
   std::vector<const v1::JobRecord*> jobs;
   for (const v1::JobRecord& job : response.jobs()) {
     if (Selected(*ids, job) && Allowed(users, job.user()) &&
@@ -443,6 +446,9 @@ int RunJobCommand(const std::string& controller, const std::string& job_id,
   if (absl::Status status = client.GetJob(id, response); !status.ok()) {
     return Fail("job", status);
   }
+  if (!script) {
+    MakePrintable(response, json ? OutputKind::kJson : OutputKind::kTerminal);
+  }
   if (script) {
     // The controller sends scripts only to their owners and admins.
     if (response.job().spec().script().empty()) {
@@ -715,6 +721,8 @@ int RunNodesCommand(const std::string& controller,
   if (absl::Status status = client.ListNodes(response); !status.ok()) {
     return Fail("nodes", status);
   }
+  MakePrintable(response,
+                options.json ? OutputKind::kJson : OutputKind::kTerminal);
   if (!options.node.empty()) {
     for (const v1::NodeRecord& node : response.nodes()) {
       if (node.name() != options.node) continue;
@@ -875,6 +883,7 @@ int RunTopologyCommand(const std::string& controller, const std::string& file,
     status = client.GetTopology(report);
   }
   if (!status.ok()) return Fail("topology", status);
+  MakePrintable(report, json ? OutputKind::kJson : OutputKind::kTerminal);
   if (json) {
     std::cout << nlohmann::json{{"present", report.present()},
                                 {"format", report.format()},

@@ -8,9 +8,12 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/munge_credential.h"
 #include "common/request_binding.h"
+#include "common/request_limits.h"
+#include "common/terminal_text.h"
 #include "common/tls_credentials.h"
 
 namespace gantry::cli {
@@ -36,6 +39,25 @@ std::shared_ptr<grpc::Channel> KeepForProcess(
   std::lock_guard lock(mutex);
   kept->push_back(channel);
   return channel;
+}
+
+// gantryd refuses requests over its receive limit (gRPC answers
+// RESOURCE_EXHAUSTED, which a client could mistake for "busy"): say so
+// before sending, naming the limit.
+absl::Status CheckRequestSize(const google::protobuf::Message& request,
+                              std::string_view what) {
+  const size_t bytes = request.ByteSizeLong();
+  if (bytes <= limits::kMaxClientRequestBytes) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      std::string(what), " is ", bytes,
+      " bytes; the controller accepts at most ", limits::kMaxClientRequestBytes,
+      " bytes (", limits::kMaxClientRequestBytes >> 20,
+      " MiB) in one request"));
+}
+
+bool IsBusy(const grpc::Status& status) {
+  return status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED &&
+         absl::StartsWith(status.error_message(), limits::kBusyMessagePrefix);
 }
 
 }  // namespace
@@ -81,8 +103,12 @@ absl::Status ControllerClient::Prepare(
   return absl::OkStatus();
 }
 
-absl::Status ControllerClient::Convert(const grpc::Status& status) const {
-  if (status.ok()) return absl::OkStatus();
+absl::Status ControllerClient::Convert(const grpc::Status& raw) const {
+  if (raw.ok()) return absl::OkStatus();
+  // Messages may quote what a request carried (a name, a path): printed on
+  // a terminal, they must not carry escape sequences.
+  const grpc::Status status(raw.error_code(),
+                            EscapeForTerminal(raw.error_message()));
   if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
       status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
     return absl::UnavailableError(absl::StrCat(
@@ -101,8 +127,19 @@ absl::Status ControllerClient::Convert(const grpc::Status& status) const {
 
 absl::Status ControllerClient::Submit(const v1::SubmitRequest& request,
                                       v1::SubmitResponse& response) {
-  // A busy controller (RESOURCE_EXHAUSTED) stored nothing: ask again, with
-  // backoff, for a while.
+  if (request.spec().script().size() > limits::kMaxBatchScriptBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the batch script is ", request.spec().script().size(),
+                     " bytes; the limit is ", limits::kMaxBatchScriptBytes,
+                     " bytes (", limits::kMaxBatchScriptBytes >> 20, " MiB)"));
+  }
+  if (absl::Status size = CheckRequestSize(request, "the submission");
+      !size.ok()) {
+    return size;
+  }
+  // A busy controller stored nothing: ask again, with backoff, for a
+  // while. Any other RESOURCE_EXHAUSTED (a message over gRPC's limit) is
+  // final.
   auto delay = std::chrono::milliseconds(50);
   const auto give_up =
       std::chrono::steady_clock::now() + std::chrono::minutes(2);
@@ -113,8 +150,7 @@ absl::Status ControllerClient::Submit(const v1::SubmitRequest& request,
       return ready;
     }
     grpc::Status status = stub_->Submit(&context, request, &response);
-    if (status.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED ||
-        std::chrono::steady_clock::now() > give_up) {
+    if (!IsBusy(status) || std::chrono::steady_clock::now() > give_up) {
       return Convert(status);
     }
     if (!told) {
@@ -189,6 +225,10 @@ absl::Status ControllerClient::ReportProgress(
     const v1::ReportProgressRequest& request,
     v1::ReportProgressResponse& response) {
   grpc::ClientContext context;
+  if (absl::Status size = CheckRequestSize(request, "the progress report");
+      !size.ok()) {
+    return size;
+  }
   if (absl::Status ready = Prepare(context, "ReportProgress", request);
       !ready.ok()) {
     return ready;
@@ -199,6 +239,10 @@ absl::Status ControllerClient::ReportProgress(
 absl::Status ControllerClient::Drain(const v1::DrainRequest& request,
                                      v1::DrainResponse& response) {
   grpc::ClientContext context;
+  if (absl::Status size = CheckRequestSize(request, "the drain request");
+      !size.ok()) {
+    return size;
+  }
   if (absl::Status ready = Prepare(context, "Drain", request); !ready.ok()) {
     return ready;
   }
@@ -208,6 +252,10 @@ absl::Status ControllerClient::Drain(const v1::DrainRequest& request,
 absl::Status ControllerClient::ImportTopology(
     const v1::ImportTopologyRequest& request, v1::TopologyReport& response) {
   grpc::ClientContext context;
+  if (absl::Status size = CheckRequestSize(request, "the topology file");
+      !size.ok()) {
+    return size;
+  }
   if (absl::Status ready = Prepare(context, "ImportTopology", request);
       !ready.ok()) {
     return ready;
@@ -228,6 +276,10 @@ absl::Status ControllerClient::GetTopology(v1::TopologyReport& response) {
 absl::Status ControllerClient::LaunchStep(const v1::LaunchStepRequest& request,
                                           v1::LaunchStepResponse& response) {
   grpc::ClientContext context;
+  if (absl::Status size = CheckRequestSize(request, "the step request");
+      !size.ok()) {
+    return size;
+  }
   if (absl::Status ready = Prepare(context, "LaunchStep", request);
       !ready.ok()) {
     return ready;

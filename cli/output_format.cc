@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "common/hostlist.h"
 #include "common/job_options.h"
+#include "common/terminal_text.h"
 
 namespace gantry::cli {
 
@@ -91,7 +92,13 @@ std::string JobNodeList(const v1::JobRecord& job) {
   return CompressHostlist(nodes);
 }
 
-std::string RenderTable(const std::vector<std::vector<std::string>>& rows) {
+std::string RenderTable(
+    const std::vector<std::vector<std::string>>& unescaped_rows) {
+  // Cells hold user-supplied text: never let it drive the terminal.
+  std::vector<std::vector<std::string>> rows = unescaped_rows;
+  for (auto& row : rows) {
+    for (std::string& cell : row) cell = EscapeForTerminal(cell);
+  }
   std::vector<size_t> widths;
   for (const auto& row : rows) {
     if (row.size() > widths.size()) widths.resize(row.size(), 0);

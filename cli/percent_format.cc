@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/terminal_text.h"
 
 namespace gantry::cli {
 
@@ -80,7 +81,9 @@ std::string PercentFormat::Render(
       line += item.literal;
       continue;
     }
-    std::string value = next < values.size() ? values[next] : "";
+    // Values are user-supplied text: never let it drive the terminal.
+    std::string value =
+        next < values.size() ? EscapeForTerminal(values[next]) : "";
     ++next;
     if (item.width > 0) {
       const size_t width = static_cast<size_t>(item.width);

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli/controller_client.h"
+#include "cli/printable_records.h"
 #include "cli/status_screen.h"
 
 namespace gantry::cli {
@@ -23,6 +24,8 @@ int RunStatusCommand(const std::string& controller,
     std::cerr << "gantry status: error: " << error.message() << "\n";
     return 1;
   }
+  MakePrintable(status,
+                options.json ? OutputKind::kJson : OutputKind::kTerminal);
   if (options.json) {
     std::cout << StatusToJson(status, client.target()).dump(2) << "\n";
     return 0;

@@ -3,6 +3,8 @@
 #include <charconv>
 #include <cstdint>
 
+#include "absl/strings/str_format.h"
+
 namespace gantry::log {
 namespace {
 
@@ -36,13 +38,19 @@ const char* JournalPriority(Level level) {
   return "<6>";
 }
 
+bool IsControl(char c) {
+  return static_cast<unsigned char>(c) < 0x20 || c == '\x7f';
+}
+
 // Quotes a value when it holds spaces, quotes or '=' so lines stay
 // parseable; a newline is escaped, so one event is always one line (the
-// journal would otherwise split it into two entries).
+// journal would otherwise split it into two entries), and so is every other
+// control character: values quote what agents and users sent, and an admin
+// reading the log on a terminal must not have it run escape sequences.
 void AppendValue(std::string& out, std::string_view value) {
   bool needs_quotes = value.empty();
   for (char c : value) {
-    if (c == ' ' || c == '"' || c == '=' || c == '\n' || c == '\t') {
+    if (c == ' ' || c == '"' || c == '=' || IsControl(c)) {
       needs_quotes = true;
       break;
     }
@@ -58,6 +66,10 @@ void AppendValue(std::string& out, std::string_view value) {
       out.push_back(c);
     } else if (c == '\n') {
       out.append("\\n");
+    } else if (c == '\t') {
+      out.append("\\t");
+    } else if (IsControl(c)) {
+      absl::StrAppendFormat(&out, "\\x%02x", static_cast<unsigned char>(c));
     } else {
       out.push_back(c);
     }

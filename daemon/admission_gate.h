@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/request_limits.h"
 
 namespace gantry {
 
@@ -36,7 +37,7 @@ class AdmissionGate {
   // The answer to a submission TryEnter refused.
   absl::Status Busy() const {
     return absl::ResourceExhaustedError(
-        absl::StrCat("gantryd is busy: ", limit_,
+        absl::StrCat(limits::kBusyMessagePrefix, ": ", limit_,
                      " submissions are waiting to be stored; retry shortly"));
   }
 

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "common/terminal_text.h"
 
 namespace gantry {
 namespace {
@@ -40,11 +41,18 @@ absl::Status CheckCount(const char* what, int count, int limit) {
   return Invalid(absl::StrCat(count, " ", what, " (the limit is ", limit, ")"));
 }
 
+// Names, ids and states the agent reads from the hardware or from its
+// administrator's configuration, shown by `gantry nodes`: one line of
+// printable text. (Free text that jobs can influence, such as a launch
+// failure's message or a checkpoint path from a marker file, is only
+// bounded: refusing it would cut the node off, and the CLI escapes it.)
 absl::Status CheckLengths(const char* what,
                           std::initializer_list<const std::string*> values,
                           size_t limit) {
   for (const std::string* value : values) {
-    if (absl::Status s = CheckLength(what, *value, limit); !s.ok()) return s;
+    if (absl::Status s = CheckDisplayText(what, *value, limit); !s.ok()) {
+      return s;
+    }
   }
   return absl::OkStatus();
 }
@@ -206,6 +214,14 @@ absl::Status ValidateRegister(const v1::Register& reg) {
           CheckLengths("a registration field",
                        {&reg.address(), &reg.boot_id(), &reg.agent_version()},
                        kMaxShortString);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = CheckEach("features", reg.features(), kMaxDevices,
+                                 [](const std::string& feature) {
+                                   return CheckDisplayText("a feature", feature,
+                                                           kMaxShortString);
+                                 });
       !s.ok()) {
     return s;
   }

@@ -14,10 +14,12 @@
 #include "common/job_dependency.h"
 #include "common/job_options.h"
 #include "common/log.h"
+#include "common/request_limits.h"
 #include "daemon/controller.h"
 #include "daemon/controller_metrics.h"
 #include "daemon/node_restrictions.h"
 #include "daemon/rank_environment.h"
+#include "daemon/request_validation.h"
 #include "daemon/scheduler.h"
 #include "daemon/step_layout.h"
 
@@ -31,7 +33,7 @@ constexpr uint32_t kMaxNodes = 100'000;
 constexpr uint32_t kMaxTasksPerNode = 4096;
 constexpr uint32_t kMaxCpusPerTask = 4096;
 constexpr uint32_t kMaxGpusPerNode = 64;
-constexpr size_t kMaxScriptBytes = 4 << 20;
+constexpr size_t kMaxScriptBytes = limits::kMaxBatchScriptBytes;
 constexpr size_t kMaxEnvironmentBytes = 1 << 20;
 constexpr size_t kMaxArgs = 4096;
 constexpr size_t kMaxNameBytes = 256;
@@ -108,6 +110,9 @@ void MarkHeld(v1::JobRecord& record) {
 
 absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
     v1::JobSpec submitted) const {
+  if (absl::Status fields = ValidateJobSpecFields(submitted); !fields.ok()) {
+    return fields;
+  }
   v1::JobRecord job;
   v1::JobSpec& spec = *job.mutable_spec();
   spec.Swap(&submitted);

@@ -52,14 +52,18 @@ absl::Status CheckStepRequest(const v1::LaunchStepRequest& request) {
   size_t argv_bytes = 0;
   for (const std::string& arg : request.argv()) argv_bytes += arg.size() + 1;
   if (argv_bytes > kMaxStepArgvBytes) {
-    return absl::InvalidArgumentError("the step's command line is too long");
+    return absl::InvalidArgumentError(
+        absl::StrCat("the step's command line is ", argv_bytes,
+                     " bytes; the limit is ", kMaxStepArgvBytes));
   }
   size_t env_bytes = 0;
   for (const auto& [key, value] : request.environment()) {
     env_bytes += key.size() + value.size() + 2;
   }
   if (env_bytes > kMaxStepEnvironmentBytes) {
-    return absl::InvalidArgumentError("the step's environment is too large");
+    return absl::InvalidArgumentError(
+        absl::StrCat("the step's environment is ", env_bytes,
+                     " bytes; the limit is ", kMaxStepEnvironmentBytes));
   }
   if (request.working_dir().empty() || request.working_dir()[0] != '/') {
     return absl::InvalidArgumentError(

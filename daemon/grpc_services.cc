@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "daemon/request_validation.h"
 #include "daemon/submit_stream.h"
 
 namespace gantry {
@@ -17,6 +18,11 @@ absl::StatusOr<Caller> AuthenticateClientCall(
     const grpc::CallbackServerContext& context, std::string_view method,
     const google::protobuf::MessageLite& request, std::string_view claimed_user,
     int64_t claimed_uid) {
+  // With --auth=none the claimed name becomes the job's owner, shown in
+  // every listing.
+  if (absl::Status valid = ValidateClaimedUser(claimed_user); !valid.ok()) {
+    return valid;
+  }
   return LogIfRefused(authenticator.AuthenticateClient(
                           context, method, request, claimed_user, claimed_uid),
                       context, method);
@@ -209,6 +215,11 @@ grpc::ServerUnaryReactor* ClientServiceImpl::ReportProgress(
   std::optional<Caller> caller =
       Admit(*context, reactor, "ReportProgress", *request, request->user());
   if (!caller) return reactor;
+  if (absl::Status valid = ValidateReportProgressRequest(*request);
+      !valid.ok()) {
+    reactor->Finish(ToGrpcStatus(valid));
+    return reactor;
+  }
   boost::asio::post(io_, [this, reactor, request, caller = std::move(*caller)] {
     controller_.ReportProgress(*request, caller,
                                [reactor](absl::Status status) {
@@ -225,6 +236,11 @@ grpc::ServerUnaryReactor* ClientServiceImpl::LaunchStep(
   std::optional<Caller> caller =
       Admit(*context, reactor, "LaunchStep", *request, request->user());
   if (!caller) return reactor;
+  if (absl::Status valid = ValidateLaunchStepRequestFields(*request);
+      !valid.ok()) {
+    reactor->Finish(ToGrpcStatus(valid));
+    return reactor;
+  }
   boost::asio::post(
       io_, [this, reactor, request, response, caller = std::move(*caller)] {
         controller_.LaunchStep(
@@ -263,6 +279,10 @@ grpc::ServerUnaryReactor* ClientServiceImpl::Drain(
   std::optional<Caller> caller =
       Admit(*context, reactor, "Drain", *request, request->user());
   if (!caller) return reactor;
+  if (absl::Status valid = ValidateDrainRequest(*request); !valid.ok()) {
+    reactor->Finish(ToGrpcStatus(valid));
+    return reactor;
+  }
   boost::asio::post(io_, [this, reactor, request, caller = std::move(*caller)] {
     controller_.Drain(*request, caller, [reactor](absl::Status status) {
       reactor->Finish(ToGrpcStatus(status));
@@ -278,6 +298,11 @@ grpc::ServerUnaryReactor* ClientServiceImpl::ImportTopology(
   std::optional<Caller> caller =
       Admit(*context, reactor, "ImportTopology", *request, request->user());
   if (!caller) return reactor;
+  if (absl::Status valid = ValidateImportTopologyRequest(*request);
+      !valid.ok()) {
+    reactor->Finish(ToGrpcStatus(valid));
+    return reactor;
+  }
   boost::asio::post(
       io_, [this, reactor, request, response, caller = std::move(*caller)] {
         controller_.ImportTopology(

@@ -24,6 +24,7 @@
 #include "common/hostlist.h"
 #include "common/log.h"
 #include "common/metrics_endpoint.h"
+#include "common/request_limits.h"
 #include "common/systemd_notify.h"
 #include "common/tls_credentials.h"
 #include "daemon/controller.h"
@@ -33,6 +34,7 @@
 #include "daemon/partition_config.h"
 #include "daemon/rocksdb_store.h"
 #include "daemon/rpc_metrics_interceptor.h"
+#include "daemon/state_dir.h"
 
 namespace {
 
@@ -274,11 +276,10 @@ int main(int argc, char** argv) {
         "authentication is off (--auth=none): any client can act as any "
         "user, and any process can serve a node");
   }
-  std::error_code error;
-  std::filesystem::create_directories(flags.state_dir, error);
-  if (error) {
-    gantry::log::Error("cannot create state directory",
-                       {{"path", flags.state_dir}, {"error", error.message()}});
+  gantry::RestrictFileCreationMask();
+  if (absl::Status state_dir = gantry::PrepareStateDirectory(flags.state_dir);
+      !state_dir.ok()) {
+    std::cerr << "gantryd: " << state_dir.message() << "\n";
     return 1;
   }
   absl::StatusOr<std::unique_ptr<gantry::RocksDbStore>> store =
@@ -344,8 +345,12 @@ int main(int argc, char** argv) {
     builder.AddListeningPort(flags.listen, *tcp_credentials, &selected_port);
   }
   if (!flags.socket.empty()) {
-    std::filesystem::create_directories(
-        std::filesystem::path(flags.socket).parent_path(), error);
+    if (absl::Status socket_dir = gantry::CreateSharedDirectory(
+            std::filesystem::path(flags.socket).parent_path().string());
+        !socket_dir.ok()) {
+      std::cerr << "gantryd: --socket: " << socket_dir.message() << "\n";
+      return 1;
+    }
     builder.AddListeningPort("unix:" + flags.socket,
                              grpc::InsecureServerCredentials());
   }
@@ -354,7 +359,8 @@ int main(int argc, char** argv) {
   // Clients' requests (a job script, a fabric dump); agent streams have
   // their own, smaller limit (--agent-max-message-bytes).
   builder.SetMaxReceiveMessageSize(
-      std::max<int>(16 << 20, static_cast<int>(flags.agent_max_message_bytes)));
+      std::max<int>(static_cast<int>(gantry::limits::kMaxClientRequestBytes),
+                    static_cast<int>(flags.agent_max_message_bytes)));
   // Agents' messages are small and steady: bandwidth-delay probing only
   // added a ping round trip for every heartbeat (twice the reads).
   builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);

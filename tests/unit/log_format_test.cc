@@ -45,5 +45,12 @@ TEST_CASE("an event stays one line", "[log]") {
         "quote=\"say \\\"hi\\\"\"\n");
 }
 
+TEST_CASE("control characters in values never reach a terminal raw", "[log]") {
+  CHECK(FormatLine(Sink::kPlain, Level::kWarning, "t", "gantryd", "m",
+                   {{"name", "\x1b]0;owned\x07"}, {"detail", "a\tb\rc\x7f"}}) ==
+        "ts=t level=warn component=gantryd msg=m "
+        "name=\"\\x1b]0;owned\\x07\" detail=\"a\\tb\\x0dc\\x7f\"\n");
+}
+
 }  // namespace
 }  // namespace gantry::log
