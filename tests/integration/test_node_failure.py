@@ -10,7 +10,7 @@ import signal
 import time
 
 import gantry_cluster
-from gantry_cluster import WAIT_FOR_FILE, ClusterTestCase, pid_alive
+from gantry_cluster import WAIT_FOR_FILE, ClusterTestCase, pid_alive, wait_for
 
 NODE_TIMEOUT = 2.0
 
@@ -88,10 +88,11 @@ wait
     def test_failed_node_comes_back_drained_and_takes_work_once_resumed(self):
         cluster = self.start_cluster(agents=2, node_timeout=NODE_TIMEOUT)
         job_id, _ = self.start_two_node_job(cluster, "--max-restarts=0")
-        # Restarted at once, the agent reports it lost the job's rank.
+        # Silent past the node timeout: the node failed (an agent restarted
+        # in time is our own crash instead, see below).
         cluster.kill_agent("node02")
+        cluster.wait_job(job_id, "NODE_FAIL", timeout=NODE_TIMEOUT + 8)
         cluster.start_agent("node02")
-        cluster.wait_job(job_id, "NODE_FAIL", timeout=10)
         node = cluster.wait_nodes_up(["node02"])["node02"]
         self.assertTrue(node["drained"], "back, but drained until an admin says so")
         follow_up = cluster.write_script("true.sh", "#!/bin/bash\ntrue\n")
@@ -148,19 +149,28 @@ wait_for_file release
                 lines = cluster.read(f"ran.{job_id}.{attempt}.{rank}").splitlines()
                 self.assertEqual(len(lines), 1, f"attempt {attempt} rank {rank}: {lines}")
 
-    def test_agent_restarted_before_the_timeout_reports_the_lost_ranks(self):
-        # A long timeout: the failure must come from the agent's report on
-        # re-registering (it runs none of the job's ranks), not from a timer.
+    def test_agent_restarted_before_the_timeout_restarts_the_job_uncharged(self):
+        # A long timeout: what happens must come from the agent's report on
+        # re-registering (a new agent process that runs none of the job's
+        # ranks), not from a timer. The agent's crash is ours, not the
+        # node's or the job's: the job restarts without spending its budget
+        # (none here) and the node stays in service.
         cluster = self.start_cluster(agents=2, node_timeout=60)
         job_id, pids = self.start_two_node_job(cluster, "--max-restarts=0")
         cluster.kill_agent("node02")
         cluster.start_agent("node02")
-        job = cluster.wait_job(job_id, "NODE_FAIL", timeout=10)
-        self.assertIn("node02", job["reason_detail"])
+        wait_for(lambda: cluster.job(job_id)["attempt"] == 2, 10,
+                 "the job's second attempt")
+        job = cluster.wait_job(job_id, "RUNNING")
+        self.assertEqual(job["uncharged_attempts"], 1)
+        self.assertIn("node02 restarted and lost rank",
+                      job["attempts"][0]["end_detail"])
         self.assert_pids_gone(list(pids.values()), timeout=8, what="both ranks")
         node = cluster.nodes()["node02"]
         self.assertEqual(node["state"], "up")
-        self.assertTrue(node["drained"])
+        self.assertFalse(node["drained"])
+        cluster.touch("release")
+        cluster.wait_job(job_id, "COMPLETED")
 
     def test_frozen_agent_that_comes_back_has_its_stale_ranks_stopped(self):
         # SIGSTOP stands for a network partition: the agent and the
