@@ -87,6 +87,16 @@ absl::Status ControllerClient::Convert(const grpc::Status& status) const {
 
 absl::Status ControllerClient::Submit(const v1::SubmitRequest& request,
                                       v1::SubmitResponse& response) {
+  // gantryd reads no larger request (daemon/submission_size.h); it would
+  // refuse it as RESOURCE_EXHAUSTED, which is otherwise "busy, retry".
+  constexpr size_t kMaxRequestBytes = 16 << 20;
+  if (const size_t bytes = request.ByteSizeLong(); bytes > kMaxRequestBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the submission is ", bytes,
+                     " bytes (script, arguments, "
+                     "environment); the limit of a request is ",
+                     kMaxRequestBytes >> 20, " MiB"));
+  }
   // A busy controller (RESOURCE_EXHAUSTED) stored nothing: ask again, with
   // backoff, for a while.
   auto delay = std::chrono::milliseconds(50);
@@ -117,12 +127,33 @@ absl::Status ControllerClient::ListJobs(const v1::ListJobsRequest& request,
   return Convert(stub_->ListJobs(&context, request, &response));
 }
 
+absl::Status ControllerClient::ListAllJobs(v1::ListJobsRequest request,
+                                           std::vector<v1::JobRecord>& jobs) {
+  request.clear_page_token();
+  do {
+    v1::ListJobsResponse page;
+    if (absl::Status status = ListJobs(request, page); !status.ok()) {
+      return status;
+    }
+    for (v1::JobRecord& job : *page.mutable_jobs()) {
+      jobs.push_back(std::move(job));
+    }
+    request.set_page_token(page.next_page_token());
+  } while (!request.page_token().empty());
+  return absl::OkStatus();
+}
+
 absl::Status ControllerClient::GetJob(uint64_t job_id,
+                                      v1::GetJobResponse& response) {
+  v1::GetJobRequest request;
+  request.set_job_id(job_id);
+  return GetJob(request, response);
+}
+
+absl::Status ControllerClient::GetJob(const v1::GetJobRequest& request,
                                       v1::GetJobResponse& response) {
   grpc::ClientContext context;
   Prepare(context, "GetJob");
-  v1::GetJobRequest request;
-  request.set_job_id(job_id);
   return Convert(stub_->GetJob(&context, request, &response));
 }
 

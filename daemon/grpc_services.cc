@@ -106,8 +106,9 @@ grpc::ServerUnaryReactor* ClientServiceImpl::ListJobs(
   std::optional<Caller> caller = Admit(*context, reactor, "ListJobs", "");
   if (!caller) return reactor;
   boost::asio::post(io_, [this, reactor, request, response] {
-    *response = controller_.ListJobs(*request);
-    reactor->Finish(grpc::Status::OK);
+    absl::StatusOr<v1::ListJobsResponse> jobs = controller_.ListJobs(*request);
+    if (jobs.ok()) *response = std::move(*jobs);
+    reactor->Finish(ToGrpcStatus(jobs.status()));
   });
   return reactor;
 }
@@ -121,7 +122,7 @@ grpc::ServerUnaryReactor* ClientServiceImpl::GetJob(
   boost::asio::post(
       io_, [this, reactor, request, response, caller = std::move(*caller)] {
         absl::StatusOr<v1::GetJobResponse> job =
-            controller_.GetJob(request->job_id(), caller);
+            controller_.GetJob(*request, caller);
         if (job.ok()) *response = std::move(*job);
         reactor->Finish(ToGrpcStatus(job.status()));
       });
