@@ -155,7 +155,8 @@ TEST_CASE("a corrupt record is data loss, not silence", "[store]") {
     REQUIRE((*store)->Commit(batch, true).ok());
   }
   // Overwrite the record with bytes that are not a JobRecord.
-  WriteRaw(dir.path, {"jobs", "nodes", "events", "meta", "environments"},
+  WriteRaw(dir.path,
+           {"jobs", "nodes", "events", "meta", "environments", "history"},
            {{1, BigEndian(1), "\xff\xff\xff"}});
   auto store = RocksDbStore::Open(dir.path);
   REQUIRE(store.ok());
