@@ -1,5 +1,5 @@
 // gantry-history-fill: writes finished job records straight into the
-// history of a gantryd state directory (gantryd must not be running: it
+// history of a gantryd --state-dir (gantryd must not be running: it
 // holds the database's lock), as if that many jobs had run and left the
 // live state. For tests/bench/history_bench.py; never for a real cluster.
 //
@@ -8,6 +8,7 @@
 // The jobs get the ids after the store's next job id, and the store's next
 // job id moves past them. Prints the first and last id.
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 #include <string>
 
@@ -21,8 +22,9 @@ int main(int argc, char** argv) {
   }
   const uint64_t count = std::stoull(argv[2]);
   const std::string user = argc == 4 ? argv[3] : "bench";
+  std::filesystem::create_directories(argv[1]);
   absl::StatusOr<std::unique_ptr<gantry::RocksDbStore>> store =
-      gantry::RocksDbStore::Open(argv[1]);
+      gantry::RocksDbStore::Open(std::string(argv[1]) + "/db");  // as gantryd
   if (!store.ok()) {
     std::cerr << "gantry-history-fill: " << store.status().message() << "\n";
     return 1;
