@@ -293,6 +293,11 @@ absl::StatusOr<std::vector<v1::EventRecord>> RocksDbStore::JobEvents(
   return events;
 }
 
+absl::Status RocksDbStore::TEST_FlushAll() {
+  return FromRocks(db_->Flush(rocksdb::FlushOptions(), handles_),
+                   "flushing memtables");
+}
+
 absl::StatusOr<std::vector<v1::JobRecord>> RocksDbStore::HistoryJobs(
     uint64_t first_id, size_t limit) {
   std::vector<v1::JobRecord> jobs;
