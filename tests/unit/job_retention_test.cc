@@ -2,6 +2,7 @@
 // hold resolve their selection in the controller, and finished jobs leave
 // memory after min_job_age for the history, where GetJob still finds them
 // (with the same owner-only rule for payloads) until their retention ends.
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -91,6 +92,13 @@ class MemoryStore final : public StateStore {
     return expiry;
   }
 
+  // A record as an earlier gantryd left it, read by the next Load.
+  void Preload(const v1::JobRecord& job) {
+    std::lock_guard lock(mutex_);
+    jobs_[job.id()] = job;
+    next_job_id_ = std::max(next_job_id_, job.id() + 1);
+  }
+
   size_t live_records() {
     std::lock_guard lock(mutex_);
     return jobs_.size();
@@ -119,14 +127,15 @@ constexpr int64_t kRetentionMs = 3'600'000;
 
 class Harness {
  public:
-  Harness() { StartController(); }
+  Harness() {
+    options_.min_job_age_ms = kMinJobAgeMs;
+    options_.history_retention_ms = kRetentionMs;
+    StartController();
+  }
   ~Harness() { StopController(); }
 
   void StartController() {
-    ControllerOptions options;
-    options.min_job_age_ms = kMinJobAgeMs;
-    options.history_retention_ms = kRetentionMs;
-    controller_.emplace(io_, store_, clock_, options);
+    controller_.emplace(io_, store_, clock_, options_);
     REQUIRE(controller_->Start().ok());
   }
   void StopController() {
@@ -191,6 +200,7 @@ class Harness {
     io_.restart();
   }
 
+  ControllerOptions options_;
   boost::asio::io_context io_;
   MemoryStore store_;
   FakeClock clock_;
@@ -393,6 +403,52 @@ TEST_CASE("a finished job a pending job depends on stays in memory",
   v1::ListJobsRequest all;
   all.set_all(true);
   CHECK(Ids(h.List(all)) == std::vector<uint64_t>{first, **submitted});
+}
+
+TEST_CASE("fair-share usage of retired jobs survives a restart",
+          "[controller]") {
+  Harness h;
+  // Priority from fair share alone: a user with all the usage gets half
+  // the points of one with none.
+  h.options_.priority_weights.age_weight = 0;
+  h.options_.priority_weights.size_weight = 0;
+  h.StopController();
+  v1::JobRecord ran;
+  ran.set_id(100);
+  ran.set_user("alice");
+  ran.set_uid(1000);
+  ran.set_state(v1::COMPLETED);
+  const int64_t now = h.clock_.NowMs();
+  ran.set_start_time_ms(now - 100'000);
+  ran.set_end_time_ms(now - 10'000);
+  ran.add_allocation()->set_cpus(4);
+  v1::AttemptRecord& attempt = *ran.add_attempts();
+  attempt.set_start_time_ms(now - 100'000);
+  attempt.set_end_time_ms(now - 10'000);
+  h.store_.Preload(ran);
+  h.StartController();
+
+  const uint64_t alice = h.Submit(kAlice);
+  const uint64_t bob = h.Submit(kBob);
+  auto priorities = [&] {
+    h.Tick();  // a scheduling pass
+    std::map<uint64_t, double> by_id;
+    for (const v1::JobRecord& job : h.List(v1::ListJobsRequest())) {
+      by_id[job.id()] = job.priority();
+    }
+    return by_id;
+  };
+  std::map<uint64_t, double> before = priorities();
+  CHECK(before.at(alice) == Approx(before.at(bob) / 2));
+
+  h.clock_.AdvanceMs(2 * kMinJobAgeMs);
+  h.Tick();
+  REQUIRE(h.store_.in_history(100));
+  h.StopController();
+  h.StartController();
+  h.Submit(kBob);  // asks for a pass
+  std::map<uint64_t, double> after = priorities();
+  CHECK(after.at(alice) == Approx(after.at(bob) / 2));
 }
 
 }  // namespace
