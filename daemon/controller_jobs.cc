@@ -473,12 +473,6 @@ std::vector<uint64_t> Controller::ResolveTargets(
 void Controller::Cancel(const v1::CancelRequest& request, const Caller& caller,
                         std::function<void(v1::CancelResponse)> done) {
   v1::CancelResponse response;
-  if (absl::Status valid = CheckFilter(request.filter()); !valid.ok()) {
-    v1::CancelResult* result = response.add_results();
-    result->set_error(std::string(valid.message()));
-    done(std::move(response));
-    return;
-  }
   std::vector<uint64_t> targets(request.job_ids().begin(),
                                 request.job_ids().end());
   for (uint64_t id :
@@ -534,12 +528,6 @@ void Controller::Hold(const v1::HoldRequest& request, const Caller& caller,
                       std::function<void(v1::HoldResponse)> done) {
   const char* verb = request.release() ? "release" : "hold";
   v1::HoldResponse response;
-  if (absl::Status valid = CheckFilter(request.filter()); !valid.ok()) {
-    v1::CancelResult* result = response.add_results();
-    result->set_error(std::string(valid.message()));
-    done(std::move(response));
-    return;
-  }
   bool released_any = false;
   std::vector<uint64_t> targets(request.job_ids().begin(),
                                 request.job_ids().end());

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "daemon/job_filter.h"
 #include "daemon/submit_stream.h"
 
 namespace gantry {
@@ -136,6 +137,12 @@ grpc::ServerUnaryReactor* ClientServiceImpl::Cancel(
   std::optional<Caller> caller =
       Admit(*context, reactor, "Cancel", request->user());
   if (!caller) return reactor;
+  // An outsized selection is refused whole (the controller tries every
+  // entry against every job).
+  if (absl::Status valid = CheckFilter(request->filter()); !valid.ok()) {
+    reactor->Finish(ToGrpcStatus(valid));
+    return reactor;
+  }
   boost::asio::post(
       io_, [this, reactor, request, response, caller = std::move(*caller)] {
         controller_.Cancel(*request, caller,
@@ -154,6 +161,10 @@ grpc::ServerUnaryReactor* ClientServiceImpl::Hold(
   std::optional<Caller> caller =
       Admit(*context, reactor, "Hold", request->user());
   if (!caller) return reactor;
+  if (absl::Status valid = CheckFilter(request->filter()); !valid.ok()) {
+    reactor->Finish(ToGrpcStatus(valid));
+    return reactor;
+  }
   boost::asio::post(io_, [this, reactor, request, response,
                           caller = std::move(*caller)] {
     controller_.Hold(*request, caller, [reactor, response](v1::HoldResponse r) {
