@@ -122,6 +122,22 @@ absl::StatusOr<std::vector<JobSelector>> ParseJobSelectors(
   return selectors;
 }
 
+// Selectors and filters go to the controller, which resolves them: the CLI
+// never lists every job to pick a few.
+void AddSelectors(const std::vector<JobSelector>& selectors,
+                  v1::JobFilter& filter) {
+  for (const JobSelector& selector : selectors) {
+    v1::JobSelector* added = filter.add_jobs();
+    added->set_job_id(selector.id);
+    if (selector.task.has_value()) added->set_array_task_id(*selector.task);
+  }
+}
+
+template <typename Set, typename Field>
+void AddAll(const Set& values, Field& field) {
+  for (const auto& value : values) *field.Add() = value;
+}
+
 bool Selected(const std::vector<JobSelector>& selectors,
               const v1::JobRecord& job) {
   return selectors.empty() ||
@@ -164,15 +180,19 @@ int RunQueueCommand(const std::string& controller,
   bool finished = options.all || !ids->empty();
   for (v1::JobState state : states) finished = finished || IsFinished(state);
   request.set_all(finished);
-  if (users.size() == 1) request.set_user(*users.begin());
-  v1::ListJobsResponse response;
-  if (absl::Status status = client.ListJobs(request, response); !status.ok()) {
+  v1::JobFilter& filter = *request.mutable_filter();
+  AddAll(users, *filter.mutable_users());
+  AddAll(partitions, *filter.mutable_partitions());
+  for (v1::JobState state : states) filter.add_states(state);
+  AddSelectors(*ids, filter);
+  std::vector<v1::JobRecord> listed;
+  if (absl::Status status = client.ListAllJobs(request, listed); !status.ok()) {
     return Fail("queue", status);
   }
   MakePrintable(response,
                 options.json ? OutputKind::kJson : OutputKind::kTerminal);
   std::vector<const v1::JobRecord*> jobs;
-  for (const v1::JobRecord& job : response.jobs()) {
+  for (const v1::JobRecord& job : listed) {
     if (Selected(*ids, job) && Allowed(users, job.user()) &&
         Allowed(partitions, job.spec().partition()) &&
         Allowed(states, job.state())) {
@@ -196,63 +216,6 @@ int RunQueueCommand(const std::string& controller,
   }
   return 0;
 }
-
-namespace {
-
-// Job ids from selectors as scancel and scontrol take them: an array's id
-// stands for all its tasks that are still pending or running, and ID_TASK
-// for one task; both are resolved from the list of active jobs. Anything
-// else goes to the controller as given, which says what is wrong with it
-// (unknown, finished, not yours). `unknown` is told of an ID_TASK that
-// names no job at all.
-absl::Status ResolveJobSelectors(
-    ControllerClient& client, const std::vector<JobSelector>& selectors,
-    std::vector<uint64_t>& ids,
-    const std::function<void(const std::string&)>& unknown) {
-  v1::ListJobsResponse active;
-  if (absl::Status status = client.ListJobs(v1::ListJobsRequest(), active);
-      !status.ok()) {
-    return status;
-  }
-  std::optional<v1::ListJobsResponse> everything;  // fetched when needed
-  std::set<uint64_t> added;
-  auto add = [&](uint64_t id) {
-    if (added.insert(id).second) ids.push_back(id);
-  };
-  for (const JobSelector& selector : selectors) {
-    bool matched = false;
-    for (const v1::JobRecord& job : active.jobs()) {
-      if (selector.Matches(job)) {
-        add(job.id());
-        matched = true;
-      }
-    }
-    if (matched) continue;
-    if (!selector.task.has_value()) {
-      add(selector.id);
-      continue;
-    }
-    if (!everything.has_value()) {
-      everything.emplace();
-      v1::ListJobsRequest all;
-      all.set_all(true);
-      if (absl::Status status = client.ListJobs(all, *everything);
-          !status.ok()) {
-        return status;
-      }
-    }
-    for (const v1::JobRecord& job : everything->jobs()) {
-      if (selector.Matches(job)) {
-        add(job.id());
-        matched = true;
-      }
-    }
-    if (!matched) unknown(selector.ToString());
-  }
-  return absl::OkStatus();
-}
-
-}  // namespace
 
 int RunCancelCommand(const std::string& controller,
                      const CancelOptions& options) {
@@ -302,49 +265,32 @@ int RunCancelCommand(const std::string& controller,
                                 ? v1::CancelRequest::SIGNAL_BATCH_SCRIPT
                             : options.full ? v1::CancelRequest::SIGNAL_FULL
                                            : v1::CancelRequest::SIGNAL_STEPS);
-  int code = 0;
-  if (!filtered) {
-    std::vector<uint64_t> resolved;
-    if (absl::Status status = ResolveJobSelectors(
-            client, *ids, resolved,
-            [&](const std::string& selector) {
-              std::cerr << "gantry cancel: error: Kill job error on job id "
-                        << selector << ": invalid job id " << selector << "\n";
-              code = 1;
-            });
-        !status.ok()) {
-      return Fail("cancel", status);
-    }
-    for (uint64_t id : resolved) request.add_job_ids(id);
-    if (request.job_ids().empty()) return code;
-  } else {
-    // scancel's filters: with no ids, the caller's own jobs unless -u says
-    // whose; the controller still refuses jobs the caller may not manage.
+  // The controller resolves the selection (CancelRequest.filter): an
+  // array's id stands for its pending and running tasks; with -u, -n or
+  // -t, the pending and running jobs matching all of them (none matching
+  // is no error for scancel).
+  v1::JobFilter& filter = *request.mutable_filter();
+  AddSelectors(*ids, filter);
+  if (filtered) {
+    // With no ids, the caller's own jobs unless -u says whose; the
+    // controller still refuses jobs the caller may not manage.
     if (ids->empty() && users.empty()) users.insert(CurrentUser());
-    v1::ListJobsRequest list;
-    if (users.size() == 1) list.set_user(*users.begin());
-    v1::ListJobsResponse jobs;
-    if (absl::Status status = client.ListJobs(list, jobs); !status.ok()) {
-      return Fail("cancel", status);
-    }
-    for (const v1::JobRecord& job : jobs.jobs()) {
-      if (Selected(*ids, job) && Allowed(users, job.user()) &&
-          Allowed(names, job.spec().name()) && Allowed(states, job.state())) {
-        request.add_job_ids(job.id());
-      }
-    }
-    // Nothing matched is not an error for scancel.
-    if (request.job_ids().empty()) return 0;
+    AddAll(users, *filter.mutable_users());
+    AddAll(names, *filter.mutable_names());
+    for (v1::JobState state : states) filter.add_states(state);
   }
   v1::CancelResponse response;
   if (absl::Status status = client.Cancel(request, response); !status.ok()) {
     return Fail("cancel", status);
   }
+  int code = 0;
   for (const v1::CancelResult& result : response.results()) {
     if (!result.ok()) {
       std::cerr << "gantry cancel: error: " << (signal ? "Signal" : "Kill")
-                << " job error on job id " << result.job_id() << ": "
-                << result.error() << "\n";
+                << " job error on job id "
+                << (result.selector().empty() ? absl::StrCat(result.job_id())
+                                              : result.selector())
+                << ": " << result.error() << "\n";
       code = 1;
     }
   }
@@ -364,22 +310,10 @@ int RunHoldCommand(const std::string& controller,
   }
   ControllerClient client(ResolveControllerTarget(controller));
   int code = 0;
-  std::vector<uint64_t> ids;
-  if (absl::Status status = ResolveJobSelectors(
-          client, *selectors, ids,
-          [&](const std::string& selector) {
-            std::cerr << "gantry " << command << ": error: invalid job id "
-                      << selector << "\n";
-            code = 1;
-          });
-      !status.ok()) {
-    return Fail(command, status);
-  }
-  if (ids.empty()) return code;
   v1::HoldRequest request;
   request.set_user(CurrentUser());
   request.set_release(release);
-  for (uint64_t id : ids) request.add_job_ids(id);
+  AddSelectors(*selectors, *request.mutable_filter());
   v1::HoldResponse response;
   if (absl::Status status = client.Hold(request, response); !status.ok()) {
     return Fail(command, status);
@@ -423,29 +357,16 @@ int RunJobCommand(const std::string& controller, const std::string& job_id,
     return 1;
   }
   ControllerClient client(ResolveControllerTarget(controller));
-  uint64_t id = selector->id;
-  if (selector->task.has_value()) {
-    // An array task: find its own job id.
-    v1::ListJobsRequest all;
-    all.set_all(true);
-    v1::ListJobsResponse jobs;
-    if (absl::Status status = client.ListJobs(all, jobs); !status.ok()) {
-      return Fail("job", status);
-    }
-    id = 0;
-    for (const v1::JobRecord& job : jobs.jobs()) {
-      if (selector->Matches(job)) id = job.id();
-    }
-    if (id == 0) {
-      std::cerr << "gantry job: error: invalid job id " << job_id
-                << " (no such array task)\n";
-      return 1;
-    }
-  }
+  // An array task is found by the controller, in its live state or its
+  // history.
+  v1::GetJobRequest request;
+  request.set_job_id(selector->id);
+  if (selector->task.has_value()) request.set_array_task_id(*selector->task);
   v1::GetJobResponse response;
-  if (absl::Status status = client.GetJob(id, response); !status.ok()) {
+  if (absl::Status status = client.GetJob(request, response); !status.ok()) {
     return Fail("job", status);
   }
+  const uint64_t id = response.job().id();
   if (!script) {
     MakePrintable(response, json ? OutputKind::kJson : OutputKind::kTerminal);
   }

@@ -171,11 +171,32 @@ absl::Status ControllerClient::ListJobs(const v1::ListJobsRequest& request,
   return Convert(stub_->ListJobs(&context, request, &response));
 }
 
+absl::Status ControllerClient::ListAllJobs(v1::ListJobsRequest request,
+                                           std::vector<v1::JobRecord>& jobs) {
+  request.clear_page_token();
+  do {
+    v1::ListJobsResponse page;
+    if (absl::Status status = ListJobs(request, page); !status.ok()) {
+      return status;
+    }
+    for (v1::JobRecord& job : *page.mutable_jobs()) {
+      jobs.push_back(std::move(job));
+    }
+    request.set_page_token(page.next_page_token());
+  } while (!request.page_token().empty());
+  return absl::OkStatus();
+}
+
 absl::Status ControllerClient::GetJob(uint64_t job_id,
                                       v1::GetJobResponse& response) {
-  grpc::ClientContext context;
   v1::GetJobRequest request;
   request.set_job_id(job_id);
+  return GetJob(request, response);
+}
+
+absl::Status ControllerClient::GetJob(const v1::GetJobRequest& request,
+                                      v1::GetJobResponse& response) {
+  grpc::ClientContext context;
   if (absl::Status ready = Prepare(context, "GetJob", request); !ready.ok()) {
     return ready;
   }

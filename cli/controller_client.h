@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <grpcpp/grpcpp.h>
 
@@ -34,7 +35,12 @@ class ControllerClient {
                       v1::SubmitResponse& response);
   absl::Status ListJobs(const v1::ListJobsRequest& request,
                         v1::ListJobsResponse& response);
+  // Every page of the listing, appended to `jobs`.
+  absl::Status ListAllJobs(v1::ListJobsRequest request,
+                           std::vector<v1::JobRecord>& jobs);
   absl::Status GetJob(uint64_t job_id, v1::GetJobResponse& response);
+  absl::Status GetJob(const v1::GetJobRequest& request,
+                      v1::GetJobResponse& response);
   absl::Status Cancel(const v1::CancelRequest& request,
                       v1::CancelResponse& response);
   absl::Status Hold(const v1::HoldRequest& request, v1::HoldResponse& response);

@@ -237,7 +237,10 @@ int RunCommandLine(int argc, char** argv) {
   // -h is squeue's --noheader (and sinfo's): help stays on --help.
   queue->set_help_flag("--help", "Print this help message and exit");
   gantry::cli::QueueOptions queue_options;
-  queue->add_flag("-a,--all", queue_options.all, "Include finished jobs");
+  queue->add_flag("-a,--all", queue_options.all,
+                  "Include finished jobs still in the controller's live "
+                  "state (gantryd --min-job-age, 300 s by default); older "
+                  "ones only through gantry job ID");
   queue
       ->add_option("-u,--user", queue_options.users,
                    "Only these users' jobs (USER[,USER...])")
@@ -254,7 +257,7 @@ int RunCommandLine(int argc, char** argv) {
   queue
       ->add_option("-t,--states", queue_options.states,
                    "Only jobs in these states: PD,R,CD,F,CA,TO,NF,OOM, long "
-                   "names, or all")
+                   "names, or all (finished ones as for --all)")
       ->allow_extra_args(false);
   queue->add_option("-o,--format", queue_options.format,
                     "squeue layout, e.g. \"%.18i %.8j %T %R\": fields %i %A "
@@ -315,7 +318,11 @@ int RunCommandLine(int argc, char** argv) {
       ->required();
 
   CLI::App* job = app.add_subcommand(
-      "job", "Show one job and its history (scontrol show job)");
+      "job",
+      "Show one job and its history (scontrol show job), also long after "
+      "it left gantry queue --all (gantryd --history-retention); the "
+      "script, its arguments and step command lines only to the job's "
+      "owner and admins");
   std::string job_id;
   bool job_json = false;
   job->add_option("JOBID", job_id, "Job id, or ARRAYID_TASK for an array task")

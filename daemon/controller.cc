@@ -11,10 +11,12 @@
 
 #include <boost/asio/post.hpp>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/hostlist.h"
 #include "common/log.h"
 #include "daemon/controller_metrics.h"
+#include "daemon/job_filter.h"
 #include "daemon/step_layout.h"
 
 namespace gantry {
@@ -89,6 +91,7 @@ Controller::Controller(boost::asio::io_context& io, StateStore& store,
       clock_(clock),
       options_(WithPartitionDefaults(std::move(options))),
       timer_(io),
+      retired_usage_(options_.priority_weights.half_life_ms),
       writer_(io, store),
       fair_share_(options_.priority_weights.half_life_ms) {}
 
@@ -158,16 +161,31 @@ absl::Status Controller::Start() {
     if (options_.metrics) options_.metrics->JobAdded(status);
     UpdateLive(job);
   }
-  // Fair share from the finished jobs, oldest end first so the decay is
-  // applied in time order.
+  // Fair share: the jobs that left the live state, as stored, then the
+  // finished jobs still in it, oldest end first so the decay is applied in
+  // time order.
+  if (snapshot->retired_usage) {
+    std::map<std::string, FairShare::Decayed> users;
+    for (const auto& [user, usage] : snapshot->retired_usage->users()) {
+      users[user] = {usage.value(), usage.at_ms()};
+    }
+    const auto& total = snapshot->retired_usage->total();
+    retired_usage_.Restore(users, {total.value(), total.at_ms()});
+    fair_share_.Restore(std::move(users), {total.value(), total.at_ms()});
+  }
   std::vector<const v1::JobRecord*> finished;
   for (const auto& [id, job] : jobs_) {
-    if (job.record.end_time_ms() > 0) finished.push_back(&job.record);
+    if (IsTerminal(FromProto(job.record.state()))) {
+      finished.push_back(&job.record);
+    }
   }
   std::sort(finished.begin(), finished.end(), [](const auto* a, const auto* b) {
     return a->end_time_ms() < b->end_time_ms();
   });
-  for (const v1::JobRecord* record : finished) ChargeUsage(*record);
+  for (const v1::JobRecord* record : finished) {
+    if (record->end_time_ms() > 0) ChargeUsage(*record);
+    finished_order_.emplace_back(record->end_time_ms(), record->id());
+  }
   log::Info("state loaded",
             {{"state_dir", options_.state_dir},
              {"jobs", jobs_.size()},
@@ -283,49 +301,119 @@ void Controller::CommitDone(const absl::Status& status, double seconds,
   if (!batch_.empty() || !after_commit_.empty()) Flush();
 }
 
-v1::ListJobsResponse Controller::ListJobs(const v1::ListJobsRequest& request) {
+absl::StatusOr<v1::ListJobsResponse> Controller::ListJobs(
+    const v1::ListJobsRequest& request) {
+  // A page of summaries stays far below any client's receive limit
+  // whatever the jobs hold (a 100,000-node allocation is megabytes).
+  constexpr uint32_t kMaxPageJobs = 5000;
+  constexpr size_t kMaxPageBytes = 4 << 20;
+  if (absl::Status valid = CheckFilter(request.filter()); !valid.ok()) {
+    return valid;
+  }
+  uint64_t after = 0;
+  if (!request.page_token().empty() &&
+      !absl::SimpleAtoi(request.page_token(), &after)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "invalid page_token \"", request.page_token().substr(0, 40),
+        "\" (give the next_page_token of the previous page)"));
+  }
+  const uint32_t page_size = request.page_size() == 0
+                                 ? kMaxPageJobs
+                                 : std::min(request.page_size(), kMaxPageJobs);
+  v1::JobFilter filter = request.filter();
+  if (!request.user().empty() && filter.users().empty()) {
+    filter.add_users(request.user());
+  }
   v1::ListJobsResponse response;
+  size_t page_bytes = 0;
+  // False once the page is full.
   auto list = [&](JobRuntime& job) {
-    if (!request.all() && IsTerminal(FromProto(job.record.state()))) return;
-    if (!request.user().empty() && job.record.user() != request.user()) {
-      return;
+    if (!request.all() && IsTerminal(FromProto(job.record.state()))) {
+      return true;
     }
-    // Listings do not carry scripts and environments: set them aside for
-    // the copy instead of copying them and throwing them away.
+    if (!MatchesFilter(filter, job.record)) return true;
+    if (response.jobs_size() >= static_cast<int>(page_size) ||
+        page_bytes >= kMaxPageBytes) {
+      response.set_next_page_token(
+          absl::StrCat(response.jobs(response.jobs_size() - 1).id()));
+      return false;
+    }
+    // Summaries carry no payloads: set them aside for the copy instead of
+    // copying them and throwing them away.
     v1::JobSpec& spec = *job.record.mutable_spec();
     std::string script;
     script.swap(*spec.mutable_script());
+    google::protobuf::RepeatedPtrField<std::string> args;
+    args.Swap(spec.mutable_script_args());
     google::protobuf::Map<std::string, std::string> environment;
     environment.swap(*spec.mutable_environment());
     v1::JobRecord* copy = response.add_jobs();
     *copy = job.record;
     spec.mutable_script()->swap(script);
+    spec.mutable_script_args()->Swap(&args);
     spec.mutable_environment()->swap(environment);
+    ClearPayloads(*copy);  // step command lines
     copy->set_priority(job.priority);
+    page_bytes += copy->ByteSizeLong();
+    return true;
   };
   // Without --all only live jobs can qualify: skip the finished ones.
   if (request.all()) {
-    for (auto& [id, job] : jobs_) list(job);
+    for (auto it = jobs_.upper_bound(after); it != jobs_.end(); ++it) {
+      if (!list(it->second)) break;
+    }
   } else {
-    for (auto& [id, job] : live_jobs_) list(*job);
+    for (auto it = live_jobs_.upper_bound(after); it != live_jobs_.end();
+         ++it) {
+      if (!list(*it->second)) break;
+    }
   }
   return response;
 }
 
 absl::StatusOr<v1::GetJobResponse> Controller::GetJob(
     uint64_t job_id, const Caller& caller) const {
-  auto it = jobs_.find(job_id);
-  if (it == jobs_.end()) {
-    return absl::NotFoundError(absl::StrCat("invalid job id ", job_id));
-  }
+  v1::GetJobRequest request;
+  request.set_job_id(job_id);
+  return GetJob(request, caller);
+}
+
+absl::StatusOr<v1::GetJobResponse> Controller::GetJob(
+    const v1::GetJobRequest& request, const Caller& caller) const {
+  uint64_t job_id = request.job_id();
+  const std::optional<uint32_t> task =
+      request.has_array_task_id()
+          ? std::optional<uint32_t>(request.array_task_id())
+          : std::nullopt;
+  const std::string name =
+      task ? absl::StrCat(job_id, "_", *task) : absl::StrCat(job_id);
   v1::GetJobResponse response;
-  *response.mutable_job() = it->second.record;
-  response.mutable_job()->set_priority(it->second.priority);
+  bool found = false;
+  // Array tasks have consecutive ids from the array's.
+  for (auto it = jobs_.lower_bound(job_id); it != jobs_.end(); ++it) {
+    const v1::JobRecord& record = it->second.record;
+    if (task ? record.array_job_id() != job_id : it->first != job_id) break;
+    if (task && record.array_task_id() != *task) continue;
+    *response.mutable_job() = record;
+    response.mutable_job()->set_priority(it->second.priority);
+    found = true;
+    break;
+  }
+  if (!found) {
+    absl::StatusOr<std::optional<v1::JobRecord>> retired =
+        RetiredJob(job_id, task);
+    if (!retired.ok()) return retired.status();
+    if (!retired->has_value()) {
+      return absl::NotFoundError(absl::StrCat(
+          "invalid job id ", name, task ? " (no such array task)" : ""));
+    }
+    *response.mutable_job() = std::move(**retired);
+  }
+  job_id = response.job().id();
   response.mutable_job()->mutable_spec()->clear_environment();
   // Others see a job as squeue shows it, not what it runs.
-  if (!caller.MayManage(it->second.record.uid())) {
-    response.mutable_job()->mutable_spec()->clear_script();
-    response.mutable_job()->mutable_spec()->clear_script_args();
+  if (!caller.MayManage(response.job().uid())) {
+    ClearPayloads(*response.mutable_job());
   }
   absl::StatusOr<std::vector<v1::EventRecord>> events =
       store_.JobEvents(job_id);

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -75,6 +76,13 @@ struct ControllerOptions {
   // Where the controller reports its metrics; null: nowhere (unit tests).
   // Must outlive the controller.
   ControllerMetrics* metrics = nullptr;
+  // A finished job stays in the live state (listings, dependencies) this
+  // long after it ended, then moves to the history (Slurm's MinJobAge), so
+  // memory and load time do not grow with the jobs ever run.
+  int64_t min_job_age_ms = 300'000;
+  // History records are deleted this long after their job ended; 0: kept
+  // for ever.
+  int64_t history_retention_ms = 30LL * 24 * 3600 * 1000;
 };
 
 class Controller {
@@ -101,10 +109,18 @@ class Controller {
   // once the change is stored.
   void Hold(const v1::HoldRequest& request, const Caller& caller,
             std::function<void(v1::HoldResponse)> done);
-  // Not const: it lends each record's script and environment aside while
-  // copying the rest.
-  v1::ListJobsResponse ListJobs(const v1::ListJobsRequest& request);
-  // The script and environment only for the job's owner and admins.
+  // One page of job summaries (daemon/job_filter.h: no payloads) from the
+  // live state. INVALID_ARGUMENT for a bad page token or an outsized
+  // filter. Not const: it lends each record's payloads aside while copying
+  // the rest.
+  absl::StatusOr<v1::ListJobsResponse> ListJobs(
+      const v1::ListJobsRequest& request);
+  // A job from the live state or, once it has left it, from the history.
+  // The script, its arguments and step command lines only for the job's
+  // owner and admins; the environment never. NOT_FOUND when it is in
+  // neither.
+  absl::StatusOr<v1::GetJobResponse> GetJob(const v1::GetJobRequest& request,
+                                            const Caller& caller) const;
   absl::StatusOr<v1::GetJobResponse> GetJob(uint64_t job_id,
                                             const Caller& caller) const;
   v1::ListNodesResponse ListNodes() const;
@@ -171,6 +187,12 @@ class Controller {
   // `result` saying why, when the caller may not act on it.
   JobRuntime* ManagedJobFor(uint64_t job_id, const Caller& caller,
                             v1::CancelResult& result);
+  // The jobs a cancel or hold names by its filter (CancelRequest.filter,
+  // checked with CheckFilter by the caller), in order, each once; an
+  // ID_TASK naming no job gets a failed result in `unknown`.
+  std::vector<uint64_t> ResolveTargets(
+      const v1::JobFilter& filter,
+      google::protobuf::RepeatedPtrField<v1::CancelResult>& unknown) const;
 
   // Persistence (controller.cc).
   void StageJob(const JobRuntime& job);
@@ -203,6 +225,7 @@ class Controller {
   bool DependencyAllowsStart(JobRuntime& job, int64_t now);
   // Adds a finished job's GPU-seconds to its user's fair-share usage.
   void ChargeUsage(const v1::JobRecord& record);
+  void ChargeUsage(const v1::JobRecord& record, FairShare& share) const;
   // The partition of that name; null when none.
   const PartitionConfig* FindPartition(const std::string& name) const;
   const PartitionConfig& DefaultPartition() const;
@@ -261,6 +284,19 @@ class Controller {
   void CheckStepWaits(JobRuntime& job, int64_t now);
   void HoldResources(JobRuntime& job);
   void ReleaseNodeShare(JobRuntime& job, const std::string& node);
+
+  // Retention (controller_retention.cc).
+  // Moves finished jobs older than min_job_age_ms (and that no live job
+  // depends on) from memory to the history, a bounded number per call, and
+  // deletes history records past their retention; at most once a second.
+  void RetireFinishedJobs(int64_t now);
+  void ExpireHistory(int64_t now);
+  // Ids that dependencies of live jobs name (an array's id for its tasks).
+  std::set<uint64_t> DependedJobIds() const;
+  // A job that left the live state: from the batches being written, else
+  // from the history. `task`: the task of array `job_id` instead.
+  absl::StatusOr<std::optional<v1::JobRecord>> RetiredJob(
+      uint64_t job_id, std::optional<uint32_t> task) const;
 
   // The switch tree (controller_topology.cc).
   struct LoadedTopology {
@@ -342,6 +378,15 @@ class Controller {
   uint64_t next_job_id_ = 1;
   uint64_t next_event_sequence_ = 1;
   uint64_t finished_jobs_ = 0;
+  // Finished jobs in memory by when they ended (roughly: one that could not
+  // leave yet goes to the back), for RetireFinishedJobs.
+  std::deque<std::pair<int64_t, uint64_t>> finished_order_;
+  int64_t next_retire_ms_ = 0;
+  int64_t next_expiry_ms_ = 0;
+  uint64_t history_scan_from_ = 0;  // see StateStore::ExpiredHistory
+  // The fair-share usage of the jobs that left memory (stored with each
+  // retirement; fair_share_ includes it).
+  FairShare retired_usage_;
 
   StateStore::Batch batch_;
   std::vector<std::function<void()>> after_commit_;

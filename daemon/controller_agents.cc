@@ -598,6 +598,7 @@ void Controller::ArmTimer() {
   timer_.async_wait([this](const boost::system::error_code& error) {
     if (error || stopped_) return;
     CheckDeadlines();
+    RetireFinishedJobs(clock_.NowMs());
     // Once a second is fresh enough for any scrape, and each census walks
     // every node.
     if (++ticks_ % kTicksPerNodeCensus == 0) PublishNodeMetrics();

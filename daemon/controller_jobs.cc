@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <set>
 
 #include <boost/asio/post.hpp>
 
@@ -17,11 +18,13 @@
 #include "common/request_limits.h"
 #include "daemon/controller.h"
 #include "daemon/controller_metrics.h"
+#include "daemon/job_filter.h"
 #include "daemon/node_restrictions.h"
 #include "daemon/rank_environment.h"
 #include "daemon/request_validation.h"
 #include "daemon/scheduler.h"
 #include "daemon/step_layout.h"
+#include "daemon/submission_size.h"
 
 namespace gantry {
 namespace {
@@ -38,10 +41,6 @@ constexpr size_t kMaxEnvironmentBytes = 1 << 20;
 constexpr size_t kMaxArgs = 4096;
 constexpr size_t kMaxNameBytes = 256;
 constexpr size_t kMaxPathBytes = 4096;
-// Every task of an array stores its own copy of the script (the submit
-// environment is stored once for the whole array): bound the copies
-// together (10,000 tasks of a 25 KiB script fit).
-constexpr uint64_t kMaxArrayStoredBytes = 256ull << 20;
 
 absl::Status Invalid(const std::string& message) {
   return absl::InvalidArgumentError(message);
@@ -253,16 +252,6 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
           absl::StrCat("invalid value \"", spec.array().substr(0, 80),
                        "\" for --array: ", array.status().message()));
     }
-    const uint64_t stored_bytes =
-        spec.script().size() * array->task_ids.size() + environment_bytes;
-    if (stored_bytes > kMaxArrayStoredBytes) {
-      return Invalid(absl::StrCat(
-          "--array: ", array->task_ids.size(), " tasks of a ",
-          spec.script().size(), "-byte script are more than the ",
-          kMaxArrayStoredBytes >> 20,
-          " MiB an array may store; use fewer tasks or a shorter script "
-          "(it can read its task's index from SLURM_ARRAY_TASK_ID)"));
-    }
     spec.set_array(FormatJobArray(*array));
     v1::JobArrayInfo& info = *job.mutable_array();
     info.set_task_count(static_cast<uint32_t>(array->task_ids.size()));
@@ -270,6 +259,11 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
     info.set_max_task_id(array->max_task_id());
     info.set_step(array->step());
     info.set_max_running(array->max_running);
+  }
+  if (absl::Status size = CheckSubmissionSize(
+          MeasureSubmission(spec, job.array().task_count()));
+      !size.ok()) {
+    return size;
   }
   // sbatch's slurm-%j.out and slurm-%A_%a.out, under Gantry's name.
   if (spec.output_pattern().empty()) {
@@ -427,10 +421,74 @@ Controller::JobRuntime* Controller::ManagedJobFor(uint64_t id,
   return *job;
 }
 
+std::vector<uint64_t> Controller::ResolveTargets(
+    const v1::JobFilter& filter,
+    google::protobuf::RepeatedPtrField<v1::CancelResult>& unknown) const {
+  std::vector<uint64_t> ids;
+  std::set<uint64_t> added;
+  auto add = [&](uint64_t id) {
+    if (added.insert(id).second) ids.push_back(id);
+  };
+  auto active = [](const JobRuntime& job) {
+    return !IsTerminal(FromProto(job.record.state()));
+  };
+  if (FiltersByAttributes(filter)) {
+    for (const auto& [id, job] : live_jobs_) {
+      if (active(*job) && MatchesFilter(filter, job->record)) add(id);
+    }
+    return ids;
+  }
+  for (const v1::JobSelector& selector : filter.jobs()) {
+    // The job itself, or the tasks of the array, which have consecutive
+    // ids from the array's: only the pending and running ones.
+    bool matched = false;
+    for (auto it = live_jobs_.lower_bound(selector.job_id());
+         it != live_jobs_.end() &&
+         (it->first == selector.job_id() ||
+          it->second->record.array_job_id() == selector.job_id());
+         ++it) {
+      if (active(*it->second) &&
+          MatchesSelector(selector, it->second->record)) {
+        add(it->first);
+        matched = true;
+      }
+    }
+    if (matched) continue;
+    // Anything else goes on as given, so the answer says what is wrong with
+    // it (finished, unknown, not the caller's).
+    if (!selector.has_array_task_id()) {
+      add(selector.job_id());
+      continue;
+    }
+    for (auto it = jobs_.lower_bound(selector.job_id());
+         it != jobs_.end() &&
+         it->second.record.array_job_id() == selector.job_id();
+         ++it) {
+      if (MatchesSelector(selector, it->second.record)) {
+        add(it->first);
+        matched = true;
+      }
+    }
+    if (matched) continue;
+    const std::string name =
+        absl::StrCat(selector.job_id(), "_", selector.array_task_id());
+    v1::CancelResult* result = unknown.Add();
+    result->set_selector(name);
+    result->set_error(absl::StrCat("invalid job id ", name));
+  }
+  return ids;
+}
+
 void Controller::Cancel(const v1::CancelRequest& request, const Caller& caller,
                         std::function<void(v1::CancelResponse)> done) {
   v1::CancelResponse response;
-  for (uint64_t id : request.job_ids()) {
+  std::vector<uint64_t> targets(request.job_ids().begin(),
+                                request.job_ids().end());
+  for (uint64_t id :
+       ResolveTargets(request.filter(), *response.mutable_results())) {
+    targets.push_back(id);
+  }
+  for (uint64_t id : targets) {
     v1::CancelResult* result = response.add_results();
     JobRuntime* managed = ManagedJobFor(id, caller, *result);
     if (managed == nullptr) continue;
@@ -480,7 +538,13 @@ void Controller::Hold(const v1::HoldRequest& request, const Caller& caller,
   const char* verb = request.release() ? "release" : "hold";
   v1::HoldResponse response;
   bool released_any = false;
-  for (uint64_t id : request.job_ids()) {
+  std::vector<uint64_t> targets(request.job_ids().begin(),
+                                request.job_ids().end());
+  for (uint64_t id :
+       ResolveTargets(request.filter(), *response.mutable_results())) {
+    targets.push_back(id);
+  }
+  for (uint64_t id : targets) {
     v1::CancelResult* result = response.add_results();
     JobRuntime* managed = ManagedJobFor(id, caller, *result);
     if (managed == nullptr) continue;
@@ -744,6 +808,11 @@ void Controller::RunSchedule() {
 // Usage for fair share: GPU-seconds (CPU-seconds for CPU-only jobs) of
 // every attempt (a failed attempt held its GPUs too), charged at the end.
 void Controller::ChargeUsage(const v1::JobRecord& record) {
+  ChargeUsage(record, fair_share_);
+}
+
+void Controller::ChargeUsage(const v1::JobRecord& record,
+                             FairShare& share) const {
   double units = 0;
   for (const v1::NodeAllocation& allocation : record.allocation()) {
     units += allocation.gpu_indices_size() > 0 ? allocation.gpu_indices_size()
@@ -761,8 +830,8 @@ void Controller::ChargeUsage(const v1::JobRecord& record) {
         std::max<int64_t>(0, record.end_time_ms() - record.start_time_ms());
   }
   if (units == 0 || held_ms == 0) return;
-  fair_share_.AddUsage(record.user(), units * (held_ms / 1000.0),
-                       record.end_time_ms());
+  share.AddUsage(record.user(), units * (held_ms / 1000.0),
+                 record.end_time_ms());
 }
 
 const PartitionConfig* Controller::FindPartition(
@@ -1176,6 +1245,7 @@ absl::Status Controller::ApplyEvent(JobRuntime& job, const JobEvent& event,
         record.set_reason_detail(detail);
         ++finished_jobs_;
         ChargeUsage(record);
+        finished_order_.emplace_back(clock_.NowMs(), record.id());
         RequestSchedule();  // jobs may depend on this one
         StageEvent(record.id(), "",
                    absl::AsciiStrToLower(JobStatusName(transition->next)),

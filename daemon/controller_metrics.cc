@@ -161,6 +161,10 @@ void ControllerMetrics::JobMoved(JobStatus from, JobStatus to) {
   jobs_[Index(to)]->Increment();
 }
 
+void ControllerMetrics::JobRetired(JobStatus status) {
+  jobs_[Index(status)]->Decrement();
+}
+
 void ControllerMetrics::ObserveQueueWait(double seconds) {
   queue_wait_->Observe(seconds);
 }

@@ -69,6 +69,8 @@ class ControllerMetrics {
   // submitted) and moved on each state change.
   void JobAdded(JobStatus status);
   void JobMoved(JobStatus from, JobStatus to);
+  // A finished job left the live state (--min-job-age).
+  void JobRetired(JobStatus status);
 
   // How long a job waited in the queue before this attempt started.
   void ObserveQueueWait(double seconds);

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "daemon/job_filter.h"
 #include "daemon/request_validation.h"
 #include "daemon/submit_stream.h"
 
@@ -121,8 +122,9 @@ grpc::ServerUnaryReactor* ClientServiceImpl::ListJobs(
       Admit(*context, reactor, "ListJobs", *request, "");
   if (!caller) return reactor;
   boost::asio::post(io_, [this, reactor, request, response] {
-    *response = controller_.ListJobs(*request);
-    reactor->Finish(grpc::Status::OK);
+    absl::StatusOr<v1::ListJobsResponse> jobs = controller_.ListJobs(*request);
+    if (jobs.ok()) *response = std::move(*jobs);
+    reactor->Finish(ToGrpcStatus(jobs.status()));
   });
   return reactor;
 }
@@ -137,7 +139,7 @@ grpc::ServerUnaryReactor* ClientServiceImpl::GetJob(
   boost::asio::post(
       io_, [this, reactor, request, response, caller = std::move(*caller)] {
         absl::StatusOr<v1::GetJobResponse> job =
-            controller_.GetJob(request->job_id(), caller);
+            controller_.GetJob(*request, caller);
         if (job.ok()) *response = std::move(*job);
         reactor->Finish(ToGrpcStatus(job.status()));
       });
@@ -151,6 +153,12 @@ grpc::ServerUnaryReactor* ClientServiceImpl::Cancel(
   std::optional<Caller> caller =
       Admit(*context, reactor, "Cancel", *request, request->user());
   if (!caller) return reactor;
+  // An outsized selection is refused whole (the controller tries every
+  // entry against every job).
+  if (absl::Status valid = CheckFilter(request->filter()); !valid.ok()) {
+    reactor->Finish(ToGrpcStatus(valid));
+    return reactor;
+  }
   boost::asio::post(
       io_, [this, reactor, request, response, caller = std::move(*caller)] {
         controller_.Cancel(*request, caller,
@@ -169,6 +177,10 @@ grpc::ServerUnaryReactor* ClientServiceImpl::Hold(
   std::optional<Caller> caller =
       Admit(*context, reactor, "Hold", *request, request->user());
   if (!caller) return reactor;
+  if (absl::Status valid = CheckFilter(request->filter()); !valid.ok()) {
+    reactor->Finish(ToGrpcStatus(valid));
+    return reactor;
+  }
   boost::asio::post(io_, [this, reactor, request, response,
                           caller = std::move(*caller)] {
     controller_.Hold(*request, caller, [reactor, response](v1::HoldResponse r) {

@@ -35,6 +35,7 @@
 #include "daemon/rocksdb_store.h"
 #include "daemon/rpc_metrics_interceptor.h"
 #include "daemon/state_dir.h"
+#include "daemon/submission_size.h"
 
 namespace {
 
@@ -53,6 +54,8 @@ struct Flags {
   uint32_t agent_max_message_bytes = 1 << 20;
   uint32_t max_restarts = 3;
   double restart_backoff = 1.0;
+  double min_job_age = 300;
+  double history_retention_days = 30;
   std::string hot_spares;
   double priority_weight_age = 1000;
   double priority_weight_job_size = 1000;
@@ -136,6 +139,17 @@ void AddFlags(CLI::App& app, Flags& flags) {
                  "failure; doubles with each restart")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 3600.0));
+  app.add_option("--min-job-age", flags.min_job_age,
+                 "Seconds a finished job stays in the live state (gantry "
+                 "queue --all, dependencies) before it moves to the history, "
+                 "where gantry job ID still finds it (Slurm's MinJobAge)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 7.0 * 86400));
+  app.add_option("--history-retention", flags.history_retention_days,
+                 "Days a finished job's record and events stay in the "
+                 "history after it ended (0: for ever)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 36500.0));
   app.add_option("--hot-spares", flags.hot_spares,
                  "Hostlist of nodes kept free for restarts of failed jobs, "
                  "e.g. node[15-16]");
@@ -318,6 +332,9 @@ int main(int argc, char** argv) {
   options.default_max_restarts = flags.max_restarts;
   options.restart_backoff_ms =
       static_cast<int64_t>(flags.restart_backoff * 1000);
+  options.min_job_age_ms = static_cast<int64_t>(flags.min_job_age * 1000);
+  options.history_retention_ms =
+      static_cast<int64_t>(flags.history_retention_days * 24 * 3600 * 1000);
   absl::StatusOr<std::vector<std::string>> spares =
       gantry::ExpandHostlist(flags.hot_spares);
   if (!spares.ok()) {
@@ -356,8 +373,10 @@ int main(int argc, char** argv) {
   }
   builder.RegisterService(&client_service);
   builder.RegisterService(&agent_service);
-  // Clients' requests (a job script, a fabric dump); agent streams have
-  // their own, smaller limit (--agent-max-message-bytes).
+  // Clients' requests (a job script, a fabric dump): any acceptable
+  // submission fits, and gRPC refuses a larger request before allocating
+  // it (daemon/submission_size.h). Agent streams have their own, smaller
+  // limit (--agent-max-message-bytes).
   builder.SetMaxReceiveMessageSize(
       std::max<int>(static_cast<int>(gantry::limits::kMaxClientRequestBytes),
                     static_cast<int>(flags.agent_max_message_bytes)));

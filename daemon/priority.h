@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "daemon/scheduler.h"
@@ -49,11 +50,21 @@ class FairShare {
   // 2^(-usage / mean usage per user), in (0, 1]; 1 with no usage at all.
   double Factor(const std::string& user, int64_t now_ms) const;
 
- private:
+  // Usage as of a time (decaying from then on): what is stored of a
+  // FairShare and given back to Restore after a restart.
   struct Decayed {
     double value = 0;
     int64_t at_ms = 0;
   };
+  const std::map<std::string, Decayed>& users() const { return usage_; }
+  const Decayed& total() const { return total_; }
+  // Replaces the usage with what users() and total() said.
+  void Restore(std::map<std::string, Decayed> users, Decayed total) {
+    usage_ = std::move(users);
+    total_ = total;
+  }
+
+ private:
   double ValueAt(const Decayed& d, int64_t now_ms) const;
 
   int64_t half_life_ms_;

@@ -14,6 +14,7 @@ constexpr char kNextJobIdKey[] = "next_job_id";
 constexpr char kNextEventKey[] = "next_event_sequence";
 constexpr char kClusterIdKey[] = "cluster_id";
 constexpr char kTopologyKey[] = "topology";
+constexpr char kRetiredUsageKey[] = "retired_usage";
 constexpr uint64_t kSchemaVersion = 1;
 // A write batch's buffer is kept for the next commit up to this size; a
 // larger one (a big array) is let go when the next commit starts.
@@ -77,6 +78,7 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
       {"events", family_options},
       {"meta", family_options},
       {"environments", family_options},
+      {"history", family_options},
   };
   std::unique_ptr<RocksDbStore> store(new RocksDbStore());
   rocksdb::DB* db = nullptr;
@@ -92,6 +94,7 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
   store->events_ = store->handles_[3];
   store->meta_ = store->handles_[4];
   store->environments_ = store->handles_[5];
+  store->history_ = store->handles_[6];
 
   std::string version;
   status = db->Get(rocksdb::ReadOptions(), store->meta_, kSchemaVersionKey,
@@ -173,7 +176,26 @@ absl::StatusOr<StateStore::Snapshot> RocksDbStore::Load() {
   } else if (!status.IsNotFound()) {
     return FromRocks(status, "reading topology");
   }
-  // A job id is never handed out twice, even if meta lagged behind.
+  status = db_->Get(rocksdb::ReadOptions(), meta_, kRetiredUsageKey, &value);
+  if (status.ok()) {
+    v1::FairShareRecord usage;
+    absl::Status parsed = ParseInto(value, "meta", kRetiredUsageKey, usage);
+    if (!parsed.ok()) return parsed;
+    snapshot.retired_usage = std::move(usage);
+  } else if (!status.IsNotFound()) {
+    return FromRocks(status, "reading retired fair-share usage");
+  }
+  // A job id is never handed out twice, even if meta lagged behind (or
+  // every job has left the live state).
+  {
+    std::unique_ptr<rocksdb::Iterator> it(
+        db_->NewIterator(rocksdb::ReadOptions(), history_));
+    it->SeekToLast();
+    if (it->Valid() && DecodeU64(it->key()) >= snapshot.next_job_id) {
+      snapshot.next_job_id = DecodeU64(it->key()) + 1;
+    }
+    if (!it->status().ok()) return FromRocks(it->status(), "reading history");
+  }
   if (!snapshot.jobs.empty() &&
       snapshot.jobs.back().id() >= snapshot.next_job_id) {
     snapshot.next_job_id = snapshot.jobs.back().id() + 1;
@@ -220,6 +242,21 @@ absl::Status RocksDbStore::Commit(const Batch& batch, bool sync) {
   if (batch.cluster_id) {
     write_batch.Put(meta_, kClusterIdKey, EncodeU64(*batch.cluster_id));
   }
+  for (const v1::JobRecord& job : batch.retired) {
+    const std::string key = EncodeU64(job.id());
+    job.SerializeToString(&value);
+    write_batch.Put(history_, key, value);
+    write_batch.Delete(jobs_, key);
+  }
+  for (uint64_t id : batch.expired) {
+    write_batch.Delete(history_, EncodeU64(id));
+    // The job's events: every key with its id as prefix.
+    write_batch.DeleteRange(events_, EncodeU64(id), EncodeU64(id + 1));
+  }
+  if (batch.retired_usage) {
+    batch.retired_usage->SerializeToString(&value);
+    write_batch.Put(meta_, kRetiredUsageKey, value);
+  }
   rocksdb::WriteOptions options;
   options.sync = sync;
   return FromRocks(db_->Write(options, &write_batch), "committing state");
@@ -254,6 +291,48 @@ absl::StatusOr<std::vector<v1::EventRecord>> RocksDbStore::JobEvents(
   }
   if (!it->status().ok()) return FromRocks(it->status(), "reading events");
   return events;
+}
+
+absl::Status RocksDbStore::TEST_FlushAll() {
+  return FromRocks(db_->Flush(rocksdb::FlushOptions(), handles_),
+                   "flushing memtables");
+}
+
+absl::StatusOr<std::vector<v1::JobRecord>> RocksDbStore::HistoryJobs(
+    uint64_t first_id, size_t limit) {
+  std::vector<v1::JobRecord> jobs;
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), history_));
+  for (it->Seek(EncodeU64(first_id)); it->Valid() && jobs.size() < limit;
+       it->Next()) {
+    v1::JobRecord job;
+    absl::Status parsed = ParseInto(it->value(), "history", it->key(), job);
+    if (!parsed.ok()) return parsed;
+    jobs.push_back(std::move(job));
+  }
+  if (!it->status().ok()) return FromRocks(it->status(), "reading history");
+  return jobs;
+}
+
+absl::StatusOr<StateStore::HistoryExpiry> RocksDbStore::ExpiredHistory(
+    uint64_t first_id, int64_t ended_before_ms, size_t scan_limit) {
+  HistoryExpiry expiry;
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), history_));
+  size_t scanned = 0;
+  for (it->Seek(EncodeU64(first_id)); it->Valid() && scanned < scan_limit;
+       it->Next(), ++scanned) {
+    v1::JobRecord job;
+    absl::Status parsed = ParseInto(it->value(), "history", it->key(), job);
+    if (!parsed.ok()) return parsed;
+    if (job.end_time_ms() < ended_before_ms) {
+      expiry.expired.push_back(job.id());
+    } else if (expiry.first_kept == 0) {
+      expiry.first_kept = job.id();
+    }
+  }
+  if (!it->status().ok()) return FromRocks(it->status(), "reading history");
+  return expiry;
 }
 
 }  // namespace gantry

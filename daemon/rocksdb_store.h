@@ -2,8 +2,10 @@
 // `nodes` (key: node name), `events` (key: big-endian job id then big-endian
 // sequence, so one job's history is a prefix scan; node events use job 0),
 // `meta` (schema version, next job id, next event sequence), `environments`
-// (key: big-endian job or array id; read only at launch). A database from
-// before `environments` gains it at open. Values are protobuf records from
+// (key: big-endian job or array id; read only at launch), `history` (key:
+// big-endian job id: finished jobs that left the live state; read on
+// demand, never at load). A database from before `environments` or
+// `history` gains it at open. Values are protobuf records from
 // gantry/v1/types.proto.
 //
 // Thread-safety: one committer at a time, reads from any thread (RocksDB
@@ -40,6 +42,15 @@ class RocksDbStore final : public StateStore {
       uint64_t environment_id) override;
   absl::StatusOr<std::vector<v1::EventRecord>> JobEvents(
       uint64_t job_id) override;
+  absl::StatusOr<std::vector<v1::JobRecord>> HistoryJobs(uint64_t first_id,
+                                                         size_t limit) override;
+  absl::StatusOr<StateStore::HistoryExpiry> ExpiredHistory(
+      uint64_t first_id, int64_t ended_before_ms, size_t scan_limit) override;
+
+  // Writes every memtable out to table files, so the next open has no log
+  // to replay (tests/tools/history_fill.cc, after writing a big history
+  // behind gantryd's back).
+  absl::Status TEST_FlushAll();
 
  private:
   RocksDbStore() = default;
@@ -51,6 +62,7 @@ class RocksDbStore final : public StateStore {
   rocksdb::ColumnFamilyHandle* events_ = nullptr;
   rocksdb::ColumnFamilyHandle* meta_ = nullptr;
   rocksdb::ColumnFamilyHandle* environments_ = nullptr;
+  rocksdb::ColumnFamilyHandle* history_ = nullptr;
   // One write batch, cleared and refilled by every commit (on the store
   // writer's thread), so that its buffer is allocated and faulted in once:
   // a flood of submissions makes batches of tens of megabytes (scripts and

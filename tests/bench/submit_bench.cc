@@ -743,24 +743,30 @@ int RunProbe(const std::string& target, const CallSettings& call,
     return 1;
   }
   auto stub = v1::ClientService::NewStub(channel);
-  grpc::ClientContext context;
-  const v1::ListJobsRequest list_request;
-  if (absl::Status prepared = call.Prepare(context, "ListJobs", list_request);
-      !prepared.ok()) {
-    std::cerr << "gantry-submit-bench: " << prepared.message() << "\n";
-    return 2;
-  }
-  v1::ListJobsResponse jobs;
-  grpc::Status listed = stub->ListJobs(&context, list_request, &jobs);
-  if (!listed.ok()) {
-    std::cerr << "gantry-submit-bench: ListJobs: " << listed.error_message()
-              << "\n";
-    return 1;
-  }
+  // The whole queue, page by page, as `gantry queue` lists it.
+  v1::ListJobsRequest request;
+  int queue_jobs = 0;
+  do {
+    grpc::ClientContext context;
+    if (absl::Status prepared = call.Prepare(context, "ListJobs", request);
+        !prepared.ok()) {
+      std::cerr << "gantry-submit-bench: " << prepared.message() << "\n";
+      return 2;
+    }
+    v1::ListJobsResponse jobs;
+    grpc::Status listed = stub->ListJobs(&context, request, &jobs);
+    if (!listed.ok()) {
+      std::cerr << "gantry-submit-bench: ListJobs: " << listed.error_message()
+                << "\n";
+      return 1;
+    }
+    queue_jobs += jobs.jobs_size();
+    request.set_page_token(jobs.next_page_token());
+  } while (!request.page_token().empty());
   nlohmann::json summary = {
       {"status_unix", status_at},
       {"queue_unix", UnixSeconds()},
-      {"queue_jobs", jobs.jobs_size()},
+      {"queue_jobs", queue_jobs},
       {"attempts", attempts},
   };
   std::cout << summary.dump() << std::endl;

@@ -217,7 +217,7 @@ class JobArraysTest(ClusterTestCase):
     def test_storage_bound_counts_the_script_per_task_and_the_environment_once(self):
         cluster = self.start_cluster(agents=1)
         # 900 KiB exported (the kernel caps one variable at 128 KiB): 300
-        # tasks would be 270 MiB if every task stored it, over the 256 MiB
+        # tasks would be 270 MiB if every task stored it, over the 64 MiB
         # bound; the environment is stored once, so the array is taken.
         script = cluster.write_script("quick.sh", QUICK)
         plain_env = dict(cluster.env)
@@ -236,8 +236,8 @@ class JobArraysTest(ClusterTestCase):
             "big.sh", "#!/bin/bash\n" + ("# padding\n" * (105 << 10)))
         refused = cluster.cli("batch", "--array=0-299", big, check=False)
         self.assertNotEqual(refused.returncode, 0)
-        self.assertIn("--array: 300 tasks of a ", refused.stderr)
-        self.assertIn("MiB an array may store", refused.stderr)
+        self.assertIn("300 task(s) of ", refused.stderr)
+        self.assertIn("the limit per submission is 64 MiB", refused.stderr)
         self.assertEqual(refused.stdout, "")
         self.assertEqual(
             {j["job_id"] for j in cluster.cli_json("queue", "-a")["jobs"]},

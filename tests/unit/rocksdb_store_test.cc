@@ -155,7 +155,8 @@ TEST_CASE("a corrupt record is data loss, not silence", "[store]") {
     REQUIRE((*store)->Commit(batch, true).ok());
   }
   // Overwrite the record with bytes that are not a JobRecord.
-  WriteRaw(dir.path, {"jobs", "nodes", "events", "meta", "environments"},
+  WriteRaw(dir.path,
+           {"jobs", "nodes", "events", "meta", "environments", "history"},
            {{1, BigEndian(1), "\xff\xff\xff"}});
   auto store = RocksDbStore::Open(dir.path);
   REQUIRE(store.ok());
@@ -211,6 +212,64 @@ TEST_CASE("a database from before the environments family still opens",
   auto environment = (*store)->Environment(9);
   REQUIRE(environment.ok());
   CHECK(environment->variables().empty());
+}
+
+TEST_CASE("retired jobs leave the loaded state for the history", "[store]") {
+  TempDir dir;
+  {
+    auto store = RocksDbStore::Open(dir.path);
+    REQUIRE(store.ok());
+    StateStore::Batch batch;
+    batch.jobs = {MakeJob(1, v1::COMPLETED), MakeJob(2, v1::PENDING),
+                  MakeJob(3, v1::FAILED)};
+    v1::EventRecord event;
+    event.set_sequence(1);
+    event.set_job_id(1);
+    event.set_kind("completed");
+    batch.events = {event};
+    REQUIRE((*store)->Commit(batch, true).ok());
+    StateStore::Batch retire;
+    v1::JobRecord one = MakeJob(1, v1::COMPLETED);
+    one.set_end_time_ms(1000);
+    v1::JobRecord three = MakeJob(3, v1::FAILED);
+    three.set_end_time_ms(5000);
+    retire.retired = {one, three};
+    v1::FairShareRecord usage;
+    (*usage.mutable_users())["alice"].set_value(42);
+    retire.retired_usage = usage;
+    REQUIRE((*store)->Commit(retire, true).ok());
+  }
+  auto store = RocksDbStore::Open(dir.path);
+  REQUIRE(store.ok());
+  auto snapshot = (*store)->Load();
+  REQUIRE(snapshot.ok());
+  REQUIRE(snapshot->jobs.size() == 1);
+  CHECK(snapshot->jobs[0].id() == 2);
+  CHECK(snapshot->next_job_id == 4);  // past the history too
+  REQUIRE(snapshot->retired_usage.has_value());
+  CHECK(snapshot->retired_usage->users().at("alice").value() == 42);
+
+  auto history = (*store)->HistoryJobs(1, 10);
+  REQUIRE(history.ok());
+  REQUIRE(history->size() == 2);
+  CHECK((*history)[0].id() == 1);
+  CHECK((*history)[1].id() == 3);
+
+  // Ended before 2000: job 1 only; job 3 is the first kept.
+  auto expiry = (*store)->ExpiredHistory(0, 2000, 100);
+  REQUIRE(expiry.ok());
+  CHECK(expiry->expired == std::vector<uint64_t>{1});
+  CHECK(expiry->first_kept == 3);
+  StateStore::Batch expire;
+  expire.expired = expiry->expired;
+  REQUIRE((*store)->Commit(expire, true).ok());
+  history = (*store)->HistoryJobs(0, 10);
+  REQUIRE(history.ok());
+  REQUIRE(history->size() == 1);
+  CHECK((*history)[0].id() == 3);
+  auto events = (*store)->JobEvents(1);
+  REQUIRE(events.ok());
+  CHECK(events->empty());
 }
 
 }  // namespace

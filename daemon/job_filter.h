@@ -1,0 +1,33 @@
+// Which jobs a listing, cancel or hold selects (v1::JobFilter), and what of
+// a job every user may see (a listing's summary).
+//
+// Pure functions; thread-safe.
+#pragma once
+
+#include "absl/status/status.h"
+#include "gantry/v1/client.pb.h"
+#include "gantry/v1/types.pb.h"
+
+namespace gantry {
+
+// Whether `job` is the job the selector names: "ID" is the job ID or any
+// task of array ID, "ID_TASK" the task TASK of array ID.
+bool MatchesSelector(const v1::JobSelector& selector, const v1::JobRecord& job);
+
+// Whether `job` matches one entry of each non-empty list of `filter`.
+bool MatchesFilter(const v1::JobFilter& filter, const v1::JobRecord& job);
+
+// Whether the filter narrows by users, names, states or partitions (scancel
+// -u/-n/-t), as opposed to naming jobs only.
+bool FiltersByAttributes(const v1::JobFilter& filter);
+
+// INVALID_ARGUMENT naming the limit when the filter has more entries than
+// a command line could give (kMaxFilterEntries in all).
+absl::Status CheckFilter(const v1::JobFilter& filter);
+
+// Clears what the job's user gave it to run (the script, its arguments, the
+// environment, step command lines): shown only to its owner and admins, and
+// never in listings.
+void ClearPayloads(v1::JobRecord& job);
+
+}  // namespace gantry
