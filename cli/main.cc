@@ -239,7 +239,7 @@ int RunCommandLine(int argc, char** argv) {
   gantry::cli::QueueOptions queue_options;
   queue->add_flag("-a,--all", queue_options.all,
                   "Include finished jobs still in the controller's live "
-                  "state (gantryd --min-job-age, 300 s by default); older "
+                  "state (gantryd's MinJobAge, 300 s by default); older "
                   "ones only through gantry job ID");
   queue
       ->add_option("-u,--user", queue_options.users,
@@ -320,7 +320,7 @@ int RunCommandLine(int argc, char** argv) {
   CLI::App* job = app.add_subcommand(
       "job",
       "Show one job and its history (scontrol show job), also long after "
-      "it left gantry queue --all (gantryd --history-retention); the "
+      "it left gantry queue --all (for gantryd's history retention); the "
       "script, its arguments and step command lines only to the job's "
       "owner and admins");
   std::string job_id;

@@ -347,7 +347,7 @@ class DebianRootTest(unittest.TestCase):
         self.assertIn(":/var/lib/gantry:", passwd.stdout)
         state = os.stat(os.path.join(self.root, "var", "lib", "gantry"))
         uid = int(passwd.stdout.split(":")[2])
-        self.assertEqual((state.st_uid, state.st_mode & 0o777), (uid, 0o750))
+        self.assertEqual((state.st_uid, state.st_mode & 0o777), (uid, 0o700))
         self.assertTrue(os.path.isdir(
             os.path.join(self.root, "var", "spool", "gantry")))
 

@@ -121,7 +121,7 @@ class UnitFilesTest(unittest.TestCase):
                 capture_output=True, text=True, timeout=60)
             self.assertEqual(result.returncode, 0, result.stderr)
         state = os.stat(os.path.join(root, "var", "lib", "gantry"))
-        self.assertEqual(state.st_mode & 0o777, 0o750)
+        self.assertEqual(state.st_mode & 0o777, 0o700)
         self.assertEqual(state.st_uid, int(fields[2]))
         spool = os.stat(os.path.join(root, "var", "spool", "gantry"))
         self.assertEqual((spool.st_mode & 0o777, spool.st_uid), (0o755, 0))
