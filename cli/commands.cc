@@ -189,8 +189,10 @@ int RunQueueCommand(const std::string& controller,
   if (absl::Status status = client.ListAllJobs(request, listed); !status.ok()) {
     return Fail("queue", status);
   }
-  MakePrintable(response,
-                options.json ? OutputKind::kJson : OutputKind::kTerminal);
+  for (v1::JobRecord& job : listed) {
+    MakePrintable(job,
+                  options.json ? OutputKind::kJson : OutputKind::kTerminal);
+  }
   std::vector<const v1::JobRecord*> jobs;
   for (const v1::JobRecord& job : listed) {
     if (Selected(*ids, job) && Allowed(users, job.user()) &&
