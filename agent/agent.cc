@@ -253,7 +253,11 @@ void Agent::OnRankExited(const v1::RankId& rank, int exit_code, int signal,
   link_->Send(RankEventMessage(event));
   bool attempt_over = true;
   for (const v1::RankId& other : launcher_->Running()) {
-    if (other.job_id() == rank.job_id() && other.attempt() == rank.attempt()) {
+    // Running() still lists this rank until this callback returns.
+    const bool itself =
+        other.step() == rank.step() && other.rank() == rank.rank();
+    if (other.job_id() == rank.job_id() && other.attempt() == rank.attempt() &&
+        !itself) {
       attempt_over = false;
     }
   }

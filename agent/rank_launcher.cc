@@ -459,6 +459,7 @@ void RankLauncher::ReapLoop() {
       if (it == live_.end()) continue;
       rank = std::move(it->second);
       live_.erase(it);
+      exiting_.push_back(rank.id);
       for (const auto& [other_pid, other] : live_) {
         if (other.id.job_id() == rank.id.job_id() &&
             other.id.attempt() == rank.id.attempt()) {
@@ -495,6 +496,12 @@ void RankLauncher::ReapLoop() {
                               {"signal", outcome.signal},
                               {"out_of_memory", outcome.out_of_memory}});
     on_exit_(rank.id, outcome);
+    std::lock_guard lock(mutex_);
+    std::erase_if(exiting_, [&](const v1::RankId& id) {
+      return id.job_id() == rank.id.job_id() &&
+             id.attempt() == rank.id.attempt() && id.step() == rank.id.step() &&
+             id.rank() == rank.id.rank();
+    });
   }
 }
 
@@ -588,6 +595,7 @@ std::vector<v1::RankId> RankLauncher::Running() const {
   std::lock_guard lock(mutex_);
   std::vector<v1::RankId> ranks;
   for (const auto& [pid, rank] : live_) ranks.push_back(rank.id);
+  ranks.insert(ranks.end(), exiting_.begin(), exiting_.end());
   return ranks;
 }
 

@@ -105,6 +105,10 @@ class RankLauncher {
   // for them to be reaped, at most grace + 2 s.
   void KillAllAndWait(uint32_t grace_seconds);
 
+  // Ranks started and not yet handed to the exit callback: a rank whose
+  // process ended is listed until the callback returns, so that a Register
+  // built meanwhile (exits first, then running ranks) never misses it and
+  // makes the controller think its launch was lost.
   std::vector<v1::RankId> Running() const;
 
  private:
@@ -141,7 +145,9 @@ class RankLauncher {
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;
-  std::map<pid_t, LiveRank> live_;                // guarded by mutex_
+  std::map<pid_t, LiveRank> live_;  // guarded by mutex_
+  // Reaped, their exit not yet through on_exit_ (see Running).
+  std::vector<v1::RankId> exiting_;               // guarded by mutex_
   std::multimap<int64_t, pid_t> kill_deadlines_;  // guarded by mutex_
   bool stopping_ = false;                         // guarded by mutex_
   std::thread reaper_;

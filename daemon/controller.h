@@ -187,10 +187,12 @@ class Controller {
   // `result` saying why, when the caller may not act on it.
   JobRuntime* ManagedJobFor(uint64_t job_id, const Caller& caller,
                             v1::CancelResult& result);
-  // The jobs a cancel or hold names by its filter (CancelRequest.filter,
-  // checked with CheckFilter by the caller), in order, each once; an
-  // ID_TASK naming no job gets a failed result in `unknown`.
+  // The jobs a cancel or hold names: `job_ids` as given, then those of its
+  // filter (CancelRequest.filter, checked with CheckFilter by the caller),
+  // in order, each once; an ID_TASK naming no job gets a failed result in
+  // `unknown`.
   std::vector<uint64_t> ResolveTargets(
+      const google::protobuf::RepeatedField<uint64_t>& job_ids,
       const v1::JobFilter& filter,
       google::protobuf::RepeatedPtrField<v1::CancelResult>& unknown) const;
 

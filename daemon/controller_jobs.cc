@@ -422,9 +422,10 @@ Controller::JobRuntime* Controller::ManagedJobFor(uint64_t id,
 }
 
 std::vector<uint64_t> Controller::ResolveTargets(
+    const google::protobuf::RepeatedField<uint64_t>& job_ids,
     const v1::JobFilter& filter,
     google::protobuf::RepeatedPtrField<v1::CancelResult>& unknown) const {
-  std::vector<uint64_t> ids;
+  std::vector<uint64_t> ids(job_ids.begin(), job_ids.end());
   std::set<uint64_t> added;
   auto add = [&](uint64_t id) {
     if (added.insert(id).second) ids.push_back(id);
@@ -482,13 +483,8 @@ std::vector<uint64_t> Controller::ResolveTargets(
 void Controller::Cancel(const v1::CancelRequest& request, const Caller& caller,
                         std::function<void(v1::CancelResponse)> done) {
   v1::CancelResponse response;
-  std::vector<uint64_t> targets(request.job_ids().begin(),
-                                request.job_ids().end());
-  for (uint64_t id :
-       ResolveTargets(request.filter(), *response.mutable_results())) {
-    targets.push_back(id);
-  }
-  for (uint64_t id : targets) {
+  for (uint64_t id : ResolveTargets(request.job_ids(), request.filter(),
+                                    *response.mutable_results())) {
     v1::CancelResult* result = response.add_results();
     JobRuntime* managed = ManagedJobFor(id, caller, *result);
     if (managed == nullptr) continue;
@@ -538,13 +534,8 @@ void Controller::Hold(const v1::HoldRequest& request, const Caller& caller,
   const char* verb = request.release() ? "release" : "hold";
   v1::HoldResponse response;
   bool released_any = false;
-  std::vector<uint64_t> targets(request.job_ids().begin(),
-                                request.job_ids().end());
-  for (uint64_t id :
-       ResolveTargets(request.filter(), *response.mutable_results())) {
-    targets.push_back(id);
-  }
-  for (uint64_t id : targets) {
+  for (uint64_t id : ResolveTargets(request.job_ids(), request.filter(),
+                                    *response.mutable_results())) {
     v1::CancelResult* result = response.add_results();
     JobRuntime* managed = ManagedJobFor(id, caller, *result);
     if (managed == nullptr) continue;
