@@ -257,8 +257,7 @@ std::string LineDiff(const std::string& expected, const std::string& actual) {
 
 TEST_CASE("scheduler golden cases", "[scheduler][golden]") {
   const std::filesystem::path dir =
-      std::filesystem::path(__FILE__).parent_path().parent_path() /
-      "golden/scheduler";
+      std::filesystem::path(GANTRY_SOURCE_DIR) / "tests/golden/scheduler";
   std::vector<std::filesystem::path> files;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() == ".txt") files.push_back(entry.path());
