@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -74,13 +75,10 @@ void CrashPoint(CrashPointName crash_point) {
   }
 }
 
-absl::Status CheckCrashPointsArmed(const std::string_view* known_begin,
-                                   const std::string_view* known_end) {
+absl::Status CheckCrashPointsArmed(std::span<const std::string_view> known) {
   const char* value = std::getenv(kVariable);
   if (value != nullptr && std::string_view(value) == "list") {
-    for (const std::string_view* it = known_begin; it != known_end; ++it) {
-      std::cout << *it << "\n";
-    }
+    for (std::string_view point : known) std::cout << point << "\n";
     std::cout.flush();
     std::exit(0);
   }
@@ -91,11 +89,7 @@ absl::Status CheckCrashPointsArmed(const std::string_view* known_begin,
                      "' is not NAME or NAME:HIT with HIT >= 1"));
   }
   for (const ArmedPoint& point : arming.points) {
-    bool found = false;
-    for (const std::string_view* it = known_begin; it != known_end; ++it) {
-      if (*it == point.name) found = true;
-    }
-    if (!found) {
+    if (std::find(known.begin(), known.end(), point.name) == known.end()) {
       return absl::InvalidArgumentError(
           absl::StrCat(kVariable, ": this process has no crash point '",
                        point.name, "' (GANTRY_CRASH_AT=list prints them)"));

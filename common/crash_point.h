@@ -14,6 +14,7 @@
 #pragma once
 
 #include <array>
+#include <span>
 #include <string_view>
 
 #include "absl/status/status.h"
@@ -87,13 +88,6 @@ void CrashPoint(CrashPointName name);
 // Checks GANTRY_CRASH_AT against `known` (the process's own list): OK when
 // unset or valid; INVALID_ARGUMENT naming the unknown point otherwise.
 // With GANTRY_CRASH_AT=list, prints `known` one per line and exits 0.
-absl::Status CheckCrashPointsArmed(const std::string_view* known_begin,
-                                   const std::string_view* known_end);
-
-template <size_t N>
-absl::Status CheckCrashPointsArmed(
-    const std::array<std::string_view, N>& known) {
-  return CheckCrashPointsArmed(known.data(), known.data() + N);
-}
+absl::Status CheckCrashPointsArmed(std::span<const std::string_view> known);
 
 }  // namespace gantry

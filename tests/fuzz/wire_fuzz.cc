@@ -26,33 +26,10 @@
 #include "daemon/controller.h"
 #include "daemon/request_validation.h"
 #include "daemon/state_store.h"
+#include "tests/unit/memory_store.h"
 
 namespace gantry {
 namespace {
-
-// Keeps everything in memory: what the fuzzer finds is in the controller,
-// not in RocksDB.
-class MemoryStore final : public StateStore {
- public:
-  absl::StatusOr<Snapshot> Load() override { return Snapshot(); }
-  absl::Status Commit(const Batch& batch, bool /*sync*/) override {
-    for (const auto& [id, environment] : batch.environments) {
-      environments_[id] = environment;
-    }
-    return absl::OkStatus();
-  }
-  absl::StatusOr<v1::JobEnvironment> Environment(uint64_t id) override {
-    auto it = environments_.find(id);
-    if (it == environments_.end()) return v1::JobEnvironment();
-    return it->second;
-  }
-  absl::StatusOr<std::vector<v1::EventRecord>> JobEvents(uint64_t) override {
-    return std::vector<v1::EventRecord>();
-  }
-
- private:
-  std::map<uint64_t, v1::JobEnvironment> environments_;
-};
 
 class SilentLink final : public AgentLink {
  public:
@@ -80,18 +57,16 @@ enum Kind : uint8_t {
 };
 
 struct World {
-  World() : controller(io, store, clock, (QuietLogs(), Options())) {
+  World() : controller(io, store, clock, Options()) {
     if (!controller.Start().ok()) std::abort();
-  }
-  // Millions of inputs: only what would abort is worth printing.
-  static int QuietLogs() {
-    static const int once =
-        (log::Configure("wire_fuzz", log::Level::kError), 0);
-    return once;
   }
   static ControllerOptions Options() {
     ControllerOptions options;
     options.reconnect_grace_ms = 0;
+    // Short enough for a few ticks to move finished jobs to the history
+    // and expire them, so that path is fuzzed too.
+    options.min_job_age_ms = 1000;
+    options.history_retention_ms = 60'000;
     return options;
   }
   boost::asio::io_context io;
@@ -212,6 +187,12 @@ void Apply(World& world, uint8_t kind, uint8_t who, const uint8_t* data,
 }  // namespace gantry
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
+  // Millions of inputs: only what would abort is worth printing.
+  static const bool quiet = [] {
+    gantry::log::Configure("wire_fuzz", gantry::log::Level::kError);
+    return true;
+  }();
+  (void)quiet;
   gantry::World world;
   size_t at = 0;
   while (at + 4 <= size) {

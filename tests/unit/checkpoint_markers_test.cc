@@ -13,23 +13,12 @@
 #include <fstream>
 #include <thread>
 
+#include "tests/unit/nobody_identity.h"
+
 namespace gantry::agent {
 namespace {
 
 const RankIdentity kAgentItself{};
-
-// The nobody user, as a job's user; nullopt unless the test runs as root.
-std::optional<RankIdentity> Nobody() {
-  const passwd* entry = ::getpwnam("nobody");
-  if (::geteuid() != 0 || entry == nullptr) return std::nullopt;
-  RankIdentity user;
-  user.switch_user = true;
-  user.uid = entry->pw_uid;
-  user.gid = entry->pw_gid;
-  user.groups = {entry->pw_gid};
-  user.user = "nobody";
-  return user;
-}
 
 struct TempDir {
   TempDir() {
@@ -125,7 +114,7 @@ struct RootSecret : TempDir {
 
 TEST_CASE("a marker linked to a root-only file is not read for the user",
           "[checkpoint][privileges]") {
-  std::optional<RankIdentity> user = Nobody();
+  std::optional<RankIdentity> user = NobodyIdentity();
   if (!user) return;  // needs root
   RootSecret secret;
   for (const char* name : {"latest", "latest_checkpointed_iteration.txt"}) {
@@ -142,7 +131,7 @@ TEST_CASE("a marker linked to a root-only file is not read for the user",
 
 TEST_CASE("a marker in a directory the user cannot read is not read",
           "[checkpoint][privileges]") {
-  std::optional<RankIdentity> user = Nobody();
+  std::optional<RankIdentity> user = NobodyIdentity();
   if (!user) return;
   TempDir closed;  // root's, 0700
   ::chmod(closed.path.c_str(), 0700);
@@ -191,7 +180,7 @@ TEST_CASE("a huge marker is refused unread", "[checkpoint][privileges]") {
 
 TEST_CASE("the user's own marker is still read as the user",
           "[checkpoint][privileges]") {
-  std::optional<RankIdentity> user = Nobody();
+  std::optional<RankIdentity> user = NobodyIdentity();
   if (!user) return;
   UserDir dir(*user);
   dir.Write("latest_checkpointed_iteration.txt", "700\n");

@@ -11,22 +11,12 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/unit/nobody_identity.h"
+
 namespace gantry::agent {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::optional<RankIdentity> Nobody() {
-  const passwd* entry = ::getpwnam("nobody");
-  if (::geteuid() != 0 || entry == nullptr) return std::nullopt;
-  RankIdentity user;
-  user.switch_user = true;
-  user.uid = entry->pw_uid;
-  user.gid = entry->pw_gid;
-  user.groups = {entry->pw_gid};
-  user.user = "nobody";
-  return user;
-}
 
 // The agent's work dir: others may pass through it (ranks exec their
 // script in it as the job's user).
@@ -49,7 +39,7 @@ std::string Read(const std::string& path) {
 
 TEST_CASE("the script is written into a new job directory for its user",
           "[job_directory][privileges]") {
-  std::optional<RankIdentity> user = Nobody();
+  std::optional<RankIdentity> user = NobodyIdentity();
   if (!user) return;  // needs root
   TempDir work;
   const std::string job_dir = work.path + "/7.1";
@@ -68,7 +58,7 @@ TEST_CASE(
     "a link the user planted under a step's name is not written "
     "through",
     "[job_directory][privileges]") {
-  std::optional<RankIdentity> user = Nobody();
+  std::optional<RankIdentity> user = NobodyIdentity();
   if (!user) return;
   TempDir work;
   TempDir system;
@@ -96,7 +86,7 @@ TEST_CASE(
 
 TEST_CASE("a job directory of someone else's is refused",
           "[job_directory][privileges]") {
-  std::optional<RankIdentity> user = Nobody();
+  std::optional<RankIdentity> user = NobodyIdentity();
   if (!user) return;
   TempDir work;
   const std::string job_dir = work.path + "/7.1";
@@ -117,7 +107,7 @@ TEST_CASE("a job directory of someone else's is refused",
 
 TEST_CASE("a job directory is removed without following the user's links",
           "[job_directory][privileges]") {
-  std::optional<RankIdentity> user = Nobody();
+  std::optional<RankIdentity> user = NobodyIdentity();
   if (!user) return;
   TempDir work;
   TempDir system;

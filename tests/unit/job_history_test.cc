@@ -14,47 +14,32 @@
 #include "common/clock.h"
 #include "daemon/controller.h"
 #include "daemon/state_store.h"
+#include "tests/unit/memory_store.h"
 
 namespace gantry {
 namespace {
 
 // A store in memory whose writes wait while the gate is shut.
-class GatedStore final : public StateStore {
+class GatedStore final : public MemoryStore {
  public:
-  absl::StatusOr<Snapshot> Load() override { return Snapshot(); }
-
-  absl::Status Commit(const Batch& batch, bool /*sync*/) override {
-    std::unique_lock lock(mutex_);
-    gate_.wait(lock, [this] { return open_; });
-    events_.insert(events_.end(), batch.events.begin(), batch.events.end());
-    return absl::OkStatus();
-  }
-
-  absl::StatusOr<v1::JobEnvironment> Environment(uint64_t) override {
-    return v1::JobEnvironment();
-  }
-
-  absl::StatusOr<std::vector<v1::EventRecord>> JobEvents(
-      uint64_t job_id) override {
-    std::lock_guard lock(mutex_);
-    std::vector<v1::EventRecord> events;
-    for (const v1::EventRecord& event : events_) {
-      if (event.job_id() == job_id) events.push_back(event);
+  absl::Status Commit(const Batch& batch, bool sync) override {
+    {
+      std::unique_lock lock(gate_mutex_);
+      gate_.wait(lock, [this] { return open_; });
     }
-    return events;
+    return MemoryStore::Commit(batch, sync);
   }
 
   void SetOpen(bool open) {
-    std::lock_guard lock(mutex_);
+    std::lock_guard lock(gate_mutex_);
     open_ = open;
     gate_.notify_all();
   }
 
  private:
-  std::mutex mutex_;
+  std::mutex gate_mutex_;
   std::condition_variable gate_;
   bool open_ = true;
-  std::vector<v1::EventRecord> events_;
 };
 
 std::vector<std::string> HistoryKinds(const v1::GetJobResponse& response) {

@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/unit/nobody_identity.h"
+
 namespace gantry::agent {
 namespace {
 
@@ -19,18 +21,6 @@ namespace fs = std::filesystem;
 using std::chrono::seconds;
 
 const RankIdentity kAgentItself{};
-
-std::optional<RankIdentity> Nobody() {
-  const passwd* entry = ::getpwnam("nobody");
-  if (::geteuid() != 0 || entry == nullptr) return std::nullopt;
-  RankIdentity user;
-  user.switch_user = true;
-  user.uid = entry->pw_uid;
-  user.gid = entry->pw_gid;
-  user.groups = {entry->pw_gid};
-  user.user = "nobody";
-  return user;
-}
 
 std::string Reply(UserFileOutcome outcome, int error = 0, int64_t size = 0,
                   const std::string& bytes = "") {
@@ -126,7 +116,7 @@ TEST_CASE("a removal reply", "[user_file]") {
 
 TEST_CASE("a file is read as the user, with the user's permissions",
           "[user_file][privileges]") {
-  std::optional<RankIdentity> user = Nobody();
+  std::optional<RankIdentity> user = NobodyIdentity();
   if (!user) return;  // needs root
   TempDir dir;
   ::chmod(dir.path.c_str(), 0755);
@@ -168,7 +158,7 @@ TEST_CASE("a symbolic link is not followed, even to a readable file",
 
 TEST_CASE("the agent's threads keep their credentials",
           "[user_file][privileges]") {
-  std::optional<RankIdentity> user = Nobody();
+  std::optional<RankIdentity> user = NobodyIdentity();
   if (!user) return;
   TempDir dir;
   (void)ReadSmallFileAsUser(*user, dir.Write("f", "x"), 10, seconds(2));
@@ -181,7 +171,7 @@ TEST_CASE("the agent's threads keep their credentials",
 
 TEST_CASE("removal as the user stays inside what the user may delete",
           "[user_file][privileges]") {
-  std::optional<RankIdentity> user = Nobody();
+  std::optional<RankIdentity> user = NobodyIdentity();
   if (!user) return;
   // Root's files elsewhere, reachable through links in the user's tree.
   TempDir outside;
