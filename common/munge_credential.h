@@ -24,7 +24,7 @@ inline constexpr char kMungeMetadataKey[] = "gantry-munge-credential";
 inline constexpr char kMungeSocketVariable[] = "GANTRY_MUNGE_SOCKET";
 
 // The payload of a credential bound to the RPC `method` only: an agent's
-// Connect (daemon/authenticator.h says why). Client requests are bound to
+// Connect (daemon/rpc/authenticator.h says why). Client requests are bound to
 // the request itself (common/request_binding.h).
 inline std::string MungePayloadFor(std::string_view method) {
   return "gantry:" + std::string(method);

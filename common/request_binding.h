@@ -10,7 +10,7 @@
 //
 // Streams: a SubmitStream message carries its own credential over that
 // message (client.proto); an agent's Connect credential is bound to the
-// method only (daemon/authenticator.h argues why, and why TLS is what
+// method only (daemon/rpc/authenticator.h argues why, and why TLS is what
 // protects agents' streams).
 //
 // Both sides must serialize alike: deterministic serialization orders map

@@ -27,15 +27,15 @@
 #include "common/request_limits.h"
 #include "common/systemd_notify.h"
 #include "common/tls_credentials.h"
-#include "daemon/controller.h"
-#include "daemon/controller_metrics.h"
-#include "daemon/grpc_services.h"
-#include "daemon/loop_watchdog.h"
-#include "daemon/partition_config.h"
-#include "daemon/rocksdb_store.h"
-#include "daemon/rpc_metrics_interceptor.h"
-#include "daemon/state_dir.h"
-#include "daemon/submission_size.h"
+#include "daemon/controller/controller.h"
+#include "daemon/controller/controller_metrics.h"
+#include "daemon/controller/loop_watchdog.h"
+#include "daemon/controller/submission_size.h"
+#include "daemon/rpc/grpc_services.h"
+#include "daemon/rpc/rpc_metrics_interceptor.h"
+#include "daemon/scheduler/partition_config.h"
+#include "daemon/store/rocksdb_store.h"
+#include "daemon/store/state_dir.h"
 
 namespace {
 
@@ -375,8 +375,8 @@ int main(int argc, char** argv) {
   builder.RegisterService(&agent_service);
   // Clients' requests (a job script, a fabric dump): any acceptable
   // submission fits, and gRPC refuses a larger request before allocating
-  // it (daemon/submission_size.h). Agent streams have their own, smaller
-  // limit (--agent-max-message-bytes).
+  // it (daemon/controller/submission_size.h). Agent streams have their own,
+  // smaller limit (--agent-max-message-bytes).
   builder.SetMaxReceiveMessageSize(
       std::max<int>(static_cast<int>(gantry::limits::kMaxClientRequestBytes),
                     static_cast<int>(flags.agent_max_message_bytes)));

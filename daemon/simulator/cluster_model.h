@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "daemon/scheduler.h"
+#include "daemon/scheduler/scheduler.h"
 
 namespace gantry::sim {
 

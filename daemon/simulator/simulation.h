@@ -1,7 +1,7 @@
 // The trace simulator's engine: replays trace jobs on a simulated cluster in
-// virtual time, calling the real scheduler core (daemon/scheduler.h) as the
-// controller would, and measures what each queue policy achieves. Pure: no
-// clock, I/O or threads; thread-compatible (each call owns its state).
+// virtual time, calling the real scheduler core (daemon/scheduler/scheduler.h)
+// as the controller would, and measures what each queue policy achieves. Pure:
+// no clock, I/O or threads; thread-compatible (each call owns its state).
 //
 // Event loop: two kinds of event, a job's submission (from the trace) and a
 // job's completion (start + its run time in the model). All events at one
@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "daemon/priority.h"
+#include "daemon/scheduler/priority.h"
 #include "daemon/simulator/cluster_model.h"
 #include "daemon/simulator/trace_reader.h"
 

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/scheduler.h"
+#include "daemon/scheduler/scheduler.h"
 
 namespace gantry {
 namespace {

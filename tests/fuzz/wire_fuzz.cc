@@ -21,12 +21,12 @@
 
 #include "common/clock.h"
 #include "common/log.h"
-#include "daemon/agent_link.h"
-#include "daemon/agent_stream_guard.h"
-#include "daemon/controller.h"
-#include "daemon/request_validation.h"
-#include "daemon/state_store.h"
-#include "tests/unit/memory_store.h"
+#include "daemon/controller/agent_link.h"
+#include "daemon/controller/controller.h"
+#include "daemon/controller/request_validation.h"
+#include "daemon/rpc/agent_stream_guard.h"
+#include "daemon/store/state_store.h"
+#include "tests/unit/support/memory_store.h"
 
 namespace gantry {
 namespace {

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "daemon/rocksdb_store.h"
+#include "daemon/store/rocksdb_store.h"
 
 int main(int argc, char** argv) {
   if (argc < 3 || argc > 4) {

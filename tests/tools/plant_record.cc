@@ -14,7 +14,7 @@
 
 #include <google/protobuf/text_format.h>
 
-#include "daemon/rocksdb_store.h"
+#include "daemon/store/rocksdb_store.h"
 
 int main(int argc, char** argv) {
   const std::string kind = argc == 3 ? argv[2] : "";

@@ -1,0 +1,436 @@
+// The controller: the single owner of cluster state (jobs, nodes, events).
+//
+// Threading: every method runs on the loop thread of the io_context given at
+// construction (gRPC handlers post to it). Nothing here takes a lock; the
+// store is written only from that thread.
+//
+// Durability: mutations are staged into one StateStore::Batch and committed
+// with a synced write before anyone is told about them (a submission's
+// reply, a launch to an agent, an ack of a rank exit). That is the group
+// commit: one fsync covers every request that arrived in the turn, or, while
+// a write is in flight on the StoreWriter's thread, every request that
+// arrived during it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "absl/status/statusor.h"
+#include "common/clock.h"
+#include "common/ibnetdiscover_parser.h"
+#include "common/node_constraint.h"
+#include "common/topology.h"
+#include "daemon/controller/agent_link.h"
+#include "daemon/controller/caller.h"
+#include "daemon/controller/commit_latencies.h"
+#include "daemon/controller/node_event_log.h"
+#include "daemon/controller/recent_environments.h"
+#include "daemon/controller/utilization_history.h"
+#include "daemon/scheduler/job_state_machine.h"
+#include "daemon/scheduler/partition_config.h"
+#include "daemon/scheduler/priority.h"
+#include "daemon/scheduler/restart_policy.h"
+#include "daemon/store/state_store.h"
+#include "daemon/store/store_writer.h"
+#include "gantry/v1/agent.pb.h"
+#include "gantry/v1/client.pb.h"
+
+namespace gantry {
+
+class ControllerMetrics;
+
+struct ControllerOptions {
+  std::string state_dir;
+  // The partitions (daemon/scheduler/partition_config.h); empty: one partition
+  // "main" holding every node. Exactly one is_default when given.
+  std::vector<PartitionConfig> partitions;
+  int64_t heartbeat_interval_ms = 1000;
+  // A node not heard from for this long is DOWN and its jobs NODE_FAIL.
+  int64_t node_timeout_ms = 3000;
+  // After a controller start, how long agents have to reconnect and report
+  // their ranks before their nodes are DOWN.
+  int64_t reconnect_grace_ms = 30000;
+  uint32_t kill_grace_seconds = 10;
+  // Restarts a job gets when it does not say (--max-restarts).
+  uint32_t default_max_restarts = 3;
+  // First backoff before restarting after an application failure; doubles
+  // with each restart (see restart_policy.h).
+  int64_t restart_backoff_ms = 1000;
+  // Nodes kept free for the restarts of failed jobs (--hot-spares and the
+  // partitions' HotSpares together).
+  std::set<std::string> hot_spares;
+  // Priority factors and fair-share decay (daemon/scheduler/priority.h).
+  PriorityWeights priority_weights;
+  // Where the controller reports its metrics; null: nowhere (unit tests).
+  // Must outlive the controller.
+  ControllerMetrics* metrics = nullptr;
+  // A finished job stays in the live state (listings, dependencies) this
+  // long after it ended, then moves to the history (Slurm's MinJobAge), so
+  // memory and load time do not grow with the jobs ever run.
+  int64_t min_job_age_ms = 300'000;
+  // History records are deleted this long after their job ended; 0: kept
+  // for ever.
+  int64_t history_retention_ms = 30LL * 24 * 3600 * 1000;
+};
+
+class Controller {
+ public:
+  Controller(boost::asio::io_context& io, StateStore& store, const Clock& clock,
+             ControllerOptions options);
+  Controller(const Controller&) = delete;
+  Controller& operator=(const Controller&) = delete;
+
+  // Loads the state and starts the periodic checks. Call once, on the loop
+  // thread, before serving requests.
+  absl::Status Start();
+  // Stops timers so the loop can run dry.
+  void Stop();
+
+  // Client API. `done` runs on the loop thread once the outcome is durable.
+  // `caller` is who proved to be asking: the job's owner on Submit, and
+  // the one whose rights are checked everywhere else.
+  void Submit(v1::SubmitRequest request, const Caller& caller,
+              std::function<void(absl::StatusOr<uint64_t>)> done);
+  void Cancel(const v1::CancelRequest& request, const Caller& caller,
+              std::function<void(v1::CancelResponse)> done);
+  // Holds or releases pending jobs (scontrol hold / release); `done` runs
+  // once the change is stored.
+  void Hold(const v1::HoldRequest& request, const Caller& caller,
+            std::function<void(v1::HoldResponse)> done);
+  // One page of job summaries (daemon/controller/job_filter.h: no payloads)
+  // from the live state. INVALID_ARGUMENT for a bad page token or an outsized
+  // filter. Not const: it lends each record's payloads aside while copying
+  // the rest.
+  absl::StatusOr<v1::ListJobsResponse> ListJobs(
+      const v1::ListJobsRequest& request);
+  // A job from the live state or, once it has left it, from the history.
+  // The script, its arguments and step command lines only for the job's
+  // owner and admins; the environment never. NOT_FOUND when it is in
+  // neither.
+  absl::StatusOr<v1::GetJobResponse> GetJob(const v1::GetJobRequest& request,
+                                            const Caller& caller) const;
+  absl::StatusOr<v1::GetJobResponse> GetJob(uint64_t job_id,
+                                            const Caller& caller) const;
+  v1::ListNodesResponse ListNodes() const;
+  v1::ClusterStatusResponse ClusterStatus() const;
+  // From inside a job: progress and completed checkpoints.
+  void ReportProgress(const v1::ReportProgressRequest& request,
+                      const Caller& caller,
+                      std::function<void(absl::Status)> done);
+  // Admin: import the switch tree (a Slurm topology.conf or an
+  // ibnetdiscover dump). A bad file changes nothing.
+  void ImportTopology(
+      const v1::ImportTopologyRequest& request, const Caller& caller,
+      std::function<void(absl::StatusOr<v1::TopologyReport>)> done);
+  v1::TopologyReport TopologyReport() const;
+  // From inside a running job (gantry run): start a step on its
+  // allocation; `done` gets the step once its launch is durable.
+  void LaunchStep(const v1::LaunchStepRequest& request, const Caller& caller,
+                  std::function<void(absl::StatusOr<v1::StepRecord>)> done);
+  // `done` gets the step once it has ended (at once if it has).
+  void WaitStep(const v1::WaitStepRequest& request, const Caller& caller,
+                std::function<void(absl::StatusOr<v1::StepRecord>)> done);
+  // Admin: drain nodes (or resume them).
+  void Drain(const v1::DrainRequest& request, const Caller& caller,
+             std::function<void(absl::Status)> done);
+
+  // Agent stream.
+  void OnAgentMessage(const std::shared_ptr<AgentLink>& link,
+                      const v1::AgentMessage& message);
+  // `why`: the reason the stream was cut (agent_stream_guard.h); empty
+  // when it simply ended.
+  void OnAgentGone(const std::shared_ptr<AgentLink>& link,
+                   const std::string& why = "");
+
+ private:
+  struct NodeRuntime {
+    v1::NodeRecord record;
+    std::shared_ptr<AgentLink> link;
+    int64_t deadline_ms = 0;  // DOWN if not heard from by then
+    uint32_t cpus_used = 0;
+    uint64_t mem_used_mb = 0;
+    std::set<uint32_t> gpus_used;
+  };
+  struct JobRuntime {
+    v1::JobRecord record;
+    std::map<std::string, uint32_t> live_ranks;  // node -> ranks not exited
+    std::set<std::string> held_nodes;            // resources still counted
+    std::set<uint32_t> exited_ranks;
+    double priority = 0;  // of the last scheduling pass, while pending
+    // Running steps: who waits for their end (gantry run), and when their
+    // first task ended (for --wait). In memory: a waiter asks again after
+    // a controller restart.
+    std::map<uint32_t,
+             std::vector<std::function<void(absl::StatusOr<v1::StepRecord>)>>>
+        step_waiters;
+    std::map<uint32_t, int64_t> step_first_exit_ms;
+    // The spec's --constraint, parsed on first need (ParsedConstraint).
+    std::shared_ptr<const NodeConstraint> constraint;
+  };
+
+  // The job, if `caller` may act on it (its owner or an admin); NOT_FOUND
+  // or PERMISSION_DENIED saying so otherwise.
+  absl::StatusOr<JobRuntime*> ManagedJob(uint64_t job_id, const Caller& caller);
+  // ManagedJob for one entry of a per-job answer (cancel, hold): null, with
+  // `result` saying why, when the caller may not act on it.
+  JobRuntime* ManagedJobFor(uint64_t job_id, const Caller& caller,
+                            v1::CancelResult& result);
+  // The jobs a cancel or hold names: `job_ids` as given, then those of its
+  // filter (CancelRequest.filter, checked with CheckFilter by the caller),
+  // in order, each once; an ID_TASK naming no job gets a failed result in
+  // `unknown`.
+  std::vector<uint64_t> ResolveTargets(
+      const google::protobuf::RepeatedField<uint64_t>& job_ids,
+      const v1::JobFilter& filter,
+      google::protobuf::RepeatedPtrField<v1::CancelResult>& unknown) const;
+
+  // Persistence (controller.cc).
+  void StageJob(const JobRuntime& job);
+  void StageNode(const NodeRuntime& node);
+  void StageEvent(uint64_t job_id, const std::string& node,
+                  const std::string& kind, const std::string& detail);
+  void AfterCommit(std::function<void()> action);
+  // Hands the staged batch to the writer, unless one is in flight.
+  void Flush();
+  // A batch is durable (or failed: then the process aborts): runs its
+  // actions and sends out what was staged meanwhile.
+  void CommitDone(const absl::Status& status, double seconds,
+                  std::vector<std::function<void()>>& actions);
+
+  // Job lifecycle (controller_jobs.cc).
+  // Takes the spec by value: Submit moves the request's in (its exported
+  // environment is the bulk of it).
+  absl::StatusOr<v1::JobRecord> ValidateSubmission(v1::JobSpec spec) const;
+  // Asks for a scheduling pass: posted at once, or after a pause when the
+  // last pass was long (see SchedulePass).
+  void RequestSchedule();
+  // Runs a pass and times it; the next may start no sooner than
+  // kSchedulingGapFactor times its duration after it ended.
+  void SchedulePass();
+  void RunSchedule();
+  std::shared_ptr<const NodeConstraint> ParsedConstraint(JobRuntime& job);
+  // Keeps live_jobs_ in step with the job: call after its state or its
+  // held nodes change.
+  void UpdateLive(JobRuntime& job);
+  bool DependencyAllowsStart(JobRuntime& job, int64_t now);
+  // Adds a finished job's GPU-seconds to its user's fair-share usage.
+  void ChargeUsage(const v1::JobRecord& record);
+  void ChargeUsage(const v1::JobRecord& record, FairShare& share) const;
+  // The partition of that name; null when none.
+  const PartitionConfig* FindPartition(const std::string& name) const;
+  const PartitionConfig& DefaultPartition() const;
+  // Sets the node's partitions and hot-spare mark from the options.
+  void AssignPartitions(v1::NodeRecord& record) const;
+  // Applies a partition's limits to a submission (default time, MaxTime,
+  // MaxNodes); INVALID_ARGUMENT naming the limit when it is exceeded.
+  absl::Status ApplyPartitionLimits(const PartitionConfig& partition,
+                                    v1::JobSpec& spec) const;
+  std::vector<RunningJob> RunningJobs(
+      const std::vector<const std::string*>& node_names) const;
+  void StartJob(JobRuntime& job);
+  // To every node of the allocation, or only to `only_node`.
+  void SendLaunch(uint64_t job_id, uint32_t attempt,
+                  const std::string* only_node = nullptr);
+  // `signal_only`: deliver `signal` and nothing more (scancel --signal);
+  // otherwise SIGKILL follows after the grace period.
+  void SendKill(const JobRuntime& job, int signal = 15,
+                bool signal_only = false,
+                v1::KillRanks::Scope scope = v1::KillRanks::SCOPE_ALL);
+  // sbatch --signal: its signal once per attempt, when the time left is
+  // what it asked for.
+  void SendWarningSignal(JobRuntime& job, int64_t now);
+  // Applies an event; records the end, kills and releases as the state
+  // machine says. Returns the transition's error for bad requests.
+  absl::Status ApplyEvent(JobRuntime& job, const JobEvent& event,
+                          const std::string& detail);
+  // A running job's attempt failed: asks the restart policy, then requeues
+  // the job or ends it.
+  void FailJob(JobRuntime& job, FailureKind kind, int exit_code, int signal,
+               bool all_ranks_exited, const std::string& detail);
+  // Frees the node shares of a job that is not running and whose ranks
+  // there are gone (or whose node is down).
+  void ReleaseFinished(JobRuntime& job);
+  void RecordCheckpoint(JobRuntime& job, const std::string& path, int64_t step,
+                        const std::string& source);
+  void DrainNode(NodeRuntime& node, const std::string& reason);
+  // Whether losing the node ends the job's attempt: its ranks or step
+  // tasks run there, or (script_once) the node is in its running
+  // allocation.
+  bool JobNeedsNode(const JobRuntime& job, const std::string& node) const;
+
+  // Steps (controller_steps.cc).
+  void SendStepLaunch(const v1::LaunchStepRequest& request,
+                      const v1::StepRecord& step);
+  void SendStepKill(const JobRuntime& job, const v1::StepRecord& step,
+                    int signal);
+  void OnStepTaskEvent(const std::string& node, const v1::RankEvent& event);
+  // Records the step's end and answers its waiters once that is durable;
+  // the caller stages the job.
+  void EndStep(JobRuntime& job, v1::StepRecord& step,
+               const std::string& detail);
+  // The attempt ended: its steps end with it.
+  void EndOpenSteps(JobRuntime& job, const std::string& detail);
+  // --wait: stops the rest of a step whose first task ended long enough ago.
+  void CheckStepWaits(JobRuntime& job, int64_t now);
+  void HoldResources(JobRuntime& job);
+  void ReleaseNodeShare(JobRuntime& job, const std::string& node);
+
+  // Retention (controller_retention.cc).
+  // Moves finished jobs older than min_job_age_ms (and that no live job
+  // depends on) from memory to the history, a bounded number per call, and
+  // deletes history records past their retention; at most once a second.
+  void RetireFinishedJobs(int64_t now);
+  void ExpireHistory(int64_t now);
+  // Ids that dependencies of live jobs name (an array's id for its tasks).
+  std::set<uint64_t> DependedJobIds() const;
+  // A job that left the live state: from the batches being written, else
+  // from the history. `task`: the task of array `job_id` instead.
+  absl::StatusOr<std::optional<v1::JobRecord>> RetiredJob(
+      uint64_t job_id, std::optional<uint32_t> task) const;
+
+  // The switch tree (controller_topology.cc).
+  struct LoadedTopology {
+    Topology topology;
+    std::vector<std::string> unserved;        // in the tree, no agent
+    std::vector<std::string> unknown_agents;  // agents not in the tree
+  };
+  std::vector<AgentHcas> AgentGuids() const;
+  absl::Status BuildTopology(const v1::TopologyRecord& record,
+                             LoadedTopology& loaded) const;
+  // Re-matches the tree to the agents (after a registration, at start).
+  void RefreshTopology();
+  std::vector<std::string> LeafSwitchesOf(const std::string& node) const;
+
+  // Agents and timers (controller_agents.cc).
+  void OnRegister(const std::shared_ptr<AgentLink>& link,
+                  const v1::Register& reg);
+  void OnRankEvent(const std::string& node, const v1::RankEvent& event);
+  void OnHealth(NodeRuntime& node, const v1::Heartbeat& heartbeat);
+  void OnCheckpointReport(const std::string& node,
+                          const v1::CheckpointReport& report);
+  // How a registering agent relates to the node's last registration.
+  enum class AgentContinuity {
+    kSameAgent,       // the same process redialled: it has all it was sent
+    kAgentRestarted,  // a new agent process, same boot: its ranks died
+    kNodeRebooted,    // the node itself restarted
+  };
+  void ReconcileRanks(const std::string& node, const v1::Register& reg,
+                      AgentContinuity continuity);
+  // Ranks of the job's current attempt that the registering agent neither
+  // runs nor saw exit: re-sent when the launch never reached it, restarted
+  // uncharged when the agent restarted, a node fault (drain) only when the
+  // node rebooted.
+  void OnLostRanks(JobRuntime& job, const std::string& node,
+                   const std::string& ranks, AgentContinuity continuity);
+  // INVALID_ARGUMENT when `node` cannot hold `rank`: an attempt of its job
+  // that never started, or a rank (or step task) of the current attempt
+  // placed on another node. A rank of a job or step no longer known, or of
+  // an earlier attempt, is not judged (a late report is normal).
+  absl::Status CheckRankHeld(const std::string& node,
+                             const v1::RankId& rank) const;
+  // Ends a stream whose agent broke the protocol; its node is then
+  // unreachable like any whose stream ended.
+  void CutAgent(const std::shared_ptr<AgentLink>& link, const std::string& node,
+                const absl::Status& why);
+  void CheckDeadlines();
+  void ReclassifyRecentFailures(const std::string& node_name);
+  void MarkNodeDown(NodeRuntime& node, const std::string& why);
+  void ArmTimer();
+  // Node and GPU gauges from the node table (on each timer tick).
+  void PublishNodeMetrics();
+
+  // `gantry status` (controller_status.cc): samples GPU utilization every
+  // few seconds into utilization_.
+  void ArmStatusTimer();
+  void SampleUtilization();
+
+  boost::asio::io_context& io_;
+  StateStore& store_;
+  const Clock& clock_;
+  const ControllerOptions options_;
+  boost::asio::steady_timer timer_;
+  bool stopped_ = false;
+  int64_t started_ms_ = 0;
+
+  std::map<uint64_t, JobRuntime> jobs_;
+  // The jobs a scheduling pass looks at: pending, running, or still holding
+  // node shares. Finished jobs stay in jobs_ for good; passes must not pay
+  // for them.
+  std::map<uint64_t, JobRuntime*> live_jobs_;
+  // A scheduling pass's queue, kept for its memory (RunSchedule).
+  std::vector<PendingJob> pending_queue_;
+  // Never erased from, so pointers to its entries stay valid.
+  std::map<std::string, NodeRuntime> nodes_;
+  // The node each registered stream speaks for: every heartbeat finds its
+  // node here (a hash lookup, not a walk of the names).
+  std::unordered_map<const AgentLink*, NodeRuntime*> link_nodes_;
+  uint64_t cluster_id_ = 0;
+  uint64_t next_job_id_ = 1;
+  uint64_t next_event_sequence_ = 1;
+  uint64_t finished_jobs_ = 0;
+  // Finished jobs in memory by when they ended (roughly: one that could not
+  // leave yet goes to the back), for RetireFinishedJobs.
+  std::deque<std::pair<int64_t, uint64_t>> finished_order_;
+  int64_t next_retire_ms_ = 0;
+  int64_t next_expiry_ms_ = 0;
+  uint64_t history_scan_from_ = 0;  // see StateStore::ExpiredHistory
+  // The fair-share usage of the jobs that left memory (stored with each
+  // retirement; fair_share_ includes it).
+  FairShare retired_usage_;
+
+  StateStore::Batch batch_;
+  std::vector<std::function<void()>> after_commit_;
+  bool flush_posted_ = false;
+  StoreWriter writer_;
+  bool schedule_posted_ = false;
+  // Scheduling passes cost O(pending jobs); when triggers come faster than
+  // that (a flood of submissions), they are coalesced so that passes take
+  // at most about a fifth of the loop.
+  boost::asio::steady_timer schedule_timer_{io_};
+  std::chrono::steady_clock::time_point next_pass_allowed_{};
+  // When the earliest requeued job becomes eligible (0: none waiting).
+  int64_t next_eligible_ms_ = 0;
+  int64_t last_check_ms_ = 0;  // when CheckDeadlines last ran
+  uint64_t ticks_ = 0;         // of the periodic timer
+  std::optional<v1::TopologyRecord> topology_record_;
+  std::optional<LoadedTopology> topology_;
+  // Fair-share usage per user, charged when a job finishes. Not stored on
+  // its own: Start rebuilds it from the finished jobs in the state, so a
+  // restart keeps every user's decayed usage.
+  FairShare fair_share_;
+  // Per scheduling pass: (user, job name) -> the oldest active job of that
+  // pair, the one that holds a --dependency=singleton. Built when needed.
+  std::optional<std::map<std::pair<std::string, std::string>, uint64_t>>
+      singleton_holders_;
+  // For `gantry status` (controller_status.cc), in memory only.
+  boost::asio::steady_timer status_timer_{io_};
+  UtilizationHistory utilization_;
+  RecentEnvironments recent_environments_;  // see Submit
+  CommitLatencies commit_latencies_;
+  NodeEventLog node_events_;
+};
+
+// Where a job's submit environment is stored (StateStore::Environment):
+// under an earlier job's id when it is the same (recent_environments.h),
+// else under its own id, or its array's, which all the array's tasks share.
+inline uint64_t EnvironmentId(const v1::JobRecord& record) {
+  if (record.environment_id() != 0) return record.environment_id();
+  return record.array_job_id() != 0 ? record.array_job_id() : record.id();
+}
+
+v1::JobState ToProto(JobStatus status);
+JobStatus FromProto(v1::JobState state);
+
+}  // namespace gantry

@@ -1,0 +1,161 @@
+// Controller: retention. A finished job stays in the live state for
+// --min-job-age (listings, dependencies, `gantry queue --all`), then moves
+// to the history column family, where `gantry job ID` still finds it until
+// --history-retention has passed. Both moves are bounded per tick, so a
+// backlog (a store from before retention, a burst of short jobs) drains
+// over a few seconds instead of stalling the loop.
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "common/job_dependency.h"
+#include "common/log.h"
+#include "daemon/controller/controller.h"
+#include "daemon/controller/controller_metrics.h"
+
+namespace gantry {
+namespace {
+
+constexpr int64_t kRetireIntervalMs = 1000;
+// Jobs moved to the history per tick: about a millisecond of loop time each
+// thousand, and their records in the next group commit.
+constexpr size_t kRetirePerTick = 2000;
+// History records looked at per expiry pass, and how often a pass runs when
+// the last one found less than a full scan to delete.
+constexpr size_t kExpireScanLimit = 1000;
+constexpr int64_t kExpireIdleIntervalMs = 60'000;
+// An array task's history is read in chunks of this many records.
+constexpr size_t kHistoryChunk = 256;
+
+v1::FairShareRecord ToRecord(const FairShare& share) {
+  v1::FairShareRecord record;
+  for (const auto& [user, usage] : share.users()) {
+    v1::FairShareRecord::Usage& stored = (*record.mutable_users())[user];
+    stored.set_value(usage.value);
+    stored.set_at_ms(usage.at_ms);
+  }
+  record.mutable_total()->set_value(share.total().value);
+  record.mutable_total()->set_at_ms(share.total().at_ms);
+  return record;
+}
+
+}  // namespace
+
+std::set<uint64_t> Controller::DependedJobIds() const {
+  std::set<uint64_t> ids;
+  for (const auto& [id, job] : live_jobs_) {
+    const std::string& text = job->record.spec().dependency();
+    if (text.empty()) continue;
+    absl::StatusOr<JobDependency> dependency = ParseDependency(text);
+    if (!dependency.ok()) continue;
+    for (const DependencyTerm& term : dependency->terms) {
+      if (term.kind != DependencyTerm::Kind::kSingleton)
+        ids.insert(term.job_id);
+    }
+  }
+  return ids;
+}
+
+void Controller::RetireFinishedJobs(int64_t now) {
+  if (now < next_retire_ms_) return;
+  next_retire_ms_ = now + kRetireIntervalMs;
+  ExpireHistory(now);
+  std::optional<std::set<uint64_t>> depended;  // computed on first need
+  size_t retired = 0;
+  // Each entry is looked at once per tick at most: one that must stay goes
+  // to the back, stamped now, which keeps the queue in time order.
+  for (size_t budget = finished_order_.size();
+       budget > 0 && retired < kRetirePerTick && !finished_order_.empty();
+       --budget) {
+    const auto [ended_ms, id] = finished_order_.front();
+    if (ended_ms + options_.min_job_age_ms > now) break;
+    finished_order_.pop_front();
+    auto it = jobs_.find(id);
+    if (it == jobs_.end()) continue;
+    JobRuntime& job = it->second;
+    if (!depended) depended = DependedJobIds();
+    // Still holding node shares (ranks stopping), or named by a live job's
+    // dependency, which reads it from memory: stays for now.
+    if (live_jobs_.count(id) > 0 || depended->count(id) > 0 ||
+        (job.record.array_job_id() != 0 &&
+         depended->count(job.record.array_job_id()) > 0)) {
+      finished_order_.emplace_back(now, id);
+      continue;
+    }
+    ChargeUsage(job.record, retired_usage_);
+    if (options_.metrics) {
+      options_.metrics->JobRetired(FromProto(job.record.state()));
+    }
+    batch_.retired.push_back(std::move(job.record));
+    jobs_.erase(it);
+    ++retired;
+  }
+  if (retired == 0) return;
+  batch_.retired_usage = ToRecord(retired_usage_);
+  AfterCommit(nullptr);
+  log::Debug("finished jobs moved to the history",
+             {{"jobs", retired}, {"in_memory", jobs_.size()}});
+}
+
+void Controller::ExpireHistory(int64_t now) {
+  if (options_.history_retention_ms <= 0 || now < next_expiry_ms_) return;
+  absl::StatusOr<StateStore::HistoryExpiry> expiry = store_.ExpiredHistory(
+      history_scan_from_, now - options_.history_retention_ms,
+      kExpireScanLimit);
+  if (!expiry.ok()) {
+    log::Warn("cannot read the job history to expire it",
+              {{"error", expiry.status().ToString()}});
+    next_expiry_ms_ = now + kExpireIdleIntervalMs;
+    return;
+  }
+  if (expiry->first_kept != 0) {
+    history_scan_from_ = expiry->first_kept;
+  } else if (!expiry->expired.empty()) {
+    history_scan_from_ = expiry->expired.back() + 1;
+  }
+  // A full scan's worth deleted: more may be waiting, look again soon.
+  next_expiry_ms_ = now + (expiry->expired.size() >= kExpireScanLimit / 2
+                               ? kRetireIntervalMs
+                               : kExpireIdleIntervalMs);
+  if (expiry->expired.empty()) return;
+  log::Debug("history records expired", {{"jobs", expiry->expired.size()}});
+  batch_.expired.insert(batch_.expired.end(), expiry->expired.begin(),
+                        expiry->expired.end());
+  AfterCommit(nullptr);
+}
+
+absl::StatusOr<std::optional<v1::JobRecord>> Controller::RetiredJob(
+    uint64_t job_id, std::optional<uint32_t> task) const {
+  auto wanted = [&](const v1::JobRecord& record) {
+    return task ? record.array_job_id() == job_id &&
+                      record.array_task_id() == *task
+                : record.id() == job_id;
+  };
+  // Retired in memory, not yet written.
+  for (const StateStore::Batch* pending : {&batch_, writer_.in_flight()}) {
+    if (pending == nullptr) continue;
+    for (const v1::JobRecord& record : pending->retired) {
+      if (wanted(record)) return std::optional<v1::JobRecord>(record);
+    }
+  }
+  uint64_t from = job_id;
+  while (true) {
+    absl::StatusOr<std::vector<v1::JobRecord>> chunk =
+        store_.HistoryJobs(from, task ? kHistoryChunk : 1);
+    if (!chunk.ok()) return chunk.status();
+    for (v1::JobRecord& record : *chunk) {
+      if (wanted(record)) {
+        return std::optional<v1::JobRecord>(std::move(record));
+      }
+      // Past the job, or past the array's tasks (consecutive ids).
+      if (!task || record.array_job_id() != job_id) {
+        return std::optional<v1::JobRecord>();
+      }
+    }
+    if (!task || chunk->size() < kHistoryChunk) {
+      return std::optional<v1::JobRecord>();
+    }
+    from = chunk->back().id() + 1;
+  }
+}
+
+}  // namespace gantry

@@ -1,0 +1,80 @@
+// Controller: `gantry status`. The answer is built by the pure
+// BuildClusterStatus (cluster_status.h); here the controller feeds it and
+// adds its own health: version, uptime, state size on disk, commit latency.
+// GPU utilization is sampled on a timer of its own.
+#include <chrono>
+#include <filesystem>
+#include <system_error>
+
+#include "daemon/controller/cluster_status.h"
+#include "daemon/controller/controller.h"
+
+namespace gantry {
+namespace {
+
+constexpr auto kUtilizationSampleInterval = std::chrono::seconds(5);
+
+// Bytes in the files under `directory` (RocksDB's SSTs, logs, manifests).
+// Files that vanish while it walks (a compaction) are skipped.
+uint64_t DirectorySizeBytes(const std::string& directory) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  uint64_t total = 0;
+  for (fs::recursive_directory_iterator it(directory, error), end;
+       !error && it != end; it.increment(error)) {
+    std::error_code size_error;
+    if (!it->is_regular_file(size_error)) continue;
+    const uintmax_t size = it->file_size(size_error);
+    if (!size_error) total += size;
+  }
+  return total;
+}
+
+}  // namespace
+
+v1::ClusterStatusResponse Controller::ClusterStatus() const {
+  const int64_t now = clock_.NowMs();
+  const v1::ListNodesResponse listing = ListNodes();
+  ClusterStatusInput input;
+  input.now_ms = now;
+  for (const v1::NodeRecord& node : listing.nodes()) {
+    input.nodes.push_back(&node);
+  }
+  input.jobs.reserve(jobs_.size());
+  for (const auto& [id, job] : jobs_) input.jobs.push_back(&job.record);
+  input.node_events = node_events_.Events();
+  input.utilization = &utilization_;
+  v1::ClusterStatusResponse status = BuildClusterStatus(input);
+  status.set_version(GANTRY_VERSION);
+  status.set_started_ms(started_ms_);
+  status.set_now_ms(now);
+  status.set_state_dir(options_.state_dir);
+  status.set_next_job_id(next_job_id_);
+  status.set_jobs_finished(finished_jobs_);
+  status.set_state_size_bytes(DirectorySizeBytes(options_.state_dir));
+  status.set_last_commit_seconds(commit_latencies_.last());
+  status.set_median_commit_seconds(commit_latencies_.Median());
+  status.set_commits_sampled(static_cast<uint32_t>(commit_latencies_.count()));
+  return status;
+}
+
+void Controller::SampleUtilization() {
+  uint32_t total = 0, allocated = 0;
+  for (const auto& [name, node] : nodes_) {
+    total += static_cast<uint32_t>(node.record.inventory().gpus_size());
+    allocated += static_cast<uint32_t>(node.gpus_used.size());
+  }
+  utilization_.Record(clock_.NowMs(), total, allocated);
+}
+
+void Controller::ArmStatusTimer() {
+  if (stopped_) return;
+  SampleUtilization();
+  status_timer_.expires_after(kUtilizationSampleInterval);
+  status_timer_.async_wait([this](const boost::system::error_code& error) {
+    if (error || stopped_) return;
+    ArmStatusTimer();
+  });
+}
+
+}  // namespace gantry

@@ -1,0 +1,582 @@
+#include "daemon/rpc/grpc_services.h"
+
+#include <deque>
+#include <memory>
+#include <mutex>
+
+#include <boost/asio/post.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "common/log.h"
+#include "daemon/controller/job_filter.h"
+#include "daemon/controller/request_validation.h"
+#include "daemon/rpc/submit_stream.h"
+
+namespace gantry {
+
+absl::StatusOr<Caller> AuthenticateClientCall(
+    const Authenticator& authenticator,
+    const grpc::CallbackServerContext& context, std::string_view method,
+    const google::protobuf::MessageLite& request, std::string_view claimed_user,
+    int64_t claimed_uid) {
+  // With --auth=none the claimed name becomes the job's owner, shown in
+  // every listing.
+  if (absl::Status valid = ValidateClaimedUser(claimed_user); !valid.ok()) {
+    return valid;
+  }
+  return LogIfRefused(authenticator.AuthenticateClient(
+                          context, method, request, claimed_user, claimed_uid),
+                      context, method);
+}
+
+absl::StatusOr<Caller> LogIfRefused(absl::StatusOr<Caller> caller,
+                                    const grpc::CallbackServerContext& context,
+                                    std::string_view method) {
+  if (!caller.ok()) {
+    log::Warn("request refused", {{"method", std::string(method)},
+                                  {"peer", context.peer()},
+                                  {"error", caller.status().ToString()}});
+  }
+  return caller;
+}
+
+std::optional<Caller> ClientServiceImpl::Admit(
+    const grpc::CallbackServerContext& context,
+    grpc::ServerUnaryReactor* reactor, std::string_view method,
+    const google::protobuf::MessageLite& request, std::string_view claimed_user,
+    int64_t claimed_uid) {
+  absl::StatusOr<Caller> caller = AuthenticateClientCall(
+      authenticator_, context, method, request, claimed_user, claimed_uid);
+  if (caller.ok()) return std::move(*caller);
+  reactor->Finish(ToGrpcStatus(caller.status()));
+  return std::nullopt;
+}
+
+namespace {
+
+class SubmitMessages final
+    : public grpc::MessageHolder<v1::SubmitRequest, v1::SubmitResponse> {
+ public:
+  SubmitMessages() {
+    set_request(&request_);
+    set_response(&response_);
+  }
+  void Release() override { delete this; }
+
+ private:
+  v1::SubmitRequest request_;
+  v1::SubmitResponse response_;
+};
+
+}  // namespace
+
+grpc::MessageHolder<v1::SubmitRequest, v1::SubmitResponse>*
+SubmitMessageAllocator::AllocateMessages() {
+  return new SubmitMessages();
+}
+
+grpc::Status ToGrpcStatus(const absl::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
+                      std::string(status.message()));
+}
+
+grpc::ServerUnaryReactor* ClientServiceImpl::Submit(
+    grpc::CallbackServerContext* context, const v1::SubmitRequest* request,
+    v1::SubmitResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  std::optional<Caller> caller = Admit(*context, reactor, "Submit", *request,
+                                       request->user(), request->uid());
+  if (!caller) return reactor;
+  if (!submissions_.TryEnter()) {
+    // A bounded queue: the client retries (the CLI does, with backoff).
+    reactor->Finish(ToGrpcStatus(submissions_.Busy()));
+    return reactor;
+  }
+  // SubmitMessageAllocator made the request, not const: it is this call's
+  // to hand over, and gRPC does not read it again.
+  auto* owned_request = const_cast<v1::SubmitRequest*>(request);
+  boost::asio::post(io_, [this, reactor, owned_request, response,
+                          caller = std::move(*caller)] {
+    controller_.Submit(std::move(*owned_request), caller,
+                       [this, reactor, response](absl::StatusOr<uint64_t> id) {
+                         submissions_.Leave();
+                         if (id.ok()) response->set_job_id(*id);
+                         reactor->Finish(ToGrpcStatus(id.status()));
+                       });
+  });
+  return reactor;
+}
+
+grpc::ServerBidiReactor<v1::SubmitStreamRequest, v1::SubmitStreamReply>*
+ClientServiceImpl::SubmitStream(grpc::CallbackServerContext* context) {
+  return new SubmitStreamReactor(context, io_, controller_, authenticator_,
+                                 submissions_, submit_stream_finished_);
+}
+
+grpc::ServerUnaryReactor* ClientServiceImpl::ListJobs(
+    grpc::CallbackServerContext* context, const v1::ListJobsRequest* request,
+    v1::ListJobsResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  std::optional<Caller> caller =
+      Admit(*context, reactor, "ListJobs", *request, "");
+  if (!caller) return reactor;
+  boost::asio::post(io_, [this, reactor, request, response] {
+    absl::StatusOr<v1::ListJobsResponse> jobs = controller_.ListJobs(*request);
+    if (jobs.ok()) *response = std::move(*jobs);
+    reactor->Finish(ToGrpcStatus(jobs.status()));
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ClientServiceImpl::GetJob(
+    grpc::CallbackServerContext* context, const v1::GetJobRequest* request,
+    v1::GetJobResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  std::optional<Caller> caller =
+      Admit(*context, reactor, "GetJob", *request, "");
+  if (!caller) return reactor;
+  boost::asio::post(
+      io_, [this, reactor, request, response, caller = std::move(*caller)] {
+        absl::StatusOr<v1::GetJobResponse> job =
+            controller_.GetJob(*request, caller);
+        if (job.ok()) *response = std::move(*job);
+        reactor->Finish(ToGrpcStatus(job.status()));
+      });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ClientServiceImpl::Cancel(
+    grpc::CallbackServerContext* context, const v1::CancelRequest* request,
+    v1::CancelResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  std::optional<Caller> caller =
+      Admit(*context, reactor, "Cancel", *request, request->user());
+  if (!caller) return reactor;
+  // An outsized selection is refused whole (the controller tries every
+  // entry against every job).
+  if (absl::Status valid = CheckFilter(request->filter()); !valid.ok()) {
+    reactor->Finish(ToGrpcStatus(valid));
+    return reactor;
+  }
+  boost::asio::post(
+      io_, [this, reactor, request, response, caller = std::move(*caller)] {
+        controller_.Cancel(*request, caller,
+                           [reactor, response](v1::CancelResponse r) {
+                             *response = std::move(r);
+                             reactor->Finish(grpc::Status::OK);
+                           });
+      });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ClientServiceImpl::Hold(
+    grpc::CallbackServerContext* context, const v1::HoldRequest* request,
+    v1::HoldResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  std::optional<Caller> caller =
+      Admit(*context, reactor, "Hold", *request, request->user());
+  if (!caller) return reactor;
+  if (absl::Status valid = CheckFilter(request->filter()); !valid.ok()) {
+    reactor->Finish(ToGrpcStatus(valid));
+    return reactor;
+  }
+  boost::asio::post(io_, [this, reactor, request, response,
+                          caller = std::move(*caller)] {
+    controller_.Hold(*request, caller, [reactor, response](v1::HoldResponse r) {
+      *response = std::move(r);
+      reactor->Finish(grpc::Status::OK);
+    });
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ClientServiceImpl::ListNodes(
+    grpc::CallbackServerContext* context, const v1::ListNodesRequest* request,
+    v1::ListNodesResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  std::optional<Caller> caller =
+      Admit(*context, reactor, "ListNodes", *request, "");
+  if (!caller) return reactor;
+  boost::asio::post(io_, [this, reactor, response] {
+    *response = controller_.ListNodes();
+    reactor->Finish(grpc::Status::OK);
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ClientServiceImpl::ClusterStatus(
+    grpc::CallbackServerContext* context,
+    const v1::ClusterStatusRequest* request,
+    v1::ClusterStatusResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  std::optional<Caller> caller =
+      Admit(*context, reactor, "ClusterStatus", *request, "");
+  if (!caller) return reactor;
+  boost::asio::post(io_, [this, reactor, response] {
+    *response = controller_.ClusterStatus();
+    reactor->Finish(grpc::Status::OK);
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ClientServiceImpl::ReportProgress(
+    grpc::CallbackServerContext* context,
+    const v1::ReportProgressRequest* request, v1::ReportProgressResponse*) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  std::optional<Caller> caller =
+      Admit(*context, reactor, "ReportProgress", *request, request->user());
+  if (!caller) return reactor;
+  if (absl::Status valid = ValidateReportProgressRequest(*request);
+      !valid.ok()) {
+    reactor->Finish(ToGrpcStatus(valid));
+    return reactor;
+  }
+  boost::asio::post(io_, [this, reactor, request, caller = std::move(*caller)] {
+    controller_.ReportProgress(*request, caller,
+                               [reactor](absl::Status status) {
+                                 reactor->Finish(ToGrpcStatus(status));
+                               });
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ClientServiceImpl::LaunchStep(
+    grpc::CallbackServerContext* context, const v1::LaunchStepRequest* request,
+    v1::LaunchStepResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  std::optional<Caller> caller =
+      Admit(*context, reactor, "LaunchStep", *request, request->user());
+  if (!caller) return reactor;
+  if (absl::Status valid = ValidateLaunchStepRequestFields(*request);
+      !valid.ok()) {
+    reactor->Finish(ToGrpcStatus(valid));
+    return reactor;
+  }
+  boost::asio::post(
+      io_, [this, reactor, request, response, caller = std::move(*caller)] {
+        controller_.LaunchStep(
+            *request, caller,
+            [reactor, response](absl::StatusOr<v1::StepRecord> step) {
+              if (step.ok()) *response->mutable_step() = std::move(*step);
+              reactor->Finish(ToGrpcStatus(step.status()));
+            });
+      });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ClientServiceImpl::WaitStep(
+    grpc::CallbackServerContext* context, const v1::WaitStepRequest* request,
+    v1::WaitStepResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  std::optional<Caller> caller =
+      Admit(*context, reactor, "WaitStep", *request, request->user());
+  if (!caller) return reactor;
+  boost::asio::post(
+      io_, [this, reactor, request, response, caller = std::move(*caller)] {
+        controller_.WaitStep(
+            *request, caller,
+            [reactor, response](absl::StatusOr<v1::StepRecord> step) {
+              if (step.ok()) *response->mutable_step() = std::move(*step);
+              reactor->Finish(ToGrpcStatus(step.status()));
+            });
+      });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ClientServiceImpl::Drain(
+    grpc::CallbackServerContext* context, const v1::DrainRequest* request,
+    v1::DrainResponse*) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  std::optional<Caller> caller =
+      Admit(*context, reactor, "Drain", *request, request->user());
+  if (!caller) return reactor;
+  if (absl::Status valid = ValidateDrainRequest(*request); !valid.ok()) {
+    reactor->Finish(ToGrpcStatus(valid));
+    return reactor;
+  }
+  boost::asio::post(io_, [this, reactor, request, caller = std::move(*caller)] {
+    controller_.Drain(*request, caller, [reactor](absl::Status status) {
+      reactor->Finish(ToGrpcStatus(status));
+    });
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ClientServiceImpl::ImportTopology(
+    grpc::CallbackServerContext* context,
+    const v1::ImportTopologyRequest* request, v1::TopologyReport* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  std::optional<Caller> caller =
+      Admit(*context, reactor, "ImportTopology", *request, request->user());
+  if (!caller) return reactor;
+  if (absl::Status valid = ValidateImportTopologyRequest(*request);
+      !valid.ok()) {
+    reactor->Finish(ToGrpcStatus(valid));
+    return reactor;
+  }
+  boost::asio::post(
+      io_, [this, reactor, request, response, caller = std::move(*caller)] {
+        controller_.ImportTopology(
+            *request, caller,
+            [reactor, response](absl::StatusOr<v1::TopologyReport> r) {
+              if (r.ok()) *response = std::move(*r);
+              reactor->Finish(ToGrpcStatus(r.status()));
+            });
+      });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* ClientServiceImpl::GetTopology(
+    grpc::CallbackServerContext* context, const v1::GetTopologyRequest* request,
+    v1::TopologyReport* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  std::optional<Caller> caller =
+      Admit(*context, reactor, "GetTopology", *request, "");
+  if (!caller) return reactor;
+  boost::asio::post(io_, [this, reactor, response] {
+    *response = controller_.TopologyReport();
+    reactor->Finish(grpc::Status::OK);
+  });
+  return reactor;
+}
+
+namespace {
+
+// How long heartbeats may gather in the inbox before the loop takes them:
+// milliseconds, against a node timeout of seconds.
+constexpr auto kHeartbeatGathering = std::chrono::milliseconds(10);
+
+int64_t SteadyNowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+class AgentStream;
+
+// The controller's handle on a stream. It outlives the reactor (the
+// controller may still hold it after the stream ended), so it reaches the
+// reactor through a pointer cleared, under the mutex, when the reactor is
+// done.
+class AgentStreamLink final : public AgentLink {
+ public:
+  explicit AgentStreamLink(std::string peer) : peer_(std::move(peer)) {}
+  void Send(const v1::ControllerMessage& message) override;
+  void Close() override;
+  void Close(const absl::Status& why) override;
+  std::string Peer() const override { return peer_; }
+
+  void Attach(AgentStream* stream) {
+    std::lock_guard lock(mutex_);
+    stream_ = stream;
+  }
+  void Detach() {
+    std::lock_guard lock(mutex_);
+    stream_ = nullptr;
+  }
+
+ private:
+  const std::string peer_;
+  std::mutex mutex_;
+  AgentStream* stream_ = nullptr;  // guarded by mutex_
+};
+
+// The stream carries raw bytes: the reactor checks a message's size and
+// its stream's rate before parsing it, and tells bytes that are not an
+// AgentMessage from the end of the stream (gRPC's own parsing reports both
+// as a failed read).
+class AgentStream final
+    : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+ public:
+  AgentStream(AgentServiceImpl& service, std::string peer,
+              const AgentStreamLimits& limits)
+      : service_(service),
+        link_(std::make_shared<AgentStreamLink>(std::move(peer))),
+        guard_(limits, SteadyNowMs()) {
+    link_->Attach(this);
+    StartRead(&incoming_);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      FinishOnce(grpc::Status::OK);
+      return;
+    }
+    AgentInbox::Item item{
+        .link = link_, .message = {}, .stream_ended = false, .end_reason = {}};
+    absl::Status admitted = guard_.Admit(incoming_.Length(), SteadyNowMs());
+    if (admitted.ok() &&
+        !grpc::SerializationTraits<v1::AgentMessage>::Deserialize(&incoming_,
+                                                                  &item.message)
+             .ok()) {
+      admitted = absl::InvalidArgumentError(
+          "a message that is not an AgentMessage (unparseable bytes)");
+    }
+    if (admitted.ok()) admitted = guard_.Check(item.message);
+    if (!admitted.ok()) {
+      Cut(admitted);
+      return;
+    }
+    service_.Deliver(std::move(item));
+    StartRead(&incoming_);
+  }
+
+  void OnWriteDone(bool ok) override {
+    std::lock_guard lock(mutex_);
+    outgoing_.pop_front();
+    if (!ok) {
+      outgoing_.clear();
+      writing_ = false;
+      FinishLocked(grpc::Status(grpc::StatusCode::UNAVAILABLE, "write failed"));
+      return;
+    }
+    if (!outgoing_.empty()) {
+      StartWrite(&outgoing_.front());
+    } else {
+      writing_ = false;
+      if (finish_requested_) FinishLocked(finish_status_);
+    }
+  }
+
+  void OnDone() override {
+    link_->Detach();
+    // Through the inbox too, so that it comes after the stream's last
+    // messages.
+    service_.Deliver({.link = link_,
+                      .message = {},
+                      .stream_ended = true,
+                      .end_reason = std::move(cut_reason_)});
+    delete this;
+  }
+
+  void Enqueue(const v1::ControllerMessage& message) {
+    grpc::ByteBuffer bytes;
+    bool own_buffer = false;
+    if (!grpc::SerializationTraits<v1::ControllerMessage>::Serialize(
+             message, &bytes, &own_buffer)
+             .ok()) {
+      return;
+    }
+    std::lock_guard lock(mutex_);
+    if (finish_requested_) return;
+    outgoing_.push_back(std::move(bytes));
+    if (!writing_) {
+      writing_ = true;
+      StartWrite(&outgoing_.front());
+    }
+  }
+
+  void FinishOnce(const grpc::Status& status) {
+    std::lock_guard lock(mutex_);
+    FinishLocked(status);
+  }
+
+ private:
+  // Ends a misbehaving stream: no more reads; the controller hears of the
+  // end (and why) after the messages that were admitted.
+  void Cut(const absl::Status& why) {
+    cut_reason_ = std::string(why.message());
+    log::Warn("agent stream cut", {{"node", guard_.node_name()},
+                                   {"peer", link_->Peer()},
+                                   {"reason", cut_reason_}});
+    FinishOnce(ToGrpcStatus(why));
+  }
+
+  // Finish must wait for an outstanding write; it is called again from
+  // OnWriteDone when the queue drains.
+  void FinishLocked(const grpc::Status& status) {
+    if (finished_) return;
+    finish_requested_ = true;
+    finish_status_ = status;
+    if (writing_) return;
+    finished_ = true;
+    service_.StreamFinished(status.error_code());
+    Finish(status);
+  }
+
+  AgentServiceImpl& service_;
+  std::shared_ptr<AgentStreamLink> link_;
+  // Reads only (gRPC runs one OnReadDone of a stream at a time).
+  grpc::ByteBuffer incoming_;
+  AgentStreamGuard guard_;
+  std::string cut_reason_;
+  std::mutex mutex_;
+  std::deque<grpc::ByteBuffer> outgoing_;  // guarded by mutex_
+  bool writing_ = false;                   // guarded by mutex_
+  bool finish_requested_ = false;          // guarded by mutex_
+  bool finished_ = false;                  // guarded by mutex_
+  grpc::Status finish_status_;             // guarded by mutex_
+};
+
+void AgentStreamLink::Send(const v1::ControllerMessage& message) {
+  std::lock_guard lock(mutex_);
+  if (stream_) stream_->Enqueue(message);
+}
+
+void AgentStreamLink::Close(const absl::Status& why) {
+  std::lock_guard lock(mutex_);
+  if (stream_) stream_->FinishOnce(ToGrpcStatus(why));
+}
+
+void AgentStreamLink::Close() {
+  std::lock_guard lock(mutex_);
+  if (stream_)
+    stream_->FinishOnce(
+        grpc::Status(grpc::StatusCode::ABORTED, "closed by controller"));
+}
+
+// A stream refused before it began: finishes at once with the reason.
+class RefusedAgentStream final
+    : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+ public:
+  RefusedAgentStream(const AgentServiceImpl& service,
+                     const grpc::Status& status) {
+    service.StreamFinished(status.error_code());
+    Finish(status);
+  }
+  void OnDone() override { delete this; }
+};
+
+}  // namespace
+
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
+AgentServiceImpl::Connect(grpc::CallbackServerContext* context) {
+  absl::Status admitted = authenticator_.AuthenticateAgent(*context);
+  if (!admitted.ok()) {
+    log::Warn("agent refused",
+              {{"peer", context->peer()}, {"error", admitted.ToString()}});
+    return new RefusedAgentStream(*this, ToGrpcStatus(admitted));
+  }
+  return new AgentStream(*this, context->peer(), limits_);
+}
+
+void AgentServiceImpl::Deliver(AgentInbox::Item item) {
+  switch (inbox_.Push(std::move(item))) {
+    case AgentInbox::Wake::kNone:
+      break;
+    case AgentInbox::Wake::kNow:
+      boost::asio::post(io_, [this] { Drain(); });
+      break;
+    case AgentInbox::Wake::kLater:
+      boost::asio::post(io_, [this] {
+        // A wait this replaces is cancelled; this one drains for both.
+        heartbeat_timer_.expires_after(kHeartbeatGathering);
+        heartbeat_timer_.async_wait(
+            [this](const boost::system::error_code&) { Drain(); });
+      });
+      break;
+  }
+}
+
+void AgentServiceImpl::Drain() {
+  for (AgentInbox::Item& item : inbox_.Take()) {
+    if (item.stream_ended) {
+      controller_.OnAgentGone(item.link, item.end_reason);
+    } else {
+      controller_.OnAgentMessage(item.link, item.message);
+    }
+  }
+}
+
+}  // namespace gantry

@@ -1,0 +1,185 @@
+// gRPC front ends of the controller: the client API and the agent stream.
+//
+// Both use gRPC's callback API and never block a gRPC thread: a request is
+// turned into a closure posted to the controller's loop, and the reactor is
+// finished from there. Status codes are mapped to gRPC in one place
+// (ToGrpcStatus). Every call is authenticated (daemon/rpc/authenticator.h) on
+// the gRPC thread before it reaches the loop.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string_view>
+
+#include <grpcpp/support/message_allocator.h>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "absl/status/status.h"
+#include "daemon/controller/controller.h"
+#include "daemon/rpc/admission_gate.h"
+#include "daemon/rpc/agent_inbox.h"
+#include "daemon/rpc/agent_stream_guard.h"
+#include "daemon/rpc/authenticator.h"
+#include "gantry/v1/agent.grpc.pb.h"
+#include "gantry/v1/client.grpc.pb.h"
+
+namespace gantry {
+
+grpc::Status ToGrpcStatus(const absl::Status& status);
+
+// The caller of a client call to `method` ("Submit") carrying `request`,
+// or the refusal, logged with the peer. On the gRPC thread: decoding a
+// credential talks to munged and must not stall the controller's loop.
+absl::StatusOr<Caller> AuthenticateClientCall(
+    const Authenticator& authenticator,
+    const grpc::CallbackServerContext& context, std::string_view method,
+    const google::protobuf::MessageLite& request, std::string_view claimed_user,
+    int64_t claimed_uid = -1);
+
+// Logs `caller` when it is a refusal of a call to `method`; returns it.
+absl::StatusOr<Caller> LogIfRefused(absl::StatusOr<Caller> caller,
+                                    const grpc::CallbackServerContext& context,
+                                    std::string_view method);
+
+// Makes the Submit calls' request and response objects, so that gantryd
+// owns the request and the controller may move its spec (with the exported
+// environment, often thousands of bytes) instead of copying it.
+class SubmitMessageAllocator final
+    : public grpc::MessageAllocator<v1::SubmitRequest, v1::SubmitResponse> {
+ public:
+  grpc::MessageHolder<v1::SubmitRequest, v1::SubmitResponse>* AllocateMessages()
+      override;
+};
+
+class ClientServiceImpl final : public v1::ClientService::CallbackService {
+ public:
+  // `max_pending_submissions`: submissions admitted but not yet answered
+  // (see admission_gate.h); more are refused as busy.
+  ClientServiceImpl(boost::asio::io_context& io, Controller& controller,
+                    const Authenticator& authenticator,
+                    uint32_t max_pending_submissions = 20000)
+      : io_(io),
+        controller_(controller),
+        authenticator_(authenticator),
+        submissions_(max_pending_submissions) {
+    SetMessageAllocatorFor_Submit(&submit_messages_);
+  }
+
+  grpc::ServerUnaryReactor* Submit(grpc::CallbackServerContext* context,
+                                   const v1::SubmitRequest* request,
+                                   v1::SubmitResponse* response) override;
+  grpc::ServerBidiReactor<v1::SubmitStreamRequest, v1::SubmitStreamReply>*
+  SubmitStream(grpc::CallbackServerContext* context) override;
+  // Called with each SubmitStream's status as it is sent, for the RPC
+  // metrics, which do not intercept streams (rpc_metrics_interceptor.h).
+  // Set before the server starts.
+  void OnSubmitStreamFinished(std::function<void(grpc::StatusCode)> counter) {
+    submit_stream_finished_ = std::move(counter);
+  }
+  grpc::ServerUnaryReactor* ListJobs(grpc::CallbackServerContext* context,
+                                     const v1::ListJobsRequest* request,
+                                     v1::ListJobsResponse* response) override;
+  grpc::ServerUnaryReactor* GetJob(grpc::CallbackServerContext* context,
+                                   const v1::GetJobRequest* request,
+                                   v1::GetJobResponse* response) override;
+  grpc::ServerUnaryReactor* Cancel(grpc::CallbackServerContext* context,
+                                   const v1::CancelRequest* request,
+                                   v1::CancelResponse* response) override;
+  grpc::ServerUnaryReactor* Hold(grpc::CallbackServerContext* context,
+                                 const v1::HoldRequest* request,
+                                 v1::HoldResponse* response) override;
+  grpc::ServerUnaryReactor* ListNodes(grpc::CallbackServerContext* context,
+                                      const v1::ListNodesRequest* request,
+                                      v1::ListNodesResponse* response) override;
+  grpc::ServerUnaryReactor* ClusterStatus(
+      grpc::CallbackServerContext* context,
+      const v1::ClusterStatusRequest* request,
+      v1::ClusterStatusResponse* response) override;
+  grpc::ServerUnaryReactor* LaunchStep(
+      grpc::CallbackServerContext* context,
+      const v1::LaunchStepRequest* request,
+      v1::LaunchStepResponse* response) override;
+  grpc::ServerUnaryReactor* WaitStep(grpc::CallbackServerContext* context,
+                                     const v1::WaitStepRequest* request,
+                                     v1::WaitStepResponse* response) override;
+  grpc::ServerUnaryReactor* ReportProgress(
+      grpc::CallbackServerContext* context,
+      const v1::ReportProgressRequest* request,
+      v1::ReportProgressResponse* response) override;
+  grpc::ServerUnaryReactor* ImportTopology(
+      grpc::CallbackServerContext* context,
+      const v1::ImportTopologyRequest* request,
+      v1::TopologyReport* response) override;
+  grpc::ServerUnaryReactor* GetTopology(grpc::CallbackServerContext* context,
+                                        const v1::GetTopologyRequest* request,
+                                        v1::TopologyReport* response) override;
+  grpc::ServerUnaryReactor* Drain(grpc::CallbackServerContext* context,
+                                  const v1::DrainRequest* request,
+                                  v1::DrainResponse* response) override;
+
+ private:
+  // The caller of this request, or nullopt after finishing `reactor` with
+  // the refusal. Runs on the gRPC thread: decoding a credential talks to
+  // munged and must not stall the controller's loop.
+  std::optional<Caller> Admit(const grpc::CallbackServerContext& context,
+                              grpc::ServerUnaryReactor* reactor,
+                              std::string_view method,
+                              const google::protobuf::MessageLite& request,
+                              std::string_view claimed_user,
+                              int64_t claimed_uid = -1);
+
+  boost::asio::io_context& io_;
+  Controller& controller_;
+  const Authenticator& authenticator_;
+  AdmissionGate submissions_;
+  SubmitMessageAllocator submit_messages_;
+  std::function<void(grpc::StatusCode)> submit_stream_finished_;
+};
+
+class AgentServiceImpl final
+    : public v1::AgentService::WithRawCallbackMethod_Connect<
+          v1::AgentService::Service> {
+ public:
+  // `limits`: what each agent stream may send before it is cut
+  // (agent_stream_guard.h).
+  AgentServiceImpl(boost::asio::io_context& io, Controller& controller,
+                   const Authenticator& authenticator,
+                   const AgentStreamLimits& limits = {})
+      : io_(io),
+        controller_(controller),
+        authenticator_(authenticator),
+        limits_(limits),
+        heartbeat_timer_(io) {}
+
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Connect(
+      grpc::CallbackServerContext* context) override;
+
+  // Called with each stream's status as it is sent (for the RPC metrics,
+  // which do not intercept the streams: see rpc_metrics_interceptor.h).
+  // Set before the server starts.
+  void OnStreamFinished(std::function<void(grpc::StatusCode)> counter) {
+    stream_finished_ = std::move(counter);
+  }
+  void StreamFinished(grpc::StatusCode code) const {
+    if (stream_finished_) stream_finished_(code);
+  }
+
+  // From the streams' reactors (any gRPC thread): hands what a stream read,
+  // or its end, to the controller's loop through the inbox (agent_inbox.h).
+  void Deliver(AgentInbox::Item item);
+
+ private:
+  // On the loop: hands everything in the inbox to the controller.
+  void Drain();
+
+  boost::asio::io_context& io_;
+  Controller& controller_;
+  const Authenticator& authenticator_;
+  const AgentStreamLimits limits_;
+  AgentInbox inbox_;
+  boost::asio::steady_timer heartbeat_timer_;  // used on the loop only
+  std::function<void(grpc::StatusCode)> stream_finished_;
+};
+
+}  // namespace gantry

@@ -1,0 +1,721 @@
+#include "daemon/scheduler/scheduler_placement.h"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <numeric>
+#include <string_view>
+
+#include "absl/strings/match.h"
+
+namespace gantry::scheduler_internal {
+
+FabricIndex BuildFabricIndex(const std::vector<NodeSnapshot>& nodes) {
+  FabricIndex index;
+  std::size_t depth = 1;
+  for (const NodeSnapshot& node : nodes) {
+    depth = std::max(depth, node.switch_path.size());
+  }
+  // Switch names at one level are unique across the tree, so a name is a
+  // group key; nodes with a shorter path sit under their topmost switch, and
+  // nodes outside the tree share the key "" (one flat leaf).
+  auto key_at = [](const NodeSnapshot& node, std::size_t level) {
+    if (node.switch_path.empty()) return std::string();
+    return node.switch_path[std::min(level, node.switch_path.size() - 1)];
+  };
+  std::map<std::string, uint32_t> leaf_ids;
+  std::vector<std::size_t> first_node_of_leaf;
+  index.leaf_of_node.reserve(nodes.size());
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    std::string key = key_at(nodes[i], 0);
+    // Nodes of a leaf usually come together: skip the map for them.
+    if (i > 0 && key == key_at(nodes[i - 1], 0)) {
+      index.leaf_of_node.push_back(index.leaf_of_node.back());
+      continue;
+    }
+    auto [it, inserted] = leaf_ids.emplace(
+        std::move(key), static_cast<uint32_t>(leaf_ids.size()));
+    if (inserted) first_node_of_leaf.push_back(i);
+    index.leaf_of_node.push_back(it->second);
+  }
+  index.leaf_count = static_cast<uint32_t>(leaf_ids.size());
+  index.nodes_of_leaf.resize(index.leaf_count);
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    index.nodes_of_leaf[index.leaf_of_node[i]].push_back(i);
+  }
+  for (std::size_t level = 1; level < depth; ++level) {
+    std::map<std::string, uint32_t> group_ids;
+    std::vector<uint32_t> groups(index.leaf_count);
+    for (uint32_t leaf = 0; leaf < index.leaf_count; ++leaf) {
+      const NodeSnapshot& node = nodes[first_node_of_leaf[leaf]];
+      groups[leaf] = group_ids
+                         .emplace(key_at(node, level),
+                                  static_cast<uint32_t>(group_ids.size()))
+                         .first->second;
+    }
+    index.group_of_leaf.push_back(std::move(groups));
+    index.groups_at_level.push_back(static_cast<uint32_t>(group_ids.size()));
+  }
+  index.group_of_leaf.emplace_back(index.leaf_count, 0);  // virtual root
+  index.groups_at_level.push_back(1);
+  return index;
+}
+
+FreeResources FreeResources::Of(const std::vector<NodeSnapshot>& nodes,
+                                const FabricIndex& fabric) {
+  FreeResources free;
+  free.leaf_of_node_ = &fabric.leaf_of_node;
+  for (const NodeSnapshot& node : nodes) {
+    free.leaf_buckets_ =
+        std::max({free.leaf_buckets_, node.free_gpus.size() + 1,
+                  static_cast<std::size_t>(node.gpus_total) + 1});
+  }
+  free.leaf_nodes_with_free_gpus_.assign(
+      static_cast<std::size_t>(fabric.leaf_count) * free.leaf_buckets_, 0);
+  free.cpus.reserve(nodes.size());
+  free.mem_mb.reserve(nodes.size());
+  free.gpus.reserve(nodes.size());
+  for (const NodeSnapshot& node : nodes) {
+    free.cpus.push_back(node.cpus_free);
+    free.mem_mb.push_back(node.mem_free_mb);
+    free.gpus.push_back(node.free_gpus);
+    const std::size_t count = node.free_gpus.size();
+    if (free.nodes_with_free_gpus.size() <= count) {
+      free.nodes_with_free_gpus.resize(count + 1, 0);
+    }
+    ++free.nodes_with_free_gpus[count];
+  }
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    ++free.leaf_nodes_with_free_gpus_[fabric.leaf_of_node[i] *
+                                          free.leaf_buckets_ +
+                                      nodes[i].free_gpus.size()];
+  }
+  return free;
+}
+
+void FreeResources::Take(const NodeShare& share) {
+  const std::size_t i = share.node_index;
+  MoveInHistogram(gpus[i].size(),
+                  gpus[i].size() - std::min(gpus[i].size(), share.gpus.size()));
+  cpus[i] -= std::min(cpus[i], share.cpus);
+  mem_mb[i] -= std::min(mem_mb[i], share.mem_mb);
+  changed_nodes.push_back(i);
+  std::vector<uint32_t>& list = gpus[i];
+  const std::size_t before = list.size();
+  for (uint32_t gpu : share.gpus) {
+    auto it = std::lower_bound(list.begin(), list.end(), gpu);
+    if (it != list.end() && *it == gpu) list.erase(it);
+  }
+  MoveInLeafHistogram(i, before, list.size());
+}
+
+void FreeResources::MoveInLeafHistogram(std::size_t node, std::size_t from,
+                                        std::size_t to) {
+  if (from == to) return;
+  const std::size_t base = (*leaf_of_node_)[node] * leaf_buckets_;
+  --leaf_nodes_with_free_gpus_[base + std::min(from, leaf_buckets_ - 1)];
+  ++leaf_nodes_with_free_gpus_[base + std::min(to, leaf_buckets_ - 1)];
+}
+
+bool FreeResources::LeafMayHold(uint32_t leaf, uint32_t gpus_per_node) const {
+  const uint32_t* counts =
+      leaf_nodes_with_free_gpus_.data() + leaf * leaf_buckets_;
+  for (std::size_t g = std::min<std::size_t>(gpus_per_node, leaf_buckets_ - 1);
+       g < leaf_buckets_; ++g) {
+    if (counts[g] > 0) return true;
+  }
+  return false;
+}
+
+void FreeResources::MoveInHistogram(std::size_t from, std::size_t to) {
+  if (nodes_with_free_gpus.size() <= std::max(from, to)) {
+    nodes_with_free_gpus.resize(std::max(from, to) + 1, 0);
+  }
+  // Every node is counted, so for schedulable ones this is an upper bound.
+  if (nodes_with_free_gpus[from] > 0) --nodes_with_free_gpus[from];
+  ++nodes_with_free_gpus[to];
+}
+
+bool FreeResources::MayHold(uint32_t nodes, uint32_t gpus_per_node) const {
+  std::size_t room = 0;
+  for (std::size_t g = gpus_per_node; g < nodes_with_free_gpus.size(); ++g) {
+    room += nodes_with_free_gpus[g];
+  }
+  return room >= nodes;
+}
+
+void FreeResources::Return(const NodeShare& share) {
+  const std::size_t i = share.node_index;
+  MoveInHistogram(gpus[i].size(), gpus[i].size() + share.gpus.size());
+  cpus[i] += share.cpus;
+  mem_mb[i] += share.mem_mb;
+  changed_nodes.push_back(i);
+  std::vector<uint32_t>& list = gpus[i];
+  const std::size_t before = list.size();
+  for (uint32_t gpu : share.gpus) {
+    auto it = std::lower_bound(list.begin(), list.end(), gpu);
+    if (it == list.end() || *it != gpu) list.insert(it, gpu);
+  }
+  MoveInLeafHistogram(i, before, list.size());
+}
+
+uint32_t CpusNeeded(const PendingJob& job) {
+  return job.max_tasks_per_node * job.cpus_per_task;
+}
+
+bool UsableBy(const NodeSnapshot& node, const PendingJob& job) {
+  return (!node.hot_spare || job.is_restart) &&
+         std::find(node.partitions.begin(), node.partitions.end(),
+                   job.partition) != node.partitions.end();
+}
+
+bool CapableOf(const NodeSnapshot& node, const PendingJob& job) {
+  return UsableBy(node, job) && node.cpus_total >= CpusNeeded(job) &&
+         node.gpus_total >= job.gpus_per_node &&
+         (job.mem_per_node_mb == 0 || node.mem_total_mb >= job.mem_per_node_mb);
+}
+
+const std::vector<uint8_t>& Placer::UsableByMask(const PendingJob& job,
+                                                 uint32_t partition) {
+  const std::size_t slot = std::size_t{partition} * 2 + job.is_restart;
+  if (usable_by_.size() <= slot) {
+    usable_by_.resize(slot + 1);
+    usable_by_built_.resize(slot + 1, 0);
+  }
+  std::vector<uint8_t>& usable = usable_by_[slot];
+  if (!usable_by_built_[slot]) {
+    usable_by_built_[slot] = 1;
+    usable.reserve(nodes_.size());
+    for (const NodeSnapshot& node : nodes_) {
+      usable.push_back(UsableBy(node, job));
+    }
+  }
+  return usable;
+}
+
+bool HasGpuType(const NodeSnapshot& node, const std::string& type) {
+  for (const std::string& model : node.gpu_models) {
+    if (model.find(type) != std::string::npos) return true;
+  }
+  for (const std::string& feature : node.features) {
+    if (absl::EqualsIgnoreCase(feature, type)) return true;
+  }
+  return false;
+}
+
+void Placer::BuildRestrictedMask(const PendingJob& job, std::size_t choice,
+                                 bool schedulable_only,
+                                 std::vector<uint8_t>& mask) const {
+  mask.assign(nodes_.size(), 0);
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    const NodeSnapshot& node = nodes_[i];
+    if ((schedulable_only && !node.schedulable) || !UsableBy(node, job)) {
+      continue;
+    }
+    if (std::find(job.excluded_nodes.begin(), job.excluded_nodes.end(),
+                  node.name) != job.excluded_nodes.end()) {
+      continue;
+    }
+    if (job.constraint && !job.constraint->Matches(node.features, choice)) {
+      continue;
+    }
+    if (!job.gpu_type.empty() && !HasGpuType(node, job.gpu_type)) continue;
+    mask[i] = 1;
+  }
+}
+
+bool Placer::FindRequiredNodes(const PendingJob& job,
+                               std::vector<std::size_t>& indices) const {
+  indices.clear();
+  for (const std::string& name : job.required_nodes) {
+    auto it = std::find_if(
+        nodes_.begin(), nodes_.end(),
+        [&](const NodeSnapshot& node) { return node.name == name; });
+    if (it == nodes_.end()) return false;
+    indices.push_back(static_cast<std::size_t>(it - nodes_.begin()));
+  }
+  return true;
+}
+
+std::size_t Placer::CapableNodes(const PendingJob& job, uint32_t partition) {
+  if (job.HasNodeRestrictions()) {
+    // The best choice of the matching-OR group; none when a listed node
+    // could never hold the job.
+    std::vector<std::size_t> required;
+    if (!FindRequiredNodes(job, required)) return 0;
+    std::size_t best = 0;
+    const std::size_t choices =
+        job.constraint ? job.constraint->ChoiceCount() : 1;
+    for (std::size_t choice = 0; choice < choices; ++choice) {
+      BuildRestrictedMask(job, choice, false, restricted_mask_);
+      std::size_t count = 0;
+      for (std::size_t i = 0; i < nodes_.size(); ++i) {
+        count += restricted_mask_[i] && CapableOf(nodes_[i], job);
+      }
+      const bool listed_capable =
+          std::all_of(required.begin(), required.end(), [&](std::size_t i) {
+            return restricted_mask_[i] && CapableOf(nodes_[i], job);
+          });
+      if (listed_capable) best = std::max(best, count);
+    }
+    return best;
+  }
+  const std::vector<uint8_t>& usable = UsableByMask(job, partition);
+  // CapableOf, with UsableBy answered from the mask.
+  const uint32_t cpus = CpusNeeded(job);
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    const NodeSnapshot& node = nodes_[i];
+    count +=
+        usable[i] && node.cpus_total >= cpus &&
+        node.gpus_total >= job.gpus_per_node &&
+        (job.mem_per_node_mb == 0 || node.mem_total_mb >= job.mem_per_node_mb);
+  }
+  return count;
+}
+
+bool Placer::Fits(std::size_t i, const PendingJob& job,
+                  const FreeResources& free) const {
+  const NodeSnapshot& node = nodes_[i];
+  if (!(*usable_)[i] || free.gpus[i].size() < job.gpus_per_node ||
+      free.cpus[i] < CpusNeeded(job) ||
+      (job.mem_per_node_mb != 0 && free.mem_mb[i] < job.mem_per_node_mb)) {
+    return false;
+  }
+  if (job.exclusive && (free.cpus[i] != node.cpus_total ||
+                        free.gpus[i].size() != node.gpus_total ||
+                        free.mem_mb[i] != node.mem_total_mb)) {
+    return false;
+  }
+  return true;
+}
+
+const std::vector<uint8_t>& Placer::UsableMask(const PendingJob& job,
+                                               uint32_t partition) {
+  const std::size_t slot = std::size_t{partition} * 2 + job.is_restart;
+  if (usable_masks_.size() <= slot) {
+    usable_masks_.resize(slot + 1);
+    usable_mask_built_.resize(slot + 1, 0);
+  }
+  if (!usable_mask_built_[slot]) {
+    usable_mask_built_[slot] = 1;
+    const std::vector<uint8_t>& usable = UsableByMask(job, partition);
+    std::vector<uint8_t>& mask = usable_masks_[slot];
+    mask.reserve(nodes_.size());
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+      mask.push_back(nodes_[i].schedulable && usable[i]);
+    }
+  }
+  return usable_masks_[slot];
+}
+
+uint32_t Placer::CountLeaves(const std::vector<std::size_t>& chosen) const {
+  std::vector<uint32_t> leaves;
+  leaves.reserve(chosen.size());
+  for (std::size_t i : chosen) leaves.push_back(fabric_.leaf_of_node[i]);
+  std::sort(leaves.begin(), leaves.end());
+  return static_cast<uint32_t>(std::unique(leaves.begin(), leaves.end()) -
+                               leaves.begin());
+}
+
+Placement Placer::Place(const PlacementRequest& request,
+                        const FreeResources& free) {
+  if (!free.MayHold(request.job->nodes, request.job->gpus_per_node)) return {};
+  if (request.job->HasNodeRestrictions()) return PlaceRestricted(request, free);
+  usable_ = &UsableMask(*request.job, request.partition);
+  // A restart takes hot spares first, so a failed gang comes back fast.
+  if (request.job->is_restart) {
+    Placement on_spares = request.topology_aware
+                              ? PlaceByTopology(request, free, true)
+                              : PlaceFirstFit(request, free, true);
+    if (on_spares.outcome == PlacementOutcome::kPlaced) return on_spares;
+  }
+  return request.topology_aware ? PlaceByTopology(request, free, false)
+                                : PlaceFirstFit(request, free, false);
+}
+
+Placement Placer::PlaceRestricted(const PlacementRequest& request,
+                                  const FreeResources& free) {
+  const PendingJob& job = *request.job;
+  std::vector<std::size_t> required;
+  if (!FindRequiredNodes(job, required)) return {};
+  // The rest of the job beyond its listed nodes, placed like any job (on
+  // the mask, never live: the fitting sets are for unrestricted jobs).
+  PendingJob rest = job;
+  rest.required_nodes.clear();
+  rest.excluded_nodes.clear();
+  rest.constraint = nullptr;
+  rest.nodes = job.nodes > required.size()
+                   ? job.nodes - static_cast<uint32_t>(required.size())
+                   : 0;
+  PlacementRequest rest_request = request;
+  rest_request.job = &rest;
+  rest_request.live = false;
+  rest_request.enforce_switch_limit = false;
+  Placement best;
+  const std::size_t choices =
+      job.constraint ? job.constraint->ChoiceCount() : 1;
+  for (std::size_t choice = 0; choice < choices; ++choice) {
+    BuildRestrictedMask(job, choice, true, restricted_mask_);
+    usable_ = &restricted_mask_;
+    const bool listed_fit =
+        std::all_of(required.begin(), required.end(), [&](std::size_t i) {
+          return request.filter.Allows(i) && Fits(i, job, free);
+        });
+    if (!listed_fit) continue;
+    Placement placement;
+    placement.nodes = required;
+    if (rest.nodes > 0) {
+      for (std::size_t i : required) restricted_mask_[i] = 0;
+      Placement others = request.topology_aware
+                             ? PlaceByTopology(rest_request, free, false)
+                             : PlaceFirstFit(rest_request, free, false);
+      if (others.outcome != PlacementOutcome::kPlaced) continue;
+      placement.nodes.insert(placement.nodes.end(), others.nodes.begin(),
+                             others.nodes.end());
+    }
+    placement.leaf_switches = CountLeaves(placement.nodes);
+    if (request.enforce_switch_limit &&
+        placement.leaf_switches > job.max_switches) {
+      best.outcome = PlacementOutcome::kSwitchLimit;
+      continue;
+    }
+    placement.outcome = PlacementOutcome::kPlaced;
+    return placement;
+  }
+  return best;
+}
+
+Placement Placer::PlaceFirstFit(const PlacementRequest& request,
+                                const FreeResources& free, bool spares_only) {
+  const PendingJob& job = *request.job;
+  Placement placement;
+  // A restart looks at spares first (pass 0), then at the rest.
+  for (int pass = job.is_restart ? 0 : 1; pass < (spares_only ? 1 : 2);
+       ++pass) {
+    for (std::size_t i = 0;
+         i < nodes_.size() && placement.nodes.size() < job.nodes; ++i) {
+      if (job.is_restart && nodes_[i].hot_spare != (pass == 0)) continue;
+      if (request.filter.Allows(i) && Fits(i, job, free)) {
+        placement.nodes.push_back(i);
+      }
+    }
+  }
+  if (placement.nodes.size() < job.nodes) return {};
+  placement.leaf_switches = CountLeaves(placement.nodes);
+  placement.outcome =
+      request.enforce_switch_limit && placement.leaf_switches > job.max_switches
+          ? PlacementOutcome::kSwitchLimit
+          : PlacementOutcome::kPlaced;
+  return placement;
+}
+
+Placement Placer::PlaceByTopology(const PlacementRequest& request,
+                                  const FreeResources& free, bool spares_only) {
+  const PendingJob& job = *request.job;
+  const std::size_t need = job.nodes;
+  // Fitting nodes grouped by leaf, touching only leaves that have one.
+  if (fitting_by_leaf_.size() != fabric_.leaf_count) {
+    fitting_by_leaf_.assign(fabric_.leaf_count, {});
+    leaf_stamp_.assign(fabric_.leaf_count, 0);
+  }
+  touched_leaves_.clear();
+  std::size_t total = 0;
+  const std::vector<std::vector<std::size_t>>* by_leaf = &fitting_by_leaf_;
+  if (request.live) {
+    const FittingSet& set = LiveFittingSet(request, free, spares_only);
+    by_leaf = &set.by_leaf;
+    total = set.total;
+    for (uint32_t leaf = 0; leaf < fabric_.leaf_count; ++leaf) {
+      if (!set.by_leaf[leaf].empty()) touched_leaves_.push_back(leaf);
+    }
+  } else {
+    ++stamp_;
+    for (uint32_t leaf = 0; leaf < fabric_.leaf_count; ++leaf) {
+      if (!free.LeafMayHold(leaf, job.gpus_per_node)) continue;
+      for (std::size_t i : fabric_.nodes_of_leaf[leaf]) {
+        if (!FitsRequest(i, request, free, spares_only)) continue;
+        if (leaf_stamp_[leaf] != stamp_) {
+          leaf_stamp_[leaf] = stamp_;
+          fitting_by_leaf_[leaf].clear();
+          touched_leaves_.push_back(leaf);
+        }
+        fitting_by_leaf_[leaf].push_back(i);
+        ++total;
+      }
+    }
+  }
+  if (total < need) return {};
+  const std::vector<std::vector<std::size_t>>& fitting = *by_leaf;
+
+  std::vector<uint32_t>& leaves = touched_leaves_;
+  const uint32_t limit = request.enforce_switch_limit ? job.max_switches : 0;
+  bool blocked_by_limit = false;
+  std::vector<uint32_t> chosen_leaves;
+
+  // Level 0: the single fullest-fitting leaf that still holds the job (the
+  // least room, then the lowest id).
+  int64_t single = -1;
+  for (uint32_t leaf : leaves) {
+    const std::size_t count = fitting[leaf].size();
+    if (count < need) continue;
+    if (single < 0 || count < fitting[single].size() ||
+        (count == fitting[single].size() && leaf < single)) {
+      single = leaf;
+    }
+  }
+  if (single >= 0) {
+    chosen_leaves.push_back(static_cast<uint32_t>(single));
+  } else {
+    // Leaves by room, most first: the fewest leaves that hold the job in a
+    // group are its first leaves in this order.
+    std::sort(leaves.begin(), leaves.end(), [&](uint32_t a, uint32_t b) {
+      const std::size_t ca = fitting[a].size();
+      const std::size_t cb = fitting[b].size();
+      return ca != cb ? ca > cb : a < b;
+    });
+  }
+  for (std::size_t level = 0;
+       chosen_leaves.empty() && level < fabric_.group_of_leaf.size(); ++level) {
+    const std::vector<uint32_t>& group_of = fabric_.group_of_leaf[level];
+    const uint32_t groups = fabric_.groups_at_level[level];
+    std::vector<std::size_t> gathered(groups, 0), room(groups, 0);
+    std::vector<uint32_t> leaves_needed(groups, 0);
+    for (uint32_t leaf : leaves) {
+      const uint32_t g = group_of[leaf];
+      const std::size_t count = fitting[leaf].size();
+      room[g] += count;
+      if (gathered[g] < need) {
+        gathered[g] += count;
+        ++leaves_needed[g];
+      }
+    }
+    // Fewest leaves, then least room (tightest), then lowest id.
+    int64_t best = -1;
+    for (uint32_t g = 0; g < groups; ++g) {
+      if (gathered[g] < need) continue;
+      if (limit != 0 && leaves_needed[g] > limit) {
+        blocked_by_limit = true;
+        continue;
+      }
+      if (best < 0 || leaves_needed[g] < leaves_needed[best] ||
+          (leaves_needed[g] == leaves_needed[best] && room[g] < room[best])) {
+        best = g;
+      }
+    }
+    if (best < 0) continue;
+    // The fullest leaves of the group but the last, then the tightest leaf
+    // that holds the rest, so a bigger leaf stays whole.
+    std::size_t taken = 0;
+    const uint32_t count = leaves_needed[best];
+    for (uint32_t leaf : leaves) {
+      if (group_of[leaf] != static_cast<uint32_t>(best)) continue;
+      if (chosen_leaves.size() + 1 == count) break;
+      chosen_leaves.push_back(leaf);
+      taken += fitting[leaf].size();
+    }
+    uint32_t last = 0;
+    std::size_t last_room = 0;
+    for (uint32_t leaf : leaves) {
+      if (group_of[leaf] != static_cast<uint32_t>(best) ||
+          std::find(chosen_leaves.begin(), chosen_leaves.end(), leaf) !=
+              chosen_leaves.end()) {
+        continue;
+      }
+      const std::size_t count = fitting[leaf].size();
+      if (taken + count >= need && (last_room == 0 || count < last_room)) {
+        last = leaf;
+        last_room = count;
+      }
+    }
+    chosen_leaves.push_back(last);
+  }
+  if (chosen_leaves.empty()) {
+    Placement none;
+    none.outcome = blocked_by_limit ? PlacementOutcome::kSwitchLimit
+                                    : PlacementOutcome::kNoRoom;
+    return none;
+  }
+
+  Placement placement;
+  placement.outcome = PlacementOutcome::kPlaced;
+  placement.leaf_switches = static_cast<uint32_t>(chosen_leaves.size());
+  for (uint32_t leaf : chosen_leaves) {
+    std::vector<std::size_t>& candidates = candidates_;
+    candidates.assign(fitting[leaf].begin(), fitting[leaf].end());
+    const std::size_t want =
+        std::min(need - placement.nodes.size(), candidates.size());
+    // A restart's spares come first (and hold the first ranks).
+    auto spare_first = [&](std::size_t a, std::size_t b) {
+      return job.is_restart && nodes_[a].hot_spare && !nodes_[b].hot_spare;
+    };
+    if (want < candidates.size()) {
+      // Tightest nodes first: the ones with the fewest free GPUs, then CPUs,
+      // keep emptier nodes whole for jobs that need them.
+      std::partial_sort(candidates.begin(), candidates.begin() + want,
+                        candidates.end(), [&](std::size_t a, std::size_t b) {
+                          if (spare_first(a, b)) return true;
+                          if (spare_first(b, a)) return false;
+                          if (free.gpus[a].size() != free.gpus[b].size())
+                            return free.gpus[a].size() < free.gpus[b].size();
+                          if (free.cpus[a] != free.cpus[b])
+                            return free.cpus[a] < free.cpus[b];
+                          return a < b;
+                        });
+    }
+    std::sort(candidates.begin(), candidates.begin() + want,
+              [&](std::size_t a, std::size_t b) {
+                if (spare_first(a, b)) return true;
+                if (spare_first(b, a)) return false;
+                return a < b;
+              });
+    placement.nodes.insert(placement.nodes.end(), candidates.begin(),
+                           candidates.begin() + want);
+  }
+  return placement;
+}
+
+bool Placer::FitsRequest(std::size_t node, const PlacementRequest& request,
+                         const FreeResources& free, bool spares_only) const {
+  return (!spares_only || nodes_[node].hot_spare) &&
+         request.filter.Allows(node) && Fits(node, *request.job, free);
+}
+
+const Placer::FittingSet& Placer::LiveFittingSet(
+    const PlacementRequest& request, const FreeResources& free,
+    bool spares_only) {
+  const PendingJob& job = *request.job;
+  const bool filtered = request.filter.reserved_from != nullptr;
+  const FittingKey key{job.gpus_per_node,
+                       CpusNeeded(job),
+                       job.mem_per_node_mb,
+                       job.exclusive,
+                       job.is_restart,
+                       spares_only,
+                       filtered,
+                       filtered ? request.filter.job_end_ms : 0,
+                       request.partition};
+  auto [it, inserted] = fitting_sets_.try_emplace(key);
+  FittingSet& set = it->second;
+  if (inserted) {
+    set.by_leaf.resize(fabric_.leaf_count);
+    for (uint32_t leaf = 0; leaf < fabric_.leaf_count; ++leaf) {
+      if (!free.LeafMayHold(leaf, job.gpus_per_node)) continue;
+      for (std::size_t i : fabric_.nodes_of_leaf[leaf]) {
+        if (FitsRequest(i, request, free, spares_only)) {
+          set.by_leaf[leaf].push_back(i);
+          ++set.total;
+        }
+      }
+    }
+  } else {
+    for (std::size_t k = set.changes_seen; k < free.changed_nodes.size(); ++k) {
+      const std::size_t i = free.changed_nodes[k];
+      std::vector<std::size_t>& list = set.by_leaf[fabric_.leaf_of_node[i]];
+      auto at = std::lower_bound(list.begin(), list.end(), i);
+      const bool listed = at != list.end() && *at == i;
+      const bool fits = FitsRequest(i, request, free, spares_only);
+      if (fits && !listed) {
+        list.insert(at, i);
+        ++set.total;
+      } else if (!fits && listed) {
+        list.erase(at);
+        --set.total;
+      }
+    }
+  }
+  set.changes_seen = free.changed_nodes.size();
+  return set;
+}
+
+namespace {
+
+// ChooseGpus when every free GPU has a named HCA and there are at most 64:
+// the same choice without building groups. Round r of the round-robin takes
+// the r-th GPU of each HCA in HCA order, so the GPUs taken are the first
+// `count` by (rank within the HCA, HCA order).
+std::vector<uint32_t> ChooseGpusOfNamedHcas(
+    const std::vector<uint32_t>& free_gpus,
+    const std::vector<std::string>& gpu_hca, uint32_t count) {
+  const std::size_t n = free_gpus.size();
+  std::array<uint32_t, 64> first_of_group;  // a GPU index per HCA, in order
+  std::array<uint32_t, 64> group_size;
+  std::array<uint32_t, 64> keys;
+  uint32_t groups = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string& hca = gpu_hca[free_gpus[i]];
+    uint32_t g = 0;
+    while (g < groups && gpu_hca[free_gpus[first_of_group[g]]] != hca) ++g;
+    if (g == groups) {
+      first_of_group[groups] = static_cast<uint32_t>(i);
+      group_size[groups] = 0;
+      ++groups;
+    }
+    keys[i] = (group_size[g]++ << 12) | (g << 6) | static_cast<uint32_t>(i);
+  }
+  std::sort(keys.begin(), keys.begin() + n);
+  std::vector<uint32_t> chosen;
+  chosen.reserve(count);
+  for (uint32_t k = 0; k < count; ++k) {
+    chosen.push_back(free_gpus[keys[k] & 63]);
+  }
+  std::sort(chosen.begin(), chosen.end());
+  return chosen;
+}
+
+}  // namespace
+
+std::vector<uint32_t> ChooseGpus(const std::vector<uint32_t>& free_gpus,
+                                 const std::vector<std::string>& gpu_hca,
+                                 uint32_t count) {
+  if (count >= free_gpus.size()) return free_gpus;
+  if (free_gpus.size() <= 64 &&
+      std::all_of(free_gpus.begin(), free_gpus.end(), [&](uint32_t gpu) {
+        return gpu < gpu_hca.size() && !gpu_hca[gpu].empty();
+      })) {
+    return ChooseGpusOfNamedHcas(free_gpus, gpu_hca, count);
+  }
+  // Round-robin over HCAs in order of their lowest free GPU: the first pick
+  // of every HCA comes before any second pick, so ranks get distinct NICs.
+  std::vector<std::string_view> hca_order;
+  std::vector<std::vector<uint32_t>> by_hca;
+  std::vector<std::string> unknown;   // names for GPUs without an HCA
+  unknown.reserve(free_gpus.size());  // keeps the views into it valid
+  for (uint32_t gpu : free_gpus) {
+    std::string_view hca;
+    if (gpu < gpu_hca.size()) hca = gpu_hca[gpu];
+    // An unknown HCA pairs with nothing, so the GPU is its own group.
+    if (hca.empty())
+      hca = unknown.emplace_back("\x01gpu" + std::to_string(gpu));
+    auto it = std::find(hca_order.begin(), hca_order.end(), hca);
+    if (it == hca_order.end()) {
+      hca_order.push_back(hca);
+      by_hca.push_back({gpu});
+    } else {
+      by_hca[it - hca_order.begin()].push_back(gpu);
+    }
+  }
+  std::vector<uint32_t> chosen;
+  for (std::size_t round = 0; chosen.size() < count; ++round) {
+    for (const std::vector<uint32_t>& group : by_hca) {
+      if (round < group.size() && chosen.size() < count) {
+        chosen.push_back(group[round]);
+      }
+    }
+  }
+  std::sort(chosen.begin(), chosen.end());
+  return chosen;
+}
+
+NodeShare ShareOn(std::size_t node_index, const NodeSnapshot& node,
+                  const PendingJob& job, const FreeResources& free) {
+  NodeShare share;
+  share.node_index = node_index;
+  share.cpus = job.exclusive ? free.cpus[node_index] : CpusNeeded(job);
+  share.mem_mb = job.exclusive ? free.mem_mb[node_index] : job.mem_per_node_mb;
+  share.gpus =
+      ChooseGpus(free.gpus[node_index], node.gpu_hca, job.gpus_per_node);
+  return share;
+}
+
+}  // namespace gantry::scheduler_internal

@@ -1,0 +1,126 @@
+// The scheduler core's data: the cluster snapshot it reads (nodes, pending
+// and running jobs) and the decisions it returns (starts, waits,
+// reservations). Plain values with no behaviour beyond small predicates, so
+// the scheduler (daemon/scheduler/scheduler.h), its placement
+// (scheduler_placement.h), priority ordering and the controller's
+// translation of records into this input all share them without including
+// each other. See scheduler.h for what the fields mean to a pass.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/node_constraint.h"
+
+namespace gantry {
+
+struct NodeSnapshot {
+  std::string name;
+  bool schedulable = true;  // registered, reachable, not drained
+  bool hot_spare = false;
+  std::vector<std::string> partitions;
+  uint32_t cpus_total = 0;
+  uint32_t cpus_free = 0;
+  std::vector<uint32_t> free_gpus;  // GPU indices, ascending
+  uint32_t gpus_total = 0;
+  uint64_t mem_total_mb = 0;
+  uint64_t mem_free_mb = 0;
+  // Switch names from the node's leaf up to the root. Empty: not in the
+  // tree; all such nodes are treated as one flat leaf.
+  std::vector<std::string> switch_path;
+  // Per GPU index: the name of its nearest compute HCA, "" when unknown.
+  std::vector<std::string> gpu_hca;
+  std::vector<std::string> features;  // for --constraint
+  // The GPUs' model names, lower case, for --gres=gpu:TYPE:N.
+  std::vector<std::string> gpu_models;
+};
+
+struct PendingJob {
+  uint64_t id = 0;
+  std::string partition;
+  uint32_t nodes = 1;
+  uint32_t max_tasks_per_node = 1;  // the most ranks any one node runs
+  uint32_t cpus_per_task = 1;
+  uint32_t gpus_per_node = 0;
+  uint64_t mem_per_node_mb = 0;  // 0: no memory request
+  bool is_restart = false;       // a later attempt of a failed job
+  std::string user;
+  int64_t submit_time_ms = 0;
+  int64_t time_limit_ms = 0;  // 0: unlimited
+  bool exclusive = false;     // whole nodes: no other job shares them
+  uint32_t max_switches = 0;  // --switches=N: at most N leaves; 0: no limit
+  // --switches=N@maxwait: from this time on, any placement will do.
+  // 0 with max_switches set: wait forever.
+  int64_t switches_deadline_ms = 0;
+  double priority = 0;  // informational; the queue order is what counts
+  // --nodelist: nodes the job's allocation must hold, all of them (ranks
+  // start on them, in this order); --exclude: nodes it must not use;
+  // --constraint: features its nodes need. A job with any of these is
+  // placed on its own (no memo of other jobs' outcomes applies to it).
+  std::vector<std::string> required_nodes;
+  std::vector<std::string> excluded_nodes;
+  std::shared_ptr<const NodeConstraint> constraint;
+  // --gres=gpu:TYPE:N: nodes with a GPU model naming TYPE or a feature
+  // TYPE (case does not matter); lower case, empty: any.
+  std::string gpu_type;
+  bool HasNodeRestrictions() const {
+    return !required_nodes.empty() || !excluded_nodes.empty() ||
+           constraint != nullptr || !gpu_type.empty();
+  }
+};
+
+struct NodeShare {
+  std::size_t node_index = 0;  // into the snapshot's node vector
+  uint32_t cpus = 0;
+  std::vector<uint32_t> gpus;
+  uint64_t mem_mb = 0;
+};
+
+// A job already holding resources; its shares are part of the snapshot's
+// used resources (not of the free ones) and return at expected_end_ms.
+struct RunningJob {
+  uint64_t id = 0;
+  std::vector<NodeShare> shares;
+  int64_t expected_end_ms = 0;
+  bool exclusive = false;  // holds its nodes whole
+};
+
+struct SchedulerOptions {
+  bool backfill = true;
+  bool topology_aware = true;  // false: first fit in node order
+  int64_t now_ms = 0;
+};
+
+struct JobStart {
+  uint64_t job_id = 0;
+  std::vector<NodeShare> shares;  // in rank order: node 0 holds rank 0
+  uint32_t leaf_switches = 0;     // distinct leaves the gang spans
+  bool backfilled = false;        // started ahead of a reserved job
+};
+
+struct JobWait {
+  uint64_t job_id = 0;
+  // Slurm reason word: Resources, Priority, Topology (--switches not yet
+  // satisfiable), PartitionNodeLimit (can never fit).
+  std::string reason;
+  std::string detail;             // one sentence for humans
+  int64_t expected_start_ms = 0;  // set for a reserved job; 0: unknown
+};
+
+// Nodes held back for a blocked job (EASY backfill).
+struct Reservation {
+  uint64_t job_id = 0;
+  int64_t start_ms = 0;
+  std::vector<std::size_t> node_indices;
+};
+
+struct ScheduleResult {
+  std::vector<JobStart> starts;
+  std::vector<JobWait> waits;
+  std::vector<Reservation> reservations;  // at most one per partition
+};
+
+}  // namespace gantry

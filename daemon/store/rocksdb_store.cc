@@ -1,0 +1,338 @@
+#include "daemon/store/rocksdb_store.h"
+
+#include <rocksdb/db.h>
+#include <rocksdb/options.h>
+#include <rocksdb/write_batch.h>
+
+#include "absl/strings/str_cat.h"
+
+namespace gantry {
+namespace {
+
+constexpr char kSchemaVersionKey[] = "schema_version";
+constexpr char kNextJobIdKey[] = "next_job_id";
+constexpr char kNextEventKey[] = "next_event_sequence";
+constexpr char kClusterIdKey[] = "cluster_id";
+constexpr char kTopologyKey[] = "topology";
+constexpr char kRetiredUsageKey[] = "retired_usage";
+constexpr uint64_t kSchemaVersion = 1;
+// A write batch's buffer is kept for the next commit up to this size; a
+// larger one (a big array) is let go when the next commit starts.
+constexpr size_t kKeptBatchBytes = 64 << 20;
+
+// Big-endian so that RocksDB's byte order is numeric order.
+std::string EncodeU64(uint64_t value) {
+  std::string key(8, '\0');
+  for (int i = 7; i >= 0; --i) {
+    key[i] = static_cast<char>(value & 0xff);
+    value >>= 8;
+  }
+  return key;
+}
+
+uint64_t DecodeU64(const rocksdb::Slice& slice) {
+  uint64_t value = 0;
+  for (size_t i = 0; i < slice.size() && i < 8; ++i) {
+    value = (value << 8) | static_cast<unsigned char>(slice[i]);
+  }
+  return value;
+}
+
+absl::Status FromRocks(const rocksdb::Status& status, const std::string& what) {
+  if (status.ok()) return absl::OkStatus();
+  return absl::UnavailableError(absl::StrCat(what, ": ", status.ToString()));
+}
+
+template <typename Record>
+absl::Status ParseInto(const rocksdb::Slice& value, const std::string& family,
+                       const rocksdb::Slice& key, Record& record) {
+  if (!record.ParseFromArray(value.data(), static_cast<int>(value.size()))) {
+    return absl::DataLossError(absl::StrCat("corrupt record in column family ",
+                                            family, " (key of ", key.size(),
+                                            " bytes)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
+    const std::string& directory) {
+  rocksdb::DBOptions options;
+  options.create_if_missing = true;
+  options.create_missing_column_families = true;
+  options.keep_log_file_num = 4;
+  // A restart replays the write-ahead log not yet flushed to tables: bound
+  // it (RocksDB flushes the families holding the oldest log past this),
+  // and do not write the replayed memtables out again before serving.
+  // Replaying is slower than reading tables: with 100,000 jobs held in
+  // 45 MiB of log under a 64 MiB bound, gantryd took 1.67 s to load them,
+  // against 1.20 s under this one.
+  options.max_total_wal_size = 16 << 20;
+  options.avoid_flush_during_recovery = true;
+  rocksdb::ColumnFamilyOptions family_options;
+  std::vector<rocksdb::ColumnFamilyDescriptor> families = {
+      {rocksdb::kDefaultColumnFamilyName, family_options},
+      {"jobs", family_options},
+      {"nodes", family_options},
+      {"events", family_options},
+      {"meta", family_options},
+      {"environments", family_options},
+      {"history", family_options},
+  };
+  std::unique_ptr<RocksDbStore> store(new RocksDbStore());
+  rocksdb::DB* db = nullptr;
+  rocksdb::Status status =
+      rocksdb::DB::Open(options, directory, families, &store->handles_, &db);
+  if (!status.ok()) {
+    return absl::UnavailableError(absl::StrCat(
+        "cannot open state database in ", directory, ": ", status.ToString()));
+  }
+  store->db_.reset(db);
+  store->jobs_ = store->handles_[1];
+  store->nodes_ = store->handles_[2];
+  store->events_ = store->handles_[3];
+  store->meta_ = store->handles_[4];
+  store->environments_ = store->handles_[5];
+  store->history_ = store->handles_[6];
+
+  std::string version;
+  status = db->Get(rocksdb::ReadOptions(), store->meta_, kSchemaVersionKey,
+                   &version);
+  if (status.IsNotFound()) {
+    rocksdb::WriteOptions write;
+    write.sync = true;
+    status = db->Put(write, store->meta_, kSchemaVersionKey,
+                     EncodeU64(kSchemaVersion));
+    if (!status.ok()) return FromRocks(status, "writing schema version");
+  } else if (!status.ok()) {
+    return FromRocks(status, "reading schema version");
+  } else if (DecodeU64(version) != kSchemaVersion) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "state database in ", directory, " has schema version ",
+        DecodeU64(version), "; this gantryd understands ", kSchemaVersion));
+  }
+  return store;
+}
+
+RocksDbStore::~RocksDbStore() {
+  if (!db_) return;
+  for (rocksdb::ColumnFamilyHandle* handle : handles_) {
+    db_->DestroyColumnFamilyHandle(handle);
+  }
+  db_->Close();
+}
+
+absl::StatusOr<StateStore::Snapshot> RocksDbStore::Load() {
+  Snapshot snapshot;
+  {
+    std::unique_ptr<rocksdb::Iterator> it(
+        db_->NewIterator(rocksdb::ReadOptions(), jobs_));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      v1::JobRecord job;
+      absl::Status parsed = ParseInto(it->value(), "jobs", it->key(), job);
+      if (!parsed.ok()) return parsed;
+      snapshot.jobs.push_back(std::move(job));
+    }
+    if (!it->status().ok()) return FromRocks(it->status(), "reading jobs");
+  }
+  {
+    std::unique_ptr<rocksdb::Iterator> it(
+        db_->NewIterator(rocksdb::ReadOptions(), nodes_));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      v1::NodeRecord node;
+      absl::Status parsed = ParseInto(it->value(), "nodes", it->key(), node);
+      if (!parsed.ok()) return parsed;
+      snapshot.nodes.push_back(std::move(node));
+    }
+    if (!it->status().ok()) return FromRocks(it->status(), "reading nodes");
+  }
+  std::string value;
+  rocksdb::Status status =
+      db_->Get(rocksdb::ReadOptions(), meta_, kNextJobIdKey, &value);
+  if (status.ok()) {
+    snapshot.next_job_id = DecodeU64(value);
+  } else if (!status.IsNotFound()) {
+    return FromRocks(status, "reading next job id");
+  }
+  status = db_->Get(rocksdb::ReadOptions(), meta_, kNextEventKey, &value);
+  if (status.ok()) {
+    snapshot.next_event_sequence = DecodeU64(value);
+  } else if (!status.IsNotFound()) {
+    return FromRocks(status, "reading next event sequence");
+  }
+  status = db_->Get(rocksdb::ReadOptions(), meta_, kClusterIdKey, &value);
+  if (status.ok()) {
+    snapshot.cluster_id = DecodeU64(value);
+  } else if (!status.IsNotFound()) {
+    return FromRocks(status, "reading cluster id");
+  }
+  status = db_->Get(rocksdb::ReadOptions(), meta_, kTopologyKey, &value);
+  if (status.ok()) {
+    v1::TopologyRecord topology;
+    absl::Status parsed = ParseInto(value, "meta", kTopologyKey, topology);
+    if (!parsed.ok()) return parsed;
+    snapshot.topology = std::move(topology);
+  } else if (!status.IsNotFound()) {
+    return FromRocks(status, "reading topology");
+  }
+  status = db_->Get(rocksdb::ReadOptions(), meta_, kRetiredUsageKey, &value);
+  if (status.ok()) {
+    v1::FairShareRecord usage;
+    absl::Status parsed = ParseInto(value, "meta", kRetiredUsageKey, usage);
+    if (!parsed.ok()) return parsed;
+    snapshot.retired_usage = std::move(usage);
+  } else if (!status.IsNotFound()) {
+    return FromRocks(status, "reading retired fair-share usage");
+  }
+  // A job id is never handed out twice, even if meta lagged behind (or
+  // every job has left the live state).
+  {
+    std::unique_ptr<rocksdb::Iterator> it(
+        db_->NewIterator(rocksdb::ReadOptions(), history_));
+    it->SeekToLast();
+    if (it->Valid() && DecodeU64(it->key()) >= snapshot.next_job_id) {
+      snapshot.next_job_id = DecodeU64(it->key()) + 1;
+    }
+    if (!it->status().ok()) return FromRocks(it->status(), "reading history");
+  }
+  if (!snapshot.jobs.empty() &&
+      snapshot.jobs.back().id() >= snapshot.next_job_id) {
+    snapshot.next_job_id = snapshot.jobs.back().id() + 1;
+  }
+  return snapshot;
+}
+
+absl::Status RocksDbStore::Commit(const Batch& batch, bool sync) {
+  if (write_batch_.GetDataSize() > kKeptBatchBytes) {
+    write_batch_ = rocksdb::WriteBatch();  // an outsized one: give it back
+  }
+  write_batch_.Clear();
+  rocksdb::WriteBatch& write_batch = write_batch_;
+  std::string value;
+  for (const v1::JobRecord& job : batch.jobs) {
+    job.SerializeToString(&value);
+    write_batch.Put(jobs_, EncodeU64(job.id()), value);
+  }
+  for (const auto& [id, environment] : batch.environments) {
+    environment.SerializeToString(&value);
+    write_batch.Put(environments_, EncodeU64(id), value);
+  }
+  for (const v1::NodeRecord& node : batch.nodes) {
+    node.SerializeToString(&value);
+    write_batch.Put(nodes_, node.name(), value);
+  }
+  for (const v1::EventRecord& event : batch.events) {
+    event.SerializeToString(&value);
+    write_batch.Put(events_,
+                    EncodeU64(event.job_id()) + EncodeU64(event.sequence()),
+                    value);
+  }
+  if (batch.next_job_id) {
+    write_batch.Put(meta_, kNextJobIdKey, EncodeU64(*batch.next_job_id));
+  }
+  if (batch.next_event_sequence) {
+    write_batch.Put(meta_, kNextEventKey,
+                    EncodeU64(*batch.next_event_sequence));
+  }
+  if (batch.topology) {
+    batch.topology->SerializeToString(&value);
+    write_batch.Put(meta_, kTopologyKey, value);
+  }
+  if (batch.cluster_id) {
+    write_batch.Put(meta_, kClusterIdKey, EncodeU64(*batch.cluster_id));
+  }
+  for (const v1::JobRecord& job : batch.retired) {
+    const std::string key = EncodeU64(job.id());
+    job.SerializeToString(&value);
+    write_batch.Put(history_, key, value);
+    write_batch.Delete(jobs_, key);
+  }
+  for (uint64_t id : batch.expired) {
+    write_batch.Delete(history_, EncodeU64(id));
+    // The job's events: every key with its id as prefix.
+    write_batch.DeleteRange(events_, EncodeU64(id), EncodeU64(id + 1));
+  }
+  if (batch.retired_usage) {
+    batch.retired_usage->SerializeToString(&value);
+    write_batch.Put(meta_, kRetiredUsageKey, value);
+  }
+  rocksdb::WriteOptions options;
+  options.sync = sync;
+  return FromRocks(db_->Write(options, &write_batch), "committing state");
+}
+
+absl::StatusOr<v1::JobEnvironment> RocksDbStore::Environment(
+    uint64_t environment_id) {
+  v1::JobEnvironment environment;
+  const std::string key = EncodeU64(environment_id);
+  std::string value;
+  rocksdb::Status status =
+      db_->Get(rocksdb::ReadOptions(), environments_, key, &value);
+  if (status.IsNotFound()) return environment;
+  if (!status.ok()) return FromRocks(status, "reading an environment");
+  absl::Status parsed = ParseInto(value, "environments", key, environment);
+  if (!parsed.ok()) return parsed;
+  return environment;
+}
+
+absl::StatusOr<std::vector<v1::EventRecord>> RocksDbStore::JobEvents(
+    uint64_t job_id) {
+  std::vector<v1::EventRecord> events;
+  const std::string prefix = EncodeU64(job_id);
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), events_));
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix);
+       it->Next()) {
+    v1::EventRecord event;
+    absl::Status parsed = ParseInto(it->value(), "events", it->key(), event);
+    if (!parsed.ok()) return parsed;
+    events.push_back(std::move(event));
+  }
+  if (!it->status().ok()) return FromRocks(it->status(), "reading events");
+  return events;
+}
+
+absl::Status RocksDbStore::TEST_FlushAll() {
+  return FromRocks(db_->Flush(rocksdb::FlushOptions(), handles_),
+                   "flushing memtables");
+}
+
+absl::StatusOr<std::vector<v1::JobRecord>> RocksDbStore::HistoryJobs(
+    uint64_t first_id, size_t limit) {
+  std::vector<v1::JobRecord> jobs;
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), history_));
+  for (it->Seek(EncodeU64(first_id)); it->Valid() && jobs.size() < limit;
+       it->Next()) {
+    v1::JobRecord job;
+    absl::Status parsed = ParseInto(it->value(), "history", it->key(), job);
+    if (!parsed.ok()) return parsed;
+    jobs.push_back(std::move(job));
+  }
+  if (!it->status().ok()) return FromRocks(it->status(), "reading history");
+  return jobs;
+}
+
+absl::StatusOr<StateStore::HistoryExpiry> RocksDbStore::ExpiredHistory(
+    uint64_t first_id, int64_t ended_before_ms, size_t scan_limit) {
+  HistoryExpiry expiry;
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), history_));
+  size_t scanned = 0;
+  for (it->Seek(EncodeU64(first_id)); it->Valid() && scanned < scan_limit;
+       it->Next(), ++scanned) {
+    v1::JobRecord job;
+    absl::Status parsed = ParseInto(it->value(), "history", it->key(), job);
+    if (!parsed.ok()) return parsed;
+    if (job.end_time_ms() < ended_before_ms) {
+      expiry.expired.push_back(job.id());
+    } else if (expiry.first_kept == 0) {
+      expiry.first_kept = job.id();
+    }
+  }
+  if (!it->status().ok()) return FromRocks(it->status(), "reading history");
+  return expiry;
+}
+
+}  // namespace gantry

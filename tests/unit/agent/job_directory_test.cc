@@ -1,0 +1,126 @@
+// The job directory the agent hands to a job's user: files written into it
+// never go through a name the user planted, and it is removed as the user.
+#include "agent/job_directory.h"
+
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tests/unit/support/nobody_identity.h"
+
+namespace gantry::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The agent's work dir: others may pass through it (ranks exec their
+// script in it as the job's user).
+struct TempDir {
+  TempDir() {
+    char pattern[] = "/tmp/gantry-jobdir-test-XXXXXX";
+    path = mkdtemp(pattern);
+    ::chmod(path.c_str(), 0755);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string path;
+};
+
+std::string Read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST_CASE("the script is written into a new job directory for its user",
+          "[job_directory][privileges]") {
+  std::optional<RankIdentity> user = NobodyIdentity();
+  if (!user) return;  // needs root
+  TempDir work;
+  const std::string job_dir = work.path + "/7.1";
+  REQUIRE(WriteJobFile(job_dir, "script", "#!/bin/sh\ntrue\n", *user).ok());
+  struct stat info {};
+  REQUIRE(::stat((job_dir + "/script").c_str(), &info) == 0);
+  CHECK(info.st_uid == user->uid);
+  CHECK((info.st_mode & 07777) == 0700);
+  REQUIRE(::stat(job_dir.c_str(), &info) == 0);
+  CHECK(info.st_uid == user->uid);
+  CHECK((info.st_mode & 07777) == 0700);
+  CHECK(Read(job_dir + "/script") == "#!/bin/sh\ntrue\n");
+}
+
+TEST_CASE(
+    "a link the user planted under a step's name is not written "
+    "through",
+    "[job_directory][privileges]") {
+  std::optional<RankIdentity> user = NobodyIdentity();
+  if (!user) return;
+  TempDir work;
+  TempDir system;
+  const std::string victim = system.path + "/victim";
+  std::ofstream(victim) << "system file\n";
+  ::chmod(victim.c_str(), 0644);
+  const std::string job_dir = work.path + "/7.1";
+  REQUIRE(WriteJobFile(job_dir, "script", "#!/bin/sh\n", *user).ok());
+  // What the user's running script could do in its own directory.
+  fs::create_symlink(victim, job_dir + "/step-1");
+  REQUIRE(::link(victim.c_str(), (job_dir + "/step-2").c_str()) == 0);
+
+  REQUIRE(WriteJobFile(job_dir, "step-1", "step one\n", *user).ok());
+  REQUIRE(WriteJobFile(job_dir, "step-2", "step two\n", *user).ok());
+  CHECK(Read(victim) == "system file\n");
+  struct stat info {};
+  REQUIRE(::stat(victim.c_str(), &info) == 0);
+  CHECK(info.st_uid == 0);
+  CHECK((info.st_mode & 07777) == 0644);
+  REQUIRE(::lstat((job_dir + "/step-1").c_str(), &info) == 0);
+  CHECK(S_ISREG(info.st_mode));
+  CHECK(Read(job_dir + "/step-1") == "step one\n");
+  CHECK(Read(job_dir + "/step-2") == "step two\n");
+}
+
+TEST_CASE("a job directory of someone else's is refused",
+          "[job_directory][privileges]") {
+  std::optional<RankIdentity> user = NobodyIdentity();
+  if (!user) return;
+  TempDir work;
+  const std::string job_dir = work.path + "/7.1";
+  REQUIRE(::mkdir(job_dir.c_str(), 0755) == 0);
+  REQUIRE(::chown(job_dir.c_str(), user->uid + 1, user->gid) == 0);
+  absl::Status status = WriteJobFile(job_dir, "script", "x", *user);
+  CHECK(status.code() == absl::StatusCode::kFailedPrecondition);
+  CHECK_THAT(std::string(status.message()),
+             Catch::Contains("neither the agent nor the job's user"));
+
+  const std::string link_dir = work.path + "/8.1";
+  fs::create_symlink(work.path, link_dir);
+  CHECK(WriteJobFile(link_dir, "script", "x", *user).code() ==
+        absl::StatusCode::kFailedPrecondition);
+  CHECK(WriteJobFile(work.path, "../escape", "x", *user).code() ==
+        absl::StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("a job directory is removed without following the user's links",
+          "[job_directory][privileges]") {
+  std::optional<RankIdentity> user = NobodyIdentity();
+  if (!user) return;
+  TempDir work;
+  TempDir system;
+  ::chmod(system.path.c_str(), 0777);
+  const std::string keep = system.path + "/keep";
+  std::ofstream(keep) << "keep\n";
+  const std::string job_dir = work.path + "/7.1";
+  REQUIRE(WriteJobFile(job_dir, "script", "#!/bin/sh\n", *user).ok());
+  fs::create_symlink(system.path, job_dir + "/sub");
+  RemoveJobDirectory(job_dir);
+  CHECK_FALSE(fs::exists(fs::symlink_status(job_dir)));
+  CHECK(fs::exists(keep));
+}
+
+}  // namespace
+}  // namespace gantry::agent

@@ -1,0 +1,222 @@
+// Reading and removing files as a job's user: the parent's reading of the
+// child's reply (pure), and real reads and removals as the nobody user
+// when the test runs as root.
+#include "agent/user_file_access.h"
+
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "tests/unit/support/nobody_identity.h"
+
+namespace gantry::agent {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::seconds;
+
+const RankIdentity kAgentItself{};
+
+std::string Reply(UserFileOutcome outcome, int error = 0, int64_t size = 0,
+                  const std::string& bytes = "") {
+  UserFileReplyHeader header;
+  header.outcome = static_cast<int32_t>(outcome);
+  header.error = error;
+  header.mtime_ns = 42;
+  header.size = size;
+  std::string reply(sizeof header, '\0');
+  std::memcpy(reply.data(), &header, sizeof header);
+  return reply + bytes;
+}
+
+struct TempDir {
+  TempDir() {
+    char pattern[] = "/tmp/gantry-ufa-test-XXXXXX";
+    path = mkdtemp(pattern);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string Write(const std::string& name, const std::string& text) const {
+    std::ofstream(path + "/" + name) << text;
+    return path + "/" + name;
+  }
+  std::string path;
+};
+
+TEST_CASE("a read reply carries the bytes and the time", "[user_file]") {
+  auto file = InterpretReadReply(Reply(UserFileOutcome::kRead, 0, 5, "hello"),
+                                 "/d/f", kAgentItself, 100);
+  REQUIRE(file.ok());
+  REQUIRE(file->has_value());
+  CHECK((*file)->text == "hello");
+  CHECK((*file)->mtime_ns == 42);
+
+  auto absent =
+      InterpretReadReply(Reply(UserFileOutcome::kAbsent), "/d/f", {}, 100);
+  REQUIRE(absent.ok());
+  CHECK_FALSE(absent->has_value());
+}
+
+TEST_CASE("a short or inconsistent read reply is an error", "[user_file]") {
+  auto none = InterpretReadReply("", "/d/f", kAgentItself, 100);
+  CHECK(none.status().code() == absl::StatusCode::kUnavailable);
+  CHECK_THAT(std::string(none.status().message()),
+             Catch::Contains("ended without an answer"));
+  std::string half = Reply(UserFileOutcome::kRead, 0, 5, "hello");
+  half.resize(half.size() - 2);
+  CHECK_FALSE(InterpretReadReply(half, "/d/f", kAgentItself, 100).ok());
+  // More than the caller allowed, even if the child says so.
+  CHECK_FALSE(InterpretReadReply(Reply(UserFileOutcome::kRead, 0, 5, "hello"),
+                                 "/d/f", kAgentItself, 4)
+                  .ok());
+}
+
+TEST_CASE("each refusal says what and for whom", "[user_file]") {
+  RankIdentity alice;
+  alice.switch_user = true;
+  alice.uid = 1234;
+  alice.user = "alice";
+  auto symlink =
+      InterpretReadReply(Reply(UserFileOutcome::kSymlink), "/d/f", alice, 10);
+  CHECK(symlink.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK_THAT(std::string(symlink.status().message()),
+             Catch::Contains("/d/f is a symbolic link") &&
+                 Catch::Contains("user alice (uid 1234)"));
+  auto denied = InterpretReadReply(Reply(UserFileOutcome::kFailed, EACCES),
+                                   "/d/f", alice, 10);
+  CHECK(denied.status().code() == absl::StatusCode::kPermissionDenied);
+  auto big = InterpretReadReply(Reply(UserFileOutcome::kTooBig, 0, 99), "/d/f",
+                                alice, 10);
+  CHECK_THAT(std::string(big.status().message()),
+             Catch::Contains("larger than the 10 bytes allowed"));
+  auto odd = InterpretReadReply(Reply(UserFileOutcome::kNotRegular), "/d/f",
+                                alice, 10);
+  CHECK_THAT(std::string(odd.status().message()),
+             Catch::Contains("not a regular file"));
+  auto credentials = InterpretReadReply(
+      Reply(UserFileOutcome::kCredentials, EPERM), "/d/f", alice, 10);
+  CHECK(credentials.status().code() == absl::StatusCode::kUnavailable);
+  CHECK_THAT(std::string(credentials.status().message()),
+             Catch::Contains("cannot become user alice"));
+}
+
+TEST_CASE("a removal reply", "[user_file]") {
+  CHECK(InterpretRemoveReply(Reply(UserFileOutcome::kRemoved), "/d", {}).ok());
+  CHECK(InterpretRemoveReply(Reply(UserFileOutcome::kAbsent), "/d", {}).ok());
+  CHECK(
+      InterpretRemoveReply(Reply(UserFileOutcome::kTooDeep), "/d", {}).code() ==
+      absl::StatusCode::kInvalidArgument);
+  CHECK(InterpretRemoveReply("", "/d", {}).code() ==
+        absl::StatusCode::kUnavailable);
+}
+
+TEST_CASE("a file is read as the user, with the user's permissions",
+          "[user_file][privileges]") {
+  std::optional<RankIdentity> user = NobodyIdentity();
+  if (!user) return;  // needs root
+  TempDir dir;
+  ::chmod(dir.path.c_str(), 0755);
+  const std::string open = dir.Write("open", "for all\n");
+  ::chmod(open.c_str(), 0644);
+  const std::string closed = dir.Write("closed", "root only\n");
+  ::chmod(closed.c_str(), 0600);
+
+  auto read = ReadSmallFileAsUser(*user, open, 100, seconds(2));
+  REQUIRE(read.ok());
+  REQUIRE(read->has_value());
+  CHECK((*read)->text == "for all\n");
+
+  auto denied = ReadSmallFileAsUser(*user, closed, 100, seconds(2));
+  CHECK(denied.status().code() == absl::StatusCode::kPermissionDenied);
+  CHECK_THAT(std::string(denied.status().message()),
+             !Catch::Contains("root only"));
+  // The same file as the agent itself: the credentials made the difference.
+  auto as_agent = ReadSmallFileAsUser(kAgentItself, closed, 100, seconds(2));
+  REQUIRE(as_agent.ok());
+  CHECK((*as_agent)->text == "root only\n");
+
+  auto missing =
+      ReadSmallFileAsUser(*user, dir.path + "/nothing", 100, seconds(2));
+  REQUIRE(missing.ok());
+  CHECK_FALSE(missing->has_value());
+}
+
+TEST_CASE("a symbolic link is not followed, even to a readable file",
+          "[user_file]") {
+  TempDir dir;
+  const std::string target = dir.Write("target", "text");
+  fs::create_symlink(target, dir.path + "/link");
+  auto read =
+      ReadSmallFileAsUser(kAgentItself, dir.path + "/link", 100, seconds(2));
+  CHECK_THAT(std::string(read.status().message()),
+             Catch::Contains("symbolic link"));
+}
+
+TEST_CASE("the agent's threads keep their credentials",
+          "[user_file][privileges]") {
+  std::optional<RankIdentity> user = NobodyIdentity();
+  if (!user) return;
+  TempDir dir;
+  (void)ReadSmallFileAsUser(*user, dir.Write("f", "x"), 10, seconds(2));
+  uid_t real = 1, effective = 1, saved = 1;
+  REQUIRE(::getresuid(&real, &effective, &saved) == 0);
+  CHECK(real == 0);
+  CHECK(effective == 0);
+  CHECK(saved == 0);
+}
+
+TEST_CASE("removal as the user stays inside what the user may delete",
+          "[user_file][privileges]") {
+  std::optional<RankIdentity> user = NobodyIdentity();
+  if (!user) return;
+  // Root's files elsewhere, reachable through links in the user's tree.
+  TempDir outside;
+  ::chmod(outside.path.c_str(), 0777);
+  const std::string precious = outside.Write("precious", "keep");
+
+  TempDir tree;
+  REQUIRE(::chown(tree.path.c_str(), user->uid, user->gid) == 0);
+  fs::create_directories(tree.path + "/a/b/c");
+  std::ofstream(tree.path + "/a/b/c/file") << "x";
+  fs::create_symlink(outside.path, tree.path + "/a/dirlink");
+  fs::create_symlink(precious, tree.path + "/filelink");
+  for (const auto& entry : fs::recursive_directory_iterator(tree.path)) {
+    ::lchown(entry.path().c_str(), user->uid, user->gid);
+  }
+  REQUIRE(RemoveDirectoryContentsAsUser(*user, tree.path, seconds(5)).ok());
+  CHECK(fs::is_empty(tree.path));
+  CHECK(fs::exists(precious));
+
+  // A root-owned file in a root-owned subdirectory: the user may not.
+  fs::create_directories(tree.path + "/rootdir");
+  std::ofstream(tree.path + "/rootdir/file") << "x";
+  absl::Status denied =
+      RemoveDirectoryContentsAsUser(*user, tree.path, seconds(5));
+  CHECK(denied.code() == absl::StatusCode::kPermissionDenied);
+  CHECK(fs::exists(tree.path + "/rootdir/file"));
+}
+
+TEST_CASE("removal refuses a symbolic link and a tree too deep",
+          "[user_file]") {
+  TempDir dir;
+  fs::create_symlink("/etc", dir.path + "/link");
+  absl::Status link = RemoveDirectoryContentsAsUser(
+      kAgentItself, dir.path + "/link", seconds(5));
+  CHECK(link.code() == absl::StatusCode::kInvalidArgument);
+  CHECK(fs::exists("/etc/passwd"));
+
+  std::string deep = dir.path + "/deep";
+  for (int level = 0; level <= kMaxRemoveDepth; ++level) deep += "/d";
+  fs::create_directories(deep);
+  absl::Status too_deep = RemoveDirectoryContentsAsUser(
+      kAgentItself, dir.path + "/deep", seconds(5));
+  CHECK(too_deep.code() == absl::StatusCode::kInvalidArgument);
+  CHECK_THAT(std::string(too_deep.message()), Catch::Contains("levels deep"));
+}
+
+}  // namespace
+}  // namespace gantry::agent

@@ -1,0 +1,276 @@
+// The RocksDB store in a temp dir: what is committed comes back after the
+// database is closed and opened again, in id order, with counters.
+#include "daemon/store/rocksdb_store.h"
+
+#include <unistd.h>
+
+#include <rocksdb/db.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <tuple>
+
+namespace gantry {
+namespace {
+
+struct TempDir {
+  TempDir() {
+    char pattern[] = "/tmp/gantry-store-test-XXXXXX";
+    path = mkdtemp(pattern);
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+  std::string path;
+};
+
+v1::JobRecord MakeJob(uint64_t id, v1::JobState state) {
+  v1::JobRecord job;
+  job.set_id(id);
+  job.set_state(state);
+  job.set_user("alice");
+  job.mutable_spec()->set_name("train");
+  job.mutable_spec()->set_nodes(2);
+  job.mutable_spec()->set_script("#!/bin/sh\necho hi\n");
+  (*job.mutable_spec()->mutable_environment())["PATH"] = "/usr/bin";
+  v1::NodeAllocation* a = job.add_allocation();
+  a->set_node("node01");
+  a->add_gpu_indices(3);
+  return job;
+}
+
+std::string BigEndian(uint64_t value) {
+  std::string key(8, '\0');
+  for (int i = 7; i >= 0; --i, value >>= 8) key[i] = static_cast<char>(value);
+  return key;
+}
+
+// Writes (family index, key, value) entries straight into the database,
+// behind the store's back: `families` as an older or current gantryd
+// lays them out (default first).
+void WriteRaw(
+    const std::string& path, const std::vector<std::string>& families,
+    const std::vector<std::tuple<int, std::string, std::string>>& entries) {
+  rocksdb::DBOptions options;
+  options.create_if_missing = true;
+  options.create_missing_column_families = true;
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors = {
+      {rocksdb::kDefaultColumnFamilyName, {}}};
+  for (const std::string& name : families) descriptors.push_back({name, {}});
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  REQUIRE(rocksdb::DB::Open(options, path, descriptors, &handles, &raw).ok());
+  for (const auto& [family, key, value] : entries) {
+    REQUIRE(
+        raw->Put(rocksdb::WriteOptions(), handles[family], key, value).ok());
+  }
+  for (auto* h : handles) raw->DestroyColumnFamilyHandle(h);
+  delete raw;
+}
+
+TEST_CASE("store round trip survives reopen", "[store]") {
+  TempDir dir;
+  {
+    auto store = RocksDbStore::Open(dir.path);
+    REQUIRE(store.ok());
+    StateStore::Batch batch;
+    // Ids committed out of order come back in id order (big-endian keys).
+    batch.jobs = {MakeJob(300, v1::RUNNING), MakeJob(2, v1::PENDING),
+                  MakeJob(70000, v1::COMPLETED)};
+    v1::NodeRecord node;
+    node.set_name("node01");
+    node.set_address("127.0.0.2");
+    node.mutable_inventory()->set_cpus(96);
+    batch.nodes = {node};
+    batch.next_job_id = 70001;
+    v1::EventRecord event;
+    event.set_sequence(1);
+    event.set_job_id(300);
+    event.set_kind("submitted");
+    batch.events = {event};
+    event.set_sequence(2);
+    event.set_job_id(2);
+    batch.events.push_back(event);
+    event.set_sequence(3);
+    event.set_job_id(300);
+    event.set_kind("started");
+    batch.events.push_back(event);
+    batch.next_event_sequence = 4;
+    REQUIRE((*store)->Commit(batch, /*sync=*/true).ok());
+    // An update of the same key replaces it.
+    StateStore::Batch update;
+    update.jobs = {MakeJob(300, v1::FAILED)};
+    REQUIRE((*store)->Commit(update, true).ok());
+  }
+  auto store = RocksDbStore::Open(dir.path);
+  REQUIRE(store.ok());
+  auto snapshot = (*store)->Load();
+  REQUIRE(snapshot.ok());
+  REQUIRE(snapshot->jobs.size() == 3);
+  CHECK(snapshot->jobs[0].id() == 2);
+  CHECK(snapshot->jobs[1].id() == 300);
+  CHECK(snapshot->jobs[1].state() == v1::FAILED);
+  CHECK(snapshot->jobs[1].allocation(0).gpu_indices(0) == 3);
+  CHECK(snapshot->jobs[2].id() == 70000);
+  CHECK(snapshot->jobs[0].spec().environment().at("PATH") == "/usr/bin");
+  REQUIRE(snapshot->nodes.size() == 1);
+  CHECK(snapshot->nodes[0].inventory().cpus() == 96);
+  CHECK(snapshot->next_job_id == 70001);
+  CHECK(snapshot->next_event_sequence == 4);
+  auto events = (*store)->JobEvents(300);
+  REQUIRE(events.ok());
+  REQUIRE(events->size() == 2);
+  CHECK((*events)[0].kind() == "submitted");
+  CHECK((*events)[1].kind() == "started");
+}
+
+TEST_CASE("next job id never falls behind stored jobs", "[store]") {
+  TempDir dir;
+  auto store = RocksDbStore::Open(dir.path);
+  REQUIRE(store.ok());
+  StateStore::Batch batch;
+  batch.jobs = {MakeJob(41, v1::PENDING)};
+  REQUIRE((*store)->Commit(batch, true).ok());
+  auto snapshot = (*store)->Load();
+  REQUIRE(snapshot.ok());
+  CHECK(snapshot->next_job_id == 42);
+}
+
+TEST_CASE("a second open of the same database is refused clearly", "[store]") {
+  TempDir dir;
+  auto first = RocksDbStore::Open(dir.path);
+  REQUIRE(first.ok());
+  auto second = RocksDbStore::Open(dir.path);
+  REQUIRE_FALSE(second.ok());
+  CHECK(second.status().code() == absl::StatusCode::kUnavailable);
+  CHECK_THAT(std::string(second.status().message()),
+             Catch::Contains("cannot open state database"));
+}
+
+TEST_CASE("a corrupt record is data loss, not silence", "[store]") {
+  TempDir dir;
+  {
+    auto store = RocksDbStore::Open(dir.path);
+    REQUIRE(store.ok());
+    StateStore::Batch batch;
+    batch.jobs = {MakeJob(1, v1::PENDING)};
+    REQUIRE((*store)->Commit(batch, true).ok());
+  }
+  // Overwrite the record with bytes that are not a JobRecord.
+  WriteRaw(dir.path,
+           {"jobs", "nodes", "events", "meta", "environments", "history"},
+           {{1, BigEndian(1), "\xff\xff\xff"}});
+  auto store = RocksDbStore::Open(dir.path);
+  REQUIRE(store.ok());
+  auto snapshot = (*store)->Load();
+  REQUIRE_FALSE(snapshot.ok());
+  CHECK(snapshot.status().code() == absl::StatusCode::kDataLoss);
+}
+
+TEST_CASE("environments are stored apart and read on demand", "[store]") {
+  TempDir dir;
+  {
+    auto store = RocksDbStore::Open(dir.path);
+    REQUIRE(store.ok());
+    StateStore::Batch batch;
+    v1::JobRecord job = MakeJob(5, v1::PENDING);
+    job.mutable_spec()->clear_environment();
+    batch.jobs = {job};
+    v1::JobEnvironment environment;
+    (*environment.mutable_variables())["HOME"] = "/home/alice";
+    (*environment.mutable_variables())["LANG"] = "C.UTF-8";
+    batch.environments.emplace_back(5, environment);
+    REQUIRE((*store)->Commit(batch, true).ok());
+  }
+  auto store = RocksDbStore::Open(dir.path);
+  REQUIRE(store.ok());
+  auto snapshot = (*store)->Load();
+  REQUIRE(snapshot.ok());
+  REQUIRE(snapshot->jobs.size() == 1);
+  CHECK(snapshot->jobs[0].spec().environment().empty());
+  auto environment = (*store)->Environment(5);
+  REQUIRE(environment.ok());
+  CHECK(environment->variables().size() == 2);
+  CHECK(environment->variables().at("HOME") == "/home/alice");
+  // None stored: an empty environment, not an error.
+  auto none = (*store)->Environment(6);
+  REQUIRE(none.ok());
+  CHECK(none->variables().empty());
+}
+
+TEST_CASE("a database from before the environments family still opens",
+          "[store]") {
+  TempDir dir;
+  WriteRaw(dir.path, {"jobs", "nodes", "events", "meta"},
+           {{4, "schema_version", BigEndian(1)},
+            {1, BigEndian(9), MakeJob(9, v1::PENDING).SerializeAsString()}});
+  auto store = RocksDbStore::Open(dir.path);
+  REQUIRE(store.ok());
+  auto snapshot = (*store)->Load();
+  REQUIRE(snapshot.ok());
+  REQUIRE(snapshot->jobs.size() == 1);
+  // The old record keeps its environment inline; none is stored apart.
+  CHECK(snapshot->jobs[0].spec().environment().at("PATH") == "/usr/bin");
+  auto environment = (*store)->Environment(9);
+  REQUIRE(environment.ok());
+  CHECK(environment->variables().empty());
+}
+
+TEST_CASE("retired jobs leave the loaded state for the history", "[store]") {
+  TempDir dir;
+  {
+    auto store = RocksDbStore::Open(dir.path);
+    REQUIRE(store.ok());
+    StateStore::Batch batch;
+    batch.jobs = {MakeJob(1, v1::COMPLETED), MakeJob(2, v1::PENDING),
+                  MakeJob(3, v1::FAILED)};
+    v1::EventRecord event;
+    event.set_sequence(1);
+    event.set_job_id(1);
+    event.set_kind("completed");
+    batch.events = {event};
+    REQUIRE((*store)->Commit(batch, true).ok());
+    StateStore::Batch retire;
+    v1::JobRecord one = MakeJob(1, v1::COMPLETED);
+    one.set_end_time_ms(1000);
+    v1::JobRecord three = MakeJob(3, v1::FAILED);
+    three.set_end_time_ms(5000);
+    retire.retired = {one, three};
+    v1::FairShareRecord usage;
+    (*usage.mutable_users())["alice"].set_value(42);
+    retire.retired_usage = usage;
+    REQUIRE((*store)->Commit(retire, true).ok());
+  }
+  auto store = RocksDbStore::Open(dir.path);
+  REQUIRE(store.ok());
+  auto snapshot = (*store)->Load();
+  REQUIRE(snapshot.ok());
+  REQUIRE(snapshot->jobs.size() == 1);
+  CHECK(snapshot->jobs[0].id() == 2);
+  CHECK(snapshot->next_job_id == 4);  // past the history too
+  REQUIRE(snapshot->retired_usage.has_value());
+  CHECK(snapshot->retired_usage->users().at("alice").value() == 42);
+
+  auto history = (*store)->HistoryJobs(1, 10);
+  REQUIRE(history.ok());
+  REQUIRE(history->size() == 2);
+  CHECK((*history)[0].id() == 1);
+  CHECK((*history)[1].id() == 3);
+
+  // Ended before 2000: job 1 only; job 3 is the first kept.
+  auto expiry = (*store)->ExpiredHistory(0, 2000, 100);
+  REQUIRE(expiry.ok());
+  CHECK(expiry->expired == std::vector<uint64_t>{1});
+  CHECK(expiry->first_kept == 3);
+  StateStore::Batch expire;
+  expire.expired = expiry->expired;
+  REQUIRE((*store)->Commit(expire, true).ok());
+  history = (*store)->HistoryJobs(0, 10);
+  REQUIRE(history.ok());
+  REQUIRE(history->size() == 1);
+  CHECK((*history)[0].id() == 3);
+  auto events = (*store)->JobEvents(1);
+  REQUIRE(events.ok());
+  CHECK(events->empty());
+}
+
+}  // namespace
+}  // namespace gantry
