@@ -209,14 +209,8 @@ void Agent::OnControllerMessage(const v1::ControllerMessage& message) {
 void Agent::AddNetworkEnvironment(v1::LaunchRanks& launch) const {
   const std::vector<Nic> nics = NicsOf(inventory_);
   for (v1::RankLaunch& rank : *launch.mutable_ranks()) {
-    std::vector<uint32_t> gpus;
-    auto visible = rank.environment().find("CUDA_VISIBLE_DEVICES");
-    if (visible != rank.environment().end()) {
-      for (absl::string_view index : absl::StrSplit(visible->second, ',')) {
-        uint32_t gpu = 0;
-        if (absl::SimpleAtoi(index, &gpu)) gpus.push_back(gpu);
-      }
-    }
+    const std::vector<uint32_t> gpus(rank.gpu_indices().begin(),
+                                     rank.gpu_indices().end());
     for (const auto& [key, value] : NcclEnvironment(nics, gpus)) {
       // A job that sets its own NCCL network variables keeps them.
       if (!launch.job_environment().contains(key)) {

@@ -10,4 +10,10 @@ int64_t RealClock::NowMs() const {
       .count();
 }
 
+int64_t RealClock::MonotonicNs() const {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 }  // namespace gantry

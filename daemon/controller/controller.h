@@ -1,5 +1,26 @@
 // The controller: the single owner of cluster state (jobs, nodes, events).
 //
+// One class, its members defined by concern (the private section below
+// follows the same map):
+//   controller.cc             start, stop, persistence (the group commit)
+//   controller_submission.cc  validation and submission, partition limits
+//   controller_job_control.cc cancel, signal, hold, release
+//   controller_scheduling.cc  the scheduling pass (input via
+//                             scheduling_input.h, dependencies, throttles)
+//   controller_lifecycle.cc   start, events through the job state machine
+//                             and their effects, failures and restarts,
+//                             node shares, fair-share charge, checkpoints
+//   controller_launch.cc      launch, kill and warning-signal messages
+//   controller_nodes.cc       partitions of a node, drain/resume, node down
+//   controller_agents.cc      the agent protocol: registration,
+//                             reconciliation, rank events, heartbeats, the
+//                             periodic deadline checks
+//   controller_steps.cc       steps (gantry run inside a job)
+//   controller_queries.cc     read-only views: job lists, a job, nodes
+//   controller_retention.cc   finished jobs to the history, expiry
+//   controller_topology.cc    the switch tree
+//   controller_status.cc      `gantry status` sampling
+//
 // Threading: every method runs on the loop thread of the io_context given at
 // construction (gRPC handlers post to it). Nothing here takes a lock; the
 // store is written only from that thread.
@@ -37,6 +58,7 @@
 #include "daemon/controller/commit_latencies.h"
 #include "daemon/controller/node_event_log.h"
 #include "daemon/controller/recent_environments.h"
+#include "daemon/controller/scheduling_input.h"
 #include "daemon/controller/utilization_history.h"
 #include "daemon/scheduler/job_state_machine.h"
 #include "daemon/scheduler/partition_config.h"
@@ -159,14 +181,14 @@ class Controller {
     v1::NodeRecord record;
     std::shared_ptr<AgentLink> link;
     int64_t deadline_ms = 0;  // DOWN if not heard from by then
-    uint32_t cpus_used = 0;
-    uint64_t mem_used_mb = 0;
-    std::set<uint32_t> gpus_used;
+    NodeUsage usage;          // the shares of the jobs placed here
   };
   struct JobRuntime {
     v1::JobRecord record;
     std::map<std::string, uint32_t> live_ranks;  // node -> ranks not exited
-    std::set<std::string> held_nodes;            // resources still counted
+    // Nodes whose share of the allocation is still counted as in use:
+    // from the start until the attempt's ranks there are gone.
+    std::set<std::string> occupied_nodes;
     std::set<uint32_t> exited_ranks;
     double priority = 0;  // of the last scheduling pass, while pending
     // Running steps: who waits for their end (gantry run), and when their
@@ -180,6 +202,35 @@ class Controller {
     std::shared_ptr<const NodeConstraint> constraint;
   };
 
+  // Persistence (controller.cc).
+  void StageJob(const JobRuntime& job);
+  void StageNode(const NodeRuntime& node);
+  void StageEvent(uint64_t job_id, const std::string& node,
+                  const std::string& kind, const std::string& detail);
+  void AfterCommit(std::function<void()> action);
+  // Hands the staged batch to the writer, unless one is in flight.
+  void Flush();
+  // A batch is durable (or failed: then the process aborts): runs its
+  // actions and sends out what was staged meanwhile.
+  void CommitDone(const absl::Status& status, double seconds,
+                  std::vector<std::function<void()>>& actions);
+  // Keeps live_jobs_ in step with the job: call after its state or its
+  // occupied nodes change.
+  void UpdateLive(JobRuntime& job);
+
+  // Submission (controller_submission.cc).
+  // Takes the spec by value: Submit moves the request's in (its exported
+  // environment is the bulk of it).
+  absl::StatusOr<v1::JobRecord> ValidateSubmission(v1::JobSpec spec) const;
+  // The partition of that name; null when none.
+  const PartitionConfig* FindPartition(const std::string& name) const;
+  const PartitionConfig& DefaultPartition() const;
+  // Applies a partition's limits to a submission (default time, MaxTime,
+  // MaxNodes); INVALID_ARGUMENT naming the limit when it is exceeded.
+  absl::Status ApplyPartitionLimits(const PartitionConfig& partition,
+                                    v1::JobSpec& spec) const;
+
+  // Cancel, signal, hold and release (controller_job_control.cc).
   // The job, if `caller` may act on it (its owner or an admin); NOT_FOUND
   // or PERMISSION_DENIED saying so otherwise.
   absl::StatusOr<JobRuntime*> ManagedJob(uint64_t job_id, const Caller& caller);
@@ -196,23 +247,7 @@ class Controller {
       const v1::JobFilter& filter,
       google::protobuf::RepeatedPtrField<v1::CancelResult>& unknown) const;
 
-  // Persistence (controller.cc).
-  void StageJob(const JobRuntime& job);
-  void StageNode(const NodeRuntime& node);
-  void StageEvent(uint64_t job_id, const std::string& node,
-                  const std::string& kind, const std::string& detail);
-  void AfterCommit(std::function<void()> action);
-  // Hands the staged batch to the writer, unless one is in flight.
-  void Flush();
-  // A batch is durable (or failed: then the process aborts): runs its
-  // actions and sends out what was staged meanwhile.
-  void CommitDone(const absl::Status& status, double seconds,
-                  std::vector<std::function<void()>>& actions);
-
-  // Job lifecycle (controller_jobs.cc).
-  // Takes the spec by value: Submit moves the request's in (its exported
-  // environment is the bulk of it).
-  absl::StatusOr<v1::JobRecord> ValidateSubmission(v1::JobSpec spec) const;
+  // The scheduling pass (controller_scheduling.cc).
   // Asks for a scheduling pass: posted at once, or after a pause when the
   // last pass was long (see SchedulePass).
   void RequestSchedule();
@@ -221,25 +256,40 @@ class Controller {
   void SchedulePass();
   void RunSchedule();
   std::shared_ptr<const NodeConstraint> ParsedConstraint(JobRuntime& job);
-  // Keeps live_jobs_ in step with the job: call after its state or its
-  // held nodes change.
-  void UpdateLive(JobRuntime& job);
   bool DependencyAllowsStart(JobRuntime& job, int64_t now);
+  // What the running (and stopping) jobs hold, for backfill reservations.
+  std::vector<RunningJob> RunningJobs(
+      const std::vector<const std::string*>& node_names) const;
+
+  // Job lifecycle (controller_lifecycle.cc).
+  void StartJob(JobRuntime& job);
+  // Applies an event through the job state machine and carries out exactly
+  // the effects it returns. Returns the transition's error for bad
+  // requests.
+  absl::Status ApplyEvent(JobRuntime& job, const JobEvent& event,
+                          const std::string& detail);
+  // A running job's attempt failed: asks the restart policy, then requeues
+  // the job or ends it.
+  void FailJob(JobRuntime& job, FailureKind kind, int exit_code, int signal,
+               bool all_ranks_exited, const std::string& detail);
+  // Whether losing the node ends the job's attempt: its ranks or step
+  // tasks run there, or (script_once) the node is in its running
+  // allocation.
+  bool JobNeedsNode(const JobRuntime& job, const std::string& node) const;
+  // Counts the job's allocation against its nodes (at start).
+  void TakeNodeShares(JobRuntime& job);
+  // Gives back the job's share of one node.
+  void ReleaseNodeShare(JobRuntime& job, const std::string& node);
+  // Frees the node shares of a job that is not running and whose ranks
+  // there are gone (or whose node is down).
+  void ReleaseFinished(JobRuntime& job);
   // Adds a finished job's GPU-seconds to its user's fair-share usage.
   void ChargeUsage(const v1::JobRecord& record);
   void ChargeUsage(const v1::JobRecord& record, FairShare& share) const;
-  // The partition of that name; null when none.
-  const PartitionConfig* FindPartition(const std::string& name) const;
-  const PartitionConfig& DefaultPartition() const;
-  // Sets the node's partitions and hot-spare mark from the options.
-  void AssignPartitions(v1::NodeRecord& record) const;
-  // Applies a partition's limits to a submission (default time, MaxTime,
-  // MaxNodes); INVALID_ARGUMENT naming the limit when it is exceeded.
-  absl::Status ApplyPartitionLimits(const PartitionConfig& partition,
-                                    v1::JobSpec& spec) const;
-  std::vector<RunningJob> RunningJobs(
-      const std::vector<const std::string*>& node_names) const;
-  void StartJob(JobRuntime& job);
+  void RecordCheckpoint(JobRuntime& job, const std::string& path, int64_t step,
+                        const std::string& source);
+
+  // Messages that start and stop ranks (controller_launch.cc).
   // To every node of the allocation, or only to `only_node`.
   void SendLaunch(uint64_t job_id, uint32_t attempt,
                   const std::string* only_node = nullptr);
@@ -251,24 +301,14 @@ class Controller {
   // sbatch --signal: its signal once per attempt, when the time left is
   // what it asked for.
   void SendWarningSignal(JobRuntime& job, int64_t now);
-  // Applies an event; records the end, kills and releases as the state
-  // machine says. Returns the transition's error for bad requests.
-  absl::Status ApplyEvent(JobRuntime& job, const JobEvent& event,
-                          const std::string& detail);
-  // A running job's attempt failed: asks the restart policy, then requeues
-  // the job or ends it.
-  void FailJob(JobRuntime& job, FailureKind kind, int exit_code, int signal,
-               bool all_ranks_exited, const std::string& detail);
-  // Frees the node shares of a job that is not running and whose ranks
-  // there are gone (or whose node is down).
-  void ReleaseFinished(JobRuntime& job);
-  void RecordCheckpoint(JobRuntime& job, const std::string& path, int64_t step,
-                        const std::string& source);
+
+  // Node administration (controller_nodes.cc).
+  // Sets the node's partitions and hot-spare mark from the options.
+  void AssignPartitions(v1::NodeRecord& record) const;
+  // Takes the node out of scheduling (admin or health check) until resumed;
+  // its running jobs go on.
   void DrainNode(NodeRuntime& node, const std::string& reason);
-  // Whether losing the node ends the job's attempt: its ranks or step
-  // tasks run there, or (script_once) the node is in its running
-  // allocation.
-  bool JobNeedsNode(const JobRuntime& job, const std::string& node) const;
+  void MarkNodeDown(NodeRuntime& node, const std::string& why);
 
   // Steps (controller_steps.cc).
   void SendStepLaunch(const v1::LaunchStepRequest& request,
@@ -284,8 +324,6 @@ class Controller {
   void EndOpenSteps(JobRuntime& job, const std::string& detail);
   // --wait: stops the rest of a step whose first task ended long enough ago.
   void CheckStepWaits(JobRuntime& job, int64_t now);
-  void HoldResources(JobRuntime& job);
-  void ReleaseNodeShare(JobRuntime& job, const std::string& node);
 
   // Retention (controller_retention.cc).
   // Moves finished jobs older than min_job_age_ms (and that no live job
@@ -346,7 +384,6 @@ class Controller {
                 const absl::Status& why);
   void CheckDeadlines();
   void ReclassifyRecentFailures(const std::string& node_name);
-  void MarkNodeDown(NodeRuntime& node, const std::string& why);
   void ArmTimer();
   // Node and GPU gauges from the node table (on each timer tick).
   void PublishNodeMetrics();
@@ -399,7 +436,7 @@ class Controller {
   // that (a flood of submissions), they are coalesced so that passes take
   // at most about a fifth of the loop.
   boost::asio::steady_timer schedule_timer_{io_};
-  std::chrono::steady_clock::time_point next_pass_allowed_{};
+  int64_t next_pass_allowed_ns_ = 0;  // Clock::MonotonicNs
   // When the earliest requeued job becomes eligible (0: none waiting).
   int64_t next_eligible_ms_ = 0;
   int64_t last_check_ms_ = 0;  // when CheckDeadlines last ran

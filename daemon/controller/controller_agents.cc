@@ -664,36 +664,6 @@ void Controller::CheckDeadlines() {
   }
 }
 
-void Controller::SendWarningSignal(JobRuntime& job, int64_t now) {
-  v1::JobRecord& record = job.record;
-  const v1::JobSpec& spec = record.spec();
-  const int64_t limit_ms =
-      static_cast<int64_t>(spec.time_limit_seconds()) * 1000;
-  if (limit_ms == 0 || record.warning_signal_attempt() == record.attempt()) {
-    return;
-  }
-  const int64_t lead_ms =
-      static_cast<int64_t>(spec.warning_signal_seconds()) * 1000;
-  if (now - record.start_time_ms() < limit_ms - lead_ms) return;
-  // Slurm's targets: B: the batch script alone; otherwise the steps' tasks,
-  // which in --per-task mode are the tasks themselves.
-  const v1::KillRanks::Scope scope =
-      spec.warning_signal_batch_only() ? v1::KillRanks::SCOPE_BATCH_SCRIPT
-      : spec.script_once()             ? v1::KillRanks::SCOPE_STEP_TASKS
-                                       : v1::KillRanks::SCOPE_ALL;
-  SendKill(job, spec.warning_signal(), /*signal_only=*/true, scope);
-  record.set_warning_signal_attempt(record.attempt());
-  const std::string detail = absl::StrCat(
-      "signal ", spec.warning_signal(), " sent to ",
-      spec.warning_signal_batch_only() ? "the batch script" : "the tasks", ", ",
-      spec.warning_signal_seconds(), " s before the time limit (--signal)");
-  StageEvent(record.id(), "", "signalled", detail);
-  StageJob(job);
-  log::Info("warning signal sent", {{"job", record.id()},
-                                    {"attempt", record.attempt()},
-                                    {"signal", spec.warning_signal()}});
-}
-
 void Controller::PublishNodeMetrics() {
   if (!options_.metrics) return;
   NodeCensus census;
@@ -701,53 +671,9 @@ void Controller::PublishNodeMetrics() {
     census.Add(ClassifyNode(node.record.state(), node.record.drained(),
                             node.record.health_problems().empty()),
                static_cast<uint32_t>(node.record.inventory().gpus_size()),
-               static_cast<uint32_t>(node.gpus_used.size()));
+               static_cast<uint32_t>(node.usage.gpus.size()));
   }
   options_.metrics->PublishNodes(census);
-}
-
-void Controller::MarkNodeDown(NodeRuntime& node, const std::string& why) {
-  const std::string name = node.record.name();
-  log::Warn("node down", {{"node", name}, {"reason", why}});
-  node.record.set_state(v1::NODE_DOWN);
-  node.record.set_reason(why);
-  bool had_work = false;
-  const int64_t now = clock_.NowMs();
-  for (const auto& [id, job] : jobs_) {
-    if (JobNeedsNode(job, name)) had_work = true;
-    // An attempt this node's loss ended moments ago counts too.
-    const auto& attempts = job.record.attempts();
-    if (!attempts.empty()) {
-      const v1::AttemptRecord& last = attempts[attempts.size() - 1];
-      if (last.node_fault() && last.end_time_ms() != 0 &&
-          now - last.end_time_ms() <= options_.node_timeout_ms + 5000 &&
-          std::find(last.nodes().begin(), last.nodes().end(), name) !=
-              last.nodes().end()) {
-        had_work = true;
-      }
-    }
-  }
-  // A node that dies under a job is suspect until an admin looks at it.
-  if (had_work) DrainNode(node, why);
-  if (node.link) {
-    link_nodes_.erase(node.link.get());
-    node.link->Close();
-    node.link.reset();
-  }
-  StageNode(node);
-  StageEvent(0, name, "node_down", why);
-  for (auto& [id, job] : jobs_) {
-    if (!JobNeedsNode(job, name)) {
-      if (job.held_nodes.count(name) && job.record.state() != v1::RUNNING) {
-        ReleaseNodeShare(job, name);
-      }
-      continue;
-    }
-    job.live_ranks[name] = 0;  // its ranks are lost with it
-    FailJob(job, FailureKind::kNodeFault, 0, 0, false,
-            absl::StrCat("node ", name, " is down: ", why));
-    ReleaseNodeShare(job, name);
-  }
 }
 
 }  // namespace gantry

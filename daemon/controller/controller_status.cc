@@ -62,7 +62,7 @@ void Controller::SampleUtilization() {
   uint32_t total = 0, allocated = 0;
   for (const auto& [name, node] : nodes_) {
     total += static_cast<uint32_t>(node.record.inventory().gpus_size());
-    allocated += static_cast<uint32_t>(node.gpus_used.size());
+    allocated += static_cast<uint32_t>(node.usage.gpus.size());
   }
   utilization_.Record(clock_.NowMs(), total, allocated);
 }

@@ -193,6 +193,9 @@ void Controller::SendStepLaunch(const v1::LaunchStepRequest& request,
     for (uint32_t local = 0; local < share.rank_count(); ++local) {
       v1::RankLaunch* task = launch.add_ranks();
       task->set_rank(share.first_rank() + local);
+      for (uint32_t gpu : StepTaskGpus(share, request.gpus_per_task(), local)) {
+        task->add_gpu_indices(gpu);
+      }
       for (auto& [key, value] : BuildStepTaskEnvironment(
                record, step, request.gpus_per_task(), master_addr,
                static_cast<uint32_t>(i), local)) {

@@ -221,20 +221,39 @@ std::map<std::string, std::string> BuildStepTaskEnvironment(
   };
   for (auto& [key, value] : step_env) env[key] = std::move(value);
   if (gpus_per_task > 0) {
-    // Task i on a node gets GPUs [i*g, (i+1)*g) of the job's GPUs there.
-    std::vector<std::string> gpus;
-    for (uint32_t g = 0; g < gpus_per_task; ++g) {
-      const int index = static_cast<int>(local_task * gpus_per_task + g);
-      if (index < share.gpu_indices_size()) {
-        gpus.push_back(absl::StrCat(share.gpu_indices(index)));
-      }
-    }
-    const std::string visible = absl::StrJoin(gpus, ",");
+    const std::string visible =
+        absl::StrJoin(StepTaskGpus(share, gpus_per_task, local_task), ",");
     env["CUDA_VISIBLE_DEVICES"] = visible;
     env["SLURM_STEP_GPUS"] = visible;
     env["GPU_DEVICE_ORDINAL"] = visible;
   }
   return env;
+}
+
+std::vector<uint32_t> StepTaskGpus(const v1::NodeAllocation& share,
+                                   uint32_t gpus_per_task,
+                                   uint32_t local_task) {
+  if (gpus_per_task == 0) {
+    return {share.gpu_indices().begin(), share.gpu_indices().end()};
+  }
+  std::vector<uint32_t> gpus;
+  for (uint32_t g = 0; g < gpus_per_task; ++g) {
+    const uint64_t index = uint64_t{local_task} * gpus_per_task + g;
+    if (index < static_cast<uint64_t>(share.gpu_indices_size())) {
+      gpus.push_back(share.gpu_indices(static_cast<int>(index)));
+    }
+  }
+  return gpus;
+}
+
+uint32_t JobRankCount(const v1::JobSpec& spec) {
+  return spec.ntasks() ? spec.ntasks() : spec.nodes() * spec.ntasks_per_node();
+}
+
+uint32_t JobRanksOnNode(const v1::JobSpec& spec, uint32_t node_index) {
+  const uint32_t total = JobRankCount(spec);
+  const uint32_t base = total / spec.nodes();
+  return base + (node_index < total % spec.nodes() ? 1 : 0);
 }
 
 uint32_t ScriptRanksOn(const v1::JobRecord& job, int share_index) {

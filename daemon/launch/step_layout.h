@@ -34,6 +34,18 @@ std::map<std::string, std::string> BuildStepTaskEnvironment(
     uint32_t gpus_per_task, const std::string& master_addr,
     uint32_t step_node_index, uint32_t local_task);
 
+// The job's tasks (--ntasks, else nodes x --ntasks-per-node) and how many
+// land on its `node_index`-th node: block distribution, earlier nodes take
+// the extra. The spec must be validated (nodes > 0).
+uint32_t JobRankCount(const v1::JobSpec& spec);
+uint32_t JobRanksOnNode(const v1::JobSpec& spec, uint32_t node_index);
+
+// The GPUs task `local_task` of a step sees on a node where the step's
+// share is `share`: GPUs [i*g, (i+1)*g) of the share with --gpus-per-task=g,
+// else all of them.
+std::vector<uint32_t> StepTaskGpus(const v1::NodeAllocation& share,
+                                   uint32_t gpus_per_task, uint32_t local_task);
+
 // How many of the job's own ranks (the script) run on the `share_index`-th
 // node: one on the first node for a script_once job, none elsewhere;
 // otherwise the share's task count.

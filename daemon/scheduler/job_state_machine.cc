@@ -36,15 +36,16 @@ namespace {
 JobTransition Stay(JobStatus current) { return {current, {}, ""}; }
 
 // Ends the job, or (when requeued) only the attempt. Leaving RUNNING always
-// closes the attempt.
-JobTransition End(JobStatus from, JobStatus next, std::string reason, bool kill,
+// stops what still runs of the attempt and closes it.
+JobTransition End(JobStatus from, JobStatus next, std::string reason,
                   bool requeue = false) {
   JobTransition t{requeue ? JobStatus::kPending : next, {}, std::move(reason)};
-  if (kill) t.effects.push_back(JobEffect::kKillRanks);
   if (from == JobStatus::kRunning) {
+    t.effects.push_back(JobEffect::kKillRanks);
     t.effects.push_back(JobEffect::kRecordAttemptEnd);
   }
   t.effects.push_back(requeue ? JobEffect::kRequeue : JobEffect::kRecordEnd);
+  t.effects.push_back(JobEffect::kReleaseNodes);
   return t;
 }
 
@@ -55,20 +56,17 @@ absl::StatusOr<JobTransition> OnRankExited(JobStatus current,
         "a rank exit was reported for a job that has not started");
   }
   if (IsTerminal(current)) return Stay(current);
-  const bool kill = !event.all_ranks_exited;
   if (event.out_of_memory) {
-    return End(current, JobStatus::kOutOfMemory, "OutOfMemory", kill,
-               event.requeue);
+    return End(current, JobStatus::kOutOfMemory, "OutOfMemory", event.requeue);
   }
   if (event.signal != 0) {
-    return End(current, JobStatus::kFailed, "Signal", kill, event.requeue);
+    return End(current, JobStatus::kFailed, "Signal", event.requeue);
   }
   if (event.exit_code != 0) {
-    return End(current, JobStatus::kFailed, "NonZeroExitCode", kill,
-               event.requeue);
+    return End(current, JobStatus::kFailed, "NonZeroExitCode", event.requeue);
   }
   if (event.all_ranks_exited) {
-    return End(current, JobStatus::kCompleted, "", false);
+    return End(current, JobStatus::kCompleted, "");
   }
   return Stay(current);
 }
@@ -87,24 +85,20 @@ absl::StatusOr<JobTransition> ApplyJobEvent(JobStatus current,
     case JobEvent::Kind::kRankExited:
       return OnRankExited(current, event);
     case JobEvent::Kind::kCancel:
-      if (current == JobStatus::kPending) {
-        return End(current, JobStatus::kCancelled, "Cancelled", false);
-      }
-      if (current == JobStatus::kRunning) {
-        return End(current, JobStatus::kCancelled, "Cancelled", true);
+      if (!IsTerminal(current)) {
+        return End(current, JobStatus::kCancelled, "Cancelled");
       }
       return absl::FailedPreconditionError(absl::StrCat(
           "job has already finished (", JobStatusName(current), ")"));
     case JobEvent::Kind::kTimeLimit:
       if (current != JobStatus::kRunning) return Stay(current);
-      return End(current, JobStatus::kTimeout, "TimeLimit", true);
+      return End(current, JobStatus::kTimeout, "TimeLimit");
     case JobEvent::Kind::kNodeLost:
       if (current != JobStatus::kRunning) return Stay(current);
-      return End(current, JobStatus::kNodeFail, "NodeFail", true,
-                 event.requeue);
+      return End(current, JobStatus::kNodeFail, "NodeFail", event.requeue);
     case JobEvent::Kind::kHang:
       if (current != JobStatus::kRunning) return Stay(current);
-      return End(current, JobStatus::kFailed, "Hang", true, event.requeue);
+      return End(current, JobStatus::kFailed, "Hang", event.requeue);
   }
   return absl::InternalError("unknown job event");
 }

@@ -58,12 +58,22 @@ struct JobEvent {
   bool requeue = false;
 };
 
+// What the controller does for a transition, in this order; nothing else.
 enum class JobEffect {
-  kLaunchRanks,       // send the launch to every node of the allocation
-  kKillRanks,         // stop every rank still running
-  kRecordEnd,         // set end time, exit code and reason
-  kRecordAttemptEnd,  // close the current attempt in the job's history
-  kRequeue,           // back in the queue for the next attempt
+  // Once the start is durable, send the launch to the allocation's nodes.
+  kLaunchRanks,
+  // Once the transition is durable, stop whatever of the attempt still
+  // runs: ranks, and step tasks on other nodes when the script ended
+  // before them. Every exit from RUNNING has it.
+  kKillRanks,
+  // Close the current attempt in the job's history, and its open steps.
+  kRecordAttemptEnd,
+  kRecordEnd,  // set end time, exit code and reason
+  kRequeue,    // back in the queue for the next attempt
+  // Free the node shares whose ranks are gone; the others are freed as
+  // their ranks' exits arrive. Every transition out of RUNNING or to an
+  // end has it.
+  kReleaseNodes,
 };
 
 struct JobTransition {

@@ -465,4 +465,16 @@ ScheduleResult Schedule(const std::vector<NodeSnapshot>& nodes,
   return Pass(nodes, running, options).Run(queue);
 }
 
+bool NodeServesJob(const NodeSnapshot& node, const PendingJob& job) {
+  return scheduler_internal::UsableBy(node, job);
+}
+
+bool NodeCouldEverHold(const NodeSnapshot& node, const PendingJob& job) {
+  return scheduler_internal::CapableOf(node, job);
+}
+
+uint32_t CpusPerNode(const PendingJob& job) {
+  return scheduler_internal::CpusNeeded(job);
+}
+
 }  // namespace gantry

@@ -46,6 +46,17 @@ ScheduleResult Schedule(const std::vector<NodeSnapshot>& nodes,
                         const std::vector<RunningJob>& running,
                         const SchedulerOptions& options);
 
+// The tests behind PartitionNodeLimit, for judging a job before it is
+// queued (gantryd refuses a job at submission that no node could ever hold).
+// Whether `node` may run the job at all: its partition, and hot spares
+// only for restarts.
+bool NodeServesJob(const NodeSnapshot& node, const PendingJob& job);
+// Whether it is big enough for one node's share of the job: total (not
+// free) CPUs, GPUs and memory, and NodeServesJob.
+bool NodeCouldEverHold(const NodeSnapshot& node, const PendingJob& job);
+// CPUs the job takes on each of its nodes.
+uint32_t CpusPerNode(const PendingJob& job);
+
 // Strict priority order with no knowledge of running jobs: the old policy.
 inline ScheduleResult Schedule(const std::vector<NodeSnapshot>& nodes,
                                const std::vector<PendingJob>& queue) {

@@ -1,5 +1,5 @@
 // A StateStore in memory that keeps what RocksDbStore keeps (live jobs,
-// history, events, environments, counters), for tests and fuzz targets
+// nodes, history, events, environments, counters), for tests and fuzz targets
 // that drive the real Controller without a database.
 //
 // Thread-safe: every method takes the store's mutex (the controller
@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "daemon/store/state_store.h"
@@ -23,6 +24,7 @@ class MemoryStore : public StateStore {
     std::lock_guard lock(mutex_);
     Snapshot snapshot;
     for (const auto& [id, job] : jobs_) snapshot.jobs.push_back(job);
+    for (const auto& [name, node] : nodes_) snapshot.nodes.push_back(node);
     snapshot.next_job_id = next_job_id_;
     snapshot.next_event_sequence = next_event_sequence_;
     snapshot.cluster_id = 7;
@@ -33,6 +35,7 @@ class MemoryStore : public StateStore {
   absl::Status Commit(const Batch& batch, bool /*sync*/) override {
     std::lock_guard lock(mutex_);
     for (const v1::JobRecord& job : batch.jobs) jobs_[job.id()] = job;
+    for (const v1::NodeRecord& node : batch.nodes) nodes_[node.name()] = node;
     for (const v1::EventRecord& event : batch.events) events_.push_back(event);
     for (const v1::JobRecord& job : batch.retired) {
       jobs_.erase(job.id());
@@ -115,6 +118,7 @@ class MemoryStore : public StateStore {
   std::mutex mutex_;
   std::map<uint64_t, v1::JobRecord> jobs_;
   std::map<uint64_t, v1::JobRecord> history_;
+  std::map<std::string, v1::NodeRecord> nodes_;
   std::vector<v1::EventRecord> events_;
   std::map<uint64_t, v1::JobEnvironment> environments_;
   std::optional<v1::FairShareRecord> retired_usage_;

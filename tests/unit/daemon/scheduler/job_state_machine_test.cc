@@ -1,5 +1,7 @@
 // Table test of the job state machine: every (state, event) pair that
 // matters, with the next state, effects and reason it must produce.
+#include <algorithm>
+
 #include "daemon/scheduler/job_state_machine.h"
 
 #include <catch2/catch.hpp>
@@ -45,13 +47,13 @@ TEST_CASE("job state machine transitions", "[state]") {
        S::kPending,
        {K::kCancel},
        S::kCancelled,
-       {E::kRecordEnd},
+       {E::kRecordEnd, E::kReleaseNodes},
        "Cancelled"},
       {"cancel running",
        S::kRunning,
        {K::kCancel},
        S::kCancelled,
-       {E::kKillRanks, E::kRecordAttemptEnd, E::kRecordEnd},
+       {E::kKillRanks, E::kRecordAttemptEnd, E::kRecordEnd, E::kReleaseNodes},
        "Cancelled"},
       {"one rank ok, others still running",
        S::kRunning,
@@ -63,85 +65,85 @@ TEST_CASE("job state machine transitions", "[state]") {
        S::kRunning,
        Exit(0, 0, true),
        S::kCompleted,
-       {E::kRecordAttemptEnd, E::kRecordEnd},
+       {E::kKillRanks, E::kRecordAttemptEnd, E::kRecordEnd, E::kReleaseNodes},
        ""},
       {"rank fails first",
        S::kRunning,
        Exit(3, 0, false),
        S::kFailed,
-       {E::kKillRanks, E::kRecordAttemptEnd, E::kRecordEnd},
+       {E::kKillRanks, E::kRecordAttemptEnd, E::kRecordEnd, E::kReleaseNodes},
        "NonZeroExitCode"},
       {"last rank fails",
        S::kRunning,
        Exit(3, 0, true),
        S::kFailed,
-       {E::kRecordAttemptEnd, E::kRecordEnd},
+       {E::kKillRanks, E::kRecordAttemptEnd, E::kRecordEnd, E::kReleaseNodes},
        "NonZeroExitCode"},
       {"rank killed by signal",
        S::kRunning,
        Exit(0, 9, false),
        S::kFailed,
-       {E::kKillRanks, E::kRecordAttemptEnd, E::kRecordEnd},
+       {E::kKillRanks, E::kRecordAttemptEnd, E::kRecordEnd, E::kReleaseNodes},
        "Signal"},
       {"rank killed by the OOM killer",
        S::kRunning,
        OutOfMemory(Exit(0, 9, false)),
        S::kOutOfMemory,
-       {E::kKillRanks, E::kRecordAttemptEnd, E::kRecordEnd},
+       {E::kKillRanks, E::kRecordAttemptEnd, E::kRecordEnd, E::kReleaseNodes},
        "OutOfMemory"},
       {"last rank OOM-killed (its child was, and it exited 137)",
        S::kRunning,
        OutOfMemory(Exit(137, 0, true)),
        S::kOutOfMemory,
-       {E::kRecordAttemptEnd, E::kRecordEnd},
+       {E::kKillRanks, E::kRecordAttemptEnd, E::kRecordEnd, E::kReleaseNodes},
        "OutOfMemory"},
       {"OOM, requeued",
        S::kRunning,
        Requeued(OutOfMemory(Exit(0, 9, false))),
        S::kPending,
-       {E::kKillRanks, E::kRecordAttemptEnd, E::kRequeue},
+       {E::kKillRanks, E::kRecordAttemptEnd, E::kRequeue, E::kReleaseNodes},
        "OutOfMemory"},
       {"rank fails, requeued",
        S::kRunning,
        Requeued(Exit(3, 0, false)),
        S::kPending,
-       {E::kKillRanks, E::kRecordAttemptEnd, E::kRequeue},
+       {E::kKillRanks, E::kRecordAttemptEnd, E::kRequeue, E::kReleaseNodes},
        "NonZeroExitCode"},
       {"time limit",
        S::kRunning,
        {K::kTimeLimit},
        S::kTimeout,
-       {E::kKillRanks, E::kRecordAttemptEnd, E::kRecordEnd},
+       {E::kKillRanks, E::kRecordAttemptEnd, E::kRecordEnd, E::kReleaseNodes},
        "TimeLimit"},
       {"time limit is never requeued",
        S::kRunning,
        Requeued({K::kTimeLimit}),
        S::kTimeout,
-       {E::kKillRanks, E::kRecordAttemptEnd, E::kRecordEnd},
+       {E::kKillRanks, E::kRecordAttemptEnd, E::kRecordEnd, E::kReleaseNodes},
        "TimeLimit"},
       {"node lost",
        S::kRunning,
        {K::kNodeLost},
        S::kNodeFail,
-       {E::kKillRanks, E::kRecordAttemptEnd, E::kRecordEnd},
+       {E::kKillRanks, E::kRecordAttemptEnd, E::kRecordEnd, E::kReleaseNodes},
        "NodeFail"},
       {"node lost, requeued",
        S::kRunning,
        Requeued({K::kNodeLost}),
        S::kPending,
-       {E::kKillRanks, E::kRecordAttemptEnd, E::kRequeue},
+       {E::kKillRanks, E::kRecordAttemptEnd, E::kRequeue, E::kReleaseNodes},
        "NodeFail"},
       {"hang",
        S::kRunning,
        {K::kHang},
        S::kFailed,
-       {E::kKillRanks, E::kRecordAttemptEnd, E::kRecordEnd},
+       {E::kKillRanks, E::kRecordAttemptEnd, E::kRecordEnd, E::kReleaseNodes},
        "Hang"},
       {"hang, requeued",
        S::kRunning,
        Requeued({K::kHang}),
        S::kPending,
-       {E::kKillRanks, E::kRecordAttemptEnd, E::kRequeue},
+       {E::kKillRanks, E::kRecordAttemptEnd, E::kRequeue, E::kReleaseNodes},
        "Hang"},
       {"late exit after cancel",
        S::kCancelled,
@@ -178,6 +180,34 @@ TEST_CASE("job state machine transitions", "[state]") {
       CHECK(t->effects == row.effects);
       CHECK(t->reason == row.reason);
     }
+  }
+}
+
+// The controller carries out these effects and nothing else, so every way
+// out of RUNNING must say to stop what runs, close the attempt and free
+// the nodes.
+TEST_CASE("every exit from RUNNING kills, closes the attempt and releases",
+          "[state]") {
+  const std::vector<JobEvent> events = {Exit(0, 0, true),
+                                        Exit(3, 0, true),
+                                        Exit(3, 0, false),
+                                        Exit(0, 9, false),
+                                        {K::kCancel},
+                                        {K::kTimeLimit},
+                                        {K::kNodeLost},
+                                        {K::kHang},
+                                        Requeued({K::kHang}),
+                                        Requeued(Exit(3, 0, true)),
+                                        OutOfMemory(Exit(137, 0, true))};
+  for (const JobEvent& event : events) {
+    absl::StatusOr<JobTransition> t = ApplyJobEvent(S::kRunning, event);
+    REQUIRE(t.ok());
+    REQUIRE(t->next != S::kRunning);
+    const std::vector<E>& effects = t->effects;
+    CHECK(effects.front() == E::kKillRanks);
+    CHECK(std::count(effects.begin(), effects.end(), E::kRecordAttemptEnd) ==
+          1);
+    CHECK(effects.back() == E::kReleaseNodes);
   }
 }
 

@@ -1,0 +1,182 @@
+// Controller: what users do to their jobs once submitted: cancel (or
+// signal), hold and release. Each request names jobs by id or by filter and
+// gets one result per job.
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "daemon/controller/controller.h"
+#include "daemon/controller/job_filter.h"
+#include "daemon/controller/user_hold.h"
+
+namespace gantry {
+
+absl::StatusOr<Controller::JobRuntime*> Controller::ManagedJob(
+    uint64_t job_id, const Caller& caller) {
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) {
+    return absl::NotFoundError(absl::StrCat("invalid job id ", job_id));
+  }
+  if (!caller.MayManage(it->second.record.uid())) {
+    return absl::PermissionDeniedError(absl::StrCat("access denied: job ",
+                                                    job_id, " belongs to ",
+                                                    it->second.record.user()));
+  }
+  return &it->second;
+}
+
+Controller::JobRuntime* Controller::ManagedJobFor(uint64_t id,
+                                                  const Caller& caller,
+                                                  v1::CancelResult& result) {
+  result.set_job_id(id);
+  absl::StatusOr<JobRuntime*> job = ManagedJob(id, caller);
+  if (!job.ok()) {
+    result.set_error(std::string(job.status().message()));
+    return nullptr;
+  }
+  return *job;
+}
+
+std::vector<uint64_t> Controller::ResolveTargets(
+    const google::protobuf::RepeatedField<uint64_t>& job_ids,
+    const v1::JobFilter& filter,
+    google::protobuf::RepeatedPtrField<v1::CancelResult>& unknown) const {
+  std::vector<uint64_t> ids(job_ids.begin(), job_ids.end());
+  std::set<uint64_t> added;
+  auto add = [&](uint64_t id) {
+    if (added.insert(id).second) ids.push_back(id);
+  };
+  auto active = [](const JobRuntime& job) {
+    return !IsTerminal(FromProto(job.record.state()));
+  };
+  if (FiltersByAttributes(filter)) {
+    for (const auto& [id, job] : live_jobs_) {
+      if (active(*job) && MatchesFilter(filter, job->record)) add(id);
+    }
+    return ids;
+  }
+  for (const v1::JobSelector& selector : filter.jobs()) {
+    // The job itself, or the tasks of the array, which have consecutive
+    // ids from the array's: only the pending and running ones.
+    bool matched = false;
+    for (auto it = live_jobs_.lower_bound(selector.job_id());
+         it != live_jobs_.end() &&
+         (it->first == selector.job_id() ||
+          it->second->record.array_job_id() == selector.job_id());
+         ++it) {
+      if (active(*it->second) &&
+          MatchesSelector(selector, it->second->record)) {
+        add(it->first);
+        matched = true;
+      }
+    }
+    if (matched) continue;
+    // Anything else goes on as given, so the answer says what is wrong with
+    // it (finished, unknown, not the caller's).
+    if (!selector.has_array_task_id()) {
+      add(selector.job_id());
+      continue;
+    }
+    for (auto it = jobs_.lower_bound(selector.job_id());
+         it != jobs_.end() &&
+         it->second.record.array_job_id() == selector.job_id();
+         ++it) {
+      if (MatchesSelector(selector, it->second.record)) {
+        add(it->first);
+        matched = true;
+      }
+    }
+    if (matched) continue;
+    const std::string name =
+        absl::StrCat(selector.job_id(), "_", selector.array_task_id());
+    v1::CancelResult* result = unknown.Add();
+    result->set_selector(name);
+    result->set_error(absl::StrCat("invalid job id ", name));
+  }
+  return ids;
+}
+
+void Controller::Cancel(const v1::CancelRequest& request, const Caller& caller,
+                        std::function<void(v1::CancelResponse)> done) {
+  v1::CancelResponse response;
+  for (uint64_t id : ResolveTargets(request.job_ids(), request.filter(),
+                                    *response.mutable_results())) {
+    v1::CancelResult* result = response.add_results();
+    JobRuntime* managed = ManagedJobFor(id, caller, *result);
+    if (managed == nullptr) continue;
+    JobRuntime& job = *managed;
+    if (request.signal() != 0) {
+      // scancel --signal: the ranks get the signal, the job's state is
+      // whatever they do with it.
+      if (request.signal() < 1 || request.signal() > 64) {
+        result->set_error(absl::StrCat("invalid signal ", request.signal()));
+        continue;
+      }
+      if (job.record.state() != v1::RUNNING) {
+        result->set_error(absl::StrCat(
+            "job ", id, " is not running, so it has no ranks to signal"));
+        continue;
+      }
+      const v1::KillRanks::Scope scope =
+          request.signal_target() == v1::CancelRequest::SIGNAL_BATCH_SCRIPT
+              ? v1::KillRanks::SCOPE_BATCH_SCRIPT
+          : request.signal_target() == v1::CancelRequest::SIGNAL_FULL ||
+                  !job.record.spec().script_once()
+              ? v1::KillRanks::SCOPE_ALL
+              : v1::KillRanks::SCOPE_STEP_TASKS;
+      SendKill(job, request.signal(), /*signal_only=*/true, scope);
+      StageEvent(
+          id, "", "signalled",
+          absl::StrCat("signal ", request.signal(), " sent by ", caller.user));
+      result->set_ok(true);
+      continue;
+    }
+    absl::Status status =
+        ApplyEvent(job, {JobEvent::Kind::kCancel},
+                   absl::StrCat("cancelled by ", caller.user));
+    if (!status.ok()) {
+      result->set_error(absl::StrCat("job ", id, ": ", status.message()));
+      continue;
+    }
+    result->set_ok(true);
+  }
+  AfterCommit([done = std::move(done), response = std::move(response)] {
+    done(response);
+  });
+}
+
+void Controller::Hold(const v1::HoldRequest& request, const Caller& caller,
+                      std::function<void(v1::HoldResponse)> done) {
+  const char* verb = request.release() ? "release" : "hold";
+  v1::HoldResponse response;
+  bool released_any = false;
+  for (uint64_t id : ResolveTargets(request.job_ids(), request.filter(),
+                                    *response.mutable_results())) {
+    v1::CancelResult* result = response.add_results();
+    JobRuntime* managed = ManagedJobFor(id, caller, *result);
+    if (managed == nullptr) continue;
+    JobRuntime& job = *managed;
+    if (job.record.state() != v1::PENDING) {
+      result->set_error(absl::StrCat(
+          "job ", id, " is ", v1::JobState_Name(job.record.state()),
+          ", not pending: only pending jobs can be held or released"));
+      continue;
+    }
+    result->set_ok(true);
+    if (job.record.held() == !request.release()) continue;  // already so
+    if (request.release()) {
+      MarkReleased(job.record);
+      released_any = true;
+    } else {
+      MarkHeld(job.record);
+    }
+    StageJob(job);
+    StageEvent(id, "", request.release() ? "released" : "held",
+               absl::StrCat(verb, " by ", caller.user));
+  }
+  if (released_any) RequestSchedule();
+  AfterCommit([done = std::move(done), response = std::move(response)] {
+    done(response);
+  });
+}
+
+}  // namespace gantry

@@ -1,0 +1,144 @@
+// Controller: the messages that start and stop ranks on agents: a job's
+// launch (with its environment and per-rank variables), kills and
+// signals, and sbatch --signal's warning before the time limit.
+#include "absl/strings/str_cat.h"
+#include "common/log.h"
+#include "daemon/controller/controller.h"
+#include "daemon/launch/rank_environment.h"
+#include "daemon/launch/step_layout.h"
+
+namespace gantry {
+
+void Controller::SendLaunch(uint64_t job_id, uint32_t attempt,
+                            const std::string* only_node) {
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) return;
+  const v1::JobRecord& record = it->second.record;
+  // Cancelled (or otherwise ended) before the launch went out.
+  if (record.state() != v1::RUNNING || record.attempt() != attempt) return;
+  // Records stored before JobEnvironment existed carry it inline.
+  google::protobuf::Map<std::string, std::string> stored;
+  const google::protobuf::Map<std::string, std::string>* environment =
+      &record.spec().environment();
+  if (environment->empty()) {
+    absl::StatusOr<v1::JobEnvironment> loaded =
+        store_.Environment(EnvironmentId(record));
+    if (!loaded.ok()) {
+      // Running it without the environment it was submitted with would
+      // be worse than not running it.
+      log::Error("cannot read a job's environment; cancelling it",
+                 {{"job", job_id}, {"error", loaded.status().ToString()}});
+      (void)ApplyEvent(it->second, {JobEvent::Kind::kCancel},
+                       absl::StrCat("its stored environment cannot be read: ",
+                                    loaded.status().message()));
+      return;
+    }
+    stored.swap(*loaded->mutable_variables());
+    environment = &stored;
+  }
+  const std::string& first_node = record.allocation(0).node();
+  std::string master_addr = nodes_.at(first_node).record.address();
+  for (int i = 0; i < record.allocation_size(); ++i) {
+    const v1::NodeAllocation& share = record.allocation(i);
+    // script_once: the script on the first node only; the other nodes
+    // wait for its steps.
+    const uint32_t script_ranks = ScriptRanksOn(record, i);
+    if (script_ranks == 0) continue;
+    if (only_node != nullptr && share.node() != *only_node) continue;
+    NodeRuntime& node = nodes_.at(share.node());
+    if (!node.link) {
+      // The node dropped between placement and launch; the deadline check
+      // fails the job if it does not come back with these ranks.
+      log::Warn("node unreachable at launch",
+                {{"job", job_id}, {"node", share.node()}});
+      continue;
+    }
+    v1::ControllerMessage message;
+    v1::LaunchRanks& launch = *message.mutable_launch();
+    launch.set_job_id(job_id);
+    launch.set_attempt(attempt);
+    launch.set_job_name(record.spec().name());
+    launch.set_script(record.spec().script());
+    *launch.mutable_script_args() = record.spec().script_args();
+    launch.set_working_dir(record.spec().working_dir());
+    launch.set_output_path(record.output_path());
+    // As sbatch: the first run's batch script starts the files afresh
+    // (unless --open-mode=append), a restart appends. In --per-task mode
+    // tasks on many nodes share the files, so they only ever append.
+    launch.set_truncate_output(record.spec().script_once() &&
+                               !record.spec().append_output() &&
+                               record.attempts_size() <= 1);
+    launch.set_error_path(record.error_path());
+    launch.set_uid(record.uid());
+    launch.set_gid(record.gid());
+    launch.set_user(record.user());
+    // The node's share bounds the job's cgroup there.
+    launch.set_cpus(share.cpus());
+    launch.set_mem_mb(share.mem_mb());
+    launch.set_checkpoint_dir(record.spec().checkpoint_dir());
+    // Rank 0's node watches for framework checkpoint markers.
+    launch.set_watch_checkpoints(i == 0 &&
+                                 !record.spec().checkpoint_dir().empty());
+    *launch.mutable_job_environment() = *environment;
+    for (uint32_t local = 0; local < script_ranks; ++local) {
+      v1::RankLaunch* rank = launch.add_ranks();
+      rank->set_rank(share.first_rank() + local);
+      *rank->mutable_gpu_indices() = share.gpu_indices();
+      for (auto& [key, value] : BuildRankEnvironment(
+               record, master_addr, static_cast<uint32_t>(i), local)) {
+        (*rank->mutable_environment())[key] = value;
+      }
+    }
+    node.link->Send(message);
+  }
+}
+
+void Controller::SendKill(const JobRuntime& job, int signal, bool signal_only,
+                          v1::KillRanks::Scope scope) {
+  for (const auto& [node_name, live] : job.live_ranks) {
+    if (live == 0) continue;
+    auto it = nodes_.find(node_name);
+    if (it == nodes_.end() || !it->second.link) continue;
+    v1::ControllerMessage message;
+    v1::KillRanks& kill = *message.mutable_kill();
+    kill.set_job_id(job.record.id());
+    kill.set_attempt(job.record.attempt());
+    kill.set_signal(signal);
+    kill.set_grace_seconds(options_.kill_grace_seconds);
+    kill.set_signal_only(signal_only);
+    kill.set_scope(scope);
+    it->second.link->Send(message);
+  }
+}
+
+void Controller::SendWarningSignal(JobRuntime& job, int64_t now) {
+  v1::JobRecord& record = job.record;
+  const v1::JobSpec& spec = record.spec();
+  const int64_t limit_ms =
+      static_cast<int64_t>(spec.time_limit_seconds()) * 1000;
+  if (limit_ms == 0 || record.warning_signal_attempt() == record.attempt()) {
+    return;
+  }
+  const int64_t lead_ms =
+      static_cast<int64_t>(spec.warning_signal_seconds()) * 1000;
+  if (now - record.start_time_ms() < limit_ms - lead_ms) return;
+  // Slurm's targets: B: the batch script alone; otherwise the steps' tasks,
+  // which in --per-task mode are the tasks themselves.
+  const v1::KillRanks::Scope scope =
+      spec.warning_signal_batch_only() ? v1::KillRanks::SCOPE_BATCH_SCRIPT
+      : spec.script_once()             ? v1::KillRanks::SCOPE_STEP_TASKS
+                                       : v1::KillRanks::SCOPE_ALL;
+  SendKill(job, spec.warning_signal(), /*signal_only=*/true, scope);
+  record.set_warning_signal_attempt(record.attempt());
+  const std::string detail = absl::StrCat(
+      "signal ", spec.warning_signal(), " sent to ",
+      spec.warning_signal_batch_only() ? "the batch script" : "the tasks", ", ",
+      spec.warning_signal_seconds(), " s before the time limit (--signal)");
+  StageEvent(record.id(), "", "signalled", detail);
+  StageJob(job);
+  log::Info("warning signal sent", {{"job", record.id()},
+                                    {"attempt", record.attempt()},
+                                    {"signal", spec.warning_signal()}});
+}
+
+}  // namespace gantry

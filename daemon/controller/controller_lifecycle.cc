@@ -1,0 +1,369 @@
+// Controller: the job lifecycle. Events go through the job state machine
+// (daemon/scheduler/job_state_machine.h), and ApplyEvent carries out exactly
+// the effects it returns; failures ask the restart policy first. Also node
+// shares held and released, fair-share charging, checkpoints and progress.
+#include <algorithm>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/crash_point.h"
+#include "common/log.h"
+#include "daemon/controller/controller.h"
+#include "daemon/controller/controller_metrics.h"
+#include "daemon/launch/rank_environment.h"
+#include "daemon/launch/step_layout.h"
+
+namespace gantry {
+
+void Controller::StartJob(JobRuntime& job) {
+  v1::JobRecord& record = job.record;
+  record.set_attempt(record.attempt() + 1);
+  record.set_start_time_ms(clock_.NowMs());
+  record.set_master_port(
+      ChooseMasterPort(cluster_id_, record.id(), record.attempt()));
+  record.set_reason("None");
+  record.clear_reason_detail();
+  record.clear_exits();
+  record.set_last_progress_ms(record.start_time_ms());
+  v1::AttemptRecord* attempt = record.add_attempts();
+  attempt->set_attempt(record.attempt());
+  attempt->set_start_time_ms(record.start_time_ms());
+  attempt->set_resumed_from(record.latest_checkpoint().path());
+  for (const v1::NodeAllocation& share : record.allocation()) {
+    attempt->add_nodes(share.node());
+  }
+  if (options_.metrics) {
+    // A restart waited from the end of the attempt before it.
+    const int64_t queued_ms =
+        record.attempts_size() > 1
+            ? record.attempts(record.attempts_size() - 2).end_time_ms()
+            : record.submit_time_ms();
+    options_.metrics->ObserveQueueWait(
+        static_cast<double>(std::max<int64_t>(0, clock_.NowMs() - queued_ms)) /
+        1000.0);
+  }
+  job.exited_ranks.clear();
+  job.live_ranks.clear();
+  record.clear_steps();
+  job.step_waiters.clear();
+  job.step_first_exit_ms.clear();
+  std::vector<std::string> node_names;
+  for (int i = 0; i < record.allocation_size(); ++i) {
+    job.live_ranks[record.allocation(i).node()] = ScriptRanksOn(record, i);
+    node_names.push_back(record.allocation(i).node());
+  }
+  absl::Status status = ApplyEvent(job, {JobEvent::Kind::kStart}, "");
+  if (!status.ok()) {
+    log::Error("scheduler chose a job that cannot start",
+               {{"job", record.id()}, {"error", status.ToString()}});
+    return;
+  }
+  TakeNodeShares(job);
+  std::string nodelist = absl::StrJoin(node_names, ",");
+  StageEvent(record.id(), "", "started",
+             absl::StrCat(
+                 "attempt ", record.attempt(), " on ", nodelist,
+                 record.latest_checkpoint().path().empty()
+                     ? ""
+                     : ", resuming from " + record.latest_checkpoint().path()));
+  log::Info("job started", {{"job", record.id()},
+                            {"attempt", record.attempt()},
+                            {"nodes", nodelist}});
+}
+
+absl::Status Controller::ApplyEvent(JobRuntime& job, const JobEvent& event,
+                                    const std::string& detail) {
+  v1::JobRecord& record = job.record;
+  const JobStatus before = FromProto(record.state());
+  absl::StatusOr<JobTransition> transition = ApplyJobEvent(before, event);
+  if (!transition.ok()) return transition.status();
+  if (transition->next == before && transition->effects.empty()) {
+    return absl::OkStatus();
+  }
+  record.set_state(ToProto(transition->next));
+  UpdateLive(job);
+  if (options_.metrics) options_.metrics->JobMoved(before, transition->next);
+  // The machine's effects, in its order, and nothing else.
+  for (JobEffect effect : transition->effects) {
+    switch (effect) {
+      case JobEffect::kLaunchRanks:
+        AfterCommit([this, id = record.id(), attempt = record.attempt()] {
+          CrashPoint("gantryd.start.after_commit_before_launch");
+          SendLaunch(id, attempt);
+          CrashPoint("gantryd.start.after_launch_sent");
+        });
+        break;
+      case JobEffect::kKillRanks:
+        AfterCommit([this, id = record.id(), kind = event.kind,
+                     requeue = event.requeue] {
+          if (requeue) {
+            CrashPoint("gantryd.requeue.after_commit_before_kill");
+          } else if (kind == JobEvent::Kind::kCancel) {
+            CrashPoint("gantryd.cancel.after_commit_before_kill");
+          }
+          auto it = jobs_.find(id);
+          if (it != jobs_.end()) SendKill(it->second);
+        });
+        break;
+      case JobEffect::kRecordAttemptEnd:
+        if (record.attempts_size() > 0) {
+          v1::AttemptRecord* attempt =
+              record.mutable_attempts(record.attempts_size() - 1);
+          attempt->set_end_time_ms(clock_.NowMs());
+          attempt->set_end_reason(
+              transition->reason.empty() ? "Completed" : transition->reason);
+          attempt->set_end_detail(detail);
+        }
+        EndOpenSteps(job, "the job's attempt ended: " + detail);
+        break;
+      case JobEffect::kRequeue:
+        if (options_.metrics) {
+          options_.metrics->CountRestart(transition->reason);
+        }
+        record.set_reason("Restarting");
+        record.set_reason_detail(detail);
+        StageEvent(record.id(), "", "requeued",
+                   absl::StrCat("attempt ", record.attempt(), " ended (",
+                                transition->reason, "): ", detail));
+        log::Warn("job requeued", {{"job", record.id()},
+                                   {"attempt", record.attempt()},
+                                   {"reason", transition->reason},
+                                   {"detail", detail}});
+        RequestSchedule();
+        break;
+      case JobEffect::kRecordEnd:
+        record.set_end_time_ms(clock_.NowMs());
+        record.set_reason(transition->reason.empty() ? "None"
+                                                     : transition->reason);
+        record.set_reason_detail(detail);
+        ++finished_jobs_;
+        ChargeUsage(record);
+        finished_order_.emplace_back(clock_.NowMs(), record.id());
+        RequestSchedule();  // jobs may depend on this one
+        StageEvent(record.id(), "",
+                   absl::AsciiStrToLower(JobStatusName(transition->next)),
+                   detail);
+        log::Info("job ended", {{"job", record.id()},
+                                {"state", JobStatusName(transition->next)},
+                                {"detail", detail}});
+        break;
+      case JobEffect::kReleaseNodes:
+        ReleaseFinished(job);
+        break;
+    }
+  }
+  StageJob(job);
+  return absl::OkStatus();
+}
+
+void Controller::FailJob(JobRuntime& job, FailureKind kind, int exit_code,
+                         int signal, bool all_ranks_exited,
+                         const std::string& detail) {
+  v1::JobRecord& record = job.record;
+  if (record.state() != v1::RUNNING) return;
+  RestartInput input;
+  input.kind = kind;
+  // Attempts our own crashes lost are not the job's to pay for.
+  input.attempts_started =
+      record.attempt() -
+      std::min(record.attempt(), record.uncharged_attempts());
+  input.max_restarts = record.spec().has_max_restarts()
+                           ? record.spec().max_restarts()
+                           : options_.default_max_restarts;
+  input.exit_code = exit_code;
+  input.signal = signal;
+  input.repeated_app_failures = record.repeated_app_failures();
+  input.previous_exit_code = record.exit_code();
+  input.previous_signal = record.exit_signal();
+  input.backoff_base_ms = options_.restart_backoff_ms;
+  RestartDecision decision = DecideRestart(input);
+  if (kind == FailureKind::kOwnCrash) {
+    // Neither the job's nor a node's doing: no charge, and the count of
+    // identical application failures in a row goes on across it.
+    record.set_uncharged_attempts(record.uncharged_attempts() + 1);
+  } else {
+    record.set_repeated_app_failures(
+        IsApplicationFailure(kind) ? decision.repeated_app_failures : 0);
+  }
+  if (IsApplicationFailure(kind)) {
+    record.set_exit_code(exit_code);
+    record.set_exit_signal(signal);
+  }
+  if (record.attempts_size() > 0) {
+    record.mutable_attempts(record.attempts_size() - 1)
+        ->set_node_fault(kind == FailureKind::kNodeFault);
+  }
+  JobEvent event{JobEvent::Kind::kRankExited};
+  switch (kind) {
+    case FailureKind::kApplication:
+    case FailureKind::kOutOfMemory:
+      event.exit_code = exit_code != 0 || signal != 0 ? exit_code : 1;
+      event.signal = signal;
+      event.out_of_memory = kind == FailureKind::kOutOfMemory;
+      event.all_ranks_exited = all_ranks_exited;
+      break;
+    case FailureKind::kNodeFault:
+    case FailureKind::kOwnCrash:
+      event.kind = JobEvent::Kind::kNodeLost;
+      break;
+    case FailureKind::kHang:
+      event.kind = JobEvent::Kind::kHang;
+      break;
+    case FailureKind::kTimeLimit:
+      event.kind = JobEvent::Kind::kTimeLimit;
+      break;
+    case FailureKind::kCancelled:
+      event.kind = JobEvent::Kind::kCancel;
+      break;
+  }
+  event.requeue = decision.restart;
+  if (decision.restart) {
+    record.set_eligible_time_ms(clock_.NowMs() + decision.backoff_ms);
+  }
+  std::string full_detail = detail;
+  if (!decision.final_detail.empty()) {
+    full_detail += "; " + decision.final_detail;
+  }
+  (void)ApplyEvent(job, event, full_detail);
+}
+
+bool Controller::JobNeedsNode(const JobRuntime& job,
+                              const std::string& node) const {
+  auto live = job.live_ranks.find(node);
+  if (live != job.live_ranks.end() && live->second > 0) return true;
+  if (job.record.state() != v1::RUNNING || !job.record.spec().script_once()) {
+    return false;
+  }
+  for (const v1::NodeAllocation& share : job.record.allocation()) {
+    if (share.node() == node) return true;
+  }
+  return false;
+}
+
+void Controller::TakeNodeShares(JobRuntime& job) {
+  for (const v1::NodeAllocation& share : job.record.allocation()) {
+    auto it = nodes_.find(share.node());
+    if (it == nodes_.end()) continue;
+    NodeRuntime& node = it->second;
+    node.usage.cpus += share.cpus();
+    node.usage.mem_mb += share.mem_mb();
+    for (uint32_t gpu : share.gpu_indices()) node.usage.gpus.insert(gpu);
+    job.occupied_nodes.insert(share.node());
+  }
+  UpdateLive(job);
+}
+
+void Controller::ReleaseNodeShare(JobRuntime& job,
+                                  const std::string& node_name) {
+  if (!job.occupied_nodes.erase(node_name)) return;
+  UpdateLive(job);
+  auto it = nodes_.find(node_name);
+  if (it == nodes_.end()) return;
+  NodeRuntime& node = it->second;
+  for (const v1::NodeAllocation& share : job.record.allocation()) {
+    if (share.node() != node_name) continue;
+    node.usage.cpus -= std::min(node.usage.cpus, share.cpus());
+    node.usage.mem_mb -= std::min(node.usage.mem_mb, share.mem_mb());
+    for (uint32_t gpu : share.gpu_indices()) node.usage.gpus.erase(gpu);
+  }
+  RequestSchedule();
+}
+
+void Controller::ReleaseFinished(JobRuntime& job) {
+  // A node's share is free once the job (or its attempt) is over and its
+  // ranks there are gone; until then new work could collide with a rank
+  // still stopping.
+  if (job.record.state() == v1::RUNNING) return;
+  std::vector<std::string> releasable;
+  for (const std::string& node : job.occupied_nodes) {
+    auto live = job.live_ranks.find(node);
+    auto runtime = nodes_.find(node);
+    bool node_down = runtime == nodes_.end() ||
+                     runtime->second.record.state() == v1::NODE_DOWN;
+    if (live == job.live_ranks.end() || live->second == 0 || node_down) {
+      releasable.push_back(node);
+    }
+  }
+  for (const std::string& node : releasable) ReleaseNodeShare(job, node);
+}
+
+// Usage for fair share: GPU-seconds (CPU-seconds for CPU-only jobs) of
+// every attempt (a failed attempt held its GPUs too), charged at the end.
+void Controller::ChargeUsage(const v1::JobRecord& record) {
+  ChargeUsage(record, fair_share_);
+}
+void Controller::ChargeUsage(const v1::JobRecord& record,
+                             FairShare& share) const {
+  double units = 0;
+  for (const v1::NodeAllocation& allocation : record.allocation()) {
+    units += allocation.gpu_indices_size() > 0 ? allocation.gpu_indices_size()
+                                               : allocation.cpus();
+  }
+  int64_t held_ms = 0;
+  for (const v1::AttemptRecord& attempt : record.attempts()) {
+    if (attempt.start_time_ms() > 0 && attempt.end_time_ms() > 0) {
+      held_ms +=
+          std::max<int64_t>(0, attempt.end_time_ms() - attempt.start_time_ms());
+    }
+  }
+  if (held_ms == 0 && record.start_time_ms() > 0) {
+    held_ms =
+        std::max<int64_t>(0, record.end_time_ms() - record.start_time_ms());
+  }
+  if (units == 0 || held_ms == 0) return;
+  share.AddUsage(record.user(), units * (held_ms / 1000.0),
+                 record.end_time_ms());
+}
+
+void Controller::RecordCheckpoint(JobRuntime& job, const std::string& path,
+                                  int64_t step, const std::string& source) {
+  v1::JobRecord& record = job.record;
+  const int64_t now = clock_.NowMs();
+  record.set_last_progress_ms(now);
+  if (step >= 0) record.set_progress_step(step);
+  if (path.empty()) return;  // progress only: memory is enough
+  const v1::CheckpointInfo& latest = record.latest_checkpoint();
+  // Markers are re-read every few seconds: only a new checkpoint counts, and
+  // never one older than what is known.
+  if (latest.path() == path && latest.step() == step) return;
+  if (step >= 0 && latest.step() > step) return;
+  v1::CheckpointInfo& info = *record.mutable_latest_checkpoint();
+  info.set_path(path);
+  info.set_step(step);
+  info.set_time_ms(now);
+  info.set_source(source);
+  StageJob(job);
+  StageEvent(
+      record.id(), "", "checkpoint",
+      absl::StrCat(path, step >= 0 ? absl::StrCat(" (step ", step, ")") : "",
+                   " from ", source));
+  log::Info("checkpoint recorded", {{"job", record.id()},
+                                    {"path", path},
+                                    {"step", step},
+                                    {"source", source}});
+}
+
+void Controller::ReportProgress(const v1::ReportProgressRequest& request,
+                                const Caller& caller,
+                                std::function<void(absl::Status)> done) {
+  absl::StatusOr<JobRuntime*> found = ManagedJob(request.job_id(), caller);
+  if (!found.ok()) {
+    done(found.status());
+    return;
+  }
+  JobRuntime& job = **found;
+  if (job.record.state() != v1::RUNNING) {
+    done(absl::FailedPreconditionError(
+        absl::StrCat("job ", request.job_id(), " is not running")));
+    return;
+  }
+  if (request.checkpoint_path().size() > 4096) {
+    done(absl::InvalidArgumentError("the checkpoint path is too long"));
+    return;
+  }
+  RecordCheckpoint(job, request.checkpoint_path(), request.step(), "report");
+  AfterCommit([done = std::move(done)] { done(absl::OkStatus()); });
+}
+
+}  // namespace gantry

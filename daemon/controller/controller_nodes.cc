@@ -1,0 +1,109 @@
+// Controller: node administration: partitions a node belongs to, drain and
+// resume (an admin's, or a health check's), and a node going down.
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "common/log.h"
+#include "daemon/controller/controller.h"
+#include "daemon/controller/controller_metrics.h"
+
+namespace gantry {
+
+void Controller::AssignPartitions(v1::NodeRecord& record) const {
+  record.clear_partitions();
+  for (const PartitionConfig& partition : options_.partitions) {
+    if (partition.Contains(record.name())) {
+      record.add_partitions(partition.name);
+    }
+  }
+  record.set_hot_spare(options_.hot_spares.count(record.name()) > 0);
+}
+
+void Controller::DrainNode(NodeRuntime& node, const std::string& reason) {
+  node.record.set_drained(true);
+  node.record.set_drain_reason(reason);
+  StageNode(node);
+  StageEvent(0, node.record.name(), "node_drained", reason);
+  log::Warn("node drained", {{"node", node.record.name()}, {"reason", reason}});
+}
+
+void Controller::Drain(const v1::DrainRequest& request, const Caller& caller,
+                       std::function<void(absl::Status)> done) {
+  if (!caller.admin) {
+    done(absl::PermissionDeniedError(absl::StrCat(
+        "draining and resuming nodes needs an admin (root or the admin "
+        "group); you are ",
+        caller.user)));
+    return;
+  }
+  if (!request.resume() && request.reason().empty()) {
+    done(absl::InvalidArgumentError("a drain needs a reason (--reason)"));
+    return;
+  }
+  for (const std::string& name : request.nodes()) {
+    if (!nodes_.count(name)) {
+      done(absl::NotFoundError(absl::StrCat("unknown node ", name)));
+      return;
+    }
+  }
+  for (const std::string& name : request.nodes()) {
+    NodeRuntime& node = nodes_.at(name);
+    if (request.resume()) {
+      node.record.set_drained(false);
+      node.record.clear_drain_reason();
+      StageNode(node);
+      StageEvent(0, name, "node_resumed", "by " + caller.user);
+      log::Info("node resumed", {{"node", name}});
+    } else {
+      DrainNode(node, request.reason());
+    }
+  }
+  RequestSchedule();
+  AfterCommit([done = std::move(done)] { done(absl::OkStatus()); });
+}
+
+void Controller::MarkNodeDown(NodeRuntime& node, const std::string& why) {
+  const std::string name = node.record.name();
+  log::Warn("node down", {{"node", name}, {"reason", why}});
+  node.record.set_state(v1::NODE_DOWN);
+  node.record.set_reason(why);
+  bool had_work = false;
+  const int64_t now = clock_.NowMs();
+  for (const auto& [id, job] : jobs_) {
+    if (JobNeedsNode(job, name)) had_work = true;
+    // An attempt this node's loss ended moments ago counts too.
+    const auto& attempts = job.record.attempts();
+    if (!attempts.empty()) {
+      const v1::AttemptRecord& last = attempts[attempts.size() - 1];
+      if (last.node_fault() && last.end_time_ms() != 0 &&
+          now - last.end_time_ms() <= options_.node_timeout_ms + 5000 &&
+          std::find(last.nodes().begin(), last.nodes().end(), name) !=
+              last.nodes().end()) {
+        had_work = true;
+      }
+    }
+  }
+  // A node that dies under a job is suspect until an admin looks at it.
+  if (had_work) DrainNode(node, why);
+  if (node.link) {
+    link_nodes_.erase(node.link.get());
+    node.link->Close();
+    node.link.reset();
+  }
+  StageNode(node);
+  StageEvent(0, name, "node_down", why);
+  for (auto& [id, job] : jobs_) {
+    if (!JobNeedsNode(job, name)) {
+      if (job.occupied_nodes.count(name) && job.record.state() != v1::RUNNING) {
+        ReleaseNodeShare(job, name);
+      }
+      continue;
+    }
+    job.live_ranks[name] = 0;  // its ranks are lost with it
+    FailJob(job, FailureKind::kNodeFault, 0, 0, false,
+            absl::StrCat("node ", name, " is down: ", why));
+    ReleaseNodeShare(job, name);
+  }
+}
+
+}  // namespace gantry

@@ -1,0 +1,365 @@
+// Controller: the scheduling pass. Picks the pending jobs that may start
+// now (eligible, dependencies met, array throttles), turns them and the
+// nodes into the scheduler's input (scheduling_input.h), runs Schedule()
+// and starts what it placed.
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <map>
+
+#include <boost/asio/post.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "common/job_dependency.h"
+#include "daemon/controller/controller.h"
+#include "daemon/controller/controller_metrics.h"
+#include "daemon/controller/scheduling_input.h"
+#include "daemon/launch/step_layout.h"
+#include "daemon/scheduler/scheduler.h"
+
+namespace gantry {
+namespace {
+
+// How many tasks of the array with that id are RUNNING; `jobs` is the
+// controller's id-ordered job map (its value type is private to it).
+template <typename JobMap>
+uint32_t RunningArrayTasks(const JobMap& jobs, uint64_t array_job_id) {
+  uint32_t running = 0;
+  // The tasks have consecutive ids from the array's.
+  for (auto it = jobs.lower_bound(array_job_id);
+       it != jobs.end() && it->second.record.array_job_id() == array_job_id;
+       ++it) {
+    if (it->second.record.state() == v1::RUNNING) ++running;
+  }
+  return running;
+}
+
+}  // namespace
+
+void Controller::RequestSchedule() {
+  if (schedule_posted_ || stopped_) return;
+  schedule_posted_ = true;
+  const int64_t wait_ns = next_pass_allowed_ns_ - clock_.MonotonicNs();
+  if (wait_ns <= 0) {
+    boost::asio::post(io_, [this] { SchedulePass(); });
+    return;
+  }
+  schedule_timer_.expires_after(std::chrono::nanoseconds(wait_ns));
+  schedule_timer_.async_wait([this](const boost::system::error_code& error) {
+    if (!error && !stopped_) SchedulePass();
+  });
+}
+
+std::shared_ptr<const NodeConstraint> Controller::ParsedConstraint(
+    JobRuntime& job) {
+  const std::string& text = job.record.spec().constraint();
+  if (text.empty()) return nullptr;
+  if (!job.constraint || job.constraint->text() != text) {
+    absl::StatusOr<NodeConstraint> parsed = NodeConstraint::Parse(text);
+    // Checked at submit; a damaged record matches no node rather than any.
+    job.constraint = std::make_shared<const NodeConstraint>(
+        parsed.ok() ? *std::move(parsed) : NodeConstraint());
+  }
+  return job.constraint;
+}
+
+void Controller::SchedulePass() {
+  // A pass over a long queue is the dearest thing the loop does; while
+  // triggers keep coming (a submission flood, a fleet registering) later
+  // passes wait this many times the last one's duration, so they take at
+  // most about a fifth of the loop and requests keep being served. A short
+  // pass (a small queue) leaves no noticeable pause.
+  constexpr int kSchedulingGapFactor = 4;
+  const int64_t pass_start_ns = clock_.MonotonicNs();
+  RunSchedule();
+  const int64_t pass_end_ns = clock_.MonotonicNs();
+  next_pass_allowed_ns_ =
+      pass_end_ns + kSchedulingGapFactor * (pass_end_ns - pass_start_ns);
+  if (options_.metrics) {
+    options_.metrics->ObserveSchedulingPass(
+        static_cast<double>(pass_end_ns - pass_start_ns) / 1e9);
+  }
+}
+
+void Controller::RunSchedule() {
+  schedule_posted_ = false;
+  // Reused from pass to pass: with tens of thousands pending, a fresh
+  // queue was megabytes of new memory to fault in on every pass.
+  std::vector<PendingJob>& queue = pending_queue_;
+  queue.clear();
+  const int64_t now = clock_.NowMs();
+  next_eligible_ms_ = 0;
+  singleton_holders_.reset();  // rebuilt on first use in this pass
+  std::size_t dependency_waiters = 0;
+  // Throttled arrays (--array=...%N): how many more of their tasks may join
+  // this pass's queue. Tasks are taken in id order, so the lowest indices
+  // start first.
+  std::map<uint64_t, uint32_t> array_slots;
+  // The queued jobs in id order, for finding them from the result.
+  std::vector<std::pair<uint64_t, JobRuntime*>> queued;
+  // Grown geometrically (a reserve to the exact size would reallocate on
+  // every pass while the queue grows).
+  if (queue.capacity() < live_jobs_.size()) {
+    queue.reserve(2 * live_jobs_.size());
+  }
+  queued.reserve(live_jobs_.size());
+  for (auto& [id, live] : live_jobs_) {
+    JobRuntime& job = *live;
+    v1::JobRecord& record = job.record;
+    if (record.state() != v1::PENDING) continue;
+    if (record.held()) continue;  // its reason says so (MarkHeld)
+    // A requeued job waits for its backoff and for the ranks of its last
+    // attempt to be gone, so no two attempts ever run at once.
+    if (!job.occupied_nodes.empty()) {
+      record.set_reason("Restarting");
+      record.set_reason_detail(absl::StrCat("waiting for the ranks of attempt ",
+                                            record.attempt(), " to stop"));
+      continue;
+    }
+    if (record.eligible_time_ms() > now) {
+      if (record.attempt() == 0) {
+        // --begin
+        record.set_reason("BeginTime");
+        record.set_reason_detail(absl::StrCat(
+            "eligible in ", (record.eligible_time_ms() - now + 999) / 1000,
+            " s (--begin)"));
+      } else {
+        record.set_reason("Restarting");
+        record.set_reason_detail(
+            absl::StrCat("backoff: attempt ", record.attempt() + 1, " in ",
+                         (record.eligible_time_ms() - now + 999) / 1000, " s"));
+      }
+      if (next_eligible_ms_ == 0 ||
+          record.eligible_time_ms() < next_eligible_ms_) {
+        next_eligible_ms_ = record.eligible_time_ms();
+      }
+      continue;
+    }
+    const v1::JobSpec& spec = record.spec();
+    if (!spec.dependency().empty() && !DependencyAllowsStart(job, now)) {
+      ++dependency_waiters;
+      continue;
+    }
+    if (record.array().max_running() > 0) {
+      auto [slots, fresh] = array_slots.try_emplace(record.array_job_id(), 0);
+      if (fresh) {
+        const uint32_t running =
+            RunningArrayTasks(jobs_, record.array_job_id());
+        const uint32_t limit = record.array().max_running();
+        slots->second = running < limit ? limit - running : 0;
+      }
+      if (slots->second == 0) {
+        record.set_reason("JobArrayTaskLimit");
+        record.set_reason_detail(
+            absl::StrCat("array ", record.array_job_id(), " runs at most ",
+                         record.array().max_running(),
+                         " task(s) at once (--array=", spec.array(), ")"));
+        continue;
+      }
+      --slots->second;
+    }
+    queue.push_back(PendingJobOf(record, ParsedConstraint(job)));
+    queued.emplace_back(id, &job);
+  }
+  if (queue.empty()) return;
+  // The node snapshot only when there is something to place: every
+  // registration asks for a pass, and a fleet of thousands registering
+  // would otherwise pay for the whole table each time.
+  std::vector<NodeSnapshot> snapshot;
+  std::vector<const std::string*> names;
+  for (const auto& [name, node] : nodes_) {
+    snapshot.push_back(
+        NodeSnapshotOf(node.record, node.link != nullptr, node.usage,
+                       topology_ ? &topology_->topology : nullptr));
+    names.push_back(&name);
+  }
+  auto queued_job = [&queued](uint64_t id) -> JobRuntime& {
+    auto it = std::lower_bound(
+        queued.begin(), queued.end(), id,
+        [](const auto& entry, uint64_t key) { return entry.first < key; });
+    return *it->second;
+  };
+  OrderQueue(queue, fair_share_, options_.priority_weights, now);
+  for (const PendingJob& pending : queue) {
+    queued_job(pending.id).priority = pending.priority;
+  }
+  ScheduleResult result = Schedule(snapshot, queue, RunningJobs(names),
+                                   SchedulerOptions{true, true, now});
+  // A job that starts now may release an `after` dependency: look again.
+  if (dependency_waiters > 0 && !result.starts.empty()) RequestSchedule();
+  for (JobWait& wait : result.waits) {
+    v1::JobRecord& record = queued_job(wait.job_id).record;
+    // Most jobs wait as they did in the last pass: leave their text be.
+    if (record.reason() != wait.reason) {
+      record.set_reason(std::move(wait.reason));
+    }
+    if (record.reason_detail() != wait.detail) {
+      record.set_reason_detail(std::move(wait.detail));
+    }
+  }
+  for (const JobStart& start : result.starts) {
+    JobRuntime& job = queued_job(start.job_id);
+    v1::JobRecord& record = job.record;
+    record.clear_allocation();
+    uint32_t next_rank = 0;
+    for (size_t i = 0; i < start.shares.size(); ++i) {
+      const NodeShare& share = start.shares[i];
+      v1::NodeAllocation* allocation = record.add_allocation();
+      allocation->set_node(*names[share.node_index]);
+      allocation->set_cpus(share.cpus);
+      for (uint32_t gpu : share.gpus) allocation->add_gpu_indices(gpu);
+      allocation->set_mem_mb(share.mem_mb);
+      allocation->set_first_rank(next_rank);
+      allocation->set_rank_count(
+          JobRanksOnNode(record.spec(), static_cast<uint32_t>(i)));
+      next_rank += allocation->rank_count();
+    }
+    StartJob(job);
+  }
+}
+
+// Whether a pending job's --dependency lets it start now; if not, sets its
+// reason (Dependency, or DependencyNeverSatisfied as Slurm says when it
+// never will) and, for after+MIN, when to look again.
+bool Controller::DependencyAllowsStart(JobRuntime& job, int64_t now) {
+  v1::JobRecord& record = job.record;
+  absl::StatusOr<JobDependency> dependency =
+      ParseDependency(record.spec().dependency());
+  if (!dependency.ok()) {  // checked at submit; only a damaged record
+    record.set_reason("DependencyNeverSatisfied");
+    record.set_reason_detail(std::string(dependency.status().message()));
+    return false;
+  }
+  auto depended_of = [](const v1::JobRecord& other) {
+    DependedJob depended;
+    depended.start_time_ms = other.start_time_ms();
+    switch (other.state()) {
+      case v1::PENDING:
+        depended.phase = DependedJob::Phase::kPending;
+        break;
+      case v1::RUNNING:
+        depended.phase = DependedJob::Phase::kRunning;
+        break;
+      case v1::COMPLETED:
+        depended.phase = DependedJob::Phase::kCompleted;
+        break;
+      default:
+        depended.phase = DependedJob::Phase::kFailed;
+        break;
+    }
+    return depended;
+  };
+  auto lookup = [this,
+                 &depended_of](uint64_t id) -> std::optional<DependedJob> {
+    auto it = jobs_.find(id);
+    if (it == jobs_.end()) return std::nullopt;
+    if (it->second.record.array_job_id() != id) {
+      return depended_of(it->second.record);
+    }
+    // An array's id stands for all its tasks, as in Slurm: started when
+    // all have started, ended when all have ended, COMPLETED when all did.
+    DependedJob all;
+    bool pending = false, running = false, failed = false;
+    for (; it != jobs_.end() && it->second.record.array_job_id() == id; ++it) {
+      const DependedJob task = depended_of(it->second.record);
+      pending = pending || task.phase == DependedJob::Phase::kPending;
+      running = running || task.phase == DependedJob::Phase::kRunning;
+      failed = failed || task.phase == DependedJob::Phase::kFailed;
+      all.start_time_ms = std::max(all.start_time_ms, task.start_time_ms);
+    }
+    all.phase = pending   ? DependedJob::Phase::kPending
+                : running ? DependedJob::Phase::kRunning
+                : failed  ? DependedJob::Phase::kFailed
+                          : DependedJob::Phase::kCompleted;
+    return all;
+  };
+  bool singleton_blocked = false;
+  if (std::any_of(dependency->terms.begin(), dependency->terms.end(),
+                  [](const DependencyTerm& term) {
+                    return term.kind == DependencyTerm::Kind::kSingleton;
+                  })) {
+    if (!singleton_holders_) {
+      // The oldest active job of each user and name holds the singleton.
+      singleton_holders_.emplace();
+      for (const auto& [id, other] : jobs_) {
+        if (other.record.state() == v1::PENDING ||
+            other.record.state() == v1::RUNNING) {
+          singleton_holders_->emplace(
+              std::make_pair(other.record.user(), other.record.spec().name()),
+              id);
+        }
+      }
+    }
+    auto holder = singleton_holders_->find(
+        std::make_pair(record.user(), record.spec().name()));
+    singleton_blocked =
+        holder != singleton_holders_->end() && holder->second != record.id();
+  }
+  DependencyVerdict verdict =
+      EvaluateDependency(*dependency, lookup, singleton_blocked, now);
+  switch (verdict.state) {
+    case DependencyVerdict::State::kSatisfied:
+      return true;
+    case DependencyVerdict::State::kNever:
+      record.set_reason("DependencyNeverSatisfied");
+      record.set_reason_detail(verdict.detail +
+                               "; cancel the job (gantry cancel)");
+      return false;
+    case DependencyVerdict::State::kWaiting:
+      record.set_reason("Dependency");
+      record.set_reason_detail(verdict.detail);
+      if (verdict.ready_at_ms > 0 &&
+          (next_eligible_ms_ == 0 || verdict.ready_at_ms < next_eligible_ms_)) {
+        next_eligible_ms_ = verdict.ready_at_ms;
+      }
+      return false;
+  }
+  return false;
+}
+
+// What the running jobs hold and until when, for backfill reservations.
+std::vector<RunningJob> Controller::RunningJobs(
+    const std::vector<const std::string*>& node_names) const {
+  std::map<std::string_view, std::size_t> index_of;
+  for (std::size_t i = 0; i < node_names.size(); ++i) {
+    index_of[*node_names[i]] = i;
+  }
+  std::vector<RunningJob> running;
+  for (const auto& [id, live] : live_jobs_) {
+    const JobRuntime& job = *live;
+    const v1::JobRecord& record = job.record;
+    // A job that ended (or is being requeued) still holds its nodes until
+    // its ranks are gone, at the latest a kill grace from now.
+    const bool stopping =
+        record.state() != v1::RUNNING && !job.occupied_nodes.empty();
+    if (record.state() != v1::RUNNING && !stopping) continue;
+    RunningJob r;
+    r.id = id;
+    r.exclusive = record.spec().exclusive();
+    const int64_t limit_ms =
+        static_cast<int64_t>(record.spec().time_limit_seconds()) * 1000;
+    if (stopping) {
+      r.expected_end_ms =
+          clock_.NowMs() + int64_t{options_.kill_grace_seconds} * 1000;
+    } else {
+      r.expected_end_ms = limit_ms > 0 ? record.start_time_ms() + limit_ms
+                                       : std::numeric_limits<int64_t>::max();
+    }
+    for (const v1::NodeAllocation& allocation : record.allocation()) {
+      if (stopping && !job.occupied_nodes.count(allocation.node())) continue;
+      auto it = index_of.find(allocation.node());
+      if (it == index_of.end()) continue;
+      NodeShare share;
+      share.node_index = it->second;
+      share.cpus = allocation.cpus();
+      share.gpus = {allocation.gpu_indices().begin(),
+                    allocation.gpu_indices().end()};
+      share.mem_mb = allocation.mem_mb();
+      r.shares.push_back(std::move(share));
+    }
+    running.push_back(std::move(r));
+  }
+  return running;
+}
+
+}  // namespace gantry

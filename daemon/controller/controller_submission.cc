@@ -1,0 +1,386 @@
+// Controller: submission. A job spec is checked field by field and against
+// the partitions and the nodes known, then staged as one record per job
+// (one per task of an array) in the turn's batch; the reply goes out once
+// that batch is durable.
+#include <algorithm>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/crash_point.h"
+#include "common/job_array.h"
+#include "common/job_dependency.h"
+#include "common/job_options.h"
+#include "common/log.h"
+#include "common/request_limits.h"
+#include "daemon/controller/controller.h"
+#include "daemon/controller/controller_metrics.h"
+#include "daemon/controller/request_validation.h"
+#include "daemon/controller/scheduling_input.h"
+#include "daemon/controller/submission_size.h"
+#include "daemon/controller/user_hold.h"
+#include "daemon/launch/node_restrictions.h"
+#include "daemon/launch/step_layout.h"
+#include "daemon/scheduler/scheduler.h"
+
+namespace gantry {
+namespace {
+
+// Limits on what one submission may carry: large enough for any real job,
+// small enough that a malformed or hostile request cannot exhaust the
+// controller.
+constexpr uint32_t kMaxNodes = 100'000;
+constexpr uint32_t kMaxTasksPerNode = 4096;
+constexpr uint32_t kMaxCpusPerTask = 4096;
+constexpr uint32_t kMaxGpusPerNode = 64;
+constexpr size_t kMaxScriptBytes = limits::kMaxBatchScriptBytes;
+constexpr size_t kMaxEnvironmentBytes = 1 << 20;
+constexpr size_t kMaxArgs = 4096;
+constexpr size_t kMaxNameBytes = 256;
+constexpr size_t kMaxPathBytes = 4096;
+
+absl::Status Invalid(const std::string& message) {
+  return absl::InvalidArgumentError(message);
+}
+
+std::string ResolvePath(const std::string& pattern, const v1::JobRecord& job) {
+  std::optional<ArrayTaskIds> array_task;
+  if (job.array_job_id() != 0) {
+    array_task = ArrayTaskIds{job.array_job_id(), job.array_task_id()};
+  }
+  std::string path = ExpandFilenamePattern(pattern, job.id(), job.spec().name(),
+                                           job.user(), array_task);
+  if (path.empty() || path[0] == '/') return path;
+  return job.spec().working_dir() + "/" + path;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
+    v1::JobSpec submitted) const {
+  if (absl::Status fields = ValidateJobSpecFields(submitted); !fields.ok()) {
+    return fields;
+  }
+  v1::JobRecord job;
+  v1::JobSpec& spec = *job.mutable_spec();
+  spec.Swap(&submitted);
+  if (spec.nodes() == 0) spec.set_nodes(1);
+  if (spec.nodes() > kMaxNodes) {
+    return Invalid(absl::StrCat("--nodes=", spec.nodes(),
+                                " is above the limit of ", kMaxNodes));
+  }
+  if (spec.ntasks() > 0 && spec.ntasks() < spec.nodes()) {
+    return Invalid(absl::StrCat("--ntasks=", spec.ntasks(),
+                                " is fewer than --nodes=", spec.nodes()));
+  }
+  if (spec.ntasks_per_node() == 0) {
+    spec.set_ntasks_per_node(
+        spec.ntasks() ? (spec.ntasks() + spec.nodes() - 1) / spec.nodes() : 1);
+  }
+  if (spec.ntasks() > 0 &&
+      uint64_t{spec.ntasks_per_node()} * spec.nodes() < spec.ntasks()) {
+    return Invalid(absl::StrCat(
+        "--ntasks=", spec.ntasks(), " does not fit in ", spec.nodes(),
+        " node(s) at --ntasks-per-node=", spec.ntasks_per_node()));
+  }
+  if (spec.ntasks_per_node() > kMaxTasksPerNode) {
+    return Invalid(absl::StrCat("--ntasks-per-node=", spec.ntasks_per_node(),
+                                " is above the limit of ", kMaxTasksPerNode));
+  }
+  if (spec.cpus_per_task() == 0) spec.set_cpus_per_task(1);
+  if (spec.cpus_per_task() > kMaxCpusPerTask) {
+    return Invalid(absl::StrCat("--cpus-per-task=", spec.cpus_per_task(),
+                                " is above the limit of ", kMaxCpusPerTask));
+  }
+  if (spec.gpus_per_node() > kMaxGpusPerNode) {
+    return Invalid(absl::StrCat("--gpus-per-node=", spec.gpus_per_node(),
+                                " is above the limit of ", kMaxGpusPerNode));
+  }
+  if (spec.script().empty()) return Invalid("the batch script is empty");
+  if (spec.script().size() > kMaxScriptBytes) {
+    return Invalid(absl::StrCat("the batch script is ", spec.script().size(),
+                                " bytes; the limit is ", kMaxScriptBytes));
+  }
+  if (spec.script().rfind("#!", 0) != 0) {
+    return Invalid(
+        "this does not look like a batch script: the first line must start "
+        "with #! followed by the path to an interpreter");
+  }
+  if (spec.script_args_size() > static_cast<int>(kMaxArgs)) {
+    return Invalid("too many script arguments");
+  }
+  size_t environment_bytes = 0;
+  for (const auto& [key, value] : spec.environment()) {
+    environment_bytes += key.size() + value.size() + 2;
+    if (key.empty() || key.find('=') != std::string::npos ||
+        key.find('\0') != std::string::npos) {
+      return Invalid(
+          absl::StrCat("invalid environment variable name \"", key, "\""));
+    }
+  }
+  if (environment_bytes > kMaxEnvironmentBytes) {
+    return Invalid("the exported environment is larger than 1 MiB");
+  }
+  if (spec.name().size() > kMaxNameBytes)
+    return Invalid("the job name is too long");
+  for (const std::string* path : {&spec.working_dir(), &spec.output_pattern(),
+                                  &spec.error_pattern(), &spec.submit_dir()}) {
+    if (path->size() > kMaxPathBytes) return Invalid("a path is too long");
+  }
+  if (spec.working_dir().empty() || spec.working_dir()[0] != '/') {
+    return Invalid("the working directory must be an absolute path");
+  }
+  if (spec.partition().empty()) spec.set_partition(DefaultPartition().name);
+  const PartitionConfig* partition = FindPartition(spec.partition());
+  if (partition == nullptr) {
+    std::vector<std::string> names;
+    for (const PartitionConfig& p : options_.partitions)
+      names.push_back(p.name);
+    return Invalid(absl::StrCat(
+        "invalid partition name \"", spec.partition(),
+        "\" (this cluster has: ", absl::StrJoin(names, ", "), ")"));
+  }
+  if (absl::Status restrictions = CheckNodeRestrictions(
+          *partition,
+          [this](const std::string& name) { return nodes_.count(name) > 0; },
+          spec);
+      !restrictions.ok()) {
+    return restrictions;
+  }
+  if (absl::Status limits = ApplyPartitionLimits(*partition, spec);
+      !limits.ok()) {
+    return limits;
+  }
+  if (spec.warning_signal() < 0 || spec.warning_signal() > 64 ||
+      spec.warning_signal_seconds() > 65535) {
+    return Invalid(
+        "--signal: the signal must be 1 to 64 and the time before the limit "
+        "at most 65535 s");
+  }
+  if (spec.name().empty()) spec.set_name("script");
+  if (!spec.dependency().empty()) {
+    absl::StatusOr<JobDependency> dependency =
+        ParseDependency(spec.dependency());
+    if (!dependency.ok()) return dependency.status();
+    for (DependencyTerm& term : dependency->terms) {
+      if (term.kind == DependencyTerm::Kind::kSingleton) continue;
+      if (term.array_task) {
+        // ID_TASK: the task's own job (array tasks have consecutive ids
+        // from the array's).
+        auto it = jobs_.find(term.job_id);
+        while (it != jobs_.end() &&
+               it->second.record.array_job_id() == term.job_id &&
+               it->second.record.array_task_id() != *term.array_task) {
+          ++it;
+        }
+        if (it == jobs_.end() ||
+            it->second.record.array_job_id() != term.job_id) {
+          return Invalid(absl::StrCat("--dependency: array task ", term.job_id,
+                                      "_", *term.array_task,
+                                      " does not exist"));
+        }
+        term.job_id = it->first;
+        term.array_task.reset();
+      } else if (!jobs_.count(term.job_id)) {
+        return Invalid(
+            absl::StrCat("--dependency: job ", term.job_id, " does not exist"));
+      }
+    }
+    spec.set_dependency(FormatDependency(*dependency));
+  }
+  if (!spec.checkpoint_dir().empty() && spec.checkpoint_dir()[0] != '/') {
+    return Invalid("the checkpoint directory must be an absolute path");
+  }
+  if (spec.has_max_restarts() && spec.max_restarts() > 1000) {
+    return Invalid("--max-restarts is above the limit of 1000");
+  }
+  if (!spec.array().empty()) {
+    absl::StatusOr<JobArraySpec> array = ParseJobArray(spec.array());
+    if (!array.ok()) {
+      return Invalid(
+          absl::StrCat("invalid value \"", spec.array().substr(0, 80),
+                       "\" for --array: ", array.status().message()));
+    }
+    spec.set_array(FormatJobArray(*array));
+    v1::JobArrayInfo& info = *job.mutable_array();
+    info.set_task_count(static_cast<uint32_t>(array->task_ids.size()));
+    info.set_min_task_id(array->min_task_id());
+    info.set_max_task_id(array->max_task_id());
+    info.set_step(array->step());
+    info.set_max_running(array->max_running);
+  }
+  if (absl::Status size = CheckSubmissionSize(
+          MeasureSubmission(spec, job.array().task_count()));
+      !size.ok()) {
+    return size;
+  }
+  // sbatch's slurm-%j.out and slurm-%A_%a.out, under Gantry's name.
+  if (spec.output_pattern().empty()) {
+    spec.set_output_pattern(spec.array().empty() ? "gantry-%j.out"
+                                                 : "gantry-%A_%a.out");
+  }
+  // A job no node of the partition could ever hold is refused now rather
+  // than left pending forever, by the scheduler's own test (NodeCouldEverHold)
+  // on the job as the scheduler will see it. With no node known yet (a cluster
+  // starting) nothing can be judged.
+  const PendingJob pending = PendingJobOf(job, nullptr);
+  uint32_t capable = 0, known = 0, most_gpus = 0;
+  for (const auto& [name, node] : nodes_) {
+    const NodeSnapshot capacity = NodeCapacityOf(node.record);
+    if (!NodeServesJob(capacity, pending)) continue;
+    ++known;
+    most_gpus = std::max(most_gpus, capacity.gpus_total);
+    if (NodeCouldEverHold(capacity, pending)) ++capable;
+  }
+  if (known > 0 && spec.gpus_per_node() > most_gpus) {
+    return Invalid(absl::StrCat("--gpus-per-node=", spec.gpus_per_node(),
+                                " is more than any node of partition ",
+                                spec.partition(), " has (", most_gpus, ")"));
+  }
+  if (known > 0 && capable < spec.nodes()) {
+    return Invalid(absl::StrCat(
+        "the job needs ", spec.nodes(), " node(s) with ", CpusPerNode(pending),
+        " CPUs",
+        spec.gpus_per_node() ? absl::StrCat(", ", spec.gpus_per_node(), " GPUs")
+                             : "",
+        spec.mem_per_node_mb()
+            ? absl::StrCat(", ", spec.mem_per_node_mb(), " MB")
+            : "",
+        " each; partition ", spec.partition(), " has ", capable,
+        " such node(s)"));
+  }
+  return job;
+}
+
+void Controller::Submit(v1::SubmitRequest request, const Caller& caller,
+                        std::function<void(absl::StatusOr<uint64_t>)> done) {
+  absl::StatusOr<v1::JobRecord> validated =
+      ValidateSubmission(std::move(*request.mutable_spec()));
+  if (!validated.ok() || request.validate_only()) {
+    done(validated.ok() ? absl::StatusOr<uint64_t>(0) : validated.status());
+    return;
+  }
+  // The job belongs to whoever proved to be asking, whatever it claims.
+  validated->set_user(caller.user);
+  validated->set_uid(caller.uid);
+  validated->set_gid(caller.gid);
+  // An array is one job per task, with consecutive ids, all staged in this
+  // turn's batch: one synced write makes the whole array durable, and the
+  // reply names the first id, the array's.
+  std::vector<uint32_t> task_ids;
+  if (!validated->spec().array().empty()) {
+    absl::StatusOr<JobArraySpec> array =
+        ParseJobArray(validated->spec().array());
+    if (!array.ok()) {  // canonical text from ValidateSubmission
+      done(array.status());
+      return;
+    }
+    task_ids = std::move(array->task_ids);
+  }
+  const uint64_t first_id = next_job_id_;
+  const size_t count = task_ids.empty() ? 1 : task_ids.size();
+  // The environment is stored once, apart from the records (see
+  // EnvironmentId), in the same batch, so it is durable with them; or not
+  // at all when this user's last submissions stored the very same one.
+  v1::JobEnvironment environment;
+  environment.mutable_variables()->swap(
+      *validated->mutable_spec()->mutable_environment());
+  if (!environment.variables().empty()) {
+    if (std::optional<uint64_t> stored = recent_environments_.FindOrRemember(
+            caller.uid, first_id, environment.variables())) {
+      validated->set_environment_id(*stored);
+    } else {
+      batch_.environments.emplace_back(first_id, std::move(environment));
+    }
+  }
+  const std::string shape =
+      absl::StrCat("user ", validated->user(), ", ", validated->spec().nodes(),
+                   " node(s), ", JobRankCount(validated->spec()), " task(s)");
+  for (size_t i = 0; i < count; ++i) {
+    JobRuntime job;
+    job.record = i + 1 < count ? *validated : std::move(*validated);
+    const uint64_t id = next_job_id_++;
+    job.record.set_id(id);
+    std::string detail = shape;
+    if (!task_ids.empty()) {
+      job.record.set_array_job_id(first_id);
+      job.record.set_array_task_id(task_ids[i]);
+      absl::StrAppend(&detail, ", array ", first_id, "_", task_ids[i]);
+    }
+    job.record.set_state(v1::PENDING);
+    job.record.set_submit_time_ms(clock_.NowMs());
+    job.record.set_eligible_time_ms(job.record.spec().begin_time_ms());
+    job.record.set_reason("None");
+    if (job.record.spec().hold()) {
+      MarkHeld(job.record);
+    }
+    job.record.set_output_path(
+        ResolvePath(job.record.spec().output_pattern(), job.record));
+    if (!job.record.spec().error_pattern().empty()) {
+      job.record.set_error_path(
+          ResolvePath(job.record.spec().error_pattern(), job.record));
+    }
+    StageJob(job);
+    StageEvent(id, "", "submitted", detail);
+    UpdateLive(jobs_.emplace(id, std::move(job)).first->second);
+    if (options_.metrics) options_.metrics->JobAdded(JobStatus::kPending);
+  }
+  batch_.next_job_id = next_job_id_;
+  const v1::JobRecord& first = jobs_.at(first_id).record;
+  // Every submission is in the durable event log ("submitted"); a line
+  // per job at info would be a write to the log per request.
+  const log::Level level =
+      task_ids.empty() ? log::Level::kDebug : log::Level::kInfo;
+  if (log::Enabled(level)) {
+    log::Write(level,
+               task_ids.empty() ? "job submitted" : "job array submitted",
+               {{"job", first_id},
+                {"user", first.user()},
+                {"name", first.spec().name()},
+                {"nodes", first.spec().nodes()},
+                {"tasks", JobRankCount(first.spec())},
+                {"array", first.spec().array()}});
+  }
+  AfterCommit([done = std::move(done), first_id] {
+    CrashPoint("gantryd.submit.after_commit_before_reply");
+    done(first_id);
+  });
+  RequestSchedule();
+}
+
+const PartitionConfig* Controller::FindPartition(
+    const std::string& name) const {
+  for (const PartitionConfig& partition : options_.partitions) {
+    if (partition.name == name) return &partition;
+  }
+  return nullptr;
+}
+
+const PartitionConfig& Controller::DefaultPartition() const {
+  for (const PartitionConfig& partition : options_.partitions) {
+    if (partition.is_default) return partition;
+  }
+  return options_.partitions.front();
+}
+
+absl::Status Controller::ApplyPartitionLimits(const PartitionConfig& partition,
+                                              v1::JobSpec& spec) const {
+  if (spec.time_limit_seconds() == 0) {
+    spec.set_time_limit_seconds(partition.ImplicitTimeLimit());
+  } else if (partition.max_time_seconds > 0 &&
+             spec.time_limit_seconds() > partition.max_time_seconds) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--time=", FormatTimeLimit(spec.time_limit_seconds()),
+                     " is above partition ", partition.name,
+                     "'s MaxTime=", FormatTimeLimit(partition.max_time_seconds),
+                     "; ask for less time or another partition"));
+  }
+  if (partition.max_nodes > 0 && spec.nodes() > partition.max_nodes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--nodes=", spec.nodes(), " is above partition ",
+                     partition.name, "'s MaxNodes=", partition.max_nodes));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace gantry

@@ -1,0 +1,95 @@
+#include "daemon/controller/scheduling_input.h"
+
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "daemon/launch/node_restrictions.h"
+#include "daemon/launch/step_layout.h"
+
+namespace gantry {
+namespace {
+
+// The switches above a node, leaf first; the first parent wherever a switch
+// has several (the scheduler sees a tree). Empty for a node not in the tree.
+std::vector<std::string> SwitchPath(const Topology& topology,
+                                    const std::string& node) {
+  std::vector<std::string> path;
+  std::optional<std::string> name = topology.LeafSwitchOf(node);
+  while (name.has_value() && path.size() < 64) {
+    path.push_back(*name);
+    const Topology::Switch* sw = topology.FindSwitch(*name);
+    if (sw == nullptr || sw->parents.empty()) break;
+    name = sw->parents.front().name;
+  }
+  return path;
+}
+
+}  // namespace
+
+PendingJob PendingJobOf(const v1::JobRecord& record,
+                        std::shared_ptr<const NodeConstraint> constraint) {
+  const v1::JobSpec& spec = record.spec();
+  PendingJob pending;
+  pending.id = record.id();
+  pending.partition = spec.partition();
+  pending.nodes = spec.nodes();
+  pending.max_tasks_per_node = JobRanksOnNode(spec, 0);
+  pending.cpus_per_task = spec.cpus_per_task();
+  pending.gpus_per_node = spec.gpus_per_node();
+  pending.mem_per_node_mb = spec.mem_per_node_mb();
+  pending.is_restart = record.attempt() > 0;
+  pending.user = record.user();
+  pending.submit_time_ms = record.submit_time_ms();
+  pending.time_limit_ms =
+      static_cast<int64_t>(spec.time_limit_seconds()) * 1000;
+  pending.exclusive = spec.exclusive();
+  SetNodeRestrictions(spec, std::move(constraint), pending);
+  pending.max_switches = spec.max_switches();
+  if (spec.max_switches() > 0 && spec.switches_max_wait_seconds() > 0) {
+    pending.switches_deadline_ms =
+        record.submit_time_ms() +
+        static_cast<int64_t>(spec.switches_max_wait_seconds()) * 1000;
+  }
+  return pending;
+}
+
+NodeSnapshot NodeCapacityOf(const v1::NodeRecord& record) {
+  const v1::NodeInventory& inventory = record.inventory();
+  NodeSnapshot s;
+  s.hot_spare = record.hot_spare();
+  s.partitions = {record.partitions().begin(), record.partitions().end()};
+  s.cpus_total = inventory.cpus();
+  s.gpus_total = static_cast<uint32_t>(inventory.gpus_size());
+  s.mem_total_mb = inventory.memory_mb();
+  return s;
+}
+
+NodeSnapshot NodeSnapshotOf(const v1::NodeRecord& record, bool reachable,
+                            const NodeUsage& usage, const Topology* topology) {
+  const v1::NodeInventory& inventory = record.inventory();
+  NodeSnapshot s = NodeCapacityOf(record);
+  s.name = record.name();
+  s.schedulable = record.state() == v1::NODE_UP && reachable &&
+                  !record.drained() && record.health_problems().empty();
+  s.cpus_free =
+      inventory.cpus() > usage.cpus ? inventory.cpus() - usage.cpus : 0;
+  for (const v1::GpuInfo& gpu : inventory.gpus()) {
+    if (!usage.gpus.count(gpu.index())) s.free_gpus.push_back(gpu.index());
+  }
+  for (const v1::GpuInfo& gpu : inventory.gpus()) {
+    if (gpu.index() >= s.gpu_hca.size()) s.gpu_hca.resize(gpu.index() + 1);
+    s.gpu_hca[gpu.index()] = gpu.nearest_hca();
+  }
+  if (topology != nullptr) s.switch_path = SwitchPath(*topology, s.name);
+  s.features = {record.features().begin(), record.features().end()};
+  for (const v1::GpuInfo& gpu : inventory.gpus()) {
+    s.gpu_models.push_back(absl::AsciiStrToLower(gpu.model()));
+  }
+  s.mem_free_mb = inventory.memory_mb() > usage.mem_mb
+                      ? inventory.memory_mb() - usage.mem_mb
+                      : 0;
+  return s;
+}
+
+}  // namespace gantry

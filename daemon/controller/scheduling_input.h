@@ -1,0 +1,43 @@
+// The scheduler's input from the controller's records: the one place a job
+// record becomes a PendingJob and a node record a NodeSnapshot
+// (daemon/scheduler/scheduler_types.h). The scheduling pass and submission
+// validation both go through here, so the scheduler and the "can any node
+// ever hold this job" check see a job alike. Pure functions, thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "common/node_constraint.h"
+#include "common/topology.h"
+#include "daemon/scheduler/scheduler_types.h"
+#include "gantry/v1/types.pb.h"
+
+namespace gantry {
+
+// What the jobs placed on a node take of it (the sum of their shares).
+struct NodeUsage {
+  uint32_t cpus = 0;
+  uint64_t mem_mb = 0;
+  std::set<uint32_t> gpus;  // indices
+};
+
+// The job as the scheduler sees it: size, partition, priority inputs,
+// restrictions. `constraint` is the spec's parsed --constraint (null: none).
+PendingJob PendingJobOf(const v1::JobRecord& record,
+                        std::shared_ptr<const NodeConstraint> constraint);
+
+// The node with what is free on it. `reachable`: its agent's stream is up.
+// `topology`: the switch tree (null: none imported; the node is then on the
+// one flat leaf).
+NodeSnapshot NodeSnapshotOf(const v1::NodeRecord& record, bool reachable,
+                            const NodeUsage& usage, const Topology* topology);
+
+// Only what never changes while the node runs, unnamed: its partitions,
+// spare mark and size, enough for NodeCouldEverHold
+// (daemon/scheduler/scheduler.h).
+NodeSnapshot NodeCapacityOf(const v1::NodeRecord& record);
+
+}  // namespace gantry

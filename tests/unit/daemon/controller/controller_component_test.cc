@@ -1,0 +1,342 @@
+// The controller as one component, without processes or sockets: the real
+// Controller on an io_context the test pumps, an in-memory store, a fake
+// clock the test moves, and fake agent links that record (or drop) what the
+// controller sends. Each case drives one path end to end: register and
+// launch, a rank failure through backoff to a restart, a node whose
+// heartbeats stop, a controller restart reconciling with its agents, and a
+// launch lost in the crash window between the start's commit and its send.
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <catch2/catch.hpp>
+
+#include "common/clock.h"
+#include "daemon/controller/agent_link.h"
+#include "daemon/controller/controller.h"
+#include "tests/unit/support/memory_store.h"
+
+namespace gantry {
+namespace {
+
+const Caller kAlice{.uid = 1000, .gid = 1000, .user = "alice"};
+const Caller kRoot{.uid = 0, .gid = 0, .user = "root", .admin = true};
+
+// An agent's stream as the controller sees it. Loop thread only.
+class FakeAgentLink : public AgentLink {
+ public:
+  void Send(const v1::ControllerMessage& message) override {
+    if (closed_) return;
+    if (dropping_) {
+      ++dropped_;
+      return;
+    }
+    sent_.push_back(message);
+  }
+  void Close() override { closed_ = true; }
+  void Close(const absl::Status&) override { closed_ = true; }
+  std::string Peer() const override { return "fake"; }
+
+  // Messages are lost from now on, as when the controller dies before they
+  // leave.
+  void DropEverything() { dropping_ = true; }
+
+  std::vector<v1::LaunchRanks> Launches() const {
+    std::vector<v1::LaunchRanks> launches;
+    for (const v1::ControllerMessage& message : sent_) {
+      if (message.has_launch()) launches.push_back(message.launch());
+    }
+    return launches;
+  }
+  bool closed() const { return closed_; }
+  int dropped() const { return dropped_; }
+
+ private:
+  std::vector<v1::ControllerMessage> sent_;
+  bool closed_ = false;
+  bool dropping_ = false;
+  int dropped_ = 0;
+};
+
+// A node's agent: its identity across reconnects, and its current stream.
+struct FakeAgent {
+  explicit FakeAgent(std::string node_name) : name(std::move(node_name)) {}
+  std::string name;
+  std::string instance = "instance-1";
+  std::string boot_id = "boot-1";
+  std::shared_ptr<FakeAgentLink> link;
+  uint64_t next_sequence = 1;
+};
+
+class Harness {
+ public:
+  Harness() {
+    options_.node_timeout_ms = 1000;
+    options_.restart_backoff_ms = 1000;
+    options_.reconnect_grace_ms = 60'000;
+    StartController();
+  }
+  ~Harness() { StopController(); }
+
+  void StartController() {
+    controller_.emplace(io_, store_, clock_, options_);
+    REQUIRE(controller_->Start().ok());
+  }
+  // As a crash would, except that the writer finishes the batch it has.
+  void StopController() {
+    if (!controller_) return;
+    controller_->Stop();
+    io_.poll();
+    controller_.reset();
+    io_.restart();
+  }
+
+  // Registers (or re-registers) `agent` on a fresh stream, saying it runs
+  // `running`.
+  void Register(FakeAgent& agent, const std::vector<v1::RankId>& running = {}) {
+    agent.link = std::make_shared<FakeAgentLink>();
+    v1::AgentMessage message;
+    v1::Register& reg = *message.mutable_register_();
+    reg.set_node_name(agent.name);
+    reg.set_address("192.0.2." + agent.name.substr(1));
+    reg.set_boot_id(agent.boot_id);
+    reg.set_agent_instance(agent.instance);
+    reg.set_agent_version("test");
+    v1::NodeInventory& inventory = *reg.mutable_inventory();
+    inventory.set_cpus(8);
+    inventory.set_memory_mb(16'000);
+    for (uint32_t i = 0; i < 2; ++i) inventory.add_gpus()->set_index(i);
+    for (const v1::RankId& rank : running) *reg.add_running() = rank;
+    controller_->OnAgentMessage(agent.link, message);
+    Pump();
+  }
+
+  void Heartbeat(FakeAgent& agent) {
+    v1::AgentMessage message;
+    message.mutable_heartbeat();
+    controller_->OnAgentMessage(agent.link, message);
+  }
+
+  void RankExited(FakeAgent& agent, const v1::LaunchRanks& launch,
+                  int exit_code) {
+    v1::AgentMessage message;
+    v1::RankEvent& event = *message.mutable_rank_event();
+    event.set_sequence(agent.next_sequence++);
+    event.set_kind(v1::RankEvent::EXITED);
+    event.mutable_rank()->set_job_id(launch.job_id());
+    event.mutable_rank()->set_attempt(launch.attempt());
+    event.mutable_rank()->set_rank(launch.ranks(0).rank());
+    event.set_exit_code(exit_code);
+    controller_->OnAgentMessage(agent.link, message);
+  }
+
+  uint64_t Submit(uint32_t gpus_per_node) {
+    v1::SubmitRequest submit;
+    v1::JobSpec& spec = *submit.mutable_spec();
+    spec.set_name("train");
+    spec.set_script("#!/bin/sh\ntrain\n");
+    spec.set_working_dir("/tmp");
+    spec.set_gpus_per_node(gpus_per_node);
+    spec.set_max_restarts(3);
+    std::optional<absl::StatusOr<uint64_t>> submitted;
+    controller_->Submit(submit, kAlice,
+                        [&](absl::StatusOr<uint64_t> id) { submitted = id; });
+    REQUIRE(PumpUntil([&] { return submitted.has_value(); }));
+    INFO(submitted->status().ToString());
+    REQUIRE(submitted->ok());
+    return **submitted;
+  }
+
+  v1::JobRecord Job(uint64_t id) {
+    absl::StatusOr<v1::GetJobResponse> job = controller_->GetJob(id, kRoot);
+    REQUIRE(job.ok());
+    return job->job();
+  }
+
+  v1::NodeRecord Node(const std::string& name) {
+    const v1::ListNodesResponse nodes = controller_->ListNodes();
+    for (const v1::NodeRecord& node : nodes.nodes()) {
+      if (node.name() == name) return node;
+    }
+    FAIL("no node " << name);
+    return {};
+  }
+
+  // Runs what is ready on the loop, the store writer's completions among
+  // it, without moving the fake clock.
+  void Pump() {
+    io_.run_for(std::chrono::milliseconds(20));
+    io_.restart();
+  }
+  // Pumps until `done` holds, for at most about five seconds.
+  bool PumpUntil(const std::function<bool()>& done) {
+    for (int i = 0; i < 250 && !done(); ++i) Pump();
+    return done();
+  }
+  // Lets the periodic timer (every 250 ms of real time) run while the fake
+  // clock moves 200 ms per step, so the controller never takes the test for
+  // a stalled loop; `each_step` runs first in every step (the heartbeats of
+  // the agents that are alive). Stops early once `done` holds.
+  bool Tick(int steps, const std::function<bool()>& done,
+            const std::function<void()>& each_step) {
+    for (int i = 0; i < steps && !done(); ++i) {
+      each_step();
+      clock_.AdvanceMs(200);
+      io_.run_for(std::chrono::milliseconds(260));
+      io_.restart();
+    }
+    return done();
+  }
+
+  ControllerOptions options_;
+  boost::asio::io_context io_;
+  MemoryStore store_;
+  FakeClock clock_;
+  std::optional<Controller> controller_;
+};
+
+v1::RankId RankOf(const v1::LaunchRanks& launch) {
+  v1::RankId rank;
+  rank.set_job_id(launch.job_id());
+  rank.set_attempt(launch.attempt());
+  rank.set_rank(launch.ranks(0).rank());
+  return rank;
+}
+
+TEST_CASE("a registered node gets the launch of a job placed on it",
+          "[controller][component]") {
+  Harness h;
+  FakeAgent n1("n1");
+  h.Register(n1);
+  const uint64_t id = h.Submit(/*gpus_per_node=*/2);
+  REQUIRE(h.PumpUntil([&] { return !n1.link->Launches().empty(); }));
+
+  const v1::LaunchRanks launch = n1.link->Launches().front();
+  CHECK(launch.job_id() == id);
+  CHECK(launch.attempt() == 1);
+  REQUIRE(launch.ranks_size() == 1);
+  // The agent gets the GPUs as numbers; the environment says the same.
+  CHECK(std::vector<uint32_t>(launch.ranks(0).gpu_indices().begin(),
+                              launch.ranks(0).gpu_indices().end()) ==
+        std::vector<uint32_t>{0, 1});
+  CHECK(launch.ranks(0).environment().at("CUDA_VISIBLE_DEVICES") == "0,1");
+  CHECK(h.Job(id).state() == v1::RUNNING);
+}
+
+TEST_CASE("a failed rank is restarted after its backoff, not before",
+          "[controller][component]") {
+  Harness h;
+  FakeAgent n1("n1");
+  h.Register(n1);
+  const uint64_t id = h.Submit(1);
+  REQUIRE(h.PumpUntil([&] { return n1.link->Launches().size() == 1; }));
+
+  const int64_t failed_at = h.clock_.NowMs();
+  h.RankExited(n1, n1.link->Launches().front(), 3);
+  REQUIRE(h.PumpUntil([&] { return h.Job(id).state() == v1::PENDING; }));
+  CHECK(h.Job(id).reason() == "Restarting");
+  // Real time passes, the fake clock does not: still backing off.
+  for (int i = 0; i < 20; ++i) h.Pump();
+  CHECK(n1.link->Launches().size() == 1);
+
+  REQUIRE(h.Tick(
+      20, [&] { return n1.link->Launches().size() == 2; },
+      [&] { h.Heartbeat(n1); }));
+  CHECK(h.clock_.NowMs() - failed_at >= h.options_.restart_backoff_ms);
+  CHECK(n1.link->Launches().back().attempt() == 2);
+  const v1::JobRecord job = h.Job(id);
+  CHECK(job.state() == v1::RUNNING);
+  REQUIRE(job.attempts_size() == 2);
+  CHECK(job.attempts(0).end_reason() == "NonZeroExitCode");
+}
+
+TEST_CASE(
+    "a node whose heartbeats stop goes down, is drained, and its job "
+    "restarts elsewhere",
+    "[controller][component]") {
+  Harness h;
+  FakeAgent n1("n1"), n2("n2");
+  h.Register(n1);
+  h.Register(n2);
+  const uint64_t id = h.Submit(2);
+  REQUIRE(h.PumpUntil([&] {
+    return n1.link->Launches().size() + n2.link->Launches().size() == 1;
+  }));
+  FakeAgent& lost = n1.link->Launches().empty() ? n2 : n1;
+  FakeAgent& alive = &lost == &n1 ? n2 : n1;
+
+  // Only the other node keeps beating.
+  REQUIRE(h.Tick(
+      30, [&] { return !alive.link->Launches().empty(); },
+      [&] { h.Heartbeat(alive); }));
+  const v1::NodeRecord down = h.Node(lost.name);
+  CHECK(down.state() == v1::NODE_DOWN);
+  CHECK(down.drained());
+  CHECK(lost.link->closed());
+  CHECK(h.Node(alive.name).state() == v1::NODE_UP);
+  const v1::JobRecord job = h.Job(id);
+  CHECK(job.state() == v1::RUNNING);
+  REQUIRE(job.attempts_size() == 2);
+  CHECK(job.attempts(0).node_fault());
+  CHECK(job.attempts(1).nodes(0) == alive.name);
+}
+
+TEST_CASE(
+    "after a controller restart, an agent that still runs the rank keeps "
+    "it",
+    "[controller][component]") {
+  Harness h;
+  FakeAgent n1("n1");
+  h.Register(n1);
+  const uint64_t id = h.Submit(1);
+  REQUIRE(h.PumpUntil([&] { return n1.link->Launches().size() == 1; }));
+  const v1::LaunchRanks launch = n1.link->Launches().front();
+
+  h.StopController();
+  h.StartController();
+  CHECK(h.Job(id).state() == v1::RUNNING);
+  // The same agent process redials and reports the rank it runs.
+  h.Register(n1, {RankOf(launch)});
+  for (int i = 0; i < 10; ++i) h.Pump();
+  CHECK(n1.link->Launches().empty());  // nothing launched twice
+  CHECK(h.Job(id).attempt() == 1);
+
+  h.RankExited(n1, launch, 0);
+  REQUIRE(h.PumpUntil([&] { return h.Job(id).state() == v1::COMPLETED; }));
+  CHECK(h.Job(id).attempts_size() == 1);
+}
+
+TEST_CASE(
+    "a launch lost between the start's commit and its send goes out again "
+    "after a restart, as the same attempt",
+    "[controller][component]") {
+  Harness h;
+  FakeAgent n1("n1");
+  h.Register(n1);
+  // The controller dies right after committing the start: the launch never
+  // leaves (gantryd.start.after_commit_before_launch).
+  n1.link->DropEverything();
+  const uint64_t id = h.Submit(1);
+  REQUIRE(h.PumpUntil([&] { return n1.link->dropped() > 0; }));
+  REQUIRE(h.Job(id).state() == v1::RUNNING);
+  h.StopController();
+
+  h.StartController();
+  // The agent never got it, so it reports nothing running.
+  h.Register(n1);
+  REQUIRE(h.PumpUntil([&] { return !n1.link->Launches().empty(); }));
+  const v1::LaunchRanks launch = n1.link->Launches().front();
+  CHECK(launch.job_id() == id);
+  CHECK(launch.attempt() == 1);  // not a restart, and not charged as one
+  const v1::JobRecord job = h.Job(id);
+  CHECK(job.state() == v1::RUNNING);
+  CHECK(job.attempt() == 1);
+}
+
+}  // namespace
+}  // namespace gantry
