@@ -173,9 +173,9 @@ void Controller::RunSchedule() {
                        topology_ ? &topology_->topology : nullptr));
     names.push_back(&name);
   }
-  auto queued_job = [&queued](uint64_t id) -> JobRuntime& {
+  auto queued_job = [&queued](JobId job_id) -> JobRuntime& {
     auto it = std::lower_bound(
-        queued.begin(), queued.end(), id,
+        queued.begin(), queued.end(), job_id.value(),
         [](const auto& entry, uint64_t key) { return entry.first < key; });
     return *it->second;
   };
@@ -334,7 +334,7 @@ std::vector<RunningJob> Controller::RunningJobs(
         record.state() != v1::RUNNING && !job.occupied_nodes.empty();
     if (record.state() != v1::RUNNING && !stopping) continue;
     RunningJob r;
-    r.id = id;
+    r.id = JobId(id);
     r.exclusive = record.spec().exclusive();
     const int64_t limit_ms =
         static_cast<int64_t>(record.spec().time_limit_seconds()) * 1000;

@@ -31,7 +31,7 @@ PendingJob PendingJobOf(const v1::JobRecord& record,
                         std::shared_ptr<const NodeConstraint> constraint) {
   const v1::JobSpec& spec = record.spec();
   PendingJob pending;
-  pending.id = record.id();
+  pending.id = JobId(record.id());
   pending.partition = spec.partition();
   pending.nodes = spec.nodes();
   pending.max_tasks_per_node = JobRanksOnNode(spec, 0);

@@ -73,7 +73,7 @@ void OrderQueue(std::vector<PendingJob>& queue, const FairShare& fair_share,
   struct Key {
     double priority;
     int64_t submit_time_ms;
-    uint64_t id;
+    JobId id;
     std::size_t index;
   };
   std::vector<Key> keys;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/ids.h"
 #include "common/node_constraint.h"
 
 namespace gantry {
@@ -39,7 +40,7 @@ struct NodeSnapshot {
 };
 
 struct PendingJob {
-  uint64_t id = 0;
+  JobId id;
   std::string partition;
   uint32_t nodes = 1;
   uint32_t max_tasks_per_node = 1;  // the most ranks any one node runs
@@ -82,7 +83,7 @@ struct NodeShare {
 // A job already holding resources; its shares are part of the snapshot's
 // used resources (not of the free ones) and return at expected_end_ms.
 struct RunningJob {
-  uint64_t id = 0;
+  JobId id;
   std::vector<NodeShare> shares;
   int64_t expected_end_ms = 0;
   bool exclusive = false;  // holds its nodes whole
@@ -95,14 +96,14 @@ struct SchedulerOptions {
 };
 
 struct JobStart {
-  uint64_t job_id = 0;
+  JobId job_id;
   std::vector<NodeShare> shares;  // in rank order: node 0 holds rank 0
   uint32_t leaf_switches = 0;     // distinct leaves the gang spans
   bool backfilled = false;        // started ahead of a reserved job
 };
 
 struct JobWait {
-  uint64_t job_id = 0;
+  JobId job_id;
   // Slurm reason word: Resources, Priority, Topology (--switches not yet
   // satisfiable), PartitionNodeLimit (can never fit).
   std::string reason;
@@ -112,7 +113,7 @@ struct JobWait {
 
 // Nodes held back for a blocked job (EASY backfill).
 struct Reservation {
-  uint64_t job_id = 0;
+  JobId job_id;
   int64_t start_ms = 0;
   std::vector<std::size_t> node_indices;
 };

@@ -19,7 +19,7 @@ struct Running {
 
 struct Completion {
   int64_t end_ms;
-  uint64_t id;
+  JobId id;
   bool operator>(const Completion& other) const {
     return end_ms != other.end_ms ? end_ms > other.end_ms : id > other.id;
   }
@@ -162,13 +162,13 @@ absl::StatusOr<PolicyReport> Simulate(const std::vector<TraceJob>& trace_jobs,
       });
   if (jobs.empty()) return report;
 
-  std::unordered_map<uint64_t, const TraceJob*> by_id;
+  std::unordered_map<JobId, const TraceJob*> by_id;
   for (const TraceJob& job : jobs) by_id[job.id] = &job;
 
   std::vector<NodeSnapshot> nodes = BuildNodes(shape);
   uint64_t free_gpus = shape.TotalGpus();
   std::vector<PendingJob> pending;
-  std::unordered_map<uint64_t, Running> running_by_id;
+  std::unordered_map<JobId, Running> running_by_id;
   std::vector<RunningJob> running;  // rebuilt when running_by_id changes
   bool running_dirty = false;
   std::priority_queue<Completion, std::vector<Completion>, std::greater<>>
@@ -240,7 +240,7 @@ absl::StatusOr<PolicyReport> Simulate(const std::vector<TraceJob>& trace_jobs,
     ++report.schedule_calls;
     if (result.starts.empty()) continue;
 
-    std::unordered_set<uint64_t> started;
+    std::unordered_set<JobId> started;
     for (JobStart& start : result.starts) {
       const TraceJob& job = *by_id.at(start.job_id);
       const GangShape gang = GangFor(job.gpus, shape);

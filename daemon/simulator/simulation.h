@@ -49,7 +49,7 @@ struct SimConfig {
 };
 
 struct JobOutcome {
-  uint64_t id = 0;
+  JobId id;
   int64_t submit_ms = 0;
   int64_t start_ms = 0;
   int64_t end_ms = 0;

@@ -230,7 +230,7 @@ absl::StatusOr<Trace> ParseTrace(std::string_view text, TraceFormat format,
       }
       continue;
     }
-    job.id = trace.jobs.size() + 1;
+    job.id = JobId(trace.jobs.size() + 1);
     trace.jobs.push_back(std::move(job));
   }
   return trace;

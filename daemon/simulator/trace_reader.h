@@ -22,13 +22,14 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/ids.h"
 
 namespace gantry::sim {
 
 enum class TraceFormat { kAuto, kPhilly, kTiresias };
 
 struct TraceJob {
-  uint64_t id = 0;        // 1-based row order in the file
+  JobId id;               // 1-based row order in the file
   int64_t submit_ms = 0;  // philly: Unix-epoch ms of the local wall clock
   int64_t duration_ms = 0;
   uint32_t gpus = 0;

@@ -64,7 +64,7 @@ std::vector<RunningJob> Occupy(std::vector<NodeSnapshot>& nodes, double busy,
       share.gpus.assign(n.free_gpus.begin(), n.free_gpus.begin() + count);
       n.free_gpus.erase(n.free_gpus.begin(), n.free_gpus.begin() + count);
       n.cpus_free -= share.cpus;
-      running.push_back({id++, {share}, end(rng), false});
+      running.push_back({JobId(id++), {share}, end(rng), false});
     }
   }
   return running;
@@ -79,7 +79,7 @@ std::vector<PendingJob> Queue(std::size_t count, std::mt19937& rng) {
   std::uniform_int_distribution<int64_t> limit(600'000, 86'400'000);
   for (std::size_t i = 0; i < count; ++i) {
     PendingJob j;
-    j.id = i + 1;
+    j.id = JobId(i + 1);
     j.partition = "main";
     j.user = "u" + std::to_string(i % 50);
     j.submit_time_ms = static_cast<int64_t>(i);
@@ -181,7 +181,7 @@ int Main(int argc, char** argv) {
   std::vector<NodeSnapshot> fragmented = IdleCluster();
   Occupy(fragmented, 0.4, rng);
   PendingJob gang;
-  gang.id = 1;
+  gang.id = JobId(1);
   gang.partition = "main";
   gang.nodes = 512;
   gang.gpus_per_node = 4;

@@ -18,7 +18,7 @@ constexpr int64_t kNowMs = 1'700'000'000'000;
 PendingJob Job(uint64_t id, const std::string& user, uint32_t nodes,
                int64_t submit_time_ms) {
   PendingJob job;
-  job.id = id;
+  job.id = JobId(id);
   job.user = user;
   job.nodes = nodes;
   job.submit_time_ms = submit_time_ms;
@@ -49,9 +49,10 @@ TEST_CASE("the queue is sorted by priority, then submit time, then id",
   REQUIRE(queue.size() == 2000);
   for (const PendingJob& job : queue) {
     CHECK(job.priority == JobPriority(job, fair_share, weights, kNowMs));
-    CHECK(job.partition == "partition-of-" + std::to_string(job.id));
-    CHECK(job.required_nodes ==
-          std::vector<std::string>{"node-of-" + std::to_string(job.id)});
+    CHECK(job.partition == "partition-of-" + std::to_string(job.id.value()));
+    CHECK(
+        job.required_nodes ==
+        std::vector<std::string>{"node-of-" + std::to_string(job.id.value())});
   }
   CHECK(std::is_sorted(
       queue.begin(), queue.end(), [](const PendingJob& a, const PendingJob& b) {
@@ -59,7 +60,7 @@ TEST_CASE("the queue is sorted by priority, then submit time, then id",
                std::make_tuple(-b.priority, b.submit_time_ms, b.id);
       }));
   std::vector<uint64_t> ids;
-  for (const PendingJob& job : queue) ids.push_back(job.id);
+  for (const PendingJob& job : queue) ids.push_back(job.id.value());
   std::sort(ids.begin(), ids.end());
   CHECK(std::adjacent_find(ids.begin(), ids.end()) == ids.end());
   CHECK(ids.front() == 1);
@@ -74,7 +75,7 @@ TEST_CASE("an empty queue and a queue of one stay as they are", "[priority]") {
   std::vector<PendingJob> one = {Job(5, "alice", 1, kNowMs)};
   OrderQueue(one, fair_share, PriorityWeights(), kNowMs);
   REQUIRE(one.size() == 1);
-  CHECK(one[0].id == 5);
+  CHECK(one[0].id == JobId(5));
   CHECK(one[0].partition == "partition-of-5");
 }
 

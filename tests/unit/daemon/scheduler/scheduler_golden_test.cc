@@ -100,7 +100,7 @@ std::size_t NodeIndex(const GoldenCase& c, const std::string& name) {
 
 void ParseRunning(const std::vector<std::string>& words, GoldenCase& c) {
   RunningJob job;
-  job.id = Number(words[1]);
+  job.id = JobId(Number(words[1]));
   for (std::size_t i = 2; i < words.size(); ++i) {
     if (absl::StartsWith(words[i], "end=")) {
       job.expected_end_ms = static_cast<int64_t>(Number(words[i].substr(4)));
@@ -127,7 +127,7 @@ void ParseRunning(const std::vector<std::string>& words, GoldenCase& c) {
 
 void ParseJob(const std::vector<std::string>& words, GoldenCase& c) {
   PendingJob job;
-  job.id = Number(words[1]);
+  job.id = JobId(Number(words[1]));
   job.partition = "main";
   for (std::size_t i = 2; i < words.size(); ++i) {
     std::pair<std::string, std::string> kv = absl::StrSplit(words[i], '=');
@@ -209,7 +209,7 @@ GoldenCase Load(const std::filesystem::path& path) {
 std::string Render(const GoldenCase& c, const ScheduleResult& result) {
   std::string out;
   for (const JobStart& start : result.starts) {
-    absl::StrAppend(&out, "start ", start.job_id,
+    absl::StrAppend(&out, "start ", start.job_id.value(),
                     " leaves=", start.leaf_switches,
                     start.backfilled ? " backfill" : "");
     for (const NodeShare& share : start.shares) {
@@ -219,7 +219,7 @@ std::string Render(const GoldenCase& c, const ScheduleResult& result) {
     absl::StrAppend(&out, "\n");
   }
   for (const JobWait& wait : result.waits) {
-    absl::StrAppend(&out, "wait ", wait.job_id, " ", wait.reason,
+    absl::StrAppend(&out, "wait ", wait.job_id.value(), " ", wait.reason,
                     wait.expected_start_ms
                         ? absl::StrCat(" at=", wait.expected_start_ms)
                         : "",
@@ -230,7 +230,7 @@ std::string Render(const GoldenCase& c, const ScheduleResult& result) {
     for (std::size_t i : reservation.node_indices) {
       names.push_back(c.nodes[i].name);
     }
-    absl::StrAppend(&out, "reserve ", reservation.job_id,
+    absl::StrAppend(&out, "reserve ", reservation.job_id.value(),
                     " at=", reservation.start_ms, " ",
                     absl::StrJoin(names, ","), "\n");
   }

@@ -23,7 +23,7 @@ NodeSnapshot Node(std::string name, uint32_t cpus, uint32_t gpus = 0,
 PendingJob Job(uint64_t id, uint32_t nodes, uint32_t tasks = 1,
                uint32_t cpus = 1, uint32_t gpus = 0) {
   PendingJob j;
-  j.id = id;
+  j.id = JobId(id);
   j.partition = "main";
   j.nodes = nodes;
   j.max_tasks_per_node = tasks;
@@ -57,7 +57,7 @@ TEST_CASE("GPUs are handed out per node without overlap", "[scheduler]") {
   CHECK(r.starts[0].shares[0].gpus == std::vector<uint32_t>{0, 1, 2, 3});
   CHECK(r.starts[1].shares[0].gpus == std::vector<uint32_t>{4, 5, 6, 7});
   REQUIRE(r.waits.size() == 1);
-  CHECK(r.waits[0].job_id == 3);
+  CHECK(r.waits[0].job_id == JobId(3));
   CHECK(r.waits[0].reason == "Resources");
 }
 
@@ -76,13 +76,13 @@ TEST_CASE("a job that can never fit does not block the queue", "[scheduler]") {
   ScheduleResult r =
       Schedule(nodes, {Job(1, 5), Job(2, 1, 1, 1, 1), Job(3, 2)});
   REQUIRE(r.waits.size() == 2);
-  CHECK(r.waits[0].job_id == 1);
+  CHECK(r.waits[0].job_id == JobId(1));
   CHECK(r.waits[0].reason == "PartitionNodeLimit");
   CHECK_THAT(r.waits[0].detail, Catch::Contains("has 2 such node(s)"));
-  CHECK(r.waits[1].job_id == 2);  // asks for a GPU no node has
+  CHECK(r.waits[1].job_id == JobId(2));  // asks for a GPU no node has
   CHECK(r.waits[1].reason == "PartitionNodeLimit");
   REQUIRE(r.starts.size() == 1);
-  CHECK(r.starts[0].job_id == 3);
+  CHECK(r.starts[0].job_id == JobId(3));
 }
 
 TEST_CASE("unreachable nodes and other partitions are not used",

@@ -45,7 +45,7 @@ TEST_CASE("Philly rows map timestamp, duration, GPUs and the VC as user") {
   CHECK(trace->format == TraceFormat::kPhilly);
   CHECK(trace->skipped_rows == 0);
   REQUIRE(trace->jobs.size() == 2);
-  CHECK(trace->jobs[0].id == 1);
+  CHECK(trace->jobs[0].id == JobId(1));
   CHECK(trace->jobs[0].submit_ms == 1507532515000);
   CHECK(trace->jobs[0].duration_ms == 66000);
   CHECK(trace->jobs[0].gpus == 1);
@@ -70,7 +70,7 @@ TEST_CASE("Malformed trace rows are skipped and counted, the rest is read") {
   CHECK(trace->jobs.size() == 2);
   CHECK(trace->skipped_rows == 5);
   CHECK(trace->first_skip == "line 3: expected 5 columns, found 3");
-  CHECK(trace->jobs[1].id == 2);
+  CHECK(trace->jobs[1].id == JobId(2));
   CHECK(trace->jobs[1].line == 8);
 }
 
@@ -141,16 +141,16 @@ TEST_CASE("Window selection sorts by submit time and applies start and limit") {
   std::vector<TraceJob> jobs(4);
   const int64_t submits[] = {30'000, 0, 10'000, 20'000};
   for (int i = 0; i < 4; ++i) {
-    jobs[i].id = i + 1;
+    jobs[i].id = JobId(i + 1);
     jobs[i].submit_ms = submits[i];
   }
   auto window = SelectWindow(jobs, /*start_s=*/10, /*span_s=*/15, 0);
   REQUIRE(window.size() == 2);
-  CHECK(window[0].id == 3);
-  CHECK(window[1].id == 4);
+  CHECK(window[0].id == JobId(3));
+  CHECK(window[1].id == JobId(4));
   window = SelectWindow(jobs, 0, 0, 3);
   REQUIRE(window.size() == 3);
-  CHECK(window[0].id == 2);
+  CHECK(window[0].id == JobId(2));
 }
 
 // Two 4-GPU nodes, each its own leaf. Jobs (submit, duration, GPUs):

@@ -1,0 +1,42 @@
+// Strong id types for values that cross module boundaries, so a job id
+// cannot be passed where a count, an index or another id is expected, and
+// a reader sees what a number is. Plain values; thread-safe.
+//
+// The wire format (protobuf) keeps bare integers; code converts at the
+// edges with JobId(value) and .value().
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <functional>
+#include <ostream>
+
+namespace gantry {
+
+// A job's id (an array task has its own). 0: none.
+class JobId {
+ public:
+  constexpr JobId() = default;
+  constexpr explicit JobId(uint64_t value) : value_(value) {}
+  constexpr uint64_t value() const { return value_; }
+  friend constexpr auto operator<=>(JobId, JobId) = default;
+  friend std::ostream& operator<<(std::ostream& out, JobId id) {
+    return out << id.value_;
+  }
+  template <typename H>
+  friend H AbslHashValue(H hash, JobId id) {
+    return H::combine(std::move(hash), id.value_);
+  }
+
+ private:
+  uint64_t value_ = 0;
+};
+
+}  // namespace gantry
+
+template <>
+struct std::hash<gantry::JobId> {
+  size_t operator()(gantry::JobId id) const noexcept {
+    return std::hash<uint64_t>()(id.value());
+  }
+};
