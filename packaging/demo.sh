@@ -1,5 +1,6 @@
 #!/bin/bash
-# Gantry's main job on one machine: installs what is missing, builds, starts
+# Gantry's main job on one machine: installs what is missing, builds the
+# daemons and the CLI (packaging/build.sh, the build test.sh shares), starts
 # a private munged, gantryd and 4 agents on loopback in a temp dir, submits the example
 # 2-node all-reduce, shows the queue and cluster status while it runs, prints
 # the job's output and record, and stops everything it started.
@@ -9,7 +10,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$root/packaging/install-deps.sh"
-"$root/packaging/build.sh"
+# Only what the demo runs; test.sh builds the rest on the same configuration.
+"$root/packaging/build.sh" gantryd gantry-agent gantry
 build="${GANTRY_BUILD_DIR:-$root/build}"
 gantryd="$build/daemon/gantryd"
 agent="$build/agent/gantry-agent"

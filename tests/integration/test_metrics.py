@@ -18,11 +18,9 @@ import urllib.parse
 import urllib.request
 
 import gantry_cluster
-from gantry_cluster import ClusterTestCase, GantryCluster, wait_for
+from gantry_cluster import ClusterTestCase, GantryCluster, shared_data, wait_for
 
-SHARED_DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                           "..", "..", "..", "shared", "data")
-H100_XML = os.path.join(SHARED_DATA, "hwloc", "dell-xe8640-4xH100-ndr.flux-ipa20.v2.xml")
+H100_XML = shared_data("hwloc", "dell-xe8640-4xH100-ndr.flux-ipa20.v2.xml")
 H100_GPUS = ["0000:4e:00.0", "0000:5f:00.0", "0000:cb:00.0", "0000:db:00.0"]
 
 PROMTOOL = "/usr/bin/promtool"

@@ -6,11 +6,10 @@ The agent describes a real 4xH100 server from its hwloc XML and looks its
 GPUs up in a fake sysfs tree (--sysfs-root), so the test can pull a GPU."""
 import os
 
-from gantry_cluster import ClusterTestCase, GantryCluster, main, wait_for
+from gantry_cluster import (ClusterTestCase, GantryCluster, main, shared_data,
+                            wait_for)
 
-SHARED_DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                           "..", "..", "..", "shared", "data")
-H100_XML = os.path.join(SHARED_DATA, "hwloc", "dell-xe8640-4xH100-ndr.flux-ipa20.v2.xml")
+H100_XML = shared_data("hwloc", "dell-xe8640-4xH100-ndr.flux-ipa20.v2.xml")
 H100_GPUS = ["0000:4e:00.0", "0000:5f:00.0", "0000:cb:00.0", "0000:db:00.0"]
 
 

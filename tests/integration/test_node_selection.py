@@ -109,8 +109,7 @@ class NodeSelectionTest(ClusterTestCase):
         self.assertEqual(node["features"], ["h100", "ib", "rack2"])
 
 
-SHARED_HWLOC = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                            "..", "..", "..", "shared", "data", "hwloc")
+SHARED_HWLOC = gantry_cluster.shared_data("hwloc")
 GPU_SERVERS = {
     "node01": "dell-xe8640-4xH100-ndr.flux-ipa20.v2.xml",  # 4x H100
     "node02": "ibm-power9-4xV100-2xCX5.flux-sierra.v1.xml",  # 4x V100
@@ -126,7 +125,7 @@ class GpuTypeTest(ClusterTestCase):
                    if not os.path.exists(os.path.join(SHARED_HWLOC, xml))]
         if missing:
             raise unittest.SkipTest(
-                f"../shared/data/hwloc lacks {missing}: the GPU type test "
+                f"{SHARED_HWLOC} lacks {missing}: the GPU type test "
                 "needs the real servers' topologies")
         cls.cluster = cls.start_class_cluster(
             agents=2,

@@ -3,10 +3,7 @@ agents, persisted across controller restarts, and a bad file changes
 nothing."""
 import os
 
-from gantry_cluster import ClusterTestCase, main
-
-SHARED_DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                           "..", "..", "..", "shared", "data")
+from gantry_cluster import ClusterTestCase, main, shared_data
 
 SMALL_TREE = """# two leaves under one spine
 SwitchName=spine Switches=leaf[1-2]
@@ -52,8 +49,8 @@ class TopologyTest(ClusterTestCase):
         self.assertEqual(c.nodes()["node02"]["leaf_switches"], ["leaf1"])
 
     def test_real_fabric_dump_imports(self):
-        dump = os.path.join(SHARED_DATA, "fabric", "ibnetdiscover",
-                            "topograph-dgx-h100-ndr-superpod.ibnetdiscover.out")
+        dump = shared_data("fabric", "ibnetdiscover",
+                           "topograph-dgx-h100-ndr-superpod.ibnetdiscover.out")
         if not os.path.exists(dump):
             self.skipTest(f"shared data not found at {dump}")
         c = self.start_cluster(agents=1)

@@ -8,10 +8,9 @@ import subprocess
 import tempfile
 import unittest
 
-from gantry_cluster import build_dir, main
+from gantry_cluster import build_dir, main, shared_data
 
-TRACES = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                      "..", "..", "..", "shared", "data", "traces")
+TRACES = shared_data("traces")
 PHILLY = os.path.join(TRACES, "philly", "pollux_philly.csv")
 POLICIES = {"gantry", "fifo", "backfill"}
 

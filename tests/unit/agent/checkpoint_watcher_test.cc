@@ -15,6 +15,8 @@
 #include <mutex>
 #include <vector>
 
+#include "tests/unit/support/skip.h"
+
 namespace gantry::agent {
 namespace {
 
@@ -76,7 +78,9 @@ TEST_CASE("the last read when an attempt ends is the watcher's",
 TEST_CASE("a marker the user may not read is not reported",
           "[checkpoint][privileges]") {
   const passwd* nobody = ::getpwnam("nobody");
-  if (::geteuid() != 0 || nobody == nullptr) return;  // needs root
+  if (::geteuid() != 0 || nobody == nullptr) {
+    GANTRY_SKIP("needs root and the nobody user");
+  }
   RankIdentity user;
   user.switch_user = true;
   user.uid = nobody->pw_uid;

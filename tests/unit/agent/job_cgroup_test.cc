@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "agent/cgroup_text.h"
+#include "tests/unit/support/skip.h"
 
 namespace gantry::agent {
 namespace {
@@ -229,16 +230,14 @@ TEST_CASE("on the real cgroup2 tree a daemonised process dies with its job",
           "[cgroup][real]") {
   std::optional<std::string> mount = RealCgroup2Mount();
   if (::geteuid() != 0 || !mount) {
-    WARN("skipped: needs root and a cgroup2 mount");
-    return;
+    GANTRY_SKIP("needs root and a cgroup2 mount");
   }
   CgroupSettings settings;
   settings.root = "/gantry-unit-" + std::to_string(::getpid());
   settings.node_name = "node01";
   std::unique_ptr<JobCgroups> cgroups = JobCgroups::Open(settings);
   if (cgroups == nullptr) {
-    WARN("skipped: cannot create cgroups here");
-    return;
+    GANTRY_SKIP("cannot create cgroups here");
   }
   absl::StatusOr<std::string> procs = cgroups->Create("1.1", {2, 0});
   REQUIRE(procs.ok());

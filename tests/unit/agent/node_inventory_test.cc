@@ -20,27 +20,14 @@
 #include <string>
 #include <vector>
 
-#ifndef GANTRY_SHARED_DATA
-#define GANTRY_SHARED_DATA ""
-#endif
+#include "tests/unit/support/shared_data.h"
 
 namespace gantry::agent {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string HwlocDir() { return std::string(GANTRY_SHARED_DATA) + "/hwloc"; }
-
-// Catch2 v2 has no SKIP: tests warn and return when the data is missing.
-bool HaveData() { return fs::is_directory(HwlocDir()); }
-#define REQUIRE_DATA_OR_SKIP()                                             \
-  do {                                                                     \
-    if (!HaveData()) {                                                     \
-      WARN("skipped: hwloc test data not found at "                        \
-           << HwlocDir() << " (GANTRY_SHARED_DATA); nothing was checked"); \
-      return;                                                              \
-    }                                                                      \
-  } while (0)
+std::string HwlocDir() { return testing::SharedDataPath("hwloc"); }
 
 v1::NodeInventory Load(const std::string& file) {
   absl::StatusOr<v1::NodeInventory> inventory =
@@ -304,7 +291,7 @@ const std::vector<Expected>& Table() {
 }
 
 TEST_CASE("every hwloc data file has a row in the table") {
-  REQUIRE_DATA_OR_SKIP();
+  GANTRY_REQUIRE_SHARED_DATA(HwlocDir());
   std::set<std::string> listed;
   for (const Expected& e : Table()) listed.insert(e.file);
   int files = 0;
@@ -318,7 +305,7 @@ TEST_CASE("every hwloc data file has a row in the table") {
 }
 
 TEST_CASE("inventory of each hwloc data file matches the file") {
-  REQUIRE_DATA_OR_SKIP();
+  GANTRY_REQUIRE_SHARED_DATA(HwlocDir());
   for (const Expected& e : Table()) {
     DYNAMIC_SECTION(e.file) {
       INFO(e.what);
@@ -396,7 +383,7 @@ TEST_CASE("inventory of each hwloc data file matches the file") {
 }
 
 TEST_CASE("hwloc XML version 3 is refused with a clear error") {
-  REQUIRE_DATA_OR_SKIP();
+  GANTRY_REQUIRE_SHARED_DATA(HwlocDir());
   const std::string path = HwlocDir() + "/nvidia-dgx2h-16xV100.hwloc.v3.xml";
   absl::StatusOr<v1::NodeInventory> result = DiscoverFromHwlocXml(path);
   INFO(result.status().ToString());
@@ -428,7 +415,7 @@ TEST_CASE(
 }
 
 TEST_CASE("board-management VGA is never a GPU, even with DRM OS devices") {
-  REQUIRE_DATA_OR_SKIP();
+  GANTRY_REQUIRE_SHARED_DATA(HwlocDir());
   struct Bmc {
     const char* file;
     const char* bus_id;
@@ -452,7 +439,7 @@ TEST_CASE("board-management VGA is never a GPU, even with DRM OS devices") {
 }
 
 TEST_CASE("a GPU is counted once whatever OS devices hang from it") {
-  REQUIRE_DATA_OR_SKIP();
+  GANTRY_REQUIRE_SHARED_DATA(HwlocDir());
   const v1::NodeInventory dell =
       Load("dell-xe8640-4xH100-ndr.flux-ipa20.v2.xml");
   REQUIRE(dell.gpus_size() == 4);
@@ -469,7 +456,7 @@ TEST_CASE("a GPU is counted once whatever OS devices hang from it") {
 }
 
 TEST_CASE("GPUs known only by PCI ids still get a model") {
-  REQUIRE_DATA_OR_SKIP();
+  GANTRY_REQUIRE_SHARED_DATA(HwlocDir());
   const v1::NodeInventory inv =
       Load("meluxina-gpu-4xA100-2xHDR.psmgmt-mel2001.v1.xml");
   REQUIRE(inv.gpus_size() == 4);
@@ -480,7 +467,7 @@ TEST_CASE("GPUs known only by PCI ids still get a model") {
 }
 
 TEST_CASE("a second GPU vendor in the same slot is a GPU of its own") {
-  REQUIRE_DATA_OR_SKIP();
+  GANTRY_REQUIRE_SHARED_DATA(HwlocDir());
   const v1::NodeInventory inv =
       Load("supermicro-x9drg-3xM2075-ib-wholeio.hwloc.v2.xml");
   REQUIRE(inv.gpus_size() == 4);
@@ -492,7 +479,7 @@ TEST_CASE("a second GPU vendor in the same slot is a GPU of its own") {
 }
 
 TEST_CASE("network devices carry their PCI bus id and NUMA node") {
-  REQUIRE_DATA_OR_SKIP();
+  GANTRY_REQUIRE_SHARED_DATA(HwlocDir());
   struct Nic {
     const char* file;
     const char* name;
@@ -531,7 +518,7 @@ TEST_CASE("network devices carry their PCI bus id and NUMA node") {
 }
 
 TEST_CASE("network roles by default: compute near GPUs, one management") {
-  REQUIRE_DATA_OR_SKIP();
+  GANTRY_REQUIRE_SHARED_DATA(HwlocDir());
   struct Row {
     const char* file;
     std::map<std::string, std::string> roles;
@@ -573,7 +560,7 @@ TEST_CASE("network roles by default: compute near GPUs, one management") {
 }
 
 TEST_CASE("roles follow the default route and configured overrides") {
-  REQUIRE_DATA_OR_SKIP();
+  GANTRY_REQUIRE_SHARED_DATA(HwlocDir());
   v1::NodeInventory inv = Load("dell-xe8640-4xH100-ndr.flux-ipa20.v2.xml");
   AssignNetworkRoles({{"mlx5_1", NetworkRole::kCompute}}, "eno8403", &inv);
   std::map<std::string, std::string> roles;
@@ -587,7 +574,7 @@ TEST_CASE("roles follow the default route and configured overrides") {
 }
 
 TEST_CASE("the NCCL environment of a rank on a discovered node") {
-  REQUIRE_DATA_OR_SKIP();
+  GANTRY_REQUIRE_SHARED_DATA(HwlocDir());
   const v1::NodeInventory inv =
       Load("dell-xe8640-4xH100-ndr.flux-ipa20.v2.xml");
   CHECK(
@@ -597,7 +584,7 @@ TEST_CASE("the NCCL environment of a rank on a discovered node") {
 }
 
 TEST_CASE("HCAs carry the node GUID hwloc read") {
-  REQUIRE_DATA_OR_SKIP();
+  GANTRY_REQUIRE_SHARED_DATA(HwlocDir());
   const v1::NodeInventory inv =
       Load("ibm-power9-lassen-4xV100-2xCX5.mpibind.v2.xml");
   for (const v1::NetworkDevice& dev : inv.network_devices()) {

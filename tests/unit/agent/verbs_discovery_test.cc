@@ -21,10 +21,7 @@
 #include <vector>
 
 #include "agent/node_inventory.h"
-
-#ifndef GANTRY_SHARED_DATA
-#define GANTRY_SHARED_DATA ""
-#endif
+#include "tests/unit/support/shared_data.h"
 
 namespace gantry::agent {
 namespace {
@@ -217,12 +214,9 @@ TEST_CASE("states, link layers and RoCE GID choices") {
 }
 
 TEST_CASE("verbs devices attach to hwloc's OpenFabrics devices by name") {
-  const std::string xml = std::string(GANTRY_SHARED_DATA) +
-                          "/hwloc/dell-xe8640-4xH100-ndr.flux-ipa20.v2.xml";
-  if (!fs::exists(xml)) {
-    WARN("skipped: " << xml << " not found; nothing was checked");
-    return;
-  }
+  const std::string xml =
+      testing::SharedDataPath("hwloc/dell-xe8640-4xH100-ndr.flux-ipa20.v2.xml");
+  GANTRY_REQUIRE_SHARED_DATA(xml);
   absl::StatusOr<v1::NodeInventory> inv = DiscoverFromHwlocXml(xml);
   REQUIRE(inv.ok());
   const int before = inv->network_devices_size();
@@ -349,17 +343,19 @@ TEST_CASE("DiscoverVerbsDevices lists a device from a fake sysfs tree") {
   }
   int status = 0;
   REQUIRE(waitpid(child, &status, 0) == child);
+  std::string skipped_because;
   if (fs::exists(dir / "skipped")) {
     std::ifstream in(dir / "skipped");
-    std::string why;
-    std::getline(in, why);
-    WARN("skipped: " << why << " (needs root or CAP_SYS_ADMIN)");
+    std::getline(in, skipped_because);
   } else {
     CHECK(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 0);
     CHECK(fs::exists(dir / "passed"));
   }
   fs::remove_all(dir);
+  if (!skipped_because.empty()) {
+    GANTRY_SKIP(skipped_because << " (needs root or CAP_SYS_ADMIN)");
+  }
 }
 
 }  // namespace

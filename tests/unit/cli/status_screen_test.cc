@@ -216,7 +216,7 @@ TEST_CASE("the sparkline has one character per bucket, gaps as spaces",
   CHECK(UtilizationSparkline(v1::ClusterStatusResponse(), true).empty());
 }
 
-TEST_CASE("colour: a flag beats NO_COLOR; auto wants a terminal", "[status]") {
+TEST_CASE("colour: a flag beats NO_COLOR, auto wants a terminal", "[status]") {
   CHECK(ShouldUseColor(ColorMode::kAlways, false, "1", nullptr));
   CHECK_FALSE(ShouldUseColor(ColorMode::kNever, true, nullptr, "xterm"));
   CHECK(ShouldUseColor(ColorMode::kAuto, true, nullptr, "xterm"));

@@ -18,27 +18,16 @@
 #include <string>
 #include <vector>
 
-#ifndef GANTRY_SHARED_DATA
-#define GANTRY_SHARED_DATA ""
-#endif
+#include "tests/unit/support/shared_data.h"
 
 namespace gantry {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string FabricDir() { return std::string(GANTRY_SHARED_DATA) + "/fabric"; }
+std::string FabricDir() { return testing::SharedDataPath("fabric"); }
 const char kH100Dump[] =
     "/ibnetdiscover/topograph-dgx-h100-ndr-superpod.ibnetdiscover.out";
-
-#define REQUIRE_DATA_OR_SKIP()                                              \
-  do {                                                                      \
-    if (!fs::is_directory(FabricDir())) {                                   \
-      WARN("skipped: fabric test data not found at "                        \
-           << FabricDir() << " (GANTRY_SHARED_DATA); nothing was checked"); \
-      return;                                                               \
-    }                                                                       \
-  } while (0)
 
 Fabric MustLoad(const std::string& path) {
   absl::StatusOr<Fabric> fabric = LoadIbnetdiscoverFile(path);
@@ -60,7 +49,7 @@ std::set<std::string> AsSet(const std::vector<std::string>& v) {
 }
 
 TEST_CASE("the NDR H100 SuperPOD dump: switches, hosts, rails") {
-  REQUIRE_DATA_OR_SKIP();
+  GANTRY_REQUIRE_SHARED_DATA(FabricDir());
   const Fabric fabric = MustLoad(FabricDir() + kH100Dump);
   size_t switches = 0;
   size_t adapters = 0;
@@ -123,8 +112,8 @@ TEST_CASE("the NDR H100 SuperPOD dump: switches, hosts, rails") {
                                     0) == 0);
 }
 
-TEST_CASE("agents are matched by GUID, then by host name; the rest reported") {
-  REQUIRE_DATA_OR_SKIP();
+TEST_CASE("agents are matched by GUID, then by host name, the rest reported") {
+  GANTRY_REQUIRE_SHARED_DATA(FabricDir());
   const Fabric fabric = MustLoad(FabricDir() + kH100Dump);
   const std::vector<AgentHcas> agents = {
       // Port GUID of an adapter with the default description.
@@ -157,7 +146,7 @@ TEST_CASE("agents are matched by GUID, then by host name; the rest reported") {
 }
 
 TEST_CASE("a fabric without switches is refused, naming what it found") {
-  REQUIRE_DATA_OR_SKIP();
+  GANTRY_REQUIRE_SHARED_DATA(FabricDir());
   const std::string path =
       FabricDir() +
       "/ibnetdiscover/topograph-gb200-single-ca-bad.ibnetdiscover.out";
@@ -175,7 +164,7 @@ TEST_CASE("a fabric without switches is refused, naming what it found") {
 }
 
 TEST_CASE("ibsim net files read as the same syntax") {
-  REQUIRE_DATA_OR_SKIP();
+  GANTRY_REQUIRE_SHARED_DATA(FabricDir());
   SECTION("one leaf with two HCAs, a second switch above by two cables") {
     const FabricTopology t =
         MustBuild(MustLoad(FabricDir() + "/ibsim/ibsim-net"));
@@ -308,7 +297,7 @@ TEST_CASE("malformed dumps are refused with the file, line and reason") {
 }
 
 TEST_CASE("a truncated real dump is refused") {
-  REQUIRE_DATA_OR_SKIP();
+  GANTRY_REQUIRE_SHARED_DATA(FabricDir());
   std::ifstream in(FabricDir() + kH100Dump);
   const std::string text((std::istreambuf_iterator<char>(in)),
                          std::istreambuf_iterator<char>());

@@ -13,28 +13,14 @@
 #include <string>
 #include <vector>
 
-#ifndef GANTRY_SHARED_DATA
-#define GANTRY_SHARED_DATA ""
-#endif
+#include "tests/unit/support/shared_data.h"
 
 namespace gantry {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string SlurmDir() {
-  return std::string(GANTRY_SHARED_DATA) + "/fabric/slurm";
-}
-
-// Catch2 v2 has no SKIP: tests warn and return when the data is missing.
-#define REQUIRE_DATA_OR_SKIP()                                             \
-  do {                                                                     \
-    if (!fs::is_directory(SlurmDir())) {                                   \
-      WARN("skipped: Slurm topology data not found at "                    \
-           << SlurmDir() << " (GANTRY_SHARED_DATA); nothing was checked"); \
-      return;                                                              \
-    }                                                                      \
-  } while (0)
+std::string SlurmDir() { return testing::SharedDataPath("fabric/slurm"); }
 
 Topology MustParse(std::string_view text) {
   absl::StatusOr<Topology> t = ParseSlurmTopology(text, "topology.conf");
@@ -66,7 +52,7 @@ struct FileCase {
 };
 
 TEST_CASE("the tree files in shared/data load with the expected shape") {
-  REQUIRE_DATA_OR_SKIP();
+  GANTRY_REQUIRE_SHARED_DATA(SlurmDir());
   const std::vector<FileCase> cases = {
       // root -> im[0-1] -> grp[10-35] -> leaf[100-599] (20 nodes each).
       {"slurm-test133-10k-nodes-3level-tree.topology.conf",
@@ -125,7 +111,7 @@ TEST_CASE("the tree files in shared/data load with the expected shape") {
 }
 
 TEST_CASE("the 10,000-node tree: subtree sizes") {
-  REQUIRE_DATA_OR_SKIP();
+  GANTRY_REQUIRE_SHARED_DATA(SlurmDir());
   absl::StatusOr<Topology> t = LoadSlurmTopologyFile(
       SlurmDir() + "/slurm-test133-10k-nodes-3level-tree.topology.conf");
   REQUIRE(t.ok());
@@ -137,7 +123,7 @@ TEST_CASE("the 10,000-node tree: subtree sizes") {
 }
 
 TEST_CASE("block and yaml topologies are refused as not supported yet") {
-  REQUIRE_DATA_OR_SKIP();
+  GANTRY_REQUIRE_SHARED_DATA(SlurmDir());
   for (const char* file : {"slurm-block-32nodes.topology.conf",
                            "topograph-expected-block.topology.conf",
                            "slurm-manpage-example.topology.yaml"}) {

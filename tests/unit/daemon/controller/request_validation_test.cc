@@ -206,7 +206,7 @@ TEST_CASE("Other requests: drain reasons, progress paths, topology, steps") {
   CHECK_FALSE(ValidateClaimedUser("root\n").ok());
 }
 
-TEST_CASE("LaunchStep: argv may hold newlines, not NUL; numbers bounded") {
+TEST_CASE("LaunchStep: argv may hold newlines, not NUL, numbers bounded") {
   v1::LaunchStepRequest step;
   step.add_argv("bash");
   step.add_argv("-c");

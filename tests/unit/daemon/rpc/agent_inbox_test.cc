@@ -34,7 +34,7 @@ AgentInbox::Item RankEvent(const std::shared_ptr<AgentLink>& link,
 
 }  // namespace
 
-TEST_CASE("heartbeats wait for a delayed drain; other messages wake now") {
+TEST_CASE("heartbeats wait for a delayed drain, other messages wake now") {
   auto link = std::make_shared<FakeLink>();
   AgentInbox inbox;
   CHECK(inbox.Push(Heartbeat(link, 1)) == AgentInbox::Wake::kLater);

@@ -6,6 +6,7 @@
 #include "daemon/simulator/report.h"
 #include "daemon/simulator/simulation.h"
 #include "daemon/simulator/trace_reader.h"
+#include "tests/unit/support/shared_data.h"
 
 namespace gantry::sim {
 namespace {
@@ -115,11 +116,8 @@ TEST_CASE("Unknown, empty and Pollux workload traces are clear errors") {
 
 TEST_CASE("The whole Philly trace reads without a malformed row") {
   const std::string path =
-      std::string(GANTRY_SHARED_DATA) + "/traces/philly/pollux_philly.csv";
-  if (!std::filesystem::exists(path)) {
-    WARN("skipped: " << path << " is absent");
-    return;
-  }
+      testing::SharedDataPath("traces/philly/pollux_philly.csv");
+  GANTRY_REQUIRE_SHARED_DATA(path);
   absl::StatusOr<Trace> trace = ReadTraceFile(path, TraceFormat::kAuto);
   REQUIRE(trace.ok());
   CHECK(trace->jobs.size() == 82247);
