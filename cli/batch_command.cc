@@ -19,6 +19,7 @@
 #include "cli/slurm_words.h"
 #include "cli/version.h"
 #include "common/begin_time.h"
+#include "common/derived_resources.h"
 #include "common/export_environment.h"
 #include "common/job_options.h"
 
