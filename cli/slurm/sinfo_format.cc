@@ -1,4 +1,4 @@
-#include "cli/sinfo_format.h"
+#include "cli/slurm/sinfo_format.h"
 
 #include <algorithm>
 #include <utility>

@@ -1,4 +1,4 @@
-#include "cli/slurm_words.h"
+#include "cli/slurm/slurm_words.h"
 
 #include <string>
 #include <utility>
