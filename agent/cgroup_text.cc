@@ -7,16 +7,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/text.h"
 
 namespace gantry::agent {
 namespace {
 
 constexpr uint64_t kCpuPeriodUs = 100'000;
-
-// Debian's abseil has its own string_view type.
-absl::string_view AsAbsl(std::string_view text) {
-  return absl::string_view(text.data(), text.size());
-}
 
 // mountinfo escapes space, tab, newline and backslash as \ooo.
 std::string DecodeOctalEscapes(absl::string_view text) {

@@ -16,9 +16,10 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "cli/controller_client.h"
-#include "cli/slurm_words.h"
+#include "cli/slurm/slurm_words.h"
 #include "cli/version.h"
 #include "common/begin_time.h"
+#include "common/derived_resources.h"
 #include "common/export_environment.h"
 #include "common/job_options.h"
 

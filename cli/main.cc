@@ -1,5 +1,5 @@
-// gantry: the command-line client. Parses the command and hands it to
-// cli/commands.cc or cli/batch_command.cc.
+// gantry: the command-line client. Parses the command and hands it to the
+// command's cli/*_command.cc.
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -10,10 +10,18 @@
 
 #include "absl/status/statusor.h"
 #include "cli/batch_command.h"
-#include "cli/commands.h"
+#include "cli/cancel_command.h"
+#include "cli/drain_command.h"
+#include "cli/hold_command.h"
+#include "cli/hostnames_command.h"
+#include "cli/job_command.h"
+#include "cli/nodes_command.h"
+#include "cli/progress_command.h"
+#include "cli/queue_command.h"
 #include "cli/run_command.h"
-#include "cli/slurm_alias.h"
+#include "cli/slurm/slurm_alias.h"
 #include "cli/status_command.h"
+#include "cli/topology_command.h"
 #include "cli/version.h"
 #include "common/tls_credentials.h"
 

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/hostlist.h"
-#include "common/job_options.h"
+#include "common/option_values.h"
 #include "common/terminal_text.h"
 
 namespace gantry::cli {

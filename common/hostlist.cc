@@ -12,9 +12,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/text.h"
 
 namespace gantry {
 namespace {
@@ -32,43 +32,10 @@ constexpr std::size_t kMaxHostNameChars = 255;
 // input) must not turn into a megabyte-long log line.
 constexpr std::size_t kMaxQuotedChars = 120;
 
-// Debian's abseil has its own absl::string_view, which does not convert from
-// std::string_view; this bridges the two (and is a no-op where they match).
-absl::string_view Av(std::string_view text) {
-  return absl::string_view(text.data(), text.size());
-}
-
-std::string_view Trim(std::string_view text) {
-  while (!text.empty() &&
-         absl::ascii_isspace(static_cast<unsigned char>(text.front()))) {
-    text.remove_prefix(1);
-  }
-  while (!text.empty() &&
-         absl::ascii_isspace(static_cast<unsigned char>(text.back()))) {
-    text.remove_suffix(1);
-  }
-  return text;
-}
-
-std::string Quote(std::string_view text) {
-  if (text.size() > kMaxQuotedChars) {
-    return absl::StrCat(
-        "\"", absl::CHexEscape(Av(text.substr(0, kMaxQuotedChars))), "...\"");
-  }
-  return absl::StrCat("\"", absl::CHexEscape(Av(text)), "\"");
-}
-
 absl::Status Invalid(std::string_view expression, std::string_view problem) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("invalid hostlist ", Quote(expression), ": ", Av(problem)));
-}
-
-bool IsDigits(std::string_view text) {
-  if (text.empty()) return false;
-  for (char c : text) {
-    if (!absl::ascii_isdigit(static_cast<unsigned char>(c))) return false;
-  }
-  return true;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "invalid hostlist ", QuoteForMessage(expression, kMaxQuotedChars), ": ",
+      AsAbsl(problem)));
 }
 
 // Caller guarantees 1..kMaxNumberDigits digits, so this cannot overflow.
@@ -126,8 +93,8 @@ absl::Status TooMany(std::string_view expression, uint64_t limit) {
 
 absl::Status OutOfMemory(std::string_view expression, uint64_t count) {
   return absl::ResourceExhaustedError(
-      absl::StrCat("hostlist ", Quote(expression), " expands to ", count,
-                   " hosts, more than memory allows"));
+      absl::StrCat("hostlist ", QuoteForMessage(expression, kMaxQuotedChars),
+                   " expands to ", count, " hosts, more than memory allows"));
 }
 
 absl::Status ParseRange(std::string_view expression, std::string_view spec,
@@ -139,25 +106,32 @@ absl::Status ParseRange(std::string_view expression, std::string_view spec,
       dash == std::string_view::npos ? lo_text : spec.substr(dash + 1);
   for (std::string_view bound : {lo_text, hi_text}) {
     if (bound.empty()) {
-      return Invalid(expression, absl::StrCat("range ", Quote(spec),
-                                              " is missing a bound"));
+      return Invalid(
+          expression,
+          absl::StrCat("range ", QuoteForMessage(spec, kMaxQuotedChars),
+                       " is missing a bound"));
     }
     if (!IsDigits(bound)) {
-      return Invalid(expression, absl::StrCat("range bound ", Quote(bound),
-                                              " is not a number"));
+      return Invalid(
+          expression,
+          absl::StrCat("range bound ", QuoteForMessage(bound, kMaxQuotedChars),
+                       " is not a number"));
     }
     if (bound.size() > kMaxNumberDigits) {
-      return Invalid(expression, absl::StrCat("range bound ", Quote(bound),
-                                              " has more than ",
-                                              kMaxNumberDigits, " digits"));
+      return Invalid(
+          expression,
+          absl::StrCat("range bound ", QuoteForMessage(bound, kMaxQuotedChars),
+                       " has more than ", kMaxNumberDigits, " digits"));
     }
   }
   range.lo = DigitsValue(lo_text);
   range.hi = DigitsValue(hi_text);
   range.width = lo_text.size();
   if (range.hi < range.lo) {
-    return Invalid(expression, absl::StrCat("range ", Quote(spec),
-                                            " ends before it starts"));
+    return Invalid(
+        expression,
+        absl::StrCat("range ", QuoteForMessage(spec, kMaxQuotedChars),
+                     " ends before it starts"));
   }
   return absl::OkStatus();
 }
@@ -205,19 +179,22 @@ absl::Status ParseItem(std::string_view expression, std::string_view text,
       for (char c : piece.literal) {
         const auto u = static_cast<unsigned char>(c);
         if (absl::ascii_isspace(u) || absl::ascii_iscntrl(u)) {
-          return Invalid(expression,
-                         absl::StrCat("host name ", Quote(text),
-                                      " contains whitespace or a control "
-                                      "character"));
+          return Invalid(
+              expression,
+              absl::StrCat("host name ", QuoteForMessage(text, kMaxQuotedChars),
+                           " contains whitespace or a control "
+                           "character"));
         }
       }
     }
     item.pieces.push_back(std::move(piece));
   }
   if (item.longest_name > kMaxHostNameChars) {
-    return Invalid(expression, absl::StrCat("host name ", Quote(text),
-                                            " would be longer than ",
-                                            kMaxHostNameChars, " characters"));
+    return Invalid(
+        expression,
+        absl::StrCat("host name ", QuoteForMessage(text, kMaxQuotedChars),
+                     " would be longer than ", kMaxHostNameChars,
+                     " characters"));
   }
   return absl::OkStatus();
 }

@@ -16,6 +16,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/text.h"
 #include "common/text_file.h"
 
 namespace gantry {
@@ -26,18 +27,6 @@ constexpr uint32_t kMaxPorts = 255;
 
 std::string Where(const std::string& source, int line) {
   return absl::StrCat(source, ":", line, ": ");
-}
-
-// absl's string functions take absl::string_view, which Debian's abseil does
-// not alias to std::string_view.
-std::string_view Trim(std::string_view text) {
-  while (!text.empty() && absl::ascii_isspace(text.front())) {
-    text.remove_prefix(1);
-  }
-  while (!text.empty() && absl::ascii_isspace(text.back())) {
-    text.remove_suffix(1);
-  }
-  return text;
 }
 
 bool Contains(std::string_view haystack, std::string_view needle) {
@@ -117,8 +106,7 @@ std::string WidthSpeedIn(std::string_view comment) {
     const std::string_view word = c.Word();
     const size_t x = word.find('x');
     if (x == 0 || x == std::string_view::npos || x + 1 >= word.size()) continue;
-    bool digits = true;
-    for (size_t i = 0; i < x; ++i) digits &= absl::ascii_isdigit(word[i]);
+    const bool digits = IsDigits(word.substr(0, x));
     bool speed = true;
     for (size_t i = x + 1; i < word.size(); ++i) {
       speed &= absl::ascii_isalnum(word[i]);
@@ -346,11 +334,8 @@ absl::Status CheckGuids(const Fabric& fabric) {
 
 bool IsDefaultDescriptionWord(std::string_view word) {
   // "MT4129": the firmware's device id, written when nobody set the name.
-  if (word.size() < 3 || word.substr(0, 2) != "MT") return false;
-  for (size_t i = 2; i < word.size(); ++i) {
-    if (!absl::ascii_isdigit(word[i])) return false;
-  }
-  return true;
+  return word.size() >= 3 && word.substr(0, 2) == "MT" &&
+         IsDigits(word.substr(2));
 }
 
 }  // namespace

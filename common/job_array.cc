@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "common/split_view.h"
+#include "common/text.h"
 
 namespace gantry {
 namespace {
@@ -20,14 +20,6 @@ namespace {
 constexpr std::size_t kMaxTextChars = 8192;
 // Values are quoted in messages; keep them short.
 constexpr std::size_t kMaxQuotedChars = 40;
-
-std::string Quote(std::string_view text) {
-  const bool cut = text.size() > kMaxQuotedChars;
-  if (cut) text = text.substr(0, kMaxQuotedChars);
-  // absl::string_view is not std::string_view in Debian's abseil.
-  return absl::StrCat("\"", absl::CHexEscape(std::string(text)),
-                      cut ? "...\"" : "\"");
-}
 
 absl::Status Invalid(const std::string& why) {
   return absl::InvalidArgumentError(why);
@@ -54,8 +46,8 @@ std::optional<uint64_t> Number(std::string_view text) {
 absl::StatusOr<uint32_t> Index(std::string_view text, std::string_view entry) {
   const std::optional<uint64_t> value = Number(text);
   if (!value.has_value()) {
-    return Invalid(
-        absl::StrCat(Quote(entry), " is not an index or range: ", kForm));
+    return Invalid(absl::StrCat(QuoteForMessage(entry, kMaxQuotedChars),
+                                " is not an index or range: ", kForm));
   }
   if (*value > kMaxArrayTaskId) {
     return Invalid(absl::StrCat("index ", std::string(text),
@@ -89,7 +81,7 @@ absl::StatusOr<JobArraySpec> ParseJobArray(std::string_view text) {
       return Invalid(
           absl::StrCat("the limit after '%' must be a whole number "
                        "of tasks (got ",
-                       Quote(limit), ")"));
+                       QuoteForMessage(limit, kMaxQuotedChars), ")"));
     }
     if (*value == 0) {
       return Invalid("the limit after '%' must be at least 1 task");
@@ -104,7 +96,9 @@ absl::StatusOr<JobArraySpec> ParseJobArray(std::string_view text) {
   std::size_t count = 0;
   for (std::string_view entry : SplitView(text, ',')) {
     if (entry.empty()) {
-      return Invalid(absl::StrCat("empty entry in ", Quote(text), ": ", kForm));
+      return Invalid(absl::StrCat("empty entry in ",
+                                  QuoteForMessage(text, kMaxQuotedChars), ": ",
+                                  kForm));
     }
     std::string_view range = entry;
     uint32_t step = 1;
@@ -114,14 +108,15 @@ absl::StatusOr<JobArraySpec> ParseJobArray(std::string_view text) {
       const std::string_view step_text = entry.substr(colon + 1);
       const std::optional<uint64_t> value = Number(step_text);
       if (!value.has_value() || *value == 0) {
-        return Invalid(absl::StrCat("the step in ", Quote(entry),
+        return Invalid(absl::StrCat("the step in ",
+                                    QuoteForMessage(entry, kMaxQuotedChars),
                                     " must be a whole number of at least 1"));
       }
       if (range.find('-') == std::string_view::npos) {
         return Invalid(
             absl::StrCat("a step needs a range (START-END:STEP), "
                          "got ",
-                         Quote(entry)));
+                         QuoteForMessage(entry, kMaxQuotedChars)));
       }
       step = static_cast<uint32_t>(*value);  // clamped to kMaxArrayTaskId + 1
     }
@@ -133,8 +128,9 @@ absl::StatusOr<JobArraySpec> ParseJobArray(std::string_view text) {
       absl::StatusOr<uint32_t> end = Index(range.substr(dash + 1), entry);
       if (!end.ok()) return end.status();
       if (*start > *end) {
-        return Invalid(
-            absl::StrCat("the range ", Quote(entry), " starts above its end"));
+        return Invalid(absl::StrCat("the range ",
+                                    QuoteForMessage(entry, kMaxQuotedChars),
+                                    " starts above its end"));
       }
       first = *start;
       last = *end;
@@ -147,8 +143,9 @@ absl::StatusOr<JobArraySpec> ParseJobArray(std::string_view text) {
     // check also bounds the loop below.
     const uint64_t in_range = (uint64_t{last} - first) / step + 1;
     if (in_range > kMaxArrayTasks) {
-      return Invalid(absl::StrCat(Quote(entry), " is ", in_range,
-                                  " tasks; the limit is ", kMaxArrayTasks));
+      return Invalid(absl::StrCat(QuoteForMessage(entry, kMaxQuotedChars),
+                                  " is ", in_range, " tasks; the limit is ",
+                                  kMaxArrayTasks));
     }
     if (present.size() <= last) present.resize(uint64_t{last} + 1);
     for (uint64_t id = first; id <= last; id += step) {

@@ -1,10 +1,9 @@
 #include "common/job_dependency.h"
 
-#include <algorithm>
-
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/text.h"
 
 namespace gantry {
 namespace {
@@ -37,12 +36,6 @@ absl::Status Invalid(const std::string& part, const std::string& why) {
       absl::StrCat("invalid dependency \"", part, "\": ", why));
 }
 
-bool AllDigits(const std::string& text) {
-  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
-    return c >= '0' && c <= '9';
-  });
-}
-
 // "afterok:12:13" or "after:12+5" into terms.
 absl::Status ParseTerm(const std::string& text,
                        std::vector<DependencyTerm>& terms) {
@@ -72,7 +65,7 @@ absl::Status ParseTerm(const std::string& text,
       if (kind->kind != Kind::kAfter) {
         return Invalid(text, "a +minutes delay is only allowed with after");
       }
-      if (!AllDigits(delay_text) || !absl::SimpleAtoi(delay_text, &delay) ||
+      if (!IsDigits(delay_text) || !absl::SimpleAtoi(delay_text, &delay) ||
           delay > kMaxDelayMinutes) {
         return Invalid(text, "the delay after '+' must be whole minutes");
       }
@@ -84,7 +77,7 @@ absl::Status ParseTerm(const std::string& text,
     if (underscore != std::string::npos) {
       const std::string task_text = id_text.substr(underscore + 1);
       uint32_t task = 0;
-      if (!AllDigits(task_text) || !absl::SimpleAtoi(task_text, &task)) {
+      if (!IsDigits(task_text) || !absl::SimpleAtoi(task_text, &task)) {
         return Invalid(text, absl::StrCat("\"", id_text,
                                           "\" is not a job id or an "
                                           "array task (ID_TASK)"));
@@ -93,7 +86,7 @@ absl::Status ParseTerm(const std::string& text,
       id_text = id_text.substr(0, underscore);
     }
     uint64_t id = 0;
-    if (!AllDigits(id_text) || !absl::SimpleAtoi(id_text, &id) || id == 0) {
+    if (!IsDigits(id_text) || !absl::SimpleAtoi(id_text, &id) || id == 0) {
       return Invalid(text, absl::StrCat("\"", id_text, "\" is not a job id"));
     }
     terms.push_back({kind->kind, id, delay, array_task});

@@ -6,24 +6,24 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
-#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
-#include "absl/strings/str_format.h"
 #include "common/begin_time.h"
+#include "common/directive_lexer.h"
 #include "common/edit_distance.h"
 #include "common/export_environment.h"
 #include "common/hostlist.h"
 #include "common/job_array.h"
 #include "common/job_dependency.h"
 #include "common/node_constraint.h"
+#include "common/option_values.h"
 #include "common/signal_name.h"
 #include "common/split_view.h"
+#include "common/text.h"
 
 namespace gantry {
 namespace {
@@ -37,218 +37,6 @@ constexpr uint32_t kMaxNtasks = 10'000'000;
 constexpr uint32_t kMaxNtasksPerNode = 1'000'000;
 constexpr uint32_t kMaxCpusPerTask = 4096;
 constexpr uint32_t kMaxGpusPerNode = 64;
-constexpr uint64_t kMaxTimeLimitSeconds = 365ull * 24 * 3600;
-// 1 PiB per node; also keeps MiB * 1024 arithmetic far from overflow.
-constexpr uint64_t kMaxMemoryMb = 1ull << 30;
-
-// Values are quoted in messages; a pathological one must not produce a
-// megabyte-long, multi-line message.
-constexpr std::size_t kMaxQuotedChars = 80;
-
-// Debian's abseil has its own absl::string_view, which neither converts from
-// nor to std::string_view, so absl's string helpers are not used on
-// std::string_view here. Cat is absl::StrCat for the types this file uses.
-template <typename T>
-void AppendPart(std::string& out, const T& part) {
-  if constexpr (std::is_same_v<T, char>) {
-    out.push_back(part);
-  } else if constexpr (std::is_integral_v<T>) {
-    out += std::to_string(part);
-  } else if constexpr (std::is_convertible_v<const T&, std::string_view>) {
-    out.append(std::string_view(part));
-  } else {
-    out.append(part.data(), part.size());  // absl::string_view
-  }
-}
-
-template <typename... Parts>
-std::string Cat(const Parts&... parts) {
-  std::string out;
-  (AppendPart(out, parts), ...);
-  return out;
-}
-
-std::string_view Message(const absl::Status& status) {
-  return std::string_view(status.message().data(), status.message().size());
-}
-
-std::string_view TrimLeft(std::string_view text) {
-  while (!text.empty() &&
-         absl::ascii_isspace(static_cast<unsigned char>(text.front()))) {
-    text.remove_prefix(1);
-  }
-  return text;
-}
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return absl::ascii_tolower(static_cast<unsigned char>(x)) ==
-                  absl::ascii_tolower(static_cast<unsigned char>(y));
-         });
-}
-
-std::string Quote(std::string_view text) {
-  if (text.size() > kMaxQuotedChars) {
-    return Cat(
-        "\"", absl::CHexEscape(absl::string_view(text.data(), kMaxQuotedChars)),
-        "...\"");
-  }
-  return Cat("\"",
-             absl::CHexEscape(absl::string_view(text.data(), text.size())),
-             "\"");
-}
-
-// Like Quote but for option names, which are printed bare.
-std::string Bare(std::string_view text) {
-  std::string quoted = Quote(text);
-  return quoted.substr(1, quoted.size() - 2);
-}
-
-bool IsDigits(std::string_view text) {
-  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
-    return absl::ascii_isdigit(static_cast<unsigned char>(c));
-  });
-}
-
-// Parses up to `max_digits` decimal digits (no sign, no spaces); nullopt for
-// anything else. max_digits <= 19 keeps the result within uint64_t.
-std::optional<uint64_t> ParseDigits(std::string_view text,
-                                    std::size_t max_digits) {
-  if (!IsDigits(text)) return std::nullopt;
-  // Leading zeros do not make a number larger.
-  while (text.size() > 1 && text[0] == '0') text.remove_prefix(1);
-  if (text.size() > max_digits) return std::nullopt;
-  uint64_t value = 0;
-  for (char c : text) value = value * 10 + static_cast<uint64_t>(c - '0');
-  return value;
-}
-
-// Returns the reason a count is not acceptable, or the count.
-absl::StatusOr<uint32_t> ParseCount(std::string_view text, uint32_t max) {
-  if (!IsDigits(text)) {
-    return absl::InvalidArgumentError("must be a positive integer");
-  }
-  const std::optional<uint64_t> value = ParseDigits(text, 19);
-  if (value.has_value() && *value == 0) {
-    return absl::InvalidArgumentError("must be a positive integer");
-  }
-  if (!value.has_value() || *value > max) {
-    return absl::InvalidArgumentError(Cat("must be at most ", max));
-  }
-  return static_cast<uint32_t>(*value);
-}
-
-// --- Time and memory, returning bare reasons (callers add the context). ---
-
-constexpr char kTimeFormats[] =
-    "expected minutes, minutes:seconds, hours:minutes:seconds, days-hours, "
-    "days-hours:minutes, days-hours:minutes:seconds or UNLIMITED";
-
-constexpr char kTooLong[] = "longer than 365 days";
-
-absl::StatusOr<uint64_t> TimeLimitSeconds(std::string_view text) {
-  // Slurm's spellings of "no limit"; "-1" is what `scontrol show` prints.
-  if (EqualsIgnoreCase(text, "UNLIMITED") ||
-      EqualsIgnoreCase(text, "INFINITE") || text == "-1") {
-    return 0;
-  }
-  std::optional<uint64_t> days;
-  std::string_view clock = text;
-  if (const std::size_t dash = text.find('-'); dash != std::string_view::npos) {
-    const std::string_view days_text = text.substr(0, dash);
-    days = ParseDigits(days_text, 9);
-    if (!days.has_value()) {
-      return absl::InvalidArgumentError(IsDigits(days_text) ? kTooLong
-                                                            : kTimeFormats);
-    }
-    clock = text.substr(dash + 1);
-  }
-  const std::vector<std::string_view> fields = SplitView(clock, ':');
-  if (fields.size() > 3) return absl::InvalidArgumentError(kTimeFormats);
-  std::vector<uint64_t> values;
-  for (std::string_view field : fields) {
-    // Nine digits: large enough for any real limit, small enough that the
-    // arithmetic below cannot overflow before the 365-day check.
-    const std::optional<uint64_t> value = ParseDigits(field, 9);
-    if (!value.has_value()) {
-      // A billion of any unit is past the limit; say so, not "bad format".
-      return absl::InvalidArgumentError(IsDigits(field) ? kTooLong
-                                                        : kTimeFormats);
-    }
-    values.push_back(*value);
-  }
-  // Map the fields onto hours, minutes, seconds. The first field is free
-  // ("90" minutes, "48:00:00"); the ones after it are clock positions.
-  uint64_t hours = 0, minutes = 0, seconds = 0;
-  if (days.has_value()) {
-    hours = values[0];
-    if (values.size() > 1) minutes = values[1];
-    if (values.size() > 2) seconds = values[2];
-    if (hours >= 24) {
-      return absl::InvalidArgumentError("hours must be below 24 after days");
-    }
-  } else if (values.size() == 1) {
-    minutes = values[0];
-  } else if (values.size() == 2) {
-    minutes = values[0];
-    seconds = values[1];
-  } else {
-    hours = values[0];
-    minutes = values[1];
-    seconds = values[2];
-  }
-  const bool minutes_lead = !days.has_value() && values.size() <= 2;
-  if (!minutes_lead && minutes >= 60) {
-    return absl::InvalidArgumentError("minutes must be below 60");
-  }
-  if (values.size() >= 2 && seconds >= 60) {
-    return absl::InvalidArgumentError("seconds must be below 60");
-  }
-  const uint64_t total =
-      ((days.value_or(0) * 24 + hours) * 60 + minutes) * 60 + seconds;
-  if (total > kMaxTimeLimitSeconds) {
-    return absl::InvalidArgumentError(kTooLong);
-  }
-  return total;
-}
-
-absl::StatusOr<uint64_t> MemoryMb(std::string_view text) {
-  constexpr char kFormat[] =
-      "expected a whole number with an optional K, M, G or T suffix";
-  uint64_t shift_up = 0;   // multiply by 1024^shift_up
-  bool kilobytes = false;  // divide by 1024, rounding up
-  if (!text.empty() &&
-      !absl::ascii_isdigit(static_cast<unsigned char>(text.back()))) {
-    switch (absl::ascii_toupper(static_cast<unsigned char>(text.back()))) {
-      case 'K':
-        kilobytes = true;
-        break;
-      case 'M':
-        break;
-      case 'G':
-        shift_up = 1;
-        break;
-      case 'T':
-        shift_up = 2;
-        break;
-      default:
-        return absl::InvalidArgumentError(kFormat);
-    }
-    text.remove_suffix(1);
-  }
-  if (!IsDigits(text)) return absl::InvalidArgumentError(kFormat);
-  const std::optional<uint64_t> count = ParseDigits(text, 19);
-  // Twenty digits of MiB is absurd; report it as too large, not malformed.
-  if (!count.has_value()) return absl::InvalidArgumentError("too large");
-  if (kilobytes) return *count / 1024 + (*count % 1024 != 0 ? 1 : 0);
-  uint64_t mb = *count;
-  for (uint64_t i = 0; i < shift_up; ++i) {
-    if (mb > UINT64_MAX / 1024) return absl::InvalidArgumentError("too large");
-    mb *= 1024;
-  }
-  return mb;
-}
 
 // --- The option table. ---
 
@@ -277,9 +65,10 @@ struct OptionSpec {
 };
 
 absl::Status InvalidValue(const OptionUse& use, std::string_view reason) {
-  return absl::InvalidArgumentError(Cat(use.source, ": invalid value ",
-                                        Quote(*use.value), " for --",
-                                        use.spec.long_name, ": ", reason));
+  return absl::InvalidArgumentError(
+      Concat(use.source, ": invalid value ",
+             QuoteForMessage(*use.value, kMaxQuotedOptionChars), " for --",
+             use.spec.long_name, ": ", reason));
 }
 
 absl::Status CheckText(const OptionUse& use) {
@@ -301,7 +90,7 @@ absl::Status SetText(const OptionUse& use, JobRequest& request) {
 template <std::optional<uint32_t> JobRequest::*kField, uint32_t kMax>
 absl::Status SetCount(const OptionUse& use, JobRequest& request) {
   absl::StatusOr<uint32_t> count = ParseCount(*use.value, kMax);
-  if (!count.ok()) return InvalidValue(use, Message(count.status()));
+  if (!count.ok()) return InvalidValue(use, StatusMessage(count.status()));
   request.*kField = *count;
   return absl::OkStatus();
 }
@@ -319,8 +108,8 @@ absl::Status SetNodes(const OptionUse& use, JobRequest& request) {
   absl::StatusOr<uint32_t> max = ParseCount(value.substr(dash + 1), kMaxNodes);
   for (const absl::StatusOr<uint32_t>* bound : {&min, &max}) {
     if (bound->ok()) continue;
-    if (Message(bound->status()).starts_with("must be at most")) {
-      return InvalidValue(use, Message(bound->status()));
+    if (StatusMessage(bound->status()).starts_with("must be at most")) {
+      return InvalidValue(use, StatusMessage(bound->status()));
     }
     return InvalidValue(
         use, "must be a positive integer or a min-max range such as 2-4");
@@ -329,9 +118,9 @@ absl::Status SetNodes(const OptionUse& use, JobRequest& request) {
   request.nodes = *min;
   if (*max != *min) {
     request.warnings.push_back(
-        Cat(use.source, ": --nodes=", value, ": the job gets ", *min,
-            " node(s), the minimum of the range (Gantry does not grow a job "
-            "toward the maximum)"));
+        Concat(use.source, ": --nodes=", value, ": the job gets ", *min,
+               " node(s), the minimum of the range (Gantry does not grow a job "
+               "toward the maximum)"));
   }
   return absl::OkStatus();
 }
@@ -353,14 +142,17 @@ absl::Status SetGpus(const OptionUse& use, std::optional<std::string_view> type,
   if (count_text.has_value()) {
     absl::StatusOr<uint32_t> parsed = ParseCount(*count_text, kMaxGpusPerNode);
     if (!parsed.ok()) {
-      return InvalidValue(use, Cat("GPU count ", Message(parsed.status())));
+      return InvalidValue(use,
+                          Concat("GPU count ", StatusMessage(parsed.status())));
     }
     count = *parsed;
   }
   if (type.has_value()) {
     if (!IsGpuType(*type)) {
       return InvalidValue(
-          use, Cat("GPU type ", Quote(*type), " is not a valid name"));
+          use,
+          Concat("GPU type ", QuoteForMessage(*type, kMaxQuotedOptionChars),
+                 " is not a valid name"));
     }
     request.gpu_type = std::string(*type);
   }
@@ -386,9 +178,10 @@ absl::Status SetGres(const OptionUse& use, JobRequest& request) {
     const std::vector<std::string_view> fields = SplitView(entry, ':');
     if (fields[0] != "gpu") {
       if (fields[0].empty()) return InvalidValue(use, "empty resource name");
-      return InvalidValue(use,
-                          Cat("unsupported generic resource ", Quote(fields[0]),
-                              ": only gpu is supported"));
+      return InvalidValue(
+          use, Concat("unsupported generic resource ",
+                      QuoteForMessage(fields[0], kMaxQuotedOptionChars),
+                      ": only gpu is supported"));
     }
     if (seen_gpu) return InvalidValue(use, "gpu is listed more than once");
     seen_gpu = true;
@@ -411,15 +204,16 @@ absl::Status SetGres(const OptionUse& use, JobRequest& request) {
 
 absl::Status SetMemory(const OptionUse& use, JobRequest& request) {
   absl::StatusOr<uint64_t> mb = MemoryMb(*use.value);
-  if (!mb.ok()) return InvalidValue(use, Message(mb.status()));
-  if (*mb > kMaxMemoryMb) return InvalidValue(use, "more than 1 PiB per node");
+  if (!mb.ok()) return InvalidValue(use, StatusMessage(mb.status()));
+  if (*mb > kMaxMemoryPerNodeMb)
+    return InvalidValue(use, "more than 1 PiB per node");
   request.mem_per_node_mb = *mb;
   return absl::OkStatus();
 }
 
 absl::Status SetTime(const OptionUse& use, JobRequest& request) {
   absl::StatusOr<uint64_t> seconds = TimeLimitSeconds(*use.value);
-  if (!seconds.ok()) return InvalidValue(use, Message(seconds.status()));
+  if (!seconds.ok()) return InvalidValue(use, StatusMessage(seconds.status()));
   request.time_limit_seconds = *seconds;
   return absl::OkStatus();
 }
@@ -428,14 +222,11 @@ absl::Status SetMaxRestarts(const OptionUse& use, JobRequest& request) {
   constexpr uint32_t kMaxRestarts = 1000;
   uint32_t count = 0;
   const std::string text(*use.value);
-  if (text.empty() ||
-      !std::all_of(text.begin(), text.end(),
-                   [](char c) { return c >= '0' && c <= '9'; }) ||
-      !absl::SimpleAtoi(text, &count)) {
+  if (!IsDigits(text) || !absl::SimpleAtoi(text, &count)) {
     return InvalidValue(use, "must be a whole number (0 means no restarts)");
   }
   if (count > kMaxRestarts) {
-    return InvalidValue(use, Cat("must be at most ", kMaxRestarts));
+    return InvalidValue(use, Concat("must be at most ", kMaxRestarts));
   }
   request.max_restarts = count;
   return absl::OkStatus();
@@ -444,7 +235,7 @@ absl::Status SetMaxRestarts(const OptionUse& use, JobRequest& request) {
 // Same formats as --time; 0 turns hang detection off.
 absl::Status SetHangTimeout(const OptionUse& use, JobRequest& request) {
   absl::StatusOr<uint64_t> seconds = TimeLimitSeconds(*use.value);
-  if (!seconds.ok()) return InvalidValue(use, Message(seconds.status()));
+  if (!seconds.ok()) return InvalidValue(use, StatusMessage(seconds.status()));
   request.hang_timeout_seconds = *seconds;
   return absl::OkStatus();
 }
@@ -457,9 +248,10 @@ absl::Status SetExclusive(const OptionUse& use, JobRequest& request) {
     if (*use.value != "user" && *use.value != "mcs" && *use.value != "topo") {
       return InvalidValue(use, "expected user, mcs or topo");
     }
-    request.warnings.push_back(Cat(use.source,
-                                   ": --exclusive=", Bare(*use.value),
-                                   " is treated as --exclusive (whole nodes)"));
+    request.warnings.push_back(Concat(
+        use.source,
+        ": --exclusive=", EscapeForMessage(*use.value, kMaxQuotedOptionChars),
+        " is treated as --exclusive (whole nodes)"));
   }
   request.exclusive = true;
   return absl::OkStatus();
@@ -472,17 +264,16 @@ absl::Status SetSwitches(const OptionUse& use, JobRequest& request) {
   const std::size_t at = text.find('@');
   const std::string count_text = text.substr(0, at);
   uint32_t count = 0;
-  if (count_text.empty() ||
-      !std::all_of(count_text.begin(), count_text.end(),
-                   [](char c) { return c >= '0' && c <= '9'; }) ||
-      !absl::SimpleAtoi(count_text, &count) || count == 0 || count > 100000) {
+  if (!IsDigits(count_text) || !absl::SimpleAtoi(count_text, &count) ||
+      count == 0 || count > 100000) {
     return InvalidValue(use, "expected N[@maxwait] with N a whole number >= 1");
   }
   std::optional<uint64_t> max_wait;
   if (at != std::string::npos) {
     absl::StatusOr<uint64_t> seconds = TimeLimitSeconds(text.substr(at + 1));
     if (!seconds.ok()) {
-      return InvalidValue(use, Cat("maxwait: ", Message(seconds.status())));
+      return InvalidValue(use,
+                          Concat("maxwait: ", StatusMessage(seconds.status())));
     }
     max_wait = *seconds;
   }
@@ -494,14 +285,14 @@ absl::Status SetSwitches(const OptionUse& use, JobRequest& request) {
 absl::Status SetDependency(const OptionUse& use, JobRequest& request) {
   const std::string text(*use.value);
   absl::StatusOr<JobDependency> parsed = ParseDependency(text);
-  if (!parsed.ok()) return InvalidValue(use, Message(parsed.status()));
+  if (!parsed.ok()) return InvalidValue(use, StatusMessage(parsed.status()));
   request.dependency = text;
   return absl::OkStatus();
 }
 
 absl::Status SetArray(const OptionUse& use, JobRequest& request) {
   absl::StatusOr<JobArraySpec> parsed = ParseJobArray(*use.value);
-  if (!parsed.ok()) return InvalidValue(use, Message(parsed.status()));
+  if (!parsed.ok()) return InvalidValue(use, StatusMessage(parsed.status()));
   request.array = FormatJobArray(*parsed);
   return absl::OkStatus();
 }
@@ -529,8 +320,8 @@ absl::Status SetFlag(const OptionUse&, JobRequest& request) {
 absl::Status CommandLineOnly(const OptionUse& use, std::string_view option) {
   if (!use.source.empty() && use.source.front() == '#') {  // a directive
     return absl::InvalidArgumentError(
-        Cat(use.source, ": ", option,
-            " belongs on the command line, not in a batch script"));
+        Concat(use.source, ": ", option,
+               " belongs on the command line, not in a batch script"));
   }
   return absl::OkStatus();
 }
@@ -558,14 +349,14 @@ absl::Status SetBegin(const OptionUse& use, JobRequest& request) {
   // The syntax does not depend on the clock: check it now, resolve it at
   // submission.
   absl::StatusOr<int64_t> at = ParseBeginTime(*use.value, 0);
-  if (!at.ok()) return InvalidValue(use, Message(at.status()));
+  if (!at.ok()) return InvalidValue(use, StatusMessage(at.status()));
   request.begin = std::string(*use.value);
   return absl::OkStatus();
 }
 
 absl::Status SetExport(const OptionUse& use, JobRequest& request) {
   absl::Status valid = CheckExportSpec(*use.value);
-  if (!valid.ok()) return InvalidValue(use, Message(valid));
+  if (!valid.ok()) return InvalidValue(use, StatusMessage(valid));
   request.export_spec = std::string(*use.value);
   return absl::OkStatus();
 }
@@ -585,8 +376,8 @@ absl::Status SetGpuCount(const OptionUse& use, JobRequest& request) {
 template <std::optional<uint64_t> JobRequest::*kField>
 absl::Status SetMemoryPer(const OptionUse& use, JobRequest& request) {
   absl::StatusOr<uint64_t> mb = MemoryMb(*use.value);
-  if (!mb.ok()) return InvalidValue(use, Message(mb.status()));
-  if (*mb == 0 || *mb > kMaxMemoryMb) {
+  if (!mb.ok()) return InvalidValue(use, StatusMessage(mb.status()));
+  if (*mb == 0 || *mb > kMaxMemoryPerNodeMb) {
     return InvalidValue(use, "must be more than 0 and at most 1 PiB");
   }
   request.*kField = *mb;
@@ -605,7 +396,7 @@ absl::Status SetHostlist(const OptionUse& use, JobRequest& request) {
   }
   absl::StatusOr<std::vector<std::string>> names =
       ExpandHostlist(*use.value, kMaxNodes);
-  if (!names.ok()) return InvalidValue(use, Message(names.status()));
+  if (!names.ok()) return InvalidValue(use, StatusMessage(names.status()));
   std::vector<std::string>& list = request.*kField;
   for (std::string& name : *names) {
     if (std::find(list.begin(), list.end(), name) == list.end()) {
@@ -617,7 +408,7 @@ absl::Status SetHostlist(const OptionUse& use, JobRequest& request) {
 
 absl::Status SetConstraint(const OptionUse& use, JobRequest& request) {
   absl::StatusOr<NodeConstraint> parsed = NodeConstraint::Parse(*use.value);
-  if (!parsed.ok()) return InvalidValue(use, Message(parsed.status()));
+  if (!parsed.ok()) return InvalidValue(use, StatusMessage(parsed.status()));
   request.constraint = parsed->text();
   return absl::OkStatus();
 }
@@ -641,15 +432,15 @@ absl::Status SetSignal(const OptionUse& use, JobRequest& request) {
   if (at != std::string_view::npos) {
     absl::StatusOr<uint32_t> parsed = ParseCount(value.substr(at + 1), 65535);
     if (!parsed.ok()) {
-      return InvalidValue(use,
-                          Cat("the time after @ ", Message(parsed.status()),
-                              " (seconds before the time limit)"));
+      return InvalidValue(
+          use, Concat("the time after @ ", StatusMessage(parsed.status()),
+                      " (seconds before the time limit)"));
     }
     seconds = *parsed;
     value = value.substr(0, at);
   }
   absl::StatusOr<int> signal = ParseSignal(value);
-  if (!signal.ok()) return InvalidValue(use, Message(signal.status()));
+  if (!signal.ok()) return InvalidValue(use, StatusMessage(signal.status()));
   request.warning_signal = *signal;
   request.warning_signal_seconds = seconds;
   request.warning_signal_batch_only = batch_only;
@@ -657,8 +448,7 @@ absl::Status SetSignal(const OptionUse& use, JobRequest& request) {
 }
 
 absl::Status SetOpenMode(const OptionUse& use, JobRequest& request) {
-  const std::string mode = absl::AsciiStrToLower(
-      absl::string_view(use.value->data(), use.value->size()));
+  const std::string mode = absl::AsciiStrToLower(AsAbsl(*use.value));
   if (mode == "append" || mode == "a") {
     request.append_output = true;
   } else if (mode == "truncate" || mode == "t") {
@@ -672,10 +462,11 @@ absl::Status SetOpenMode(const OptionUse& use, JobRequest& request) {
 // Accepted so that existing Slurm scripts run, but with no effect yet; the
 // warning keeps that from being a surprise.
 absl::Status WarnIgnored(const OptionUse& use, JobRequest& request) {
-  std::string spelled = Cat("--", use.spec.long_name);
-  if (use.value.has_value()) spelled += Cat("=", Bare(*use.value));
-  request.warnings.push_back(
-      Cat(use.source, ": ", spelled, " is not supported yet and is ignored"));
+  std::string spelled = Concat("--", use.spec.long_name);
+  if (use.value.has_value())
+    spelled += Concat("=", EscapeForMessage(*use.value, kMaxQuotedOptionChars));
+  request.warnings.push_back(Concat(use.source, ": ", spelled,
+                                    " is not supported yet and is ignored"));
   return absl::OkStatus();
 }
 
@@ -685,8 +476,8 @@ absl::Status Accept(const OptionUse&, JobRequest&) { return absl::OkStatus(); }
 
 absl::Status RejectUid(const OptionUse& use, JobRequest&) {
   return absl::InvalidArgumentError(
-      Cat(use.source, ": --", use.spec.long_name,
-          " is not supported: jobs always run as the submitting user"));
+      Concat(use.source, ": --", use.spec.long_name,
+             " is not supported: jobs always run as the submitting user"));
 }
 
 // Every option, in one place: a directive and a flag share this table. To
@@ -798,119 +589,15 @@ absl::Status UnknownLong(std::string_view source, std::string_view name) {
       best_distance = distance;
     }
   }
-  std::string message = Cat(source, ": unknown option --", Bare(name));
+  std::string message = Concat(source, ": unknown option --",
+                               EscapeForMessage(name, kMaxQuotedOptionChars));
   if (best != nullptr) {
-    message += Cat(" (did you mean --", best->long_name, "?)");
+    message += Concat(" (did you mean --", best->long_name, "?)");
   }
   return absl::InvalidArgumentError(message);
 }
 
-// One line of the directive block.
-struct DirectiveLine {
-  int line_number;
-  std::string_view keyword;  // "#SBATCH" or "#GANTRY"
-  std::vector<std::string> words;
-};
-
-// Splits a directive's text into words with shell-like quoting: '...' is
-// literal, "..." honours \" \\ \$ \` escapes, a backslash outside quotes
-// escapes the next character, and a word starting with '#' starts a comment.
-// On an unterminated quote, returns the quote character.
-std::optional<char> SplitDirectiveWords(std::string_view text,
-                                        std::vector<std::string>& words) {
-  std::string word;
-  bool in_word = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r') {
-      if (in_word) words.push_back(std::move(word));
-      word.clear();
-      in_word = false;
-    } else if (c == '#' && !in_word) {
-      break;
-    } else if (c == '\'') {
-      const std::size_t close = text.find('\'', i + 1);
-      if (close == std::string_view::npos) return '\'';
-      word.append(text.substr(i + 1, close - i - 1));
-      in_word = true;
-      i = close;
-    } else if (c == '"') {
-      std::size_t j = i + 1;
-      for (; j < text.size() && text[j] != '"'; ++j) {
-        if (text[j] == '\\' && j + 1 < text.size() &&
-            std::string_view("\"\\$`").find(text[j + 1]) !=
-                std::string_view::npos) {
-          ++j;
-        }
-        word.push_back(text[j]);
-      }
-      if (j >= text.size()) return '"';
-      in_word = true;
-      i = j;
-    } else if (c == '\\' && i + 1 < text.size()) {
-      word.push_back(text[++i]);
-      in_word = true;
-    } else {
-      word.push_back(c);
-      in_word = true;
-    }
-  }
-  if (in_word) words.push_back(std::move(word));
-  return std::nullopt;
-}
-
-std::string_view DirectiveKeyword(std::string_view line) {
-  for (std::string_view keyword : {"#SBATCH", "#GANTRY"}) {
-    if (line.starts_with(keyword) &&
-        (line.size() == keyword.size() || line[keyword.size()] == ' ' ||
-         line[keyword.size()] == '\t')) {
-      return keyword;
-    }
-  }
-  return {};
-}
-
-absl::StatusOr<std::vector<DirectiveLine>> ExtractDirectiveLines(
-    std::string_view script) {
-  std::vector<DirectiveLine> lines;
-  int line_number = 0;
-  for (std::string_view line : SplitView(script, '\n')) {
-    ++line_number;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line_number == 1 && line.starts_with("#!")) continue;
-    const std::string_view keyword = DirectiveKeyword(line);
-    if (keyword.empty()) {
-      // sbatch stops at the first command: directives after it would be
-      // read by nobody else, so neither do we.
-      const std::string_view stripped = TrimLeft(line);
-      if (stripped.empty() || stripped[0] == '#') continue;
-      break;
-    }
-    DirectiveLine directive{line_number, keyword, {}};
-    if (std::optional<char> quote =
-            SplitDirectiveWords(line.substr(keyword.size()), directive.words)) {
-      return absl::InvalidArgumentError(Cat(keyword, " line ", line_number,
-                                            ": unterminated ",
-                                            std::string(1, *quote), " quote"));
-    }
-    lines.push_back(std::move(directive));
-  }
-  return lines;
-}
-
 }  // namespace
-
-absl::StatusOr<std::vector<std::string>> ExtractDirectiveWords(
-    std::string_view script) {
-  absl::StatusOr<std::vector<DirectiveLine>> lines =
-      ExtractDirectiveLines(script);
-  if (!lines.ok()) return lines.status();
-  std::vector<std::string> words;
-  for (DirectiveLine& line : *lines) {
-    for (std::string& word : line.words) words.push_back(std::move(word));
-  }
-  return words;
-}
 
 absl::Status ApplyJobOptions(const std::vector<std::string>& words,
                              std::string_view source, JobRequest& request) {
@@ -918,8 +605,9 @@ absl::Status ApplyJobOptions(const std::vector<std::string>& words,
     const std::string_view word = words[i];
     if (word.size() < 2 || word[0] != '-' || word == "--") {
       return absl::InvalidArgumentError(
-          Cat(source, ": unexpected argument ", Quote(word),
-              " (expected an option such as --nodes=2)"));
+          Concat(source, ": unexpected argument ",
+                 QuoteForMessage(word, kMaxQuotedOptionChars),
+                 " (expected an option such as --nodes=2)"));
     }
     const OptionSpec* spec = nullptr;
     std::optional<std::string_view> value;
@@ -931,9 +619,9 @@ absl::Status ApplyJobOptions(const std::vector<std::string>& words,
       if (spec == nullptr) return UnknownLong(source, name);
       if (equals != std::string_view::npos) value = body.substr(equals + 1);
       if (spec->arg == Arg::kNone && value.has_value()) {
-        return absl::InvalidArgumentError(Cat(source, ": --", spec->long_name,
-                                              " takes no value (got ",
-                                              Quote(*value), ")"));
+        return absl::InvalidArgumentError(
+            Concat(source, ": --", spec->long_name, " takes no value (got ",
+                   QuoteForMessage(*value, kMaxQuotedOptionChars), ")"));
       }
     } else {
       // "-nodes=2" would otherwise read as -n "odes=2": say what was meant.
@@ -941,34 +629,37 @@ absl::Status ApplyJobOptions(const std::vector<std::string>& words,
       const std::string_view long_name = rest.substr(0, rest.find('='));
       if (long_name.size() > 1 && FindLong(long_name) != nullptr) {
         return absl::InvalidArgumentError(
-            Cat(source, ": unknown option ", Bare(word),
-                " (long options take two dashes: --", long_name, ")"));
+            Concat(source, ": unknown option ",
+                   EscapeForMessage(word, kMaxQuotedOptionChars),
+                   " (long options take two dashes: --", long_name, ")"));
       }
       spec = FindShort(word[1]);
       if (spec == nullptr) {
         return absl::InvalidArgumentError(
-            Cat(source, ": unknown option -", Bare(word.substr(1, 1))));
+            Concat(source, ": unknown option -",
+                   EscapeForMessage(word.substr(1, 1), kMaxQuotedOptionChars)));
       }
       // getopt semantics: everything after the letter is the value ("-N2").
       if (word.size() > 2) {
         value = word.substr(2);
         if (spec->arg == Arg::kNone) {
           return absl::InvalidArgumentError(
-              Cat(source, ": -", std::string(1, spec->short_name),
-                  " takes no value (got ", Quote(*value), ")"));
+              Concat(source, ": -", std::string(1, spec->short_name),
+                     " takes no value (got ",
+                     QuoteForMessage(*value, kMaxQuotedOptionChars), ")"));
         }
       }
     }
     if (spec->arg == Arg::kRequired && !value.has_value()) {
       if (i + 1 >= words.size()) {
         return absl::InvalidArgumentError(
-            Cat(source, ": missing value for --", spec->long_name));
+            Concat(source, ": missing value for --", spec->long_name));
       }
       value = words[++i];
     }
     if (spec->arg != Arg::kNone && value.has_value() && value->empty()) {
       return absl::InvalidArgumentError(
-          Cat(source, ": empty value for --", spec->long_name));
+          Concat(source, ": empty value for --", spec->long_name));
     }
     absl::Status status = spec->apply(OptionUse{*spec, source, value}, request);
     if (!status.ok()) return status;
@@ -985,196 +676,8 @@ absl::Status ApplyScriptDirectives(std::string_view script,
     // Each line stands alone, as in sbatch: "-J" at the end of one line
     // does not take its value from the next.
     absl::Status status = ApplyJobOptions(
-        line.words, Cat(line.keyword, " line ", line.line_number), request);
+        line.words, Concat(line.keyword, " line ", line.line_number), request);
     if (!status.ok()) return status;
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<uint64_t> ParseTimeLimit(std::string_view text) {
-  absl::StatusOr<uint64_t> seconds = TimeLimitSeconds(text);
-  if (!seconds.ok()) {
-    return absl::InvalidArgumentError(Cat("invalid time limit ", Quote(text),
-                                          ": ", Message(seconds.status())));
-  }
-  return seconds;
-}
-
-std::string FormatTimeLimit(uint64_t seconds) {
-  const uint64_t days = seconds / 86400, hours = seconds / 3600 % 24,
-                 minutes = seconds / 60 % 60, secs = seconds % 60;
-  if (days > 0) {
-    return absl::StrFormat("%d-%02d:%02d:%02d", days, hours, minutes, secs);
-  }
-  if (hours > 0) return absl::StrFormat("%d:%02d:%02d", hours, minutes, secs);
-  return absl::StrFormat("%d:%02d", minutes, secs);
-}
-
-absl::StatusOr<uint64_t> ParseMemoryMb(std::string_view text) {
-  absl::StatusOr<uint64_t> mb = MemoryMb(text);
-  if (!mb.ok()) {
-    return absl::InvalidArgumentError(
-        Cat("invalid memory size ", Quote(text), ": ", Message(mb.status())));
-  }
-  return mb;
-}
-
-// Beyond the documented sequences, a zero-padding width is accepted as in
-// sbatch: "%5j" pads the job id with zeros to 5 digits (so do %5A and
-// %5a; widths above 10 act as 10); a width before %x or %u is ignored since
-// those are not numbers.
-// Unknown sequences (%N, %t, %3t, ...) and a trailing lone '%' are copied
-// unchanged.
-std::string ExpandFilenamePattern(std::string_view pattern, uint64_t job_id,
-                                  std::string_view job_name,
-                                  std::string_view user,
-                                  std::optional<ArrayTaskIds> array_task) {
-  // Slurm's NO_VAL: what %a is for a job that is no array task.
-  constexpr uint32_t kNoTask = 4294967294u;
-  auto padded = [](uint64_t value, std::size_t width) {
-    std::string text = std::to_string(value);
-    if (text.size() < width) text.insert(0, width - text.size(), '0');
-    return text;
-  };
-  constexpr std::size_t kMaxWidth = 10;
-  std::string out;
-  out.reserve(pattern.size());
-  for (std::size_t i = 0; i < pattern.size(); ++i) {
-    if (pattern[i] != '%') {
-      out.push_back(pattern[i]);
-      continue;
-    }
-    std::size_t j = i + 1;
-    std::size_t width = 0;
-    while (j < pattern.size() &&
-           absl::ascii_isdigit(static_cast<unsigned char>(pattern[j]))) {
-      width = std::min(kMaxWidth, width * 10 + (pattern[j] - '0'));
-      ++j;
-    }
-    if (j >= pattern.size()) {
-      out.append(pattern.substr(i));
-      break;
-    }
-    const bool has_width = j > i + 1;
-    switch (pattern[j]) {
-      case 'j':
-        out.append(padded(job_id, width));
-        break;
-      case 'A':
-        out.append(
-            padded(array_task ? array_task->array_job_id : job_id, width));
-        break;
-      case 'a':
-        out.append(padded(array_task ? array_task->task_id : kNoTask, width));
-        break;
-      case 'x':
-        out.append(job_name);
-        break;
-      case 'u':
-        out.append(user);
-        break;
-      case '%':
-        if (!has_width) {
-          out.push_back('%');
-          break;
-        }
-        [[fallthrough]];
-      default:
-        out.append(pattern.substr(i, j - i + 1));
-    }
-    i = j;
-  }
-  return out;
-}
-
-// --nodelist names nodes the allocation must hold: with no --nodes (or
-// fewer), the job asks for that many, as Slurm does.
-absl::Status ResolveNodeLists(JobRequest& request) {
-  for (const std::string& name : request.nodelist) {
-    if (std::find(request.exclude.begin(), request.exclude.end(), name) !=
-        request.exclude.end()) {
-      return absl::InvalidArgumentError(
-          Cat("node ", name, " is both in --nodelist and in --exclude"));
-    }
-  }
-  const auto listed = static_cast<uint32_t>(request.nodelist.size());
-  if (listed == 0) return absl::OkStatus();
-  if (request.nodes && *request.nodes < listed) {
-    request.warnings.push_back(Cat("--nodes=", *request.nodes, " raised to ",
-                                   listed, ": --nodelist names ", listed,
-                                   " node(s) and the job gets all of them"));
-  }
-  if (!request.nodes || *request.nodes < listed) request.nodes = listed;
-  return absl::OkStatus();
-}
-
-absl::Status ResolveDerivedResources(JobRequest& request) {
-  if (absl::Status lists = ResolveNodeLists(request); !lists.ok()) {
-    return lists;
-  }
-  const uint32_t nodes = request.nodes.value_or(1);
-  uint32_t tasks_per_node = request.ntasks_per_node.value_or(0);
-  if (tasks_per_node == 0) {
-    tasks_per_node = request.ntasks ? (*request.ntasks + nodes - 1) / nodes : 1;
-  }
-  auto set_gpus = [&](uint32_t per_node, const char* from) -> absl::Status {
-    if (request.gpus_per_node && *request.gpus_per_node != per_node) {
-      return absl::InvalidArgumentError(Cat(from, " asks for ", per_node,
-                                            " GPU(s) per node but "
-                                            "--gpus-per-node (or --gres) says ",
-                                            *request.gpus_per_node));
-    }
-    request.gpus_per_node = per_node;
-    return absl::OkStatus();
-  };
-  if (request.gpus_per_task) {
-    absl::Status status =
-        set_gpus(*request.gpus_per_task * tasks_per_node, "--gpus-per-task");
-    if (!status.ok()) return status;
-  }
-  if (request.gpus) {
-    const uint32_t per_node = (*request.gpus + nodes - 1) / nodes;
-    if (*request.gpus % nodes != 0) {
-      request.warnings.push_back(
-          Cat("--gpus=", *request.gpus, " over ", nodes, " node(s): ", per_node,
-              " GPU(s) on each node (", per_node * nodes, " in all)"));
-    }
-    absl::Status status = set_gpus(per_node, "--gpus");
-    if (!status.ok()) return status;
-  }
-  const int memory_options = (request.mem_per_node_mb ? 1 : 0) +
-                             (request.mem_per_cpu_mb ? 1 : 0) +
-                             (request.mem_per_gpu_mb ? 1 : 0);
-  if (memory_options > 1) {
-    return absl::InvalidArgumentError(
-        "--mem, --mem-per-cpu and --mem-per-gpu are mutually exclusive");
-  }
-  if (request.mem_per_cpu_mb) {
-    request.mem_per_node_mb = *request.mem_per_cpu_mb *
-                              request.cpus_per_task.value_or(1) *
-                              tasks_per_node;
-  }
-  if (request.mem_per_gpu_mb) {
-    if (request.gpus_per_node.value_or(0) == 0) {
-      return absl::InvalidArgumentError(
-          "--mem-per-gpu needs GPUs (--gpus, --gpus-per-node, "
-          "--gpus-per-task or --gres=gpu:N)");
-    }
-    request.mem_per_node_mb = *request.mem_per_gpu_mb * *request.gpus_per_node;
-  }
-  if (request.mem_per_node_mb && *request.mem_per_node_mb > kMaxMemoryMb) {
-    return absl::InvalidArgumentError("more than 1 PiB of memory per node");
-  }
-  if (request.mem_per_node_mb && *request.mem_per_node_mb == 0) {
-    // Slurm's --mem=0: all of each node's memory, which only a whole node
-    // gives.
-    request.mem_per_node_mb.reset();
-    if (!request.exclusive) {
-      request.exclusive = true;
-      request.warnings.push_back(
-          "--mem=0 (all of a node's memory): the job gets whole nodes, as "
-          "with --exclusive");
-    }
   }
   return absl::OkStatus();
 }

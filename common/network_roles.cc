@@ -11,6 +11,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/text.h"
 
 namespace gantry {
 namespace {
@@ -101,8 +102,7 @@ std::string_view NetworkRoleName(NetworkRole role) {
 }
 
 absl::StatusOr<NetworkRole> ParseNetworkRole(std::string_view name) {
-  const std::string lower =
-      absl::AsciiStrToLower(absl::string_view(name.data(), name.size()));
+  const std::string lower = absl::AsciiStrToLower(AsAbsl(name));
   for (NetworkRole role : {NetworkRole::kCompute, NetworkRole::kStorage,
                            NetworkRole::kManagement}) {
     if (lower == NetworkRoleName(role)) return role;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/text.h"
 
 namespace gantry {
 
@@ -209,12 +210,7 @@ absl::StatusOr<std::vector<std::string>> ParseFeatureList(
   while (start <= text.size()) {
     std::size_t end = text.find(',', start);
     if (end == std::string_view::npos) end = text.size();
-    std::string_view word = text.substr(start, end - start);
-    while (!word.empty() && std::isspace(static_cast<unsigned char>(word[0])))
-      word.remove_prefix(1);
-    while (!word.empty() &&
-           std::isspace(static_cast<unsigned char>(word.back())))
-      word.remove_suffix(1);
+    const std::string_view word = Trim(text.substr(start, end - start));
     if (!word.empty()) {
       if (!std::all_of(word.begin(), word.end(), IsFeatureChar)) {
         return absl::InvalidArgumentError(absl::StrCat(

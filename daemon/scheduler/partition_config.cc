@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/hostlist.h"
-#include "common/job_options.h"
+#include "common/option_values.h"
 
 namespace gantry {
 namespace {

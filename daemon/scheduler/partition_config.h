@@ -14,7 +14,7 @@
 //   MaxNodes=N|UNLIMITED    the most nodes one job may ask for
 //   HotSpares=HOSTLIST   member nodes kept for restarts of failed jobs
 //   State=UP             accepted for slurm.conf compatibility
-// Times are Slurm's formats (common/job_options.h ParseTimeLimit). Key names
+// Times are Slurm's formats (common/option_values.h ParseTimeLimit). Key names
 // are case-insensitive, as in slurm.conf.
 //
 // Pure functions, thread-safe.

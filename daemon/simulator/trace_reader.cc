@@ -5,24 +5,19 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/split_view.h"
+#include "common/text.h"
 #include "common/text_file.h"
 
 namespace gantry::sim {
 namespace {
 
-// (Debian's abseil has its own string_view, so these stay in std.)
-std::string_view Strip(std::string_view text) {
-  const auto space = [](char c) {
-    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
-  };
-  while (!text.empty() && space(text.front())) text.remove_prefix(1);
-  while (!text.empty() && space(text.back())) text.remove_suffix(1);
-  return text;
-}
+// What is trimmed around lines and cells: blanks and line ends, not the
+// rest of ASCII white space (\v, \f), which stays part of the text.
+constexpr std::string_view kBlanks = " \t\r\n";
 
 std::vector<std::string_view> SplitRow(std::string_view line) {
   std::vector<std::string_view> cells = SplitView(line, ',');
-  for (auto& cell : cells) cell = Strip(cell);
+  for (auto& cell : cells) cell = TrimChars(cell, kBlanks);
   return cells;
 }
 
@@ -179,7 +174,7 @@ absl::StatusOr<Trace> ParseTrace(std::string_view text, TraceFormat format,
                                  const std::string& source) {
   std::vector<std::string_view> lines = SplitView(text, '\n');
   std::size_t first = 0;
-  while (first < lines.size() && Strip(lines[first]).empty()) {
+  while (first < lines.size() && TrimChars(lines[first], kBlanks).empty()) {
     ++first;
   }
   if (first == lines.size()) {
@@ -206,21 +201,21 @@ absl::StatusOr<Trace> ParseTrace(std::string_view text, TraceFormat format,
     if (format == TraceFormat::kAuto) {
       return absl::InvalidArgumentError(absl::StrCat(
           source, ": unknown trace format (header \"",
-          std::string(Strip(lines[first])),
+          std::string(TrimChars(lines[first], kBlanks)),
           "\"); known: philly (timestamp,duration,num_gpus,...), tiresias "
           "(job_id,num_gpu,submit_time,...,duration,...)"));
     }
   }
   const Columns columns = ColumnsFor(format, header);
   if (!Complete(columns)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(source, ": header \"", std::string(Strip(lines[first])),
-                     "\" lacks the columns of the ",
-                     std::string(TraceFormatName(format)), " format"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        source, ": header \"", std::string(TrimChars(lines[first], kBlanks)),
+        "\" lacks the columns of the ", std::string(TraceFormatName(format)),
+        " format"));
   }
   trace.format = format;
   for (std::size_t i = first + 1; i < lines.size(); ++i) {
-    if (Strip(lines[i]).empty()) continue;
+    if (TrimChars(lines[i], kBlanks).empty()) continue;
     TraceJob job;
     job.line = static_cast<int>(i + 1);
     const std::string why = ParseRow(format, columns, SplitRow(lines[i]), &job);

@@ -12,8 +12,11 @@
 #include <string_view>
 #include <vector>
 
+#include "common/directive_lexer.h"
+#include "common/filename_pattern.h"
 #include "common/job_options.h"
 #include "common/job_request.h"
+#include "common/option_values.h"
 
 namespace {
 

@@ -7,7 +7,11 @@
 #include <utility>
 #include <vector>
 
+#include "common/derived_resources.h"
+#include "common/directive_lexer.h"
+#include "common/filename_pattern.h"
 #include "common/job_request.h"
+#include "common/option_values.h"
 
 namespace gantry {
 namespace {

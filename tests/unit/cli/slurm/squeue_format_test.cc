@@ -1,12 +1,12 @@
 // squeue's --format fields and the Slurm words (states, signals) the CLI
 // takes.
-#include "cli/squeue_format.h"
+#include "cli/slurm/squeue_format.h"
 
 #include <csignal>
 
 #include <catch2/catch.hpp>
 
-#include "cli/slurm_words.h"
+#include "cli/slurm/slurm_words.h"
 #include "common/signal_name.h"
 
 namespace gantry::cli {

@@ -1,4 +1,4 @@
-#include "cli/sinfo_format.h"
+#include "cli/slurm/sinfo_format.h"
 
 #include <algorithm>
 #include <utility>
@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/hostlist.h"
-#include "common/job_options.h"
+#include "common/option_values.h"
 
 namespace gantry::cli {
 namespace {

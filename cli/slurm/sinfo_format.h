@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "cli/percent_format.h"
+#include "cli/slurm/percent_format.h"
 #include "gantry/v1/types.pb.h"
 
 namespace gantry::cli {
@@ -40,7 +40,7 @@ std::vector<std::vector<std::string>> SinfoSummary(
     const SinfoFilter& filter);
 
 // sinfo's -o/--format: "%P %.5a %.10l %.6D %.6t %N" and the like
-// (cli/percent_format.h). Letters:
+// (cli/slurm/percent_format.h). Letters:
 //   %P partition (default marked *)   %R partition name   %a availability
 //   %l time limit  %D node count  %t state  %T state (long)  %N node list
 //   %n host names  %o addresses   %c CPUs per node  %C CPUs A/I/O/T

@@ -1,4 +1,4 @@
-#include "cli/slurm_alias.h"
+#include "cli/slurm/slurm_alias.h"
 
 #include <map>
 

@@ -1,11 +1,11 @@
-#include "cli/squeue_format.h"
+#include "cli/slurm/squeue_format.h"
 
 #include <algorithm>
 #include <map>
 
 #include "absl/strings/str_cat.h"
 #include "cli/output_format.h"
-#include "cli/percent_format.h"
+#include "cli/slurm/percent_format.h"
 
 namespace gantry::cli {
 namespace {

@@ -1,7 +1,7 @@
 // squeue's -o/--format: a format string such as "%.18i %.9P %.8j %R" parsed
 // once, then rendered as a header line and one line per job.
 //
-// Each field is %[.|-][WIDTH]LETTER (cli/percent_format.h). Letters:
+// Each field is %[.|-][WIDTH]LETTER (cli/slurm/percent_format.h). Letters:
 //   %i %A job id     %j name          %u user        %P partition
 //   %T state         %t state (short) %M time used   %l time limit
 //   %L time left     %D nodes         %C CPUs        %b GPUs per node (TRES)
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "cli/percent_format.h"
+#include "cli/slurm/percent_format.h"
 #include "gantry/v1/types.pb.h"
 
 namespace gantry::cli {

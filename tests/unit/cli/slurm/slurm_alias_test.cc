@@ -1,5 +1,5 @@
 // gantry run under a Slurm command's name does that command's job.
-#include "cli/slurm_alias.h"
+#include "cli/slurm/slurm_alias.h"
 
 #include <catch2/catch.hpp>
 

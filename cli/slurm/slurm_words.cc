@@ -1,4 +1,4 @@
-#include "cli/slurm_words.h"
+#include "cli/slurm/slurm_words.h"
 
 #include <string>
 #include <utility>
@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/text.h"
 
 namespace gantry::cli {
 namespace {
@@ -33,8 +34,7 @@ constexpr StateWord kStates[] = {
 absl::StatusOr<std::set<v1::JobState>> ParseJobStates(std::string_view list) {
   std::set<v1::JobState> states;
   for (absl::string_view item :
-       absl::StrSplit(absl::string_view(list.data(), list.size()), ',',
-                      absl::SkipEmpty())) {
+       absl::StrSplit(AsAbsl(list), ',', absl::SkipEmpty())) {
     const std::string word = absl::AsciiStrToUpper(item);
     if (word == "ALL") {
       for (const StateWord& known : kStates) states.insert(known.state);

@@ -1,4 +1,4 @@
-#include "cli/percent_format.h"
+#include "cli/slurm/percent_format.h"
 
 #include <cctype>
 #include <utility>

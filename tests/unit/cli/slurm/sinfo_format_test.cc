@@ -1,5 +1,5 @@
 // sinfo's views: state words, the partition summary and -o formats.
-#include "cli/sinfo_format.h"
+#include "cli/slurm/sinfo_format.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,0 +1,37 @@
+// What the everyday commands (queue, cancel, hold, job, nodes, progress,
+// topology, drain, hostnames) share: their error line, the calling user,
+// the clock, and list options that may be repeated.
+//
+// Not thread-safe in itself: CurrentUser reads the password database.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace gantry::cli {
+
+// Prints "gantry COMMAND: error: MESSAGE" and returns the exit code 1.
+int Fail(std::string_view command, const absl::Status& status);
+
+// The name of the user running the command (its uid as text if it has no
+// name).
+std::string CurrentUser();
+
+// Now, in milliseconds since the Unix epoch.
+int64_t NowMs();
+
+// "-u a,b -u c" -> {a, b, c}: comma-separated values of a repeatable
+// option, empty items dropped.
+std::vector<std::string> SplitLists(const std::vector<std::string>& lists);
+
+// Appends every value to a repeated protobuf field.
+template <typename Values, typename Field>
+void AddAll(const Values& values, Field& field) {
+  for (const auto& value : values) *field.Add() = value;
+}
+
+}  // namespace gantry::cli

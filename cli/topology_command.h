@@ -1,0 +1,14 @@
+// `gantry topology`: the switch tree the controller places jobs by, shown,
+// or imported from a file by an admin. Returns the process exit code and
+// prints errors as "gantry topology: error: ...".
+#pragma once
+
+#include <string>
+
+namespace gantry::cli {
+
+// `gantry topology [--json]`, and `gantry topology import FILE`.
+int RunTopologyCommand(const std::string& controller, const std::string& file,
+                       const std::string& format, bool json);
+
+}  // namespace gantry::cli
