@@ -255,6 +255,19 @@ class Controller {
   // kSchedulingGapFactor times its duration after it ended.
   void SchedulePass();
   void RunSchedule();
+  // Throttled arrays (--array=...%N): how many more of their tasks may join
+  // this pass's queue, by array id. Tasks are taken in id order, so the
+  // lowest indices start first.
+  using ArraySlots = std::map<uint64_t, uint32_t>;
+  // What the pass does with a job before the scheduler sees it.
+  enum class GateVerdict {
+    kNotPending,         // not for this pass
+    kWait,               // waits; its reason says why (held, backoff, ...)
+    kWaitForDependency,  // waits on --dependency: look again after starts
+    kQueue,              // goes into the scheduler's queue
+  };
+  // Sets the reason of a job that waits before the scheduler.
+  GateVerdict Gate(JobRuntime& job, int64_t now, ArraySlots& array_slots);
   std::shared_ptr<const NodeConstraint> ParsedConstraint(JobRuntime& job);
   bool DependencyAllowsStart(JobRuntime& job, int64_t now);
   // What the running (and stopping) jobs hold, for backfill reservations.

@@ -81,6 +81,8 @@ void Controller::SchedulePass() {
   }
 }
 
+// The pass in named steps: gate each pending job (Gate), snapshot the
+// nodes, order the queue, Schedule(), then write back waits and starts.
 void Controller::RunSchedule() {
   schedule_posted_ = false;
   // Reused from pass to pass: with tens of thousands pending, a fresh
@@ -91,10 +93,7 @@ void Controller::RunSchedule() {
   next_eligible_ms_ = 0;
   singleton_holders_.reset();  // rebuilt on first use in this pass
   std::size_t dependency_waiters = 0;
-  // Throttled arrays (--array=...%N): how many more of their tasks may join
-  // this pass's queue. Tasks are taken in id order, so the lowest indices
-  // start first.
-  std::map<uint64_t, uint32_t> array_slots;
+  ArraySlots array_slots;
   // The queued jobs in id order, for finding them from the result.
   std::vector<std::pair<uint64_t, JobRuntime*>> queued;
   // Grown geometrically (a reserve to the exact size would reallocate on
@@ -104,62 +103,18 @@ void Controller::RunSchedule() {
   }
   queued.reserve(live_jobs_.size());
   for (auto& [id, live] : live_jobs_) {
-    JobRuntime& job = *live;
-    v1::JobRecord& record = job.record;
-    if (record.state() != v1::PENDING) continue;
-    if (record.held()) continue;  // its reason says so (MarkHeld)
-    // A requeued job waits for its backoff and for the ranks of its last
-    // attempt to be gone, so no two attempts ever run at once.
-    if (!job.occupied_nodes.empty()) {
-      record.set_reason("Restarting");
-      record.set_reason_detail(absl::StrCat("waiting for the ranks of attempt ",
-                                            record.attempt(), " to stop"));
-      continue;
-    }
-    if (record.eligible_time_ms() > now) {
-      if (record.attempt() == 0) {
-        // --begin
-        record.set_reason("BeginTime");
-        record.set_reason_detail(absl::StrCat(
-            "eligible in ", (record.eligible_time_ms() - now + 999) / 1000,
-            " s (--begin)"));
-      } else {
-        record.set_reason("Restarting");
-        record.set_reason_detail(
-            absl::StrCat("backoff: attempt ", record.attempt() + 1, " in ",
-                         (record.eligible_time_ms() - now + 999) / 1000, " s"));
-      }
-      if (next_eligible_ms_ == 0 ||
-          record.eligible_time_ms() < next_eligible_ms_) {
-        next_eligible_ms_ = record.eligible_time_ms();
-      }
-      continue;
-    }
-    const v1::JobSpec& spec = record.spec();
-    if (!spec.dependency().empty() && !DependencyAllowsStart(job, now)) {
-      ++dependency_waiters;
-      continue;
-    }
-    if (record.array().max_running() > 0) {
-      auto [slots, fresh] = array_slots.try_emplace(record.array_job_id(), 0);
-      if (fresh) {
-        const uint32_t running =
-            RunningArrayTasks(jobs_, record.array_job_id());
-        const uint32_t limit = record.array().max_running();
-        slots->second = running < limit ? limit - running : 0;
-      }
-      if (slots->second == 0) {
-        record.set_reason("JobArrayTaskLimit");
-        record.set_reason_detail(
-            absl::StrCat("array ", record.array_job_id(), " runs at most ",
-                         record.array().max_running(),
-                         " task(s) at once (--array=", spec.array(), ")"));
+    switch (Gate(*live, now, array_slots)) {
+      case GateVerdict::kNotPending:
+      case GateVerdict::kWait:
         continue;
-      }
-      --slots->second;
+      case GateVerdict::kWaitForDependency:
+        ++dependency_waiters;
+        continue;
+      case GateVerdict::kQueue:
+        queue.push_back(PendingJobOf(live->record, ParsedConstraint(*live)));
+        queued.emplace_back(id, live);
+        continue;
     }
-    queue.push_back(PendingJobOf(record, ParsedConstraint(job)));
-    queued.emplace_back(id, &job);
   }
   if (queue.empty()) return;
   // The node snapshot only when there is something to place: every
@@ -199,23 +154,65 @@ void Controller::RunSchedule() {
   }
   for (const JobStart& start : result.starts) {
     JobRuntime& job = queued_job(start.job_id);
-    v1::JobRecord& record = job.record;
-    record.clear_allocation();
-    uint32_t next_rank = 0;
-    for (size_t i = 0; i < start.shares.size(); ++i) {
-      const NodeShare& share = start.shares[i];
-      v1::NodeAllocation* allocation = record.add_allocation();
-      allocation->set_node(*names[share.node_index]);
-      allocation->set_cpus(share.cpus);
-      for (uint32_t gpu : share.gpus) allocation->add_gpu_indices(gpu);
-      allocation->set_mem_mb(share.mem_mb);
-      allocation->set_first_rank(next_rank);
-      allocation->set_rank_count(
-          JobRanksOnNode(record.spec(), static_cast<uint32_t>(i)));
-      next_rank += allocation->rank_count();
-    }
+    SetAllocation(start, names, job.record);
     StartJob(job);
   }
+}
+
+Controller::GateVerdict Controller::Gate(JobRuntime& job, int64_t now,
+                                         ArraySlots& array_slots) {
+  v1::JobRecord& record = job.record;
+  if (record.state() != v1::PENDING) return GateVerdict::kNotPending;
+  if (record.held()) return GateVerdict::kWait;  // its reason says so
+  // A requeued job waits for its backoff and for the ranks of its last
+  // attempt to be gone, so no two attempts ever run at once.
+  if (!job.occupied_nodes.empty()) {
+    record.set_reason("Restarting");
+    record.set_reason_detail(absl::StrCat("waiting for the ranks of attempt ",
+                                          record.attempt(), " to stop"));
+    return GateVerdict::kWait;
+  }
+  if (record.eligible_time_ms() > now) {
+    if (record.attempt() == 0) {
+      // --begin
+      record.set_reason("BeginTime");
+      record.set_reason_detail(absl::StrCat(
+          "eligible in ", (record.eligible_time_ms() - now + 999) / 1000,
+          " s (--begin)"));
+    } else {
+      record.set_reason("Restarting");
+      record.set_reason_detail(
+          absl::StrCat("backoff: attempt ", record.attempt() + 1, " in ",
+                       (record.eligible_time_ms() - now + 999) / 1000, " s"));
+    }
+    if (next_eligible_ms_ == 0 ||
+        record.eligible_time_ms() < next_eligible_ms_) {
+      next_eligible_ms_ = record.eligible_time_ms();
+    }
+    return GateVerdict::kWait;
+  }
+  const v1::JobSpec& spec = record.spec();
+  if (!spec.dependency().empty() && !DependencyAllowsStart(job, now)) {
+    return GateVerdict::kWaitForDependency;
+  }
+  if (record.array().max_running() > 0) {
+    auto [slots, fresh] = array_slots.try_emplace(record.array_job_id(), 0);
+    if (fresh) {
+      const uint32_t running = RunningArrayTasks(jobs_, record.array_job_id());
+      const uint32_t limit = record.array().max_running();
+      slots->second = running < limit ? limit - running : 0;
+    }
+    if (slots->second == 0) {
+      record.set_reason("JobArrayTaskLimit");
+      record.set_reason_detail(
+          absl::StrCat("array ", record.array_job_id(), " runs at most ",
+                       record.array().max_running(),
+                       " task(s) at once (--array=", spec.array(), ")"));
+      return GateVerdict::kWait;
+    }
+    --slots->second;
+  }
+  return GateVerdict::kQueue;
 }
 
 // Whether a pending job's --dependency lets it start now; if not, sets its

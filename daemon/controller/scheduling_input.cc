@@ -92,4 +92,23 @@ NodeSnapshot NodeSnapshotOf(const v1::NodeRecord& record, bool reachable,
   return s;
 }
 
+void SetAllocation(const JobStart& start,
+                   const std::vector<const std::string*>& names,
+                   v1::JobRecord& record) {
+  record.clear_allocation();
+  uint32_t next_rank = 0;
+  for (size_t i = 0; i < start.shares.size(); ++i) {
+    const NodeShare& share = start.shares[i];
+    v1::NodeAllocation* allocation = record.add_allocation();
+    allocation->set_node(*names[share.node_index]);
+    allocation->set_cpus(share.cpus);
+    for (uint32_t gpu : share.gpus) allocation->add_gpu_indices(gpu);
+    allocation->set_mem_mb(share.mem_mb);
+    allocation->set_first_rank(next_rank);
+    allocation->set_rank_count(
+        JobRanksOnNode(record.spec(), static_cast<uint32_t>(i)));
+    next_rank += allocation->rank_count();
+  }
+}
+
 }  // namespace gantry

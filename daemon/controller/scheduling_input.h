@@ -1,5 +1,6 @@
-// The scheduler's input from the controller's records: the one place a job
-// record becomes a PendingJob and a node record a NodeSnapshot
+// The scheduler's input from the controller's records, and its decisions
+// back into them: the one place a job record becomes a PendingJob, a node
+// record a NodeSnapshot, and a JobStart an allocation
 // (daemon/scheduler/scheduler_types.h). The scheduling pass and submission
 // validation both go through here, so the scheduler and the "can any node
 // ever hold this job" check see a job alike. Pure functions, thread-safe.
@@ -9,6 +10,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "common/node_constraint.h"
 #include "common/topology.h"
@@ -39,5 +41,11 @@ NodeSnapshot NodeSnapshotOf(const v1::NodeRecord& record, bool reachable,
 // spare mark and size, enough for NodeCouldEverHold
 // (daemon/scheduler/scheduler.h).
 NodeSnapshot NodeCapacityOf(const v1::NodeRecord& record);
+
+// The scheduler's decision back into the record: the allocation in rank
+// order, `names` being the snapshot's node names by index.
+void SetAllocation(const JobStart& start,
+                   const std::vector<const std::string*>& names,
+                   v1::JobRecord& record);
 
 }  // namespace gantry
