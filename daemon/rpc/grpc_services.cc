@@ -6,39 +6,14 @@
 
 #include <boost/asio/post.hpp>
 
-#include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "daemon/controller/job_filter.h"
 #include "daemon/controller/request_validation.h"
+#include "daemon/rpc/call_authentication.h"
+#include "daemon/rpc/grpc_status.h"
 #include "daemon/rpc/submit_stream.h"
 
 namespace gantry {
-
-absl::StatusOr<Caller> AuthenticateClientCall(
-    const Authenticator& authenticator,
-    const grpc::CallbackServerContext& context, std::string_view method,
-    const google::protobuf::MessageLite& request, std::string_view claimed_user,
-    int64_t claimed_uid) {
-  // With --auth=none the claimed name becomes the job's owner, shown in
-  // every listing.
-  if (absl::Status valid = ValidateClaimedUser(claimed_user); !valid.ok()) {
-    return valid;
-  }
-  return LogIfRefused(authenticator.AuthenticateClient(
-                          context, method, request, claimed_user, claimed_uid),
-                      context, method);
-}
-
-absl::StatusOr<Caller> LogIfRefused(absl::StatusOr<Caller> caller,
-                                    const grpc::CallbackServerContext& context,
-                                    std::string_view method) {
-  if (!caller.ok()) {
-    log::Warn("request refused", {{"method", std::string(method)},
-                                  {"peer", context.peer()},
-                                  {"error", caller.status().ToString()}});
-  }
-  return caller;
-}
 
 std::optional<Caller> ClientServiceImpl::Admit(
     const grpc::CallbackServerContext& context,
@@ -73,12 +48,6 @@ class SubmitMessages final
 grpc::MessageHolder<v1::SubmitRequest, v1::SubmitResponse>*
 SubmitMessageAllocator::AllocateMessages() {
   return new SubmitMessages();
-}
-
-grpc::Status ToGrpcStatus(const absl::Status& status) {
-  if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
-                      std::string(status.message()));
 }
 
 grpc::ServerUnaryReactor* ClientServiceImpl::Submit(

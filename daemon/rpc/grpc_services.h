@@ -3,8 +3,8 @@
 // Both use gRPC's callback API and never block a gRPC thread: a request is
 // turned into a closure posted to the controller's loop, and the reactor is
 // finished from there. Status codes are mapped to gRPC in one place
-// (ToGrpcStatus). Every call is authenticated (daemon/rpc/authenticator.h) on
-// the gRPC thread before it reaches the loop.
+// (grpc_status.h). Every call is authenticated (daemon/rpc/authenticator.h,
+// call_authentication.h) on the gRPC thread before it reaches the loop.
 #pragma once
 
 #include <functional>
@@ -15,7 +15,6 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "absl/status/status.h"
 #include "daemon/controller/controller.h"
 #include "daemon/rpc/admission_gate.h"
 #include "daemon/rpc/agent_inbox.h"
@@ -25,22 +24,6 @@
 #include "gantry/v1/client.grpc.pb.h"
 
 namespace gantry {
-
-grpc::Status ToGrpcStatus(const absl::Status& status);
-
-// The caller of a client call to `method` ("Submit") carrying `request`,
-// or the refusal, logged with the peer. On the gRPC thread: decoding a
-// credential talks to munged and must not stall the controller's loop.
-absl::StatusOr<Caller> AuthenticateClientCall(
-    const Authenticator& authenticator,
-    const grpc::CallbackServerContext& context, std::string_view method,
-    const google::protobuf::MessageLite& request, std::string_view claimed_user,
-    int64_t claimed_uid = -1);
-
-// Logs `caller` when it is a refusal of a call to `method`; returns it.
-absl::StatusOr<Caller> LogIfRefused(absl::StatusOr<Caller> caller,
-                                    const grpc::CallbackServerContext& context,
-                                    std::string_view method);
 
 // Makes the Submit calls' request and response objects, so that gantryd
 // owns the request and the controller may move its spec (with the exported

@@ -6,7 +6,8 @@
 #include <boost/asio/post.hpp>
 
 #include "absl/strings/str_cat.h"
-#include "daemon/rpc/grpc_services.h"
+#include "daemon/rpc/call_authentication.h"
+#include "daemon/rpc/grpc_status.h"
 
 namespace gantry {
 
