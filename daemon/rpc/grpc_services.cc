@@ -7,6 +7,7 @@
 #include <boost/asio/post.hpp>
 
 #include "common/log.h"
+#include "common/rpc_methods.h"
 #include "daemon/controller/job_filter.h"
 #include "daemon/controller/request_validation.h"
 #include "daemon/rpc/call_authentication.h"
@@ -15,13 +16,14 @@
 
 namespace gantry {
 
+template <class Request>
 std::optional<Caller> ClientServiceImpl::Admit(
     const grpc::CallbackServerContext& context,
-    grpc::ServerUnaryReactor* reactor, std::string_view method,
-    const google::protobuf::MessageLite& request, std::string_view claimed_user,
-    int64_t claimed_uid) {
-  absl::StatusOr<Caller> caller = AuthenticateClientCall(
-      authenticator_, context, method, request, claimed_user, claimed_uid);
+    grpc::ServerUnaryReactor* reactor, const Request& request,
+    std::string_view claimed_user, int64_t claimed_uid) {
+  absl::StatusOr<Caller> caller =
+      AuthenticateClientCall(authenticator_, context, kMethodFor<Request>,
+                             request, claimed_user, claimed_uid);
   if (caller.ok()) return std::move(*caller);
   reactor->Finish(ToGrpcStatus(caller.status()));
   return std::nullopt;
@@ -54,8 +56,8 @@ grpc::ServerUnaryReactor* ClientServiceImpl::Submit(
     grpc::CallbackServerContext* context, const v1::SubmitRequest* request,
     v1::SubmitResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  std::optional<Caller> caller = Admit(*context, reactor, "Submit", *request,
-                                       request->user(), request->uid());
+  std::optional<Caller> caller =
+      Admit(*context, reactor, *request, request->user(), request->uid());
   if (!caller) return reactor;
   if (!submissions_.TryEnter()) {
     // A bounded queue: the client retries (the CLI does, with backoff).
@@ -87,8 +89,7 @@ grpc::ServerUnaryReactor* ClientServiceImpl::ListJobs(
     grpc::CallbackServerContext* context, const v1::ListJobsRequest* request,
     v1::ListJobsResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  std::optional<Caller> caller =
-      Admit(*context, reactor, "ListJobs", *request, "");
+  std::optional<Caller> caller = Admit(*context, reactor, *request, "");
   if (!caller) return reactor;
   boost::asio::post(io_, [this, reactor, request, response] {
     absl::StatusOr<v1::ListJobsResponse> jobs = controller_.ListJobs(*request);
@@ -102,8 +103,7 @@ grpc::ServerUnaryReactor* ClientServiceImpl::GetJob(
     grpc::CallbackServerContext* context, const v1::GetJobRequest* request,
     v1::GetJobResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  std::optional<Caller> caller =
-      Admit(*context, reactor, "GetJob", *request, "");
+  std::optional<Caller> caller = Admit(*context, reactor, *request, "");
   if (!caller) return reactor;
   boost::asio::post(
       io_, [this, reactor, request, response, caller = std::move(*caller)] {
@@ -120,7 +120,7 @@ grpc::ServerUnaryReactor* ClientServiceImpl::Cancel(
     v1::CancelResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   std::optional<Caller> caller =
-      Admit(*context, reactor, "Cancel", *request, request->user());
+      Admit(*context, reactor, *request, request->user());
   if (!caller) return reactor;
   // An outsized selection is refused whole (the controller tries every
   // entry against every job).
@@ -144,7 +144,7 @@ grpc::ServerUnaryReactor* ClientServiceImpl::Hold(
     v1::HoldResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   std::optional<Caller> caller =
-      Admit(*context, reactor, "Hold", *request, request->user());
+      Admit(*context, reactor, *request, request->user());
   if (!caller) return reactor;
   if (absl::Status valid = CheckFilter(request->filter()); !valid.ok()) {
     reactor->Finish(ToGrpcStatus(valid));
@@ -164,8 +164,7 @@ grpc::ServerUnaryReactor* ClientServiceImpl::ListNodes(
     grpc::CallbackServerContext* context, const v1::ListNodesRequest* request,
     v1::ListNodesResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  std::optional<Caller> caller =
-      Admit(*context, reactor, "ListNodes", *request, "");
+  std::optional<Caller> caller = Admit(*context, reactor, *request, "");
   if (!caller) return reactor;
   boost::asio::post(io_, [this, reactor, response] {
     *response = controller_.ListNodes();
@@ -179,8 +178,7 @@ grpc::ServerUnaryReactor* ClientServiceImpl::ClusterStatus(
     const v1::ClusterStatusRequest* request,
     v1::ClusterStatusResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  std::optional<Caller> caller =
-      Admit(*context, reactor, "ClusterStatus", *request, "");
+  std::optional<Caller> caller = Admit(*context, reactor, *request, "");
   if (!caller) return reactor;
   boost::asio::post(io_, [this, reactor, response] {
     *response = controller_.ClusterStatus();
@@ -194,7 +192,7 @@ grpc::ServerUnaryReactor* ClientServiceImpl::ReportProgress(
     const v1::ReportProgressRequest* request, v1::ReportProgressResponse*) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   std::optional<Caller> caller =
-      Admit(*context, reactor, "ReportProgress", *request, request->user());
+      Admit(*context, reactor, *request, request->user());
   if (!caller) return reactor;
   if (absl::Status valid = ValidateReportProgressRequest(*request);
       !valid.ok()) {
@@ -215,7 +213,7 @@ grpc::ServerUnaryReactor* ClientServiceImpl::LaunchStep(
     v1::LaunchStepResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   std::optional<Caller> caller =
-      Admit(*context, reactor, "LaunchStep", *request, request->user());
+      Admit(*context, reactor, *request, request->user());
   if (!caller) return reactor;
   if (absl::Status valid = ValidateLaunchStepRequestFields(*request);
       !valid.ok()) {
@@ -239,7 +237,7 @@ grpc::ServerUnaryReactor* ClientServiceImpl::WaitStep(
     v1::WaitStepResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   std::optional<Caller> caller =
-      Admit(*context, reactor, "WaitStep", *request, request->user());
+      Admit(*context, reactor, *request, request->user());
   if (!caller) return reactor;
   boost::asio::post(
       io_, [this, reactor, request, response, caller = std::move(*caller)] {
@@ -258,7 +256,7 @@ grpc::ServerUnaryReactor* ClientServiceImpl::Drain(
     v1::DrainResponse*) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   std::optional<Caller> caller =
-      Admit(*context, reactor, "Drain", *request, request->user());
+      Admit(*context, reactor, *request, request->user());
   if (!caller) return reactor;
   if (absl::Status valid = ValidateDrainRequest(*request); !valid.ok()) {
     reactor->Finish(ToGrpcStatus(valid));
@@ -277,7 +275,7 @@ grpc::ServerUnaryReactor* ClientServiceImpl::ImportTopology(
     const v1::ImportTopologyRequest* request, v1::TopologyReport* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   std::optional<Caller> caller =
-      Admit(*context, reactor, "ImportTopology", *request, request->user());
+      Admit(*context, reactor, *request, request->user());
   if (!caller) return reactor;
   if (absl::Status valid = ValidateImportTopologyRequest(*request);
       !valid.ok()) {
@@ -300,8 +298,7 @@ grpc::ServerUnaryReactor* ClientServiceImpl::GetTopology(
     grpc::CallbackServerContext* context, const v1::GetTopologyRequest* request,
     v1::TopologyReport* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  std::optional<Caller> caller =
-      Admit(*context, reactor, "GetTopology", *request, "");
+  std::optional<Caller> caller = Admit(*context, reactor, *request, "");
   if (!caller) return reactor;
   boost::asio::post(io_, [this, reactor, response] {
     *response = controller_.TopologyReport();

@@ -102,13 +102,14 @@ class ClientServiceImpl final : public v1::ClientService::CallbackService {
                                   v1::DrainResponse* response) override;
 
  private:
-  // The caller of this request, or nullopt after finishing `reactor` with
-  // the refusal. Runs on the gRPC thread: decoding a credential talks to
-  // munged and must not stall the controller's loop.
+  // The caller of this request (to the method that takes it,
+  // common/rpc_methods.h), or nullopt after finishing `reactor` with the
+  // refusal. Runs on the gRPC thread: decoding a credential talks to munged
+  // and must not stall the controller's loop.
+  template <class Request>
   std::optional<Caller> Admit(const grpc::CallbackServerContext& context,
                               grpc::ServerUnaryReactor* reactor,
-                              std::string_view method,
-                              const google::protobuf::MessageLite& request,
+                              const Request& request,
                               std::string_view claimed_user,
                               int64_t claimed_uid = -1);
 
