@@ -1,4 +1,4 @@
-// Who is making a client call, as the unary calls (grpc_services.h) and the
+// Who is making a client call, as the unary calls (unary_relay.h) and the
 // submit stream (submit_stream.h) both ask it: the authenticator's answer
 // (authenticator.h) plus the checks and the log line every front end owes a
 // refusal.
