@@ -7,6 +7,7 @@
 #include "common/crash_point.h"
 #include "common/log.h"
 #include "common/munge_credential.h"
+#include "common/rpc_methods.h"
 
 namespace gantry::agent {
 
@@ -63,8 +64,8 @@ void ControllerLink::Run() {
     // name), a failing one does, below.
     context.set_wait_for_ready(!uses_tls_ || connected_once);
     // A fresh credential per stream: munged refuses one used twice.
-    absl::StatusOr<std::string> credential =
-        EncodeMungeCredential(munge_socket_, MungePayloadFor("Connect"));
+    absl::StatusOr<std::string> credential = EncodeMungeCredential(
+        munge_socket_, MungePayloadFor(kAgentConnectMethod));
     if (credential.ok()) {
       context.AddMetadata(kMungeMetadataKey, *credential);
     } else {

@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "common/log.h"
 #include "common/munge_credential.h"
+#include "common/rpc_methods.h"
 
 namespace gantry::agent {
 namespace {
@@ -94,8 +95,8 @@ void SimulatedNode::Dial() {
   context_->set_wait_for_ready(true);
   if (shared_.use_munge) {
     // A fresh credential per stream: munged refuses one used twice.
-    absl::StatusOr<std::string> credential =
-        EncodeMungeCredential(shared_.munge_socket, MungePayloadFor("Connect"));
+    absl::StatusOr<std::string> credential = EncodeMungeCredential(
+        shared_.munge_socket, MungePayloadFor(kAgentConnectMethod));
     if (credential.ok()) {
       context_->AddMetadata(kMungeMetadataKey, *credential);
     } else {

@@ -13,6 +13,7 @@
 #include "common/munge_credential.h"
 #include "common/request_binding.h"
 #include "common/request_limits.h"
+#include "common/rpc_methods.h"
 #include "common/terminal_text.h"
 #include "common/tls_credentials.h"
 
@@ -82,16 +83,16 @@ ControllerClient::ControllerClient(std::string target)
       KeepForProcess(grpc::CreateCustomChannel(target_, *credentials, args)));
 }
 
-absl::Status ControllerClient::Prepare(
-    grpc::ClientContext& context, std::string_view method,
-    const google::protobuf::MessageLite& request) {
+template <class Request>
+absl::Status ControllerClient::Prepare(grpc::ClientContext& context,
+                                       const Request& request) {
   if (!setup_error_.ok()) return setup_error_;
   context.set_deadline(std::chrono::system_clock::now() +
                        std::chrono::seconds(30));
   // The credential is bound to this very request, so one captured on the
   // way cannot be spent on another; munged refuses a second use.
   absl::StatusOr<std::string> credential =
-      EncodeRequestCredential(munge_socket_, method, request);
+      EncodeRequestCredential(munge_socket_, kMethodFor<Request>, request);
   if (credential.ok()) {
     context.AddMetadata(kMungeMetadataKey, *credential);
     credential_error_.clear();
@@ -146,7 +147,7 @@ absl::Status ControllerClient::Submit(const v1::SubmitRequest& request,
   bool told = false;
   while (true) {
     grpc::ClientContext context;
-    if (absl::Status ready = Prepare(context, "Submit", request); !ready.ok()) {
+    if (absl::Status ready = Prepare(context, request); !ready.ok()) {
       return ready;
     }
     grpc::Status status = stub_->Submit(&context, request, &response);
@@ -165,7 +166,7 @@ absl::Status ControllerClient::Submit(const v1::SubmitRequest& request,
 absl::Status ControllerClient::ListJobs(const v1::ListJobsRequest& request,
                                         v1::ListJobsResponse& response) {
   grpc::ClientContext context;
-  if (absl::Status ready = Prepare(context, "ListJobs", request); !ready.ok()) {
+  if (absl::Status ready = Prepare(context, request); !ready.ok()) {
     return ready;
   }
   return Convert(stub_->ListJobs(&context, request, &response));
@@ -197,7 +198,7 @@ absl::Status ControllerClient::GetJob(uint64_t job_id,
 absl::Status ControllerClient::GetJob(const v1::GetJobRequest& request,
                                       v1::GetJobResponse& response) {
   grpc::ClientContext context;
-  if (absl::Status ready = Prepare(context, "GetJob", request); !ready.ok()) {
+  if (absl::Status ready = Prepare(context, request); !ready.ok()) {
     return ready;
   }
   return Convert(stub_->GetJob(&context, request, &response));
@@ -206,7 +207,7 @@ absl::Status ControllerClient::GetJob(const v1::GetJobRequest& request,
 absl::Status ControllerClient::Cancel(const v1::CancelRequest& request,
                                       v1::CancelResponse& response) {
   grpc::ClientContext context;
-  if (absl::Status ready = Prepare(context, "Cancel", request); !ready.ok()) {
+  if (absl::Status ready = Prepare(context, request); !ready.ok()) {
     return ready;
   }
   return Convert(stub_->Cancel(&context, request, &response));
@@ -215,7 +216,7 @@ absl::Status ControllerClient::Cancel(const v1::CancelRequest& request,
 absl::Status ControllerClient::Hold(const v1::HoldRequest& request,
                                     v1::HoldResponse& response) {
   grpc::ClientContext context;
-  if (absl::Status ready = Prepare(context, "Hold", request); !ready.ok()) {
+  if (absl::Status ready = Prepare(context, request); !ready.ok()) {
     return ready;
   }
   return Convert(stub_->Hold(&context, request, &response));
@@ -224,8 +225,7 @@ absl::Status ControllerClient::Hold(const v1::HoldRequest& request,
 absl::Status ControllerClient::ListNodes(v1::ListNodesResponse& response) {
   grpc::ClientContext context;
   const v1::ListNodesRequest request;
-  if (absl::Status ready = Prepare(context, "ListNodes", request);
-      !ready.ok()) {
+  if (absl::Status ready = Prepare(context, request); !ready.ok()) {
     return ready;
   }
   return Convert(stub_->ListNodes(&context, request, &response));
@@ -235,8 +235,7 @@ absl::Status ControllerClient::ClusterStatus(
     v1::ClusterStatusResponse& response) {
   grpc::ClientContext context;
   const v1::ClusterStatusRequest request;
-  if (absl::Status ready = Prepare(context, "ClusterStatus", request);
-      !ready.ok()) {
+  if (absl::Status ready = Prepare(context, request); !ready.ok()) {
     return ready;
   }
   return Convert(stub_->ClusterStatus(&context, request, &response));
@@ -250,8 +249,7 @@ absl::Status ControllerClient::ReportProgress(
       !size.ok()) {
     return size;
   }
-  if (absl::Status ready = Prepare(context, "ReportProgress", request);
-      !ready.ok()) {
+  if (absl::Status ready = Prepare(context, request); !ready.ok()) {
     return ready;
   }
   return Convert(stub_->ReportProgress(&context, request, &response));
@@ -264,7 +262,7 @@ absl::Status ControllerClient::Drain(const v1::DrainRequest& request,
       !size.ok()) {
     return size;
   }
-  if (absl::Status ready = Prepare(context, "Drain", request); !ready.ok()) {
+  if (absl::Status ready = Prepare(context, request); !ready.ok()) {
     return ready;
   }
   return Convert(stub_->Drain(&context, request, &response));
@@ -277,8 +275,7 @@ absl::Status ControllerClient::ImportTopology(
       !size.ok()) {
     return size;
   }
-  if (absl::Status ready = Prepare(context, "ImportTopology", request);
-      !ready.ok()) {
+  if (absl::Status ready = Prepare(context, request); !ready.ok()) {
     return ready;
   }
   return Convert(stub_->ImportTopology(&context, request, &response));
@@ -287,8 +284,7 @@ absl::Status ControllerClient::ImportTopology(
 absl::Status ControllerClient::GetTopology(v1::TopologyReport& response) {
   grpc::ClientContext context;
   const v1::GetTopologyRequest request;
-  if (absl::Status ready = Prepare(context, "GetTopology", request);
-      !ready.ok()) {
+  if (absl::Status ready = Prepare(context, request); !ready.ok()) {
     return ready;
   }
   return Convert(stub_->GetTopology(&context, request, &response));
@@ -301,8 +297,7 @@ absl::Status ControllerClient::LaunchStep(const v1::LaunchStepRequest& request,
       !size.ok()) {
     return size;
   }
-  if (absl::Status ready = Prepare(context, "LaunchStep", request);
-      !ready.ok()) {
+  if (absl::Status ready = Prepare(context, request); !ready.ok()) {
     return ready;
   }
   return Convert(stub_->LaunchStep(&context, request, &response));
@@ -312,7 +307,7 @@ absl::Status ControllerClient::WaitStep(const v1::WaitStepRequest& request,
                                         v1::WaitStepResponse& response,
                                         std::chrono::seconds wait) {
   grpc::ClientContext context;
-  if (absl::Status ready = Prepare(context, "WaitStep", request); !ready.ok()) {
+  if (absl::Status ready = Prepare(context, request); !ready.ok()) {
     return ready;
   }
   context.set_deadline(std::chrono::system_clock::now() + wait);

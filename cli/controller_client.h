@@ -64,10 +64,11 @@ class ControllerClient {
 
  private:
   absl::Status Convert(const grpc::Status& status) const;
-  // Sets the deadline and attaches a MUNGE credential for `request` to
-  // `method`. Fails when the channel could not be made (TLS files).
-  absl::Status Prepare(grpc::ClientContext& context, std::string_view method,
-                       const google::protobuf::MessageLite& request);
+  // Sets the deadline and attaches a MUNGE credential for `request` to the
+  // method that takes it (common/rpc_methods.h). Fails when the channel
+  // could not be made (TLS files).
+  template <class Request>
+  absl::Status Prepare(grpc::ClientContext& context, const Request& request);
 
   std::string target_;
   ClientTls tls_;             // from $GANTRY_TLS_CA, $GANTRY_TLS_SERVER_NAME

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/munge_credential.h"
 #include "common/request_binding.h"
+#include "common/rpc_methods.h"
 
 namespace gantry {
 namespace {
@@ -255,8 +256,8 @@ absl::Status Authenticator::CheckMunged() const {
 absl::Status Authenticator::AuthenticateAgent(
     const grpc::ServerContextBase& context) const {
   if (!options_.use_munge) return absl::OkStatus();
-  absl::StatusOr<Caller> caller =
-      Verify(Metadata(context, kMungeMetadataKey), "Connect", nullptr);
+  absl::StatusOr<Caller> caller = Verify(Metadata(context, kMungeMetadataKey),
+                                         kAgentConnectMethod, nullptr);
   if (!caller.ok()) return caller.status();
   if (caller->uid != 0) {
     return absl::PermissionDeniedError(absl::StrCat(

@@ -6,51 +6,13 @@
 
 #include <boost/asio/post.hpp>
 
-#include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "daemon/controller/job_filter.h"
 #include "daemon/controller/request_validation.h"
+#include "daemon/rpc/grpc_status.h"
 #include "daemon/rpc/submit_stream.h"
 
 namespace gantry {
-
-absl::StatusOr<Caller> AuthenticateClientCall(
-    const Authenticator& authenticator,
-    const grpc::CallbackServerContext& context, std::string_view method,
-    const google::protobuf::MessageLite& request, std::string_view claimed_user,
-    int64_t claimed_uid) {
-  // With --auth=none the claimed name becomes the job's owner, shown in
-  // every listing.
-  if (absl::Status valid = ValidateClaimedUser(claimed_user); !valid.ok()) {
-    return valid;
-  }
-  return LogIfRefused(authenticator.AuthenticateClient(
-                          context, method, request, claimed_user, claimed_uid),
-                      context, method);
-}
-
-absl::StatusOr<Caller> LogIfRefused(absl::StatusOr<Caller> caller,
-                                    const grpc::CallbackServerContext& context,
-                                    std::string_view method) {
-  if (!caller.ok()) {
-    log::Warn("request refused", {{"method", std::string(method)},
-                                  {"peer", context.peer()},
-                                  {"error", caller.status().ToString()}});
-  }
-  return caller;
-}
-
-std::optional<Caller> ClientServiceImpl::Admit(
-    const grpc::CallbackServerContext& context,
-    grpc::ServerUnaryReactor* reactor, std::string_view method,
-    const google::protobuf::MessageLite& request, std::string_view claimed_user,
-    int64_t claimed_uid) {
-  absl::StatusOr<Caller> caller = AuthenticateClientCall(
-      authenticator_, context, method, request, claimed_user, claimed_uid);
-  if (caller.ok()) return std::move(*caller);
-  reactor->Finish(ToGrpcStatus(caller.status()));
-  return std::nullopt;
-}
 
 namespace {
 
@@ -75,37 +37,30 @@ SubmitMessageAllocator::AllocateMessages() {
   return new SubmitMessages();
 }
 
-grpc::Status ToGrpcStatus(const absl::Status& status) {
-  if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
-                      std::string(status.message()));
-}
-
 grpc::ServerUnaryReactor* ClientServiceImpl::Submit(
     grpc::CallbackServerContext* context, const v1::SubmitRequest* request,
     v1::SubmitResponse* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  std::optional<Caller> caller = Admit(*context, reactor, "Submit", *request,
-                                       request->user(), request->uid());
-  if (!caller) return reactor;
-  if (!submissions_.TryEnter()) {
-    // A bounded queue: the client retries (the CLI does, with backoff).
-    reactor->Finish(ToGrpcStatus(submissions_.Busy()));
-    return reactor;
-  }
+  // A bounded queue: past it the client retries (the CLI does, with
+  // backoff).
+  auto enter_gate = [this](const v1::SubmitRequest&) {
+    return submissions_.TryEnter() ? absl::OkStatus() : submissions_.Busy();
+  };
   // SubmitMessageAllocator made the request, not const: it is this call's
   // to hand over, and gRPC does not read it again.
   auto* owned_request = const_cast<v1::SubmitRequest*>(request);
-  boost::asio::post(io_, [this, reactor, owned_request, response,
-                          caller = std::move(*caller)] {
-    controller_.Submit(std::move(*owned_request), caller,
-                       [this, reactor, response](absl::StatusOr<uint64_t> id) {
-                         submissions_.Leave();
-                         if (id.ok()) response->set_job_id(*id);
-                         reactor->Finish(ToGrpcStatus(id.status()));
-                       });
-  });
-  return reactor;
+  return relay_.Relay(
+      context, *request, {.user = request->user(), .uid = request->uid()},
+      enter_gate,
+      [this, owned_request, response](const Caller& caller,
+                                      UnaryFinish finish) {
+        controller_.Submit(
+            std::move(*owned_request), caller,
+            [this, response, finish](absl::StatusOr<uint64_t> id) {
+              submissions_.Leave();
+              if (id.ok()) response->set_job_id(*id);
+              finish(id.status());
+            });
+      });
 }
 
 grpc::ServerBidiReactor<v1::SubmitStreamRequest, v1::SubmitStreamReply>*
@@ -117,228 +72,131 @@ ClientServiceImpl::SubmitStream(grpc::CallbackServerContext* context) {
 grpc::ServerUnaryReactor* ClientServiceImpl::ListJobs(
     grpc::CallbackServerContext* context, const v1::ListJobsRequest* request,
     v1::ListJobsResponse* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  std::optional<Caller> caller =
-      Admit(*context, reactor, "ListJobs", *request, "");
-  if (!caller) return reactor;
-  boost::asio::post(io_, [this, reactor, request, response] {
-    absl::StatusOr<v1::ListJobsResponse> jobs = controller_.ListJobs(*request);
-    if (jobs.ok()) *response = std::move(*jobs);
-    reactor->Finish(ToGrpcStatus(jobs.status()));
-  });
-  return reactor;
+  return relay_.Relay(
+      context, *request, kClaimsNobody,
+      [this, request, response](const Caller&, UnaryFinish finish) {
+        finish.Answer(response, controller_.ListJobs(*request));
+      });
 }
 
 grpc::ServerUnaryReactor* ClientServiceImpl::GetJob(
     grpc::CallbackServerContext* context, const v1::GetJobRequest* request,
     v1::GetJobResponse* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  std::optional<Caller> caller =
-      Admit(*context, reactor, "GetJob", *request, "");
-  if (!caller) return reactor;
-  boost::asio::post(
-      io_, [this, reactor, request, response, caller = std::move(*caller)] {
-        absl::StatusOr<v1::GetJobResponse> job =
-            controller_.GetJob(*request, caller);
-        if (job.ok()) *response = std::move(*job);
-        reactor->Finish(ToGrpcStatus(job.status()));
+  return relay_.Relay(
+      context, *request, kClaimsNobody,
+      [this, request, response](const Caller& caller, UnaryFinish finish) {
+        finish.Answer(response, controller_.GetJob(*request, caller));
       });
-  return reactor;
+}
+
+template <class Request, class Response>
+grpc::ServerUnaryReactor* ClientServiceImpl::RelaySelection(
+    grpc::CallbackServerContext* context, const Request* request,
+    Response* response, SelectionAction<Request, Response> act) {
+  // An outsized selection is refused whole (the controller tries every
+  // entry against every job).
+  return relay_.Relay(
+      context, *request, {.user = request->user()},
+      [](const Request& r) { return CheckFilter(r.filter()); },
+      [this, request, response, act](const Caller& caller, UnaryFinish finish) {
+        (controller_.*act)(*request, caller, finish.AnswerInto(response));
+      });
 }
 
 grpc::ServerUnaryReactor* ClientServiceImpl::Cancel(
     grpc::CallbackServerContext* context, const v1::CancelRequest* request,
     v1::CancelResponse* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  std::optional<Caller> caller =
-      Admit(*context, reactor, "Cancel", *request, request->user());
-  if (!caller) return reactor;
-  // An outsized selection is refused whole (the controller tries every
-  // entry against every job).
-  if (absl::Status valid = CheckFilter(request->filter()); !valid.ok()) {
-    reactor->Finish(ToGrpcStatus(valid));
-    return reactor;
-  }
-  boost::asio::post(
-      io_, [this, reactor, request, response, caller = std::move(*caller)] {
-        controller_.Cancel(*request, caller,
-                           [reactor, response](v1::CancelResponse r) {
-                             *response = std::move(r);
-                             reactor->Finish(grpc::Status::OK);
-                           });
-      });
-  return reactor;
+  return RelaySelection(context, request, response, &Controller::Cancel);
 }
 
 grpc::ServerUnaryReactor* ClientServiceImpl::Hold(
     grpc::CallbackServerContext* context, const v1::HoldRequest* request,
     v1::HoldResponse* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  std::optional<Caller> caller =
-      Admit(*context, reactor, "Hold", *request, request->user());
-  if (!caller) return reactor;
-  if (absl::Status valid = CheckFilter(request->filter()); !valid.ok()) {
-    reactor->Finish(ToGrpcStatus(valid));
-    return reactor;
-  }
-  boost::asio::post(io_, [this, reactor, request, response,
-                          caller = std::move(*caller)] {
-    controller_.Hold(*request, caller, [reactor, response](v1::HoldResponse r) {
-      *response = std::move(r);
-      reactor->Finish(grpc::Status::OK);
-    });
-  });
-  return reactor;
+  return RelaySelection(context, request, response, &Controller::Hold);
 }
 
 grpc::ServerUnaryReactor* ClientServiceImpl::ListNodes(
     grpc::CallbackServerContext* context, const v1::ListNodesRequest* request,
     v1::ListNodesResponse* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  std::optional<Caller> caller =
-      Admit(*context, reactor, "ListNodes", *request, "");
-  if (!caller) return reactor;
-  boost::asio::post(io_, [this, reactor, response] {
-    *response = controller_.ListNodes();
-    reactor->Finish(grpc::Status::OK);
-  });
-  return reactor;
+  return relay_.Relay(context, *request, kClaimsNobody,
+                      [this, response](const Caller&, UnaryFinish finish) {
+                        finish.Answer(response, controller_.ListNodes());
+                      });
 }
 
 grpc::ServerUnaryReactor* ClientServiceImpl::ClusterStatus(
     grpc::CallbackServerContext* context,
     const v1::ClusterStatusRequest* request,
     v1::ClusterStatusResponse* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  std::optional<Caller> caller =
-      Admit(*context, reactor, "ClusterStatus", *request, "");
-  if (!caller) return reactor;
-  boost::asio::post(io_, [this, reactor, response] {
-    *response = controller_.ClusterStatus();
-    reactor->Finish(grpc::Status::OK);
-  });
-  return reactor;
+  return relay_.Relay(context, *request, kClaimsNobody,
+                      [this, response](const Caller&, UnaryFinish finish) {
+                        finish.Answer(response, controller_.ClusterStatus());
+                      });
 }
 
 grpc::ServerUnaryReactor* ClientServiceImpl::ReportProgress(
     grpc::CallbackServerContext* context,
     const v1::ReportProgressRequest* request, v1::ReportProgressResponse*) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  std::optional<Caller> caller =
-      Admit(*context, reactor, "ReportProgress", *request, request->user());
-  if (!caller) return reactor;
-  if (absl::Status valid = ValidateReportProgressRequest(*request);
-      !valid.ok()) {
-    reactor->Finish(ToGrpcStatus(valid));
-    return reactor;
-  }
-  boost::asio::post(io_, [this, reactor, request, caller = std::move(*caller)] {
-    controller_.ReportProgress(*request, caller,
-                               [reactor](absl::Status status) {
-                                 reactor->Finish(ToGrpcStatus(status));
-                               });
-  });
-  return reactor;
+  return relay_.Relay(
+      context, *request, {.user = request->user()},
+      ValidateReportProgressRequest,
+      [this, request](const Caller& caller, UnaryFinish finish) {
+        controller_.ReportProgress(*request, caller, finish);
+      });
 }
 
 grpc::ServerUnaryReactor* ClientServiceImpl::LaunchStep(
     grpc::CallbackServerContext* context, const v1::LaunchStepRequest* request,
     v1::LaunchStepResponse* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  std::optional<Caller> caller =
-      Admit(*context, reactor, "LaunchStep", *request, request->user());
-  if (!caller) return reactor;
-  if (absl::Status valid = ValidateLaunchStepRequestFields(*request);
-      !valid.ok()) {
-    reactor->Finish(ToGrpcStatus(valid));
-    return reactor;
-  }
-  boost::asio::post(
-      io_, [this, reactor, request, response, caller = std::move(*caller)] {
-        controller_.LaunchStep(
-            *request, caller,
-            [reactor, response](absl::StatusOr<v1::StepRecord> step) {
-              if (step.ok()) *response->mutable_step() = std::move(*step);
-              reactor->Finish(ToGrpcStatus(step.status()));
-            });
+  return relay_.Relay(
+      context, *request, {.user = request->user()},
+      ValidateLaunchStepRequestFields,
+      [this, request, response](const Caller& caller, UnaryFinish finish) {
+        controller_.LaunchStep(*request, caller,
+                               finish.AnswerInto(response->mutable_step()));
       });
-  return reactor;
 }
 
 grpc::ServerUnaryReactor* ClientServiceImpl::WaitStep(
     grpc::CallbackServerContext* context, const v1::WaitStepRequest* request,
     v1::WaitStepResponse* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  std::optional<Caller> caller =
-      Admit(*context, reactor, "WaitStep", *request, request->user());
-  if (!caller) return reactor;
-  boost::asio::post(
-      io_, [this, reactor, request, response, caller = std::move(*caller)] {
-        controller_.WaitStep(
-            *request, caller,
-            [reactor, response](absl::StatusOr<v1::StepRecord> step) {
-              if (step.ok()) *response->mutable_step() = std::move(*step);
-              reactor->Finish(ToGrpcStatus(step.status()));
-            });
+  return relay_.Relay(
+      context, *request, {.user = request->user()},
+      [this, request, response](const Caller& caller, UnaryFinish finish) {
+        controller_.WaitStep(*request, caller,
+                             finish.AnswerInto(response->mutable_step()));
       });
-  return reactor;
 }
 
 grpc::ServerUnaryReactor* ClientServiceImpl::Drain(
     grpc::CallbackServerContext* context, const v1::DrainRequest* request,
     v1::DrainResponse*) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  std::optional<Caller> caller =
-      Admit(*context, reactor, "Drain", *request, request->user());
-  if (!caller) return reactor;
-  if (absl::Status valid = ValidateDrainRequest(*request); !valid.ok()) {
-    reactor->Finish(ToGrpcStatus(valid));
-    return reactor;
-  }
-  boost::asio::post(io_, [this, reactor, request, caller = std::move(*caller)] {
-    controller_.Drain(*request, caller, [reactor](absl::Status status) {
-      reactor->Finish(ToGrpcStatus(status));
-    });
-  });
-  return reactor;
+  return relay_.Relay(
+      context, *request, {.user = request->user()}, ValidateDrainRequest,
+      [this, request](const Caller& caller, UnaryFinish finish) {
+        controller_.Drain(*request, caller, finish);
+      });
 }
 
 grpc::ServerUnaryReactor* ClientServiceImpl::ImportTopology(
     grpc::CallbackServerContext* context,
     const v1::ImportTopologyRequest* request, v1::TopologyReport* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  std::optional<Caller> caller =
-      Admit(*context, reactor, "ImportTopology", *request, request->user());
-  if (!caller) return reactor;
-  if (absl::Status valid = ValidateImportTopologyRequest(*request);
-      !valid.ok()) {
-    reactor->Finish(ToGrpcStatus(valid));
-    return reactor;
-  }
-  boost::asio::post(
-      io_, [this, reactor, request, response, caller = std::move(*caller)] {
-        controller_.ImportTopology(
-            *request, caller,
-            [reactor, response](absl::StatusOr<v1::TopologyReport> r) {
-              if (r.ok()) *response = std::move(*r);
-              reactor->Finish(ToGrpcStatus(r.status()));
-            });
+  return relay_.Relay(
+      context, *request, {.user = request->user()},
+      ValidateImportTopologyRequest,
+      [this, request, response](const Caller& caller, UnaryFinish finish) {
+        controller_.ImportTopology(*request, caller,
+                                   finish.AnswerInto(response));
       });
-  return reactor;
 }
 
 grpc::ServerUnaryReactor* ClientServiceImpl::GetTopology(
     grpc::CallbackServerContext* context, const v1::GetTopologyRequest* request,
     v1::TopologyReport* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  std::optional<Caller> caller =
-      Admit(*context, reactor, "GetTopology", *request, "");
-  if (!caller) return reactor;
-  boost::asio::post(io_, [this, reactor, response] {
-    *response = controller_.TopologyReport();
-    reactor->Finish(grpc::Status::OK);
-  });
-  return reactor;
+  return relay_.Relay(context, *request, kClaimsNobody,
+                      [this, response](const Caller&, UnaryFinish finish) {
+                        finish.Answer(response, controller_.TopologyReport());
+                      });
 }
 
 namespace {

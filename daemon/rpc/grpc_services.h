@@ -2,45 +2,29 @@
 //
 // Both use gRPC's callback API and never block a gRPC thread: a request is
 // turned into a closure posted to the controller's loop, and the reactor is
-// finished from there. Status codes are mapped to gRPC in one place
-// (ToGrpcStatus). Every call is authenticated (daemon/rpc/authenticator.h) on
+// finished from there. Every unary call runs through one relay
+// (unary_relay.h), the submit stream through its reactor (submit_stream.h).
+// Status codes are mapped to gRPC in one place (grpc_status.h). Every call
+// is authenticated (daemon/rpc/authenticator.h, call_authentication.h) on
 // the gRPC thread before it reaches the loop.
 #pragma once
 
 #include <functional>
-#include <optional>
-#include <string_view>
 
 #include <grpcpp/support/message_allocator.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "absl/status/status.h"
 #include "daemon/controller/controller.h"
 #include "daemon/rpc/admission_gate.h"
 #include "daemon/rpc/agent_inbox.h"
 #include "daemon/rpc/agent_stream_guard.h"
 #include "daemon/rpc/authenticator.h"
+#include "daemon/rpc/unary_relay.h"
 #include "gantry/v1/agent.grpc.pb.h"
 #include "gantry/v1/client.grpc.pb.h"
 
 namespace gantry {
-
-grpc::Status ToGrpcStatus(const absl::Status& status);
-
-// The caller of a client call to `method` ("Submit") carrying `request`,
-// or the refusal, logged with the peer. On the gRPC thread: decoding a
-// credential talks to munged and must not stall the controller's loop.
-absl::StatusOr<Caller> AuthenticateClientCall(
-    const Authenticator& authenticator,
-    const grpc::CallbackServerContext& context, std::string_view method,
-    const google::protobuf::MessageLite& request, std::string_view claimed_user,
-    int64_t claimed_uid = -1);
-
-// Logs `caller` when it is a refusal of a call to `method`; returns it.
-absl::StatusOr<Caller> LogIfRefused(absl::StatusOr<Caller> caller,
-                                    const grpc::CallbackServerContext& context,
-                                    std::string_view method);
 
 // Makes the Submit calls' request and response objects, so that gantryd
 // owns the request and the controller may move its spec (with the exported
@@ -62,6 +46,7 @@ class ClientServiceImpl final : public v1::ClientService::CallbackService {
       : io_(io),
         controller_(controller),
         authenticator_(authenticator),
+        relay_(io, authenticator),
         submissions_(max_pending_submissions) {
     SetMessageAllocatorFor_Submit(&submit_messages_);
   }
@@ -119,19 +104,22 @@ class ClientServiceImpl final : public v1::ClientService::CallbackService {
                                   v1::DrainResponse* response) override;
 
  private:
-  // The caller of this request, or nullopt after finishing `reactor` with
-  // the refusal. Runs on the gRPC thread: decoding a credential talks to
-  // munged and must not stall the controller's loop.
-  std::optional<Caller> Admit(const grpc::CallbackServerContext& context,
-                              grpc::ServerUnaryReactor* reactor,
-                              std::string_view method,
-                              const google::protobuf::MessageLite& request,
-                              std::string_view claimed_user,
-                              int64_t claimed_uid = -1);
+  // What Cancel and Hold do to the jobs a request selects.
+  template <class Request, class Response>
+  using SelectionAction = void (Controller::*)(const Request&, const Caller&,
+                                               std::function<void(Response)>);
+
+  // Cancel and Hold: `act` on the jobs `request` selects, once the
+  // selection is checked.
+  template <class Request, class Response>
+  grpc::ServerUnaryReactor* RelaySelection(
+      grpc::CallbackServerContext* context, const Request* request,
+      Response* response, SelectionAction<Request, Response> act);
 
   boost::asio::io_context& io_;
   Controller& controller_;
   const Authenticator& authenticator_;
+  const UnaryRelay relay_;
   AdmissionGate submissions_;
   SubmitMessageAllocator submit_messages_;
   std::function<void(grpc::StatusCode)> submit_stream_finished_;

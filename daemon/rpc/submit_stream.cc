@@ -6,9 +6,17 @@
 #include <boost/asio/post.hpp>
 
 #include "absl/strings/str_cat.h"
-#include "daemon/rpc/grpc_services.h"
+#include "common/rpc_methods.h"
+#include "daemon/rpc/call_authentication.h"
+#include "daemon/rpc/grpc_status.h"
 
 namespace gantry {
+namespace {
+
+// What every message's credential is bound to.
+constexpr std::string_view kMethod = kMethodFor<v1::SubmitStreamRequest>;
+
+}  // namespace
 
 SubmitStreamReactor::SubmitStreamReactor(
     grpc::CallbackServerContext* context, boost::asio::io_context& io,
@@ -36,9 +44,9 @@ void SubmitStreamReactor::OnReadDone(bool ok) {
   if (ok && authenticator_.uses_munge()) {
     const std::string credential = std::move(*incoming_.mutable_credential());
     incoming_.clear_credential();
-    signer = LogIfRefused(authenticator_.AuthenticateCredential(
-                              credential, "SubmitStream", incoming_),
-                          *context_, "SubmitStream");
+    signer = LogIfRefused(
+        authenticator_.AuthenticateCredential(credential, kMethod, incoming_),
+        *context_, kMethod);
   }
   std::vector<Admitted> admitted;
   Actions actions;
@@ -74,8 +82,8 @@ void SubmitStreamReactor::OnReadDone(bool ok) {
         // user.
         absl::StatusOr<Caller> caller =
             signer ? std::move(*signer)
-                   : AuthenticateClientCall(authenticator_, *context_,
-                                            "SubmitStream", incoming_,
+                   : AuthenticateClientCall(authenticator_, *context_, kMethod,
+                                            incoming_,
                                             incoming_.submissions(0).user(),
                                             incoming_.submissions(0).uid());
         if (caller.ok()) {

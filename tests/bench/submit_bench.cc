@@ -77,6 +77,7 @@
 #include "common/job_options.h"
 #include "common/munge_credential.h"
 #include "common/request_binding.h"
+#include "common/rpc_methods.h"
 #include "gantry/v1/client.grpc.pb.h"
 
 extern char** environ;
@@ -157,13 +158,14 @@ struct CallSettings {
   bool wait_for_ready = true;
 
   // Errors: the credential could not be made (munged unreachable).
-  absl::Status Prepare(grpc::ClientContext& context, std::string_view method,
-                       const google::protobuf::MessageLite& request) const {
+  template <class Request>
+  absl::Status Prepare(grpc::ClientContext& context,
+                       const Request& request) const {
     context.set_deadline(std::chrono::system_clock::now() + deadline);
     context.set_wait_for_ready(wait_for_ready);
     if (!munge) return absl::OkStatus();
     absl::StatusOr<std::string> credential =
-        EncodeRequestCredential(munge_socket, method, request);
+        EncodeRequestCredential(munge_socket, kMethodFor<Request>, request);
     if (!credential.ok()) return credential.status();
     context.AddMetadata(kMungeMetadataKey, *credential);
     return absl::OkStatus();
@@ -173,8 +175,8 @@ struct CallSettings {
   absl::Status Sign(v1::SubmitStreamRequest& message) const {
     message.clear_credential();
     if (!munge) return absl::OkStatus();
-    absl::StatusOr<std::string> credential =
-        EncodeRequestCredential(munge_socket, "SubmitStream", message);
+    absl::StatusOr<std::string> credential = EncodeRequestCredential(
+        munge_socket, kMethodFor<v1::SubmitStreamRequest>, message);
     if (!credential.ok()) return credential.status();
     message.set_credential(*std::move(credential));
     return absl::OkStatus();
@@ -254,8 +256,7 @@ void RunClient(const SubmitOptions& options, int index,
     if (options.count > 0 && claimed.fetch_add(1) >= options.count) return;
     request.mutable_spec()->set_name(JobName(options.tag, index, sequence));
     grpc::ClientContext context;
-    if (absl::Status prepared =
-            options.call.Prepare(context, "Submit", request);
+    if (absl::Status prepared = options.call.Prepare(context, request);
         !prepared.ok()) {
       ++result.errors["credential"];
       result.last_error = prepared.ToString();
@@ -330,8 +331,8 @@ class StreamClient {
     settings.deadline = std::chrono::hours(24);  // a stream lives for the run
     // The stream itself carries no credential: each message does.
     settings.munge = false;
-    if (absl::Status prepared = settings.Prepare(context, "SubmitStream",
-                                                 v1::SubmitStreamRequest());
+    if (absl::Status prepared =
+            settings.Prepare(context, v1::SubmitStreamRequest());
         !prepared.ok()) {
       return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
                           prepared.ToString());
@@ -662,7 +663,7 @@ int RunVerify(const std::string& target, const std::string& acks_path,
         grpc::ClientContext context;
         v1::GetJobRequest request;
         request.set_job_id(id);
-        if (absl::Status prepared = call.Prepare(context, "GetJob", request);
+        if (absl::Status prepared = call.Prepare(context, request);
             !prepared.ok()) {
           ++failed;
           note(prepared.ToString());
@@ -724,8 +725,7 @@ int RunProbe(const std::string& target, const CallSettings& call,
     auto stub = v1::ClientService::NewStub(channel);
     grpc::ClientContext context;
     const v1::ClusterStatusRequest status_request;
-    if (absl::Status prepared =
-            attempt.Prepare(context, "ClusterStatus", status_request);
+    if (absl::Status prepared = attempt.Prepare(context, status_request);
         !prepared.ok()) {
       std::cerr << "gantry-submit-bench: " << prepared.message() << "\n";
       return 2;
@@ -748,7 +748,7 @@ int RunProbe(const std::string& target, const CallSettings& call,
   int queue_jobs = 0;
   do {
     grpc::ClientContext context;
-    if (absl::Status prepared = call.Prepare(context, "ListJobs", request);
+    if (absl::Status prepared = call.Prepare(context, request);
         !prepared.ok()) {
       std::cerr << "gantry-submit-bench: " << prepared.message() << "\n";
       return 2;

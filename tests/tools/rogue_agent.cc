@@ -32,6 +32,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "common/munge_credential.h"
+#include "common/rpc_methods.h"
 #include "gantry/v1/agent.pb.h"
 
 namespace {
@@ -79,7 +80,8 @@ class RogueStream {
                           std::chrono::seconds(5));
     const char* socket = std::getenv("GANTRY_MUNGE_SOCKET");
     absl::StatusOr<std::string> credential = gantry::EncodeMungeCredential(
-        socket ? socket : "", gantry::MungePayloadFor("Connect"));
+        socket ? socket : "",
+        gantry::MungePayloadFor(gantry::kAgentConnectMethod));
     if (credential.ok()) {
       context_.AddMetadata(gantry::kMungeMetadataKey, *credential);
     }
