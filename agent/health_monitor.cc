@@ -37,7 +37,7 @@ std::vector<std::string> HealthMonitor::Check() {
   }
   std::lock_guard lock(mutex_);
   if (ports_) {
-    for (const PortEvent& event : ports_->Drain()) {
+    for (const PortEvent& event : ports_->TakeEvents()) {
       if (event.now) changed_[{event.device, event.port}] = *event.now;
       auto it = port_states_.find({event.device, event.port});
       if (it == port_states_.end()) continue;  // not ACTIVE at start

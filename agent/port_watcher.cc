@@ -213,7 +213,7 @@ void PortWatcher::Stop() {
 
 PortWatcher::~PortWatcher() { Stop(); }
 
-std::vector<PortEvent> PortWatcher::Drain() {
+std::vector<PortEvent> PortWatcher::TakeEvents() {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<PortEvent> events(std::make_move_iterator(queue_.begin()),
                                 std::make_move_iterator(queue_.end()));

@@ -5,10 +5,10 @@
 // Start() opens every libibverbs device and runs one thread that polls each
 // device's async event fd together with an eventfd used to stop it; every
 // event is acknowledged at once and queued with the port's attributes as
-// read right after the event. Drain() hands the queued events over. With no
-// devices (no HCA, no RDMA subsystem) Start() succeeds and no thread runs.
+// read right after the event. TakeEvents() hands the queued events over. With
+// no devices (no HCA, no RDMA subsystem) Start() succeeds and no thread runs.
 //
-// Thread-safety: Drain(), dropped() and running() may be called from any
+// Thread-safety: TakeEvents(), dropped() and running() may be called from any
 // thread at any time; Stop(), source_count() and the destructor from the
 // thread that owns the watcher.
 #pragma once
@@ -44,7 +44,7 @@ struct PortEvent {
 
 class PortWatcher {
  public:
-  // Events kept between two Drain() calls; older ones are dropped (and
+  // Events kept between two TakeEvents() calls; older ones are dropped (and
   // counted) when a flapping link produces more.
   static constexpr size_t kMaxQueued = 4096;
 
@@ -75,7 +75,7 @@ class PortWatcher {
   void Stop();
 
   // The events queued since the last call, oldest first.
-  std::vector<PortEvent> Drain();
+  std::vector<PortEvent> TakeEvents();
 
   // Events dropped because the queue was full, since Start().
   uint64_t dropped() const;

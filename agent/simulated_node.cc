@@ -133,7 +133,7 @@ void SimulatedNode::OnCompletion(CompletionTag::Op op, bool ok) {
     case CompletionTag::Op::kTick:
       break;
   }
-  FinishIfDrained();
+  FinishWhenIdle();
 }
 
 void SimulatedNode::OnStarted(bool ok) {
@@ -214,10 +214,10 @@ void SimulatedNode::Break() {
     holds_dial_slot_ = false;
     host_.ReleaseDialSlot();
   }
-  FinishIfDrained();
+  FinishWhenIdle();
 }
 
-void SimulatedNode::FinishIfDrained() {
+void SimulatedNode::FinishWhenIdle() {
   // Finish only once nothing else is outstanding on the call, so that its
   // completion is the last one and the call can go when it comes.
   if (state_ != State::kClosing || in_flight_ > 0 || finish_called_) return;

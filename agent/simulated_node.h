@@ -138,7 +138,7 @@ class SimulatedNode {
   // The stream is broken or must end: cancel it and finish once every
   // operation is back.
   void Break();
-  void FinishIfDrained();
+  void FinishWhenIdle();
   void RecordEnds(std::vector<SimulatedRankEnd> ends);
   void SendHeartbeat(int64_t now_ms);
   // Asks the host for a wake at the earliest thing this node waits for.

@@ -3,10 +3,10 @@
 // The gRPC reactors push every message (and the end of each stream) here;
 // the loop takes them all at once, in arrival order. A heartbeat, which
 // thousands of nodes send every second and nothing waits for, only asks
-// for a drain within a short gathering delay, so the loop wakes a hundred
+// for a hand-over within a short gathering delay, so the loop wakes a hundred
 // times a second rather than once per heartbeat (each wakeup is a system
 // call on both sides). Anything else (a registration, a rank event, a
-// stream's end) asks for a drain now, which takes the heartbeats queued
+// stream's end) asks for a hand-over now, which takes the heartbeats queued
 // before it along: the order of every stream's messages is kept.
 //
 // Thread-safe.
@@ -32,11 +32,11 @@ class AgentInbox {
     std::string end_reason;
   };
 
-  // What the pusher must arrange for the loop to drain the inbox.
+  // What the pusher must arrange for the loop to take the inbox's items.
   enum class Wake {
-    kNone,   // a drain is already coming
-    kNow,    // post a drain now
-    kLater,  // drain after the gathering delay
+    kNone,   // a hand-over is already coming
+    kNow,    // post a hand-over now
+    kLater,  // hand over after the gathering delay
   };
 
   Wake Push(Item item);

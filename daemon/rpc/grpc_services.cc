@@ -414,20 +414,20 @@ void AgentServiceImpl::Deliver(AgentInbox::Item item) {
     case AgentInbox::Wake::kNone:
       break;
     case AgentInbox::Wake::kNow:
-      boost::asio::post(io_, [this] { Drain(); });
+      boost::asio::post(io_, [this] { HandOverInbox(); });
       break;
     case AgentInbox::Wake::kLater:
       boost::asio::post(io_, [this] {
-        // A wait this replaces is cancelled; this one drains for both.
+        // A wait this replaces is cancelled; this one hands over for both.
         heartbeat_timer_.expires_after(kHeartbeatGathering);
         heartbeat_timer_.async_wait(
-            [this](const boost::system::error_code&) { Drain(); });
+            [this](const boost::system::error_code&) { HandOverInbox(); });
       });
       break;
   }
 }
 
-void AgentServiceImpl::Drain() {
+void AgentServiceImpl::HandOverInbox() {
   for (AgentInbox::Item& item : inbox_.Take()) {
     if (item.stream_ended) {
       controller_.OnAgentGone(item.link, item.end_reason);

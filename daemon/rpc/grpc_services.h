@@ -159,7 +159,7 @@ class AgentServiceImpl final
 
  private:
   // On the loop: hands everything in the inbox to the controller.
-  void Drain();
+  void HandOverInbox();
 
   boost::asio::io_context& io_;
   Controller& controller_;

@@ -55,12 +55,12 @@ struct FakeDevice {
   }
 };
 
-// Drains until `count` events arrived or two seconds passed.
-std::vector<PortEvent> DrainUntil(PortWatcher& watcher, size_t count) {
+// Takes events until `count` events arrived or two seconds passed.
+std::vector<PortEvent> TakeEventsUntil(PortWatcher& watcher, size_t count) {
   std::vector<PortEvent> all;
   const auto deadline = std::chrono::steady_clock::now() + milliseconds(2000);
   while (all.size() < count && std::chrono::steady_clock::now() < deadline) {
-    for (PortEvent& e : watcher.Drain()) all.push_back(std::move(e));
+    for (PortEvent& e : watcher.TakeEvents()) all.push_back(std::move(e));
     std::this_thread::sleep_for(milliseconds(5));
   }
   return all;
@@ -89,7 +89,7 @@ TEST_CASE("on a machine without HCAs the watcher watches nothing") {
     CHECK((*watcher)->source_count() == InfinibandSysfsDevices());
     CHECK((*watcher)->running());
   }
-  CHECK((*watcher)->Drain().empty());
+  CHECK((*watcher)->TakeEvents().empty());
   (*watcher)->Stop();
   (*watcher)->Stop();  // idempotent
   CHECK_FALSE((*watcher)->running());
@@ -107,7 +107,7 @@ TEST_CASE("events from two sources are queued in order and drained once") {
   CHECK(watcher.source_count() == 2);
 
   a.Emit({1, 2});
-  std::vector<PortEvent> events = DrainUntil(watcher, 2);
+  std::vector<PortEvent> events = TakeEventsUntil(watcher, 2);
   REQUIRE(events.size() == 2);
   CHECK(events[0].device == "mlx5_0");
   CHECK(events[0].port == 1);
@@ -117,10 +117,10 @@ TEST_CASE("events from two sources are queued in order and drained once") {
   CHECK_FALSE(events[1].now.has_value());
 
   b.Emit({7});
-  events = DrainUntil(watcher, 1);
+  events = TakeEventsUntil(watcher, 1);
   REQUIRE(events.size() == 1);
   CHECK(events[0].device == "mlx5_1");
-  CHECK(watcher.Drain().empty());
+  CHECK(watcher.TakeEvents().empty());
 
   const auto before = std::chrono::steady_clock::now();
   watcher.Stop();
@@ -142,7 +142,7 @@ TEST_CASE("a full queue drops the oldest events and counts them") {
     std::this_thread::sleep_for(milliseconds(5));
   }
   CHECK((*started)->dropped() == 10);
-  CHECK((*started)->Drain().size() == PortWatcher::kMaxQueued);
+  CHECK((*started)->TakeEvents().size() == PortWatcher::kMaxQueued);
 }
 
 TEST_CASE("a source that hangs up is dropped, not spun on") {

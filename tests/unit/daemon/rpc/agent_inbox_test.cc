@@ -34,7 +34,7 @@ AgentInbox::Item RankEvent(const std::shared_ptr<AgentLink>& link,
 
 }  // namespace
 
-TEST_CASE("heartbeats wait for a delayed drain, other messages wake now") {
+TEST_CASE("heartbeats wait for a delayed hand-over, other messages wake now") {
   auto link = std::make_shared<FakeLink>();
   AgentInbox inbox;
   CHECK(inbox.Push(Heartbeat(link, 1)) == AgentInbox::Wake::kLater);
@@ -53,7 +53,7 @@ TEST_CASE("heartbeats wait for a delayed drain, other messages wake now") {
   CHECK(taken[4].message.rank_event().sequence() == 8);
   CHECK(inbox.Take().empty());
 
-  // After a drain, the next message asks for a wake again.
+  // After a hand-over, the next message asks for a wake again.
   CHECK(inbox.Push(Heartbeat(link, 4)) == AgentInbox::Wake::kLater);
   inbox.Take();
   CHECK(inbox.Push(RankEvent(link, 9)) == AgentInbox::Wake::kNow);
