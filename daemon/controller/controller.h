@@ -51,6 +51,7 @@
 #include "absl/status/statusor.h"
 #include "common/clock.h"
 #include "common/ibnetdiscover_parser.h"
+#include "common/ids.h"
 #include "common/node_constraint.h"
 #include "common/topology.h"
 #include "daemon/controller/agent_link.h"
@@ -124,7 +125,7 @@ class Controller {
   // `caller` is who proved to be asking: the job's owner on Submit, and
   // the one whose rights are checked everywhere else.
   void Submit(v1::SubmitRequest request, const Caller& caller,
-              std::function<void(absl::StatusOr<uint64_t>)> done);
+              std::function<void(absl::StatusOr<JobId>)> done);
   void Cancel(const v1::CancelRequest& request, const Caller& caller,
               std::function<void(v1::CancelResponse)> done);
   // Holds or releases pending jobs (scontrol hold / release); `done` runs
@@ -143,7 +144,7 @@ class Controller {
   // neither.
   absl::StatusOr<v1::GetJobResponse> GetJob(const v1::GetJobRequest& request,
                                             const Caller& caller) const;
-  absl::StatusOr<v1::GetJobResponse> GetJob(uint64_t job_id,
+  absl::StatusOr<v1::GetJobResponse> GetJob(JobId job_id,
                                             const Caller& caller) const;
   v1::ListNodesResponse ListNodes() const;
   v1::ClusterStatusResponse ClusterStatus() const;

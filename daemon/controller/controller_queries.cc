@@ -83,9 +83,9 @@ absl::StatusOr<v1::ListJobsResponse> Controller::ListJobs(
 }
 
 absl::StatusOr<v1::GetJobResponse> Controller::GetJob(
-    uint64_t job_id, const Caller& caller) const {
+    JobId job_id, const Caller& caller) const {
   v1::GetJobRequest request;
-  request.set_job_id(job_id);
+  request.set_job_id(job_id.value());
   return GetJob(request, caller);
 }
 absl::StatusOr<v1::GetJobResponse> Controller::GetJob(

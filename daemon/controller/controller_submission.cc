@@ -254,11 +254,11 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
 }
 
 void Controller::Submit(v1::SubmitRequest request, const Caller& caller,
-                        std::function<void(absl::StatusOr<uint64_t>)> done) {
+                        std::function<void(absl::StatusOr<JobId>)> done) {
   absl::StatusOr<v1::JobRecord> validated =
       ValidateSubmission(std::move(*request.mutable_spec()));
   if (!validated.ok() || request.validate_only()) {
-    done(validated.ok() ? absl::StatusOr<uint64_t>(0) : validated.status());
+    done(validated.ok() ? absl::StatusOr<JobId>(JobId()) : validated.status());
     return;
   }
   // The job belongs to whoever proved to be asking, whatever it claims.
@@ -344,7 +344,7 @@ void Controller::Submit(v1::SubmitRequest request, const Caller& caller,
   }
   AfterCommit([done = std::move(done), first_id] {
     CrashPoint("gantryd.submit.after_commit_before_reply");
-    done(first_id);
+    done(JobId(first_id));
   });
   RequestSchedule();
 }

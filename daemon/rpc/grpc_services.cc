@@ -53,13 +53,12 @@ grpc::ServerUnaryReactor* ClientServiceImpl::Submit(
       enter_gate,
       [this, owned_request, response](const Caller& caller,
                                       UnaryFinish finish) {
-        controller_.Submit(
-            std::move(*owned_request), caller,
-            [this, response, finish](absl::StatusOr<uint64_t> id) {
-              submissions_.Leave();
-              if (id.ok()) response->set_job_id(*id);
-              finish(id.status());
-            });
+        controller_.Submit(std::move(*owned_request), caller,
+                           [this, response, finish](absl::StatusOr<JobId> id) {
+                             submissions_.Leave();
+                             if (id.ok()) response->set_job_id(id->value());
+                             finish(id.status());
+                           });
       });
 }
 

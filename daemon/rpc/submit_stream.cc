@@ -124,21 +124,21 @@ void SubmitStreamReactor::OnReadDone(bool ok) {
 void SubmitStreamReactor::Post(std::vector<Admitted> admitted) {
   // One closure per message: the loop takes the whole message in one turn,
   // so its submissions share a synced write.
-  boost::asio::post(io_, [this, admitted = std::move(admitted),
-                          caller = *caller_]() mutable {
-    for (Admitted& submission : admitted) {
-      controller_.Submit(
-          std::move(submission.request), caller,
-          [this, sequence = submission.sequence](absl::StatusOr<uint64_t> id) {
-            gate_.Leave();
-            Answer(sequence, id);
-          });
-    }
-  });
+  boost::asio::post(
+      io_, [this, admitted = std::move(admitted), caller = *caller_]() mutable {
+        for (Admitted& submission : admitted) {
+          controller_.Submit(
+              std::move(submission.request), caller,
+              [this, sequence = submission.sequence](absl::StatusOr<JobId> id) {
+                gate_.Leave();
+                Answer(sequence, id);
+              });
+        }
+      });
 }
 
 void SubmitStreamReactor::Answer(uint64_t sequence,
-                                 const absl::StatusOr<uint64_t>& id) {
+                                 const absl::StatusOr<JobId>& id) {
   Actions actions;
   {
     std::lock_guard lock(mutex_);
@@ -149,13 +149,13 @@ void SubmitStreamReactor::Answer(uint64_t sequence,
 }
 
 void SubmitStreamReactor::QueueAckLocked(uint64_t sequence,
-                                         const absl::StatusOr<uint64_t>& id) {
+                                         const absl::StatusOr<JobId>& id) {
   --in_flight_;
   if (writes_failed_) return;  // nobody to tell; the job is stored anyway
   v1::SubmitAck* ack = waiting_.add_acks();
   ack->set_sequence(sequence);
   if (id.ok()) {
-    ack->set_job_id(*id);
+    ack->set_job_id(id->value());
   } else {
     ack->set_code(static_cast<int32_t>(id.status().code()));
     ack->set_error(std::string(id.status().message()));

@@ -80,9 +80,9 @@ class SubmitStreamReactor final
   // Hands the admitted submissions to the loop, which answers each.
   void Post(std::vector<Admitted> admitted);
   // Any thread: queues the ack of submission `sequence`.
-  void Answer(uint64_t sequence, const absl::StatusOr<uint64_t>& id);
+  void Answer(uint64_t sequence, const absl::StatusOr<JobId>& id);
 
-  void QueueAckLocked(uint64_t sequence, const absl::StatusOr<uint64_t>& id);
+  void QueueAckLocked(uint64_t sequence, const absl::StatusOr<JobId>& id);
   // Ends reading: no more submissions are taken from this stream.
   void StopReadingLocked(grpc::Status status);
   Actions NextActionsLocked();

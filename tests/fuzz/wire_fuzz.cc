@@ -103,7 +103,7 @@ void Apply(World& world, uint8_t kind, uint8_t who, const uint8_t* data,
       v1::SubmitRequest request;
       if (!Parse(data, size, request)) return;
       controller.Submit(std::move(request), caller,
-                        [](absl::StatusOr<uint64_t>) {});
+                        [](absl::StatusOr<JobId>) {});
       break;
     }
     case kCancel: {

@@ -143,17 +143,18 @@ class Harness {
     spec.set_working_dir("/tmp");
     spec.set_gpus_per_node(gpus_per_node);
     spec.set_max_restarts(3);
-    std::optional<absl::StatusOr<uint64_t>> submitted;
+    std::optional<absl::StatusOr<JobId>> submitted;
     controller_->Submit(submit, kAlice,
-                        [&](absl::StatusOr<uint64_t> id) { submitted = id; });
+                        [&](absl::StatusOr<JobId> id) { submitted = id; });
     REQUIRE(PumpUntil([&] { return submitted.has_value(); }));
     INFO(submitted->status().ToString());
     REQUIRE(submitted->ok());
-    return **submitted;
+    return (*submitted)->value();
   }
 
   v1::JobRecord Job(uint64_t id) {
-    absl::StatusOr<v1::GetJobResponse> job = controller_->GetJob(id, kRoot);
+    absl::StatusOr<v1::GetJobResponse> job =
+        controller_->GetJob(JobId(id), kRoot);
     REQUIRE(job.ok());
     return job->job();
   }

@@ -62,13 +62,13 @@ TEST_CASE("a job's history includes the change still being written",
   v1::SubmitRequest submit;
   submit.mutable_spec()->set_script("#!/bin/sh\ntrue\n");
   submit.mutable_spec()->set_working_dir("/tmp");
-  std::optional<absl::StatusOr<uint64_t>> submitted;
+  std::optional<absl::StatusOr<JobId>> submitted;
   controller.Submit(submit, alice,
-                    [&](absl::StatusOr<uint64_t> id) { submitted = id; });
+                    [&](absl::StatusOr<JobId> id) { submitted = id; });
   while (!submitted) io.run_one();
   INFO(submitted->status().ToString());
   REQUIRE(submitted->ok());
-  const uint64_t job_id = **submitted;
+  const uint64_t job_id = (*submitted)->value();
 
   // The hold's batch goes to the writer, which waits at the gate.
   store.SetOpen(false);
@@ -79,14 +79,16 @@ TEST_CASE("a job's history includes the change still being written",
   io.poll();
   REQUIRE_FALSE(held);
 
-  absl::StatusOr<v1::GetJobResponse> during = controller.GetJob(job_id, alice);
+  absl::StatusOr<v1::GetJobResponse> during =
+      controller.GetJob(JobId(job_id), alice);
   REQUIRE(during.ok());
   CHECK(during->job().held());
   CHECK(HistoryKinds(*during) == std::vector<std::string>{"submitted", "held"});
 
   store.SetOpen(true);
   while (!held) io.run_one();
-  absl::StatusOr<v1::GetJobResponse> after = controller.GetJob(job_id, alice);
+  absl::StatusOr<v1::GetJobResponse> after =
+      controller.GetJob(JobId(job_id), alice);
   REQUIRE(after.ok());
   CHECK(HistoryKinds(*after) == std::vector<std::string>{"submitted", "held"});
 

@@ -56,13 +56,13 @@ class Harness {
     spec.add_script_args("--token=secret-arg");
     spec.set_working_dir("/tmp");
     spec.set_array(array);
-    std::optional<absl::StatusOr<uint64_t>> submitted;
+    std::optional<absl::StatusOr<JobId>> submitted;
     controller_->Submit(submit, caller,
-                        [&](absl::StatusOr<uint64_t> id) { submitted = id; });
+                        [&](absl::StatusOr<JobId> id) { submitted = id; });
     while (!submitted) io_.run_one();
     INFO(submitted->status().ToString());
     REQUIRE(submitted->ok());
-    return **submitted;
+    return (*submitted)->value();
   }
 
   v1::CancelResponse Cancel(const Caller& caller, v1::CancelRequest request) {
@@ -139,11 +139,11 @@ TEST_CASE("listings are summaries for everyone, in bounded pages",
   }
   // The owner sees them with GetJob; another user does not.
   absl::StatusOr<v1::GetJobResponse> own =
-      h.controller_->GetJob(submitted[0], kAlice);
+      h.controller_->GetJob(JobId(submitted[0]), kAlice);
   REQUIRE(own.ok());
   CHECK(own->job().spec().script_args_size() == 1);
   absl::StatusOr<v1::GetJobResponse> other =
-      h.controller_->GetJob(submitted[0], kBob);
+      h.controller_->GetJob(JobId(submitted[0]), kBob);
   REQUIRE(other.ok());
   CHECK(other->job().spec().script().empty());
   CHECK(other->job().spec().script_args().empty());
@@ -250,12 +250,14 @@ TEST_CASE("finished jobs leave memory after min_job_age for the history",
   CHECK(h.store_.live_records() == 1);
 
   // gantry job ID still answers, by id or ID_TASK, with the same rules.
-  absl::StatusOr<v1::GetJobResponse> own = h.controller_->GetJob(done, kAlice);
+  absl::StatusOr<v1::GetJobResponse> own =
+      h.controller_->GetJob(JobId(done), kAlice);
   REQUIRE(own.ok());
   CHECK(own->job().state() == v1::CANCELLED);
   CHECK(own->job().spec().script_args_size() == 1);
   CHECK_FALSE(own->events().empty());
-  absl::StatusOr<v1::GetJobResponse> other = h.controller_->GetJob(done, kBob);
+  absl::StatusOr<v1::GetJobResponse> other =
+      h.controller_->GetJob(JobId(done), kBob);
   REQUIRE(other.ok());
   CHECK(other->job().spec().script().empty());
   CHECK(other->job().spec().script_args().empty());
@@ -272,14 +274,14 @@ TEST_CASE("finished jobs leave memory after min_job_age for the history",
   h.StopController();
   h.StartController();
   CHECK(Ids(h.List(all)) == std::vector<uint64_t>{waiting});
-  CHECK(h.controller_->GetJob(done, kAlice).ok());
+  CHECK(h.controller_->GetJob(JobId(done), kAlice).ok());
   CHECK(h.Submit(kAlice) == waiting + 1);
 
   // Past the retention, the history forgets it.
   h.clock_.AdvanceMs(kRetentionMs + kMinJobAgeMs);
   h.Tick();
   h.Tick();
-  CHECK(h.controller_->GetJob(done, kAlice).status().code() ==
+  CHECK(h.controller_->GetJob(JobId(done), kAlice).status().code() ==
         absl::StatusCode::kNotFound);
   CHECK_FALSE(h.store_.in_history(done));
 }
@@ -295,16 +297,17 @@ TEST_CASE("a finished job a pending job depends on stays in memory",
   spec.set_working_dir("/tmp");
   spec.set_dependency(absl::StrCat("afterany:", first));
   spec.set_hold(true);
-  std::optional<absl::StatusOr<uint64_t>> submitted;
+  std::optional<absl::StatusOr<JobId>> submitted;
   h.controller_->Submit(submit, kAlice,
-                        [&](absl::StatusOr<uint64_t> id) { submitted = id; });
+                        [&](absl::StatusOr<JobId> id) { submitted = id; });
   while (!submitted) h.io_.run_one();
   REQUIRE(submitted->ok());
   h.clock_.AdvanceMs(2 * kMinJobAgeMs);
   h.Tick();
   v1::ListJobsRequest all;
   all.set_all(true);
-  CHECK(Ids(h.List(all)) == std::vector<uint64_t>{first, **submitted});
+  CHECK(Ids(h.List(all)) ==
+        std::vector<uint64_t>{first, (*submitted)->value()});
 }
 
 TEST_CASE("fair-share usage of retired jobs survives a restart",
