@@ -7,6 +7,7 @@
 #pragma once
 
 #include <compare>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <ostream>
@@ -30,6 +31,23 @@ class JobId {
 
  private:
   uint64_t value_ = 0;
+};
+
+// A node of the snapshot a scheduling call was given
+// (daemon/scheduler/scheduler.h): its position in that vector, meaningful
+// only with that snapshot. Outside the scheduler a node is its name.
+class NodeId {
+ public:
+  constexpr NodeId() = default;
+  constexpr explicit NodeId(std::size_t index) : index_(index) {}
+  constexpr std::size_t index() const { return index_; }
+  friend constexpr auto operator<=>(NodeId, NodeId) = default;
+  friend std::ostream& operator<<(std::ostream& out, NodeId id) {
+    return out << "node#" << id.index_;
+  }
+
+ private:
+  std::size_t index_ = 0;
 };
 
 }  // namespace gantry

@@ -347,7 +347,7 @@ std::vector<RunningJob> Controller::RunningJobs(
       auto it = index_of.find(allocation.node());
       if (it == index_of.end()) continue;
       NodeShare share;
-      share.node_index = it->second;
+      share.node = NodeId(it->second);
       share.cpus = allocation.cpus();
       share.gpus = {allocation.gpu_indices().begin(),
                     allocation.gpu_indices().end()};

@@ -100,7 +100,7 @@ void SetAllocation(const JobStart& start,
   for (size_t i = 0; i < start.shares.size(); ++i) {
     const NodeShare& share = start.shares[i];
     v1::NodeAllocation* allocation = record.add_allocation();
-    allocation->set_node(*names[share.node_index]);
+    allocation->set_node(*names[share.node.index()]);
     allocation->set_cpus(share.cpus);
     for (uint32_t gpu : share.gpus) allocation->add_gpu_indices(gpu);
     allocation->set_mem_mb(share.mem_mb);

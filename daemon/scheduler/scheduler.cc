@@ -405,7 +405,8 @@ class Pass {
     Reservation reservation;
     reservation.job_id = job.id;
     reservation.start_ms = std::max(options_.now_ms, releases[high - 1].end_ms);
-    reservation.node_indices = placement.nodes;
+    for (std::size_t i : placement.nodes)
+      reservation.nodes.push_back(NodeId(i));
     for (std::size_t node : placement.nodes) {
       reserved_from_[node] =
           std::min(reserved_from_[node], reservation.start_ms);

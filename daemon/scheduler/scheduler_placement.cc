@@ -94,7 +94,7 @@ FreeResources FreeResources::Of(const std::vector<NodeSnapshot>& nodes,
 }
 
 void FreeResources::Take(const NodeShare& share) {
-  const std::size_t i = share.node_index;
+  const std::size_t i = share.node.index();
   MoveInHistogram(gpus[i].size(),
                   gpus[i].size() - std::min(gpus[i].size(), share.gpus.size()));
   cpus[i] -= std::min(cpus[i], share.cpus);
@@ -145,7 +145,7 @@ bool FreeResources::MayHold(uint32_t nodes, uint32_t gpus_per_node) const {
 }
 
 void FreeResources::Return(const NodeShare& share) {
-  const std::size_t i = share.node_index;
+  const std::size_t i = share.node.index();
   MoveInHistogram(gpus[i].size(), gpus[i].size() + share.gpus.size());
   cpus[i] += share.cpus;
   mem_mb[i] += share.mem_mb;
@@ -710,7 +710,7 @@ std::vector<uint32_t> ChooseGpus(const std::vector<uint32_t>& free_gpus,
 NodeShare ShareOn(std::size_t node_index, const NodeSnapshot& node,
                   const PendingJob& job, const FreeResources& free) {
   NodeShare share;
-  share.node_index = node_index;
+  share.node = NodeId(node_index);
   share.cpus = job.exclusive ? free.cpus[node_index] : CpusNeeded(job);
   share.mem_mb = job.exclusive ? free.mem_mb[node_index] : job.mem_per_node_mb;
   share.gpus =

@@ -74,7 +74,7 @@ struct PendingJob {
 };
 
 struct NodeShare {
-  std::size_t node_index = 0;  // into the snapshot's node vector
+  NodeId node;  // which node of the snapshot
   uint32_t cpus = 0;
   std::vector<uint32_t> gpus;
   uint64_t mem_mb = 0;
@@ -115,7 +115,7 @@ struct JobWait {
 struct Reservation {
   JobId job_id;
   int64_t start_ms = 0;
-  std::vector<std::size_t> node_indices;
+  std::vector<NodeId> nodes;
 };
 
 struct ScheduleResult {

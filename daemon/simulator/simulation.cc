@@ -187,7 +187,7 @@ absl::StatusOr<PolicyReport> Simulate(const std::vector<TraceJob>& trace_jobs,
       auto it = running_by_id.find(completions.top().id);
       completions.pop();
       for (const NodeShare& share : it->second.job.shares) {
-        Give(nodes[share.node_index], share);
+        Give(nodes[share.node.index()], share);
         free_gpus += share.gpus.size();
       }
       const JobOutcome& o = it->second.outcome;
@@ -247,10 +247,10 @@ absl::StatusOr<PolicyReport> Simulate(const std::vector<TraceJob>& trace_jobs,
       std::unordered_set<uint32_t> leaves;
       uint32_t gpus_held = 0;
       for (const NodeShare& share : start.shares) {
-        Take(nodes[share.node_index], share);
+        Take(nodes[share.node.index()], share);
         free_gpus -= share.gpus.size();
         gpus_held += static_cast<uint32_t>(share.gpus.size());
-        leaves.insert(LeafOf(shape, share.node_index));
+        leaves.insert(LeafOf(shape, share.node.index()));
       }
       Running r;
       r.user = job.user;

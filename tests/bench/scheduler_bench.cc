@@ -60,7 +60,7 @@ std::vector<RunningJob> Occupy(std::vector<NodeSnapshot>& nodes, double busy,
     while (!n.free_gpus.empty() && take(rng)) {
       const uint32_t count = std::min<uint32_t>(
           gpus(rng), static_cast<uint32_t>(n.free_gpus.size()));
-      NodeShare share{i, 4 * count, {}, 0};
+      NodeShare share{NodeId(i), 4 * count, {}, 0};
       share.gpus.assign(n.free_gpus.begin(), n.free_gpus.begin() + count);
       n.free_gpus.erase(n.free_gpus.begin(), n.free_gpus.begin() + count);
       n.cpus_free -= share.cpus;

@@ -109,11 +109,11 @@ void ParseRunning(const std::vector<std::string>& words, GoldenCase& c) {
     std::vector<std::string> parts = absl::StrSplit(words[i], ':');
     REQUIRE(parts.size() >= 3);
     NodeShare share;
-    share.node_index = NodeIndex(c, parts[0]);
+    share.node = NodeId(NodeIndex(c, parts[0]));
     share.cpus = static_cast<uint32_t>(Number(parts[1]));
     share.gpus = GpuList(parts[2]);
     share.mem_mb = parts.size() > 3 ? Number(parts[3]) : 0;
-    NodeSnapshot& node = c.nodes[share.node_index];
+    NodeSnapshot& node = c.nodes[share.node.index()];
     node.cpus_free -= share.cpus;
     node.mem_free_mb -= share.mem_mb;
     for (uint32_t gpu : share.gpus) {
@@ -213,7 +213,7 @@ std::string Render(const GoldenCase& c, const ScheduleResult& result) {
                     " leaves=", start.leaf_switches,
                     start.backfilled ? " backfill" : "");
     for (const NodeShare& share : start.shares) {
-      absl::StrAppend(&out, " ", c.nodes[share.node_index].name, "[",
+      absl::StrAppend(&out, " ", c.nodes[share.node.index()].name, "[",
                       absl::StrJoin(share.gpus, ","), "]");
     }
     absl::StrAppend(&out, "\n");
@@ -227,8 +227,8 @@ std::string Render(const GoldenCase& c, const ScheduleResult& result) {
   }
   for (const Reservation& reservation : result.reservations) {
     std::vector<std::string> names;
-    for (std::size_t i : reservation.node_indices) {
-      names.push_back(c.nodes[i].name);
+    for (NodeId node : reservation.nodes) {
+      names.push_back(c.nodes[node.index()].name);
     }
     absl::StrAppend(&out, "reserve ", reservation.job_id.value(),
                     " at=", reservation.start_ms, " ",

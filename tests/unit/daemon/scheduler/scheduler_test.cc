@@ -39,8 +39,8 @@ TEST_CASE("a gang starts on all its nodes at once or not at all",
   ScheduleResult r = Schedule(nodes, {Job(1, 2, 2, 2)});  // 4 CPUs per node
   REQUIRE(r.starts.size() == 1);
   REQUIRE(r.starts[0].shares.size() == 2);
-  CHECK(r.starts[0].shares[0].node_index == 0);
-  CHECK(r.starts[0].shares[1].node_index == 2);
+  CHECK(r.starts[0].shares[0].node == NodeId(0));
+  CHECK(r.starts[0].shares[1].node == NodeId(2));
   CHECK(r.starts[0].shares[0].cpus == 4);
 
   r = Schedule(nodes, {Job(2, 3, 1, 2)});  // b cannot give 2 CPUs
@@ -92,7 +92,7 @@ TEST_CASE("unreachable nodes and other partitions are not used",
   nodes[1].partitions = {"debug"};
   ScheduleResult r = Schedule(nodes, {Job(1, 1, 1, 2), Job(2, 1, 1, 2)});
   REQUIRE(r.starts.size() == 1);
-  CHECK(r.starts[0].shares[0].node_index == 2);
+  CHECK(r.starts[0].shares[0].node == NodeId(2));
   REQUIRE(r.waits.size() == 1);
   CHECK(r.waits[0].reason == "Resources");
 }
@@ -132,8 +132,8 @@ TEST_CASE("hot spares serve only restarts, and restarts take them first",
   restart.is_restart = true;
   r = Schedule(nodes, {restart});
   REQUIRE(r.starts.size() == 1);
-  CHECK(r.starts[0].shares[0].node_index == 2);  // the spare
-  CHECK(r.starts[0].shares[1].node_index == 0);
+  CHECK(r.starts[0].shares[0].node == NodeId(2));  // the spare
+  CHECK(r.starts[0].shares[1].node == NodeId(0));
 }
 
 TEST_CASE("nodelist puts the listed nodes first and waits for them",
@@ -145,8 +145,8 @@ TEST_CASE("nodelist puts the listed nodes first and waits for them",
   ScheduleResult r = Schedule(nodes, {job});
   REQUIRE(r.starts.size() == 1);
   REQUIRE(r.starts[0].shares.size() == 2);
-  CHECK(r.starts[0].shares[0].node_index == 3);
-  CHECK(r.starts[0].shares[1].node_index == 1);
+  CHECK(r.starts[0].shares[0].node == NodeId(3));
+  CHECK(r.starts[0].shares[1].node == NodeId(1));
 
   // More nodes than listed: the listed ones first, the rest anywhere.
   PendingJob bigger = Job(2, 3);
@@ -154,9 +154,9 @@ TEST_CASE("nodelist puts the listed nodes first and waits for them",
   r = Schedule(nodes, {bigger});
   REQUIRE(r.starts.size() == 1);
   REQUIRE(r.starts[0].shares.size() == 3);
-  CHECK(r.starts[0].shares[0].node_index == 2);
+  CHECK(r.starts[0].shares[0].node == NodeId(2));
   for (std::size_t i = 1; i < 3; ++i) {
-    CHECK(r.starts[0].shares[i].node_index != 2);
+    CHECK(r.starts[0].shares[i].node != NodeId(2));
   }
 
   // A listed node that is busy: the job waits although others are free.
@@ -182,8 +182,8 @@ TEST_CASE("exclude keeps a job off nodes and does not block others",
   PendingJob other = Job(2, 1, 1, 4);
   ScheduleResult r = Schedule(nodes, {job, other});
   REQUIRE(r.starts.size() == 2);
-  CHECK(r.starts[0].shares[0].node_index == 1);
-  CHECK(r.starts[1].shares[0].node_index == 0);
+  CHECK(r.starts[0].shares[0].node == NodeId(1));
+  CHECK(r.starts[1].shares[0].node == NodeId(0));
 
   PendingJob two = Job(3, 2);
   two.excluded_nodes = {"b"};
@@ -210,7 +210,7 @@ TEST_CASE("constraint picks nodes by feature and matching OR keeps one",
   // rack1 has one node with ib, so both come from rack2.
   std::vector<std::size_t> got;
   for (const NodeShare& share : r.starts[0].shares) {
-    got.push_back(share.node_index);
+    got.push_back(share.node.index());
   }
   std::sort(got.begin(), got.end());
   CHECK(got == std::vector<std::size_t>{1, 2});
@@ -218,7 +218,7 @@ TEST_CASE("constraint picks nodes by feature and matching OR keeps one",
   r = Schedule(nodes, {with(Job(2, 3), "ib")});
   REQUIRE(r.starts.size() == 1);
   for (const NodeShare& share : r.starts[0].shares) {
-    CHECK(share.node_index != 3);
+    CHECK(share.node != NodeId(3));
   }
 
   r = Schedule(nodes, {with(Job(3, 3), "ib&[rack1|rack2]")});
@@ -243,7 +243,7 @@ TEST_CASE("a GPU type picks nodes by GPU model or feature",
   REQUIRE(r.starts.size() == 1);
   std::vector<std::size_t> got;
   for (const NodeShare& share : r.starts[0].shares) {
-    got.push_back(share.node_index);
+    got.push_back(share.node.index());
   }
   std::sort(got.begin(), got.end());
   CHECK(got == std::vector<std::size_t>{0, 2});
