@@ -1,7 +1,7 @@
 // Controller: the job lifecycle. Events go through the job state machine
 // (daemon/scheduler/job_state_machine.h), and ApplyEvent carries out exactly
 // the effects it returns; failures ask the restart policy first. Also node
-// shares held and released, fair-share charging, checkpoints and progress.
+// shares taken and released, fair-share charging, checkpoints and progress.
 #include <algorithm>
 
 #include "absl/strings/ascii.h"
