@@ -3,18 +3,14 @@
 #include "daemon/controller/controller.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <random>
 
 #include <boost/asio/post.hpp>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "common/hostlist.h"
 #include "common/log.h"
 #include "daemon/controller/controller_metrics.h"
-#include "daemon/controller/job_filter.h"
 #include "daemon/launch/step_layout.h"
 
 namespace gantry {

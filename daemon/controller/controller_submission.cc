@@ -226,8 +226,9 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
   // starting) nothing can be judged.
   const PendingJob pending = PendingJobOf(job, nullptr);
   uint32_t capable = 0, known = 0, most_gpus = 0;
+  NodeSnapshot capacity;
   for (const auto& [name, node] : nodes_) {
-    const NodeSnapshot capacity = NodeCapacityOf(node.record);
+    SetNodeCapacity(node.record, capacity);
     if (!NodeServesJob(capacity, pending)) continue;
     ++known;
     most_gpus = std::max(most_gpus, capacity.gpus_total);

@@ -54,22 +54,22 @@ PendingJob PendingJobOf(const v1::JobRecord& record,
   return pending;
 }
 
-NodeSnapshot NodeCapacityOf(const v1::NodeRecord& record) {
+void SetNodeCapacity(const v1::NodeRecord& record, NodeSnapshot& snapshot) {
   const v1::NodeInventory& inventory = record.inventory();
-  NodeSnapshot s;
-  s.hot_spare = record.hot_spare();
-  s.partitions = {record.partitions().begin(), record.partitions().end()};
-  s.cpus_total = inventory.cpus();
-  s.gpus_total = static_cast<uint32_t>(inventory.gpus_size());
-  s.mem_total_mb = inventory.memory_mb();
-  return s;
+  snapshot.hot_spare = record.hot_spare();
+  snapshot.partitions.assign(record.partitions().begin(),
+                             record.partitions().end());
+  snapshot.cpus_total = inventory.cpus();
+  snapshot.gpus_total = static_cast<uint32_t>(inventory.gpus_size());
+  snapshot.mem_total_mb = inventory.memory_mb();
 }
 
 NodeSnapshot NodeSnapshotOf(const v1::NodeRecord& record, bool reachable,
                             const NodeUsage& usage, const Topology* topology) {
   const v1::NodeInventory& inventory = record.inventory();
-  NodeSnapshot s = NodeCapacityOf(record);
+  NodeSnapshot s;
   s.name = record.name();
+  SetNodeCapacity(record, s);
   s.schedulable = record.state() == v1::NODE_UP && reachable &&
                   !record.drained() && record.health_problems().empty();
   s.cpus_free =

@@ -37,10 +37,11 @@ PendingJob PendingJobOf(const v1::JobRecord& record,
 NodeSnapshot NodeSnapshotOf(const v1::NodeRecord& record, bool reachable,
                             const NodeUsage& usage, const Topology* topology);
 
-// Only what never changes while the node runs, unnamed: its partitions,
-// spare mark and size, enough for NodeCouldEverHold
-// (daemon/scheduler/scheduler.h).
-NodeSnapshot NodeCapacityOf(const v1::NodeRecord& record);
+// Sets only what never changes while the node runs: its partitions, spare
+// mark and size, enough for NodeCouldEverHold (daemon/scheduler/scheduler.h).
+// Reuses `snapshot`'s storage, so a check of every node on each submission
+// allocates nothing per node.
+void SetNodeCapacity(const v1::NodeRecord& record, NodeSnapshot& snapshot);
 
 // The scheduler's decision back into the record: the allocation in rank
 // order, `names` being the snapshot's node names by index.
