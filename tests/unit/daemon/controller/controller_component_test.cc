@@ -19,7 +19,7 @@
 #include "common/clock.h"
 #include "daemon/controller/agent_link.h"
 #include "daemon/controller/controller.h"
-#include "tests/unit/support/memory_store.h"
+#include "tests/unit/support/controller_harness.h"
 
 namespace gantry {
 namespace {
@@ -73,28 +73,17 @@ struct FakeAgent {
   uint64_t next_sequence = 1;
 };
 
-class Harness {
- public:
-  Harness() {
-    options_.node_timeout_ms = 1000;
-    options_.restart_backoff_ms = 1000;
-    options_.reconnect_grace_ms = 60'000;
-    StartController();
-  }
-  ~Harness() { StopController(); }
+ControllerOptions ComponentOptions() {
+  ControllerOptions options;
+  options.node_timeout_ms = 1000;
+  options.restart_backoff_ms = 1000;
+  options.reconnect_grace_ms = 60'000;
+  return options;
+}
 
-  void StartController() {
-    controller_.emplace(io_, store_, clock_, options_);
-    REQUIRE(controller_->Start().ok());
-  }
-  // As a crash would, except that the writer finishes the batch it has.
-  void StopController() {
-    if (!controller_) return;
-    controller_->Stop();
-    io_.poll();
-    controller_.reset();
-    io_.restart();
-  }
+class Harness : public ControllerHarness {
+ public:
+  Harness() : ControllerHarness(ComponentOptions()) {}
 
   // Registers (or re-registers) `agent` on a fresh stream, saying it runs
   // `running`.
@@ -193,12 +182,6 @@ class Harness {
     }
     return done();
   }
-
-  ControllerOptions options_;
-  boost::asio::io_context io_;
-  MemoryStore store_;
-  FakeClock clock_;
-  std::optional<Controller> controller_;
 };
 
 v1::RankId RankOf(const v1::LaunchRanks& launch) {

@@ -15,7 +15,7 @@
 #include "common/clock.h"
 #include "daemon/controller/controller.h"
 #include "daemon/store/state_store.h"
-#include "tests/unit/support/memory_store.h"
+#include "tests/unit/support/controller_harness.h"
 
 namespace gantry {
 namespace {
@@ -27,25 +27,16 @@ const Caller kRoot{.uid = 0, .gid = 0, .user = "root", .admin = true};
 constexpr int64_t kMinJobAgeMs = 60'000;
 constexpr int64_t kRetentionMs = 3'600'000;
 
-class Harness {
- public:
-  Harness() {
-    options_.min_job_age_ms = kMinJobAgeMs;
-    options_.history_retention_ms = kRetentionMs;
-    StartController();
-  }
-  ~Harness() { StopController(); }
+ControllerOptions RetentionOptions() {
+  ControllerOptions options;
+  options.min_job_age_ms = kMinJobAgeMs;
+  options.history_retention_ms = kRetentionMs;
+  return options;
+}
 
-  void StartController() {
-    controller_.emplace(io_, store_, clock_, options_);
-    REQUIRE(controller_->Start().ok());
-  }
-  void StopController() {
-    controller_->Stop();
-    io_.poll();
-    controller_.reset();
-    io_.restart();
-  }
+class Harness : public ControllerHarness {
+ public:
+  Harness() : ControllerHarness(RetentionOptions()) {}
 
   uint64_t Submit(const Caller& caller, const std::string& array = "",
                   const std::string& name = "train") {
@@ -102,11 +93,6 @@ class Harness {
     io_.restart();
   }
 
-  ControllerOptions options_;
-  boost::asio::io_context io_;
-  MemoryStore store_;
-  FakeClock clock_;
-  std::optional<Controller> controller_;
   int pages_ = 0;
 };
 
