@@ -32,6 +32,8 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SUITE = "bookworm"
 DEBOOTSTRAP_TIMEOUT = 200  # s
 ROOT_BUDGET = 330  # s for the whole root part, so the test stays < 6 min
+# The names gantry-slurm-compat links to gantry (packaging/CMakeLists.txt).
+SLURM_NAMES = ("sbatch", "srun", "squeue", "scancel", "sinfo", "scontrol")
 
 
 def run(*args, timeout=120, **kwargs):
@@ -40,6 +42,13 @@ def run(*args, timeout=120, **kwargs):
 
 
 _built = {}
+
+
+def gantry_subcommands():
+    """The subcommands `gantry --help` lists."""
+    top = run(os.path.join(build_dir(), "cli", "gantry"), "--help").stdout
+    return re.findall(r"^\s{2,}([a-z]+)\s{2,}\S",
+                      top.split("Subcommands:")[-1], re.M)
 
 
 def built_debs():
@@ -151,6 +160,9 @@ class DebianPackagesTest(unittest.TestCase):
             self.assertIn(path, files)
         if self.help2man:
             self.assertIn("/usr/share/man/man1/gantry.1.gz", files)
+            # A page per subcommand, as `man gantry-queue` finds it.
+            for sub in gantry_subcommands():
+                self.assertIn(f"/usr/share/man/man1/gantry-{sub}.1.gz", files)
         conffiles = run("dpkg-deb", "-I", self.debs["gantry-client"],
                         "conffiles").stdout.split()
         self.assertEqual(conffiles, ["/etc/gantry/gantry.toml"])
@@ -167,9 +179,13 @@ class DebianPackagesTest(unittest.TestCase):
 
     def test_slurm_compat_links(self):
         files = self.contents("gantry-slurm-compat")
-        for name in ("sbatch", "srun", "squeue", "scancel", "sinfo",
-                     "scontrol"):
+        for name in SLURM_NAMES:
             self.assertEqual(files.get(f"/usr/bin/{name}"), "gantry", name)
+            self.assertEqual(files.get(
+                f"/usr/share/bash-completion/completions/{name}"), "gantry",
+                name)
+            if self.help2man:
+                self.assertIn(f"/usr/share/man/man1/{name}.1.gz", files)
         self.assertEqual(self.field("gantry-slurm-compat", "Architecture"),
                          "all")
         self.assertIn("gantry-client", self.field("gantry-slurm-compat",
@@ -182,9 +198,7 @@ class DebianPackagesTest(unittest.TestCase):
                                "gantry")) as f:
             completion = f.read()
         gantry = os.path.join(build_dir(), "cli", "gantry")
-        top = run(gantry, "--help").stdout
-        subcommands = re.findall(r"^\s{2,}([a-z]+)\s{2,}\S", top.split(
-            "Subcommands:")[-1], re.M)
+        subcommands = gantry_subcommands()
         self.assertIn("queue", subcommands)
         for sub in subcommands:
             self.assertRegex(completion, rf"\b{sub}\b", sub)
