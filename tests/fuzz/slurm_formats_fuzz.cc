@@ -65,9 +65,9 @@ void SinfoLayout(const absl::StatusOr<gantry::cli::SinfoFormat>& format) {
   v1::NodeRecord node;
   node.set_name("n1");
   node.set_state(v1::NODE_UP);
-  node.add_partitions("p");
   v1::PartitionInfo partition;
   partition.set_name("p");
+  *node.add_partitions() = partition.name();
   const std::string table = format->Table(
       {node}, {partition}, gantry::cli::SinfoFilter(), false, false);
   Check(table.size() >= 2 && table.back() == '\n');
@@ -77,7 +77,8 @@ void SinfoLayout(const absl::StatusOr<gantry::cli::SinfoFormat>& format) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
-  const std::string input(reinterpret_cast<const char*>(data) + 1, size - 1);
+  const std::string_view view(reinterpret_cast<const char*>(data), size);
+  const std::string input(view.substr(1));
   switch (data[0] % 7) {
     case 0: {
       std::vector<char> unknown;

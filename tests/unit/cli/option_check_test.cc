@@ -17,6 +17,7 @@ TEST_CASE("an unknown option is named with the closest one", "[option_check]") {
   std::string controller;
   app.add_option("--controller", controller);
   CLI::App* queue = app.add_subcommand("queue");
+  queue->set_help_flag("--help");  // -h is --noheader, as in squeue
   std::vector<std::string> names, users;
   bool no_header = false;
   queue->add_option("-n,--name", names);

@@ -130,7 +130,7 @@ TEST_CASE("scontrol update of jobs and nodes", "[scontrol_update]") {
         Words{"JobId=7", "TimeLimit=+UNLIMITED"}, Words{"TimeLimit=5"},
         Words{"JobId=7", "State=DRAIN"}, Words{"NodeName=n[1-", "State=IDLE"},
         Words{"=5"}, Words{"JobId"}}) {
-    INFO(bad.empty() ? "(empty)" : bad[0]);
+    INFO((bad.empty() ? std::string("(empty)") : bad[0]));
     CHECK(!ParseScontrolUpdate(bad).ok());
   }
   absl::StatusOr<ScontrolUpdate> unknown =

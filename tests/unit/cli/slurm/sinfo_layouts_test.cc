@@ -127,7 +127,7 @@ TEST_CASE("sinfo -O fields", "[sinfo_layouts]") {
   REQUIRE(format.ok());
   CHECK(format->Table({Node("n1", 2)}, {Partitions()[0]}, SinfoFilter(), true,
                       false) ==
-        "NODELI    STATECPUS(A/I/O/\n"
+        "NODELI    STATECPUS(A/I/O/T\n"
         "n1        mixed2/2/0/4     \n");
   CHECK(!SinfoFormat::ParseFields("NodeLst").ok());
   CHECK(!SinfoFormat::ParseFields("NodeList,").ok());

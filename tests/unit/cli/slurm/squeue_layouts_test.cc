@@ -65,7 +65,7 @@ TEST_CASE("unknown letters are left out and reported", "[squeue_format]") {
   CHECK(format->Header() == "JOBID  NAME\n");
 }
 
-TEST_CASE("-O fields: names, widths, right alignment and suffixes",
+TEST_CASE("squeue -O fields: names, widths, right alignment and suffixes",
           "[squeue_format]") {
   absl::StatusOr<SqueueFormat> format =
       SqueueFormat::ParseFields("JobID:6,name:.8,StateCompact:3|,WorkDir");
@@ -87,7 +87,7 @@ TEST_CASE("-O fields: names, widths, right alignment and suffixes",
   CHECK(SqueueFieldLetter("bogus") == 0);
 }
 
-TEST_CASE("-S sorts by letters and names, + and -", "[squeue_sort]") {
+TEST_CASE("squeue -S sorts by letters and names, + and -", "[squeue_sort]") {
   const v1::JobRecord a = Job(1, v1::RUNNING, "b", 0);
   const v1::JobRecord b = Job(2, v1::PENDING, "b", 10);
   const v1::JobRecord c = Job(3, v1::PENDING, "b", 50);
@@ -116,7 +116,7 @@ TEST_CASE("-S sorts by letters and names, + and -", "[squeue_sort]") {
   }
 }
 
-TEST_CASE("-s shows steps as JOBID.STEPID with their own name and nodes",
+TEST_CASE("squeue -s shows steps as JOBID.STEPID with their own name and nodes",
           "[squeue_format]") {
   v1::JobRecord job = Job(5, v1::RUNNING, "gpu", 0);
   job.add_allocation()->set_node("n1");
