@@ -272,6 +272,14 @@ int RunBatchCommand(const std::vector<std::string>& args,
     std::cerr << "gantry batch: error: " << submit.status().message() << "\n";
     return 1;
   }
+  if (!invocation->script_path.empty()) {
+    // Slurm's Command: where the script was, as squeue %o and scontrol
+    // show job report it.
+    submit->mutable_spec()->set_script_path(
+        std::filesystem::absolute(invocation->script_path, error)
+            .lexically_normal()
+            .string());
+  }
   ControllerClient client(ResolveControllerTarget(controller_flag));
   v1::SubmitResponse response;
   submit->set_validate_only(request.test_only);

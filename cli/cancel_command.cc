@@ -1,17 +1,66 @@
 #include "cli/cancel_command.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cli/cancel_selection.h"
 #include "cli/command_support.h"
 #include "cli/controller_client.h"
 #include "cli/job_selector.h"
+#include "cli/printable_records.h"
 #include "cli/slurm/slurm_words.h"
+#include "common/hostlist.h"
 #include "common/signal_name.h"
 
 namespace gantry::cli {
+
+namespace {
+
+bool FromEnvironment(const char* variable) {
+  const char* value = std::getenv(variable);
+  return value != nullptr && *value != '\0';
+}
+
+// scancel -i, -w, -A, -q: the controller lists the jobs its filter selects,
+// the rest is chosen here (and asked about); then exactly those are named.
+// Returns the exit code when nothing is left to do.
+std::optional<int> ChooseJobs(ControllerClient& client,
+                              const CancelOptions& options,
+                              const std::set<std::string>& nodes,
+                              v1::CancelRequest& request) {
+  v1::ListJobsRequest list;
+  *list.mutable_filter() = request.filter();
+  std::vector<v1::JobRecord> jobs;
+  if (absl::Status status = client.ListAllJobs(list, jobs); !status.ok()) {
+    return Fail("cancel", status);
+  }
+  const bool interactive =
+      options.interactive || FromEnvironment("SCANCEL_INTERACTIVE");
+  request.clear_filter();
+  for (v1::JobRecord& job : jobs) {
+    if (job.state() != v1::PENDING && job.state() != v1::RUNNING) continue;
+    // Gantry records no accounts, and every job's QOS is normal.
+    if (!options.accounts.empty() || !JobOnNodes(job, nodes)) continue;
+    if (!options.qos.empty() &&
+        std::find(options.qos.begin(), options.qos.end(), "normal") ==
+            options.qos.end()) {
+      continue;
+    }
+    MakePrintable(job, OutputKind::kTerminal);
+    if (interactive && !ConfirmCancel(job, std::cin, std::cout)) continue;
+    v1::JobSelector* selector = request.mutable_filter()->add_jobs();
+    selector->set_job_id(job.id());
+  }
+  if (request.filter().jobs_size() == 0) return 0;
+  return std::nullopt;
+}
+
+}  // namespace
 
 int RunCancelCommand(const std::string& controller,
                      const CancelOptions& options) {
@@ -34,6 +83,11 @@ int RunCancelCommand(const std::string& controller,
                  "each other\n";
     return 1;
   }
+  if (options.quiet && options.verbose > 0) {
+    std::cerr << "gantry cancel: error: -Q/--quiet and -v/--verbose exclude "
+                 "each other\n";
+    return 1;
+  }
   std::set<v1::JobState> states;
   if (!options.states.empty()) {
     absl::StatusOr<std::set<v1::JobState>> parsed =
@@ -41,16 +95,35 @@ int RunCancelCommand(const std::string& controller,
     if (!parsed.ok()) return Fail("cancel", parsed.status());
     states = *std::move(parsed);
   }
+  std::set<std::string> nodes;
+  for (const std::string& expression : options.nodelists) {
+    absl::StatusOr<std::vector<std::string>> hosts = ExpandHostlist(expression);
+    if (!hosts.ok()) {
+      std::cerr << "gantry cancel: error: invalid node list \"" << expression
+                << "\": " << hosts.status().message() << "\n";
+      return 1;
+    }
+    nodes.insert(hosts->begin(), hosts->end());
+  }
   const std::vector<std::string> user_list = SplitLists(options.users);
   std::set<std::string> users(user_list.begin(), user_list.end());
+  if (options.me) users.insert(CurrentUser());
   const std::vector<std::string> name_list = SplitLists(options.names);
   const std::set<std::string> names(name_list.begin(), name_list.end());
-  const bool filtered = !users.empty() || !names.empty() || !states.empty();
+  const std::vector<std::string> partition_list =
+      SplitLists(options.partitions);
+  const std::set<std::string> partitions(partition_list.begin(),
+                                         partition_list.end());
+  const bool client_side = !nodes.empty() || !options.accounts.empty() ||
+                           !options.qos.empty() || options.interactive ||
+                           FromEnvironment("SCANCEL_INTERACTIVE");
+  const bool filtered = !users.empty() || !names.empty() || !states.empty() ||
+                        !partitions.empty() || !nodes.empty() ||
+                        !options.accounts.empty() || !options.qos.empty();
   if (ids->empty() && !filtered) {
     std::cerr << "gantry cancel: error: no job given: name job ids, or "
-                 "select jobs with -u USER, -n NAME or -t STATE (all of "
-                 "yours: gantry cancel -u "
-              << CurrentUser() << ")\n";
+                 "select jobs with -u USER, --me, -n NAME, -p PARTITION, -w "
+                 "NODES or -t STATE (all of yours: gantry cancel --me)\n";
     return 1;
   }
   ControllerClient client(ResolveControllerTarget(controller));
@@ -62,9 +135,9 @@ int RunCancelCommand(const std::string& controller,
                             : options.full ? v1::CancelRequest::SIGNAL_FULL
                                            : v1::CancelRequest::SIGNAL_STEPS);
   // The controller resolves the selection (CancelRequest.filter): an
-  // array's id stands for its pending and running tasks; with -u, -n or
-  // -t, the pending and running jobs matching all of them (none matching
-  // is no error for scancel).
+  // array's id stands for its pending and running tasks; with -u, -n, -p
+  // or -t, the pending and running jobs matching all of them (none
+  // matching is no error for scancel).
   v1::JobFilter& filter = *request.mutable_filter();
   AddSelectors(*ids, filter);
   if (filtered) {
@@ -73,22 +146,38 @@ int RunCancelCommand(const std::string& controller,
     if (ids->empty() && users.empty()) users.insert(CurrentUser());
     AddAll(users, *filter.mutable_users());
     AddAll(names, *filter.mutable_names());
+    AddAll(partitions, *filter.mutable_partitions());
     for (v1::JobState state : states) filter.add_states(state);
+  }
+  if (client_side) {
+    if (std::optional<int> done = ChooseJobs(client, options, nodes, request))
+      return *done;
   }
   v1::CancelResponse response;
   if (absl::Status status = client.Cancel(request, response); !status.ok()) {
     return Fail("cancel", status);
   }
+  const bool verbose =
+      options.verbose > 0 || FromEnvironment("SCANCEL_VERBOSE");
   int code = 0;
   for (const v1::CancelResult& result : response.results()) {
-    if (!result.ok()) {
-      std::cerr << "gantry cancel: error: " << (signal ? "Signal" : "Kill")
-                << " job error on job id "
-                << (result.selector().empty() ? absl::StrCat(result.job_id())
-                                              : result.selector())
-                << ": " << result.error() << "\n";
-      code = 1;
+    const std::string id = result.selector().empty()
+                               ? absl::StrCat(result.job_id())
+                               : result.selector();
+    if (result.ok()) {
+      // scancel -v's lines.
+      if (verbose && signal) {
+        std::cerr << "scancel: Signal " << signal << " to job " << id << "\n";
+      } else if (verbose) {
+        std::cerr << "scancel: Terminating job " << id << "\n";
+      }
+      continue;
     }
+    if (options.quiet) continue;
+    std::cerr << "gantry cancel: error: " << (signal ? "Signal" : "Kill")
+              << " job error on job id " << id << ": " << result.error()
+              << "\n";
+    code = 1;
   }
   return code;
 }

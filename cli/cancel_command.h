@@ -1,5 +1,6 @@
 // `gantry cancel` (scancel): cancels jobs or sends them a signal. Returns
 // the process exit code and prints errors as "gantry cancel: error: ...".
+// SCANCEL_INTERACTIVE and SCANCEL_VERBOSE set -i and -v, as for scancel.
 #pragma once
 
 #include <string>
@@ -17,6 +18,14 @@ struct CancelOptions {
   std::string signal;  // non-empty: send it to the running ranks instead
   bool batch = false;  // -b: the signal to the batch script alone
   bool full = false;   // -f: to every process of the job
+  bool me = false;     // --me: the caller's jobs
+  std::vector<std::string> partitions;  // -p
+  std::vector<std::string> nodelists;   // -w: jobs on these nodes
+  std::vector<std::string> accounts;    // -A (Gantry records none)
+  std::vector<std::string> qos;         // -q (every job's is normal)
+  bool interactive = false;  // -i: ask "[y/n]?" for each job on stdin
+  int verbose = 0;           // -v: say what is done to each job
+  bool quiet = false;        // -Q: no error for jobs already gone
 };
 
 int RunCancelCommand(const std::string& controller,

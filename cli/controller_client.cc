@@ -222,6 +222,24 @@ absl::Status ControllerClient::Hold(const v1::HoldRequest& request,
   return Convert(stub_->Hold(&context, request, &response));
 }
 
+absl::Status ControllerClient::Requeue(const v1::RequeueRequest& request,
+                                       v1::RequeueResponse& response) {
+  grpc::ClientContext context;
+  if (absl::Status ready = Prepare(context, request); !ready.ok()) {
+    return ready;
+  }
+  return Convert(stub_->Requeue(&context, request, &response));
+}
+
+absl::Status ControllerClient::UpdateJob(const v1::UpdateJobRequest& request,
+                                         v1::UpdateJobResponse& response) {
+  grpc::ClientContext context;
+  if (absl::Status ready = Prepare(context, request); !ready.ok()) {
+    return ready;
+  }
+  return Convert(stub_->UpdateJob(&context, request, &response));
+}
+
 absl::Status ControllerClient::ListNodes(v1::ListNodesResponse& response) {
   grpc::ClientContext context;
   const v1::ListNodesRequest request;

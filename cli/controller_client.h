@@ -44,6 +44,10 @@ class ControllerClient {
   absl::Status Cancel(const v1::CancelRequest& request,
                       v1::CancelResponse& response);
   absl::Status Hold(const v1::HoldRequest& request, v1::HoldResponse& response);
+  absl::Status Requeue(const v1::RequeueRequest& request,
+                       v1::RequeueResponse& response);
+  absl::Status UpdateJob(const v1::UpdateJobRequest& request,
+                         v1::UpdateJobResponse& response);
   absl::Status ListNodes(v1::ListNodesResponse& response);
   absl::Status ClusterStatus(v1::ClusterStatusResponse& response);
   absl::Status ReportProgress(const v1::ReportProgressRequest& request,

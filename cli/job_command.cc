@@ -1,7 +1,5 @@
 #include "cli/job_command.h"
 
-#include <grp.h>
-
 #include <algorithm>
 #include <iostream>
 #include <optional>
@@ -13,28 +11,58 @@
 #include "cli/job_selector.h"
 #include "cli/output_format.h"
 #include "cli/printable_records.h"
-#include "common/hostlist.h"
+#include "cli/slurm/scontrol_records.h"
 
 namespace gantry::cli {
 
 namespace {
 
-// Slurm prints "(null)" for an unset value.
-std::string OrNull(const std::string& value) {
-  return value.empty() ? "(null)" : value;
+// scontrol show job with no id: every job of the live state, a blank line
+// between records.
+int ShowEveryJob(ControllerClient& client, const JobOptions& options) {
+  v1::ListJobsRequest request;
+  request.set_all(true);
+  std::vector<v1::JobRecord> jobs;
+  if (absl::Status status = client.ListAllJobs(request, jobs); !status.ok()) {
+    return Fail("job", status);
+  }
+  const int64_t now = NowMs();
+  if (options.json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (v1::JobRecord& job : jobs) {
+      MakePrintable(job, OutputKind::kJson);
+      list.push_back(JobToJson(job, now));
+    }
+    std::cout << nlohmann::json{{"jobs", list}}.dump(2) << "\n";
+    return 0;
+  }
+  if (jobs.empty()) {
+    std::cout << "No jobs in the system\n";
+    return 0;
+  }
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    MakePrintable(jobs[i], OutputKind::kTerminal);
+    const std::string record = ScontrolJobRecord(jobs[i], now, options.details);
+    if (options.one_line) {
+      std::cout << OneLine(record);
+    } else {
+      std::cout << (i > 0 ? "\n" : "") << record;
+    }
+  }
+  return 0;
 }
 
 }  // namespace
 
-int RunJobCommand(const std::string& controller, const std::string& job_id,
-                  bool json, bool script) {
-  const std::optional<JobSelector> selector = ParseJobSelector(job_id);
+int RunJobCommand(const std::string& controller, const JobOptions& options) {
+  ControllerClient client(ResolveControllerTarget(controller));
+  if (options.job_id.empty()) return ShowEveryJob(client, options);
+  const std::optional<JobSelector> selector = ParseJobSelector(options.job_id);
   if (!selector.has_value()) {
-    std::cerr << "gantry job: error: invalid job id \"" << job_id
+    std::cerr << "gantry job: error: invalid job id \"" << options.job_id
               << "\" (expected ID or ARRAYID_TASK)\n";
     return 1;
   }
-  ControllerClient client(ResolveControllerTarget(controller));
   // An array task is found by the controller, in its live state or its
   // history.
   v1::GetJobRequest request;
@@ -42,13 +70,19 @@ int RunJobCommand(const std::string& controller, const std::string& job_id,
   if (selector->task.has_value()) request.set_array_task_id(*selector->task);
   v1::GetJobResponse response;
   if (absl::Status status = client.GetJob(request, response); !status.ok()) {
+    if (status.code() == absl::StatusCode::kNotFound && options.slurm_only) {
+      // scontrol's words for a job slurmctld does not know.
+      std::cerr << "slurm_load_jobs error: Invalid job id specified\n";
+      return 1;
+    }
     return Fail("job", status);
   }
   const uint64_t id = response.job().id();
-  if (!script) {
-    MakePrintable(response, json ? OutputKind::kJson : OutputKind::kTerminal);
+  if (!options.script) {
+    MakePrintable(response,
+                  options.json ? OutputKind::kJson : OutputKind::kTerminal);
   }
-  if (script) {
+  if (options.script) {
     // The controller sends scripts only to their owners and admins.
     if (response.job().spec().script().empty()) {
       std::cerr << "gantry job: error: the batch script of job " << id
@@ -58,100 +92,19 @@ int RunJobCommand(const std::string& controller, const std::string& job_id,
     std::cout << response.job().spec().script();
     return 0;
   }
-  nlohmann::json view = JobToJson(response.job(), NowMs());
   nlohmann::json history = nlohmann::json::array();
   for (const v1::EventRecord& event : response.events())
     history.push_back(EventToJson(event));
-  if (json) {
+  if (options.json) {
+    nlohmann::json view = JobToJson(response.job(), NowMs());
     view["history"] = history;
     std::cout << view.dump(2) << "\n";
     return 0;
   }
   const v1::JobRecord& job = response.job();
-  const v1::JobSpec& spec = job.spec();
-  // scontrol show job's layout and key names, so scripts that pick fields
-  // out of it (JobState=, NodeList=, ...) work unchanged.
-  const uint32_t nodes =
-      job.allocation_size() > 0 ? job.allocation_size() : spec.nodes();
-  uint32_t cpus = 0;
-  for (const v1::NodeAllocation& share : job.allocation()) cpus += share.cpus();
-  const uint32_t tasks = view["ntasks"].get<uint32_t>();
-  const uint32_t cpus_per_task =
-      spec.cpus_per_task() ? spec.cpus_per_task() : 1;
-  if (cpus == 0) cpus = tasks * cpus_per_task;
-  std::string tres = absl::StrCat("cpu=", cpus);
-  if (spec.mem_per_node_mb()) {
-    absl::StrAppend(&tres, ",mem=", spec.mem_per_node_mb() * nodes, "M");
-  }
-  absl::StrAppend(&tres, ",node=", nodes);
-  if (spec.gpus_per_node()) {
-    absl::StrAppend(&tres, ",gres/gpu",
-                    spec.gpu_type().empty() ? "" : ":" + spec.gpu_type(), "=",
-                    spec.gpus_per_node() * nodes);
-  }
-  std::string group_name = absl::StrCat(job.gid());
-  if (::group* entry = getgrgid(job.gid())) group_name = entry->gr_name;
-  const std::string node_list = JobNodeList(job);
-  std::cout << "JobId=" << job.id();
-  if (job.array_job_id() != 0) {
-    std::cout << " ArrayJobId=" << job.array_job_id()
-              << " ArrayTaskId=" << job.array_task_id();
-  }
-  std::cout << " JobName=" << spec.name() << "\n"
-            << "   UserId=" << job.user() << "(" << job.uid() << ")"
-            << " GroupId=" << group_name << "(" << job.gid() << ")\n"
-            << "   JobState=" << StateName(job.state())
-            << " Reason=" << (job.reason().empty() ? "None" : job.reason())
-            << " Dependency="
-            << (spec.dependency().empty() ? "(null)" : spec.dependency())
-            << "\n";
-  if (!job.reason_detail().empty()) {
-    std::cout << "   ReasonDetail=" << job.reason_detail() << "\n";
-  }
-  std::cout
-      << "   Restarts=" << (job.attempt() > 0 ? job.attempt() - 1 : 0)
-      << " Attempt=" << job.attempt() << " BatchFlag=1"
-      << " ExitCode=" << job.exit_code() << ":" << job.exit_signal() << "\n"
-      << "   RunTime=" << FormatDuration(view["elapsed_seconds"].get<int64_t>())
-      << " TimeLimit="
-      << (spec.time_limit_seconds()
-              ? FormatDuration(static_cast<int64_t>(spec.time_limit_seconds()))
-              : "UNLIMITED")
-      << "\n"
-      << "   SubmitTime=" << FormatTime(job.submit_time_ms())
-      << " EligibleTime="
-      << FormatTime(std::max(job.submit_time_ms(), job.eligible_time_ms()))
-      << "\n"
-      << "   StartTime=" << FormatTime(job.start_time_ms())
-      << " EndTime=" << FormatTime(job.end_time_ms()) << "\n"
-      << "   Partition=" << spec.partition() << "\n"
-      << "   ReqNodeList="
-      << OrNull(CompressHostlist(
-             {spec.required_nodes().begin(), spec.required_nodes().end()}))
-      << " ExcNodeList="
-      << OrNull(CompressHostlist(
-             {spec.excluded_nodes().begin(), spec.excluded_nodes().end()}))
-      << " Features=" << OrNull(spec.constraint()) << "\n"
-      << "   NodeList=" << (node_list.empty() ? "(null)" : node_list)
-      << " BatchHost="
-      << (job.allocation_size() > 0 ? job.allocation(0).node() : "(null)")
-      << "\n"
-      << "   NumNodes=" << nodes << " NumCPUs=" << cpus << " NumTasks=" << tasks
-      << " CPUs/Task=" << cpus_per_task << " GPUs/Node=" << spec.gpus_per_node()
-      << "\n"
-      << "   TRES=" << tres << "\n"
-      << "   MinMemoryNode="
-      << (spec.mem_per_node_mb() ? absl::StrCat(spec.mem_per_node_mb(), "M")
-                                 : "0")
-      << "\n"
-      // The script itself is stored, not its path.
-      << "   Command=(batch script: gantry job " << job.id() << " --script)\n"
-      << "   WorkDir=" << spec.working_dir() << "\n"
-      << "   StdErr="
-      << (job.error_path().empty() ? job.output_path() : job.error_path())
-      << "\n"
-      << "   StdIn=/dev/null\n"
-      << "   StdOut=" << job.output_path() << "\n";
+  const std::string record = ScontrolJobRecord(job, NowMs(), options.details);
+  std::cout << (options.one_line ? OneLine(record) : record);
+  if (options.slurm_only) return 0;
   if (!job.spec().checkpoint_dir().empty()) {
     std::cout << "   CheckpointDir=" << job.spec().checkpoint_dir() << "\n";
   }

@@ -1,15 +1,24 @@
 // `gantry job` (scontrol show job): one job's whole record, in scontrol's
-// layout or as JSON, or its batch script. Returns the process exit code and
-// prints errors as "gantry job: error: ...".
+// layout or as JSON, or its batch script; with no id every job in the
+// controller's live state, one record each. Returns the process exit code
+// and prints errors as "gantry job: error: ...".
 #pragma once
 
 #include <string>
 
 namespace gantry::cli {
 
-// `job_id`: ID or ARRAYID_TASK. `script`: print only the batch script
-// (owner and admins).
-int RunJobCommand(const std::string& controller, const std::string& job_id,
-                  bool json, bool script = false);
+struct JobOptions {
+  std::string job_id;  // ID or ARRAYID_TASK; empty: every job
+  bool json = false;
+  bool script = false;    // only the batch script (owner and admins)
+  int details = 0;        // scontrol -d: per-node allocation lines
+  bool one_line = false;  // scontrol -o: each record on one line
+  // Run as scontrol: Slurm's record alone, without Gantry's attempts,
+  // steps and history after it.
+  bool slurm_only = false;
+};
+
+int RunJobCommand(const std::string& controller, const JobOptions& options);
 
 }  // namespace gantry::cli

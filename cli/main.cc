@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,9 +17,11 @@
 #include "cli/hostnames_command.h"
 #include "cli/job_command.h"
 #include "cli/nodes_command.h"
+#include "cli/precheck.h"
 #include "cli/progress_command.h"
 #include "cli/queue_command.h"
 #include "cli/run_command.h"
+#include "cli/scontrol_command.h"
 #include "cli/slurm/slurm_alias.h"
 #include "cli/status_command.h"
 #include "cli/topology_command.h"
@@ -173,8 +176,14 @@ int RunCommandLine(int argc, char** argv) {
   // Run as sbatch/squeue/scancel/sinfo/scontrol (links from
   // gantry-slurm-compat): rewrite the words to the gantry subcommand before
   // anything parses them.
+  std::string invoked = argv[0];
+  invoked = invoked.substr(invoked.rfind('/') + 1);
+  std::vector<std::string> alias_notes;
   absl::StatusOr<std::vector<std::string>> expanded =
-      gantry::cli::ExpandSlurmAlias({argv, argv + argc});
+      gantry::cli::ExpandSlurmAlias({argv, argv + argc}, alias_notes);
+  for (const std::string& note : alias_notes) {
+    std::cerr << invoked << ": " << note << "\n";
+  }
   if (!expanded.ok()) {
     std::string program = argv[0];
     program = program.substr(program.rfind('/') + 1);
@@ -268,10 +277,53 @@ int RunCommandLine(int argc, char** argv) {
                    "names, or all (finished ones as for --all)")
       ->allow_extra_args(false);
   queue->add_option("-o,--format", queue_options.format,
-                    "squeue layout, e.g. \"%.18i %.8j %T %R\": fields %i %A "
-                    "%F %K %j %u %P %T %t %M %l %L %D %C %b %R %N %V %S %e %r "
-                    "%a %Q %E %f, "
-                    "%.N right-aligns in N columns");
+                    "squeue layout, e.g. \"%.18i %.8j %T %R\": Slurm's "
+                    "letters (%i %j %u %P %T %t %M %l %L %D %C %R %N %V %S "
+                    "%e %r %a %q %Q %E %f %Z %o %k %y %v %m %b ...), %.N "
+                    "right-aligns in N columns (default: $SQUEUE_FORMAT)");
+  queue->add_option("-O,--Format", queue_options.fields,
+                    "squeue's field names: JobID,Name:30,State:.10,WorkDir,"
+                    "Command,... (name:WIDTH, name:.WIDTH right-aligned; 20 "
+                    "columns by default; default: $SQUEUE_FORMAT2)");
+  queue->add_option("-S,--sort", queue_options.sort,
+                    "Order: letters or field names, + ascending, - "
+                    "descending (default P,t,-p or $SQUEUE_SORT)");
+  queue->add_flag("-l,--long", queue_options.long_format,
+                  "Slurm's long layout (state, time limit) under a date line");
+  queue->add_flag("--start", queue_options.start,
+                  "Pending jobs with their expected start time (where the "
+                  "backfill scheduler reserved nodes; else N/A)");
+  std::vector<std::string> queue_steps;
+  CLI::Option* queue_steps_option =
+      queue
+          ->add_option("-s,--steps", queue_steps,
+                       "Running steps (STEPID NAME PARTITION USER TIME "
+                       "NODELIST), all or JOBID.STEPID[,...]")
+          ->expected(0, 1)
+          ->allow_extra_args(false);
+  queue->add_option("-i,--iterate", queue_options.iterate_seconds,
+                    "Show again every SECONDS, under a date line, until "
+                    "interrupted");
+  queue
+      ->add_option("-n,--name", queue_options.names,
+                   "Only jobs with these names (NAME[,NAME...])")
+      ->allow_extra_args(false);
+  queue
+      ->add_option("-w,--nodelist", queue_options.nodelists,
+                   "Only jobs on these nodes (a hostlist: node[01-04])")
+      ->allow_extra_args(false);
+  queue->add_flag("--me", queue_options.me, "Only your jobs (--user=$USER)");
+  queue
+      ->add_option("-A,--account", queue_options.accounts,
+                   "Only jobs of these accounts (Gantry records none, so "
+                   "none match)")
+      ->allow_extra_args(false);
+  queue
+      ->add_option("-q,--qos", queue_options.qos,
+                   "Only jobs of these QOS (every job's is normal)")
+      ->allow_extra_args(false);
+  queue->add_flag("-v,--verbose", queue_options.verbose,
+                  "A date line above the header");
   queue->add_flag("-h,--noheader", queue_options.no_header,
                   "Leave out the header line");
   queue->add_flag("-r,--array", queue_options.array_unfolded,
@@ -307,6 +359,31 @@ int RunCommandLine(int argc, char** argv) {
   cancel->add_flag("-f,--full", cancel_options.full,
                    "With --signal: to the batch script, what it started and "
                    "the step tasks");
+  cancel->add_flag("--me", cancel_options.me, "Only your jobs");
+  cancel
+      ->add_option("-p,--partition", cancel_options.partitions,
+                   "Only jobs in these partitions")
+      ->allow_extra_args(false);
+  cancel
+      ->add_option("-w,--nodelist", cancel_options.nodelists,
+                   "Only jobs on these nodes (a hostlist)")
+      ->allow_extra_args(false);
+  cancel
+      ->add_option("-A,--account", cancel_options.accounts,
+                   "Only jobs of these accounts (Gantry records none, so "
+                   "none match)")
+      ->allow_extra_args(false);
+  cancel
+      ->add_option("-q,--qos", cancel_options.qos,
+                   "Only jobs of these QOS (every job's is normal)")
+      ->allow_extra_args(false);
+  cancel->add_flag("-i,--interactive", cancel_options.interactive,
+                   "Ask \"Cancel job_id=N name=X partition=P [y/n]?\" for "
+                   "each job (answers from standard input)");
+  cancel->add_flag("-v,--verbose", cancel_options.verbose,
+                   "Say what is done to each job");
+  cancel->add_flag("-Q,--quiet", cancel_options.quiet,
+                   "No error for jobs that are already gone");
 
   CLI::App* hold = app.add_subcommand(
       "hold", "Keep pending jobs from starting until released (scontrol hold)");
@@ -331,15 +408,20 @@ int RunCommandLine(int argc, char** argv) {
       "it left gantry queue --all (for gantryd's history retention); the "
       "script, its arguments and step command lines only to the job's "
       "owner and admins");
-  std::string job_id;
-  bool job_json = false;
-  job->add_option("JOBID", job_id, "Job id, or ARRAYID_TASK for an array task")
-      ->required();
-  job->add_flag("--json", job_json, "Machine-readable output");
-  bool job_script = false;
-  job->add_flag("--script", job_script,
+  gantry::cli::JobOptions job_options;
+  job->add_option("JOBID", job_options.job_id,
+                  "Job id, or ARRAYID_TASK for an array task; none: every "
+                  "job in the live state");
+  job->add_flag("--json", job_options.json, "Machine-readable output");
+  job->add_flag("--script", job_options.script,
                 "Print the job's batch script (scontrol write batch_script); "
                 "only for the job's owner and admins");
+  job->add_flag("-d,--details", job_options.details,
+                "Each node's share of the allocation too (scontrol -d)");
+  job->add_flag("-o,--oneliner", job_options.one_line,
+                "Each record on one line (scontrol -o)");
+  job->add_flag("--slurm-only", job_options.slurm_only)
+      ->group("");  // set when run as scontrol: Slurm's record alone
 
   CLI::App* nodes = app.add_subcommand(
       "nodes", "Partitions and nodes by state (sinfo); -N: one line per node");
@@ -364,6 +446,28 @@ int RunCommandLine(int argc, char** argv) {
       ->allow_extra_args(false);
   nodes->add_flag("-h,--noheader", nodes_options.no_header,
                   "Leave out the header line");
+  nodes
+      ->add_option("-n,--nodes", nodes_options.nodes,
+                   "Only these nodes (a hostlist: node[01-04])")
+      ->allow_extra_args(false);
+  nodes->add_flag("-R,--list-reasons", nodes_options.list_reasons,
+                  "Why nodes are down, drained or draining: REASON USER "
+                  "TIMESTAMP NODELIST");
+  nodes->add_flag("-s,--summarize", nodes_options.summarize,
+                  "One line per partition: NODES(A/I/O/T)");
+  nodes->add_flag("-l,--long", nodes_options.long_format,
+                  "Slurm's long layout, under a date line");
+  nodes->add_option("-O,--Format", nodes_options.fields,
+                    "sinfo's field names: NodeList,StateLong:.12,CPUsState,"
+                    "... (name:WIDTH, name:.WIDTH; 20 columns by default)");
+  nodes->add_option("-i,--iterate", nodes_options.iterate_seconds,
+                    "Show again every SECONDS until interrupted");
+  nodes->add_flag("-r,--responding", nodes_options.responding,
+                  "Only nodes that respond");
+  nodes->add_flag("-d,--dead", nodes_options.dead,
+                  "Only nodes that do not respond");
+  nodes->add_flag("--slurm-layout", nodes_options.slurm_layout)
+      ->group("");  // set when run as sinfo: -N in sinfo's columns
   nodes->add_option(
       "-o,--format", nodes_options.format,
       "sinfo's output format, e.g. \"%P %.6D %t %N\": %P partition, %R "
@@ -444,13 +548,32 @@ int RunCommandLine(int argc, char** argv) {
       ->check(CLI::IsMember({"slurm", "ibnetdiscover"}));
   topology_import->add_flag("--json", topology_json, "Machine-readable output");
 
+  // squeue -V, sinfo -V, scancel -V: scripts probe with them.
+  for (CLI::App* command : {queue, nodes, cancel}) {
+    command->set_version_flag("-V,--version", gantry::cli::kSlurmVersionLine);
+  }
+  gantry::cli::ScontrolCommands scontrol;
+  gantry::cli::AddScontrolCommands(app, scontrol);
+
+  if (std::optional<int> code =
+          gantry::cli::PrecheckCommandLine(app, invoked, words)) {
+    return *code;
+  }
+  word_pointers.clear();
+  for (std::string& word : words) word_pointers.push_back(word.data());
+  word_pointers.push_back(nullptr);
+  argc = static_cast<int>(words.size());
+  argv = word_pointers.data();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  if (queue->parsed())
+  if (queue->parsed()) {
+    if (queue_steps_option->count() > 0) queue_options.steps = queue_steps;
     return gantry::cli::RunQueueCommand(controller, queue_options);
+  }
   if (cancel->parsed())
     return gantry::cli::RunCancelCommand(controller, cancel_options);
   if (hold->parsed())
@@ -458,8 +581,7 @@ int RunCommandLine(int argc, char** argv) {
   if (release->parsed())
     return gantry::cli::RunHoldCommand(controller, release_ids, true);
   if (hostnames->parsed()) return gantry::cli::RunHostnamesCommand(hostlists);
-  if (job->parsed())
-    return gantry::cli::RunJobCommand(controller, job_id, job_json, job_script);
+  if (job->parsed()) return gantry::cli::RunJobCommand(controller, job_options);
   if (nodes->parsed())
     return gantry::cli::RunNodesCommand(controller, nodes_options);
   if (status->parsed())
@@ -475,6 +597,10 @@ int RunCommandLine(int argc, char** argv) {
   if (progress->parsed()) {
     return gantry::cli::RunProgressCommand(controller, progress_job, "",
                                            progress_step);
+  }
+  if (std::optional<int> code =
+          gantry::cli::RunScontrolCommands(controller, scontrol)) {
+    return *code;
   }
   if (drain->parsed()) {
     return gantry::cli::RunDrainCommand(controller, drain_nodes, drain_reason,

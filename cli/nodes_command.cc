@@ -1,7 +1,12 @@
 #include "cli/nodes_command.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <ctime>
 #include <iostream>
+#include <optional>
 #include <set>
 
 #include "absl/strings/ascii.h"
@@ -12,6 +17,7 @@
 #include "cli/output_format.h"
 #include "cli/printable_records.h"
 #include "cli/slurm/sinfo_format.h"
+#include "common/hostlist.h"
 
 namespace gantry::cli {
 
@@ -99,30 +105,48 @@ void PrintNodeDetail(const v1::NodeRecord& node) {
   if (devices.size() > 1) std::cout << RenderTable(devices);
 }
 
-}  // namespace
-
-int RunNodesCommand(const std::string& controller,
-                    const NodesOptions& options) {
-  SinfoFilter filter;
-  for (const std::string& partition : SplitLists(options.partitions))
-    filter.partitions.insert(partition);
-  for (const std::string& state : SplitLists(options.states)) {
-    static const std::set<std::string> kKnown = {
-        "idle", "mix", "alloc", "drain", "drng", "resv", "down"};
-    std::string word = absl::AsciiStrToLower(state);
-    if (word == "allocated") word = "alloc";
-    if (word == "mixed") word = "mix";
-    if (word == "draining") word = "drng";
-    if (word == "drained") word = "drain";
-    if (word == "reserved") word = "resv";
-    if (!kKnown.count(word)) {
-      std::cerr << "gantry nodes: error: invalid node state \"" << state
-                << "\": use idle, mix, alloc, drain, drng, resv or down\n";
-      return 1;
-    }
-    filter.states.insert(word);
+// The layout the options ask for, with sinfo's precedence: -O, -o,
+// SINFO_FORMAT, then the mode's own.
+absl::StatusOr<SinfoFormat> ChooseFormat(const NodesOptions& options) {
+  if (!options.fields.empty()) return SinfoFormat::ParseFields(options.fields);
+  std::string format = options.format;
+  if (const char* variable = std::getenv("SINFO_FORMAT");
+      format.empty() && variable != nullptr) {
+    format = variable;
   }
-  ControllerClient client(ResolveControllerTarget(controller));
+  if (format.empty()) {
+    format =
+        options.list_reasons ? (options.long_format ? kSinfoReasonsLongFormat
+                                                    : kSinfoReasonsFormat)
+        : options.summarize  ? kSinfoSummarizeFormat
+        : options.per_node
+            ? (options.long_format ? kSinfoNodeLongFormat : kSinfoNodeFormat)
+        : options.long_format ? kSinfoLongFormat
+                              : kSinfoDefaultFormat;
+  }
+  std::vector<char> unknown;
+  absl::StatusOr<SinfoFormat> parsed = SinfoFormat::Parse(format, &unknown);
+  for (char letter : unknown) {
+    // sinfo's words; the field is left out.
+    std::cerr << "Invalid node format specification: " << letter << "\n";
+  }
+  return parsed;
+}
+
+// slurm_ctime2's form, which sinfo prints above the header with -l and -i.
+std::string DateLine() {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char buffer[64];
+  std::strftime(buffer, sizeof buffer, "%a %b %d %H:%M:%S %Y", &local);
+  return buffer;
+}
+
+// One listing; 0, or 1 after printing the error.
+int ShowNodes(ControllerClient& client, const NodesOptions& options,
+              const SinfoFilter& filter,
+              const std::optional<SinfoFormat>& format) {
   v1::ListNodesResponse response;
   if (absl::Status status = client.ListNodes(response); !status.ok()) {
     return Fail("nodes", status);
@@ -179,31 +203,14 @@ int RunNodesCommand(const std::string& controller,
     }
     return 0;
   }
-  // RenderTable sizes columns with the header; -h drops it afterwards.
-  auto print = [&](const std::vector<std::vector<std::string>>& rows) {
-    std::string table = RenderTable(rows);
-    if (options.no_header) table.erase(0, table.find('\n') + 1);
-    std::cout << table;
-  };
-  if (!options.format.empty()) {
-    absl::StatusOr<SinfoFormat> format = SinfoFormat::Parse(options.format);
-    if (!format.ok()) {
-      std::cerr << "gantry nodes: error: " << format.status().message() << "\n";
-      return 1;
+  if (format.has_value()) {
+    if (!options.no_header &&
+        (options.long_format || options.iterate_seconds > 0)) {
+      std::cout << DateLine() << "\n";
     }
-    if (!options.no_header) std::cout << format->Header();
-    for (const std::string& line : format->Rows(
-             nodes,
-             {response.partitions().begin(), response.partitions().end()},
-             filter, options.per_node)) {
-      std::cout << line;
-    }
-    return 0;
-  }
-  if (!options.per_node) {
-    print(SinfoSummary(
+    std::cout << format->Table(
         nodes, {response.partitions().begin(), response.partitions().end()},
-        filter));
+        filter, options.per_node, options.no_header);
     return 0;
   }
   std::vector<std::vector<std::string>> rows = {
@@ -229,8 +236,75 @@ int RunNodesCommand(const std::string& controller,
              : absl::StrJoin(node.leaf_switches(), ","),
          node.address(), reason});
   }
-  print(rows);
+  std::string table = RenderTable(rows);
+  if (options.no_header) table.erase(0, table.find('\n') + 1);
+  std::cout << table;
   return 0;
+}
+
+}  // namespace
+
+int RunNodesCommand(const std::string& controller,
+                    const NodesOptions& options) {
+  SinfoFilter filter;
+  for (const std::string& partition : SplitLists(options.partitions))
+    filter.partitions.insert(partition);
+  for (const std::string& state : SplitLists(options.states)) {
+    static const std::set<std::string> kKnown = {
+        "idle", "mix", "alloc", "drain", "drng", "resv", "down", "unk"};
+    std::string word = absl::AsciiStrToLower(state);
+    if (word == "allocated") word = "alloc";
+    if (word == "mixed") word = "mix";
+    if (word == "draining") word = "drng";
+    if (word == "drained") word = "drain";
+    if (word == "reserved") word = "resv";
+    if (word == "unknown") word = "unk";
+    if (!kKnown.count(word)) {
+      std::cerr << "gantry nodes: error: invalid node state \"" << state
+                << "\": use idle, mix, alloc, drain, drng, resv, down or "
+                   "unk\n";
+      return 1;
+    }
+    filter.states.insert(word);
+  }
+  for (const std::string& expression : options.nodes) {
+    absl::StatusOr<std::vector<std::string>> hosts = ExpandHostlist(expression);
+    if (!hosts.ok()) {
+      std::cerr << "gantry nodes: error: invalid node list \"" << expression
+                << "\": " << hosts.status().message() << "\n";
+      return 1;
+    }
+    filter.nodes.insert(hosts->begin(), hosts->end());
+  }
+  filter.with_reason = options.list_reasons;
+  filter.responding_only = options.responding;
+  filter.dead_only = options.dead;
+  std::optional<SinfoFormat> format;
+  // gantry nodes -N (not run as sinfo) keeps Gantry's inventory table.
+  const bool inventory_table =
+      options.per_node && !options.slurm_layout && options.format.empty() &&
+      options.fields.empty() && !options.list_reasons && !options.summarize &&
+      !options.long_format && std::getenv("SINFO_FORMAT") == nullptr;
+  if (!inventory_table && options.node.empty() && !options.detail &&
+      !options.json) {
+    absl::StatusOr<SinfoFormat> chosen = ChooseFormat(options);
+    if (!chosen.ok()) return Fail("nodes", chosen.status());
+    format = *std::move(chosen);
+  }
+  if (options.iterate_seconds < 0) {
+    std::cerr << "gantry nodes: error: --iterate needs a positive number of "
+                 "seconds\n";
+    return 1;
+  }
+  ControllerClient client(ResolveControllerTarget(controller));
+  while (true) {
+    const int code = ShowNodes(client, options, filter, format);
+    if (options.iterate_seconds == 0 || code != 0 || !format.has_value()) {
+      return code;
+    }
+    std::cout << "\n" << std::flush;
+    sleep(static_cast<unsigned>(options.iterate_seconds));
+  }
 }
 
 }  // namespace gantry::cli

@@ -1,8 +1,13 @@
 #include "cli/queue_command.h"
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <ctime>
 #include <iostream>
 #include <set>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/command_support.h"
 #include "cli/controller_client.h"
@@ -11,6 +16,8 @@
 #include "cli/printable_records.h"
 #include "cli/slurm/slurm_words.h"
 #include "cli/slurm/squeue_format.h"
+#include "cli/slurm/squeue_sort.h"
+#include "common/hostlist.h"
 
 namespace gantry::cli {
 
@@ -21,41 +28,137 @@ bool Allowed(const std::set<T>& allowed, const T& value) {
   return allowed.empty() || allowed.count(value) > 0;
 }
 
-}  // namespace
+// The option's values, or the environment variable's when it was not given.
+std::vector<std::string> OrEnvironment(const std::vector<std::string>& values,
+                                       const char* variable) {
+  if (!values.empty()) return SplitLists(values);
+  const char* value = std::getenv(variable);
+  if (value == nullptr || *value == '\0') return {};
+  return SplitLists({value});
+}
 
-int RunQueueCommand(const std::string& controller,
-                    const QueueOptions& options) {
+std::string OrEnvironment(const std::string& value, const char* variable) {
+  if (!value.empty()) return value;
+  const char* from_environment = std::getenv(variable);
+  return from_environment == nullptr ? "" : from_environment;
+}
+
+template <typename Values>
+std::set<std::string> AsSet(const Values& values) {
+  return {values.begin(), values.end()};
+}
+
+// What one pass shows, resolved once from the options and environment.
+struct QueueView {
+  std::vector<JobSelector> ids;
+  std::set<v1::JobState> states;
+  std::set<std::string> users, partitions, names, accounts, qos, nodes;
+  std::set<std::string> steps;  // JOBID.STEPID; empty: every step
+  std::optional<SqueueFormat> format;
+  std::optional<SqueueSort> sort;
+};
+
+// The layout -o/-O/-l/-s/--start ask for, with squeue's precedence: -O,
+// then -o, then the environment's, then the mode's own.
+absl::StatusOr<SqueueFormat> ChooseFormat(const QueueOptions& options) {
+  if (!options.fields.empty()) return SqueueFormat::ParseFields(options.fields);
+  std::string format = options.format;
+  if (format.empty()) {
+    const std::string fields = OrEnvironment("", "SQUEUE_FORMAT2");
+    if (!fields.empty()) return SqueueFormat::ParseFields(fields);
+    format = OrEnvironment("", "SQUEUE_FORMAT");
+  }
+  if (format.empty()) {
+    format = options.steps         ? kSqueueStepsFormat
+             : options.start       ? kSqueueStartFormat
+             : options.long_format ? kSqueueLongFormat
+                                   : kSqueueDefaultFormat;
+  }
+  std::vector<char> unknown;
+  absl::StatusOr<SqueueFormat> parsed = SqueueFormat::Parse(format, &unknown);
+  // squeue leaves out a letter it does not know and says so.
+  for (char letter : unknown) {
+    std::cerr << "Invalid job format specification: " << letter << "\n";
+  }
+  return parsed;
+}
+
+absl::StatusOr<QueueView> ResolveView(const QueueOptions& options) {
+  QueueView view;
   absl::StatusOr<std::vector<JobSelector>> ids =
       ParseJobSelectors(options.job_ids);
-  if (!ids.ok()) return Fail("queue", ids.status());
-  std::set<v1::JobState> states;
-  if (!options.states.empty()) {
+  if (!ids.ok()) return ids.status();
+  view.ids = *std::move(ids);
+  std::vector<std::string> states =
+      OrEnvironment(options.states, "SQUEUE_STATES");
+  if (states.empty() && options.start) states = {"PD"};
+  if (!states.empty()) {
     absl::StatusOr<std::set<v1::JobState>> parsed =
-        ParseJobStates(absl::StrJoin(options.states, ","));
-    if (!parsed.ok()) return Fail("queue", parsed.status());
-    states = *std::move(parsed);
+        ParseJobStates(absl::StrJoin(states, ","));
+    if (!parsed.ok()) return parsed.status();
+    view.states = *std::move(parsed);
   }
-  absl::StatusOr<SqueueFormat> format = SqueueFormat::Parse(
-      options.format.empty() ? kSqueueDefaultFormat : options.format);
-  if (!format.ok()) return Fail("queue", format.status());
-  const std::vector<std::string> user_list = SplitLists(options.users);
-  const std::set<std::string> users(user_list.begin(), user_list.end());
-  const std::vector<std::string> partition_list =
-      SplitLists(options.partitions);
-  const std::set<std::string> partitions(partition_list.begin(),
-                                         partition_list.end());
+  view.users = AsSet(OrEnvironment(options.users, "SQUEUE_USERS"));
+  if (options.me) view.users.insert(CurrentUser());
+  view.partitions =
+      AsSet(OrEnvironment(options.partitions, "SQUEUE_PARTITION"));
+  view.names = AsSet(OrEnvironment(options.names, "SQUEUE_NAMES"));
+  view.accounts = AsSet(OrEnvironment(options.accounts, "SQUEUE_ACCOUNT"));
+  view.qos = AsSet(SplitLists(options.qos));
+  for (const std::string& expression : options.nodelists) {
+    absl::StatusOr<std::vector<std::string>> hosts = ExpandHostlist(expression);
+    if (!hosts.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("invalid node list \"", expression,
+                       "\": ", hosts.status().message()));
+    }
+    for (std::string& host : *hosts) view.nodes.insert(std::move(host));
+  }
+  if (options.steps) view.steps = AsSet(SplitLists(*options.steps));
+  absl::StatusOr<SqueueFormat> format = ChooseFormat(options);
+  if (!format.ok()) return format.status();
+  view.format = *std::move(format);
+  std::string sort = OrEnvironment(options.sort, "SQUEUE_SORT");
+  if (sort.empty()) sort = options.start ? "S" : kSqueueDefaultSort;
+  absl::StatusOr<SqueueSort> parsed_sort = SqueueSort::Parse(sort);
+  if (!parsed_sort.ok()) return parsed_sort.status();
+  view.sort = *std::move(parsed_sort);
+  return view;
+}
 
-  ControllerClient client(ResolveControllerTarget(controller));
+bool OnNodes(const std::set<std::string>& nodes, const v1::JobRecord& job) {
+  if (nodes.empty()) return true;
+  for (const v1::NodeAllocation& share : job.allocation()) {
+    if (nodes.count(share.node())) return true;
+  }
+  return false;
+}
+
+// slurm_ctime2's form, which squeue prints above the header with -i and -l.
+std::string DateLine() {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char buffer[64];
+  std::strftime(buffer, sizeof buffer, "%a %b %d %H:%M:%S %Y", &local);
+  return buffer;
+}
+
+// One listing: 0, or 1 after printing the error.
+int ShowOnce(ControllerClient& client, const QueueOptions& options,
+             const QueueView& view) {
   v1::ListJobsRequest request;
   // Finished jobs only when asked for: -a, a finished state, or job ids.
-  bool finished = options.all || !ids->empty();
-  for (v1::JobState state : states) finished = finished || IsFinished(state);
+  bool finished = options.all || !view.ids.empty();
+  for (v1::JobState state : view.states)
+    finished = finished || IsFinished(state);
   request.set_all(finished);
   v1::JobFilter& filter = *request.mutable_filter();
-  AddAll(users, *filter.mutable_users());
-  AddAll(partitions, *filter.mutable_partitions());
-  for (v1::JobState state : states) filter.add_states(state);
-  AddSelectors(*ids, filter);
+  AddAll(view.users, *filter.mutable_users());
+  AddAll(view.partitions, *filter.mutable_partitions());
+  AddAll(view.names, *filter.mutable_names());
+  for (v1::JobState state : view.states) filter.add_states(state);
+  AddSelectors(view.ids, filter);
   std::vector<v1::JobRecord> listed;
   if (absl::Status status = client.ListAllJobs(request, listed); !status.ok()) {
     return Fail("queue", status);
@@ -64,30 +167,88 @@ int RunQueueCommand(const std::string& controller,
     MakePrintable(job,
                   options.json ? OutputKind::kJson : OutputKind::kTerminal);
   }
+  if (!view.ids.empty() && options.steps == std::nullopt) {
+    bool any = false;
+    for (const v1::JobRecord& job : listed)
+      any = any || Selected(view.ids, job);
+    if (!any) {
+      // squeue's words for a job id slurmctld does not know.
+      std::cerr << "slurm_load_jobs error: Invalid job id specified\n";
+      return 1;
+    }
+  }
   std::vector<const v1::JobRecord*> jobs;
   for (const v1::JobRecord& job : listed) {
-    if (Selected(*ids, job) && Allowed(users, job.user()) &&
-        Allowed(partitions, job.spec().partition()) &&
-        Allowed(states, job.state())) {
+    if (Selected(view.ids, job) && Allowed(view.users, job.user()) &&
+        Allowed(view.partitions, job.spec().partition()) &&
+        Allowed(view.names, job.spec().name()) &&
+        Allowed(view.states, job.state()) &&
+        // Gantry has no accounts: a job's account is unset, as squeue
+        // shows it, so an account filter selects none.
+        view.accounts.empty() && Allowed(view.qos, std::string("normal")) &&
+        OnNodes(view.nodes, job)) {
       jobs.push_back(&job);
     }
   }
   const int64_t now = NowMs();
+  view.sort->Apply(jobs, now);
   if (options.json) {
     nlohmann::json list = nlohmann::json::array();
     for (const v1::JobRecord* job : jobs) list.push_back(JobToJson(*job, now));
     std::cout << nlohmann::json{{"jobs", list}}.dump(2) << "\n";
     return 0;
   }
-  if (!options.no_header) std::cout << format->Header();
+  if (!options.no_header &&
+      (options.iterate_seconds > 0 || options.long_format || options.verbose)) {
+    std::cout << DateLine() << "\n";
+  }
+  if (!options.no_header) {
+    std::cout << (options.steps ? view.format->StepHeader()
+                                : view.format->Header());
+  }
+  if (options.steps) {
+    for (const v1::JobRecord* job : jobs) {
+      for (const v1::StepRecord& step : job->steps()) {
+        if (step.end_time_ms() != 0) continue;
+        if (!view.steps.empty() &&
+            !view.steps.count(absl::StrCat(job->id(), ".", step.id()))) {
+          continue;
+        }
+        std::cout << view.format->StepRow(*job, step, now);
+      }
+    }
+    return 0;
+  }
   if (options.array_unfolded) {
-    for (const v1::JobRecord* job : jobs) std::cout << format->Row(*job, now);
+    for (const v1::JobRecord* job : jobs) {
+      std::cout << view.format->Row(*job, now);
+    }
     return 0;
   }
   for (const SqueueLine& line : FoldPendingArrayTasks(jobs)) {
-    std::cout << format->Row(*line.job, now, line.folded_tasks);
+    std::cout << view.format->Row(*line.job, now, line.folded_tasks);
   }
   return 0;
+}
+
+}  // namespace
+
+int RunQueueCommand(const std::string& controller,
+                    const QueueOptions& options) {
+  if (options.iterate_seconds < 0) {
+    std::cerr << "gantry queue: error: --iterate needs a positive number of "
+                 "seconds\n";
+    return 1;
+  }
+  absl::StatusOr<QueueView> view = ResolveView(options);
+  if (!view.ok()) return Fail("queue", view.status());
+  ControllerClient client(ResolveControllerTarget(controller));
+  while (true) {
+    const int code = ShowOnce(client, options, *view);
+    if (options.iterate_seconds == 0 || code != 0) return code;
+    std::cout << "\n" << std::flush;
+    sleep(static_cast<unsigned>(options.iterate_seconds));
+  }
 }
 
 }  // namespace gantry::cli

@@ -79,6 +79,14 @@ template <>
 struct ClientMethod<v1::WaitStepRequest> {
   static constexpr std::string_view kName = "WaitStep";
 };
+template <>
+struct ClientMethod<v1::RequeueRequest> {
+  static constexpr std::string_view kName = "Requeue";
+};
+template <>
+struct ClientMethod<v1::UpdateJobRequest> {
+  static constexpr std::string_view kName = "UpdateJob";
+};
 
 // The name a credential for `Request` is bound to.
 template <class Request>

@@ -1,5 +1,6 @@
 #include "cli/slurm/percent_format.h"
 
+#include <algorithm>
 #include <cctype>
 #include <utility>
 
@@ -10,6 +11,12 @@ namespace gantry::cli {
 
 absl::StatusOr<PercentFormat> PercentFormat::Parse(std::string_view format,
                                                    std::string_view letters) {
+  return Parse(format, letters, nullptr);
+}
+
+absl::StatusOr<PercentFormat> PercentFormat::Parse(std::string_view format,
+                                                   std::string_view letters,
+                                                   std::vector<char>* unknown) {
   PercentFormat parsed;
   std::string literal;
   for (size_t i = 0; i < format.size(); ++i) {
@@ -28,6 +35,10 @@ absl::StatusOr<PercentFormat> PercentFormat::Parse(std::string_view format,
       item.right = format[at] == '.';
       ++at;
     }
+    if (at < format.size() && format[at] == '#') {
+      item.fit = true;
+      ++at;
+    }
     while (at < format.size() &&
            std::isdigit(static_cast<unsigned char>(format[at]))) {
       item.width = item.width * 10 + (format[at] - '0');
@@ -36,6 +47,12 @@ absl::StatusOr<PercentFormat> PercentFormat::Parse(std::string_view format,
             "field width too large in \"", std::string(format), "\""));
       }
       ++at;
+    }
+    if (unknown != nullptr && at < format.size() &&
+        letters.find(format[at]) == std::string::npos) {
+      unknown->push_back(format[at]);
+      i = at;
+      continue;
     }
     if (at >= format.size() || letters.find(format[at]) == std::string::npos) {
       std::string known;
@@ -56,6 +73,32 @@ absl::StatusOr<PercentFormat> PercentFormat::Parse(std::string_view format,
   }
   if (!literal.empty()) parsed.items_.push_back(Item{std::move(literal)});
   return parsed;
+}
+
+void PercentFormat::AddField(char letter, int width, bool right,
+                             std::string suffix) {
+  Item item;
+  item.letter = letter;
+  item.width = width;
+  item.right = right;
+  items_.push_back(item);
+  if (!suffix.empty()) items_.push_back(Item{std::move(suffix)});
+}
+
+void PercentFormat::FitWidths(const std::vector<std::vector<std::string>>& rows,
+                              int minimum) {
+  std::size_t field = 0;
+  for (Item& item : items_) {
+    if (item.letter == 0) continue;
+    if (item.fit) {
+      std::size_t longest = static_cast<std::size_t>(minimum);
+      for (const std::vector<std::string>& row : rows) {
+        if (field < row.size()) longest = std::max(longest, row[field].size());
+      }
+      item.width = static_cast<int>(longest);
+    }
+    ++field;
+  }
 }
 
 std::vector<char> PercentFormat::Fields() const {
@@ -94,7 +137,9 @@ std::string PercentFormat::Render(
     line += value;
   }
   // Left-aligned last columns would leave trailing blanks.
-  while (!line.empty() && line.back() == ' ') line.pop_back();
+  while (!keep_trailing_blanks_ && !line.empty() && line.back() == ' ') {
+    line.pop_back();
+  }
   return line + "\n";
 }
 

@@ -20,6 +20,25 @@ class PercentFormat {
   // an unknown letter or a "%" with none, and lists the known letters.
   static absl::StatusOr<PercentFormat> Parse(std::string_view format,
                                              std::string_view letters);
+  // As Slurm's squeue and sinfo treat them: an unknown letter is left out
+  // and added to `*unknown` (the caller says so on stderr) instead of
+  // failing the whole format.
+  static absl::StatusOr<PercentFormat> Parse(std::string_view format,
+                                             std::string_view letters,
+                                             std::vector<char>* unknown);
+
+  // A field added at the end: LETTER padded (and cut) to `width` (0: as
+  // long as the value), right-aligned when `right`, followed by `suffix`.
+  // What squeue -O and sinfo -O build their layout from.
+  void AddField(char letter, int width, bool right, std::string suffix);
+  // sinfo's "%#P" / "%#N": fields whose width is the longest of their
+  // values in `rows` (one value per field, as Render takes them), at least
+  // `minimum`.
+  void FitWidths(const std::vector<std::vector<std::string>>& rows,
+                 int minimum);
+  // Slurm keeps the blanks a left-aligned last field is padded with in -O
+  // layouts; by default they are dropped.
+  void KeepTrailingBlanks() { keep_trailing_blanks_ = true; }
 
   // The field letters in order (one per value Render takes).
   std::vector<char> Fields() const;
@@ -37,8 +56,10 @@ class PercentFormat {
     char letter = 0;
     int width = 0;  // 0: as long as the value
     bool right = false;
+    bool fit = false;  // "#": as wide as the longest value (FitWidths)
   };
   std::vector<Item> items_;
+  bool keep_trailing_blanks_ = false;
 };
 
 }  // namespace gantry::cli

@@ -21,11 +21,16 @@ namespace gantry::cli {
 // `squeue -u alice` becomes `gantry queue -u alice`, `scontrol show job 7`
 // becomes `gantry job 7`, `scontrol show node n1` `gantry nodes n1`,
 // `scontrol show hostnames L` `gantry hostnames L`.
+// scontrol's words are mapped by cli/slurm/scontrol_alias.h.
 // Errors (the message is ready to print after "NAME: error: "):
-// UNIMPLEMENTED for srun and for scontrol commands other than show
-// job|node|hostnames; INVALID_ARGUMENT for a scontrol command line that
-// names no entity, or a job without its id.
+// UNIMPLEMENTED for scontrol commands Gantry does not have;
+// INVALID_ARGUMENT for a scontrol command line that names no command, or
+// misses an argument.
 absl::StatusOr<std::vector<std::string>> ExpandSlurmAlias(
     const std::vector<std::string>& argv);
+// The same, with `notes` getting lines to print on stderr (options
+// accepted without effect).
+absl::StatusOr<std::vector<std::string>> ExpandSlurmAlias(
+    const std::vector<std::string>& argv, std::vector<std::string>& notes);
 
 }  // namespace gantry::cli

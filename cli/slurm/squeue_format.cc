@@ -1,16 +1,21 @@
 #include "cli/slurm/squeue_format.h"
 
+#include <grp.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "cli/output_format.h"
+#include "cli/slurm/long_fields.h"
 #include "cli/slurm/percent_format.h"
+#include "cli/slurm/squeue_fields.h"
+#include "common/hostlist.h"
 
 namespace gantry::cli {
 namespace {
-
-constexpr char kLetters[] = "iAFKjuPTtMlLDCbRNVSeraQEf";
 
 const char* HeaderOf(char letter) {
   switch (letter) {
@@ -25,6 +30,12 @@ const char* HeaderOf(char letter) {
       return "NAME";
     case 'u':
       return "USER";
+    case 'U':
+      return "UID";
+    case 'g':
+      return "GROUP";
+    case 'G':
+      return "GID";
     case 'P':
       return "PARTITION";
     case 'T':
@@ -41,28 +52,73 @@ const char* HeaderOf(char letter) {
       return "NODES";
     case 'C':
       return "CPUS";
+    case 'c':
+      return "MIN_CPUS";
+    case 'm':
+      return "MIN_MEMORY";
+    case 'd':
+      return "MIN_TMP_DISK";
     case 'b':
       return "TRES_PER_NODE";
     case 'R':
       return "NODELIST(REASON)";
+    case 'r':
+      return "REASON";
     case 'N':
       return "NODELIST";
+    case 'n':
+      return "REQ_NODES";
+    case 'x':
+      return "EXC_NODES";
+    case 'B':
+      return "EXEC_HOST";
+    case 'Y':
+      return "SCHEDNODES";
     case 'V':
       return "SUBMIT_TIME";
     case 'S':
       return "START_TIME";
     case 'e':
       return "END_TIME";
-    case 'r':
-      return "REASON";
     case 'a':
       return "ACCOUNT";
+    case 'q':
+      return "QOS";
     case 'Q':
+    case 'p':
       return "PRIORITY";
     case 'E':
       return "DEPENDENCY";
     case 'f':
       return "FEATURES";
+    case 'k':
+      return "COMMENT";
+    case 'y':
+      return "NICE";
+    case 'v':
+      return "RESERVATION";
+    case 'Z':
+      return "WORK_DIR";
+    case 'o':
+      return "COMMAND";
+    case 'h':
+      return "OVER_SUBSCRIBE";
+    case 'H':
+      return "SOCKETS_PER_NODE";
+    case 'I':
+      return "CORES_PER_SOCKET";
+    case 'J':
+      return "THREADS_PER_CORE";
+    case 'z':
+      return "S:C:T";
+    case 'O':
+      return "CONTIGUOUS";
+    case 'W':
+      return "LICENSES";
+    case 'w':
+      return "WCKEY";
+    case 's':
+      return "SELECT_JOB_INFO";
   }
   return "";
 }
@@ -71,11 +127,9 @@ std::string TimeOrNa(int64_t epoch_ms) {
   return epoch_ms > 0 ? FormatTime(epoch_ms) : "N/A";
 }
 
-int64_t ElapsedSeconds(const v1::JobRecord& job, int64_t now_ms) {
-  if (job.start_time_ms() <= 0) return 0;
-  return ((job.end_time_ms() ? job.end_time_ms() : now_ms) -
-          job.start_time_ms()) /
-         1000;
+int64_t ElapsedSeconds(int64_t start_ms, int64_t end_ms, int64_t now_ms) {
+  if (start_ms <= 0) return 0;
+  return ((end_ms ? end_ms : now_ms) - start_ms) / 1000;
 }
 
 uint32_t CpuCount(const v1::JobRecord& job) {
@@ -85,11 +139,55 @@ uint32_t CpuCount(const v1::JobRecord& job) {
   const v1::JobSpec& spec = job.spec();
   const uint32_t tasks =
       spec.ntasks() ? spec.ntasks() : spec.nodes() * spec.ntasks_per_node();
-  return tasks * (spec.cpus_per_task() ? spec.cpus_per_task() : 1);
+  return std::max<uint32_t>(tasks, 1) *
+         (spec.cpus_per_task() ? spec.cpus_per_task() : 1);
 }
 
-std::string Value(char letter, const v1::JobRecord& job, int64_t now_ms) {
+std::string OrNull(const std::string& value) {
+  return value.empty() ? "(null)" : value;
+}
+
+std::string GroupName(uint32_t gid) {
+  if (::group* entry = getgrgid(gid)) return entry->gr_name;
+  return absl::StrCat(gid);
+}
+
+// The end a running job is expected to reach: its start plus its limit.
+int64_t EndMs(const v1::JobRecord& job) {
+  if (job.end_time_ms() > 0) return job.end_time_ms();
+  if (job.start_time_ms() > 0 && job.spec().time_limit_seconds() > 0) {
+    return job.start_time_ms() +
+           static_cast<int64_t>(job.spec().time_limit_seconds()) * 1000;
+  }
+  return 0;
+}
+
+std::string StepValue(char letter, const v1::JobRecord& job,
+                      const v1::StepRecord& step, int64_t now_ms) {
+  switch (letter) {
+    case 'i':
+    case 'A':
+      return absl::StrCat(job.id(), ".", step.id());
+    case 'j':
+      return step.name().empty() ? job.spec().name() : step.name();
+    case 'M':
+      return FormatDuration(
+          ElapsedSeconds(step.start_time_ms(), step.end_time_ms(), now_ms));
+    case 'N':
+      return CompressHostlist(StepNodeNames(step));
+    case 'S':
+      return TimeOrNa(step.start_time_ms());
+  }
+  return SqueueValue(letter, job, now_ms);
+}
+
+}  // namespace
+
+std::string SqueueValue(char letter, const v1::JobRecord& job, int64_t now_ms,
+                        const v1::StepRecord* step) {
+  if (step != nullptr) return StepValue(letter, job, *step, now_ms);
   const v1::JobSpec& spec = job.spec();
+  const bool pending = job.state() == v1::PENDING;
   switch (letter) {
     case 'i':
       // squeue's ARRAYID_TASK form for a task of an array.
@@ -106,6 +204,12 @@ std::string Value(char letter, const v1::JobRecord& job, int64_t now_ms) {
       return spec.name();
     case 'u':
       return job.user();
+    case 'U':
+      return absl::StrCat(job.uid());
+    case 'g':
+      return GroupName(job.gid());
+    case 'G':
+      return absl::StrCat(job.gid());
     case 'P':
       return spec.partition();
     case 'T':
@@ -113,20 +217,30 @@ std::string Value(char letter, const v1::JobRecord& job, int64_t now_ms) {
     case 't':
       return StateShort(job.state());
     case 'M':
-      return FormatDuration(ElapsedSeconds(job, now_ms));
+      return FormatDuration(
+          ElapsedSeconds(job.start_time_ms(), job.end_time_ms(), now_ms));
     case 'l':
       return spec.time_limit_seconds() ? FormatDuration(static_cast<int64_t>(
                                              spec.time_limit_seconds()))
                                        : "UNLIMITED";
     case 'L':
       if (!spec.time_limit_seconds()) return "UNLIMITED";
-      return FormatDuration(static_cast<int64_t>(spec.time_limit_seconds()) -
-                            ElapsedSeconds(job, now_ms));
+      return FormatDuration(
+          static_cast<int64_t>(spec.time_limit_seconds()) -
+          ElapsedSeconds(job.start_time_ms(), job.end_time_ms(), now_ms));
     case 'D':
-      return absl::StrCat(job.allocation_size() > 0 ? job.allocation_size()
-                                                    : spec.nodes());
+      return absl::StrCat(job.allocation_size() > 0
+                              ? static_cast<uint32_t>(job.allocation_size())
+                              : std::max<uint32_t>(spec.nodes(), 1));
     case 'C':
       return absl::StrCat(CpuCount(job));
+    case 'c':
+      return absl::StrCat(spec.cpus_per_task() ? spec.cpus_per_task() : 1);
+    case 'm':
+      return spec.mem_per_node_mb() ? absl::StrCat(spec.mem_per_node_mb(), "M")
+                                    : "0";
+    case 'd':
+      return "0";
     case 'b':
       if (spec.gpus_per_node() == 0) return "N/A";
       return spec.gpu_type().empty()
@@ -134,48 +248,107 @@ std::string Value(char letter, const v1::JobRecord& job, int64_t now_ms) {
                  : absl::StrCat("gres/gpu:", spec.gpu_type(), ":",
                                 spec.gpus_per_node());
     case 'R':
-      if (job.state() == v1::PENDING || job.allocation_size() == 0) {
+      if (pending || job.allocation_size() == 0) {
         return absl::StrCat("(", job.reason().empty() ? "None" : job.reason(),
                             ")");
       }
       return JobNodeList(job);
+    case 'r':
+      return job.reason().empty() ? "None" : job.reason();
     case 'N':
       return JobNodeList(job);
+    case 'n':
+      return CompressHostlist(
+          {spec.required_nodes().begin(), spec.required_nodes().end()});
+    case 'x':
+      return CompressHostlist(
+          {spec.excluded_nodes().begin(), spec.excluded_nodes().end()});
+    case 'B':
+      return job.allocation_size() > 0 ? job.allocation(0).node() : "n/a";
+    case 'Y':
+      return "(null)";
     case 'V':
       return TimeOrNa(job.submit_time_ms());
     case 'S':
-      return TimeOrNa(job.start_time_ms());
+      // Pending: when the backfill reservation expects it, else unknown.
+      return TimeOrNa(pending ? job.expected_start_time_ms()
+                              : job.start_time_ms());
     case 'e':
-      return TimeOrNa(job.end_time_ms());
-    case 'r':
-      return job.reason().empty() ? "None" : job.reason();
+      return TimeOrNa(EndMs(job));
     case 'a':
-      // Gantry has no accounts yet: what squeue shows for a job without one.
+      // Gantry has no accounts: what squeue shows for a job without one.
       return "(null)";
-    case 'E':
-      return spec.dependency().empty() ? "(null)" : spec.dependency();
-    case 'f':
-      return spec.constraint().empty() ? "(null)" : spec.constraint();
+    case 'q':
+      return "normal";
     case 'Q':
       // Priority means something only while the job waits.
-      return job.state() == v1::PENDING
-                 ? absl::StrCat(static_cast<int64_t>(job.priority()))
-                 : "0";
+      return pending ? absl::StrCat(static_cast<int64_t>(job.priority())) : "0";
+    case 'p':
+      return absl::StrCat(pending ? job.priority() : 0.0);
+    case 'E':
+      return OrNull(spec.dependency());
+    case 'f':
+      return OrNull(spec.constraint());
+    case 'k':
+    case 'v':
+    case 'W':
+    case 'w':
+    case 's':
+      return "(null)";
+    case 'y':
+      return "0";
+    case 'Z':
+      return spec.working_dir();
+    case 'o':
+      return OrNull(spec.script_path());
+    case 'h':
+      return spec.exclusive() ? "NO" : "OK";
+    case 'H':
+    case 'I':
+    case 'J':
+      return "*";
+    case 'z':
+      return "*:*:*";
+    case 'O':
+      return "0";
   }
   return "";
 }
 
-}  // namespace
-
-absl::StatusOr<SqueueFormat> SqueueFormat::Parse(std::string_view format) {
-  absl::StatusOr<PercentFormat> parsed = PercentFormat::Parse(format, kLetters);
+absl::StatusOr<SqueueFormat> SqueueFormat::Parse(std::string_view format,
+                                                 std::vector<char>* unknown) {
+  absl::StatusOr<PercentFormat> parsed =
+      PercentFormat::Parse(format, kSqueueLetters, unknown);
   if (!parsed.ok()) return parsed.status();
   SqueueFormat squeue;
   squeue.format_ = *std::move(parsed);
+  // As squeue: a padded last field keeps its blanks.
+  squeue.format_.KeepTrailingBlanks();
+  return squeue;
+}
+
+absl::StatusOr<SqueueFormat> SqueueFormat::ParseFields(
+    std::string_view fields) {
+  absl::StatusOr<std::vector<LongField>> parsed = ParseLongFields(
+      fields, [](std::string_view name) { return SqueueFieldLetter(name); },
+      SqueueFieldNames());
+  if (!parsed.ok()) return parsed.status();
+  SqueueFormat squeue;
+  for (const LongField& field : *parsed) {
+    squeue.format_.AddField(field.letter, field.width, field.right,
+                            field.suffix);
+  }
+  squeue.format_.KeepTrailingBlanks();
   return squeue;
 }
 
 std::string SqueueFormat::Header() const { return format_.Header(&HeaderOf); }
+
+std::string SqueueFormat::StepHeader() const {
+  return format_.Header([](char letter) {
+    return letter == 'i' || letter == 'A' ? "STEPID" : HeaderOf(letter);
+  });
+}
 
 std::string SqueueFormat::Row(const v1::JobRecord& job, int64_t now_ms,
                               const std::string& folded_tasks) const {
@@ -186,8 +359,18 @@ std::string SqueueFormat::Row(const v1::JobRecord& job, int64_t now_ms,
     } else if (!folded_tasks.empty() && letter == 'K') {
       values.push_back(folded_tasks);
     } else {
-      values.push_back(Value(letter, job, now_ms));
+      values.push_back(SqueueValue(letter, job, now_ms));
     }
+  }
+  return format_.Render(values);
+}
+
+std::string SqueueFormat::StepRow(const v1::JobRecord& job,
+                                  const v1::StepRecord& step,
+                                  int64_t now_ms) const {
+  std::vector<std::string> values;
+  for (char letter : format_.Fields()) {
+    values.push_back(SqueueValue(letter, job, now_ms, &step));
   }
   return format_.Render(values);
 }

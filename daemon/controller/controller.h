@@ -132,6 +132,13 @@ class Controller {
   // once the change is stored.
   void Hold(const v1::HoldRequest& request, const Caller& caller,
             std::function<void(v1::HoldResponse)> done);
+  // scontrol requeue: running or finished jobs back to pending
+  // (controller_job_update.cc).
+  void Requeue(const v1::RequeueRequest& request, const Caller& caller,
+               std::function<void(v1::RequeueResponse)> done);
+  // scontrol update JobId=...: time limit, partition, name.
+  void UpdateJob(const v1::UpdateJobRequest& request, const Caller& caller,
+                 std::function<void(v1::UpdateJobResponse)> done);
   // One page of job summaries (daemon/controller/job_filter.h: no payloads)
   // from the live state. INVALID_ARGUMENT for a bad page token or an outsized
   // filter. Not const: it lends each record's payloads aside while copying
@@ -192,6 +199,9 @@ class Controller {
     std::set<std::string> occupied_nodes;
     std::set<uint32_t> exited_ranks;
     double priority = 0;  // of the last scheduling pass, while pending
+    // Where the last pass's backfill reservation expects it to start
+    // (0: not reserved), for squeue --start.
+    int64_t expected_start_ms = 0;
     // Running steps: who waits for their end (gantry run), and when their
     // first task ended (for --wait). In memory: a waiter asks again after
     // a controller restart.
@@ -226,6 +236,10 @@ class Controller {
   // The partition of that name; null when none.
   const PartitionConfig* FindPartition(const std::string& name) const;
   const PartitionConfig& DefaultPartition() const;
+  // One job of an UpdateJob request: every change checked before any is
+  // made (controller_job_update.cc).
+  absl::Status ApplyJobUpdate(const v1::UpdateJobRequest& request,
+                              const Caller& caller, JobRuntime& job);
   // Applies a partition's limits to a submission (default time, MaxTime,
   // MaxNodes); INVALID_ARGUMENT naming the limit when it is exceeded.
   absl::Status ApplyPartitionLimits(const PartitionConfig& partition,
@@ -321,7 +335,9 @@ class Controller {
   void AssignPartitions(v1::NodeRecord& record) const;
   // Takes the node out of scheduling (admin or health check) until resumed;
   // its running jobs go on.
-  void DrainNode(NodeRuntime& node, const std::string& reason);
+  // `by`: who drained it (sinfo -R's USER).
+  void DrainNode(NodeRuntime& node, const std::string& reason,
+                 const std::string& by = "gantryd");
   void MarkNodeDown(NodeRuntime& node, const std::string& why);
 
   // Steps (controller_steps.cc).

@@ -19,9 +19,12 @@ void Controller::AssignPartitions(v1::NodeRecord& record) const {
   record.set_hot_spare(options_.hot_spares.count(record.name()) > 0);
 }
 
-void Controller::DrainNode(NodeRuntime& node, const std::string& reason) {
+void Controller::DrainNode(NodeRuntime& node, const std::string& reason,
+                           const std::string& by) {
   node.record.set_drained(true);
   node.record.set_drain_reason(reason);
+  node.record.set_drain_user(by);
+  node.record.set_drain_time_ms(clock_.NowMs());
   StageNode(node);
   StageEvent(0, node.record.name(), "node_drained", reason);
   log::Warn("node drained", {{"node", node.record.name()}, {"reason", reason}});
@@ -51,11 +54,13 @@ void Controller::Drain(const v1::DrainRequest& request, const Caller& caller,
     if (request.resume()) {
       node.record.set_drained(false);
       node.record.clear_drain_reason();
+      node.record.clear_drain_user();
+      node.record.clear_drain_time_ms();
       StageNode(node);
       StageEvent(0, name, "node_resumed", "by " + caller.user);
       log::Info("node resumed", {{"node", name}});
     } else {
-      DrainNode(node, request.reason());
+      DrainNode(node, request.reason(), caller.user);
     }
   }
   RequestSchedule();

@@ -65,6 +65,7 @@ absl::StatusOr<v1::ListJobsResponse> Controller::ListJobs(
     spec.mutable_environment()->swap(environment);
     ClearPayloads(*copy);  // step command lines
     copy->set_priority(job.priority);
+    copy->set_expected_start_time_ms(job.expected_start_ms);
     page_bytes += copy->ByteSizeLong();
     return true;
   };
@@ -106,6 +107,8 @@ absl::StatusOr<v1::GetJobResponse> Controller::GetJob(
     if (task && record.array_task_id() != *task) continue;
     *response.mutable_job() = record;
     response.mutable_job()->set_priority(it->second.priority);
+    response.mutable_job()->set_expected_start_time_ms(
+        it->second.expected_start_ms);
     found = true;
     break;
   }

@@ -143,6 +143,7 @@ void Controller::RunSchedule() {
   // A job that starts now may release an `after` dependency: look again.
   if (dependency_waiters > 0 && !result.starts.empty()) RequestSchedule();
   for (JobWait& wait : result.waits) {
+    queued_job(wait.job_id).expected_start_ms = wait.expected_start_ms;
     v1::JobRecord& record = queued_job(wait.job_id).record;
     // Most jobs wait as they did in the last pass: leave their text be.
     if (record.reason() != wait.reason) {

@@ -121,6 +121,10 @@ void Controller::LaunchStep(
   record.set_next_step_id(record.next_step_id() + 1);
   step.set_attempt(record.attempt());
   *step.mutable_argv() = request.argv();
+  // srun's step name: the program's file name. Unlike the command line it
+  // stays in listings (squeue -s).
+  const std::string& program = request.argv(0);
+  step.set_name(program.substr(program.rfind('/') + 1));
   for (v1::NodeAllocation& share : *placed) {
     job.live_ranks[share.node()] += share.rank_count();
     *step.add_nodes() = std::move(share);

@@ -93,6 +93,7 @@ absl::Status ValidateJobSpecFields(const v1::JobSpec& spec) {
       AtMost("script (bytes)", spec.script().size(),
              limits::kMaxBatchScriptBytes),
       CheckDisplayText("submit_dir", spec.submit_dir(), kMaxPathBytes),
+      CheckDisplayText("script_path", spec.script_path(), kMaxPathBytes),
       AtMost("ntasks (--ntasks)", spec.ntasks(), kMaxSubmitTasks),
       spec.has_max_restarts() ? AtMost("max_restarts (--max-restarts)",
                                        spec.max_restarts(), kMaxRestarts)

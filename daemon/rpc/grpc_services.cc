@@ -114,6 +114,18 @@ grpc::ServerUnaryReactor* ClientServiceImpl::Hold(
   return RelaySelection(context, request, response, &Controller::Hold);
 }
 
+grpc::ServerUnaryReactor* ClientServiceImpl::Requeue(
+    grpc::CallbackServerContext* context, const v1::RequeueRequest* request,
+    v1::RequeueResponse* response) {
+  return RelaySelection(context, request, response, &Controller::Requeue);
+}
+
+grpc::ServerUnaryReactor* ClientServiceImpl::UpdateJob(
+    grpc::CallbackServerContext* context, const v1::UpdateJobRequest* request,
+    v1::UpdateJobResponse* response) {
+  return RelaySelection(context, request, response, &Controller::UpdateJob);
+}
+
 grpc::ServerUnaryReactor* ClientServiceImpl::ListNodes(
     grpc::CallbackServerContext* context, const v1::ListNodesRequest* request,
     v1::ListNodesResponse* response) {

@@ -102,6 +102,12 @@ class ClientServiceImpl final : public v1::ClientService::CallbackService {
   grpc::ServerUnaryReactor* Drain(grpc::CallbackServerContext* context,
                                   const v1::DrainRequest* request,
                                   v1::DrainResponse* response) override;
+  grpc::ServerUnaryReactor* Requeue(grpc::CallbackServerContext* context,
+                                    const v1::RequeueRequest* request,
+                                    v1::RequeueResponse* response) override;
+  grpc::ServerUnaryReactor* UpdateJob(grpc::CallbackServerContext* context,
+                                      const v1::UpdateJobRequest* request,
+                                      v1::UpdateJobResponse* response) override;
 
  private:
   // What Cancel and Hold do to the jobs a request selects.

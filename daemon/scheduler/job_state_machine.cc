@@ -99,6 +99,19 @@ absl::StatusOr<JobTransition> ApplyJobEvent(JobStatus current,
     case JobEvent::Kind::kHang:
       if (current != JobStatus::kRunning) return Stay(current);
       return End(current, JobStatus::kFailed, "Hang", event.requeue);
+    case JobEvent::Kind::kRequeueRequest:
+      if (current == JobStatus::kPending) {
+        return absl::FailedPreconditionError(
+            "job is pending execution: only running or finished jobs can be "
+            "requeued");
+      }
+      if (current == JobStatus::kRunning) {
+        return End(current, JobStatus::kPending, "Requeued",
+                   /*requeue=*/true);
+      }
+      // A finished job runs again; nothing of it is running to stop.
+      return JobTransition{
+          JobStatus::kPending, {JobEffect::kRequeue}, "Requeued"};
   }
   return absl::InternalError("unknown job event");
 }

@@ -10,6 +10,7 @@
 //      |  |               |--a rank OOM-killed----> OUT_OF_MEMORY
 //      |  +--cancel--> CANCELLED <--cancel--+
 //      +---- a failure with `requeue` set (the restart policy said so) ----+
+//      +---- scontrol requeue, from RUNNING or any end -------------------+
 #pragma once
 
 #include <string>
@@ -44,6 +45,9 @@ struct JobEvent {
     kTimeLimit,   // the job ran past its time limit
     kNodeLost,    // a node holding its ranks is down
     kHang,        // no progress within the hang timeout
+    // A user asked for another run (scontrol requeue): a running job is
+    // stopped and goes back to PENDING, a finished one goes back at once.
+    kRequeueRequest,
   };
   Kind kind;
   // For kRankExited.

@@ -66,7 +66,7 @@ TEST_CASE("sinfo -o long states, addresses and reasons", "[sinfo_format]") {
       format->Rows({drained}, Partitions(), SinfoFilter(), true);
   REQUIRE(rows.size() == 1);
   CHECK(rows[0] == "n1|10.0.0.1|drained|bad fan|(null)\n");
-  CHECK_FALSE(SinfoFormat::Parse("%P %Z").ok());
+  CHECK_FALSE(SinfoFormat::Parse("%P %~").ok());
   CHECK_FALSE(SinfoFormat::Parse("%").ok());
 }
 

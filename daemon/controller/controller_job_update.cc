@@ -1,0 +1,137 @@
+// Controller: what changes a job after submission besides cancel and hold:
+// scontrol requeue (another run of a running or finished job) and scontrol
+// update JobId=... (time limit, partition, name). Each request names jobs
+// by id or filter and gets one result per job. Runs on the loop.
+#include "absl/strings/str_cat.h"
+#include "common/option_values.h"
+#include "daemon/controller/controller.h"
+#include "daemon/controller/user_hold.h"
+
+namespace gantry {
+
+void Controller::Requeue(const v1::RequeueRequest& request,
+                         const Caller& caller,
+                         std::function<void(v1::RequeueResponse)> done) {
+  v1::RequeueResponse response;
+  for (uint64_t id : ResolveTargets(request.job_ids(), request.filter(),
+                                    *response.mutable_results())) {
+    v1::CancelResult* result = response.add_results();
+    JobRuntime* managed = ManagedJobFor(id, caller, *result);
+    if (managed == nullptr) continue;
+    JobRuntime& job = *managed;
+    const bool was_finished = IsTerminal(FromProto(job.record.state()));
+    JobEvent event{JobEvent::Kind::kRequeueRequest};
+    event.requeue = true;
+    absl::Status status =
+        ApplyEvent(job, event, absl::StrCat("requeued by ", caller.user));
+    if (!status.ok()) {
+      result->set_error(absl::StrCat("job ", id, ": ", status.message()));
+      continue;
+    }
+    v1::JobRecord& record = job.record;
+    // The user asked for this run: it does not count against the job's
+    // --max-restarts, as a failure's restart does.
+    record.set_uncharged_attempts(record.uncharged_attempts() + 1);
+    if (was_finished) {
+      record.set_end_time_ms(0);
+      record.set_exit_code(0);
+      record.set_exit_signal(0);
+      record.set_repeated_app_failures(0);
+    }
+    if (request.hold()) MarkHeld(record);
+    StageJob(job);
+    result->set_ok(true);
+  }
+  AfterCommit([done = std::move(done), response = std::move(response)] {
+    done(response);
+  });
+}
+
+absl::Status Controller::ApplyJobUpdate(const v1::UpdateJobRequest& request,
+                                        const Caller& caller, JobRuntime& job) {
+  v1::JobRecord& record = job.record;
+  v1::JobSpec& spec = *record.mutable_spec();
+  if (IsTerminal(FromProto(record.state()))) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("job ", record.id(), " has already finished (",
+                     v1::JobState_Name(record.state()), ")"));
+  }
+  // Checked whole before anything changes: a refused update changes nothing.
+  v1::JobSpec updated = spec;
+  if (request.has_partition() && request.partition() != spec.partition()) {
+    if (record.state() != v1::PENDING) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "job ", record.id(),
+          " is running: its partition changes only while it is pending"));
+    }
+    const PartitionConfig* partition = FindPartition(request.partition());
+    if (partition == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("invalid partition name \"", request.partition(), "\""));
+    }
+    updated.set_partition(request.partition());
+    if (partition->max_time_seconds > 0 &&
+        (updated.time_limit_seconds() == 0 ||
+         updated.time_limit_seconds() > partition->max_time_seconds) &&
+        !request.has_time_limit_seconds()) {
+      updated.set_time_limit_seconds(partition->max_time_seconds);
+    }
+  }
+  if (request.has_time_limit_seconds()) {
+    const uint64_t current = spec.time_limit_seconds();
+    const uint64_t wanted = request.time_limit_seconds();
+    const bool raises = current != 0 && (wanted == 0 || wanted > current);
+    if (raises && !caller.admin) {
+      // Slurm's rule: users may only shorten their jobs.
+      return absl::PermissionDeniedError(absl::StrCat(
+          "access denied: only an admin may raise the time limit of job ",
+          record.id(), " (", FormatTimeLimit(current), ")"));
+    }
+    const PartitionConfig* partition = FindPartition(updated.partition());
+    if (!caller.admin && partition != nullptr &&
+        partition->max_time_seconds > 0 &&
+        (wanted == 0 || wanted > partition->max_time_seconds)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "TimeLimit above partition ", updated.partition(), "'s MaxTime (",
+          FormatTimeLimit(partition->max_time_seconds), ")"));
+    }
+    updated.set_time_limit_seconds(wanted);
+  }
+  if (request.has_name()) {
+    if (request.name().empty()) {
+      return absl::InvalidArgumentError("JobName= needs a name");
+    }
+    updated.set_name(request.name());
+  }
+  spec.Swap(&updated);
+  return absl::OkStatus();
+}
+
+void Controller::UpdateJob(const v1::UpdateJobRequest& request,
+                           const Caller& caller,
+                           std::function<void(v1::UpdateJobResponse)> done) {
+  v1::UpdateJobResponse response;
+  bool changed_any = false;
+  for (uint64_t id : ResolveTargets(request.job_ids(), request.filter(),
+                                    *response.mutable_results())) {
+    v1::CancelResult* result = response.add_results();
+    JobRuntime* managed = ManagedJobFor(id, caller, *result);
+    if (managed == nullptr) continue;
+    if (absl::Status status = ApplyJobUpdate(request, caller, *managed);
+        !status.ok()) {
+      result->set_error(std::string(status.message()));
+      continue;
+    }
+    StageJob(*managed);
+    StageEvent(id, "", "updated", absl::StrCat("updated by ", caller.user));
+    changed_any = true;
+    result->set_ok(true);
+  }
+  // A new partition or a shorter limit may let the job start now.
+  if (changed_any) RequestSchedule();
+  AfterCommit([done = std::move(done), response = std::move(response)] {
+    done(response);
+  });
+}
+
+}  // namespace gantry
