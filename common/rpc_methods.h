@@ -79,6 +79,10 @@ template <>
 struct ClientMethod<v1::WaitStepRequest> {
   static constexpr std::string_view kName = "WaitStep";
 };
+template <>
+struct ClientMethod<v1::EndAllocationRequest> {
+  static constexpr std::string_view kName = "EndAllocation";
+};
 
 // The name a credential for `Request` is bound to.
 template <class Request>
