@@ -321,6 +321,16 @@ absl::Status ControllerClient::LaunchStep(const v1::LaunchStepRequest& request,
   return Convert(stub_->LaunchStep(&context, request, &response));
 }
 
+absl::Status ControllerClient::EndAllocation(
+    const v1::EndAllocationRequest& request,
+    v1::EndAllocationResponse& response) {
+  grpc::ClientContext context;
+  if (absl::Status ready = Prepare(context, request); !ready.ok()) {
+    return ready;
+  }
+  return Convert(stub_->EndAllocation(&context, request, &response));
+}
+
 absl::Status ControllerClient::WaitStep(const v1::WaitStepRequest& request,
                                         v1::WaitStepResponse& response,
                                         std::chrono::seconds wait) {

@@ -64,6 +64,9 @@ class ControllerClient {
                         v1::WaitStepResponse& response,
                         std::chrono::seconds wait);
 
+  absl::Status EndAllocation(const v1::EndAllocationRequest& request,
+                             v1::EndAllocationResponse& response);
+
   const std::string& target() const { return target_; }
 
  private:

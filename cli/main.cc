@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "absl/status/statusor.h"
+#include "cli/alloc_command.h"
 #include "cli/batch_command.h"
 #include "cli/cancel_command.h"
 #include "cli/drain_command.h"
@@ -167,12 +168,24 @@ bool RouteBatch(int argc, char** argv, std::string& controller,
   }
   if (i >= argc) return false;
   command = argv[i];
-  if (command != "batch" && command != "run") return false;
+  if (command != "batch" && command != "run" && command != "alloc") {
+    return false;
+  }
   batch_args.assign(argv + i + 1, argv + argc);
   return true;
 }
 
+// The name messages go under: the Slurm command this runs as (srun,
+// salloc), else "gantry SUBCOMMAND".
+std::string ProgramName(const char* argv0, const std::string& subcommand) {
+  std::string program = argv0;
+  program = program.substr(program.rfind('/') + 1);
+  if (program == "srun" || program == "salloc") return program;
+  return "gantry " + subcommand;
+}
+
 int RunCommandLine(int argc, char** argv) {
+  const std::string invoked_as = argv[0];
   // Run as sbatch/squeue/scancel/sinfo/scontrol (links from
   // gantry-slurm-compat): rewrite the words to the gantry subcommand before
   // anything parses them.
@@ -201,7 +214,12 @@ int RunCommandLine(int argc, char** argv) {
     std::string command;
     std::vector<std::string> args;
     if (RouteBatch(argc, argv, controller, command, args) && command == "run") {
-      return gantry::cli::RunStepCommand(controller, args);
+      return gantry::cli::RunStepCommand(
+          controller, args, ProgramName(invoked_as.c_str(), "run"));
+    }
+    if (command == "alloc") {
+      return gantry::cli::RunAllocCommand(
+          controller, args, ProgramName(invoked_as.c_str(), "alloc"));
     }
     if (!command.empty() && command == "batch") {
       for (const std::string& arg : args) {
@@ -245,8 +263,12 @@ int RunCommandLine(int argc, char** argv) {
   // Only for --help listings: RouteBatch handles the commands themselves.
   app.add_subcommand("batch",
                      "Submit a batch script (sbatch); see gantry batch --help");
+  app.add_subcommand("alloc",
+                     "Allocate a job and run a shell or command here in it "
+                     "(salloc); see gantry alloc --help");
   app.add_subcommand("run",
-                     "Inside a job: run a command as a step across its nodes "
+                     "Run a command as a job step: inside a job on its "
+                     "allocation, outside one on a job allocated for it "
                      "(srun); see gantry run --help");
 
   CLI::App* queue =

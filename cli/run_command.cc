@@ -1,22 +1,32 @@
 #include "cli/run_command.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <mutex>
 #include <thread>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "cli/allocation.h"
 #include "cli/controller_client.h"
 #include "cli/output_format.h"
+#include "cli/step_io_pattern.h"
 #include "cli/step_options.h"
 #include "cli/step_output.h"
 #include "cli/version.h"
+#include "common/export_environment.h"
 
 extern char** environ;
 
@@ -26,11 +36,8 @@ namespace {
 // How long gantry run keeps asking a controller that does not answer
 // (restarting, say) before it gives up on the step.
 constexpr auto kControllerPatience = std::chrono::minutes(5);
-
-int Fail(const std::string& message) {
-  std::cerr << "gantry run: error: " << message << "\n";
-  return 1;
-}
+// How often a step that waits for the job's resources asks again.
+constexpr auto kBusyRetry = std::chrono::milliseconds(500);
 
 std::string Env(const char* name) {
   const char* value = std::getenv(name);
@@ -44,134 +51,360 @@ std::string RandomToken() {
   return absl::BytesToHexString(bytes);
 }
 
-// Says which tasks failed, as srun does ("srun: error: node1: task 3:
-// Exited with exit code 2").
-void ReportFailedTasks(const v1::StepRecord& step) {
-  for (const v1::RankExit& exit : step.exits()) {
-    if (exit.signal() != 0) {
-      std::cerr << "gantry run: error: " << exit.node() << ": task "
-                << exit.rank() << ": Killed by signal " << exit.signal()
-                << "\n";
-    } else if (exit.exit_code() != 0) {
-      std::cerr << "gantry run: error: " << exit.node() << ": task "
-                << exit.rank() << ": Exited with exit code " << exit.exit_code()
-                << "\n";
-    }
-  }
-  if (!step.end_detail().empty()) {
-    std::cerr << "gantry run: error: step " << step.id()
-              << " stopped: " << step.end_detail() << "\n";
-  }
+std::string HostName() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "";
+  return name;
 }
 
-}  // namespace
+// srun -o/-e: each task's stream to our stdout/stderr, to a file (one per
+// task, node or step, as the pattern says), or nowhere. The step's layout
+// (which task runs where) is known once LaunchStep answers; a task that
+// connects before then waits for it.
+class StepIoFiles {
+ public:
+  // `err` empty: stderr goes where stdout does (as srun's).
+  StepIoFiles(std::string program, const std::string& out,
+              const std::string& err, StepIoNames base)
+      : program_(std::move(program)),
+        out_(ParseStepIoMode(out.empty() ? "all" : out)),
+        err_(ParseStepIoMode(err.empty() ? out.empty() ? "all" : out : err)),
+        base_(std::move(base)) {}
+  ~StepIoFiles() {
+    for (const auto& [path, fd] : files_) ::close(fd);
+  }
 
-int RunStepCommand(const std::string& controller,
-                   const std::vector<std::string>& args) {
-  absl::StatusOr<StepOptions> options = ParseStepOptions(args);
-  if (!options.ok()) return Fail(std::string(options.status().message()));
-  if (options->help) {
-    std::cout << StepUsage();
-    return 0;
-  }
-  if (options->version) {
-    std::cout << kVersionLine << "\n";
-    return 0;
-  }
-  std::string job_text = options->job_id;
-  if (job_text.empty()) job_text = Env("SLURM_JOB_ID");
-  if (job_text.empty()) job_text = Env("GANTRY_JOB_ID");
-  uint64_t job_id = 0;
-  if (job_text.empty() || !absl::SimpleAtoi(job_text, &job_id)) {
-    return Fail(
-        "gantry run starts a step inside a job: call it from a batch script "
-        "(gantry batch / sbatch), or give --jobid of a running job of yours");
-  }
-  // Signals are taken by one thread (below); block them before gRPC starts
-  // its threads so that none of those gets them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  // USR1/USR2 are how jobs are warned (sbatch --signal, scancel --signal
-  // -f): Gantry delivers them to the step tasks itself, so gantry run must
-  // not die of one and lose the tasks' output.
-  ::signal(SIGUSR1, SIG_IGN);
-  ::signal(SIGUSR2, SIG_IGN);
-
-  v1::LaunchStepRequest request;
-  request.set_job_id(job_id);
-  // Inside the job, only its own attempt: a script left over from an
-  // attempt that ended must not start steps in the next one.
-  if (options->job_id.empty() || options->job_id == Env("SLURM_JOB_ID")) {
-    uint32_t attempt = 0;
-    if (absl::SimpleAtoi(Env("GANTRY_ATTEMPT"), &attempt)) {
-      request.set_attempt(attempt);
+  void SetStep(const v1::JobRecord& job, const v1::StepRecord& step) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    base_.step_id = step.id();
+    for (const v1::NodeAllocation& share : step.nodes()) {
+      uint32_t node_index = 0;
+      for (int i = 0; i < job.allocation_size(); ++i) {
+        if (job.allocation(i).node() == share.node()) node_index = i;
+      }
+      for (uint32_t t = 0; t < share.rank_count(); ++t) {
+        task_nodes_[share.first_rank() + t] = {node_index, share.node()};
+      }
     }
+    known_ = true;
+    known_changed_.notify_all();
   }
-  request.set_user(Env("USER"));
-  for (const std::string& word : options->command) request.add_argv(word);
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    std::string_view text(*entry);
-    const size_t equals = text.find('=');
-    if (equals == std::string_view::npos) continue;
-    (*request.mutable_environment())[std::string(text.substr(0, equals))] =
-        std::string(text.substr(equals + 1));
+
+  int Route(uint32_t task, int stream) {
+    const StepIoMode& mode = stream == 2 ? err_ : out_;
+    switch (mode.kind) {
+      case StepIoMode::Kind::kAll:
+        return stream;
+      case StepIoMode::Kind::kNone:
+        return -1;
+      case StepIoMode::Kind::kTask:
+        return task == mode.task ? stream : -1;
+      case StepIoMode::Kind::kFile:
+        break;
+    }
+    std::unique_lock<std::mutex> lock(mutex_);
+    known_changed_.wait_for(lock, std::chrono::seconds(30),
+                            [this] { return known_; });
+    StepIoNames names = base_;
+    names.task = task;
+    auto where = task_nodes_.find(task);
+    if (where != task_nodes_.end()) {
+      names.node_index = where->second.first;
+      names.node = where->second.second;
+    }
+    const std::string path = ExpandStepIoPattern(mode.pattern, names);
+    auto open = files_.find(path);
+    if (open != files_.end()) return open->second;
+    const int fd =
+        ::open(path.c_str(),
+               O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      std::cerr << program_ << ": error: cannot open " << path << ": "
+                << std::strerror(errno) << "\n";
+      return -1;
+    }
+    files_[path] = fd;
+    return fd;
   }
-  std::error_code cwd_error;
-  request.set_working_dir(std::filesystem::current_path(cwd_error).string());
-  request.set_nodes(options->nodes);
-  request.set_ntasks(options->ntasks);
-  request.set_ntasks_per_node(options->ntasks_per_node);
-  request.set_cpus_per_task(options->cpus_per_task);
-  request.set_gpus_per_task(options->gpus_per_task);
-  for (const std::string& node : options->nodelist) request.add_nodelist(node);
-  request.set_kill_on_bad_exit(options->kill_on_bad_exit);
-  request.set_wait_seconds(options->wait_seconds);
-  std::string caller_node = Env("GANTRY_NODENAME");
-  if (caller_node.empty()) caller_node = Env("SLURMD_NODENAME");
-  request.set_caller_node(caller_node);
 
-  const std::string token = RandomToken();
-  absl::StatusOr<std::unique_ptr<StepOutputServer>> output =
-      StepOutputServer::Listen(token, options->label);
-  if (!output.ok()) return Fail(std::string(output.status().message()));
-  request.set_io_port((*output)->port());
-  request.set_io_token(token);
+ private:
+  const std::string program_;
+  const StepIoMode out_;
+  const StepIoMode err_;
+  std::mutex mutex_;
+  std::condition_variable known_changed_;
+  bool known_ = false;
+  StepIoNames base_;
+  std::map<uint32_t, std::pair<uint32_t, std::string>> task_nodes_;
+  std::map<std::string, int> files_;
+};
 
-  const std::string target = ResolveControllerTarget(controller);
-  ControllerClient client(target);
-  v1::LaunchStepResponse launched;
-  if (absl::Status status = client.LaunchStep(request, launched);
-      !status.ok()) {
-    return Fail(absl::StrCat("cannot start the step in job ", job_id, ": ",
-                             status.message()));
+class StepRun {
+ public:
+  StepRun(std::string program, StepOptions options)
+      : program_(std::move(program)), options_(std::move(options)) {}
+
+  int Main(const std::string& controller);
+
+ private:
+  int Fail(const std::string& message) const {
+    std::cerr << program_ << ": error: " << message << "\n";
+    return 1;
   }
-  const uint32_t step_id = launched.step().id();
-  const uint32_t tasks = StepTaskCount(launched.step());
+  void Info(const std::string& message) const {
+    if (!options_.quiet) std::cerr << program_ << ": " << message << "\n";
+  }
+  void WatchSignals(const std::string& target, sigset_t signals);
+  absl::StatusOr<v1::LaunchStepRequest> BuildRequest(uint64_t job_id) const;
+  // Starts the step, waiting while the job's other steps hold what it
+  // needs; nullopt-like error when interrupted.
+  absl::StatusOr<v1::StepRecord> Launch(ControllerClient& client,
+                                        v1::LaunchStepRequest& request);
+  // Says which tasks failed, as srun does ("srun: error: node1: task 3:
+  // Exited with exit code 2").
+  void ReportFailedTasks(const v1::StepRecord& step) const;
 
+  const std::string program_;
+  const StepOptions options_;
+  std::atomic<bool> interrupted_{false};
+  std::atomic<uint64_t> job_id_{0};
+  std::atomic<uint32_t> step_id_{0};
+};
+
+void StepRun::WatchSignals(const std::string& target, sigset_t signals) {
   // Interrupted (Ctrl-C, scancel of the job): stop the step's tasks; the
-  // wait below then sees the step end. A second signal leaves at once.
-  std::thread([target, job_id, step_id, stop_signals] {
+  // wait then sees the step end. A second signal leaves at once.
+  std::thread([this, target, signals] {
     int signal = 0;
-    sigwait(&stop_signals, &signal);
-    std::cerr << "gantry run: interrupted; stopping step " << step_id
-              << " of job " << job_id << "\n";
-    std::thread([stop_signals] {
+    sigwait(&signals, &signal);
+    interrupted_ = true;
+    std::thread([signals] {
       int again = 0;
-      sigwait(&stop_signals, &again);
+      sigwait(&signals, &again);
       std::_Exit(128 + again);
     }).detach();
+    const uint32_t step_id = step_id_;
+    if (step_id == 0) return;  // not started: the waits see interrupted_
+    std::cerr << program_ << ": interrupted; stopping step " << step_id
+              << " of job " << job_id_ << "\n";
     ControllerClient canceller(target);
     v1::WaitStepRequest cancel;
-    cancel.set_job_id(job_id);
+    cancel.set_job_id(job_id_);
     cancel.set_step_id(step_id);
     cancel.set_cancel(true);
     cancel.set_user(Env("USER"));
     v1::WaitStepResponse ignored;
     (void)canceller.WaitStep(cancel, ignored, std::chrono::seconds(5));
   }).detach();
+}
+
+absl::StatusOr<v1::LaunchStepRequest> StepRun::BuildRequest(
+    uint64_t job_id) const {
+  v1::LaunchStepRequest request;
+  request.set_job_id(job_id);
+  // Inside the job, only its own attempt: a script left over from an
+  // attempt that ended must not start steps in the next one.
+  if (options_.job_id.empty() || options_.job_id == Env("SLURM_JOB_ID")) {
+    uint32_t attempt = 0;
+    if (absl::SimpleAtoi(Env("GANTRY_ATTEMPT"), &attempt)) {
+      request.set_attempt(attempt);
+    }
+  }
+  request.set_user(Env("USER"));
+  for (const std::string& word : options_.command) request.add_argv(word);
+  std::map<std::string, std::string> environment;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    std::string_view text(*entry);
+    const size_t equals = text.find('=');
+    if (equals == std::string_view::npos || equals == 0) continue;
+    environment[std::string(text.substr(0, equals))] =
+        std::string(text.substr(equals + 1));
+  }
+  absl::StatusOr<std::map<std::string, std::string>> exported =
+      ExportedEnvironment(options_.export_spec, environment);
+  if (!exported.ok()) return exported.status();
+  request.mutable_environment()->insert(exported->begin(), exported->end());
+  std::error_code cwd_error;
+  request.set_working_dir(std::filesystem::current_path(cwd_error).string());
+  request.set_nodes(options_.nodes);
+  request.set_ntasks(options_.ntasks);
+  request.set_ntasks_per_node(options_.ntasks_per_node);
+  request.set_cpus_per_task(options_.cpus_per_task);
+  request.set_gpus_per_task(options_.gpus_per_task);
+  for (const std::string& node : options_.nodelist) request.add_nodelist(node);
+  request.set_kill_on_bad_exit(options_.kill_on_bad_exit);
+  request.set_wait_seconds(options_.wait_seconds);
+  request.set_exact(options_.exact);
+  request.set_overlap(options_.overlap);
+  request.set_retry_when_busy(true);
+  std::string caller_node = Env("GANTRY_NODENAME");
+  if (caller_node.empty()) caller_node = Env("SLURMD_NODENAME");
+  request.set_caller_node(caller_node);
+  if (caller_node.empty()) request.set_io_host(HostName());
+  return request;
+}
+
+absl::StatusOr<v1::StepRecord> StepRun::Launch(ControllerClient& client,
+                                               v1::LaunchStepRequest& request) {
+  bool announced = false;
+  while (true) {
+    if (interrupted_) return absl::CancelledError("interrupted");
+    v1::LaunchStepResponse launched;
+    if (absl::Status status = client.LaunchStep(request, launched);
+        !status.ok()) {
+      return status;
+    }
+    if (!launched.busy()) {
+      if (announced) {
+        Info(absl::StrCat("Step created for StepId=", request.job_id(), ".",
+                          launched.step().id()));
+      }
+      return launched.step();
+    }
+    if (!announced) {
+      // Slurm 22.05's words, which scripts and people know.
+      Info(absl::StrCat("Job ", request.job_id(),
+                        " step creation temporarily disabled, retrying (",
+                        launched.busy_reason(), ")"));
+      announced = true;
+    }
+    std::this_thread::sleep_for(kBusyRetry);
+  }
+}
+
+void StepRun::ReportFailedTasks(const v1::StepRecord& step) const {
+  for (const v1::RankExit& exit : step.exits()) {
+    if (exit.signal() != 0) {
+      std::cerr << program_ << ": error: " << exit.node() << ": task "
+                << exit.rank() << ": Killed by signal " << exit.signal()
+                << "\n";
+    } else if (exit.exit_code() != 0) {
+      std::cerr << program_ << ": error: " << exit.node() << ": task "
+                << exit.rank() << ": Exited with exit code " << exit.exit_code()
+                << "\n";
+    }
+  }
+  if (!step.end_detail().empty()) {
+    std::cerr << program_ << ": error: step " << step.id()
+              << " stopped: " << step.end_detail() << "\n";
+  }
+}
+
+int StepRun::Main(const std::string& controller) {
+  if (options_.pty) {
+    return Fail(
+        "--pty is not supported: Gantry gives no pseudo-terminal to a task; "
+        "run an interactive shell with salloc (gantry alloc), which runs it "
+        "here with the job's variables");
+  }
+  if (!options_.input.empty() && options_.input != "none") {
+    return Fail(
+        absl::StrCat("--input=", options_.input,
+                     ": only --input=none is supported (tasks read no stdin)"));
+  }
+  std::string job_text = options_.job_id;
+  if (job_text.empty()) job_text = Env("SLURM_JOB_ID");
+  if (job_text.empty()) job_text = Env("GANTRY_JOB_ID");
+  uint64_t job_id = 0;
+  const bool allocate = job_text.empty();
+  if (!allocate && !absl::SimpleAtoi(job_text, &job_id)) {
+    return Fail(absl::StrCat("invalid job id '", job_text,
+                             "' (from --jobid or $SLURM_JOB_ID)"));
+  }
+  // Signals are taken by one thread; block them before gRPC starts its
+  // threads so that none of those gets them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // USR1/USR2 are how jobs are warned (sbatch --signal, scancel --signal
+  // -f): Gantry delivers them to the step tasks itself, so gantry run must
+  // not die of one and lose the tasks' output.
+  ::signal(SIGUSR1, SIG_IGN);
+  ::signal(SIGUSR2, SIG_IGN);
+  const std::string target = ResolveControllerTarget(controller);
+  WatchSignals(target, stop_signals);
+  ControllerClient client(target);
+
+  v1::JobRecord job;
+  if (allocate) {
+    AllocationAsk ask;
+    ask.option_words = options_.allocation_words;
+    ask.default_name =
+        std::filesystem::path(options_.command.front()).filename().string();
+    ask.program = program_;
+    ask.quiet = options_.quiet;
+    absl::StatusOr<v1::JobRecord> allocated =
+        AllocateJob(client, ask, interrupted_);
+    if (absl::IsCancelled(allocated.status())) return 1;
+    if (!allocated.ok()) return Fail(std::string(allocated.status().message()));
+    job = *std::move(allocated);
+    job_id = job.id();
+  } else {
+    v1::GetJobResponse found;
+    if (client.GetJob(job_id, found).ok()) job = found.job();
+    job.set_id(job_id);
+  }
+  job_id_ = job_id;
+  // The job ends with the step when srun made it: COMPLETED or FAILED by
+  // the step's status, CANCELLED when interrupted.
+  auto finish = [&](int status) {
+    if (!allocate) return status;
+    if (interrupted_) {
+      (void)CancelAllocation(client, job_id);
+    } else if (absl::Status ended = EndAllocation(client, job_id, status, 0);
+               !ended.ok()) {
+      std::cerr << program_ << ": error: cannot end job " << job_id << ": "
+                << ended.message() << "\n";
+    }
+    return status;
+  };
+
+  absl::StatusOr<v1::LaunchStepRequest> request = BuildRequest(job_id);
+  if (!request.ok())
+    return finish(Fail(std::string(request.status().message())));
+  StepIoNames names;
+  names.job_id = job_id;
+  names.user = job.user().empty() ? Env("USER") : job.user();
+  names.job_name = job.spec().name();
+  auto files = std::make_shared<StepIoFiles>(program_, options_.output,
+                                             options_.error, names);
+  const bool routed = !options_.output.empty() || !options_.error.empty();
+  const std::string token = RandomToken();
+  absl::StatusOr<std::unique_ptr<StepOutputServer>> output =
+      StepOutputServer::Listen(
+          token, options_.label,
+          routed ? StepOutputRouter([files](uint32_t task, int stream) {
+            return files->Route(task, stream);
+          })
+                 : StepOutputRouter());
+  if (!output.ok()) return finish(Fail(std::string(output.status().message())));
+  request->set_io_port((*output)->port());
+  request->set_io_token(token);
+
+  absl::StatusOr<v1::StepRecord> step = Launch(client, *request);
+  if (!step.ok()) {
+    (*output)->Finish(0, std::chrono::milliseconds(0));
+    if (absl::IsCancelled(step.status())) return finish(1);
+    return finish(Fail(absl::StrCat("cannot start the step in job ", job_id,
+                                    ": ", step.status().message())));
+  }
+  files->SetStep(job, *step);
+  const uint32_t step_id = step->id();
+  step_id_ = step_id;
+  if (interrupted_) {
+    // The signal came between the launch and now: stop it here.
+    v1::WaitStepRequest cancel;
+    cancel.set_job_id(job_id);
+    cancel.set_step_id(step_id);
+    cancel.set_cancel(true);
+    cancel.set_user(Env("USER"));
+    v1::WaitStepResponse ignored;
+    (void)client.WaitStep(cancel, ignored, std::chrono::seconds(5));
+  }
+  const uint32_t tasks = StepTaskCount(*step);
 
   v1::WaitStepRequest wait;
   wait.set_job_id(job_id);
@@ -191,12 +424,34 @@ int RunStepCommand(const std::string& controller,
       continue;
     }
     (*output)->Finish(0, std::chrono::milliseconds(0));
-    return Fail(absl::StrCat("lost track of step ", step_id, " of job ", job_id,
-                             ": ", status.message()));
+    return finish(Fail(absl::StrCat("lost track of step ", step_id, " of job ",
+                                    job_id, ": ", status.message())));
   }
   (*output)->Finish(2 * tasks, std::chrono::milliseconds(1000));
   ReportFailedTasks(ended.step());
-  return ended.step().exit_code();
+  return finish(ended.step().exit_code());
+}
+
+}  // namespace
+
+int RunStepCommand(const std::string& controller,
+                   const std::vector<std::string>& args,
+                   const std::string& program) {
+  absl::StatusOr<StepOptions> options = ParseStepOptions(args, program);
+  if (!options.ok()) {
+    std::cerr << program << ": error: " << options.status().message() << "\n";
+    return 1;
+  }
+  if (options->help) {
+    std::cout << StepUsage();
+    return 0;
+  }
+  if (options->version) {
+    std::cout << kVersionLine << "\n";
+    return 0;
+  }
+  StepRun run(program, *std::move(options));
+  return run.Main(controller);
 }
 
 }  // namespace gantry::cli

@@ -7,7 +7,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/edit_distance.h"
+#include "common/export_environment.h"
 #include "common/hostlist.h"
+#include "common/job_options.h"
 
 namespace gantry::cli {
 namespace {
@@ -17,11 +19,16 @@ enum class Arg { kNone, kRequired, kOptional };
 using Setter = std::function<absl::Status(const std::optional<std::string>&,
                                           StepOptions&)>;
 
+// Where an option's words go: the step, the job srun allocates outside a
+// job, or both.
+enum class Scope { kStep, kBoth };
+
 struct StepOption {
   const char* long_name;
   char short_name;
   Arg arg;
   Setter set;
+  Scope scope = Scope::kStep;
 };
 
 absl::Status Bad(const char* option, const std::string& value,
@@ -86,17 +93,35 @@ Setter Flag(bool StepOptions::*field) {
   };
 }
 
+Setter Text(std::string StepOptions::*field) {
+  return
+      [field](const std::optional<std::string>& value, StepOptions& options) {
+        options.*field = *value;
+        return absl::OkStatus();
+      };
+}
+
+absl::Status SetExport(const std::optional<std::string>& value,
+                       StepOptions& options) {
+  if (absl::Status valid = CheckExportSpec(*value); !valid.ok()) {
+    return Bad("export", *value, std::string(valid.message()));
+  }
+  options.export_spec = *value;
+  return absl::OkStatus();
+}
+
 const std::vector<StepOption>& Options() {
   static const std::vector<StepOption> options = {
-      {"nodes", 'N', Arg::kRequired, &SetNodes},
-      {"ntasks", 'n', Arg::kRequired, Count("ntasks", &StepOptions::ntasks)},
+      {"nodes", 'N', Arg::kRequired, &SetNodes, Scope::kBoth},
+      {"ntasks", 'n', Arg::kRequired, Count("ntasks", &StepOptions::ntasks),
+       Scope::kBoth},
       {"ntasks-per-node", '\0', Arg::kRequired,
-       Count("ntasks-per-node", &StepOptions::ntasks_per_node)},
+       Count("ntasks-per-node", &StepOptions::ntasks_per_node), Scope::kBoth},
       {"cpus-per-task", 'c', Arg::kRequired,
-       Count("cpus-per-task", &StepOptions::cpus_per_task)},
+       Count("cpus-per-task", &StepOptions::cpus_per_task), Scope::kBoth},
       {"gpus-per-task", '\0', Arg::kRequired,
-       Count("gpus-per-task", &StepOptions::gpus_per_task)},
-      {"nodelist", 'w', Arg::kRequired, &SetNodelist},
+       Count("gpus-per-task", &StepOptions::gpus_per_task), Scope::kBoth},
+      {"nodelist", 'w', Arg::kRequired, &SetNodelist, Scope::kBoth},
       {"label", 'l', Arg::kNone, Flag(&StepOptions::label)},
       {"kill-on-bad-exit", 'K', Arg::kOptional, &SetKillOnBadExit},
       {"wait", 'W', Arg::kRequired,
@@ -110,6 +135,22 @@ const std::vector<StepOption>& Options() {
          options.job_id = *value;
          return absl::OkStatus();
        }},
+      {"exact", '\0', Arg::kNone, Flag(&StepOptions::exact)},
+      {"exclusive", '\0', Arg::kOptional,
+       [](const std::optional<std::string>&, StepOptions& options) {
+         options.exact = true;  // a step: --exact; a job: whole nodes
+         return absl::OkStatus();
+       },
+       Scope::kBoth},
+      {"overlap", '\0', Arg::kNone, Flag(&StepOptions::overlap)},
+      {"pty", '\0', Arg::kNone, Flag(&StepOptions::pty)},
+      {"output", 'o', Arg::kRequired, Text(&StepOptions::output)},
+      {"error", 'e', Arg::kRequired, Text(&StepOptions::error)},
+      {"input", 'i', Arg::kRequired, Text(&StepOptions::input)},
+      {"export", '\0', Arg::kRequired, &SetExport},
+      {"job-name", 'J', Arg::kRequired, Text(&StepOptions::job_name),
+       Scope::kBoth},
+      {"quiet", 'Q', Arg::kNone, Flag(&StepOptions::quiet)},
       {"help", 'h', Arg::kNone, Flag(&StepOptions::help)},
       {"version", 'V', Arg::kNone, Flag(&StepOptions::version)},
       // Placement and binding hints the node's kernel and the framework
@@ -120,19 +161,23 @@ const std::vector<StepOption>& Options() {
       {"distribution", 'm', Arg::kRequired, &Ignore},
       {"mpi", '\0', Arg::kRequired, &Ignore},
       {"unbuffered", 'u', Arg::kNone, &Ignore},
-      {"overlap", '\0', Arg::kNone, &Ignore},
-      {"exact", '\0', Arg::kNone, &Ignore},
-      {"export", '\0', Arg::kRequired, &Ignore},
-      {"job-name", 'J', Arg::kRequired, &Ignore},
-      {"mem", '\0', Arg::kRequired, &Ignore},
-      {"gres", '\0', Arg::kRequired, &Ignore},
-      {"gpus-per-node", '\0', Arg::kRequired, &Ignore},
       {"hint", '\0', Arg::kRequired, &Ignore},
-      {"quiet", 'Q', Arg::kNone, &Ignore},
       {"verbose", 'v', Arg::kNone, &Ignore},
   };
   return options;
 }
+
+// Pyxis (NVIDIA's container plugin for Slurm) adds these to srun.
+constexpr const char* kContainerOptions[] = {
+    "container-image",          "container-mounts",
+    "container-workdir",        "container-name",
+    "container-save",           "container-mount-home",
+    "no-container-mount-home",  "container-remap-root",
+    "no-container-remap-root",  "container-entrypoint",
+    "no-container-entrypoint",  "container-writable",
+    "container-readonly",       "container-env",
+    "container-entrypoint-log",
+};
 
 const StepOption* FindLong(const std::string& name) {
   for (const StepOption& option : Options()) {
@@ -148,9 +193,9 @@ const StepOption* FindShort(char name) {
   return nullptr;
 }
 
-absl::Status Unknown(const std::string& word) {
+absl::Status Unknown(const std::string& word, const std::string& program) {
   const std::string name = word.substr(word.find_first_not_of('-'));
-  std::string message = absl::StrCat("unknown option ", word);
+  std::string message = absl::StrCat("unrecognized option '", word, "'");
   size_t best_distance = 3;
   const char* best = nullptr;
   for (const StepOption& option : Options()) {
@@ -162,14 +207,49 @@ absl::Status Unknown(const std::string& word) {
   }
   if (best != nullptr)
     absl::StrAppend(&message, " (did you mean --", best, "?)");
-  absl::StrAppend(&message, "; gantry run --help lists the options");
+  absl::StrAppend(&message, "; try \"", program, " --help\"");
   return absl::InvalidArgumentError(message);
+}
+
+// An option of sbatch's table (common/job_options.h) that srun also takes
+// for the job it allocates (-p, -t, --mem, -G, -x, -C, ...): the words it
+// spans (1 or 2), or an error when the job table does not know it either.
+absl::StatusOr<size_t> JobOptionWords(const std::vector<std::string>& args,
+                                      size_t i, const std::string& program) {
+  const std::string& word = args[i];
+  std::vector<std::string> words = {word};
+  if (OptionTakesNextWord(word)) {
+    if (i + 1 >= args.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(word, " needs a value"));
+    }
+    words.push_back(args[i + 1]);
+  }
+  JobRequest scratch;
+  absl::Status status = ApplyJobOptions(words, "srun", scratch);
+  if (!status.ok() &&
+      status.message().find("unknown option") != std::string_view::npos) {
+    return Unknown(word.substr(0, word.find('=')), program);
+  }
+  if (!status.ok()) {
+    // "srun: invalid value ..." reads better without the source.
+    std::string message(status.message());
+    if (message.rfind("srun: ", 0) == 0) message = message.substr(6);
+    return absl::InvalidArgumentError(message);
+  }
+  return words.size();
 }
 
 }  // namespace
 
+bool IsContainerOption(const std::string& long_name) {
+  for (const char* name : kContainerOptions) {
+    if (long_name == name) return true;
+  }
+  return false;
+}
+
 absl::StatusOr<StepOptions> ParseStepOptions(
-    const std::vector<std::string>& args) {
+    const std::vector<std::string>& args, const std::string& program) {
   StepOptions options;
   size_t i = 0;
   for (; i < args.size(); ++i) {
@@ -181,12 +261,28 @@ absl::StatusOr<StepOptions> ParseStepOptions(
     if (word.size() < 2 || word[0] != '-') break;  // the command
     const StepOption* option = nullptr;
     std::optional<std::string> value;
+    const size_t first_word = i;
     if (word[1] == '-') {
       const size_t equals = word.find('=');
-      option = FindLong(word.substr(
-          2, equals == std::string::npos ? std::string::npos : equals - 2));
+      const std::string name = word.substr(
+          2, equals == std::string::npos ? std::string::npos : equals - 2);
+      if (IsContainerOption(name)) {
+        return absl::UnimplementedError(absl::StrCat(
+            "--", name,
+            ": containers (pyxis --container-* options) are not supported by "
+            "Gantry; run the command without them (install its software on "
+            "the nodes, or start the container runtime yourself in the "
+            "command)"));
+      }
+      option = FindLong(name);
       if (option == nullptr) {
-        return Unknown(word.substr(0, equals));
+        absl::StatusOr<size_t> spanned = JobOptionWords(args, i, program);
+        if (!spanned.ok()) return spanned.status();
+        for (size_t k = 0; k < *spanned; ++k) {
+          options.allocation_words.push_back(args[i + k]);
+        }
+        i += *spanned - 1;
+        continue;
       }
       if (equals != std::string::npos) {
         if (option->arg == Arg::kNone) {
@@ -197,7 +293,15 @@ absl::StatusOr<StepOptions> ParseStepOptions(
       }
     } else {
       option = FindShort(word[1]);
-      if (option == nullptr) return Unknown(word.substr(0, 2));
+      if (option == nullptr) {
+        absl::StatusOr<size_t> spanned = JobOptionWords(args, i, program);
+        if (!spanned.ok()) return spanned.status();
+        for (size_t k = 0; k < *spanned; ++k) {
+          options.allocation_words.push_back(args[i + k]);
+        }
+        i += *spanned - 1;
+        continue;
+      }
       if (word.size() > 2) {
         if (option->arg == Arg::kNone) {
           return absl::InvalidArgumentError(absl::StrCat(
@@ -216,42 +320,74 @@ absl::StatusOr<StepOptions> ParseStepOptions(
     if (absl::Status status = option->set(value, options); !status.ok()) {
       return status;
     }
+    if (option->scope == Scope::kBoth) {
+      for (size_t k = first_word; k <= i; ++k) {
+        options.allocation_words.push_back(args[k]);
+      }
+    }
   }
   options.command.assign(args.begin() + static_cast<long>(i), args.end());
   if (options.command.empty() && !options.help && !options.version) {
-    return absl::InvalidArgumentError(
-        "no command given: gantry run [OPTIONS] COMMAND [ARGS...]");
+    return absl::InvalidArgumentError(absl::StrCat(
+        "no command given: ", program, " [OPTIONS] COMMAND [ARGS...]"));
   }
   return options;
 }
 
 const char* StepUsage() {
-  return R"(Usage: gantry run [OPTIONS] COMMAND [ARGS...]
+  return R"(Usage: gantry run [OPTIONS] COMMAND [ARGS...]     (also: srun)
 
-Run COMMAND as a step of the job this runs in (srun inside an sbatch
-script): tasks on the job's nodes, output here (in the job's output file
-when the script's is), exit status the highest of the tasks' (128 + signal
-for a task killed by one). Without options the step takes the whole
-allocation with the job's tasks per node. Also answers as srun.
+Run COMMAND as a job step: tasks on the job's nodes, output here, exit
+status the highest of the tasks' (128 + signal for a task killed by one).
+Inside a job (an sbatch script, a salloc shell, or --jobid) the step runs
+on its allocation; without options it takes the whole allocation with the
+job's tasks per node. Outside a job, a job is allocated first from the
+same options (as srun does: "srun: job N queued and waiting for
+resources"), the step runs on it, and the job ends with the step
+(COMPLETED, or FAILED with the step's status); Ctrl-C cancels it.
 
-Options:
+Concurrent steps share the job's CPUs and GPUs: a step holds all of the
+job's CPUs on its nodes unless --exact (or --exclusive) limits it to what
+its tasks ask for; a step that does not fit waits for the others ("step
+creation temporarily disabled, retrying"). --overlap shares everything.
+
+Step options:
   -N, --nodes N             this many of the job's nodes (the first ones)
   -n, --ntasks N            this many tasks, spread over the nodes
       --ntasks-per-node N   tasks on each node
-  -c, --cpus-per-task N     CPUs each task needs (checked against the job's)
+  -c, --cpus-per-task N     CPUs each task needs
       --gpus-per-task N     GPUs each task gets (CUDA_VISIBLE_DEVICES)
-  -w, --nodelist HOSTLIST   run on these nodes of the job (node[01-02])
+  -w, --nodelist HOSTLIST   run on these nodes (node[01-02])
+      --exact               hold only the CPUs/GPUs the tasks ask for
+      --exclusive           as --exact for a step; whole nodes for a job
+      --overlap             share every resource with the other steps
+      --pty                 task 0 on a pseudo-terminal (srun --pty bash)
+  -o, --output MODE         stdout: all (here), none, TASKID (only that
+                            task's), or a file pattern: %j job, %s step,
+                            %J job.step, %t task, %n node index, %N node,
+                            %u user, %x job name, %% (%4t: zero-padded)
+  -e, --error MODE          stderr, as -o
+  -i, --input MODE          stdin: all (default: to every task), none,
+                            TASKID, or a file
+      --export LIST         ALL (default), NONE, or NAME[=VALUE],... with
+                            or without ALL, as sbatch --export
+  -J, --job-name NAME       the job's name (outside a job)
   -l, --label               put "TASK: " before each line of output
   -K, --kill-on-bad-exit[=0|1]
                             stop the other tasks when one fails
   -W, --wait SEC            once a task ends, stop the rest after SEC
       --jobid ID            the job to run in (default: $SLURM_JOB_ID)
+  -Q, --quiet               no informational messages
   -h, --help                print this help
   -V, --version             print Gantry's version
 
+Job options (outside a job; as sbatch takes them): -p/--partition,
+-t/--time, --mem, --mem-per-cpu, -G/--gpus, --gpus-per-node, --gres,
+-x/--exclude, -C/--constraint, --exclusive, -d/--dependency, --begin, ...
+
 Accepted for compatibility, no effect: --cpu-bind, -m/--distribution,
---mpi, -u/--unbuffered, --overlap, --exact, --export, -J, --mem, --gres,
---gpus-per-node, --gpu-bind, --hint, -Q, -v.
+--mpi, -u/--unbuffered, --gpu-bind, --hint, -v.
+Containers (pyxis --container-image and friends) are not supported.
 )";
 }
 

@@ -30,6 +30,7 @@ int64_t NowMs() {
 }
 
 void WriteAll(int fd, const char* data, size_t size) {
+  if (fd < 0) return;  // dropped (srun -o none, another task's -o TASK)
   while (size > 0) {
     ssize_t wrote = ::write(fd, data, size);
     if (wrote < 0) {
@@ -52,7 +53,7 @@ struct Connection {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<StepOutputServer>> StepOutputServer::Listen(
-    std::string token, bool label) {
+    std::string token, bool label, StepOutputRouter router) {
   int fd = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     return absl::UnavailableError(absl::StrCat(
@@ -72,17 +73,20 @@ absl::StatusOr<std::unique_ptr<StepOutputServer>> StepOutputServer::Listen(
     return absl::UnavailableError(absl::StrCat(
         "cannot listen for the step's output: ", std::strerror(error)));
   }
-  std::unique_ptr<StepOutputServer> server(new StepOutputServer(
-      fd, ntohs(address.sin6_port), std::move(token), label));
+  std::unique_ptr<StepOutputServer> server(
+      new StepOutputServer(fd, ntohs(address.sin6_port), std::move(token),
+                           label, std::move(router)));
   return server;
 }
 
 StepOutputServer::StepOutputServer(int listen_fd, uint16_t port,
-                                   std::string token, bool label)
+                                   std::string token, bool label,
+                                   StepOutputRouter router)
     : listen_fd_(listen_fd),
       port_(port),
       token_(std::move(token)),
-      label_(label) {
+      label_(label),
+      router_(std::move(router)) {
   if (::pipe2(wake_, O_CLOEXEC) != 0) wake_[0] = wake_[1] = -1;
   thread_ = std::thread([this] { Serve(); });
 }
@@ -180,7 +184,7 @@ void StepOutputServer::Serve() {
           continue;
         }
         connection.ready = true;
-        connection.out_fd = stream;
+        connection.out_fd = router_ ? router_(task, stream) : stream;
         if (label_) connection.prefix = absl::StrCat(task, ": ");
       }
       if (!label_) {

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -16,11 +17,16 @@
 
 namespace gantry::cli {
 
+// Where one task's stream goes (srun -o/-e): a file descriptor to write
+// to, or -1 to drop it. Called on the server's thread only.
+using StepOutputRouter = std::function<int(uint32_t task, int stream)>;
+
 class StepOutputServer {
  public:
   // Listens on every address (IPv6 and IPv4), on a port the kernel picks.
+  // Without a router each task's stdout and stderr go to ours.
   static absl::StatusOr<std::unique_ptr<StepOutputServer>> Listen(
-      std::string token, bool label);
+      std::string token, bool label, StepOutputRouter router = nullptr);
   ~StepOutputServer();
 
   uint16_t port() const { return port_; }
@@ -31,13 +37,15 @@ class StepOutputServer {
   void Finish(uint32_t expected, std::chrono::milliseconds grace);
 
  private:
-  StepOutputServer(int listen_fd, uint16_t port, std::string token, bool label);
+  StepOutputServer(int listen_fd, uint16_t port, std::string token, bool label,
+                   StepOutputRouter router);
   void Serve();
 
   const int listen_fd_;
   const uint16_t port_;
   const std::string token_;
   const bool label_;
+  const StepOutputRouter router_;
   int wake_[2] = {-1, -1};  // a pipe: Finish wakes the loop
   std::atomic<bool> finishing_{false};
   std::atomic<uint32_t> expected_{0};

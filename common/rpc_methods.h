@@ -87,6 +87,10 @@ template <>
 struct ClientMethod<v1::UpdateJobRequest> {
   static constexpr std::string_view kName = "UpdateJob";
 };
+template <>
+struct ClientMethod<v1::EndAllocationRequest> {
+  static constexpr std::string_view kName = "EndAllocation";
+};
 
 // The name a credential for `Request` is bound to.
 template <class Request>

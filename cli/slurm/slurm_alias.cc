@@ -26,8 +26,9 @@ absl::StatusOr<std::vector<std::string>> ExpandSlurmAlias(
   const std::string name =
       slash == std::string::npos ? program : program.substr(slash + 1);
   if (name == "scontrol") return ExpandScontrol(argv, notes);
-  if (name == "srun") {
-    std::vector<std::string> expanded = {"gantry", "run"};
+  if (name == "srun" || name == "salloc") {
+    std::vector<std::string> expanded = {"gantry",
+                                         name == "srun" ? "run" : "alloc"};
     expanded.insert(expanded.end(), argv.begin() + 1, argv.end());
     return expanded;
   }

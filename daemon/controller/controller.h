@@ -167,11 +167,19 @@ class Controller {
   v1::TopologyReport TopologyReport() const;
   // From inside a running job (gantry run): start a step on its
   // allocation; `done` gets the step once its launch is durable.
-  void LaunchStep(const v1::LaunchStepRequest& request, const Caller& caller,
-                  std::function<void(absl::StatusOr<v1::StepRecord>)> done);
+  // With request.retry_when_busy, a step the job's running steps leave no
+  // room for is answered busy (step_resources.h) instead of started.
+  void LaunchStep(
+      const v1::LaunchStepRequest& request, const Caller& caller,
+      std::function<void(absl::StatusOr<v1::LaunchStepResponse>)> done);
   // `done` gets the step once it has ended (at once if it has).
   void WaitStep(const v1::WaitStepRequest& request, const Caller& caller,
                 std::function<void(absl::StatusOr<v1::StepRecord>)> done);
+  // srun/salloc outside a job: its client ends the allocation
+  // (controller_allocations.cc).
+  void EndAllocation(const v1::EndAllocationRequest& request,
+                     const Caller& caller,
+                     std::function<void(absl::Status)> done);
   // Admin: drain nodes (or resume them).
   void Drain(const v1::DrainRequest& request, const Caller& caller,
              std::function<void(absl::Status)> done);

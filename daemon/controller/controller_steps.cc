@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "daemon/controller/controller.h"
 #include "daemon/launch/step_layout.h"
+#include "daemon/launch/step_resources.h"
 
 namespace gantry {
 namespace {
@@ -79,7 +80,7 @@ absl::Status CheckStepRequest(const v1::LaunchStepRequest& request) {
 
 void Controller::LaunchStep(
     const v1::LaunchStepRequest& request, const Caller& caller,
-    std::function<void(absl::StatusOr<v1::StepRecord>)> done) {
+    std::function<void(absl::StatusOr<v1::LaunchStepResponse>)> done) {
   absl::StatusOr<JobRuntime*> found = ManagedJob(request.job_id(), caller);
   if (!found.ok()) {
     done(found.status());
@@ -107,6 +108,32 @@ void Controller::LaunchStep(
     done(placed.status());
     return;
   }
+  StepResourceAsk ask;
+  ask.exact = request.exact();
+  ask.overlap = request.overlap();
+  ask.cpus_per_task = request.cpus_per_task();
+  ask.gpus_per_task = request.gpus_per_task();
+  std::string busy_node;
+  absl::StatusOr<bool> fits = FitStepResources(record, ask, *placed, busy_node);
+  if (!fits.ok()) {
+    done(fits.status());
+    return;
+  }
+  if (!*fits) {
+    // srun waits for the running steps, as Slurm's does.
+    if (!request.retry_when_busy()) {
+      done(absl::FailedPreconditionError(absl::StrCat(
+          "Requested nodes are busy: the job's running steps hold the CPUs "
+          "or GPUs this step needs on ",
+          busy_node)));
+      return;
+    }
+    v1::LaunchStepResponse busy;
+    busy.set_busy(true);
+    busy.set_busy_reason("Requested nodes are busy");
+    done(std::move(busy));
+    return;
+  }
   for (const v1::NodeAllocation& share : *placed) {
     auto node = nodes_.find(share.node());
     if (node == nodes_.end() || !node->second.link) {
@@ -132,6 +159,7 @@ void Controller::LaunchStep(
   step.set_start_time_ms(clock_.NowMs());
   step.set_kill_on_bad_exit(request.kill_on_bad_exit());
   step.set_wait_seconds(request.wait_seconds());
+  step.set_overlap(request.overlap());
   StageJob(job);
   log::Info("step started", {{"job", record.id()},
                              {"step", step.id()},
@@ -140,7 +168,9 @@ void Controller::LaunchStep(
   AfterCommit([this, request, step = step, done = std::move(done)] {
     CrashPoint("gantryd.step.after_commit_before_launch");
     SendStepLaunch(request, step);
-    done(step);
+    v1::LaunchStepResponse launched;
+    *launched.mutable_step() = step;
+    done(std::move(launched));
   });
 }
 
@@ -157,10 +187,15 @@ void Controller::SendStepLaunch(const v1::LaunchStepRequest& request,
   std::string io_address;
   if (request.io_port() != 0) {
     auto caller_node = nodes_.find(request.caller_node());
-    if (caller_node == nodes_.end()) {
+    if (caller_node == nodes_.end() && !request.io_host().empty()) {
+      // srun or salloc on a host that is no node of the cluster.
+      const bool v6 = request.io_host().find(':') != std::string::npos;
+      io_address = absl::StrCat(v6 ? "[" : "", request.io_host(), v6 ? "]" : "",
+                                ":", request.io_port());
+    } else if (caller_node == nodes_.end()) {
       caller_node = nodes_.find(record.allocation(0).node());
     }
-    if (caller_node != nodes_.end()) {
+    if (io_address.empty() && caller_node != nodes_.end()) {
       io_address = absl::StrCat(caller_node->second.record.address(), ":",
                                 request.io_port());
     }

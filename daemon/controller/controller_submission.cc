@@ -97,12 +97,25 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
     return Invalid(absl::StrCat("--gpus-per-node=", spec.gpus_per_node(),
                                 " is above the limit of ", kMaxGpusPerNode));
   }
-  if (spec.script().empty()) return Invalid("the batch script is empty");
+  if (spec.allocation_only()) {
+    // srun/salloc: nothing to run at the start; an allocation is never
+    // run again after a failure (its client is gone by then).
+    if (!spec.script().empty() || spec.script_args_size() > 0) {
+      return Invalid("an allocation (srun, salloc) has no batch script");
+    }
+    if (!spec.array().empty()) {
+      return Invalid("an allocation (srun, salloc) cannot be a job array");
+    }
+    spec.set_script_once(true);
+    spec.set_max_restarts(0);
+  } else if (spec.script().empty()) {
+    return Invalid("the batch script is empty");
+  }
   if (spec.script().size() > kMaxScriptBytes) {
     return Invalid(absl::StrCat("the batch script is ", spec.script().size(),
                                 " bytes; the limit is ", kMaxScriptBytes));
   }
-  if (spec.script().rfind("#!", 0) != 0) {
+  if (!spec.allocation_only() && spec.script().rfind("#!", 0) != 0) {
     return Invalid(
         "this does not look like a batch script: the first line must start "
         "with #! followed by the path to an interpreter");

@@ -207,6 +207,7 @@ absl::Status ValidateLaunchStepRequestFields(
       AtMost("io_port", request.io_port(), 65535),
       CheckDisplayText("io_token", request.io_token(), kMaxTokenBytes),
       CheckDisplayText("caller_node", request.caller_node(), kMaxNameBytes),
+      CheckDisplayText("io_host", request.io_host(), kMaxNameBytes),
       ValidateClaimedUser(request.user()),
   });
 }

@@ -257,6 +257,7 @@ uint32_t JobRanksOnNode(const v1::JobSpec& spec, uint32_t node_index) {
 }
 
 uint32_t ScriptRanksOn(const v1::JobRecord& job, int share_index) {
+  if (job.spec().allocation_only()) return 0;
   if (job.spec().script_once()) return share_index == 0 ? 1 : 0;
   return job.allocation(share_index).rank_count();
 }

@@ -47,8 +47,8 @@ std::vector<uint32_t> StepTaskGpus(const v1::NodeAllocation& share,
                                    uint32_t gpus_per_task, uint32_t local_task);
 
 // How many of the job's own ranks (the script) run on the `share_index`-th
-// node: one on the first node for a script_once job, none elsewhere;
-// otherwise the share's task count.
+// node: none for an allocation (srun, salloc); one on the first node for a
+// script_once job, none elsewhere; otherwise the share's task count.
 uint32_t ScriptRanksOn(const v1::JobRecord& job, int share_index);
 // Those ranks over the whole allocation.
 uint32_t ScriptRankCount(const v1::JobRecord& job);

@@ -163,8 +163,7 @@ grpc::ServerUnaryReactor* ClientServiceImpl::LaunchStep(
       context, *request, {.user = request->user()},
       ValidateLaunchStepRequestFields,
       [this, request, response](const Caller& caller, UnaryFinish finish) {
-        controller_.LaunchStep(*request, caller,
-                               finish.AnswerInto(response->mutable_step()));
+        controller_.LaunchStep(*request, caller, finish.AnswerInto(response));
       });
 }
 
@@ -176,6 +175,16 @@ grpc::ServerUnaryReactor* ClientServiceImpl::WaitStep(
       [this, request, response](const Caller& caller, UnaryFinish finish) {
         controller_.WaitStep(*request, caller,
                              finish.AnswerInto(response->mutable_step()));
+      });
+}
+
+grpc::ServerUnaryReactor* ClientServiceImpl::EndAllocation(
+    grpc::CallbackServerContext* context,
+    const v1::EndAllocationRequest* request, v1::EndAllocationResponse*) {
+  return relay_.Relay(
+      context, *request, {.user = request->user()},
+      [this, request](const Caller& caller, UnaryFinish finish) {
+        controller_.EndAllocation(*request, caller, finish);
       });
 }
 

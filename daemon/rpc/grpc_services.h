@@ -88,6 +88,10 @@ class ClientServiceImpl final : public v1::ClientService::CallbackService {
   grpc::ServerUnaryReactor* WaitStep(grpc::CallbackServerContext* context,
                                      const v1::WaitStepRequest* request,
                                      v1::WaitStepResponse* response) override;
+  grpc::ServerUnaryReactor* EndAllocation(
+      grpc::CallbackServerContext* context,
+      const v1::EndAllocationRequest* request,
+      v1::EndAllocationResponse* response) override;
   grpc::ServerUnaryReactor* ReportProgress(
       grpc::CallbackServerContext* context,
       const v1::ReportProgressRequest* request,

@@ -527,7 +527,7 @@ class GantryCluster:
         environment), then `extra_path`. Returns the directory."""
         bin_dir = self.path("bin")
         os.makedirs(bin_dir, exist_ok=True)
-        for name in ("gantry", "sbatch", "srun", "squeue", "scancel",
+        for name in ("gantry", "sbatch", "srun", "salloc", "squeue", "scancel",
                      "scontrol"):
             link = os.path.join(bin_dir, name)
             if not os.path.lexists(link):

@@ -189,12 +189,12 @@ scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1 > head.$SLURM_JOB_ID
         self.assertIn("-u", nothing.stderr)
 
     def test_what_is_not_offered_says_so(self):
-        # srun starts steps inside a job (tests/integration/test_steps.py);
-        # outside one it says where it works.
-        srun = self.slurm("srun", "hostname", check=False)
+        # srun outside a job allocates one (tests/integration/
+        # test_interactive.py); what it does not offer, it names.
+        srun = self.slurm("srun", "--container-image=ubuntu", "hostname",
+                          check=False)
         self.assertNotEqual(srun.returncode, 0)
-        self.assertIn("starts a step inside a job", srun.stderr)
-        self.assertIn("sbatch", srun.stderr)
+        self.assertIn("containers (pyxis", srun.stderr)
         update = self.slurm("scontrol", "update", "nodename=node01",
                             check=False)
         self.assertNotEqual(update.returncode, 0)

@@ -81,6 +81,55 @@ TEST_CASE("bad srun words say what is wrong", "[step_options]") {
   CHECK(message({}).find("no command") != std::string::npos);
 }
 
+TEST_CASE("options that also describe a job are kept for the allocation",
+          "[step_options]") {
+  absl::StatusOr<StepOptions> options =
+      ParseStepOptions({"-N2",      "-n",        "4",       "-p",
+                        "gpu",      "--time=10", "-G",      "2",
+                        "--mem=1G", "-J",        "train",   "--exclusive",
+                        "-l",       "-o",        "out-%t",  "--export=NONE",
+                        "--exact",  "--overlap", "python3", "-p",
+                        "x"},
+                       "srun");
+  REQUIRE(options.ok());
+  CHECK(options->allocation_words == Words{"-N2", "-n", "4", "-p", "gpu",
+                                           "--time=10", "-G", "2", "--mem=1G",
+                                           "-J", "train", "--exclusive"});
+  CHECK(options->exact);  // --exclusive, for a step
+  CHECK(options->overlap);
+  CHECK(options->label);
+  CHECK(options->job_name == "train");
+  CHECK(options->output == "out-%t");
+  CHECK(options->export_spec == "NONE");
+  CHECK(options->command == Words{"python3", "-p", "x"});
+}
+
+TEST_CASE("unknown and container options are refused as Slurm users expect",
+          "[step_options]") {
+  auto status = [](const Words& words) {
+    absl::StatusOr<StepOptions> options = ParseStepOptions(words, "srun");
+    REQUIRE_FALSE(options.ok());
+    return options.status();
+  };
+  CHECK(status({"--nodez=2", "true"}).message() ==
+        "unrecognized option '--nodez' (did you mean --nodes?); try \"srun "
+        "--help\"");
+  CHECK(status({"-Z", "true"}).message().find("unrecognized option '-Z'") !=
+        std::string::npos);
+  const absl::Status container =
+      status({"--container-image=nvcr.io/x", "python3"});
+  CHECK(absl::IsUnimplemented(container));
+  CHECK(container.message().find("containers (pyxis") != std::string::npos);
+  CHECK(IsContainerOption("container-mounts"));
+  CHECK_FALSE(IsContainerOption("mem"));
+  // A job option with a bad value names it; so does a bad --export.
+  CHECK(status({"-t", "banana", "true"}).message().find("--time") !=
+        std::string::npos);
+  CHECK(status({"--export=1X=2", "true"}).message().find("--export") !=
+        std::string::npos);
+  CHECK(status({"-p"}).message().find("needs a value") != std::string::npos);
+}
+
 TEST_CASE("--help needs no command", "[step_options]") {
   absl::StatusOr<StepOptions> options = ParseStepOptions({"--help"});
   REQUIRE(options.ok());

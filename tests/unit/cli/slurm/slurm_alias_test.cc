@@ -55,6 +55,11 @@ TEST_CASE("srun is gantry run, its words untouched", "[slurm_alias]") {
         Words{"gantry", "run", "-N1", "-w", "n1", "hostname", "-i"});
 }
 
+TEST_CASE("salloc is gantry alloc, its words untouched", "[slurm_alias]") {
+  CHECK(Expand({"/usr/bin/salloc", "-N2", "bash", "-l"}) ==
+        Words{"gantry", "alloc", "-N2", "bash", "-l"});
+}
+
 TEST_CASE("what gantry does not offer is an error that says so",
           "[slurm_alias]") {
   absl::StatusOr<Words> reboot = ExpandSlurmAlias({"scontrol", "reboot", "n1"});

@@ -1,0 +1,179 @@
+#include "cli/alloc_command.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "cli/allocation.h"
+#include "cli/batch_command.h"
+#include "cli/controller_client.h"
+#include "cli/version.h"
+
+namespace gantry::cli {
+namespace {
+
+// How often salloc checks that its allocation still stands (scancel, the
+// time limit, a node failure can end it under the command).
+constexpr auto kJobCheckPeriod = std::chrono::seconds(1);
+
+constexpr char kAllocUsage[] =
+    R"(Usage: gantry alloc [OPTIONS] [COMMAND [ARGS...]]     (also: salloc)
+
+Allocate a job (no batch script) and run COMMAND here, on this host, while
+it holds the allocation: by default your shell ($SHELL). The command gets
+the job's variables (SLURM_JOB_ID, SLURM_JOB_NODELIST, SLURM_NNODES,
+SLURM_NTASKS, SLURM_CPUS_ON_NODE, ...), so srun (gantry run) inside it
+starts steps on the allocation. When the command exits the allocation ends
+("salloc: Relinquishing job allocation N"): COMPLETED when it exited 0,
+FAILED otherwise; the exit status is the command's. Ctrl-C while waiting
+for resources cancels the request.
+
+Options are sbatch's (gantry batch --help): -N/--nodes, -n/--ntasks,
+--ntasks-per-node, -c/--cpus-per-task, -G/--gpus, --gpus-per-node,
+--mem, -t/--time, -p/--partition, -J/--job-name, -w/--nodelist,
+-x/--exclude, -C/--constraint, --exclusive, -d/--dependency, ...
+  -Q, --quiet       no informational messages
+  -h, --help        print this help
+  -V, --version     print Gantry's version
+)";
+
+}  // namespace
+
+int RunAllocCommand(const std::string& controller,
+                    const std::vector<std::string>& args,
+                    const std::string& program) {
+  auto fail = [&program](const auto& message) {
+    std::cerr << program << ": error: " << message << "\n";
+    return 1;
+  };
+  absl::StatusOr<BatchInvocation> invocation = SplitBatchArguments(args);
+  if (!invocation.ok()) return fail(invocation.status().message());
+  AllocationAsk ask;
+  ask.program = program;
+  ask.announce_grant = true;
+  ask.default_name = "interactive";
+  for (const std::string& word : invocation->option_words) {
+    if (word == "-h" || word == "--help") {
+      std::cout << kAllocUsage;
+      return 0;
+    }
+    if (word == "-V" || word == "--version") {
+      std::cout << kVersionLine << "\n";
+      return 0;
+    }
+    if (word == "-Q" || word == "--quiet") {
+      ask.quiet = true;
+      continue;
+    }
+    ask.option_words.push_back(word);
+  }
+  std::vector<std::string> command;
+  if (!invocation->script_path.empty()) {
+    command.push_back(invocation->script_path);
+    command.insert(command.end(), invocation->script_args.begin(),
+                   invocation->script_args.end());
+  } else {
+    const char* shell = std::getenv("SHELL");
+    command.push_back(shell != nullptr && *shell != '\0' ? shell : "/bin/sh");
+  }
+
+  // Ctrl-C while waiting cancels the request; once the command runs, it is
+  // the command's (the terminal sends it there), not ours.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  std::atomic<bool> interrupted{false};
+  std::atomic<bool> done{false};
+  std::atomic<pid_t> child{0};
+  std::thread([&interrupted, &child, stop_signals] {
+    while (true) {
+      int signal = 0;
+      if (sigwait(&stop_signals, &signal) != 0) return;
+      if (child != 0) {
+        // The terminal's Ctrl-C reached the command too; a kill of salloc
+        // itself is passed on.
+        if (signal != SIGINT) ::kill(child, signal);
+        continue;
+      }
+      interrupted = true;
+    }
+  }).detach();
+
+  const std::string target = ResolveControllerTarget(controller);
+  ControllerClient client(target);
+  absl::StatusOr<v1::JobRecord> job = AllocateJob(client, ask, interrupted);
+  if (absl::IsCancelled(job.status())) return 1;
+  if (!job.ok()) return fail(job.status().message());
+  const uint64_t job_id = job->id();
+
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    (void)CancelAllocation(client, job_id);
+    return fail(
+        absl::StrCat("cannot start ", command[0], ": ", std::strerror(errno)));
+  }
+  if (pid == 0) {
+    for (const auto& [key, value] : AllocationEnvironment(*job)) {
+      ::setenv(key.c_str(), value.c_str(), 1);
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    std::vector<char*> argv;
+    for (std::string& word : command) argv.push_back(word.data());
+    argv.push_back(nullptr);
+    ::execvp(argv[0], argv.data());
+    std::cerr << program << ": error: cannot run " << command[0] << ": "
+              << std::strerror(errno) << "\n";
+    std::_Exit(127);
+  }
+  child = pid;
+  // The allocation can end under the command (scancel, time limit): say
+  // so and stop the command, as salloc does.
+  std::thread watcher([&] {
+    ControllerClient watch(target);
+    while (!done) {
+      const auto next = std::chrono::steady_clock::now() + kJobCheckPeriod;
+      while (!done && std::chrono::steady_clock::now() < next) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      if (done) return;
+      v1::GetJobResponse found;
+      if (!watch.GetJob(job_id, found).ok()) continue;
+      if (found.job().state() == v1::RUNNING) continue;
+      std::cerr << program << ": Job allocation " << job_id
+                << " has been revoked.\n";
+      ::kill(pid, SIGHUP);
+      return;
+    }
+  });
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  done = true;
+  watcher.join();
+  const int exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+  const int signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  if (!ask.quiet) {
+    std::cerr << program << ": Relinquishing job allocation " << job_id << "\n";
+  }
+  if (absl::Status ended = EndAllocation(client, job_id, exit_code, signal);
+      !ended.ok()) {
+    std::cerr << program << ": error: cannot end job " << job_id << ": "
+              << ended.message() << "\n";
+  }
+  return signal != 0 ? 128 + signal : exit_code;
+}
+
+}  // namespace gantry::cli

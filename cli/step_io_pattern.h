@@ -1,0 +1,41 @@
+// srun's -o/-e/-i: where each task's stdout and stderr go and where its
+// stdin comes from ("all", "none", a task id, or a filename pattern with
+// %j %J %s %t %n %N %u %x %A %a %% and zero padding as in %4t). Pure;
+// thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gantry::cli {
+
+// The names a pattern is expanded with, for one task.
+struct StepIoNames {
+  uint64_t job_id = 0;
+  uint32_t step_id = 0;
+  uint32_t task = 0;
+  uint32_t node_index = 0;  // the node's place in the job (%n)
+  std::string node;         // %N
+  std::string user;         // %u
+  std::string job_name;     // %x
+};
+
+// One of -o, -e, -i as given.
+struct StepIoMode {
+  enum class Kind { kAll, kNone, kTask, kFile };
+  Kind kind = Kind::kAll;
+  uint32_t task = 0;    // kTask
+  std::string pattern;  // kFile
+};
+
+// "all", "none", a task id (digits), else a filename pattern.
+StepIoMode ParseStepIoMode(std::string_view text);
+
+// The file name for one task. A backslash anywhere turns expansion off
+// (Slurm's "\\"); unknown %-sequences are kept as they are.
+std::string ExpandStepIoPattern(std::string_view pattern,
+                                const StepIoNames& names);
+
+}  // namespace gantry::cli
