@@ -81,6 +81,11 @@ absl::StatusOr<std::vector<std::string>> ExpandScontrol(
     words.insert(words.end(), rest.begin(), rest.end());
     return words;
   }
+  if (entity == "hostlist") {
+    std::vector<std::string> words = {"gantry", "hostlist"};
+    words.insert(words.end(), rest.begin(), rest.end());
+    return words;
+  }
   return absl::UnimplementedError(absl::StrCat(
       "scontrol show ", entity, " is not supported: ", kScontrolUsage));
 }
