@@ -15,6 +15,7 @@
 #include "cli/cancel_command.h"
 #include "cli/drain_command.h"
 #include "cli/hold_command.h"
+#include "cli/hostlist_command.h"
 #include "cli/hostnames_command.h"
 #include "cli/job_command.h"
 #include "cli/nodes_command.h"
@@ -501,9 +502,18 @@ int RunCommandLine(int argc, char** argv) {
   CLI::App* hostnames = app.add_subcommand(
       "hostnames",
       "Expand a hostlist, one name per line (scontrol show hostnames)");
-  std::vector<std::string> hostlists;
-  hostnames->add_option("HOSTLIST", hostlists,
-                        "e.g. node[01-04]; default: $SLURM_JOB_NODELIST");
+  // Taken raw (prefix_command): CLI11 would split a "[1,3-5]" argument as
+  // its own list syntax.
+  hostnames->prefix_command();
+  hostnames->fallthrough(false);
+  hostnames->footer("HOSTLIST: e.g. node[01-04]; default: $SLURM_JOB_NODELIST");
+
+  CLI::App* hostlist = app.add_subcommand(
+      "hostlist",
+      "Compress host names into a hostlist (scontrol show hostlist)");
+  hostlist->prefix_command();
+  hostlist->fallthrough(false);
+  hostlist->footer("HOSTS: e.g. node01,node02; default: $SLURM_JOB_NODELIST");
 
   CLI::App* status = app.add_subcommand(
       "status",
@@ -602,7 +612,10 @@ int RunCommandLine(int argc, char** argv) {
     return gantry::cli::RunHoldCommand(controller, hold_ids, false);
   if (release->parsed())
     return gantry::cli::RunHoldCommand(controller, release_ids, true);
-  if (hostnames->parsed()) return gantry::cli::RunHostnamesCommand(hostlists);
+  if (hostnames->parsed())
+    return gantry::cli::RunHostnamesCommand(hostnames->remaining());
+  if (hostlist->parsed())
+    return gantry::cli::RunHostlistCommand(hostlist->remaining());
   if (job->parsed()) return gantry::cli::RunJobCommand(controller, job_options);
   if (nodes->parsed())
     return gantry::cli::RunNodesCommand(controller, nodes_options);

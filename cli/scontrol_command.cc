@@ -17,7 +17,6 @@
 #include "cli/slurm/scontrol_update.h"
 #include "cli/version.h"
 #include "common/hostlist.h"
-#include "common/hostlist_ranged.h"
 
 namespace gantry::cli {
 namespace {
@@ -184,27 +183,6 @@ int Partitions(const std::string& controller,
   return 0;
 }
 
-int Hostlist(const ScontrolCommands& commands) {
-  std::vector<std::string> hosts;
-  for (const std::string& word : commands.words) {
-    // Names may be separated by commas or blanks, in expressions or not.
-    for (absl::string_view part :
-         absl::StrSplit(word, absl::ByAnyChar(" \t\n"), absl::SkipEmpty())) {
-      absl::StatusOr<std::vector<std::string>> expanded =
-          ExpandHostlist(std::string(part));
-      if (!expanded.ok()) return Fail("hostlist", expanded.status());
-      hosts.insert(hosts.end(), expanded->begin(), expanded->end());
-    }
-  }
-  if (hosts.empty()) {
-    std::cerr << "gantry hostlist: error: give host names to compress, e.g. "
-                 "n1,n2,n3\n";
-    return 1;
-  }
-  std::cout << RangedHostlist(hosts) << "\n";
-  return 0;
-}
-
 int Config(const std::string& controller) {
   const std::string target = ResolveControllerTarget(controller);
   const std::time_t now = std::time(nullptr);
@@ -249,13 +227,6 @@ void AddScontrolCommands(CLI::App& app, ScontrolCommands& commands) {
                                   "Only this partition");
   commands.partitions->add_flag("-o,--oneliner", commands.one_line,
                                 "Each record on one line");
-  commands.hostlist = app.add_subcommand(
-      "hostlist",
-      "Compress host names into a hostlist, in the order given (scontrol "
-      "show hostlist)");
-  commands.hostlist
-      ->add_option("NAMES", commands.words, "Names or hostlists: n1,n2,n3")
-      ->required();
   commands.config = app.add_subcommand(
       "config", "The controller's address and versions (scontrol show config)");
   commands.version = app.add_subcommand(
@@ -269,7 +240,6 @@ std::optional<int> RunScontrolCommands(const std::string& controller,
   if (commands.update->parsed()) return Update(controller, commands);
   if (commands.ping->parsed()) return Ping(controller);
   if (commands.partitions->parsed()) return Partitions(controller, commands);
-  if (commands.hostlist->parsed()) return Hostlist(commands);
   if (commands.config->parsed()) return Config(controller);
   if (commands.version->parsed()) {
     if (commands.slurm) {

@@ -5,7 +5,6 @@
 //   gantry update KEY=VALUE...        scontrol update JobId=.. / NodeName=..
 //   gantry ping                       scontrol ping
 //   gantry partitions [NAME]          scontrol show partition
-//   gantry hostlist NAMES...          scontrol show hostlist
 //   gantry config                     scontrol show config
 //   gantry version [--slurm]          scontrol version
 // Each returns the process exit code and prints errors as
@@ -26,10 +25,9 @@ struct ScontrolCommands {
   CLI::App* update = nullptr;
   CLI::App* ping = nullptr;
   CLI::App* partitions = nullptr;
-  CLI::App* hostlist = nullptr;
   CLI::App* config = nullptr;
   CLI::App* version = nullptr;
-  std::vector<std::string> words;  // job ids, assignments or host names
+  std::vector<std::string> words;  // job ids or assignments
   std::string partition;
   bool hold = false;
   bool one_line = false;

@@ -2,8 +2,10 @@
 // (`--nodelist`, `gantry show hostnames ...`).
 //
 // Beyond "no crash": whatever ExpandHostlist accepts must survive a round
-// trip through CompressHostlist, and the input read as one host name per
-// line must too.
+// trip through CompressHostlist (as a set) and CompressHostlistExpression
+// (as the exact sequence, order and duplicates kept, as Slurm's
+// `scontrol show hostlist`), and the input read as one host name per line
+// must too.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -53,9 +55,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
 
   const absl::StatusOr<std::vector<std::string>> hosts =
       gantry::ExpandHostlist(input, kMaxHosts);
+  const absl::StatusOr<std::string> compressed =
+      gantry::CompressHostlistExpression(input, kMaxHosts);
+  if (compressed.ok() != hosts.ok()) std::abort();
   if (hosts.ok()) {
     if (hosts->size() > kMaxHosts) std::abort();
     CheckRoundTrip(*hosts);
+    const absl::StatusOr<std::vector<std::string>> again =
+        gantry::ExpandHostlist(*compressed, kMaxHosts);
+    if (!again.ok() || *again != *hosts ||
+        gantry::CompressHostlistInOrder(*hosts) != *compressed) {
+      std::fprintf(stderr, "in-order round trip failed for \"%s\"\n",
+                   compressed->c_str());
+      std::abort();
+    }
   } else if (hosts.status().message().empty()) {
     std::abort();  // every error must say what is wrong
   }

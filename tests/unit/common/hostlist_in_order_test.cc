@@ -1,6 +1,6 @@
-// RangedHostlist against what Slurm 22.05's `scontrol show hostlist`
+// CompressHostlistInOrder against what Slurm 22.05's `scontrol show hostlist`
 // printed for the same names (recorded from the real tool).
-#include "common/hostlist_ranged.h"
+#include "common/hostlist.h"
 
 #include <catch2/catch.hpp>
 
@@ -10,7 +10,7 @@ namespace gantry {
 namespace {
 
 TEST_CASE("compressed in order, as scontrol show hostlist",
-          "[hostlist_ranged]") {
+          "[hostlist]") {
   const std::pair<const char*, const char*> kCases[] = {
       {"n3,n1,n2", "n[3,1-2]"},
       {"n1,x1,n2", "n1,x1,n2"},
@@ -34,9 +34,9 @@ TEST_CASE("compressed in order, as scontrol show hostlist",
   for (const auto& [names, expected] : kCases) {
     INFO(names);
     const std::vector<std::string> hosts = absl::StrSplit(names, ',');
-    CHECK(RangedHostlist(hosts) == expected);
+    CHECK(CompressHostlistInOrder(hosts) == expected);
   }
-  CHECK(RangedHostlist({}).empty());
+  CHECK(CompressHostlistInOrder({}).empty());
 }
 
 }  // namespace
