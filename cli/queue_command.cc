@@ -167,14 +167,27 @@ int ShowOnce(ControllerClient& client, const QueueOptions& options,
     MakePrintable(job,
                   options.json ? OutputKind::kJson : OutputKind::kTerminal);
   }
-  if (!view.ids.empty() && options.steps == std::nullopt) {
+  if (!view.ids.empty()) {
     bool any = false;
-    for (const v1::JobRecord& job : listed)
+    for (const v1::JobRecord& job : listed) {
       any = any || Selected(view.ids, job);
+    }
     if (!any) {
-      // squeue's words for a job id slurmctld does not know.
-      std::cerr << "slurm_load_jobs error: Invalid job id specified\n";
-      return 1;
+      // None listed: unknown to the controller, or only filtered out by
+      // the other options (which is no error)?
+      v1::ListJobsRequest known;
+      known.set_all(true);
+      known.set_page_size(1);
+      AddSelectors(view.ids, *known.mutable_filter());
+      v1::ListJobsResponse found;
+      if (absl::Status status = client.ListJobs(known, found); !status.ok()) {
+        return Fail("queue", status);
+      }
+      if (found.jobs().empty()) {
+        // squeue's words for a job id slurmctld does not know.
+        std::cerr << "slurm_load_jobs error: Invalid job id specified\n";
+        return 1;
+      }
     }
   }
   std::vector<const v1::JobRecord*> jobs;
