@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <ctime>
 #include <iostream>
 #include <set>
 
@@ -134,16 +133,6 @@ bool OnNodes(const std::set<std::string>& nodes, const v1::JobRecord& job) {
   return false;
 }
 
-// slurm_ctime2's form, which squeue prints above the header with -i and -l.
-std::string DateLine() {
-  const std::time_t now = std::time(nullptr);
-  std::tm local{};
-  localtime_r(&now, &local);
-  char buffer[64];
-  std::strftime(buffer, sizeof buffer, "%a %b %d %H:%M:%S %Y", &local);
-  return buffer;
-}
-
 // One listing: 0, or 1 after printing the error.
 int ShowOnce(ControllerClient& client, const QueueOptions& options,
              const QueueView& view) {
@@ -213,7 +202,7 @@ int ShowOnce(ControllerClient& client, const QueueOptions& options,
   }
   if (!options.no_header &&
       (options.iterate_seconds > 0 || options.long_format || options.verbose)) {
-    std::cout << DateLine() << "\n";
+    std::cout << SlurmDateLine() << "\n";
   }
   if (!options.no_header) {
     std::cout << (options.steps ? view.format->StepHeader()
