@@ -235,6 +235,24 @@ int RunNodesCommand(const std::string& controller,
     if (word == "drained") word = "drain";
     if (word == "reserved") word = "resv";
     if (word == "unknown") word = "unk";
+    // Slurm's other node states: no Gantry node is in one, so they select
+    // nothing rather than being an error.
+    static const std::set<std::string> kOther = {
+        "cloud",        "comp",          "completing",
+        "fail",         "failing",       "futr",
+        "future",       "maint",         "no_respond",
+        "npc",          "perfctrs",      "planned",
+        "plnd",         "power_down",    "powering_down",
+        "powered_down", "powering_up",   "pow_dn",
+        "pow_up",       "reboot_issued", "reboot_requested"};
+    if (kOther.count(word)) {
+      filter.states.insert("(none)");
+      continue;
+    }
+    if (word == "no_respond") {
+      filter.dead_only = true;  // the nodes sinfo marks with "*"
+      continue;
+    }
     if (!kKnown.count(word)) {
       std::cerr << "gantry nodes: error: invalid node state \"" << state
                 << "\": use idle, mix, alloc, drain, drng, resv, down or "

@@ -88,6 +88,9 @@ class SlurmQueriesTest(ClusterTestCase):
                          "slurm_load_jobs error: Invalid job id specified\n")
         # A known job filtered out by state is no error.
         self.assertEqual(ids("-j", str(job_id), "-t", "PD"), [])
+        # Slurm's states no Gantry job is in: nothing, and no error.
+        self.assertEqual(ids("-t", "CG,SUSPENDED"), [])
+        self.assertEqual(self.slurm("sinfo", "-h", "-t", "maint").stdout, "")
 
     def test_squeue_layouts(self):
         job_id = self.waiter(name="layouts")
