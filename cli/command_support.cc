@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <ctime>
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
@@ -25,6 +26,15 @@ int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+std::string SlurmDateLine() {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char buffer[64];
+  std::strftime(buffer, sizeof buffer, "%a %b %d %H:%M:%S %Y", &local);
+  return buffer;
 }
 
 std::vector<std::string> SplitLists(const std::vector<std::string>& lists) {

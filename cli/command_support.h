@@ -24,6 +24,10 @@ std::string CurrentUser();
 // Now, in milliseconds since the Unix epoch.
 int64_t NowMs();
 
+// Now as Slurm's slurm_ctime2 writes it ("Fri Dec 04 16:50:00 2026"): the
+// line squeue and sinfo print above the header with -l and -i.
+std::string SlurmDateLine();
+
 // "-u a,b -u c" -> {a, b, c}: comma-separated values of a repeatable
 // option, empty items dropped.
 std::vector<std::string> SplitLists(const std::vector<std::string>& lists);

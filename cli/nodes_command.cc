@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <ctime>
 #include <iostream>
 #include <optional>
 #include <set>
@@ -16,6 +15,7 @@
 #include "cli/controller_client.h"
 #include "cli/output_format.h"
 #include "cli/printable_records.h"
+#include "cli/slurm/scontrol_records.h"
 #include "cli/slurm/sinfo_format.h"
 #include "common/hostlist.h"
 
@@ -44,37 +44,23 @@ std::string HcaSummary(const v1::NodeRecord& node) {
   return absl::StrCat(hcas, " (", active, " active, ", link, ")");
 }
 
+// scontrol show node's record, then what Gantry knows beyond it.
 void PrintNodeDetail(const v1::NodeRecord& node) {
   const v1::NodeInventory& inventory = node.inventory();
-  std::cout << "NodeName=" << node.name()
-            << " State=" << NodeStateName(node.state())
-            << (node.drained() ? "+drain" : "")
-            << (node.hot_spare() ? "+spare" : "")
-            << (node.simulated() ? "+sim" : "") << " Address=" << node.address()
-            << "\n"
-            << "   Reason="
-            << (node.drained() ? node.drain_reason() : node.reason()) << "\n"
-            << "   Health="
+  std::cout << ScontrolNodeRecord(node) << "   Health="
             << (node.health_problems_size() == 0
                     ? "ok"
                     : absl::StrJoin(node.health_problems(), "; "))
-            << "\n"
-            << "   Sockets=" << inventory.packages()
-            << " Cores=" << inventory.cores() << " CPUs=" << inventory.cpus()
+            << (node.hot_spare() ? " HotSpare=yes" : "")
+            << (node.simulated() ? " Simulated=yes" : "") << "\n"
+            << "   Cores=" << inventory.cores()
             << " NUMA=" << inventory.numa_nodes()
-            << " RealMemory=" << inventory.memory_mb() << "\n"
-            << "   CPUAlloc=" << node.cpus_allocated()
-            << " GPUAlloc=" << node.gpus_allocated()
-            << " MemAlloc=" << node.mem_allocated_mb() << "\n"
+            << " GPUAlloc=" << node.gpus_allocated() << "\n"
             << "   LeafSwitches="
             << (node.leaf_switches().empty()
                     ? "-"
                     : absl::StrJoin(node.leaf_switches(), ","))
-            << " Inventory=" << inventory.source() << "\n"
-            << "   AvailableFeatures="
-            << (node.features().empty() ? "(null)"
-                                        : absl::StrJoin(node.features(), ","))
-            << "\n";
+            << " Inventory=" << inventory.source() << "\n";
   std::vector<std::vector<std::string>> gpus = {
       {"GPU", "VENDOR", "MODEL", "PCI", "NUMA", "NEAREST_HCA", "VIA"}};
   for (const v1::GpuInfo& gpu : inventory.gpus()) {
@@ -131,16 +117,6 @@ absl::StatusOr<SinfoFormat> ChooseFormat(const NodesOptions& options) {
     std::cerr << "Invalid node format specification: " << letter << "\n";
   }
   return parsed;
-}
-
-// slurm_ctime2's form, which sinfo prints above the header with -l and -i.
-std::string DateLine() {
-  const std::time_t now = std::time(nullptr);
-  std::tm local{};
-  localtime_r(&now, &local);
-  char buffer[64];
-  std::strftime(buffer, sizeof buffer, "%a %b %d %H:%M:%S %Y", &local);
-  return buffer;
 }
 
 // One listing; 0, or 1 after printing the error.
@@ -206,7 +182,7 @@ int ShowNodes(ControllerClient& client, const NodesOptions& options,
   if (format.has_value()) {
     if (!options.no_header &&
         (options.long_format || options.iterate_seconds > 0)) {
-      std::cout << DateLine() << "\n";
+      std::cout << SlurmDateLine() << "\n";
     }
     std::cout << format->Table(
         nodes, {response.partitions().begin(), response.partitions().end()},
@@ -259,6 +235,24 @@ int RunNodesCommand(const std::string& controller,
     if (word == "drained") word = "drain";
     if (word == "reserved") word = "resv";
     if (word == "unknown") word = "unk";
+    // Slurm's other node states: no Gantry node is in one, so they select
+    // nothing rather than being an error.
+    static const std::set<std::string> kOther = {
+        "cloud",        "comp",          "completing",
+        "fail",         "failing",       "futr",
+        "future",       "maint",         "no_respond",
+        "npc",          "perfctrs",      "planned",
+        "plnd",         "power_down",    "powering_down",
+        "powered_down", "powering_up",   "pow_dn",
+        "pow_up",       "reboot_issued", "reboot_requested"};
+    if (kOther.count(word)) {
+      filter.states.insert("(none)");
+      continue;
+    }
+    if (word == "no_respond") {
+      filter.dead_only = true;  // the nodes sinfo marks with "*"
+      continue;
+    }
     if (!kKnown.count(word)) {
       std::cerr << "gantry nodes: error: invalid node state \"" << state
                 << "\": use idle, mix, alloc, drain, drng, resv, down or "

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <ctime>
 #include <iostream>
 #include <set>
 
@@ -134,16 +133,6 @@ bool OnNodes(const std::set<std::string>& nodes, const v1::JobRecord& job) {
   return false;
 }
 
-// slurm_ctime2's form, which squeue prints above the header with -i and -l.
-std::string DateLine() {
-  const std::time_t now = std::time(nullptr);
-  std::tm local{};
-  localtime_r(&now, &local);
-  char buffer[64];
-  std::strftime(buffer, sizeof buffer, "%a %b %d %H:%M:%S %Y", &local);
-  return buffer;
-}
-
 // One listing: 0, or 1 after printing the error.
 int ShowOnce(ControllerClient& client, const QueueOptions& options,
              const QueueView& view) {
@@ -167,14 +156,27 @@ int ShowOnce(ControllerClient& client, const QueueOptions& options,
     MakePrintable(job,
                   options.json ? OutputKind::kJson : OutputKind::kTerminal);
   }
-  if (!view.ids.empty() && options.steps == std::nullopt) {
+  if (!view.ids.empty()) {
     bool any = false;
-    for (const v1::JobRecord& job : listed)
+    for (const v1::JobRecord& job : listed) {
       any = any || Selected(view.ids, job);
+    }
     if (!any) {
-      // squeue's words for a job id slurmctld does not know.
-      std::cerr << "slurm_load_jobs error: Invalid job id specified\n";
-      return 1;
+      // None listed: unknown to the controller, or only filtered out by
+      // the other options (which is no error)?
+      v1::ListJobsRequest known;
+      known.set_all(true);
+      known.set_page_size(1);
+      AddSelectors(view.ids, *known.mutable_filter());
+      v1::ListJobsResponse found;
+      if (absl::Status status = client.ListJobs(known, found); !status.ok()) {
+        return Fail("queue", status);
+      }
+      if (found.jobs().empty()) {
+        // squeue's words for a job id slurmctld does not know.
+        std::cerr << "slurm_load_jobs error: Invalid job id specified\n";
+        return 1;
+      }
     }
   }
   std::vector<const v1::JobRecord*> jobs;
@@ -200,7 +202,7 @@ int ShowOnce(ControllerClient& client, const QueueOptions& options,
   }
   if (!options.no_header &&
       (options.iterate_seconds > 0 || options.long_format || options.verbose)) {
-    std::cout << DateLine() << "\n";
+    std::cout << SlurmDateLine() << "\n";
   }
   if (!options.no_header) {
     std::cout << (options.steps ? view.format->StepHeader()

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cli/output_format.h"
+#include "cli/slurm/sinfo_format.h"
 #include "common/hostlist.h"
 
 namespace gantry::cli {
@@ -217,6 +218,94 @@ std::string ScontrolPartitionRecord(const v1::PartitionInfo& partition,
   absl::StrAppend(&out,
                   "   JobDefaults=(null)\n"
                   "   DefMemPerNode=UNLIMITED MaxMemPerNode=UNLIMITED\n");
+  return out;
+}
+
+std::string ScontrolNodeState(const v1::NodeRecord& node) {
+  std::string state = SinfoNodeState(node);
+  const bool dead = !state.empty() && state.back() == '*';
+  if (dead) state.pop_back();
+  static const std::pair<const char*, const char*> kWords[] = {
+      {"idle", "IDLE"},        {"mix", "MIXED"},
+      {"alloc", "ALLOCATED"},  {"drain", "IDLE+DRAIN"},
+      {"drng", "MIXED+DRAIN"}, {"resv", "IDLE+RESERVED"},
+      {"down", "DOWN"},        {"unk", "UNKNOWN"}};
+  for (const auto& [word, slurm] : kWords) {
+    if (state == word) {
+      state = slurm;
+      break;
+    }
+  }
+  if (node.drained() && state == "DOWN") state += "+DRAIN";
+  return dead ? state + "*" : state;
+}
+
+std::string ScontrolNodeRecord(const v1::NodeRecord& node) {
+  const v1::NodeInventory& inventory = node.inventory();
+  const uint32_t sockets = std::max<uint32_t>(inventory.packages(), 1);
+  const uint32_t cores = std::max<uint32_t>(inventory.cores(), 1);
+  const uint32_t threads = std::max<uint32_t>(inventory.cpus() / cores, 1);
+  const std::string features =
+      node.features().empty() ? "(null)" : absl::StrJoin(node.features(), ",");
+  std::string tres =
+      absl::StrCat("cpu=", inventory.cpus(), ",mem=", inventory.memory_mb(),
+                   "M,billing=", inventory.cpus());
+  if (inventory.gpus_size() > 0) {
+    absl::StrAppend(&tres, ",gres/gpu=", inventory.gpus_size());
+  }
+  std::string alloc_tres;
+  if (node.cpus_allocated() > 0) {
+    alloc_tres = absl::StrCat("cpu=", node.cpus_allocated());
+    if (node.mem_allocated_mb() > 0) {
+      absl::StrAppend(&alloc_tres, ",mem=", node.mem_allocated_mb(), "M");
+    }
+    if (node.gpus_allocated() > 0) {
+      absl::StrAppend(&alloc_tres, ",gres/gpu=", node.gpus_allocated());
+    }
+  }
+  std::string out = absl::StrCat("NodeName=", node.name(),
+                                 " CoresPerSocket=", cores / sockets, "\n");
+  absl::StrAppend(&out, "   CPUAlloc=", node.cpus_allocated(),
+                  " CPUEfctv=", inventory.cpus(), " CPUTot=", inventory.cpus(),
+                  " CPULoad=N/A\n");
+  absl::StrAppend(&out, "   AvailableFeatures=", features, "\n");
+  absl::StrAppend(&out, "   ActiveFeatures=", features, "\n");
+  absl::StrAppend(&out, "   Gres=",
+                  inventory.gpus_size() > 0
+                      ? absl::StrCat("gpu:", inventory.gpus_size())
+                      : "(null)",
+                  "\n");
+  absl::StrAppend(
+      &out, "   NodeAddr=", node.address(), " NodeHostName=", node.name(),
+      " Version=", node.agent_version().empty() ? "N/A" : node.agent_version(),
+      "\n");
+  absl::StrAppend(&out, "   RealMemory=", inventory.memory_mb(),
+                  " AllocMem=", node.mem_allocated_mb(),
+                  " FreeMem=N/A Sockets=", sockets, " Boards=1\n");
+  absl::StrAppend(&out, "   State=", ScontrolNodeState(node),
+                  " ThreadsPerCore=", threads,
+                  " TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A\n");
+  absl::StrAppend(&out, "   Partitions=", absl::StrJoin(node.partitions(), ","),
+                  "\n");
+  absl::StrAppend(
+      &out, "   BootTime=", TimeOrUnknown(node.registered_time_ms()),
+      " SlurmdStartTime=", TimeOrUnknown(node.registered_time_ms()), "\n");
+  absl::StrAppend(&out, "   CfgTRES=", tres, "\n");
+  absl::StrAppend(&out, "   AllocTRES=", alloc_tres, "\n");
+  const std::string reason =
+      node.health_problems_size() > 0
+          ? absl::StrJoin(node.health_problems(), "; ")
+          : (node.drained() ? node.drain_reason() : node.reason());
+  const bool unavailable = node.drained() || node.state() == v1::NODE_DOWN ||
+                           node.health_problems_size() > 0;
+  if (unavailable && !reason.empty()) {
+    absl::StrAppend(&out, "   Reason=", reason);
+    if (!node.drain_user().empty()) {
+      absl::StrAppend(&out, " [", node.drain_user(), "@",
+                      TimeOrUnknown(node.drain_time_ms()), "]");
+    }
+    absl::StrAppend(&out, "\n");
+  }
   return out;
 }
 

@@ -26,6 +26,11 @@ std::string ScontrolJobRecord(const v1::JobRecord& job, int64_t now_ms,
 std::string ScontrolPartitionRecord(const v1::PartitionInfo& partition,
                                     const std::vector<v1::NodeRecord>& nodes);
 
+// One node's record (scontrol show node): State= in Slurm's words (IDLE,
+// MIXED, ALLOCATED, IDLE+DRAIN, MIXED+DRAIN, DOWN*, ...), Reason= with who
+// set it and when.
+std::string ScontrolNodeRecord(const v1::NodeRecord& node);
+
 // scontrol -o: a record on one line (its lines joined by blanks).
 std::string OneLine(const std::string& record);
 

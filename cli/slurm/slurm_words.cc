@@ -29,6 +29,16 @@ constexpr StateWord kStates[] = {
     {"OUT_OF_MEMORY", "OOM", v1::OUT_OF_MEMORY},
 };
 
+// Slurm's other job states (long and short forms): no Gantry job is ever
+// in one, so naming one selects nothing rather than being an error.
+constexpr const char* kOtherSlurmStates[] = {
+    "BOOT_FAIL",    "BF", "COMPLETING",   "CG", "CONFIGURING",   "CF",
+    "DEADLINE",     "DL", "PREEMPTED",    "PR", "RESV_DEL_HOLD", "RD",
+    "REQUEUE_FED",  "RF", "REQUEUE_HOLD", "RH", "REQUEUED",      "RQ",
+    "RESIZING",     "RS", "REVOKED",      "RV", "SIGNALING",     "SI",
+    "SPECIAL_EXIT", "SE", "STAGE_OUT",    "SO", "STOPPED",       "ST",
+    "SUSPENDED",    "S"};
+
 }  // namespace
 
 absl::StatusOr<std::set<v1::JobState>> ParseJobStates(std::string_view list) {
@@ -50,12 +60,19 @@ absl::StatusOr<std::set<v1::JobState>> ParseJobStates(std::string_view list) {
         break;
       }
     }
+    for (const char* other : kOtherSlurmStates) {
+      if (!found && word == other) {
+        states.insert(v1::JOB_STATE_UNSPECIFIED);  // matches no job
+        found = true;
+      }
+    }
     if (!found) {
       return absl::InvalidArgumentError(absl::StrCat(
           "invalid job state \"", item,
           "\": use PENDING (PD), RUNNING (R), COMPLETED (CD), FAILED (F), "
           "CANCELLED (CA), TIMEOUT (TO), NODE_FAIL (NF), OUT_OF_MEMORY (OOM) "
-          "or all, separated by commas"));
+          "or all, separated by commas (Slurm's other states are accepted "
+          "and match no Gantry job)"));
     }
   }
   if (states.empty()) {

@@ -16,8 +16,9 @@ namespace gantry::cli {
 // "PD,R", "pending,running", "all" (every state) -> the set. Case does not
 // matter; each item is a long name (PENDING, RUNNING, COMPLETED, FAILED,
 // CANCELLED, TIMEOUT, NODE_FAIL, OUT_OF_MEMORY) or its short form (PD, R,
-// CD, F, CA, TO, NF, OOM). INVALID_ARGUMENT names an unknown item and lists
-// the known ones.
+// CD, F, CA, TO, NF, OOM). Slurm's states a Gantry job is never in
+// (SUSPENDED, COMPLETING, CG, ...) give JOB_STATE_UNSPECIFIED, which matches
+// no job. INVALID_ARGUMENT names an unknown item and lists the known ones.
 absl::StatusOr<std::set<v1::JobState>> ParseJobStates(std::string_view list);
 
 // True for the states a job ends in.

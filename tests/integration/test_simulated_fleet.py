@@ -79,7 +79,9 @@ class SimulatedFleetTest(ClusterTestCase):
         for row in rows:
             self.assertIn("+sim", row.split()[1], row)
         detail = self.cluster.cli("nodes", "sim00007").stdout
-        self.assertRegex(detail, r"NodeName=sim00007 State=up\S*\+sim")
+        # scontrol show node's record, then Gantry's: simulated says so.
+        self.assertRegex(detail, r"^NodeName=sim00007 .*\n(.*\n)*   State=IDLE ")
+        self.assertIn(" Simulated=yes", detail)
 
     def test_multi_node_job_runs_to_completed(self):
         job_id = submit(self.cluster, self.script, "-N", "8",

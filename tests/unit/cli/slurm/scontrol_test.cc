@@ -94,6 +94,42 @@ TEST_CASE("scontrol show partition's layout", "[scontrol]") {
   CHECK(absl::StrContains(record, "State=UP TotalCPUs=16 TotalNodes=2 "));
 }
 
+TEST_CASE("scontrol show node's layout and state words", "[scontrol]") {
+  v1::NodeRecord node;
+  node.set_name("n1");
+  node.set_address("10.0.0.1");
+  node.set_state(v1::NODE_UP);
+  node.add_partitions("gpu");
+  node.mutable_inventory()->set_cpus(8);
+  node.mutable_inventory()->set_cores(8);
+  node.mutable_inventory()->set_packages(2);
+  node.mutable_inventory()->set_memory_mb(16000);
+  node.mutable_inventory()->add_gpus();
+  node.set_cpus_allocated(2);
+  std::string record = ScontrolNodeRecord(node);
+  CHECK(record.rfind("NodeName=n1 CoresPerSocket=4\n   CPUAlloc=2 ", 0) == 0);
+  CHECK(absl::StrContains(record, "\n   State=MIXED ThreadsPerCore=1 "));
+  CHECK(absl::StrContains(record, "\n   Gres=gpu:1\n"));
+  CHECK(absl::StrContains(record, "\n   NodeAddr=10.0.0.1 NodeHostName=n1 "));
+  CHECK(absl::StrContains(record,
+                          "\n   CfgTRES=cpu=8,mem=16000M,billing=8,"
+                          "gres/gpu=1\n"));
+  CHECK_FALSE(absl::StrContains(record, "Reason="));
+  node.set_drained(true);
+  node.set_drain_reason("bad fan");
+  node.set_drain_user("root");
+  record = ScontrolNodeRecord(node);
+  CHECK(absl::StrContains(record, "\n   State=MIXED+DRAIN "));
+  CHECK(absl::StrContains(record, "\n   Reason=bad fan [root@"));
+  node.set_cpus_allocated(0);
+  CHECK(absl::StrContains(ScontrolNodeRecord(node), " State=IDLE+DRAIN "));
+  node.set_state(v1::NODE_DOWN);
+  CHECK(absl::StrContains(ScontrolNodeRecord(node), " State=DOWN+DRAIN* "));
+  node.set_drained(false);
+  node.set_state(v1::NODE_UNREACHABLE);
+  CHECK(absl::StrContains(ScontrolNodeRecord(node), " State=IDLE* "));
+}
+
 TEST_CASE("scontrol update of jobs and nodes", "[scontrol_update]") {
   absl::StatusOr<ScontrolUpdate> job =
       ParseScontrolUpdate({"jobid=7,8", "TimeLimit=1:00:00", "Partition=p2"});

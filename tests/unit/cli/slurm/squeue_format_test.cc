@@ -95,6 +95,9 @@ TEST_CASE("job states in long and short forms", "[slurm_words]") {
   CHECK(ParseJobStates("all")->size() == 8);
   CHECK(ParseJobStates("canceled")->count(v1::CANCELLED) == 1);
   CHECK(!ParseJobStates("sleeping").ok());
+  // Slurm's states no Gantry job is in select none, without an error.
+  CHECK(*ParseJobStates("CG,suspended") ==
+        std::set<v1::JobState>{v1::JOB_STATE_UNSPECIFIED});
   CHECK(!ParseJobStates(",").ok());
 }
 

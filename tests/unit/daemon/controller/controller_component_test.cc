@@ -322,5 +322,103 @@ TEST_CASE(
   CHECK(job.attempt() == 1);
 }
 
+TEST_CASE(
+    "scontrol requeue stops a running job and runs it again, uncharged, and "
+    "puts a finished one back to pending",
+    "[controller][component]") {
+  Harness h;
+  FakeAgent n1("n1");
+  h.Register(n1);
+  const uint64_t id = h.Submit(1);
+  REQUIRE(h.PumpUntil([&] { return n1.link->Launches().size() == 1; }));
+  const v1::LaunchRanks first = n1.link->Launches().front();
+
+  auto requeue = [&](const Caller& caller, bool hold = false) {
+    v1::RequeueRequest request;
+    request.add_job_ids(id);
+    request.set_hold(hold);
+    std::optional<v1::RequeueResponse> response;
+    h.controller_->Requeue(request, caller,
+                           [&](v1::RequeueResponse r) { response = r; });
+    REQUIRE(h.PumpUntil([&] { return response.has_value(); }));
+    REQUIRE(response->results_size() == 1);
+    return response->results(0);
+  };
+  CHECK(requeue(kAlice).ok());
+  CHECK(h.Job(id).state() == v1::PENDING);
+  // The old attempt's rank ends as it is killed; then the next attempt.
+  h.RankExited(n1, first, 143);
+  REQUIRE(h.Tick(
+      20, [&] { return n1.link->Launches().size() == 2; },
+      [&] { h.Heartbeat(n1); }));
+  v1::JobRecord job = h.Job(id);
+  CHECK(job.state() == v1::RUNNING);
+  CHECK(job.attempt() == 2);
+  CHECK(job.uncharged_attempts() == 1);
+  REQUIRE(job.attempts_size() == 2);
+  CHECK(job.attempts(0).end_reason() == "Requeued");
+
+  h.RankExited(n1, n1.link->Launches().back(), 0);
+  REQUIRE(h.PumpUntil([&] { return h.Job(id).state() == v1::COMPLETED; }));
+  // requeuehold: pending, and held there.
+  CHECK(requeue(kAlice, true).ok());
+  for (int i = 0; i < 10; ++i) h.Pump();
+  job = h.Job(id);
+  CHECK(job.state() == v1::PENDING);
+  CHECK(job.held());
+  CHECK(job.end_time_ms() == 0);
+  CHECK(n1.link->Launches().size() == 2);
+  // Pending now: nothing to requeue.
+  const v1::CancelResult again = requeue(kAlice);
+  CHECK_FALSE(again.ok());
+  CHECK_THAT(again.error(), Catch::Contains("pending"));
+}
+
+TEST_CASE(
+    "scontrol update: owners shorten time limits, only admins lengthen "
+    "them, partitions change only while pending",
+    "[controller][component]") {
+  Harness h;
+  FakeAgent n1("n1");
+  h.Register(n1);
+  const uint64_t id = h.Submit(1);
+  REQUIRE(h.PumpUntil([&] { return n1.link->Launches().size() == 1; }));
+  auto update = [&](const Caller& caller,
+                    const std::function<void(v1::UpdateJobRequest&)>& set) {
+    v1::UpdateJobRequest request;
+    request.add_job_ids(id);
+    set(request);
+    std::optional<v1::UpdateJobResponse> response;
+    h.controller_->UpdateJob(request, caller,
+                             [&](v1::UpdateJobResponse r) { response = r; });
+    REQUIRE(h.PumpUntil([&] { return response.has_value(); }));
+    REQUIRE(response->results_size() == 1);
+    return response->results(0);
+  };
+  auto limit = [](uint64_t seconds) {
+    return [seconds](v1::UpdateJobRequest& r) {
+      r.set_time_limit_seconds(seconds);
+    };
+  };
+  CHECK(update(kAlice, limit(3600)).ok());
+  CHECK(h.Job(id).spec().time_limit_seconds() == 3600);
+  CHECK(update(kAlice, limit(600)).ok());
+  const v1::CancelResult longer = update(kAlice, limit(7200));
+  CHECK_FALSE(longer.ok());
+  CHECK_THAT(longer.error(), Catch::Contains("only an admin"));
+  CHECK_FALSE(update(kAlice, limit(0)).ok());  // unlimited is longer too
+  CHECK(h.Job(id).spec().time_limit_seconds() == 600);
+  CHECK(update(kRoot, limit(7200)).ok());
+  CHECK(h.Job(id).spec().time_limit_seconds() == 7200);
+  const v1::CancelResult moved =
+      update(kAlice, [](v1::UpdateJobRequest& r) { r.set_partition("other"); });
+  CHECK_FALSE(moved.ok());
+  CHECK_THAT(moved.error(), Catch::Contains("pending"));
+  CHECK(update(kAlice, [](v1::UpdateJobRequest& r) {
+          r.set_name("renamed");
+        }).ok());
+  CHECK(h.Job(id).spec().name() == "renamed");
+}
+
 }  // namespace
 }  // namespace gantry

@@ -171,6 +171,24 @@ TEST_CASE("job state machine transitions", "[state]") {
        ""},
       {"hang while pending", S::kPending, {K::kHang}, S::kPending, {}, ""},
       {"node lost after end", S::kTimeout, {K::kNodeLost}, S::kTimeout, {}, ""},
+      {"requeue of a running job (scontrol requeue)",
+       S::kRunning,
+       {K::kRequeueRequest},
+       S::kPending,
+       {E::kKillRanks, E::kRecordAttemptEnd, E::kRequeue, E::kReleaseNodes},
+       "Requeued"},
+      {"requeue of a finished job",
+       S::kFailed,
+       {K::kRequeueRequest},
+       S::kPending,
+       {E::kRequeue},
+       "Requeued"},
+      {"requeue of a completed job",
+       S::kCompleted,
+       {K::kRequeueRequest},
+       S::kPending,
+       {E::kRequeue},
+       "Requeued"},
   };
   for (const Row& row : rows) {
     SECTION(row.name) {
@@ -198,7 +216,8 @@ TEST_CASE("every exit from RUNNING kills, closes the attempt and releases",
                                         {K::kHang},
                                         Requeued({K::kHang}),
                                         Requeued(Exit(3, 0, true)),
-                                        OutOfMemory(Exit(137, 0, true))};
+                                        OutOfMemory(Exit(137, 0, true)),
+                                        {K::kRequeueRequest}};
   for (const JobEvent& event : events) {
     absl::StatusOr<JobTransition> t = ApplyJobEvent(S::kRunning, event);
     REQUIRE(t.ok());
@@ -225,6 +244,7 @@ TEST_CASE("job state machine refuses events that make no sense", "[state]") {
       {S::kNodeFail, {K::kCancel}, "already finished (NODE_FAIL)"},
       {S::kOutOfMemory, {K::kCancel}, "already finished (OUT_OF_MEMORY)"},
       {S::kPending, Exit(0, 0, true), "has not started"},
+      {S::kPending, {K::kRequeueRequest}, "job is pending execution"},
   };
   for (const Bad& row : rows) {
     absl::StatusOr<JobTransition> t = ApplyJobEvent(row.from, row.event);
