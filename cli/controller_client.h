@@ -60,6 +60,11 @@ class ControllerClient {
                         v1::WaitStepResponse& response,
                         std::chrono::seconds wait);
 
+  // sacct: every page of the accounting query, appended to `jobs`.
+  absl::Status Accounting(v1::AccountingRequest request,
+                          std::vector<v1::JobRecord>& jobs);
+  absl::Status SchedulerReport(v1::SchedulerReportResponse& response);
+
   const std::string& target() const { return target_; }
 
  private:

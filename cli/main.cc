@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "absl/status/statusor.h"
+#include "cli/accounting_commands.h"
 #include "cli/batch_command.h"
 #include "cli/cancel_command.h"
 #include "cli/drain_command.h"
@@ -164,15 +165,16 @@ bool RouteBatch(int argc, char** argv, std::string& controller,
   }
   if (i >= argc) return false;
   command = argv[i];
-  if (command != "batch" && command != "run") return false;
   batch_args.assign(argv + i + 1, argv + argc);
-  return true;
+  return command == "batch" || command == "run";
 }
 
 int RunCommandLine(int argc, char** argv) {
   // Run as sbatch/squeue/scancel/sinfo/scontrol (links from
   // gantry-slurm-compat): rewrite the words to the gantry subcommand before
   // anything parses them.
+  std::string invoked = argv[0];
+  invoked = invoked.substr(invoked.rfind('/') + 1);
   absl::StatusOr<std::vector<std::string>> expanded =
       gantry::cli::ExpandSlurmAlias({argv, argv + argc});
   if (!expanded.ok()) {
@@ -193,6 +195,12 @@ int RunCommandLine(int argc, char** argv) {
     std::vector<std::string> args;
     if (RouteBatch(argc, argv, controller, command, args) && command == "run") {
       return gantry::cli::RunStepCommand(controller, args);
+    }
+    // sacct, sreport, sprio, sshare, sdiag: Slurm's option grammar.
+    if (gantry::cli::IsAccountingCommand(command)) {
+      return gantry::cli::RunAccountingCommand(
+          command, invoked.rfind("gantry", 0) == 0 ? "gantry" : invoked,
+          controller, args);
     }
     if (!command.empty() && command == "batch") {
       for (const std::string& arg : args) {
@@ -239,6 +247,16 @@ int RunCommandLine(int argc, char** argv) {
   app.add_subcommand("run",
                      "Inside a job: run a command as a step across its nodes "
                      "(srun); see gantry run --help");
+
+  app.add_subcommand("acct",
+                     "Accounting of running and finished jobs (sacct); see "
+                     "gantry acct --help");
+  app.add_subcommand("stat", "CPU time and memory of running jobs (sstat)");
+  app.add_subcommand("report",
+                     "Usage of the cluster over a period, by user (sreport)");
+  app.add_subcommand("prio", "Priority factors of pending jobs (sprio)");
+  app.add_subcommand("share", "Fair-share usage per user (sshare)");
+  app.add_subcommand("diag", "gantryd's job and scheduling counters (sdiag)");
 
   CLI::App* queue =
       app.add_subcommand("queue", "List pending and running jobs (squeue)");

@@ -79,6 +79,14 @@ template <>
 struct ClientMethod<v1::WaitStepRequest> {
   static constexpr std::string_view kName = "WaitStep";
 };
+template <>
+struct ClientMethod<v1::AccountingRequest> {
+  static constexpr std::string_view kName = "Accounting";
+};
+template <>
+struct ClientMethod<v1::SchedulerReportRequest> {
+  static constexpr std::string_view kName = "SchedulerReport";
+};
 
 // The name a credential for `Request` is bound to.
 template <class Request>
