@@ -227,9 +227,7 @@ int RunSacct(std::string_view program, const std::string& controller,
     return 0;
   }
   const SacctParsable parsable =
-      options.Has("parsable2")  ? SacctParsable::kNoEnding
-      : options.Has("parsable") ? SacctParsable::kTrailing
-                                : SacctParsable::kNo;
+      ParsableFrom(options.Has("parsable"), options.Has("parsable2"));
   const std::string delimiter =
       options.Has("delimiter") ? options.Last("delimiter") : "|";
   SacctContext context;

@@ -104,9 +104,7 @@ int RunStatCommand(std::string_view program, const std::string& controller,
         "ones)"));
   }
   const SacctParsable parsable =
-      options.Has("parsable2")  ? SacctParsable::kNoEnding
-      : options.Has("parsable") ? SacctParsable::kTrailing
-                                : SacctParsable::kNo;
+      ParsableFrom(options.Has("parsable"), options.Has("parsable2"));
   std::string out;
   if (!options.Has("noheader")) out += SstatHeader(*fields, parsable);
   for (const v1::JobRecord& job : jobs) {

@@ -135,6 +135,20 @@ std::string PrintFieldsUnderline(const std::vector<int>& widths) {
   return underline + "\n";
 }
 
+std::string PrintFieldsHeader(const std::vector<std::string>& names,
+                              const std::vector<int>& widths,
+                              SacctParsable parsable) {
+  std::string header = PrintFieldsLine(names, widths, parsable, "|", true);
+  if (parsable == SacctParsable::kNo) header += PrintFieldsUnderline(widths);
+  return header;
+}
+
+SacctParsable ParsableFrom(bool parsable, bool parsable2) {
+  return parsable2  ? SacctParsable::kNoEnding
+         : parsable ? SacctParsable::kTrailing
+                    : SacctParsable::kNo;
+}
+
 std::string SacctFormat::Header(SacctParsable parsable,
                                 std::string_view delimiter) const {
   std::string header = Line(Names(), parsable, delimiter, true);

@@ -80,6 +80,12 @@ std::string PrintFieldsLine(const std::vector<std::string>& values,
                             bool header = false);
 // The "---" underline of fixed-width columns, with "\n".
 std::string PrintFieldsUnderline(const std::vector<int>& widths);
+// The header line of `names`, and the underline for fixed width.
+std::string PrintFieldsHeader(const std::vector<std::string>& names,
+                              const std::vector<int>& widths,
+                              SacctParsable parsable);
+// -P (parsable2) wins over -p (parsable); neither: fixed width.
+SacctParsable ParsableFrom(bool parsable, bool parsable2);
 
 // sacct -e: the field names, as Slurm lists them (several per line).
 std::string SacctHelpFormat();

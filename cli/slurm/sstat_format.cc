@@ -67,10 +67,7 @@ absl::StatusOr<std::vector<std::string>> ParseSstatFields(
 
 std::string SstatHeader(const std::vector<std::string>& fields,
                         SacctParsable parsable) {
-  const std::vector<int> widths = Widths(fields);
-  std::string header = PrintFieldsLine(fields, widths, parsable, "|", true);
-  if (parsable == SacctParsable::kNo) header += PrintFieldsUnderline(widths);
-  return header;
+  return PrintFieldsHeader(fields, Widths(fields), parsable);
 }
 
 std::string SstatRow(const v1::JobRecord& job,

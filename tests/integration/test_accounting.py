@@ -204,6 +204,11 @@ class AccountingTest(ClusterTestCase):
         self.assertEqual(banner[4].split(),
                          ["Cluster", "Account", "Login", "Proper", "Name",
                           "Used", "Energy"])
+        # -T gres/gpu: GPU time (none here), named in a column of its own.
+        gpu_rows = slurm(cluster, "sreport", "-T", "gres/gpu", "-P", "-n",
+                         "cluster", "AccountUtilizationByUser",
+                         "start=now-1hour", "end=now+1hour").stdout.split()
+        self.assertEqual(gpu_rows[0], "gantry|root|||gres/gpu|0")
         top = slurm(cluster, "sreport", "-P", "-n", "user", "TopUsage",
                     "start=now-1hour", "end=now+1hour",
                     "-t", "seconds").stdout.split()
