@@ -8,6 +8,7 @@
 #include "absl/strings/str_split.h"
 #include "agent/agent_metrics.h"
 #include "agent/node_inventory.h"
+#include "common/clock.h"
 #include "common/crash_point.h"
 #include "common/log.h"
 #include "common/network_roles.h"
@@ -286,6 +287,10 @@ void Agent::HeartbeatLoop() {
     v1::AgentMessage message = HeartbeatMessage(
         LoadAverage(), static_cast<uint32_t>(launcher_->Running().size()),
         health_->Check(), health_->TakePortUpdates());
+    for (v1::JobUsageSample& sample :
+         launcher_->MeasureUsage(RealClock().NowMs())) {
+      *message.mutable_heartbeat()->add_job_usage() = std::move(sample);
+    }
     if (options_.metrics) {
       options_.metrics->SetRanksRunning(message.heartbeat().running_ranks());
       options_.metrics->SetHealthProblems(

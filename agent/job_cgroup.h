@@ -71,6 +71,8 @@ class JobCgroups {
   // itself into before exec. Errors: UNAVAILABLE, naming the file and why.
   // The cgroup.procs of the job attempt's existing cgroup (a step joins
   // the cgroup its job's script already runs in).
+  // The directory of job attempt `key`'s cgroup (sstat reads it).
+  std::string Directory(const std::string& key) const { return JobDir(key); }
   std::string ProcsPath(const std::string& key) const {
     return JobDir(key) + "/cgroup.procs";
   }

@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "agent/command_search.h"
 #include "agent/job_directory.h"
+#include "agent/job_usage.h"
 #include "agent/rank_child.h"
 #include "agent/sanitized_environment.h"
 #include "agent/step_io.h"
@@ -589,6 +590,35 @@ void RankLauncher::KillAllAndWait(uint32_t grace_seconds) {
   while (!live_.empty() && std::chrono::steady_clock::now() < give_up) {
     changed_.wait_for(lock, std::chrono::milliseconds(50));
   }
+}
+
+std::vector<v1::JobUsageSample> RankLauncher::MeasureUsage(
+    int64_t now_ms) const {
+  std::map<std::pair<uint64_t, uint32_t>, std::vector<pid_t>> jobs;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [pid, rank] : live_) {
+      jobs[{rank.id.job_id(), rank.id.attempt()}].push_back(pid);
+    }
+  }
+  // The files are read outside the lock: ranks may start and end meanwhile.
+  std::vector<v1::JobUsageSample> samples;
+  for (const auto& [job, pids] : jobs) {
+    const std::string key = JobDirName(job.first, job.second);
+    const JobUsageReading reading =
+        ReadJobUsage(cgroups_ ? cgroups_->Directory(key) : "", pids);
+    v1::JobUsageSample& sample = samples.emplace_back();
+    sample.set_job_id(job.first);
+    sample.set_attempt(job.second);
+    sample.set_node(node_name_);
+    sample.set_time_ms(now_ms);
+    sample.set_cpu_usec(reading.cpu_usec);
+    sample.set_rss_bytes(reading.rss_bytes);
+    sample.set_max_rss_bytes(reading.max_rss_bytes);
+    sample.set_tasks(static_cast<uint32_t>(pids.size()));
+    sample.set_source(reading.source);
+  }
+  return samples;
 }
 
 std::vector<v1::RankId> RankLauncher::Running() const {

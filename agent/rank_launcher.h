@@ -111,6 +111,10 @@ class RankLauncher {
   // makes the controller think its launch was lost.
   std::vector<v1::RankId> Running() const;
 
+  // sstat: each job attempt running here, with the CPU time and memory of
+  // its processes (agent/job_usage.h), as of `now_ms`.
+  std::vector<v1::JobUsageSample> MeasureUsage(int64_t now_ms) const;
+
  private:
   struct LiveRank {
     v1::RankId id;

@@ -204,6 +204,38 @@ absl::Status ControllerClient::GetJob(const v1::GetJobRequest& request,
   return Convert(stub_->GetJob(&context, request, &response));
 }
 
+absl::Status ControllerClient::Accounting(v1::AccountingRequest request,
+                                          std::vector<v1::JobRecord>& jobs) {
+  request.clear_page_token();
+  do {
+    v1::AccountingResponse page;
+    grpc::ClientContext context;
+    if (absl::Status ready = Prepare(context, request); !ready.ok()) {
+      return ready;
+    }
+    if (absl::Status status =
+            Convert(stub_->Accounting(&context, request, &page));
+        !status.ok()) {
+      return status;
+    }
+    for (v1::JobRecord& job : *page.mutable_jobs()) {
+      jobs.push_back(std::move(job));
+    }
+    request.set_page_token(page.next_page_token());
+  } while (!request.page_token().empty());
+  return absl::OkStatus();
+}
+
+absl::Status ControllerClient::SchedulerReport(
+    v1::SchedulerReportResponse& response) {
+  v1::SchedulerReportRequest request;
+  grpc::ClientContext context;
+  if (absl::Status ready = Prepare(context, request); !ready.ok()) {
+    return ready;
+  }
+  return Convert(stub_->SchedulerReport(&context, request, &response));
+}
+
 absl::Status ControllerClient::Cancel(const v1::CancelRequest& request,
                                       v1::CancelResponse& response) {
   grpc::ClientContext context;

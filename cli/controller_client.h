@@ -66,6 +66,10 @@ class ControllerClient {
 
   absl::Status EndAllocation(const v1::EndAllocationRequest& request,
                              v1::EndAllocationResponse& response);
+  // sacct: every page of the accounting query, appended to `jobs`.
+  absl::Status Accounting(v1::AccountingRequest request,
+                          std::vector<v1::JobRecord>& jobs);
+  absl::Status SchedulerReport(v1::SchedulerReportResponse& response);
 
   const std::string& target() const { return target_; }
 

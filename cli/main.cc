@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "absl/status/statusor.h"
+#include "cli/accounting_commands.h"
 #include "cli/alloc_command.h"
 #include "cli/batch_command.h"
 #include "cli/cancel_command.h"
@@ -169,11 +170,8 @@ bool RouteBatch(int argc, char** argv, std::string& controller,
   }
   if (i >= argc) return false;
   command = argv[i];
-  if (command != "batch" && command != "run" && command != "alloc") {
-    return false;
-  }
   batch_args.assign(argv + i + 1, argv + argc);
-  return true;
+  return command == "batch" || command == "run";
 }
 
 // The name messages go under: the Slurm command this runs as (srun,
@@ -221,6 +219,12 @@ int RunCommandLine(int argc, char** argv) {
     if (command == "alloc") {
       return gantry::cli::RunAllocCommand(
           controller, args, ProgramName(invoked_as.c_str(), "alloc"));
+    }
+    // sacct, sreport, sprio, sshare, sdiag: Slurm's option grammar.
+    if (gantry::cli::IsAccountingCommand(command)) {
+      return gantry::cli::RunAccountingCommand(
+          command, invoked.rfind("gantry", 0) == 0 ? "gantry" : invoked,
+          controller, args);
     }
     if (!command.empty() && command == "batch") {
       for (const std::string& arg : args) {
@@ -271,6 +275,16 @@ int RunCommandLine(int argc, char** argv) {
                      "Run a command as a job step: inside a job on its "
                      "allocation, outside one on a job allocated for it "
                      "(srun); see gantry run --help");
+
+  app.add_subcommand("acct",
+                     "Accounting of running and finished jobs (sacct); see "
+                     "gantry acct --help");
+  app.add_subcommand("stat", "CPU time and memory of running jobs (sstat)");
+  app.add_subcommand("report",
+                     "Usage of the cluster over a period, by user (sreport)");
+  app.add_subcommand("prio", "Priority factors of pending jobs (sprio)");
+  app.add_subcommand("share", "Fair-share usage per user (sshare)");
+  app.add_subcommand("diag", "gantryd's job and scheduling counters (sdiag)");
 
   CLI::App* queue =
       app.add_subcommand("queue", "List pending and running jobs (squeue)");

@@ -91,6 +91,14 @@ template <>
 struct ClientMethod<v1::EndAllocationRequest> {
   static constexpr std::string_view kName = "EndAllocation";
 };
+template <>
+struct ClientMethod<v1::AccountingRequest> {
+  static constexpr std::string_view kName = "Accounting";
+};
+template <>
+struct ClientMethod<v1::SchedulerReportRequest> {
+  static constexpr std::string_view kName = "SchedulerReport";
+};
 
 // The name a credential for `Request` is bound to.
 template <class Request>

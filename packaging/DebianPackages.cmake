@@ -59,7 +59,7 @@ set(CPACK_DEBIAN_CLIENT_PACKAGE_CONTROL_EXTRA
 
 set(CPACK_DEBIAN_SLURM_COMPAT_PACKAGE_NAME gantry-slurm-compat)
 set(CPACK_DEBIAN_SLURM_COMPAT_DESCRIPTION
-    "Slurm command names for Gantry\nsbatch, srun, squeue, scancel, sinfo and scontrol as links to gantry,\nwhich runs gantry batch, run, queue, cancel, nodes, and job, nodes NODE\nor hostnames (scontrol show job|node|hostnames) when called by these names.")
+    "Slurm command names for Gantry\nsbatch, srun, squeue, scancel, sinfo, scontrol, sacct, sstat, sreport,\nsprio, sshare and sdiag as links to gantry, which runs gantry batch, run,\nqueue, cancel, nodes, job, nodes NODE or hostnames (scontrol show\njob|node|hostnames), acct, stat, report, prio, share and diag when called\nby these names.")
 set(CPACK_DEBIAN_SLURM_COMPAT_PACKAGE_ARCHITECTURE all)
 set(CPACK_DEBIAN_SLURM_COMPAT_PACKAGE_DEPENDS "${gantry_client_dep}")
 # Slurm's own client ships the same commands.

@@ -15,10 +15,10 @@ absl::StatusOr<std::vector<std::string>> ExpandSlurmAlias(
 absl::StatusOr<std::vector<std::string>> ExpandSlurmAlias(
     const std::vector<std::string>& argv, std::vector<std::string>& notes) {
   static const std::map<std::string, std::string> kSubcommands = {
-      {"sbatch", "batch"},
-      {"squeue", "queue"},
-      {"scancel", "cancel"},
-      {"sinfo", "nodes"},
+      {"sbatch", "batch"},   {"squeue", "queue"}, {"scancel", "cancel"},
+      {"sinfo", "nodes"},    {"sacct", "acct"},   {"sstat", "stat"},
+      {"sreport", "report"}, {"sprio", "prio"},   {"sshare", "share"},
+      {"sdiag", "diag"},
   };
   if (argv.empty()) return argv;
   const std::string& program = argv[0];

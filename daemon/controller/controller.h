@@ -57,6 +57,7 @@
 #include "daemon/controller/agent_link.h"
 #include "daemon/controller/caller.h"
 #include "daemon/controller/commit_latencies.h"
+#include "daemon/controller/controller_statistics.h"
 #include "daemon/controller/node_event_log.h"
 #include "daemon/controller/recent_environments.h"
 #include "daemon/controller/scheduling_input.h"
@@ -155,6 +156,15 @@ class Controller {
                                             const Caller& caller) const;
   v1::ListNodesResponse ListNodes() const;
   v1::ClusterStatusResponse ClusterStatus() const;
+  // sacct (controller_accounting.cc): one page of jobs from the live state
+  // and the history, the caller's own unless an admin asks.
+  // INVALID_ARGUMENT for a bad page token or an outsized filter;
+  // UNAVAILABLE or DATA_LOSS when the history cannot be read.
+  absl::StatusOr<v1::AccountingResponse> Accounting(
+      const v1::AccountingRequest& request, const Caller& caller) const;
+  // sprio, sshare, sdiag: priority factors of the pending jobs, fair-share
+  // usage per user and the controller's counters.
+  v1::SchedulerReportResponse SchedulerReport() const;
   // From inside a job: progress and completed checkpoints.
   void ReportProgress(const v1::ReportProgressRequest& request,
                       const Caller& caller,
@@ -210,6 +220,9 @@ class Controller {
     // Where the last pass's backfill reservation expects it to start
     // (0: not reserved), for squeue --start.
     int64_t expected_start_ms = 0;
+    // sstat: the latest measurement of the running attempt, by node (in
+    // memory only; see RecordUsage).
+    std::map<std::string, v1::JobUsageSample> usage;
     // Running steps: who waits for their end (gantry run), and when their
     // first task ended (for --wait). In memory: a waiter asks again after
     // a controller restart.
@@ -363,6 +376,10 @@ class Controller {
   // --wait: stops the rest of a step whose first task ended long enough ago.
   void CheckStepWaits(JobRuntime& job, int64_t now);
 
+  // sstat (controller_accounting.cc): keeps a heartbeat's measurements of
+  // the running attempts this node holds a share of; others are dropped.
+  void RecordUsage(const std::string& node, const v1::Heartbeat& heartbeat);
+
   // Retention (controller_retention.cc).
   // Moves finished jobs older than min_job_age_ms (and that no live job
   // depends on) from memory to the history, a bounded number per call, and
@@ -495,6 +512,7 @@ class Controller {
   RecentEnvironments recent_environments_;  // see Submit
   CommitLatencies commit_latencies_;
   NodeEventLog node_events_;
+  ControllerStatistics statistics_;  // for sdiag
 };
 
 // Where a job's submit environment is stored (StateStore::Environment):

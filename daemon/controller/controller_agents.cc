@@ -435,6 +435,7 @@ void Controller::OnCheckpointReport(const std::string& node_name,
 }
 
 void Controller::OnHealth(NodeRuntime& node, const v1::Heartbeat& heartbeat) {
+  RecordUsage(node.record.name(), heartbeat);
   // Port attributes that changed (state, rate, LID) replace the ones the
   // agent registered with, so gantry nodes shows the ports as they are.
   for (const v1::NetworkDevice& update : heartbeat.port_updates()) {

@@ -130,10 +130,21 @@ void Controller::Cancel(const v1::CancelRequest& request, const Caller& caller,
       result->set_ok(true);
       continue;
     }
+    // Stored with the cancel itself (sacct's "CANCELLED by UID").
+    const std::optional<uint32_t> canceller =
+        job.record.has_cancelled_by_uid()
+            ? std::optional<uint32_t>(job.record.cancelled_by_uid())
+            : std::nullopt;
+    job.record.set_cancelled_by_uid(caller.uid);
     absl::Status status =
         ApplyEvent(job, {JobEvent::Kind::kCancel},
                    absl::StrCat("cancelled by ", caller.user));
     if (!status.ok()) {
+      if (canceller) {
+        job.record.set_cancelled_by_uid(*canceller);
+      } else {
+        job.record.clear_cancelled_by_uid();
+      }
       result->set_error(absl::StrCat("job ", id, ": ", status.message()));
       continue;
     }

@@ -84,6 +84,7 @@ absl::Status Controller::ApplyEvent(JobRuntime& job, const JobEvent& event,
   record.set_state(ToProto(transition->next));
   UpdateLive(job);
   if (options_.metrics) options_.metrics->JobMoved(before, transition->next);
+  statistics_.JobMoved(before, transition->next);
   // The machine's effects, in its order, and nothing else.
   for (JobEffect effect : transition->effects) {
     switch (effect) {

@@ -21,13 +21,9 @@ absl::StatusOr<v1::ListJobsResponse> Controller::ListJobs(
   if (absl::Status valid = CheckFilter(request.filter()); !valid.ok()) {
     return valid;
   }
-  uint64_t after = 0;
-  if (!request.page_token().empty() &&
-      !absl::SimpleAtoi(request.page_token(), &after)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "invalid page_token \"", request.page_token().substr(0, 40),
-        "\" (give the next_page_token of the previous page)"));
-  }
+  absl::StatusOr<uint64_t> token = ParsePageToken(request.page_token());
+  if (!token.ok()) return token.status();
+  uint64_t after = *token;
   const uint32_t page_size = request.page_size() == 0
                                  ? kMaxPageJobs
                                  : std::min(request.page_size(), kMaxPageJobs);

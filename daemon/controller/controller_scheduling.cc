@@ -75,6 +75,7 @@ void Controller::SchedulePass() {
   const int64_t pass_end_ns = clock_.MonotonicNs();
   next_pass_allowed_ns_ =
       pass_end_ns + kSchedulingGapFactor * (pass_end_ns - pass_start_ns);
+  statistics_.SchedulingPass(pass_end_ns - pass_start_ns, clock_.NowMs());
   if (options_.metrics) {
     options_.metrics->ObserveSchedulingPass(
         static_cast<double>(pass_end_ns - pass_start_ns) / 1e9);

@@ -339,6 +339,7 @@ void Controller::Submit(v1::SubmitRequest request, const Caller& caller,
     StageEvent(id, "", "submitted", detail);
     UpdateLive(jobs_.emplace(id, std::move(job)).first->second);
     if (options_.metrics) options_.metrics->JobAdded(JobStatus::kPending);
+    ++statistics_.jobs_submitted;
   }
   batch_.next_job_id = next_job_id_;
   const v1::JobRecord& first = jobs_.at(first_id).record;

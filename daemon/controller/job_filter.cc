@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace gantry {
@@ -60,6 +61,28 @@ absl::Status CheckFilter(const v1::JobFilter& filter) {
                      kMaxFilterEntries));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> ParsePageToken(const std::string& token) {
+  uint64_t after = 0;
+  if (!token.empty() && !absl::SimpleAtoi(token, &after)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid page_token \"", token.substr(0, 40),
+                     "\" (give the next_page_token of the previous page)"));
+  }
+  return after;
+}
+
+bool ActiveInWindow(const v1::JobRecord& job, int64_t start_ms, int64_t end_ms,
+                    int64_t now_ms) {
+  const int64_t eligible =
+      std::max(job.submit_time_ms(), job.spec().begin_time_ms());
+  const int64_t ended = job.end_time_ms() != 0 && job.state() != v1::PENDING &&
+                                job.state() != v1::RUNNING
+                            ? job.end_time_ms()
+                            : std::max(now_ms, eligible);
+  if (end_ms != 0 && eligible > end_ms) return false;
+  return start_ms == 0 || ended >= start_ms;
 }
 
 void ClearPayloads(v1::JobRecord& job) {

@@ -4,7 +4,11 @@
 // Pure functions; thread-safe.
 #pragma once
 
+#include <cstdint>
+#include <string>
+
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "gantry/v1/client.pb.h"
 #include "gantry/v1/types.pb.h"
 
@@ -24,6 +28,17 @@ bool FiltersByAttributes(const v1::JobFilter& filter);
 // INVALID_ARGUMENT naming the limit when the filter has more entries than
 // a command line could give (kMaxFilterEntries in all).
 absl::Status CheckFilter(const v1::JobFilter& filter);
+
+// A listing's page token (the last job id of the previous page); 0 for
+// none. INVALID_ARGUMENT for anything but a number.
+absl::StatusOr<uint64_t> ParsePageToken(const std::string& token);
+
+// Whether the job was eligible to run or running at some time in
+// [start_ms, end_ms] (0: open on that side), as sacct -S/-E select: from
+// its submission (or --begin, if later) to its end, or on through `now_ms`
+// while it has not ended.
+bool ActiveInWindow(const v1::JobRecord& job, int64_t start_ms, int64_t end_ms,
+                    int64_t now_ms);
 
 // Clears what the job's user gave it to run (the script, its arguments, the
 // environment, step command lines): shown only to its owner and admins, and

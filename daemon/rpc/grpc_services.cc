@@ -145,6 +145,28 @@ grpc::ServerUnaryReactor* ClientServiceImpl::ClusterStatus(
                       });
 }
 
+grpc::ServerUnaryReactor* ClientServiceImpl::Accounting(
+    grpc::CallbackServerContext* context, const v1::AccountingRequest* request,
+    v1::AccountingResponse* response) {
+  // An outsized selection is refused before it reaches the loop.
+  return relay_.Relay(
+      context, *request, {.user = request->user()},
+      [](const v1::AccountingRequest& r) { return CheckFilter(r.filter()); },
+      [this, request, response](const Caller& caller, UnaryFinish finish) {
+        finish.Answer(response, controller_.Accounting(*request, caller));
+      });
+}
+
+grpc::ServerUnaryReactor* ClientServiceImpl::SchedulerReport(
+    grpc::CallbackServerContext* context,
+    const v1::SchedulerReportRequest* request,
+    v1::SchedulerReportResponse* response) {
+  return relay_.Relay(context, *request, kClaimsNobody,
+                      [this, response](const Caller&, UnaryFinish finish) {
+                        finish.Answer(response, controller_.SchedulerReport());
+                      });
+}
+
 grpc::ServerUnaryReactor* ClientServiceImpl::ReportProgress(
     grpc::CallbackServerContext* context,
     const v1::ReportProgressRequest* request, v1::ReportProgressResponse*) {

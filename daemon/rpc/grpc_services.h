@@ -77,6 +77,14 @@ class ClientServiceImpl final : public v1::ClientService::CallbackService {
   grpc::ServerUnaryReactor* ListNodes(grpc::CallbackServerContext* context,
                                       const v1::ListNodesRequest* request,
                                       v1::ListNodesResponse* response) override;
+  grpc::ServerUnaryReactor* Accounting(
+      grpc::CallbackServerContext* context,
+      const v1::AccountingRequest* request,
+      v1::AccountingResponse* response) override;
+  grpc::ServerUnaryReactor* SchedulerReport(
+      grpc::CallbackServerContext* context,
+      const v1::SchedulerReportRequest* request,
+      v1::SchedulerReportResponse* response) override;
   grpc::ServerUnaryReactor* ClusterStatus(
       grpc::CallbackServerContext* context,
       const v1::ClusterStatusRequest* request,

@@ -23,6 +23,11 @@ void FairShare::AddUsage(const std::string& user, double usage,
   total_.at_ms = std::max(total_.at_ms, now_ms);
 }
 
+double FairShare::Usage(const std::string& user, int64_t now_ms) const {
+  auto it = usage_.find(user);
+  return it == usage_.end() ? 0 : ValueAt(it->second, now_ms);
+}
+
 double FairShare::Share(const std::string& user, int64_t now_ms) const {
   auto it = usage_.find(user);
   const double total = ValueAt(total_, now_ms);
@@ -39,9 +44,10 @@ double FairShare::Factor(const std::string& user, int64_t now_ms) const {
 
 namespace {
 
-double PriorityWithFactor(const PendingJob& job, double fair_share_factor,
-                          const PriorityWeights& weights, int64_t now_ms) {
-  const double age =
+PriorityFactors FactorsWith(const PendingJob& job, double fair_share_factor,
+                            const PriorityWeights& weights, int64_t now_ms) {
+  PriorityFactors factors;
+  factors.age =
       weights.age_max_ms <= 0
           ? 0
           : std::clamp(static_cast<double>(now_ms - job.submit_time_ms) /
@@ -49,14 +55,29 @@ double PriorityWithFactor(const PendingJob& job, double fair_share_factor,
                        0.0, 1.0);
   const double gpus =
       static_cast<double>(job.nodes) * std::max<uint32_t>(job.gpus_per_node, 1);
-  const double size = weights.size_norm_gpus <= 0
-                          ? 0
-                          : std::min(1.0, gpus / weights.size_norm_gpus);
-  return weights.age_weight * age + weights.size_weight * size +
-         weights.fair_share_weight * fair_share_factor;
+  factors.job_size = weights.size_norm_gpus <= 0
+                         ? 0
+                         : std::min(1.0, gpus / weights.size_norm_gpus);
+  factors.fair_share = fair_share_factor;
+  return factors;
+}
+
+double PriorityWithFactor(const PendingJob& job, double fair_share_factor,
+                          const PriorityWeights& weights, int64_t now_ms) {
+  const PriorityFactors f =
+      FactorsWith(job, fair_share_factor, weights, now_ms);
+  return weights.age_weight * f.age + weights.size_weight * f.job_size +
+         weights.fair_share_weight * f.fair_share;
 }
 
 }  // namespace
+
+PriorityFactors JobPriorityFactors(const PendingJob& job,
+                                   const FairShare& fair_share,
+                                   const PriorityWeights& weights,
+                                   int64_t now_ms) {
+  return FactorsWith(job, fair_share.Factor(job.user, now_ms), weights, now_ms);
+}
 
 double JobPriority(const PendingJob& job, const FairShare& fair_share,
                    const PriorityWeights& weights, int64_t now_ms) {

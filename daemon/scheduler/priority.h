@@ -43,6 +43,9 @@ class FairShare {
   // nothing.
   void AddUsage(const std::string& user, double usage, int64_t now_ms);
 
+  // The user's decayed usage at now_ms; 0 for an unknown user.
+  double Usage(const std::string& user, int64_t now_ms) const;
+
   // The user's share of all decayed usage, in [0, 1]; 0 for an unknown user
   // or when nobody used anything.
   double Share(const std::string& user, int64_t now_ms) const;
@@ -71,6 +74,17 @@ class FairShare {
   std::map<std::string, Decayed> usage_;
   Decayed total_;
 };
+
+// The factors of the formula above, each in [0, 1], before weighting.
+struct PriorityFactors {
+  double age = 0;
+  double job_size = 0;
+  double fair_share = 0;
+};
+PriorityFactors JobPriorityFactors(const PendingJob& job,
+                                   const FairShare& fair_share,
+                                   const PriorityWeights& weights,
+                                   int64_t now_ms);
 
 double JobPriority(const PendingJob& job, const FairShare& fair_share,
                    const PriorityWeights& weights, int64_t now_ms);

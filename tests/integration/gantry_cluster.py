@@ -528,7 +528,8 @@ class GantryCluster:
         bin_dir = self.path("bin")
         os.makedirs(bin_dir, exist_ok=True)
         for name in ("gantry", "sbatch", "srun", "salloc", "squeue", "scancel",
-                     "scontrol"):
+                     "sinfo", "scontrol", "sacct", "sstat", "sreport",
+                     "sprio", "sshare", "sdiag"):
             link = os.path.join(bin_dir, name)
             if not os.path.lexists(link):
                 os.symlink(self.cli_bin, link)

@@ -23,6 +23,13 @@ TEST_CASE("Slurm names become gantry subcommands", "[slurm_alias]") {
         Words{"gantry", "cancel", "12", "13"});
   CHECK(Expand({"sinfo", "-N"}) ==
         Words{"gantry", "nodes", "--slurm-layout", "-N"});
+  CHECK(Expand({"/usr/bin/sacct", "-P", "-j", "4"}) ==
+        Words{"gantry", "acct", "-P", "-j", "4"});
+  CHECK(Expand({"sreport", "user", "TopUsage"}) ==
+        Words{"gantry", "report", "user", "TopUsage"});
+  CHECK(Expand({"sprio"}) == Words{"gantry", "prio"});
+  CHECK(Expand({"sshare", "-a"}) == Words{"gantry", "share", "-a"});
+  CHECK(Expand({"sdiag"}) == Words{"gantry", "diag"});
 }
 
 TEST_CASE("scontrol show maps to job, nodes and hostnames", "[slurm_alias]") {
