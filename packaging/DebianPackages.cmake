@@ -59,7 +59,7 @@ set(CPACK_DEBIAN_CLIENT_PACKAGE_CONTROL_EXTRA
 
 set(CPACK_DEBIAN_SLURM_COMPAT_PACKAGE_NAME gantry-slurm-compat)
 set(CPACK_DEBIAN_SLURM_COMPAT_DESCRIPTION
-    "Slurm command names for Gantry\nsbatch, srun, squeue, scancel, sinfo, scontrol, sacct, sstat, sreport,\nsprio, sshare and sdiag as links to gantry, which runs gantry batch, run,\nqueue, cancel, nodes, job, nodes NODE or hostnames (scontrol show\njob|node|hostnames), acct, stat, report, prio, share and diag when called\nby these names.")
+    "Slurm command names for Gantry\nsbatch, srun, salloc, squeue, scancel, sinfo, scontrol, sacct, sstat,\nsreport, sprio, sshare and sdiag as links to gantry, which runs the\nmatching gantry subcommand when called by these names, with their man\npages and bash completion.")
 set(CPACK_DEBIAN_SLURM_COMPAT_PACKAGE_ARCHITECTURE all)
 set(CPACK_DEBIAN_SLURM_COMPAT_PACKAGE_DEPENDS "${gantry_client_dep}")
 # Slurm's own client ships the same commands.
