@@ -421,8 +421,8 @@ bool SinfoFilter::Matches(const v1::NodeRecord& node,
 
 absl::StatusOr<SinfoFormat> SinfoFormat::Parse(std::string_view format,
                                                std::vector<char>* unknown) {
-  absl::StatusOr<PercentFormat> parsed =
-      PercentFormat::Parse(format, kSinfoLetters, unknown);
+  absl::StatusOr<PercentFormat> parsed = PercentFormat::Parse(
+      PercentFormat::ExpandAll(format, kSinfoLetters), kSinfoLetters, unknown);
   if (!parsed.ok()) return parsed.status();
   SinfoFormat sinfo;
   sinfo.format_ = *std::move(parsed);
