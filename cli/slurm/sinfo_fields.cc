@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/output_format.h"
+#include "cli/slurm/long_fields.h"
 #include "common/option_values.h"
 #include "common/text.h"
 
@@ -16,66 +17,61 @@ namespace gantry::cli {
 namespace {
 
 // sinfo -O's names for the letters.
-constexpr std::pair<const char*, char> kFields[] = {
-    {"AllocNodes", 'S'},
-    {"Available", 'a'},
-    {"Cluster", 'V'},
-    {"Cores", 'Y'},
-    {"CPUs", 'c'},
-    {"CPUsLoad", 'O'},
-    {"CPUsState", 'C'},
-    {"DefaultTime", 'L'},
-    {"Disk", 'd'},
-    {"Features", 'f'},
-    {"features_act", 'b'},
-    {"FreeMem", 'e'},
-    {"Gres", 'G'},
-    {"Groups", 'g'},
-    {"MaxCPUsPerNode", 'B'},
-    {"Memory", 'm'},
-    {"NodeAddr", 'o'},
-    {"NodeAI", 'A'},
-    {"NodeAIOT", 'F'},
-    {"NodeHost", 'n'},
-    {"NodeList", 'N'},
-    {"Nodes", 'D'},
-    {"OverSubscribe", 'h'},
-    {"Partition", 'P'},
-    {"PartitionName", 'R'},
-    {"PreemptMode", 'M'},
-    {"PriorityJobFactor", 'I'},
-    {"PriorityTier", 'p'},
-    {"Reason", 'E'},
-    {"Root", 'r'},
-    {"Size", 's'},
-    {"SocketCoreThread", 'z'},
-    {"Sockets", 'X'},
-    {"StateCompact", 't'},
-    {"StateLong", 'T'},
-    {"Threads", 'Z'},
-    {"Time", 'l'},
-    {"TimeStamp", 'H'},
-    {"User", 'u'},
-    {"UserLong", 'U'},
-    {"Version", 'v'},
-    {"Weight", 'w'},
-};
+const std::vector<FieldName>& Fields() {
+  static const std::vector<FieldName>* fields = new std::vector<FieldName>{
+      {"AllocNodes", 'S'},
+      {"Available", 'a'},
+      {"Cluster", 'V'},
+      {"Cores", 'Y'},
+      {"CPUs", 'c'},
+      {"CPUsLoad", 'O'},
+      {"CPUsState", 'C'},
+      {"DefaultTime", 'L'},
+      {"Disk", 'd'},
+      {"Features", 'f'},
+      {"features_act", 'b'},
+      {"FreeMem", 'e'},
+      {"Gres", 'G'},
+      {"Groups", 'g'},
+      {"MaxCPUsPerNode", 'B'},
+      {"Memory", 'm'},
+      {"NodeAddr", 'o'},
+      {"NodeAI", 'A'},
+      {"NodeAIOT", 'F'},
+      {"NodeHost", 'n'},
+      {"NodeList", 'N'},
+      {"Nodes", 'D'},
+      {"OverSubscribe", 'h'},
+      {"Partition", 'P'},
+      {"PartitionName", 'R'},
+      {"PreemptMode", 'M'},
+      {"PriorityJobFactor", 'I'},
+      {"PriorityTier", 'p'},
+      {"Reason", 'E'},
+      {"Root", 'r'},
+      {"Size", 's'},
+      {"SocketCoreThread", 'z'},
+      {"Sockets", 'X'},
+      {"StateCompact", 't'},
+      {"StateLong", 'T'},
+      {"Threads", 'Z'},
+      {"Time", 'l'},
+      {"TimeStamp", 'H'},
+      {"User", 'u'},
+      {"UserLong", 'U'},
+      {"Version", 'v'},
+      {"Weight", 'w'},
+  };
+  return *fields;
+}
 
 }  // namespace
 
 char SinfoFieldLetter(std::string_view name) {
-  const std::string lower = absl::AsciiStrToLower(AsAbsl(name));
-  for (const auto& [known, letter] : kFields) {
-    if (absl::AsciiStrToLower(known) == lower) return letter;
-  }
-  return 0;
+  return LetterOfField(name, Fields());
 }
 
-std::vector<std::string> SinfoFieldNames() {
-  std::vector<std::string> names;
-  for (const auto& [known, letter] : kFields) names.push_back(known);
-  return names;
-}
+std::vector<std::string> SinfoFieldNames() { return NamesOfFields(Fields()); }
 
 namespace {
 
