@@ -79,6 +79,10 @@ class SlurmQueriesTest(ClusterTestCase):
         self.assertNotIn(str(job_id), ids("-w", other))
         self.assertIn(str(job_id), ids("-w", "node[01-02]"))
         self.assertIn(str(job_id), ids("--me"))
+        self.assertIn(str(job_id), ids("-u", str(os.getuid())))
+        nobody = self.slurm("squeue", "-u", "no-such-user-x", check=False)
+        self.assertEqual(nobody.returncode, 1)
+        self.assertIn("Invalid user: no-such-user-x", nobody.stderr)
         self.assertEqual(ids("-A", "physics"), [])
         self.assertIn(str(job_id), ids("-q", "normal"))
         # An id the controller does not know: squeue's words and status.
