@@ -1,5 +1,6 @@
 #include "cli/queue_command.h"
 
+#include <pwd.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -97,7 +98,22 @@ absl::StatusOr<QueueView> ResolveView(const QueueOptions& options) {
     if (!parsed.ok()) return parsed.status();
     view.states = *std::move(parsed);
   }
-  view.users = AsSet(OrEnvironment(options.users, "SQUEUE_USERS"));
+  for (const std::string& user : OrEnvironment(options.users, "SQUEUE_USERS")) {
+    // A name, or a uid as squeue also takes; anything else is squeue's
+    // "Invalid user".
+    if (const passwd* entry = getpwnam(user.c_str())) {
+      view.users.insert(entry->pw_name);
+      continue;
+    }
+    uint64_t uid = 0;
+    const passwd* by_uid = ParseJobId(user, uid) || user == "0"
+                               ? getpwuid(static_cast<uid_t>(uid))
+                               : nullptr;
+    if (by_uid == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("Invalid user: ", user));
+    }
+    view.users.insert(by_uid->pw_name);
+  }
   if (options.me) view.users.insert(CurrentUser());
   view.partitions =
       AsSet(OrEnvironment(options.partitions, "SQUEUE_PARTITION"));

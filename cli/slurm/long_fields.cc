@@ -10,6 +10,21 @@
 
 namespace gantry::cli {
 
+char LetterOfField(std::string_view name,
+                   const std::vector<FieldName>& fields) {
+  const std::string lower = absl::AsciiStrToLower(AsAbsl(name));
+  for (const FieldName& field : fields) {
+    if (absl::AsciiStrToLower(field.name) == lower) return field.letter;
+  }
+  return 0;
+}
+
+std::vector<std::string> NamesOfFields(const std::vector<FieldName>& fields) {
+  std::vector<std::string> names;
+  for (const FieldName& field : fields) names.emplace_back(field.name);
+  return names;
+}
+
 std::string ClosestName(std::string_view word,
                         const std::vector<std::string>& names) {
   const std::string lower = absl::AsciiStrToLower(AsAbsl(word));

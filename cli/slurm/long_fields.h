@@ -31,6 +31,17 @@ absl::StatusOr<std::vector<LongField>> ParseLongFields(
     const std::function<char(std::string_view)>& letter_of,
     const std::vector<std::string>& names);
 
+// A command's -O name for one of its -o letters.
+struct FieldName {
+  const char* name;
+  char letter;
+};
+
+// The letter `name` stands for in `fields`, case-insensitive; 0 for none.
+char LetterOfField(std::string_view name, const std::vector<FieldName>& fields);
+// The names of `fields`, in order.
+std::vector<std::string> NamesOfFields(const std::vector<FieldName>& fields);
+
 // The known name closest to `word` (case-insensitive edit distance of at
 // most 3), or "" when none is that close.
 std::string ClosestName(std::string_view word,

@@ -75,6 +75,26 @@ absl::StatusOr<PercentFormat> PercentFormat::Parse(std::string_view format,
   return parsed;
 }
 
+std::string PercentFormat::ExpandAll(std::string_view format,
+                                     std::string_view letters) {
+  std::string all;
+  for (char letter : letters)
+    absl::StrAppend(&all, "%", std::string(1, letter), "|");
+  std::string expanded;
+  for (std::size_t i = 0; i < format.size(); ++i) {
+    if (format.substr(i, 2) == "%%") {
+      expanded += "%%";
+      ++i;
+    } else if (format.substr(i, 4) == "%all") {
+      expanded += all;
+      i += 3;
+    } else {
+      expanded += format[i];
+    }
+  }
+  return expanded;
+}
+
 void PercentFormat::AddField(char letter, int width, bool right,
                              std::string suffix) {
   Item item;

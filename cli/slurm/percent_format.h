@@ -40,6 +40,11 @@ class PercentFormat {
   // layouts; by default they are dropped.
   void KeepTrailingBlanks() { keep_trailing_blanks_ = true; }
 
+  // "%all" in `format` as Slurm takes it: every letter of `letters`, each
+  // followed by a vertical bar.
+  static std::string ExpandAll(std::string_view format,
+                               std::string_view letters);
+
   // The field letters in order (one per value Render takes).
   std::vector<char> Fields() const;
 

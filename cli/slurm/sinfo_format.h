@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "cli/slurm/percent_format.h"
+#include "cli/slurm/sinfo_fields.h"
 #include "gantry/v1/types.pb.h"
 
 namespace gantry::cli {
@@ -31,18 +32,6 @@ inline constexpr char kSinfoReasonsLongFormat[] = "%20E %12U %19H %6t %N";
 // The letters sinfo -o knows here.
 inline constexpr char kSinfoLetters[] =
     "PRalLDtTNnocCGmefEOAFsrhgzXYZdwuUHbBpIMSvV";
-
-// sinfo's word for the node's state: "idle", "mix" (partly allocated),
-// "alloc" (every CPU allocated), "drain" (drained, or degraded by a health
-// problem, with nothing running), "drng" (draining: drained with work still
-// on it), "resv" (hot spare), "down", "unk" (never heard from); "*"
-// appended when the node does not respond (unreachable, or down: Gantry
-// marks a node down when its agent is gone), as sinfo marks such nodes.
-std::string SinfoNodeState(const v1::NodeRecord& node);
-
-// sinfo's long form (%T): "mixed", "allocated", "drained", ... with the
-// same "*".
-std::string SinfoLongState(const std::string& state);
 
 struct SinfoFilter {
   std::set<std::string> partitions;  // empty: all

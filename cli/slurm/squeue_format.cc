@@ -318,7 +318,8 @@ std::string SqueueValue(char letter, const v1::JobRecord& job, int64_t now_ms,
 absl::StatusOr<SqueueFormat> SqueueFormat::Parse(std::string_view format,
                                                  std::vector<char>* unknown) {
   absl::StatusOr<PercentFormat> parsed =
-      PercentFormat::Parse(format, kSqueueLetters, unknown);
+      PercentFormat::Parse(PercentFormat::ExpandAll(format, kSqueueLetters),
+                           kSqueueLetters, unknown);
   if (!parsed.ok()) return parsed.status();
   SqueueFormat squeue;
   squeue.format_ = *std::move(parsed);

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/option_values.h"
 #include "daemon/controller/controller.h"
+#include "daemon/controller/request_validation.h"
 #include "daemon/controller/user_hold.h"
 
 namespace gantry {
@@ -102,6 +103,11 @@ absl::Status Controller::ApplyJobUpdate(const v1::UpdateJobRequest& request,
       return absl::InvalidArgumentError("JobName= needs a name");
     }
     updated.set_name(request.name());
+  }
+  // The same bounds as at submission: text others will read, a time
+  // limit the arithmetic on it can hold.
+  if (absl::Status valid = ValidateJobSpecFields(updated); !valid.ok()) {
+    return valid;
   }
   spec.Swap(&updated);
   return absl::OkStatus();

@@ -1,6 +1,7 @@
 // Fuzzes what crosses the wire into gantryd: arbitrary bytes parsed as the
 // requests a client sends (Submit, SubmitStream's submissions, Cancel,
-// Hold, LaunchStep, ReportProgress, Drain) and as agent stream messages,
+// Hold, Requeue, UpdateJob, LaunchStep, ReportProgress, Drain) and as agent
+// stream messages,
 // driven through the real Controller (validation, state machine,
 // scheduling, persistence into an in-memory store) on a fake clock, the
 // agent messages through the same stream guard the server puts in front of
@@ -53,6 +54,8 @@ enum Kind : uint8_t {
   kAgentMessage,
   kAgentGone,
   kTick,
+  kRequeue,
+  kUpdateJob,
   kKindCount,
 };
 
@@ -116,6 +119,18 @@ void Apply(World& world, uint8_t kind, uint8_t who, const uint8_t* data,
       v1::HoldRequest request;
       if (!Parse(data, size, request)) return;
       controller.Hold(request, caller, [](v1::HoldResponse) {});
+      break;
+    }
+    case kRequeue: {
+      v1::RequeueRequest request;
+      if (!Parse(data, size, request)) return;
+      controller.Requeue(request, caller, [](v1::RequeueResponse) {});
+      break;
+    }
+    case kUpdateJob: {
+      v1::UpdateJobRequest request;
+      if (!Parse(data, size, request)) return;
+      controller.UpdateJob(request, caller, [](v1::UpdateJobResponse) {});
       break;
     }
     case kLaunchStep: {

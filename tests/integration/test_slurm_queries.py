@@ -79,6 +79,10 @@ class SlurmQueriesTest(ClusterTestCase):
         self.assertNotIn(str(job_id), ids("-w", other))
         self.assertIn(str(job_id), ids("-w", "node[01-02]"))
         self.assertIn(str(job_id), ids("--me"))
+        self.assertIn(str(job_id), ids("-u", str(os.getuid())))
+        nobody = self.slurm("squeue", "-u", "no-such-user-x", check=False)
+        self.assertEqual(nobody.returncode, 1)
+        self.assertIn("Invalid user: no-such-user-x", nobody.stderr)
         self.assertEqual(ids("-A", "physics"), [])
         self.assertIn(str(job_id), ids("-q", "normal"))
         # An id the controller does not know: squeue's words and status.
@@ -124,8 +128,9 @@ class SlurmQueriesTest(ClusterTestCase):
         self.assertEqual(header, "NAME        USER                ")
 
     def test_squeue_sort_start_steps_and_iterate(self):
-        first = self.waiter(name="sortme")
-        second = self.waiter(name="sortme")
+        # Time limits, so the backfill scheduler knows when they end.
+        first = self.waiter("-t", "10", name="sortme")
+        second = self.waiter("-t", "10", name="sortme")
         ordered = self.slurm("squeue", "-h", "-n", "sortme", "-S", "-i", "-o",
                              "%i").stdout.split()
         self.assertEqual(ordered, [str(second), str(first)])
@@ -149,7 +154,14 @@ class SlurmQueriesTest(ClusterTestCase):
         mine = [row for row in start[1:] if row.split()[0] == str(big)]
         self.assertEqual(len(mine), 1, start)
         self.assertEqual(mine[0].split()[4], "PD")
-        self.assertNotIn(str(first), "\n".join(start[1:]))
+        # Where the scheduler reserved nodes: when it expects the start.
+        gantry_cluster.wait_for(
+            lambda: re.search(
+                rf"^ +{big} .* PD \d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\d ",
+                self.slurm("squeue", "--start").stdout, re.M),
+            10, "an expected start time for the waiting job")
+        # Running jobs are not listed.
+        self.assertNotIn(str(first), [row.split()[0] for row in start[1:]])
         self.slurm("scancel", str(big))
         # -s: the running steps of the jobs.
         step_script = self.cluster.write_script("stepper.sh", """#!/bin/bash

@@ -42,11 +42,14 @@ TEST_CASE("Each client method name is the RPC taking its request") {
   CheckNamesTheRpcTaking<v1::WaitStepRequest>();
   CheckNamesTheRpcTaking<v1::AccountingRequest>();
   CheckNamesTheRpcTaking<v1::SchedulerReportRequest>();
+  CheckNamesTheRpcTaking<v1::RequeueRequest>();
+  CheckNamesTheRpcTaking<v1::UpdateJobRequest>();
+  CheckNamesTheRpcTaking<v1::EndAllocationRequest>();
   // Every RPC is listed above: a new one needs its entry in the table.
   CHECK(v1::SubmitRequest::descriptor()
             ->file()
             ->FindServiceByName("ClientService")
-            ->method_count() == 16);
+            ->method_count() == 19);
 }
 
 TEST_CASE("The agent's method name is its stream's RPC") {

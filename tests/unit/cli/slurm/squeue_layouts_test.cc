@@ -1,5 +1,7 @@
 // squeue's other layouts: every %-letter, -O field lists, -S sort keys,
 // -s step rows and unknown letters left out as Slurm does.
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include "cli/slurm/long_fields.h"
@@ -54,6 +56,16 @@ TEST_CASE("a pending job's %S is the backfill reservation's start",
   job.set_expected_start_time_ms(1'700'000'000'000);
   CHECK(SqueueValue('S', job, 0) != "N/A");
   CHECK(SqueueValue('S', job, 0).size() == 19);  // 2023-11-14T22:13:20
+}
+
+TEST_CASE("%all is every field, each after a bar", "[squeue_format]") {
+  CHECK(PercentFormat::ExpandAll("x%all%%all", "ij") == "x%i|%j|%%all");
+  absl::StatusOr<SqueueFormat> format = SqueueFormat::Parse("%all");
+  REQUIRE(format.ok());
+  const std::string header = format->Header();
+  CHECK(header.rfind("JOBID|JOBID|ARRAY_JOB_ID|", 0) == 0);
+  CHECK(std::count(header.begin(), header.end(), '|') ==
+        static_cast<long>(std::string_view(kSqueueLetters).size()));
 }
 
 TEST_CASE("unknown letters are left out and reported", "[squeue_format]") {

@@ -418,6 +418,11 @@ TEST_CASE(
           r.set_name("renamed");
         }).ok());
   CHECK(h.Job(id).spec().name() == "renamed");
+  // Bounded as at submission: no control characters for others to print.
+  CHECK_FALSE(update(kAlice, [](v1::UpdateJobRequest& r) {
+                r.set_name("evil\x1b[2J");
+              }).ok());
+  CHECK(h.Job(id).spec().name() == "renamed");
 }
 
 }  // namespace
