@@ -29,6 +29,25 @@ std::string ResolveControllerTarget(const std::string& flag) {
 
 namespace {
 
+// Calls `call` for one page after another until the next_page_token is
+// empty, moving each page's jobs to `jobs`.
+template <class Response, class Request, class Call>
+absl::Status AllPages(Request request, std::vector<v1::JobRecord>& jobs,
+                      Call call) {
+  request.clear_page_token();
+  do {
+    Response page;
+    if (absl::Status status = call(request, page); !status.ok()) {
+      return status;
+    }
+    for (v1::JobRecord& job : *page.mutable_jobs()) {
+      jobs.push_back(std::move(job));
+    }
+    request.set_page_token(page.next_page_token());
+  } while (!request.page_token().empty());
+  return absl::OkStatus();
+}
+
 // gantry leaves with _Exit once its output is written (cli/main.cc), and
 // its channels (one per command) are kept until then: destroying the last
 // one tears gRPC down, which joins its threads one by one. On a node busy
@@ -174,18 +193,11 @@ absl::Status ControllerClient::ListJobs(const v1::ListJobsRequest& request,
 
 absl::Status ControllerClient::ListAllJobs(v1::ListJobsRequest request,
                                            std::vector<v1::JobRecord>& jobs) {
-  request.clear_page_token();
-  do {
-    v1::ListJobsResponse page;
-    if (absl::Status status = ListJobs(request, page); !status.ok()) {
-      return status;
-    }
-    for (v1::JobRecord& job : *page.mutable_jobs()) {
-      jobs.push_back(std::move(job));
-    }
-    request.set_page_token(page.next_page_token());
-  } while (!request.page_token().empty());
-  return absl::OkStatus();
+  return AllPages<v1::ListJobsResponse>(
+      std::move(request), jobs,
+      [this](const v1::ListJobsRequest& r, v1::ListJobsResponse& page) {
+        return ListJobs(r, page);
+      });
 }
 
 absl::Status ControllerClient::GetJob(uint64_t job_id,
@@ -206,24 +218,15 @@ absl::Status ControllerClient::GetJob(const v1::GetJobRequest& request,
 
 absl::Status ControllerClient::Accounting(v1::AccountingRequest request,
                                           std::vector<v1::JobRecord>& jobs) {
-  request.clear_page_token();
-  do {
-    v1::AccountingResponse page;
-    grpc::ClientContext context;
-    if (absl::Status ready = Prepare(context, request); !ready.ok()) {
-      return ready;
-    }
-    if (absl::Status status =
-            Convert(stub_->Accounting(&context, request, &page));
-        !status.ok()) {
-      return status;
-    }
-    for (v1::JobRecord& job : *page.mutable_jobs()) {
-      jobs.push_back(std::move(job));
-    }
-    request.set_page_token(page.next_page_token());
-  } while (!request.page_token().empty());
-  return absl::OkStatus();
+  return AllPages<v1::AccountingResponse>(
+      std::move(request), jobs,
+      [this](const v1::AccountingRequest& r, v1::AccountingResponse& page) {
+        grpc::ClientContext context;
+        if (absl::Status ready = Prepare(context, r); !ready.ok()) {
+          return ready;
+        }
+        return Convert(stub_->Accounting(&context, r, &page));
+      });
 }
 
 absl::Status ControllerClient::SchedulerReport(
