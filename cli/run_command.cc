@@ -25,6 +25,7 @@
 #include "cli/step_io_pattern.h"
 #include "cli/step_options.h"
 #include "cli/step_output.h"
+#include "cli/step_terminal.h"
 #include "cli/version.h"
 #include "common/export_environment.h"
 
@@ -55,6 +56,17 @@ std::string HostName() {
   char name[256] = {};
   if (::gethostname(name, sizeof name - 1) != 0) return "";
   return name;
+}
+
+// Stops the step's tasks (srun interrupted); its wait then sees it end.
+void CancelStep(ControllerClient& client, uint64_t job_id, uint32_t step_id) {
+  v1::WaitStepRequest cancel;
+  cancel.set_job_id(job_id);
+  cancel.set_step_id(step_id);
+  cancel.set_cancel(true);
+  cancel.set_user(Env("USER"));
+  v1::WaitStepResponse ignored;
+  (void)client.WaitStep(cancel, ignored, std::chrono::seconds(5));
 }
 
 // srun -o/-e: each task's stream to our stdout/stderr, to a file (one per
@@ -188,13 +200,7 @@ void StepRun::WatchSignals(const std::string& target, sigset_t signals) {
     std::cerr << program_ << ": interrupted; stopping step " << step_id
               << " of job " << job_id_ << "\n";
     ControllerClient canceller(target);
-    v1::WaitStepRequest cancel;
-    cancel.set_job_id(job_id_);
-    cancel.set_step_id(step_id);
-    cancel.set_cancel(true);
-    cancel.set_user(Env("USER"));
-    v1::WaitStepResponse ignored;
-    (void)canceller.WaitStep(cancel, ignored, std::chrono::seconds(5));
+    CancelStep(canceller, job_id_, step_id);
   }).detach();
 }
 
@@ -291,12 +297,6 @@ void StepRun::ReportFailedTasks(const v1::StepRecord& step) const {
 }
 
 int StepRun::Main(const std::string& controller) {
-  if (options_.pty) {
-    return Fail(
-        "--pty is not supported: Gantry gives no pseudo-terminal to a task; "
-        "run an interactive shell with salloc (gantry alloc), which runs it "
-        "here with the job's variables");
-  }
   if (!options_.input.empty() && options_.input != "none") {
     return Fail(
         absl::StrCat("--input=", options_.input,
@@ -313,12 +313,7 @@ int StepRun::Main(const std::string& controller) {
   }
   // Signals are taken by one thread; block them before gRPC starts its
   // threads so that none of those gets them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  const sigset_t stop_signals = BlockStopSignals();
   // USR1/USR2 are how jobs are warned (sbatch --signal, scancel --signal
   // -f): Gantry delivers them to the step tasks itself, so gantry run must
   // not die of one and lose the tasks' output.
@@ -372,6 +367,8 @@ int StepRun::Main(const std::string& controller) {
   auto files = std::make_shared<StepIoFiles>(program_, options_.output,
                                              options_.error, names);
   const bool routed = !options_.output.empty() || !options_.error.empty();
+  // --pty: task 0's terminal joined to ours.
+  auto terminal = std::make_shared<StepTerminal>();
   const std::string token = RandomToken();
   absl::StatusOr<std::unique_ptr<StepOutputServer>> output =
       StepOutputServer::Listen(
@@ -379,10 +376,14 @@ int StepRun::Main(const std::string& controller) {
           routed ? StepOutputRouter([files](uint32_t task, int stream) {
             return files->Route(task, stream);
           })
-                 : StepOutputRouter());
+                 : StepOutputRouter(),
+          options_.pty ? StepTerminalHandler(
+                             [terminal](int fd) { terminal->Attach(fd); })
+                       : StepTerminalHandler());
   if (!output.ok()) return finish(Fail(std::string(output.status().message())));
   request->set_io_port((*output)->port());
   request->set_io_token(token);
+  request->set_pty(options_.pty);
 
   absl::StatusOr<v1::StepRecord> step = Launch(client, *request);
   if (!step.ok()) {
@@ -396,13 +397,7 @@ int StepRun::Main(const std::string& controller) {
   step_id_ = step_id;
   if (interrupted_) {
     // The signal came between the launch and now: stop it here.
-    v1::WaitStepRequest cancel;
-    cancel.set_job_id(job_id);
-    cancel.set_step_id(step_id);
-    cancel.set_cancel(true);
-    cancel.set_user(Env("USER"));
-    v1::WaitStepResponse ignored;
-    (void)client.WaitStep(cancel, ignored, std::chrono::seconds(5));
+    CancelStep(client, job_id, step_id);
   }
   const uint32_t tasks = StepTaskCount(*step);
 
@@ -427,7 +422,10 @@ int StepRun::Main(const std::string& controller) {
     return finish(Fail(absl::StrCat("lost track of step ", step_id, " of job ",
                                     job_id, ": ", status.message())));
   }
-  (*output)->Finish(2 * tasks, std::chrono::milliseconds(1000));
+  // A task on a terminal opens one connection, not two.
+  (*output)->Finish(2 * tasks - (options_.pty && tasks > 0 ? 1 : 0),
+                    std::chrono::milliseconds(1000));
+  terminal->Join();
   ReportFailedTasks(ended.step());
   return finish(ended.step().exit_code());
 }
@@ -450,8 +448,10 @@ int RunStepCommand(const std::string& controller,
     std::cout << kVersionLine << "\n";
     return 0;
   }
-  StepRun run(program, *std::move(options));
-  return run.Main(controller);
+  // Never freed: the signal thread may still use it while the process
+  // exits.
+  StepRun* run = new StepRun(program, *std::move(options));
+  return run->Main(controller);
 }
 
 }  // namespace gantry::cli

@@ -26,8 +26,8 @@ bool FiltersByAttributes(const v1::JobFilter& filter);
 absl::Status CheckFilter(const v1::JobFilter& filter);
 
 // Clears what the job's user gave it to run (the script, its arguments, the
-// environment, step command lines): shown only to its owner and admins, and
-// never in listings.
+// environment, step command lines, the token of a step's output): shown
+// only to its owner and admins, and never in listings.
 void ClearPayloads(v1::JobRecord& job);
 
 }  // namespace gantry

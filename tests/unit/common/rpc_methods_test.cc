@@ -40,11 +40,12 @@ TEST_CASE("Each client method name is the RPC taking its request") {
   CheckNamesTheRpcTaking<v1::GetTopologyRequest>();
   CheckNamesTheRpcTaking<v1::LaunchStepRequest>();
   CheckNamesTheRpcTaking<v1::WaitStepRequest>();
+  CheckNamesTheRpcTaking<v1::EndAllocationRequest>();
   // Every RPC is listed above: a new one needs its entry in the table.
   CHECK(v1::SubmitRequest::descriptor()
             ->file()
             ->FindServiceByName("ClientService")
-            ->method_count() == 14);
+            ->method_count() == 15);
 }
 
 TEST_CASE("The agent's method name is its stream's RPC") {
