@@ -59,7 +59,6 @@ int RunAllocCommand(const std::string& controller,
   AllocationAsk ask;
   ask.program = program;
   ask.announce_grant = true;
-  ask.default_name = "interactive";
   for (const std::string& word : invocation->option_words) {
     if (word == "-h" || word == "--help") {
       std::cout << kAllocUsage;
@@ -84,6 +83,8 @@ int RunAllocCommand(const std::string& controller,
     const char* shell = std::getenv("SHELL");
     command.push_back(shell != nullptr && *shell != '\0' ? shell : "/bin/sh");
   }
+  // As salloc: the job is named after its command.
+  ask.default_name = command[0].substr(command[0].rfind('/') + 1);
 
   // Ctrl-C while waiting cancels the request; once the command runs, it is
   // the command's (the terminal sends it there), not ours.

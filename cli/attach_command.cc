@@ -7,6 +7,7 @@
 #include <cstring>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -30,12 +31,19 @@ until the step ends. Ctrl-C detaches; the step goes on.
 
 Options:
   -l, --label       put "TASK: " before each line
+      --output-filter=TASK   stdout of this task only
+      --error-filter=TASK    stderr of this task only
   -Q, --quiet       no informational messages
   -h, --help        print this help
   -V, --version     print Gantry's version
 )";
 
-constexpr const char* kLongOptions[] = {"label", "quiet", "help", "version"};
+constexpr const char* kLongOptions[] = {"label",         "quiet",
+                                        "help",          "version",
+                                        "output-filter", "error-filter"};
+// sattach's options for what Gantry's attach cannot do: named, not
+// "unrecognized".
+constexpr const char* kUnsupported[] = {"input-filter", "pty", "layout"};
 constexpr size_t kMaxFrameBytes = 1 << 20;
 
 std::string Unrecognized(const std::string& word, const std::string& program) {
@@ -55,7 +63,9 @@ std::string Unrecognized(const std::string& word, const std::string& program) {
 // stderr, labelled by task with --label.
 class FramePrinter {
  public:
-  explicit FramePrinter(bool label) : label_(label) {}
+  FramePrinter(bool label, std::optional<uint32_t> out_task,
+               std::optional<uint32_t> err_task)
+      : label_(label), out_task_(out_task), err_task_(err_task) {}
 
   // False when the stream is malformed.
   bool Feed(std::string_view bytes) {
@@ -82,6 +92,8 @@ class FramePrinter {
 
  private:
   void Print(uint32_t task, int stream, const std::string& data) {
+    const std::optional<uint32_t>& only = stream == 1 ? out_task_ : err_task_;
+    if (only && *only != task) return;
     if (!label_) {
       WriteAll(stream, data.data(), data.size());
       return;
@@ -99,6 +111,8 @@ class FramePrinter {
   }
 
   const bool label_;
+  const std::optional<uint32_t> out_task_;
+  const std::optional<uint32_t> err_task_;
   std::string pending_;
   std::map<std::pair<uint32_t, int>, bool> line_start_;
 };
@@ -114,8 +128,33 @@ int RunAttachCommand(const std::string& controller,
   };
   bool label = false;
   bool quiet = false;
+  std::optional<uint32_t> out_task;
+  std::optional<uint32_t> err_task;
   std::string target_step;
-  for (const std::string& word : args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& word = args[i];
+    const std::string name = word.substr(0, word.find('='));
+    if (name == "--output-filter" || name == "--error-filter") {
+      std::string value;
+      if (name.size() < word.size()) {
+        value = word.substr(name.size() + 1);
+      } else if (i + 1 < args.size()) {
+        value = args[++i];
+      }
+      uint32_t task = 0;
+      if (!absl::SimpleAtoi(value, &task)) {
+        return fail(absl::StrCat(name, "=", value, ": expected a task number"));
+      }
+      (name == "--output-filter" ? out_task : err_task) = task;
+      continue;
+    }
+    for (const char* unsupported : kUnsupported) {
+      if (name == absl::StrCat("--", unsupported)) {
+        return fail(absl::StrCat(
+            name, " is not supported: ", program,
+            " only prints a step's output (srun --pty gives a terminal)"));
+      }
+    }
     if (word == "-h" || word == "--help") {
       std::cout << kAttachUsage;
       return 0;
@@ -185,7 +224,7 @@ int RunAttachCommand(const std::string& controller,
   if (!quiet) {
     std::cerr << program << ": attached to step " << target_step << "\n";
   }
-  FramePrinter printer(label);
+  FramePrinter printer(label, out_task, err_task);
   char buffer[65536];
   while (true) {
     const ssize_t got = ::read(fd, buffer, sizeof buffer);

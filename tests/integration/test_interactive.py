@@ -292,8 +292,16 @@ class InteractiveTest(ClusterTestCase):
             "echo \"$SLURM_PROCID err $i\" >&2; sleep 0.1; done'")
         job_id = int(cluster.wait_files(["attach.job"], timeout=20)
                      ["attach.job"])
-        attached = self.sh(f"sattach -l {job_id}.1", timeout=30)
+        labelled = self.spawn(f"sattach -l {job_id}.1")
+        filtered = self.spawn(f"sattach --output-filter=1 {job_id}.1")
         out, err = running.communicate(timeout=30)
+        attached = subprocess.CompletedProcess(
+            "sattach", None, *labelled.communicate(timeout=30))
+        attached.returncode = labelled.returncode
+        only_one, _ = filtered.communicate(timeout=30)
+        self.assertEqual(filtered.returncode, 0)
+        self.assertTrue(only_one.endswith("1 line 30\n"), only_one)
+        self.assertNotIn("0 line", only_one)
         self.assertEqual(running.returncode, 0, err)
         self.assertEqual(attached.returncode, 0, attached.stderr)
         self.assertIn(f"sattach: attached to step {job_id}.1",
@@ -323,6 +331,9 @@ class InteractiveTest(ClusterTestCase):
                          "(did you mean --label?); try \"gantry attach "
                          "--help\"")
         self.assertIn("Usage: gantry attach", self.sh("sattach --help").stdout)
+        result = self.sh("sattach --pty 1.1")
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("sattach: error: --pty is not supported", result.stderr)
 
     def test_help_and_bad_options(self):
         for command, usage in (("srun --help", "Usage: gantry run"),
