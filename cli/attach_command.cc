@@ -38,9 +38,8 @@ Options:
   -V, --version     print Gantry's version
 )";
 
-constexpr const char* kLongOptions[] = {"label",         "quiet",
-                                        "help",          "version",
-                                        "output-filter", "error-filter"};
+constexpr const char* kLongOptions[] = {
+    "label", "quiet", "help", "version", "output-filter", "error-filter"};
 // sattach's options for what Gantry's attach cannot do: named, not
 // "unrecognized".
 constexpr const char* kUnsupported[] = {"input-filter", "pty", "layout"};

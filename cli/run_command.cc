@@ -1,19 +1,14 @@
 #include "cli/run_command.h"
 
-#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
-#include <condition_variable>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <mutex>
 #include <thread>
 
 #include "absl/strings/escaping.h"
@@ -22,7 +17,7 @@
 #include "cli/allocation.h"
 #include "cli/controller_client.h"
 #include "cli/output_format.h"
-#include "cli/step_io_pattern.h"
+#include "cli/step_io_files.h"
 #include "cli/step_options.h"
 #include "cli/step_output.h"
 #include "cli/step_terminal.h"
@@ -68,88 +63,6 @@ void CancelStep(ControllerClient& client, uint64_t job_id, uint32_t step_id) {
   v1::WaitStepResponse ignored;
   (void)client.WaitStep(cancel, ignored, std::chrono::seconds(5));
 }
-
-// srun -o/-e: each task's stream to our stdout/stderr, to a file (one per
-// task, node or step, as the pattern says), or nowhere. The step's layout
-// (which task runs where) is known once LaunchStep answers; a task that
-// connects before then waits for it.
-class StepIoFiles {
- public:
-  // `err` empty: stderr goes where stdout does (as srun's).
-  StepIoFiles(std::string program, const std::string& out,
-              const std::string& err, StepIoNames base)
-      : program_(std::move(program)),
-        out_(ParseStepIoMode(out.empty() ? "all" : out)),
-        err_(ParseStepIoMode(err.empty() ? out.empty() ? "all" : out : err)),
-        base_(std::move(base)) {}
-  ~StepIoFiles() {
-    for (const auto& [path, fd] : files_) ::close(fd);
-  }
-
-  void SetStep(const v1::JobRecord& job, const v1::StepRecord& step) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    base_.step_id = step.id();
-    for (const v1::NodeAllocation& share : step.nodes()) {
-      uint32_t node_index = 0;
-      for (int i = 0; i < job.allocation_size(); ++i) {
-        if (job.allocation(i).node() == share.node()) node_index = i;
-      }
-      for (uint32_t t = 0; t < share.rank_count(); ++t) {
-        task_nodes_[share.first_rank() + t] = {node_index, share.node()};
-      }
-    }
-    known_ = true;
-    known_changed_.notify_all();
-  }
-
-  int Route(uint32_t task, int stream) {
-    const StepIoMode& mode = stream == 2 ? err_ : out_;
-    switch (mode.kind) {
-      case StepIoMode::Kind::kAll:
-        return stream;
-      case StepIoMode::Kind::kNone:
-        return -1;
-      case StepIoMode::Kind::kTask:
-        return task == mode.task ? stream : -1;
-      case StepIoMode::Kind::kFile:
-        break;
-    }
-    std::unique_lock<std::mutex> lock(mutex_);
-    known_changed_.wait_for(lock, std::chrono::seconds(30),
-                            [this] { return known_; });
-    StepIoNames names = base_;
-    names.task = task;
-    auto where = task_nodes_.find(task);
-    if (where != task_nodes_.end()) {
-      names.node_index = where->second.first;
-      names.node = where->second.second;
-    }
-    const std::string path = ExpandStepIoPattern(mode.pattern, names);
-    auto open = files_.find(path);
-    if (open != files_.end()) return open->second;
-    const int fd =
-        ::open(path.c_str(),
-               O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0) {
-      std::cerr << program_ << ": error: cannot open " << path << ": "
-                << std::strerror(errno) << "\n";
-      return -1;
-    }
-    files_[path] = fd;
-    return fd;
-  }
-
- private:
-  const std::string program_;
-  const StepIoMode out_;
-  const StepIoMode err_;
-  std::mutex mutex_;
-  std::condition_variable known_changed_;
-  bool known_ = false;
-  StepIoNames base_;
-  std::map<uint32_t, std::pair<uint32_t, std::string>> task_nodes_;
-  std::map<std::string, int> files_;
-};
 
 class StepRun {
  public:
