@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -209,7 +210,17 @@ void ExecRankChild(const RankChildPlan& plan) {
   if (::chdir(plan.working_dir) != 0) Fail(plan, RankChildStep::kWorkingDir);
   int out_fd = -1;
   int err_fd = -1;
-  if (plan.io_address != nullptr) {
+  int in_fd = -1;
+  if (plan.pty_slave != nullptr) {
+    // A session leader without a terminal: the first one it opens becomes
+    // its controlling terminal (TIOCSCTTY makes sure).
+    out_fd = ::open(plan.pty_slave, O_RDWR);
+    if (out_fd < 0 || ::ioctl(out_fd, TIOCSCTTY, 0) != 0) {
+      Fail(plan, RankChildStep::kPty);
+    }
+    err_fd = out_fd;
+    in_fd = out_fd;
+  } else if (plan.io_address != nullptr) {
     out_fd = ConnectStepIo(plan, plan.io_out_header);
     if (out_fd < 0) Fail(plan, RankChildStep::kStepIo);
     err_fd = ConnectStepIo(plan, plan.io_err_header);
@@ -225,8 +236,8 @@ void ExecRankChild(const RankChildPlan& plan) {
       if (err_fd < 0) Fail(plan, RankChildStep::kError);
     }
   }
-  int null_fd = ::open("/dev/null", O_RDONLY);
-  if (null_fd >= 0) ::dup2(null_fd, 0);
+  if (in_fd < 0) in_fd = ::open("/dev/null", O_RDONLY);
+  if (in_fd >= 0) ::dup2(in_fd, 0);
   ::dup2(out_fd, 1);
   ::dup2(err_fd, 2);
   // Nothing the agent has open (its gRPC sockets, other jobs' files)
@@ -270,6 +281,9 @@ std::string DescribeRankChildFailure(RankChildStep step, int error,
                           reason);
     case RankChildStep::kExec:
       return absl::StrCat("cannot execute ", plan.argv[0], ": ", reason);
+    case RankChildStep::kPty:
+      return absl::StrCat("cannot open the task's pseudo-terminal ",
+                          plan.pty_slave, ": ", reason);
     case RankChildStep::kStepIo:
       return absl::StrCat(
           "cannot send the task's output to the waiting gantry run: ", reason);

@@ -30,6 +30,7 @@ enum class RankChildStep : int {
   kError,
   kExec,
   kStepIo,
+  kPty,
 };
 
 struct RankChildPlan {
@@ -48,6 +49,10 @@ struct RankChildPlan {
   socklen_t io_address_length = 0;
   const char* io_out_header = nullptr;
   const char* io_err_header = nullptr;
+  // srun --pty: the slave of the task's pseudo-terminal (step_pty.h),
+  // opened as its controlling terminal and its stdin, stdout and stderr;
+  // the io connections and files above are not used. Null: none.
+  const char* pty_slave = nullptr;
   // A step's command: each path is tried in turn, as execvp does
   // (command_search.h); null: argv[0] is executed as it is.
   char* const* exec_candidates = nullptr;

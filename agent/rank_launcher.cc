@@ -24,8 +24,9 @@
 #include "agent/job_usage.h"
 #include "agent/rank_child.h"
 #include "agent/sanitized_environment.h"
-#include "agent/step_io.h"
+#include "agent/step_pty.h"
 #include "common/log.h"
+#include "common/step_io_address.h"
 
 namespace gantry::agent {
 namespace {
@@ -388,9 +389,21 @@ absl::Status RankLauncher::StartOne(const v1::LaunchRanks& launch,
     plan.io_out_header = out_header.c_str();
     plan.io_err_header = err_header.c_str();
   }
+  // srun --pty: task 0 of the step on a terminal whose master we relay.
+  std::optional<OpenedPty> pty;
+  if (launch.pty() && launch.step() != 0 && rank.rank() == 0 &&
+      plan.io_address != nullptr) {
+    absl::StatusOr<OpenedPty> opened =
+        OpenStepPty(identity.switch_user ? identity.uid : ::getuid(),
+                    identity.switch_user ? identity.gid : ::getgid());
+    if (!opened.ok()) return opened.status();
+    pty = *std::move(opened);
+    plan.pty_slave = pty->slave_path.c_str();
+  }
 
   int report[2];
   if (::pipe2(report, O_CLOEXEC) != 0) {
+    if (pty) ::close(pty->master_fd);
     return absl::ResourceExhaustedError(
         ErrnoText("pipe failed for", arg_strings.front()));
   }
@@ -407,6 +420,7 @@ absl::Status RankLauncher::StartOne(const v1::LaunchRanks& launch,
   const int spawn_errno = errno;
   ::pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
   if (pid < 0) {
+    if (pty) ::close(pty->master_fd);
     ::close(report[0]);
     ::close(report[1]);
     errno = spawn_errno;
@@ -420,6 +434,15 @@ absl::Status RankLauncher::StartOne(const v1::LaunchRanks& launch,
     got = ::read(report[0], message, sizeof message);
   } while (got < 0 && errno == EINTR);
   ::close(report[0]);
+  if (pty) {
+    if (got == static_cast<ssize_t>(sizeof message)) {
+      ::close(pty->master_fd);
+    } else {
+      StartPtyRelay(
+          pty->master_fd, io_address, plan.io_address_length,
+          absl::StrCat(launch.io_token(), " ", rank.rank(), " pty\n"));
+    }
+  }
   if (got == static_cast<ssize_t>(sizeof message)) {
     // The reaper collects the child; it is not in live_, so it reports
     // nothing more.

@@ -59,7 +59,6 @@ int RunAllocCommand(const std::string& controller,
   AllocationAsk ask;
   ask.program = program;
   ask.announce_grant = true;
-  ask.default_name = "interactive";
   for (const std::string& word : invocation->option_words) {
     if (word == "-h" || word == "--help") {
       std::cout << kAllocUsage;
@@ -84,19 +83,17 @@ int RunAllocCommand(const std::string& controller,
     const char* shell = std::getenv("SHELL");
     command.push_back(shell != nullptr && *shell != '\0' ? shell : "/bin/sh");
   }
+  // As salloc: the job is named after its command.
+  ask.default_name = command[0].substr(command[0].rfind('/') + 1);
 
   // Ctrl-C while waiting cancels the request; once the command runs, it is
   // the command's (the terminal sends it there), not ours.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  std::atomic<bool> interrupted{false};
+  const sigset_t stop_signals = BlockStopSignals();
+  // Static: the signal thread may still look at them while we exit.
+  static std::atomic<bool> interrupted{false};
+  static std::atomic<pid_t> child{0};
   std::atomic<bool> done{false};
-  std::atomic<pid_t> child{0};
-  std::thread([&interrupted, &child, stop_signals] {
+  std::thread([stop_signals] {
     while (true) {
       int signal = 0;
       if (sigwait(&stop_signals, &signal) != 0) return;

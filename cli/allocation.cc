@@ -126,6 +126,16 @@ absl::Status CancelAllocation(ControllerClient& client, uint64_t job_id) {
   return client.Cancel(request, response);
 }
 
+sigset_t BlockStopSignals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
+
 std::map<std::string, std::string> AllocationEnvironment(
     const v1::JobRecord& job) {
   std::vector<std::string> nodes;

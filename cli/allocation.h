@@ -4,6 +4,8 @@
 // end of the allocation. Used by one thread of the CLI at a time.
 #pragma once
 
+#include <signal.h>
+
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -44,6 +46,12 @@ absl::Status EndAllocation(ControllerClient& client, uint64_t job_id,
 
 // Cancels it (Ctrl-C): the job ends CANCELLED.
 absl::Status CancelAllocation(ControllerClient& client, uint64_t job_id);
+
+// Blocks SIGINT, SIGTERM and SIGHUP in the calling thread (call it before
+// other threads start, so that they all inherit the mask) and returns the
+// set, for one thread to take them with sigwait: an interrupted srun or
+// salloc still ends or cancels its allocation.
+sigset_t BlockStopSignals();
 
 // The job's SLURM_* variables for a command run locally in it (salloc's
 // shell): what srun inside needs to find the allocation, and what scripts

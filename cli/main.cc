@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "cli/accounting_commands.h"
 #include "cli/alloc_command.h"
+#include "cli/attach_command.h"
 #include "cli/batch_command.h"
 #include "cli/cancel_command.h"
 #include "cli/drain_command.h"
@@ -179,7 +180,9 @@ bool RouteBatch(int argc, char** argv, std::string& controller,
 std::string ProgramName(const char* argv0, const std::string& subcommand) {
   std::string program = argv0;
   program = program.substr(program.rfind('/') + 1);
-  if (program == "srun" || program == "salloc") return program;
+  if (program == "srun" || program == "salloc" || program == "sattach") {
+    return program;
+  }
   return "gantry " + subcommand;
 }
 
@@ -215,6 +218,10 @@ int RunCommandLine(int argc, char** argv) {
     if (RouteBatch(argc, argv, controller, command, args) && command == "run") {
       return gantry::cli::RunStepCommand(
           controller, args, ProgramName(invoked_as.c_str(), "run"));
+    }
+    if (command == "attach") {
+      return gantry::cli::RunAttachCommand(
+          controller, args, ProgramName(invoked_as.c_str(), "attach"));
     }
     if (command == "alloc") {
       return gantry::cli::RunAllocCommand(
@@ -271,6 +278,9 @@ int RunCommandLine(int argc, char** argv) {
   app.add_subcommand("alloc",
                      "Allocate a job and run a shell or command here in it "
                      "(salloc); see gantry alloc --help");
+  app.add_subcommand("attach",
+                     "Print a running step's output from another terminal "
+                     "(sattach); see gantry attach --help");
   app.add_subcommand("run",
                      "Run a command as a job step: inside a job on its "
                      "allocation, outside one on a job allocated for it "

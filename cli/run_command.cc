@@ -1,19 +1,14 @@
 #include "cli/run_command.h"
 
-#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
-#include <condition_variable>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <mutex>
 #include <thread>
 
 #include "absl/strings/escaping.h"
@@ -22,9 +17,10 @@
 #include "cli/allocation.h"
 #include "cli/controller_client.h"
 #include "cli/output_format.h"
-#include "cli/step_io_pattern.h"
+#include "cli/step_io_files.h"
 #include "cli/step_options.h"
 #include "cli/step_output.h"
+#include "cli/step_terminal.h"
 #include "cli/version.h"
 #include "common/export_environment.h"
 
@@ -57,87 +53,16 @@ std::string HostName() {
   return name;
 }
 
-// srun -o/-e: each task's stream to our stdout/stderr, to a file (one per
-// task, node or step, as the pattern says), or nowhere. The step's layout
-// (which task runs where) is known once LaunchStep answers; a task that
-// connects before then waits for it.
-class StepIoFiles {
- public:
-  // `err` empty: stderr goes where stdout does (as srun's).
-  StepIoFiles(std::string program, const std::string& out,
-              const std::string& err, StepIoNames base)
-      : program_(std::move(program)),
-        out_(ParseStepIoMode(out.empty() ? "all" : out)),
-        err_(ParseStepIoMode(err.empty() ? out.empty() ? "all" : out : err)),
-        base_(std::move(base)) {}
-  ~StepIoFiles() {
-    for (const auto& [path, fd] : files_) ::close(fd);
-  }
-
-  void SetStep(const v1::JobRecord& job, const v1::StepRecord& step) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    base_.step_id = step.id();
-    for (const v1::NodeAllocation& share : step.nodes()) {
-      uint32_t node_index = 0;
-      for (int i = 0; i < job.allocation_size(); ++i) {
-        if (job.allocation(i).node() == share.node()) node_index = i;
-      }
-      for (uint32_t t = 0; t < share.rank_count(); ++t) {
-        task_nodes_[share.first_rank() + t] = {node_index, share.node()};
-      }
-    }
-    known_ = true;
-    known_changed_.notify_all();
-  }
-
-  int Route(uint32_t task, int stream) {
-    const StepIoMode& mode = stream == 2 ? err_ : out_;
-    switch (mode.kind) {
-      case StepIoMode::Kind::kAll:
-        return stream;
-      case StepIoMode::Kind::kNone:
-        return -1;
-      case StepIoMode::Kind::kTask:
-        return task == mode.task ? stream : -1;
-      case StepIoMode::Kind::kFile:
-        break;
-    }
-    std::unique_lock<std::mutex> lock(mutex_);
-    known_changed_.wait_for(lock, std::chrono::seconds(30),
-                            [this] { return known_; });
-    StepIoNames names = base_;
-    names.task = task;
-    auto where = task_nodes_.find(task);
-    if (where != task_nodes_.end()) {
-      names.node_index = where->second.first;
-      names.node = where->second.second;
-    }
-    const std::string path = ExpandStepIoPattern(mode.pattern, names);
-    auto open = files_.find(path);
-    if (open != files_.end()) return open->second;
-    const int fd =
-        ::open(path.c_str(),
-               O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0) {
-      std::cerr << program_ << ": error: cannot open " << path << ": "
-                << std::strerror(errno) << "\n";
-      return -1;
-    }
-    files_[path] = fd;
-    return fd;
-  }
-
- private:
-  const std::string program_;
-  const StepIoMode out_;
-  const StepIoMode err_;
-  std::mutex mutex_;
-  std::condition_variable known_changed_;
-  bool known_ = false;
-  StepIoNames base_;
-  std::map<uint32_t, std::pair<uint32_t, std::string>> task_nodes_;
-  std::map<std::string, int> files_;
-};
+// Stops the step's tasks (srun interrupted); its wait then sees it end.
+void CancelStep(ControllerClient& client, uint64_t job_id, uint32_t step_id) {
+  v1::WaitStepRequest cancel;
+  cancel.set_job_id(job_id);
+  cancel.set_step_id(step_id);
+  cancel.set_cancel(true);
+  cancel.set_user(Env("USER"));
+  v1::WaitStepResponse ignored;
+  (void)client.WaitStep(cancel, ignored, std::chrono::seconds(5));
+}
 
 class StepRun {
  public:
@@ -188,13 +113,7 @@ void StepRun::WatchSignals(const std::string& target, sigset_t signals) {
     std::cerr << program_ << ": interrupted; stopping step " << step_id
               << " of job " << job_id_ << "\n";
     ControllerClient canceller(target);
-    v1::WaitStepRequest cancel;
-    cancel.set_job_id(job_id_);
-    cancel.set_step_id(step_id);
-    cancel.set_cancel(true);
-    cancel.set_user(Env("USER"));
-    v1::WaitStepResponse ignored;
-    (void)canceller.WaitStep(cancel, ignored, std::chrono::seconds(5));
+    CancelStep(canceller, job_id_, step_id);
   }).detach();
 }
 
@@ -291,12 +210,6 @@ void StepRun::ReportFailedTasks(const v1::StepRecord& step) const {
 }
 
 int StepRun::Main(const std::string& controller) {
-  if (options_.pty) {
-    return Fail(
-        "--pty is not supported: Gantry gives no pseudo-terminal to a task; "
-        "run an interactive shell with salloc (gantry alloc), which runs it "
-        "here with the job's variables");
-  }
   if (!options_.input.empty() && options_.input != "none") {
     return Fail(
         absl::StrCat("--input=", options_.input,
@@ -313,12 +226,7 @@ int StepRun::Main(const std::string& controller) {
   }
   // Signals are taken by one thread; block them before gRPC starts its
   // threads so that none of those gets them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  const sigset_t stop_signals = BlockStopSignals();
   // USR1/USR2 are how jobs are warned (sbatch --signal, scancel --signal
   // -f): Gantry delivers them to the step tasks itself, so gantry run must
   // not die of one and lose the tasks' output.
@@ -372,6 +280,8 @@ int StepRun::Main(const std::string& controller) {
   auto files = std::make_shared<StepIoFiles>(program_, options_.output,
                                              options_.error, names);
   const bool routed = !options_.output.empty() || !options_.error.empty();
+  // --pty: task 0's terminal joined to ours.
+  auto terminal = std::make_shared<StepTerminal>();
   const std::string token = RandomToken();
   absl::StatusOr<std::unique_ptr<StepOutputServer>> output =
       StepOutputServer::Listen(
@@ -379,10 +289,14 @@ int StepRun::Main(const std::string& controller) {
           routed ? StepOutputRouter([files](uint32_t task, int stream) {
             return files->Route(task, stream);
           })
-                 : StepOutputRouter());
+                 : StepOutputRouter(),
+          options_.pty ? StepTerminalHandler(
+                             [terminal](int fd) { terminal->Attach(fd); })
+                       : StepTerminalHandler());
   if (!output.ok()) return finish(Fail(std::string(output.status().message())));
   request->set_io_port((*output)->port());
   request->set_io_token(token);
+  request->set_pty(options_.pty);
 
   absl::StatusOr<v1::StepRecord> step = Launch(client, *request);
   if (!step.ok()) {
@@ -396,13 +310,7 @@ int StepRun::Main(const std::string& controller) {
   step_id_ = step_id;
   if (interrupted_) {
     // The signal came between the launch and now: stop it here.
-    v1::WaitStepRequest cancel;
-    cancel.set_job_id(job_id);
-    cancel.set_step_id(step_id);
-    cancel.set_cancel(true);
-    cancel.set_user(Env("USER"));
-    v1::WaitStepResponse ignored;
-    (void)client.WaitStep(cancel, ignored, std::chrono::seconds(5));
+    CancelStep(client, job_id, step_id);
   }
   const uint32_t tasks = StepTaskCount(*step);
 
@@ -427,7 +335,10 @@ int StepRun::Main(const std::string& controller) {
     return finish(Fail(absl::StrCat("lost track of step ", step_id, " of job ",
                                     job_id, ": ", status.message())));
   }
-  (*output)->Finish(2 * tasks, std::chrono::milliseconds(1000));
+  // A task on a terminal opens one connection, not two.
+  (*output)->Finish(2 * tasks - (options_.pty && tasks > 0 ? 1 : 0),
+                    std::chrono::milliseconds(1000));
+  terminal->Join();
   ReportFailedTasks(ended.step());
   return finish(ended.step().exit_code());
 }
@@ -450,8 +361,10 @@ int RunStepCommand(const std::string& controller,
     std::cout << kVersionLine << "\n";
     return 0;
   }
-  StepRun run(program, *std::move(options));
-  return run.Main(controller);
+  // Never freed: the signal thread may still use it while the process
+  // exits.
+  StepRun* run = new StepRun(program, *std::move(options));
+  return run->Main(controller);
 }
 
 }  // namespace gantry::cli

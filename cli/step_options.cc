@@ -252,6 +252,16 @@ absl::StatusOr<StepOptions> ParseStepOptions(
     const std::vector<std::string>& args, const std::string& program) {
   StepOptions options;
   size_t i = 0;
+  // An option only sbatch's table knows: its words go to the allocation.
+  auto take_job_option = [&]() -> absl::Status {
+    absl::StatusOr<size_t> spanned = JobOptionWords(args, i, program);
+    if (!spanned.ok()) return spanned.status();
+    for (size_t k = 0; k < *spanned; ++k) {
+      options.allocation_words.push_back(args[i + k]);
+    }
+    i += *spanned - 1;
+    return absl::OkStatus();
+  };
   for (; i < args.size(); ++i) {
     const std::string& word = args[i];
     if (word == "--") {
@@ -276,12 +286,8 @@ absl::StatusOr<StepOptions> ParseStepOptions(
       }
       option = FindLong(name);
       if (option == nullptr) {
-        absl::StatusOr<size_t> spanned = JobOptionWords(args, i, program);
-        if (!spanned.ok()) return spanned.status();
-        for (size_t k = 0; k < *spanned; ++k) {
-          options.allocation_words.push_back(args[i + k]);
-        }
-        i += *spanned - 1;
+        absl::Status taken = take_job_option();
+        if (!taken.ok()) return taken;
         continue;
       }
       if (equals != std::string::npos) {
@@ -294,12 +300,8 @@ absl::StatusOr<StepOptions> ParseStepOptions(
     } else {
       option = FindShort(word[1]);
       if (option == nullptr) {
-        absl::StatusOr<size_t> spanned = JobOptionWords(args, i, program);
-        if (!spanned.ok()) return spanned.status();
-        for (size_t k = 0; k < *spanned; ++k) {
-          options.allocation_words.push_back(args[i + k]);
-        }
-        i += *spanned - 1;
+        absl::Status taken = take_job_option();
+        if (!taken.ok()) return taken;
         continue;
       }
       if (word.size() > 2) {
@@ -367,8 +369,8 @@ Step options:
                             %J job.step, %t task, %n node index, %N node,
                             %u user, %x job name, %% (%4t: zero-padded)
   -e, --error MODE          stderr, as -o
-  -i, --input MODE          stdin: all (default: to every task), none,
-                            TASKID, or a file
+  -i, --input none          tasks read no stdin (the only mode here;
+                            --pty gives task 0 your terminal)
       --export LIST         ALL (default), NONE, or NAME[=VALUE],... with
                             or without ALL, as sbatch --export
   -J, --job-name NAME       the job's name (outside a job)

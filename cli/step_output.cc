@@ -9,11 +9,13 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/write_all.h"
 
 namespace gantry::cli {
 namespace {
@@ -29,31 +31,46 @@ int64_t NowMs() {
       .count();
 }
 
-void WriteAll(int fd, const char* data, size_t size) {
+// Our stdout gone: the tasks run on regardless.
+void WriteOut(int fd, const char* data, size_t size) {
   if (fd < 0) return;  // dropped (srun -o none, another task's -o TASK)
-  while (size > 0) {
-    ssize_t wrote = ::write(fd, data, size);
-    if (wrote < 0) {
-      if (errno == EINTR) continue;
-      return;  // our stdout is gone; the tasks run on regardless
-    }
-    data += wrote;
-    size -= static_cast<size_t>(wrote);
-  }
+  (void)gantry::WriteAll(fd, data, size);
 }
 
 struct Connection {
   std::string header;  // until the first newline
   bool ready = false;
+  uint32_t task = 0;
+  int stream = 1;
   int out_fd = 1;
   std::string prefix;   // "TASK: " with --label
   std::string partial;  // a labelled line not yet ended
 };
 
+// A copy of one chunk of a task's output for each sattach: "TASK STREAM
+// LENGTH\n" and the bytes. A listener that cannot take it at once is
+// dropped: a slow reader must not hold up the step's own output.
+void Tee(std::set<int>& listeners, uint32_t task, int stream,
+         std::string_view data) {
+  if (listeners.empty() || data.empty()) return;
+  std::string frame = absl::StrCat(task, " ", stream, " ", data.size(), "\n");
+  frame.append(data.data(), data.size());
+  for (auto it = listeners.begin(); it != listeners.end();) {
+    const ssize_t wrote = ::send(*it, frame.data(), frame.size(), MSG_NOSIGNAL);
+    if (wrote == static_cast<ssize_t>(frame.size())) {
+      ++it;
+      continue;
+    }
+    ::close(*it);
+    it = listeners.erase(it);
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<StepOutputServer>> StepOutputServer::Listen(
-    std::string token, bool label, StepOutputRouter router) {
+    std::string token, bool label, StepOutputRouter router,
+    StepTerminalHandler terminal) {
   int fd = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     return absl::UnavailableError(absl::StrCat(
@@ -75,18 +92,20 @@ absl::StatusOr<std::unique_ptr<StepOutputServer>> StepOutputServer::Listen(
   }
   std::unique_ptr<StepOutputServer> server(
       new StepOutputServer(fd, ntohs(address.sin6_port), std::move(token),
-                           label, std::move(router)));
+                           label, std::move(router), std::move(terminal)));
   return server;
 }
 
 StepOutputServer::StepOutputServer(int listen_fd, uint16_t port,
                                    std::string token, bool label,
-                                   StepOutputRouter router)
+                                   StepOutputRouter router,
+                                   StepTerminalHandler terminal)
     : listen_fd_(listen_fd),
       port_(port),
       token_(std::move(token)),
       label_(label),
-      router_(std::move(router)) {
+      router_(std::move(router)),
+      terminal_(std::move(terminal)) {
   if (::pipe2(wake_, O_CLOEXEC) != 0) wake_[0] = wake_[1] = -1;
   thread_ = std::thread([this] { Serve(); });
 }
@@ -113,6 +132,7 @@ void StepOutputServer::Finish(uint32_t expected,
 
 void StepOutputServer::Serve() {
   std::map<int, Connection> connections;
+  std::set<int> listeners;  // sattach connections
   uint32_t accepted = 0;
   int64_t drain_deadline = 0;
   char buffer[65536];
@@ -129,6 +149,7 @@ void StepOutputServer::Serve() {
     for (const auto& [fd, connection] : connections) {
       fds.push_back({fd, POLLIN, 0});
     }
+    for (int fd : listeners) fds.push_back({fd, POLLIN, 0});
     const int ready = ::poll(fds.data(), fds.size(), finishing_ ? 50 : 1000);
     if (ready <= 0) continue;
     for (const pollfd& entry : fds) {
@@ -139,6 +160,12 @@ void StepOutputServer::Serve() {
           connections.emplace(fd, Connection{});
           ++accepted;
         }
+        continue;
+      }
+      if (listeners.count(entry.fd)) {
+        // sattach sends nothing: data or an end means it is gone.
+        ::close(entry.fd);
+        listeners.erase(entry.fd);
         continue;
       }
       if (entry.fd == wake_[0]) {
@@ -153,7 +180,7 @@ void StepOutputServer::Serve() {
       if (got <= 0) {
         if (!connection.partial.empty()) {
           connection.partial += '\n';
-          WriteAll(connection.out_fd, connection.partial.data(),
+          WriteOut(connection.out_fd, connection.partial.data(),
                    connection.partial.size());
         }
         ::close(entry.fd);
@@ -175,6 +202,25 @@ void StepOutputServer::Serve() {
         std::vector<std::string> words = absl::StrSplit(connection.header, ' ');
         uint32_t task = 0;
         int stream = 0;
+        if (words.size() == 3 && words[0] == token_ && words[2] == "pty" &&
+            terminal_) {
+          // Task 0's terminal: relayed elsewhere from now on, with what
+          // came after the header.
+          const int fd = entry.fd;
+          connections.erase(entry.fd);
+          WriteOut(1, data.data(), data.size());
+          terminal_(fd);
+          continue;
+        }
+        if (words.size() == 2 && words[0] == token_ && words[1] == "attach") {
+          // sattach: a copy of what the tasks send from now on.
+          const int fd = entry.fd;
+          connections.erase(entry.fd);
+          --accepted;  // no task's
+          ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+          listeners.insert(fd);
+          continue;
+        }
         if (words.size() != 3 || words[0] != token_ ||
             !absl::SimpleAtoi(words[1], &task) ||
             !absl::SimpleAtoi(words[2], &stream) ||
@@ -184,11 +230,14 @@ void StepOutputServer::Serve() {
           continue;
         }
         connection.ready = true;
+        connection.task = task;
+        connection.stream = stream;
         connection.out_fd = router_ ? router_(task, stream) : stream;
         if (label_) connection.prefix = absl::StrCat(task, ": ");
       }
+      Tee(listeners, connection.task, connection.stream, data);
       if (!label_) {
-        WriteAll(connection.out_fd, data.data(), data.size());
+        WriteOut(connection.out_fd, data.data(), data.size());
         continue;
       }
       // Labelled: whole lines, each with its task's prefix.
@@ -201,10 +250,11 @@ void StepOutputServer::Serve() {
           connection.partial.clear();
         }
       }
-      WriteAll(connection.out_fd, out.data(), out.size());
+      WriteOut(connection.out_fd, out.data(), out.size());
     }
   }
   for (auto& [fd, connection] : connections) ::close(fd);
+  for (int fd : listeners) ::close(fd);
 }
 
 }  // namespace gantry::cli

@@ -2,7 +2,9 @@
 // stdout and stderr arrive on TCP connections the task opens (the agent
 // connects them before exec), each starting with "TOKEN TASK FD\n"; the
 // data goes to this process's stdout or stderr, optionally labelled with
-// the task id. Connections with the wrong token are dropped.
+// the task id. Connections with the wrong token are dropped. sattach
+// connects with "TOKEN attach\n" and gets a copy of every later chunk of
+// output, framed as "TASK STREAM LENGTH\n" and the bytes.
 #pragma once
 
 #include <atomic>
@@ -20,13 +22,16 @@ namespace gantry::cli {
 // Where one task's stream goes (srun -o/-e): a file descriptor to write
 // to, or -1 to drop it. Called on the server's thread only.
 using StepOutputRouter = std::function<int(uint32_t task, int stream)>;
+// srun --pty: takes task 0's terminal connection ("TOKEN 0 pty").
+using StepTerminalHandler = std::function<void(int fd)>;
 
 class StepOutputServer {
  public:
   // Listens on every address (IPv6 and IPv4), on a port the kernel picks.
   // Without a router each task's stdout and stderr go to ours.
   static absl::StatusOr<std::unique_ptr<StepOutputServer>> Listen(
-      std::string token, bool label, StepOutputRouter router = nullptr);
+      std::string token, bool label, StepOutputRouter router = nullptr,
+      StepTerminalHandler terminal = nullptr);
   ~StepOutputServer();
 
   uint16_t port() const { return port_; }
@@ -38,7 +43,7 @@ class StepOutputServer {
 
  private:
   StepOutputServer(int listen_fd, uint16_t port, std::string token, bool label,
-                   StepOutputRouter router);
+                   StepOutputRouter router, StepTerminalHandler terminal);
   void Serve();
 
   const int listen_fd_;
@@ -46,6 +51,7 @@ class StepOutputServer {
   const std::string token_;
   const bool label_;
   const StepOutputRouter router_;
+  const StepTerminalHandler terminal_;
   int wake_[2] = {-1, -1};  // a pipe: Finish wakes the loop
   std::atomic<bool> finishing_{false};
   std::atomic<uint32_t> expected_{0};

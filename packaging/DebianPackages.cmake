@@ -59,7 +59,7 @@ set(CPACK_DEBIAN_CLIENT_PACKAGE_CONTROL_EXTRA
 
 set(CPACK_DEBIAN_SLURM_COMPAT_PACKAGE_NAME gantry-slurm-compat)
 set(CPACK_DEBIAN_SLURM_COMPAT_DESCRIPTION
-    "Slurm command names for Gantry\nsbatch, srun, salloc, squeue, scancel, sinfo, scontrol, sacct, sstat,\nsreport, sprio, sshare and sdiag as links to gantry, which runs the\nmatching gantry subcommand when called by these names, with their man\npages and bash completion.")
+    "Slurm command names for Gantry\nsbatch, srun, salloc, sattach, squeue, scancel, sinfo, scontrol, sacct,\nsstat, sreport, sprio, sshare and sdiag as links to gantry, which runs the\nmatching gantry subcommand when called by these names, with their man\npages and bash completion.")
 set(CPACK_DEBIAN_SLURM_COMPAT_PACKAGE_ARCHITECTURE all)
 set(CPACK_DEBIAN_SLURM_COMPAT_PACKAGE_DEPENDS "${gantry_client_dep}")
 # Slurm's own client ships the same commands.

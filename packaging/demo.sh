@@ -99,7 +99,7 @@ step "submitting packaging/examples/allreduce.sbatch (2 nodes x 2 tasks)"
 # which has python3-torch, first, and the Slurm command names (srun,
 # scontrol: links to gantry, as gantry-slurm-compat installs them) before it.
 mkdir -p "$demo/bin"
-for name in sbatch srun salloc squeue scancel sinfo scontrol sacct sstat sreport sprio sshare sdiag; do ln -sf "$gantry" "$demo/bin/$name"; done
+for name in sbatch srun salloc sattach squeue scancel sinfo scontrol sacct sstat sreport sprio sshare sdiag; do ln -sf "$gantry" "$demo/bin/$name"; done
 export PATH="$demo/bin:/usr/bin:$PATH"
 cp "$root/packaging/examples/allreduce.sbatch" "$root/packaging/examples/allreduce.py" "$demo/"
 cd "$demo"

@@ -26,9 +26,11 @@ absl::StatusOr<std::vector<std::string>> ExpandSlurmAlias(
   const std::string name =
       slash == std::string::npos ? program : program.substr(slash + 1);
   if (name == "scontrol") return ExpandScontrol(argv, notes);
-  if (name == "srun" || name == "salloc") {
-    std::vector<std::string> expanded = {"gantry",
-                                         name == "srun" ? "run" : "alloc"};
+  if (name == "srun" || name == "salloc" || name == "sattach") {
+    std::vector<std::string> expanded = {"gantry", name == "srun" ? "run"
+                                                   : name == "salloc"
+                                                       ? "alloc"
+                                                       : "attach"};
     expanded.insert(expanded.end(), argv.begin() + 1, argv.end());
     return expanded;
   }

@@ -142,7 +142,27 @@ void Controller::LaunchStep(
       return;
     }
   }
+  // Task output goes back to the waiting gantry run, on the node it runs
+  // on (the job's first node when it does not say).
+  std::string io_address;
+  if (request.io_port() != 0) {
+    auto caller_node = nodes_.find(request.caller_node());
+    if (caller_node == nodes_.end() && !request.io_host().empty()) {
+      // srun or salloc on a host that is no node of the cluster.
+      const bool v6 = request.io_host().find(':') != std::string::npos;
+      io_address = absl::StrCat(v6 ? "[" : "", request.io_host(), v6 ? "]" : "",
+                                ":", request.io_port());
+    } else if (caller_node == nodes_.end()) {
+      caller_node = nodes_.find(record.allocation(0).node());
+    }
+    if (io_address.empty() && caller_node != nodes_.end()) {
+      io_address = absl::StrCat(caller_node->second.record.address(), ":",
+                                request.io_port());
+    }
+  }
   v1::StepRecord& step = *record.add_steps();
+  step.set_io_address(io_address);
+  step.set_io_token(request.io_token());
   record.set_next_step_id(std::max<uint32_t>(record.next_step_id(), 1));
   step.set_id(record.next_step_id());
   record.set_next_step_id(record.next_step_id() + 1);
@@ -182,24 +202,6 @@ void Controller::SendStepLaunch(const v1::LaunchStepRequest& request,
   if (record.state() != v1::RUNNING || record.attempt() != step.attempt()) {
     return;
   }
-  // Task output goes back to the waiting gantry run, on the node it runs
-  // on (the job's first node when it does not say).
-  std::string io_address;
-  if (request.io_port() != 0) {
-    auto caller_node = nodes_.find(request.caller_node());
-    if (caller_node == nodes_.end() && !request.io_host().empty()) {
-      // srun or salloc on a host that is no node of the cluster.
-      const bool v6 = request.io_host().find(':') != std::string::npos;
-      io_address = absl::StrCat(v6 ? "[" : "", request.io_host(), v6 ? "]" : "",
-                                ":", request.io_port());
-    } else if (caller_node == nodes_.end()) {
-      caller_node = nodes_.find(record.allocation(0).node());
-    }
-    if (io_address.empty() && caller_node != nodes_.end()) {
-      io_address = absl::StrCat(caller_node->second.record.address(), ":",
-                                request.io_port());
-    }
-  }
   const std::string master_addr =
       nodes_.at(step.nodes(0).node()).record.address();
   for (int i = 0; i < step.nodes_size(); ++i) {
@@ -218,8 +220,9 @@ void Controller::SendStepLaunch(const v1::LaunchStepRequest& request,
     launch.set_working_dir(request.working_dir());
     launch.set_output_path(record.output_path());
     launch.set_error_path(record.error_path());
-    launch.set_io_address(io_address);
+    launch.set_io_address(step.io_address());
     launch.set_io_token(request.io_token());
+    launch.set_pty(request.pty());
     launch.set_uid(record.uid());
     launch.set_gid(record.gid());
     launch.set_user(record.user());

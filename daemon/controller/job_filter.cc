@@ -90,7 +90,10 @@ void ClearPayloads(v1::JobRecord& job) {
   spec.clear_script();
   spec.clear_script_args();
   spec.clear_environment();
-  for (v1::StepRecord& step : *job.mutable_steps()) step.clear_argv();
+  for (v1::StepRecord& step : *job.mutable_steps()) {
+    step.clear_argv();
+    step.clear_io_token();  // it lets its holder read the step's output
+  }
 }
 
 }  // namespace gantry

@@ -41,8 +41,8 @@ bool ActiveInWindow(const v1::JobRecord& job, int64_t start_ms, int64_t end_ms,
                     int64_t now_ms);
 
 // Clears what the job's user gave it to run (the script, its arguments, the
-// environment, step command lines): shown only to its owner and admins, and
-// never in listings.
+// environment, step command lines, the token of a step's output): shown
+// only to its owner and admins, and never in listings.
 void ClearPayloads(v1::JobRecord& job);
 
 }  // namespace gantry

@@ -56,6 +56,7 @@ enum Kind : uint8_t {
   kTick,
   kRequeue,
   kUpdateJob,
+  kEndAllocation,
   kKindCount,
 };
 
@@ -139,7 +140,13 @@ void Apply(World& world, uint8_t kind, uint8_t who, const uint8_t* data,
       // The server's handler checks the fields before the loop sees them.
       if (!ValidateLaunchStepRequestFields(request).ok()) return;
       controller.LaunchStep(request, caller,
-                            [](absl::StatusOr<v1::StepRecord>) {});
+                            [](absl::StatusOr<v1::LaunchStepResponse>) {});
+      break;
+    }
+    case kEndAllocation: {
+      v1::EndAllocationRequest request;
+      if (!Parse(data, size, request)) return;
+      controller.EndAllocation(request, caller, [](absl::Status) {});
       break;
     }
     case kReportProgress: {

@@ -521,15 +521,16 @@ class GantryCluster:
         return env
 
     def add_slurm_commands(self, extra_path=""):
-        """Puts the sbatch, srun, squeue, scancel and scontrol names (links
+        """Puts the sbatch, srun, salloc, sattach, squeue, scancel and
+        scontrol names (links
         to gantry, as the gantry-slurm-compat package installs them) first
         on the PATH of the CLI and of jobs (jobs inherit the submitter's
         environment), then `extra_path`. Returns the directory."""
         bin_dir = self.path("bin")
         os.makedirs(bin_dir, exist_ok=True)
-        for name in ("gantry", "sbatch", "srun", "salloc", "squeue", "scancel",
-                     "sinfo", "scontrol", "sacct", "sstat", "sreport",
-                     "sprio", "sshare", "sdiag"):
+        for name in ("gantry", "sbatch", "srun", "salloc", "sattach",
+                     "squeue", "scancel", "sinfo", "scontrol", "sacct",
+                     "sstat", "sreport", "sprio", "sshare", "sdiag"):
             link = os.path.join(bin_dir, name)
             if not os.path.lexists(link):
                 os.symlink(self.cli_bin, link)

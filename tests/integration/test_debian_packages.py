@@ -33,7 +33,7 @@ SUITE = "bookworm"
 DEBOOTSTRAP_TIMEOUT = 200  # s
 ROOT_BUDGET = 330  # s for the whole root part, so the test stays < 6 min
 # The names gantry-slurm-compat links to gantry (packaging/CMakeLists.txt).
-SLURM_NAMES = ("sbatch", "srun", "salloc", "squeue", "scancel", "sinfo",
+SLURM_NAMES = ("sbatch", "srun", "salloc", "sattach", "squeue", "scancel", "sinfo",
                "scontrol", "sacct", "sstat", "sreport", "sprio", "sshare",
                "sdiag")
 

@@ -6,14 +6,73 @@ salloc runs a command here with the job's SLURM_* variables so that srun
 inside uses the allocation, relinquishing it when the command exits.
 Under the Slurm names and the gantry ones, with Slurm-style errors."""
 
+import fcntl
 import os
+import pty
 import re
+import select
 import signal
+import struct
 import subprocess
+import termios
 import time
 
 import gantry_cluster
 from gantry_cluster import ClusterTestCase, wait_for
+
+
+class _Screen:
+    """What a terminal shows: reads the master side of a pseudo-terminal
+    until a string (or pattern) appears."""
+
+    def __init__(self, fd):
+        self.fd = fd
+        self.seen = ""
+        self.offset = 0  # where the next expect starts looking
+
+    def send(self, text):
+        os.write(self.fd, text.encode())
+
+    def expect(self, what, timeout=20):
+        deadline = time.monotonic() + timeout
+        while True:
+            rest = self.seen[self.offset:]
+            if isinstance(what, str):
+                at = rest.find(what)
+                end = at + len(what) if at >= 0 else -1
+            else:
+                match = what.search(rest)
+                end = match.end() if match else -1
+            if end >= 0:
+                # The line(s) up to and including the match.
+                found = rest[:end]
+                self.offset += end
+                return found
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(
+                    f"no {what!r} on the terminal; it shows:\n{self.seen}")
+            ready, _, _ = select.select([self.fd], [], [], left)
+            if ready:
+                try:
+                    chunk = os.read(self.fd, 4096)
+                except OSError:
+                    chunk = b""
+                if not chunk:
+                    raise AssertionError(
+                        f"terminal closed before {what!r}:\n{self.seen}")
+                self.seen += chunk.decode(errors="replace")
+
+
+def _wait_exit(pid, timeout):
+    """The wait status of child `pid`, failing after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        time.sleep(0.05)
+    raise AssertionError(f"process {pid} did not exit in {timeout} s")
 
 
 class InteractiveTest(ClusterTestCase):
@@ -160,6 +219,121 @@ class InteractiveTest(ClusterTestCase):
         self.assertIn(f"salloc: Job allocation {job_id} has been revoked.", err)
         self.assertEqual(holder.returncode, 128 + signal.SIGHUP, err)
         self.assertEqual(cluster.job(job_id)["state"], "CANCELLED")
+
+    def test_srun_pty_gives_a_real_terminal(self):
+        """srun --pty bash driven through a pseudo-terminal of our own, as
+        a user's terminal emulator would."""
+        env = {**self.cluster.env, "PS1": "pty-prompt$ ", "TERM": "dumb"}
+        pid, master = pty.fork()
+        if pid == 0:  # the user's terminal session
+            try:
+                os.chdir(self.cluster.work_dir)
+                fcntl.ioctl(0, termios.TIOCSWINSZ,
+                            struct.pack("HHHH", 40, 100, 0, 0))
+                os.execvpe("srun", ["srun", "--pty", "-n1", "bash", "--norc",
+                                    "--noprofile", "-i"], env)
+            finally:
+                os._exit(127)
+        screen = _Screen(master)
+        try:
+            screen.expect("pty-prompt$ ")
+            screen.send("tty; stty size; echo job=$SLURM_JOB_ID\r")
+            tty_line = screen.expect(re.compile(r"job=(\d+)"))
+            self.assertRegex(tty_line, r"/dev/pts/\d+")
+            self.assertIn("40 100", tty_line)
+            job_id = int(re.search(r"job=(\d+)", tty_line).group(1))
+            self.assertEqual(self.cluster.job(job_id)["state"], "RUNNING")
+            screen.expect("pty-prompt$ ")
+            # The window grows: SIGWINCH to srun, TIOCSWINSZ on the node.
+            fcntl.ioctl(master, termios.TIOCSWINSZ,
+                        struct.pack("HHHH", 50, 132, 0, 0))
+            time.sleep(0.3)
+            screen.send("stty size\r")
+            screen.expect("50 132")
+            screen.expect("pty-prompt$ ")
+            # Ctrl-C reaches the remote foreground process, not srun.
+            screen.send("sleep 30\r")
+            time.sleep(0.5)
+            started = time.monotonic()
+            screen.send("\x03")
+            screen.expect("pty-prompt$ ")
+            self.assertLess(time.monotonic() - started, 10)
+            screen.send("echo status=$?\r")
+            screen.expect("status=130")
+            # Ctrl-Z stops it; the shell's job control sees that.
+            screen.send("sleep 30\r")
+            time.sleep(0.5)
+            screen.send("\x1a")
+            screen.expect("Stopped")
+            screen.expect("pty-prompt$ ")
+            screen.send("fg\r")
+            screen.expect("sleep 30")
+            time.sleep(0.3)
+            screen.send("\x03")
+            screen.expect("pty-prompt$ ")
+            screen.send("exit 7\r")
+            status = _wait_exit(pid, timeout=20)
+            pid = 0
+            self.assertEqual(os.waitstatus_to_exitcode(status), 7,
+                             screen.seen)
+            job = self.cluster.wait_job(job_id, "FAILED", timeout=10)
+            self.assertEqual(job["exit_code"], 7)
+        finally:
+            if pid:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            os.close(master)
+
+    def test_sattach_follows_a_running_step(self):
+        cluster = self.cluster
+        running = self.spawn(
+            "srun -N2 -n2 bash -c 'echo $SLURM_JOB_ID > attach.job; "
+            "for i in $(seq 1 30); do echo \"$SLURM_PROCID line $i\"; "
+            "echo \"$SLURM_PROCID err $i\" >&2; sleep 0.1; done'")
+        job_id = int(cluster.wait_files(["attach.job"], timeout=20)
+                     ["attach.job"])
+        labelled = self.spawn(f"sattach -l {job_id}.1")
+        filtered = self.spawn(f"sattach --output-filter=1 {job_id}.1")
+        out, err = running.communicate(timeout=30)
+        attached = subprocess.CompletedProcess(
+            "sattach", None, *labelled.communicate(timeout=30))
+        attached.returncode = labelled.returncode
+        only_one, _ = filtered.communicate(timeout=30)
+        self.assertEqual(filtered.returncode, 0)
+        self.assertTrue(only_one.endswith("1 line 30\n"), only_one)
+        self.assertNotIn("0 line", only_one)
+        self.assertEqual(running.returncode, 0, err)
+        self.assertEqual(attached.returncode, 0, attached.stderr)
+        self.assertIn(f"sattach: attached to step {job_id}.1",
+                      attached.stderr)
+        # What it saw is the end of what srun printed, task by task.
+        for task in (0, 1):
+            seen = [line[len(f"{task}: "):]
+                    for line in attached.stdout.splitlines()
+                    if line.startswith(f"{task}: ")]
+            printed = [line for line in out.splitlines()
+                       if line.startswith(f"{task} line")]
+            self.assertTrue(seen, attached.stdout)
+            self.assertEqual(seen, printed[-len(seen):])
+            self.assertEqual(seen[-1], f"{task} line 30")
+            self.assertIn(f"{task}: {task} err 30", attached.stderr)
+        # Ended, unknown and malformed steps; Slurm-style option errors.
+        for target, message in ((f"{job_id}.1", "is not running"),
+                                (f"{job_id}.7", "is not running"),
+                                ("12", "expected JOBID.STEPID")):
+            result = self.sh(f"sattach {target}")
+            self.assertEqual(result.returncode, 1)
+            self.assertIn(message, result.stderr)
+        result = self.sh("gantry attach --lable 1.1")
+        self.assertEqual(result.returncode, 1)
+        self.assertEqual(result.stderr.strip(),
+                         "gantry attach: error: unrecognized option '--lable' "
+                         "(did you mean --label?); try \"gantry attach "
+                         "--help\"")
+        self.assertIn("Usage: gantry attach", self.sh("sattach --help").stdout)
+        result = self.sh("sattach --pty 1.1")
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("sattach: error: --pty is not supported", result.stderr)
 
     def test_help_and_bad_options(self):
         for command, usage in (("srun --help", "Usage: gantry run"),

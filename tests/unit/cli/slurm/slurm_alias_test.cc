@@ -62,9 +62,11 @@ TEST_CASE("srun is gantry run, its words untouched", "[slurm_alias]") {
         Words{"gantry", "run", "-N1", "-w", "n1", "hostname", "-i"});
 }
 
-TEST_CASE("salloc is gantry alloc, its words untouched", "[slurm_alias]") {
+TEST_CASE("salloc is gantry alloc, sattach gantry attach", "[slurm_alias]") {
   CHECK(Expand({"/usr/bin/salloc", "-N2", "bash", "-l"}) ==
         Words{"gantry", "alloc", "-N2", "bash", "-l"});
+  CHECK(Expand({"sattach", "-l", "12.1"}) ==
+        Words{"gantry", "attach", "-l", "12.1"});
 }
 
 TEST_CASE("what gantry does not offer is an error that says so",

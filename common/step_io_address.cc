@@ -1,4 +1,4 @@
-#include "agent/step_io.h"
+#include "common/step_io_address.h"
 
 #include <netdb.h>
 
@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace gantry::agent {
+namespace gantry {
 
 absl::StatusOr<socklen_t> ResolveStepIoAddress(const std::string& address,
                                                sockaddr_storage& out) {
@@ -36,4 +36,4 @@ absl::StatusOr<socklen_t> ResolveStepIoAddress(const std::string& address,
   return length;
 }
 
-}  // namespace gantry::agent
+}  // namespace gantry
