@@ -16,6 +16,7 @@
 #include "cli/controller_client.h"
 #include "cli/version.h"
 #include "common/edit_distance.h"
+#include "common/ids.h"
 #include "common/step_io_address.h"
 #include "common/write_all.h"
 
@@ -177,13 +178,14 @@ int RunAttachCommand(const std::string& controller,
   }
   std::vector<std::string> parts = absl::StrSplit(target_step, '.');
   uint64_t job_id = 0;
-  uint32_t step_id = 0;
+  uint32_t step_number = 0;
   if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &job_id) ||
-      !absl::SimpleAtoi(parts[1], &step_id) || job_id == 0 || step_id == 0) {
+      !absl::SimpleAtoi(parts[1], &step_number) || job_id == 0 ||
+      step_number >= UINT32_MAX - 1) {
     return fail(target_step.empty()
                     ? "no step given: " + program + " JOBID.STEPID"
                     : "invalid job step id '" + target_step +
-                          "': expected JOBID.STEPID, such as 12.1");
+                          "': expected JOBID.STEPID, such as 12.0");
   }
   ControllerClient client(ResolveControllerTarget(controller));
   v1::GetJobResponse found;
@@ -192,7 +194,7 @@ int RunAttachCommand(const std::string& controller,
   }
   const v1::StepRecord* step = nullptr;
   for (const v1::StepRecord& candidate : found.job().steps()) {
-    if (candidate.id() == step_id) step = &candidate;
+    if (candidate.id() == StepIdOfSlurmNumber(step_number)) step = &candidate;
   }
   if (step == nullptr || step->end_time_ms() != 0 ||
       found.job().state() != v1::RUNNING) {

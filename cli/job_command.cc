@@ -12,6 +12,7 @@
 #include "cli/output_format.h"
 #include "cli/printable_records.h"
 #include "cli/slurm/scontrol_records.h"
+#include "common/ids.h"
 
 namespace gantry::cli {
 
@@ -137,8 +138,8 @@ int RunJobCommand(const std::string& controller, const JobOptions& options) {
   if (job.steps_size() > 0) {
     std::cout << "   Steps:\n";
     for (const v1::StepRecord& step : job.steps()) {
-      std::cout << "     " << job.id() << "." << step.id() << "  "
-                << absl::StrJoin(step.argv(), " ").substr(0, 60) << "  "
+      std::cout << "     " << job.id() << "." << SlurmStepNumber(step.id())
+                << "  " << absl::StrJoin(step.argv(), " ").substr(0, 60) << "  "
                 << StepTaskCount(step) << " task(s) on "
                 << absl::StrJoin(StepNodeNames(step), ",") << "  "
                 << (step.end_time_ms()

@@ -18,6 +18,7 @@
 #include "cli/slurm/squeue_format.h"
 #include "cli/slurm/squeue_sort.h"
 #include "common/hostlist.h"
+#include "common/ids.h"
 
 namespace gantry::cli {
 
@@ -229,7 +230,8 @@ int ShowOnce(ControllerClient& client, const QueueOptions& options,
       for (const v1::StepRecord& step : job->steps()) {
         if (step.end_time_ms() != 0) continue;
         if (!view.steps.empty() &&
-            !view.steps.count(absl::StrCat(job->id(), ".", step.id()))) {
+            !view.steps.count(
+                absl::StrCat(job->id(), ".", SlurmStepNumber(step.id())))) {
           continue;
         }
         std::cout << view.format->StepRow(*job, step, now);

@@ -23,6 +23,7 @@
 #include "cli/step_terminal.h"
 #include "cli/version.h"
 #include "common/export_environment.h"
+#include "common/ids.h"
 
 extern char** environ;
 
@@ -110,8 +111,8 @@ void StepRun::WatchSignals(const std::string& target, sigset_t signals) {
     }).detach();
     const uint32_t step_id = step_id_;
     if (step_id == 0) return;  // not started: the waits see interrupted_
-    std::cerr << program_ << ": interrupted; stopping step " << step_id
-              << " of job " << job_id_ << "\n";
+    std::cerr << program_ << ": interrupted; stopping step "
+              << SlurmStepNumber(step_id) << " of job " << job_id_ << "\n";
     ControllerClient canceller(target);
     CancelStep(canceller, job_id_, step_id);
   }).detach();
@@ -176,7 +177,7 @@ absl::StatusOr<v1::StepRecord> StepRun::Launch(ControllerClient& client,
     if (!launched.busy()) {
       if (announced) {
         Info(absl::StrCat("Step created for StepId=", request.job_id(), ".",
-                          launched.step().id()));
+                          SlurmStepNumber(launched.step().id())));
       }
       return launched.step();
     }
@@ -204,7 +205,7 @@ void StepRun::ReportFailedTasks(const v1::StepRecord& step) const {
     }
   }
   if (!step.end_detail().empty()) {
-    std::cerr << program_ << ": error: step " << step.id()
+    std::cerr << program_ << ": error: step " << SlurmStepNumber(step.id())
               << " stopped: " << step.end_detail() << "\n";
   }
 }

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <iostream>
 
+#include "common/ids.h"
+
 namespace gantry::cli {
 
 StepIoFiles::StepIoFiles(std::string program, const std::string& out,
@@ -24,7 +26,7 @@ StepIoFiles::~StepIoFiles() {
 void StepIoFiles::SetStep(const v1::JobRecord& job,
                           const v1::StepRecord& step) {
   std::lock_guard<std::mutex> lock(mutex_);
-  base_.step_id = step.id();
+  base_.step_id = SlurmStepNumber(step.id());
   for (const v1::NodeAllocation& share : step.nodes()) {
     uint32_t node_index = 0;
     for (int i = 0; i < job.allocation_size(); ++i) {

@@ -50,6 +50,13 @@ class NodeId {
   std::size_t index_ = 0;
 };
 
+// A job's steps are numbered from 1 in records and on the wire, where 0
+// names the job's own ranks (the batch script). Slurm numbers steps from
+// 0, and that is the number users and their tools see: SLURM_STEP_ID,
+// sacct's N.0, squeue -s, sattach N.0, srun's messages, -o %s.
+constexpr uint32_t SlurmStepNumber(uint32_t step_id) { return step_id - 1; }
+constexpr uint32_t StepIdOfSlurmNumber(uint32_t number) { return number + 1; }
+
 }  // namespace gantry
 
 template <>

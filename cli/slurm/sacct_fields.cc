@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "cli/output_format.h"
 #include "common/hostlist.h"
+#include "common/ids.h"
 #include "common/text.h"
 
 namespace gantry::cli {
@@ -165,7 +166,7 @@ std::string StepSuffix(const SacctRow& row) {
     case Kind::kBatch:
       return ".batch";
     case Kind::kStep:
-      return absl::StrCat(".", row.step->id() - 1);
+      return absl::StrCat(".", SlurmStepNumber(row.step->id()));
   }
   return "";
 }

@@ -13,6 +13,7 @@
 #include "cli/slurm/percent_format.h"
 #include "cli/slurm/squeue_fields.h"
 #include "common/hostlist.h"
+#include "common/ids.h"
 
 namespace gantry::cli {
 namespace {
@@ -167,7 +168,7 @@ std::string StepValue(char letter, const v1::JobRecord& job,
   switch (letter) {
     case 'i':
     case 'A':
-      return absl::StrCat(job.id(), ".", step.id());
+      return absl::StrCat(job.id(), ".", SlurmStepNumber(step.id()));
     case 'j':
       return step.name().empty() ? job.spec().name() : step.name();
     case 'M':

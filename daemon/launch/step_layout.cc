@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/hostlist.h"
+#include "common/ids.h"
 #include "daemon/launch/rank_environment.h"
 
 namespace gantry {
@@ -191,7 +192,7 @@ std::map<std::string, std::string> BuildStepTaskEnvironment(
   const std::string local = absl::StrCat(local_task);
   const std::string local_size = absl::StrCat(share.rank_count());
   const std::string node_rank = absl::StrCat(step_node_index);
-  const std::string step_id = absl::StrCat(step.id());
+  const std::string step_id = absl::StrCat(SlurmStepNumber(step.id()));
   std::map<std::string, std::string> step_env = {
       {"GANTRY_STEP_ID", step_id},
       {"GANTRY_RANK", task},

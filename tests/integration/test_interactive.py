@@ -191,7 +191,7 @@ class InteractiveTest(ClusterTestCase):
             f"nnodes=2/2 ntasks=4 host={os.uname().nodename}")
         steps = result.stdout.splitlines()[1:5]
         self.assertEqual(steps, [
-            f"step {job_id}.1 task {t} on node0{1 + t // 2}" for t in range(4)])
+            f"step {job_id}.0 task {t} on node0{1 + t // 2}" for t in range(4)])
         self.assertIn("second=0", result.stdout)
         self.assertIn(f"salloc: Granted job allocation {job_id}", result.stderr)
         self.assertIn(f"salloc: Relinquishing job allocation {job_id}",
@@ -292,8 +292,8 @@ class InteractiveTest(ClusterTestCase):
             "echo \"$SLURM_PROCID err $i\" >&2; sleep 0.1; done'")
         job_id = int(cluster.wait_files(["attach.job"], timeout=20)
                      ["attach.job"])
-        labelled = self.spawn(f"sattach -l {job_id}.1")
-        filtered = self.spawn(f"sattach --output-filter=1 {job_id}.1")
+        labelled = self.spawn(f"sattach -l {job_id}.0")
+        filtered = self.spawn(f"sattach --output-filter=1 {job_id}.0")
         out, err = running.communicate(timeout=30)
         attached = subprocess.CompletedProcess(
             "sattach", None, *labelled.communicate(timeout=30))
@@ -304,7 +304,7 @@ class InteractiveTest(ClusterTestCase):
         self.assertNotIn("0 line", only_one)
         self.assertEqual(running.returncode, 0, err)
         self.assertEqual(attached.returncode, 0, attached.stderr)
-        self.assertIn(f"sattach: attached to step {job_id}.1",
+        self.assertIn(f"sattach: attached to step {job_id}.0",
                       attached.stderr)
         # What it saw is the end of what srun printed, task by task.
         for task in (0, 1):
@@ -318,7 +318,7 @@ class InteractiveTest(ClusterTestCase):
             self.assertEqual(seen[-1], f"{task} line 30")
             self.assertIn(f"{task}: {task} err 30", attached.stderr)
         # Ended, unknown and malformed steps; Slurm-style option errors.
-        for target, message in ((f"{job_id}.1", "is not running"),
+        for target, message in ((f"{job_id}.0", "is not running"),
                                 (f"{job_id}.7", "is not running"),
                                 ("12", "expected JOBID.STEPID")):
             result = self.sh(f"sattach {target}")

@@ -184,7 +184,7 @@ kill %1
         rows = step_rows()
         self.assertEqual(rows[0].split(), ["STEPID", "NAME", "PARTITION",
                                            "USER", "TIME", "NODELIST"])
-        self.assertEqual(rows[1].split()[:2], [f"{stepper}.1", "sleep"])
+        self.assertEqual(rows[1].split()[:2], [f"{stepper}.0", "sleep"])
         # -i: again and again, each time under a date line.
         proc = subprocess.Popen(
             [os.path.join(self.links, "squeue"), "-i", "1", "-o", "%i"],

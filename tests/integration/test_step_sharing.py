@@ -55,7 +55,7 @@ class StepSharingTest(ClusterTestCase):
         waited = self.cluster.read("step-5.err")
         self.assertIn(f"srun: Job {job_id} step creation temporarily "
                       "disabled, retrying (Requested nodes are busy)", waited)
-        self.assertIn(f"srun: Step created for StepId={job_id}.5", waited)
+        self.assertIn(f"srun: Step created for StepId={job_id}.4", waited)
         for i in "1234":
             self.assertEqual(self.cluster.read(f"step-{i}.err"), "")
 
@@ -104,11 +104,11 @@ class StepSharingTest(ClusterTestCase):
         user = os.environ.get("USER") or "root"
         for task in range(4):
             node = f"node0{1 + task // 2}"
-            out = (f"out-{job_id}-1-{task}-{node}-{task // 2}-pat-"
+            out = (f"out-{job_id}-0-{task}-{node}-{task // 2}-pat-"
                    f"{user}.txt")
             self.assertEqual(self.cluster.read(out), f"out {task}\n")
             self.assertEqual(
-                self.cluster.read(f"err-{job_id}.1-{task:03d}.txt"),
+                self.cluster.read(f"err-{job_id}.0-{task:03d}.txt"),
                 f"err {task}\n")
         # One file for the step; only task 1's output; none at all.
         result = self.sh("srun -n3 -o 'all-%j.txt' bash -c "

@@ -56,7 +56,7 @@ class StepTest(ClusterTestCase):
         for task in range(4):
             node = "node01" if task < 2 else "node02"
             expected = (f"{task}: task {task}/4 on {node} local={task % 2} "
-                        f"node={task // 2} step=1 world=4 rank={task}")
+                        f"node={task // 2} step=0 world=4 rank={task}")
             self.assertIn(expected, tasks, out)
         self.assertIn("all-tasks exit=0", lines, out)
 

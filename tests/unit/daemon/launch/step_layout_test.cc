@@ -124,7 +124,8 @@ TEST_CASE("each task sees the step's view and its own GPUs", "[step_layout]") {
   for (const v1::NodeAllocation& share : *placed) *step.add_nodes() = share;
   std::map<std::string, std::string> env =
       BuildStepTaskEnvironment(job, step, 2, "10.0.0.1", 1, 1);
-  CHECK(env["SLURM_STEP_ID"] == "3");
+  // Step 3 of the record is Slurm's step 2: Slurm counts steps from 0.
+  CHECK(env["SLURM_STEP_ID"] == "2");
   CHECK(env["SLURM_PROCID"] == "3");
   CHECK(env["SLURM_LOCALID"] == "1");
   CHECK(env["SLURM_NODEID"] == "1");
