@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -22,6 +23,7 @@
 #include "common/derived_resources.h"
 #include "common/export_environment.h"
 #include "common/job_options.h"
+#include "common/sbatch_environment.h"
 
 extern char** environ;
 
@@ -242,8 +244,16 @@ int RunBatchCommand(const std::vector<std::string>& args,
     buffer << in.rdbuf();
     script = buffer.str();
   }
+  // Slurm's precedence: directives, then SBATCH_* variables, then the
+  // command line, each over the one before.
   JobRequest request;
   absl::Status status = ApplyScriptDirectives(script, request);
+  for (const EnvironmentOption& option : SbatchEnvironmentOptions(
+           [](const char* name) -> const char* { return std::getenv(name); })) {
+    if (!status.ok()) break;
+    status = ApplyJobOptions(
+        option.words, absl::StrCat("environment ", option.variable), request);
+  }
   if (status.ok()) {
     status = ApplyJobOptions(invocation->option_words, "command line", request);
   }
@@ -266,6 +276,7 @@ int RunBatchCommand(const std::vector<std::string>& args,
   absl::StatusOr<v1::SubmitRequest> submit = BuildSubmitRequest(
       request, script, invocation->script_args, submit_dir, environ);
   for (const std::string& warning : request.warnings) {
+    if (request.quiet) break;
     std::cerr << "gantry batch: warning: " << warning << "\n";
   }
   if (!submit.ok()) {

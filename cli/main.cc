@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "cli/batch_command.h"
 #include "cli/cancel_command.h"
+#include "cli/client_config.h"
 #include "cli/drain_command.h"
 #include "cli/hold_command.h"
 #include "cli/hostlist_command.h"
@@ -109,7 +110,8 @@ Options:
                               once (0-99%10). Up to 10000 tasks, indices up
                               to 4000000. Each task gets SLURM_ARRAY_TASK_ID;
                               the default output is gantry-%A_%a.out
-  --controller ADDR           gantryd address (before "batch"; or GANTRY_CONTROLLER)
+  --controller ADDR           gantryd address (before "batch"; or GANTRY_CONTROLLER,
+                              or [client] controller in /etc/gantry/gantry.toml)
   --tls-ca FILE               CA of gantryd's TLS certificate (before "batch";
                               or GANTRY_TLS_CA)
   -V, --version               print Gantry's version and exit
@@ -182,6 +184,14 @@ int RunCommandLine(int argc, char** argv) {
     std::cerr << program << ": error: " << expanded.status().message() << "\n";
     return 1;
   }
+  // The login host's [client] settings (controller address, TLS), below
+  // the environment and the flags.
+  if (absl::Status config = gantry::cli::ApplyClientConfig(); !config.ok()) {
+    std::string program = argv[0];
+    program = program.substr(program.rfind('/') + 1);
+    std::cerr << program << ": error: " << config.message() << "\n";
+    return 1;
+  }
   std::vector<std::string> words = *std::move(expanded);
   std::vector<char*> word_pointers;
   for (std::string& word : words) word_pointers.push_back(word.data());
@@ -215,7 +225,9 @@ int RunCommandLine(int argc, char** argv) {
   std::string controller;
   app.add_option("--controller", controller,
                  "gantryd address: unix:PATH or HOST:PORT (default: "
-                 "$GANTRY_CONTROLLER, else unix:/run/gantry/gantryd.sock)");
+                 "$GANTRY_CONTROLLER, else controller in the [client] table "
+                 "of /etc/gantry/gantry.toml ($GANTRY_CONFIG), else "
+                 "unix:/run/gantry/gantryd.sock)");
   app.add_option_function<std::string>(
          "--tls-ca",
          [](const std::string& path) {

@@ -17,6 +17,7 @@
 #include "common/edit_distance.h"
 #include "common/export_environment.h"
 #include "common/hostlist.h"
+#include "common/ignored_options.h"
 #include "common/job_array.h"
 #include "common/job_dependency.h"
 #include "common/node_constraint.h"
@@ -474,6 +475,19 @@ absl::Status WarnIgnored(const OptionUse& use, JobRequest& request) {
 // at once (--wait-all-nodes), a failed job is requeued (--requeue).
 absl::Status Accept(const OptionUse&, JobRequest&) { return absl::OkStatus(); }
 
+absl::Status IgnoreSaying(const OptionUse& use, JobRequest& request) {
+  request.warnings.push_back(
+      Concat(use.source, ": --", use.spec.long_name,
+             " is ignored: ", WhyIgnored(use.spec.long_name)));
+  return absl::OkStatus();
+}
+
+absl::Status RefuseSaying(const OptionUse& use, JobRequest&) {
+  return absl::InvalidArgumentError(Concat(use.source, ": --",
+                                           use.spec.long_name, ": ",
+                                           WhyRefused(use.spec.long_name)));
+}
+
 absl::Status RejectUid(const OptionUse& use, JobRequest&) {
   return absl::InvalidArgumentError(
       Concat(use.source, ": --", use.spec.long_name,
@@ -546,6 +560,57 @@ constexpr OptionSpec kOptions[] = {
     {"propagate", '\0', Arg::kOptional, &WarnIgnored},
     {"get-user-env", '\0', Arg::kOptional, &WarnIgnored},
     {"uid", '\0', Arg::kRequired, &RejectUid},
+    {"quiet", 'Q', Arg::kNone, &SetFlag<&JobRequest::quiet>},
+    // The rest of sbatch's options (Slurm 22.05), accepted with a warning
+    // or refused, each saying why (kIgnoredBecause, kRefusedBecause).
+    {"acctg-freq", '\0', Arg::kRequired, &IgnoreSaying},
+    {"batch", '\0', Arg::kRequired, &IgnoreSaying},
+    {"cluster-constraint", '\0', Arg::kRequired, &IgnoreSaying},
+    {"clusters", 'M', Arg::kRequired, &IgnoreSaying},
+    {"contiguous", '\0', Arg::kNone, &IgnoreSaying},
+    {"core-spec", 'S', Arg::kRequired, &IgnoreSaying},
+    {"cores-per-socket", '\0', Arg::kRequired, &IgnoreSaying},
+    {"cpu-freq", '\0', Arg::kRequired, &IgnoreSaying},
+    {"cpus-per-gpu", '\0', Arg::kRequired, &IgnoreSaying},
+    {"delay-boot", '\0', Arg::kRequired, &IgnoreSaying},
+    {"distribution", 'm', Arg::kRequired, &IgnoreSaying},
+    {"extra-node-info", 'B', Arg::kRequired, &IgnoreSaying},
+    {"gpu-bind", '\0', Arg::kRequired, &IgnoreSaying},
+    {"gpu-freq", '\0', Arg::kRequired, &IgnoreSaying},
+    {"gpus-per-socket", '\0', Arg::kRequired, &IgnoreSaying},
+    {"gres-flags", '\0', Arg::kRequired, &IgnoreSaying},
+    {"ignore-pbs", '\0', Arg::kNone, &IgnoreSaying},
+    {"input", 'i', Arg::kRequired, &IgnoreSaying},
+    {"kill-on-invalid-dep", '\0', Arg::kRequired, &IgnoreSaying},
+    {"licenses", 'L', Arg::kRequired, &IgnoreSaying},
+    {"mcs-label", '\0', Arg::kRequired, &IgnoreSaying},
+    {"mem-bind", '\0', Arg::kRequired, &IgnoreSaying},
+    {"mincpus", '\0', Arg::kRequired, &IgnoreSaying},
+    {"network", '\0', Arg::kRequired, &IgnoreSaying},
+    {"no-kill", 'k', Arg::kOptional, &IgnoreSaying},
+    {"ntasks-per-socket", '\0', Arg::kRequired, &IgnoreSaying},
+    {"oversubscribe", 's', Arg::kNone, &IgnoreSaying},
+    {"power", '\0', Arg::kRequired, &IgnoreSaying},
+    {"prefer", '\0', Arg::kRequired, &IgnoreSaying},
+    {"priority", '\0', Arg::kRequired, &IgnoreSaying},
+    {"profile", '\0', Arg::kRequired, &IgnoreSaying},
+    {"reboot", '\0', Arg::kNone, &IgnoreSaying},
+    {"sockets-per-node", '\0', Arg::kRequired, &IgnoreSaying},
+    {"spread-job", '\0', Arg::kNone, &IgnoreSaying},
+    {"thread-spec", '\0', Arg::kRequired, &IgnoreSaying},
+    {"threads-per-core", '\0', Arg::kRequired, &IgnoreSaying},
+    {"tmp", '\0', Arg::kRequired, &IgnoreSaying},
+    {"use-min-nodes", '\0', Arg::kNone, &IgnoreSaying},
+    {"verbose", 'v', Arg::kOptional, &IgnoreSaying},
+    {"wckey", '\0', Arg::kRequired, &IgnoreSaying},
+    {"bb", '\0', Arg::kRequired, &RefuseSaying},
+    {"bbf", '\0', Arg::kRequired, &RefuseSaying},
+    {"container", '\0', Arg::kRequired, &RefuseSaying},
+    {"deadline", '\0', Arg::kRequired, &RefuseSaying},
+    {"export-file", '\0', Arg::kRequired, &RefuseSaying},
+    {"gid", '\0', Arg::kRequired, &RefuseSaying},
+    {"nodefile", 'F', Arg::kRequired, &RefuseSaying},
+    {"ntasks-per-gpu", '\0', Arg::kRequired, &RefuseSaying},
 };
 
 const OptionSpec* FindLong(std::string_view name) {
@@ -582,6 +647,8 @@ absl::Status UnknownLong(std::string_view source, std::string_view name) {
   const OptionSpec* best = nullptr;
   std::size_t best_distance = kMaxDistance + 1;
   for (const OptionSpec& spec : kOptions) {
+    // Nothing is like an empty name ("--=").
+    if (name.empty()) break;
     const std::size_t distance =
         EditDistance(name, spec.long_name, kMaxDistance);
     if (distance < best_distance) {

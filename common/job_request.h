@@ -40,6 +40,7 @@ struct JobRequest {
   bool no_requeue = false;  // --no-requeue: no automatic restart
   bool test_only = false;   // --test-only: validate, submit nothing
   bool wait = false;        // -W/--wait: return when the job has ended
+  bool quiet = false;       // -Q/--quiet: no warnings on standard error
   bool hold = false;        // -H/--hold: submitted held (scontrol release)
   bool version = false;  // -V/--version (command line): print, submit nothing
   // --wrap=COMMAND (command line only): the script is COMMAND under
