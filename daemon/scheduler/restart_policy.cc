@@ -40,7 +40,9 @@ RestartDecision DecideRestart(const RestartInput& input) {
   }
   const uint32_t restarts_used =
       input.attempts_started > 0 ? input.attempts_started - 1 : 0;
-  if (IsApplicationFailure(input.kind) && !input.restarts_requested) {
+  // (A job that set --max-restarts=0 hears of its spent budget below.)
+  if (IsApplicationFailure(input.kind) && !input.restarts_requested &&
+      input.max_restarts > 0) {
     decision.repeated_app_failures = 1;
     decision.final_detail = absl::StrCat(
         input.kind == FailureKind::kOutOfMemory

@@ -51,6 +51,10 @@ TEST_CASE("by default only faults that are not the job's restart it",
                                      Catch::Contains("--max-restarts N"));
     }
   }
+  // --max-restarts=0 (or --no-requeue): the budget says why.
+  CHECK_THAT(
+      DecideRestart(Input(FailureKind::kApplication, 1, 0, false)).final_detail,
+      Catch::Contains("restart budget of 0 exhausted"));
   RestartInput oom = Input(FailureKind::kOutOfMemory, 1, 3, false);
   CHECK_THAT(DecideRestart(oom).final_detail,
              Catch::StartsWith("ran out of memory"));
