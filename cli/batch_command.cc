@@ -59,6 +59,26 @@ int WaitForJob(ControllerClient& client, uint64_t job_id) {
   }
 }
 
+// Variables Slurm sets in a job's environment from how it was submitted;
+// the controller's rank environment adds those it decides (placement).
+void AddSubmissionVariables(const JobRequest& request,
+                            std::map<std::string, std::string>& environment) {
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) == 0 && host[0] != '\0') {
+    environment["SLURM_SUBMIT_HOST"] = host;
+  }
+  if (!request.export_spec.empty()) {
+    environment["SLURM_EXPORT_ENV"] = request.export_spec;
+  }
+  if (request.gpus) environment["SLURM_GPUS"] = absl::StrCat(*request.gpus);
+  if (request.gpus_per_task) {
+    environment["SLURM_GPUS_PER_TASK"] = absl::StrCat(*request.gpus_per_task);
+  }
+  if (request.mem_per_cpu_mb) {
+    environment["SLURM_MEM_PER_CPU"] = absl::StrCat(*request.mem_per_cpu_mb);
+  }
+}
+
 }  // namespace
 
 std::string WrapCommand(const std::string& command) {
@@ -172,6 +192,7 @@ absl::StatusOr<v1::SubmitRequest> BuildSubmitRequest(
   absl::StatusOr<std::map<std::string, std::string>> exported =
       ExportedEnvironment(request.export_spec, environment);
   if (!exported.ok()) return exported.status();
+  AddSubmissionVariables(request, *exported);
   spec.mutable_environment()->insert(exported->begin(), exported->end());
   if (!request.begin.empty()) {
     const int64_t now_ms =

@@ -7,10 +7,13 @@
 - -o %N names the node the batch script runs on;
 - sbatch options Gantry does not act on warn with the reason, -Q silences
   the warnings, and options that would change the job are refused;
-- the rank variables SLURM_GTIDS and SLURM_JOB_DEPENDENCY.
+- the rank variables SLURM_GTIDS, SLURM_JOB_DEPENDENCY, SLURM_SUBMIT_HOST,
+  SLURM_EXPORT_ENV, SLURM_MEM_PER_CPU, and HOME.
 (A failed script is FAILED, not re-run: test_fault_tolerance.py.)
 """
 
+import os
+import socket
 import subprocess
 
 import gantry_cluster
@@ -104,6 +107,26 @@ class SubmissionTest(ClusterTestCase):
         second, _ = self.submitted(f"--dependency=afterok:{first}")
         c.wait_job(second, "COMPLETED")
         self.assertIn(f"dep=afterok:{first}", c.read(f"gantry-{second}.out"))
+
+    def test_submission_variables(self):
+        c = self.cluster
+        c.write_script("vars.sh", "#!/bin/bash\n"
+                       "echo host=$SLURM_SUBMIT_HOST export=$SLURM_EXPORT_ENV "
+                       "mem=$SLURM_MEM_PER_CPU home=$HOME\n")
+        result = subprocess.run(
+            [c.cli_bin, "batch", "--parsable", "--export=ALL,FOO=1",
+             "--mem-per-cpu=100", "vars.sh"],
+            cwd=c.work_dir, env=c.env, capture_output=True, text=True,
+            timeout=30)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        job_id = int(result.stdout)
+        c.wait_job(job_id, "COMPLETED")
+        words = dict(w.split("=", 1)
+                     for w in c.read(f"gantry-{job_id}.out").split())
+        self.assertEqual(words["host"], socket.gethostname())
+        self.assertEqual(words["export"], "ALL,FOO=1")
+        self.assertEqual(words["mem"], "100")
+        self.assertEqual(words["home"], os.path.expanduser("~"))
 
 
 if __name__ == "__main__":
