@@ -70,6 +70,10 @@ void AddSubmissionVariables(const JobRequest& request,
   if (!request.export_spec.empty()) {
     environment["SLURM_EXPORT_ENV"] = request.export_spec;
   }
+  if (!request.account.empty()) {
+    environment["SLURM_JOB_ACCOUNT"] = request.account;
+  }
+  if (!request.qos.empty()) environment["SLURM_JOB_QOS"] = request.qos;
   if (request.gpus) environment["SLURM_GPUS"] = absl::StrCat(*request.gpus);
   if (request.gpus_per_task) {
     environment["SLURM_GPUS_PER_TASK"] = absl::StrCat(*request.gpus_per_task);

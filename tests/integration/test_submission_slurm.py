@@ -3,12 +3,14 @@
 
 - SBATCH_* input variables, with Slurm's precedence (command line >
   environment > #SBATCH directives), and a bad one named in the error;
-- -n with --ntasks-per-node and no -N spreads the tasks over nodes;
+- -n with --ntasks-per-node and no -N spreads the tasks over nodes, and
+  -n alone packs as many tasks on a node as its CPUs allow;
 - -o %N names the node the batch script runs on;
 - sbatch options Gantry does not act on warn with the reason, -Q silences
   the warnings, and options that would change the job are refused;
 - the rank variables SLURM_GTIDS, SLURM_JOB_DEPENDENCY, SLURM_SUBMIT_HOST,
-  SLURM_EXPORT_ENV, SLURM_MEM_PER_CPU, and HOME.
+  SLURM_EXPORT_ENV, SLURM_MEM_PER_CPU, SLURM_JOB_ACCOUNT, SLURM_JOB_QOS,
+  and HOME.
 (A failed script is FAILED, not re-run: test_fault_tolerance.py.)
 """
 
@@ -71,6 +73,16 @@ class SubmissionTest(ClusterTestCase):
         self.assertEqual(job["nodelist"], "node[01-02]")
         self.assertEqual(len(job["allocation"]), 2, job["allocation"])
 
+    def test_tasks_beyond_a_nodes_cpus_spread(self):
+        # -n alone: as many tasks per node as its CPUs allow, then more nodes.
+        c = self.cluster
+        cpus = c.nodes()["node01"]["cpus"]
+        job_id, _ = self.submitted("-n", str(cpus + 1))
+        job = c.wait_job(job_id, "COMPLETED")
+        self.assertEqual(job["nodelist"], "node[01-02]")
+        job_id, _ = self.submitted("-n", str(cpus))
+        self.assertEqual(len(c.wait_job(job_id, "COMPLETED")["allocation"]), 1)
+
     def test_output_pattern_names_the_node(self):
         c = self.cluster
         job_id, _ = self.submitted("-o", "out-%N-%j.txt", "-e",
@@ -112,10 +124,11 @@ class SubmissionTest(ClusterTestCase):
         c = self.cluster
         c.write_script("vars.sh", "#!/bin/bash\n"
                        "echo host=$SLURM_SUBMIT_HOST export=$SLURM_EXPORT_ENV "
-                       "mem=$SLURM_MEM_PER_CPU home=$HOME\n")
+                       "mem=$SLURM_MEM_PER_CPU home=$HOME "
+                       "account=$SLURM_JOB_ACCOUNT qos=$SLURM_JOB_QOS\n")
         result = subprocess.run(
             [c.cli_bin, "batch", "--parsable", "--export=ALL,FOO=1",
-             "--mem-per-cpu=100", "vars.sh"],
+             "--mem-per-cpu=100", "-A", "ml", "--qos=high", "vars.sh"],
             cwd=c.work_dir, env=c.env, capture_output=True, text=True,
             timeout=30)
         self.assertEqual(result.returncode, 0, result.stderr)
@@ -127,6 +140,7 @@ class SubmissionTest(ClusterTestCase):
         self.assertEqual(words["export"], "ALL,FOO=1")
         self.assertEqual(words["mem"], "100")
         self.assertEqual(words["home"], os.path.expanduser("~"))
+        self.assertEqual((words["account"], words["qos"]), ("ml", "high"))
 
 
 if __name__ == "__main__":

@@ -64,7 +64,7 @@ TEST_CASE("rank variables follow the allocation", "[env]") {
   CHECK(env["SLURM_GPUS_ON_NODE"] == "2");
 }
 
-TEST_CASE("SLURM_GTIDS lists the node's global ranks; dependencies show",
+TEST_CASE("SLURM_GTIDS lists the node's global ranks, and the dependency shows",
           "[env]") {
   v1::JobRecord job = TwoNodeJob();
   CHECK(BuildRankEnvironment(job, "10.0.0.1", 0, 0)["SLURM_GTIDS"] == "0,1");
