@@ -85,13 +85,15 @@ Options:
                               gantry release ID (scontrol release)
       --wrap COMMAND          the script is COMMAND under #!/bin/sh (command
                               line only; no script file then)
-      --no-requeue            no automatic restart after a failure
-                              (--max-restarts=0); --requeue is the default
+      --no-requeue            no automatic restart, not even after a node
+                              fault (--max-restarts=0)
       --per-task              run the script as every task, on every node
                               (no gantry run needed; each task a rank)
       --checkpoint-dir DIR    where the job writes checkpoints; a restart
                               resumes from the latest (GANTRY_RESUME_FROM)
-      --max-restarts N        restarts after failures (default: the cluster's, 3)
+      --max-restarts N        restart up to N times, after the job's own
+                              failures too (without it: node faults only,
+                              up to the cluster's default, 3)
       --hang-timeout TIME     a job with no progress (checkpoint or
                               `gantry progress`) for this long is restarted
       --exclusive             whole nodes: no other job shares them

@@ -472,7 +472,8 @@ absl::Status WarnIgnored(const OptionUse& use, JobRequest& request) {
 }
 
 // Accepted because it already holds here: a gang starts on all its nodes
-// at once (--wait-all-nodes), a failed job is requeued (--requeue).
+// at once (--wait-all-nodes), a job on a failed node is requeued
+// (--requeue).
 absl::Status Accept(const OptionUse&, JobRequest&) { return absl::OkStatus(); }
 
 absl::Status IgnoreSaying(const OptionUse& use, JobRequest& request) {
@@ -535,7 +536,8 @@ constexpr OptionSpec kOptions[] = {
     {"comment", '\0', Arg::kRequired, &WarnIgnored},
     {"export", '\0', Arg::kRequired, &SetExport},
     {"open-mode", '\0', Arg::kRequired, &SetOpenMode},
-    // Requeueing after a failure is the default (--max-restarts).
+    // Requeueing after a node fault is the default; after the job's own
+    // failure only with --max-restarts N.
     {"requeue", '\0', Arg::kNone, &Accept},
     {"no-requeue", '\0', Arg::kNone, &SetFlag<&JobRequest::no_requeue>},
     {"begin", 'b', Arg::kRequired, &SetBegin},
