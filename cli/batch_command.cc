@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -22,6 +23,7 @@
 #include "common/derived_resources.h"
 #include "common/export_environment.h"
 #include "common/job_options.h"
+#include "common/sbatch_environment.h"
 
 extern char** environ;
 
@@ -54,6 +56,30 @@ int WaitForJob(ControllerClient& client, uint64_t job_id) {
     }
     std::this_thread::sleep_for(delay);
     delay = std::min(delay * 2, std::chrono::milliseconds(2000));
+  }
+}
+
+// Variables Slurm sets in a job's environment from how it was submitted;
+// the controller's rank environment adds those it decides (placement).
+void AddSubmissionVariables(const JobRequest& request,
+                            std::map<std::string, std::string>& environment) {
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) == 0 && host[0] != '\0') {
+    environment["SLURM_SUBMIT_HOST"] = host;
+  }
+  if (!request.export_spec.empty()) {
+    environment["SLURM_EXPORT_ENV"] = request.export_spec;
+  }
+  if (!request.account.empty()) {
+    environment["SLURM_JOB_ACCOUNT"] = request.account;
+  }
+  if (!request.qos.empty()) environment["SLURM_JOB_QOS"] = request.qos;
+  if (request.gpus) environment["SLURM_GPUS"] = absl::StrCat(*request.gpus);
+  if (request.gpus_per_task) {
+    environment["SLURM_GPUS_PER_TASK"] = absl::StrCat(*request.gpus_per_task);
+  }
+  if (request.mem_per_cpu_mb) {
+    environment["SLURM_MEM_PER_CPU"] = absl::StrCat(*request.mem_per_cpu_mb);
   }
 }
 
@@ -170,6 +196,7 @@ absl::StatusOr<v1::SubmitRequest> BuildSubmitRequest(
   absl::StatusOr<std::map<std::string, std::string>> exported =
       ExportedEnvironment(request.export_spec, environment);
   if (!exported.ok()) return exported.status();
+  AddSubmissionVariables(request, *exported);
   spec.mutable_environment()->insert(exported->begin(), exported->end());
   if (!request.begin.empty()) {
     const int64_t now_ms =
@@ -242,8 +269,16 @@ int RunBatchCommand(const std::vector<std::string>& args,
     buffer << in.rdbuf();
     script = buffer.str();
   }
+  // Slurm's precedence: directives, then SBATCH_* variables, then the
+  // command line, each over the one before.
   JobRequest request;
   absl::Status status = ApplyScriptDirectives(script, request);
+  for (const EnvironmentOption& option : SbatchEnvironmentOptions(
+           [](const char* name) -> const char* { return std::getenv(name); })) {
+    if (!status.ok()) break;
+    status = ApplyJobOptions(
+        option.words, absl::StrCat("environment ", option.variable), request);
+  }
   if (status.ok()) {
     status = ApplyJobOptions(invocation->option_words, "command line", request);
   }
@@ -266,6 +301,7 @@ int RunBatchCommand(const std::vector<std::string>& args,
   absl::StatusOr<v1::SubmitRequest> submit = BuildSubmitRequest(
       request, script, invocation->script_args, submit_dir, environ);
   for (const std::string& warning : request.warnings) {
+    if (request.quiet) break;
     std::cerr << "gantry batch: warning: " << warning << "\n";
   }
   if (!submit.ok()) {

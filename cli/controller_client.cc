@@ -21,7 +21,7 @@ namespace gantry::cli {
 
 std::string ResolveControllerTarget(const std::string& flag) {
   if (!flag.empty()) return flag;
-  if (const char* env = std::getenv("GANTRY_CONTROLLER"); env && *env) {
+  if (const char* env = std::getenv(kControllerVariable); env && *env) {
     return env;
   }
   return kDefaultController;
@@ -133,7 +133,9 @@ absl::Status ControllerClient::Convert(const grpc::Status& raw) const {
       status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
     return absl::UnavailableError(absl::StrCat(
         "cannot reach the controller at ", target_, " (",
-        status.error_message(), "); set --controller or GANTRY_CONTROLLER",
+        status.error_message(),
+        "); set --controller, GANTRY_CONTROLLER or controller in the [client] "
+        "table of /etc/gantry/gantry.toml",
         TlsConnectHint(target_, tls_)));
   }
   if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED &&

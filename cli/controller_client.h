@@ -1,5 +1,6 @@
 // How the CLI reaches gantryd: target resolution (--controller, then
-// GANTRY_CONTROLLER, then the local socket), TLS to a TCP target when
+// GANTRY_CONTROLLER, then /etc/gantry/gantry.toml's [client] table, then
+// the local socket), TLS to a TCP target when
 // $GANTRY_TLS_CA names a CA (common/tls_credentials.h; gantry --tls-ca sets
 // it), and calls with deadlines and a MUNGE credential bound to each
 // request (munged socket: $GANTRY_MUNGE_SOCKET or the default) whose
@@ -21,8 +22,11 @@
 namespace gantry::cli {
 
 inline constexpr char kDefaultController[] = "unix:/run/gantry/gantryd.sock";
+inline constexpr char kControllerVariable[] = "GANTRY_CONTROLLER";
 
-// `flag` wins, then $GANTRY_CONTROLLER, then the default local socket.
+// `flag` wins, then $GANTRY_CONTROLLER (which the [client] table of the
+// config file fills when unset, cli/client_config.h), then the default
+// local socket.
 std::string ResolveControllerTarget(const std::string& flag);
 
 class ControllerClient {

@@ -15,6 +15,7 @@
 #include "cli/attach_command.h"
 #include "cli/batch_command.h"
 #include "cli/cancel_command.h"
+#include "cli/client_config.h"
 #include "cli/drain_command.h"
 #include "cli/hold_command.h"
 #include "cli/hostlist_command.h"
@@ -90,13 +91,15 @@ Options:
                               gantry release ID (scontrol release)
       --wrap COMMAND          the script is COMMAND under #!/bin/sh (command
                               line only; no script file then)
-      --no-requeue            no automatic restart after a failure
-                              (--max-restarts=0); --requeue is the default
+      --no-requeue            no automatic restart, not even after a node
+                              fault (--max-restarts=0)
       --per-task              run the script as every task, on every node
                               (no gantry run needed; each task a rank)
       --checkpoint-dir DIR    where the job writes checkpoints; a restart
                               resumes from the latest (GANTRY_RESUME_FROM)
-      --max-restarts N        restarts after failures (default: the cluster's, 3)
+      --max-restarts N        restart up to N times, after the job's own
+                              failures too (without it: node faults only,
+                              up to the cluster's default, 3)
       --hang-timeout TIME     a job with no progress (checkpoint or
                               `gantry progress`) for this long is restarted
       --exclusive             whole nodes: no other job shares them
@@ -115,7 +118,8 @@ Options:
                               once (0-99%10). Up to 10000 tasks, indices up
                               to 4000000. Each task gets SLURM_ARRAY_TASK_ID;
                               the default output is gantry-%A_%a.out
-  --controller ADDR           gantryd address (before "batch"; or GANTRY_CONTROLLER)
+  --controller ADDR           gantryd address (before "batch"; or GANTRY_CONTROLLER,
+                              or [client] controller in /etc/gantry/gantry.toml)
   --tls-ca FILE               CA of gantryd's TLS certificate (before "batch";
                               or GANTRY_TLS_CA)
   -V, --version               print Gantry's version and exit
@@ -205,6 +209,14 @@ int RunCommandLine(int argc, char** argv) {
     std::cerr << program << ": error: " << expanded.status().message() << "\n";
     return 1;
   }
+  // The login host's [client] settings (controller address, TLS), below
+  // the environment and the flags.
+  if (absl::Status config = gantry::cli::ApplyClientConfig(); !config.ok()) {
+    std::string program = argv[0];
+    program = program.substr(program.rfind('/') + 1);
+    std::cerr << program << ": error: " << config.message() << "\n";
+    return 1;
+  }
   std::vector<std::string> words = *std::move(expanded);
   std::vector<char*> word_pointers;
   for (std::string& word : words) word_pointers.push_back(word.data());
@@ -253,7 +265,9 @@ int RunCommandLine(int argc, char** argv) {
   std::string controller;
   app.add_option("--controller", controller,
                  "gantryd address: unix:PATH or HOST:PORT (default: "
-                 "$GANTRY_CONTROLLER, else unix:/run/gantry/gantryd.sock)");
+                 "$GANTRY_CONTROLLER, else controller in the [client] table "
+                 "of /etc/gantry/gantry.toml ($GANTRY_CONFIG), else "
+                 "unix:/run/gantry/gantryd.sock)");
   app.add_option_function<std::string>(
          "--tls-ca",
          [](const std::string& path) {

@@ -37,6 +37,13 @@ absl::Status ResolveDerivedResources(JobRequest& request) {
   if (absl::Status lists = ResolveNodeLists(request); !lists.ok()) {
     return lists;
   }
+  // -n N with --ntasks-per-node=M and no -N: as many nodes as the tasks
+  // need (Slurm: "-n 8 --ntasks-per-node=4" is 2 nodes).
+  if (!request.nodes && request.ntasks && request.ntasks_per_node &&
+      *request.ntasks_per_node > 0) {
+    request.nodes = (*request.ntasks + *request.ntasks_per_node - 1) /
+                    *request.ntasks_per_node;
+  }
   const uint32_t nodes = request.nodes.value_or(1);
   uint32_t tasks_per_node = request.ntasks_per_node.value_or(0);
   if (tasks_per_node == 0) {

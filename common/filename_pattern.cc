@@ -76,4 +76,19 @@ std::string ExpandFilenamePattern(std::string_view pattern, uint64_t job_id,
   return out;
 }
 
+std::string ExpandNodeInPath(std::string_view path, std::string_view node) {
+  const std::string_view short_name = node.substr(0, node.find('.'));
+  std::string out;
+  out.reserve(path.size());
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    if (path[i] == '%' && i + 1 < path.size() && path[i + 1] == 'N') {
+      out += short_name;
+      ++i;
+      continue;
+    }
+    out += path[i];
+  }
+  return out;
+}
+
 }  // namespace gantry

@@ -26,4 +26,9 @@ std::string ExpandFilenamePattern(
     std::string_view user,
     std::optional<ArrayTaskIds> array_task = std::nullopt);
 
+// Expands %N, left by ExpandFilenamePattern, to `node`'s short name (up to
+// its first '.'), as Slurm names the node a batch script runs on: known
+// only once the job is placed.
+std::string ExpandNodeInPath(std::string_view path, std::string_view node);
+
 }  // namespace gantry

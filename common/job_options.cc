@@ -17,6 +17,7 @@
 #include "common/edit_distance.h"
 #include "common/export_environment.h"
 #include "common/hostlist.h"
+#include "common/ignored_options.h"
 #include "common/job_array.h"
 #include "common/job_dependency.h"
 #include "common/node_constraint.h"
@@ -471,8 +472,31 @@ absl::Status WarnIgnored(const OptionUse& use, JobRequest& request) {
 }
 
 // Accepted because it already holds here: a gang starts on all its nodes
-// at once (--wait-all-nodes), a failed job is requeued (--requeue).
+// at once (--wait-all-nodes), a job on a failed node is requeued
+// (--requeue).
 absl::Status Accept(const OptionUse&, JobRequest&) { return absl::OkStatus(); }
+
+absl::Status IgnoreSaying(const OptionUse& use, JobRequest& request) {
+  request.warnings.push_back(
+      Concat(use.source, ": --", use.spec.long_name,
+             " is ignored: ", WhyIgnored(use.spec.long_name)));
+  return absl::OkStatus();
+}
+
+absl::Status RefuseSaying(const OptionUse& use, JobRequest&) {
+  return absl::InvalidArgumentError(Concat(use.source, ": --",
+                                           use.spec.long_name, ": ",
+                                           WhyRefused(use.spec.long_name)));
+}
+
+// --account and --qos: no accounts or QOS limits here, but the job's
+// environment carries the names (SLURM_JOB_ACCOUNT, SLURM_JOB_QOS), as
+// Slurm's does.
+template <std::string JobRequest::*kField>
+absl::Status SetTextIgnored(const OptionUse& use, JobRequest& request) {
+  request.*kField = std::string(*use.value);
+  return WarnIgnored(use, request);
+}
 
 absl::Status RejectUid(const OptionUse& use, JobRequest&) {
   return absl::InvalidArgumentError(
@@ -507,12 +531,13 @@ constexpr OptionSpec kOptions[] = {
     {"hang-timeout", '\0', Arg::kRequired, &SetHangTimeout},
     {"mail-type", '\0', Arg::kRequired, &WarnIgnored},
     {"mail-user", '\0', Arg::kRequired, &WarnIgnored},
-    {"account", 'A', Arg::kRequired, &WarnIgnored},
-    {"qos", 'q', Arg::kRequired, &WarnIgnored},
+    {"account", 'A', Arg::kRequired, &SetTextIgnored<&JobRequest::account>},
+    {"qos", 'q', Arg::kRequired, &SetTextIgnored<&JobRequest::qos>},
     {"comment", '\0', Arg::kRequired, &WarnIgnored},
     {"export", '\0', Arg::kRequired, &SetExport},
     {"open-mode", '\0', Arg::kRequired, &SetOpenMode},
-    // Requeueing after a failure is the default (--max-restarts).
+    // Requeueing after a node fault is the default; after the job's own
+    // failure only with --max-restarts N.
     {"requeue", '\0', Arg::kNone, &Accept},
     {"no-requeue", '\0', Arg::kNone, &SetFlag<&JobRequest::no_requeue>},
     {"begin", 'b', Arg::kRequired, &SetBegin},
@@ -546,6 +571,57 @@ constexpr OptionSpec kOptions[] = {
     {"propagate", '\0', Arg::kOptional, &WarnIgnored},
     {"get-user-env", '\0', Arg::kOptional, &WarnIgnored},
     {"uid", '\0', Arg::kRequired, &RejectUid},
+    {"quiet", 'Q', Arg::kNone, &SetFlag<&JobRequest::quiet>},
+    // The rest of sbatch's options (Slurm 22.05), accepted with a warning
+    // or refused, each saying why (kIgnoredBecause, kRefusedBecause).
+    {"acctg-freq", '\0', Arg::kRequired, &IgnoreSaying},
+    {"batch", '\0', Arg::kRequired, &IgnoreSaying},
+    {"cluster-constraint", '\0', Arg::kRequired, &IgnoreSaying},
+    {"clusters", 'M', Arg::kRequired, &IgnoreSaying},
+    {"contiguous", '\0', Arg::kNone, &IgnoreSaying},
+    {"core-spec", 'S', Arg::kRequired, &IgnoreSaying},
+    {"cores-per-socket", '\0', Arg::kRequired, &IgnoreSaying},
+    {"cpu-freq", '\0', Arg::kRequired, &IgnoreSaying},
+    {"cpus-per-gpu", '\0', Arg::kRequired, &IgnoreSaying},
+    {"delay-boot", '\0', Arg::kRequired, &IgnoreSaying},
+    {"distribution", 'm', Arg::kRequired, &IgnoreSaying},
+    {"extra-node-info", 'B', Arg::kRequired, &IgnoreSaying},
+    {"gpu-bind", '\0', Arg::kRequired, &IgnoreSaying},
+    {"gpu-freq", '\0', Arg::kRequired, &IgnoreSaying},
+    {"gpus-per-socket", '\0', Arg::kRequired, &IgnoreSaying},
+    {"gres-flags", '\0', Arg::kRequired, &IgnoreSaying},
+    {"ignore-pbs", '\0', Arg::kNone, &IgnoreSaying},
+    {"input", 'i', Arg::kRequired, &IgnoreSaying},
+    {"kill-on-invalid-dep", '\0', Arg::kRequired, &IgnoreSaying},
+    {"licenses", 'L', Arg::kRequired, &IgnoreSaying},
+    {"mcs-label", '\0', Arg::kRequired, &IgnoreSaying},
+    {"mem-bind", '\0', Arg::kRequired, &IgnoreSaying},
+    {"mincpus", '\0', Arg::kRequired, &IgnoreSaying},
+    {"network", '\0', Arg::kRequired, &IgnoreSaying},
+    {"no-kill", 'k', Arg::kOptional, &IgnoreSaying},
+    {"ntasks-per-socket", '\0', Arg::kRequired, &IgnoreSaying},
+    {"oversubscribe", 's', Arg::kNone, &IgnoreSaying},
+    {"power", '\0', Arg::kRequired, &IgnoreSaying},
+    {"prefer", '\0', Arg::kRequired, &IgnoreSaying},
+    {"priority", '\0', Arg::kRequired, &IgnoreSaying},
+    {"profile", '\0', Arg::kRequired, &IgnoreSaying},
+    {"reboot", '\0', Arg::kNone, &IgnoreSaying},
+    {"sockets-per-node", '\0', Arg::kRequired, &IgnoreSaying},
+    {"spread-job", '\0', Arg::kNone, &IgnoreSaying},
+    {"thread-spec", '\0', Arg::kRequired, &IgnoreSaying},
+    {"threads-per-core", '\0', Arg::kRequired, &IgnoreSaying},
+    {"tmp", '\0', Arg::kRequired, &IgnoreSaying},
+    {"use-min-nodes", '\0', Arg::kNone, &IgnoreSaying},
+    {"verbose", 'v', Arg::kOptional, &IgnoreSaying},
+    {"wckey", '\0', Arg::kRequired, &IgnoreSaying},
+    {"bb", '\0', Arg::kRequired, &RefuseSaying},
+    {"bbf", '\0', Arg::kRequired, &RefuseSaying},
+    {"container", '\0', Arg::kRequired, &RefuseSaying},
+    {"deadline", '\0', Arg::kRequired, &RefuseSaying},
+    {"export-file", '\0', Arg::kRequired, &RefuseSaying},
+    {"gid", '\0', Arg::kRequired, &RefuseSaying},
+    {"nodefile", 'F', Arg::kRequired, &RefuseSaying},
+    {"ntasks-per-gpu", '\0', Arg::kRequired, &RefuseSaying},
 };
 
 const OptionSpec* FindLong(std::string_view name) {
@@ -582,6 +658,8 @@ absl::Status UnknownLong(std::string_view source, std::string_view name) {
   const OptionSpec* best = nullptr;
   std::size_t best_distance = kMaxDistance + 1;
   for (const OptionSpec& spec : kOptions) {
+    // Nothing is like an empty name ("--=").
+    if (name.empty()) break;
     const std::size_t distance =
         EditDistance(name, spec.long_name, kMaxDistance);
     if (distance < best_distance) {

@@ -2,6 +2,7 @@
 // launch (with its environment and per-rank variables), kills and
 // signals, and sbatch --signal's warning before the time limit.
 #include "absl/strings/str_cat.h"
+#include "common/filename_pattern.h"
 #include "common/log.h"
 #include "daemon/controller/controller.h"
 #include "daemon/launch/rank_environment.h"
@@ -61,14 +62,16 @@ void Controller::SendLaunch(uint64_t job_id, uint32_t attempt,
     launch.set_script(record.spec().script());
     *launch.mutable_script_args() = record.spec().script_args();
     launch.set_working_dir(record.spec().working_dir());
-    launch.set_output_path(record.output_path());
+    // %N: the node these ranks run on (the batch script's is the first).
+    launch.set_output_path(
+        ExpandNodeInPath(record.output_path(), share.node()));
     // As sbatch: the first run's batch script starts the files afresh
     // (unless --open-mode=append), a restart appends. In --per-task mode
     // tasks on many nodes share the files, so they only ever append.
     launch.set_truncate_output(record.spec().script_once() &&
                                !record.spec().append_output() &&
                                record.attempts_size() <= 1);
-    launch.set_error_path(record.error_path());
+    launch.set_error_path(ExpandNodeInPath(record.error_path(), share.node()));
     launch.set_uid(record.uid());
     launch.set_gid(record.gid());
     launch.set_user(record.user());

@@ -172,6 +172,8 @@ void Controller::FailJob(JobRuntime& job, FailureKind kind, int exit_code,
   input.max_restarts = record.spec().has_max_restarts()
                            ? record.spec().max_restarts()
                            : options_.default_max_restarts;
+  input.restarts_requested =
+      record.spec().has_max_restarts() && record.spec().max_restarts() > 0;
   input.exit_code = exit_code;
   input.signal = signal;
   input.repeated_app_failures = record.repeated_app_failures();

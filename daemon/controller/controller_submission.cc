@@ -65,6 +65,10 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
   v1::JobRecord job;
   v1::JobSpec& spec = *job.mutable_spec();
   spec.Swap(&submitted);
+  // No -N: one node, unless -n asks for more tasks than a node's CPUs take
+  // (below, once the partition's nodes are known).
+  const bool nodes_given = spec.nodes() != 0;
+  const bool per_node_given = spec.ntasks_per_node() != 0;
   if (spec.nodes() == 0) spec.set_nodes(1);
   if (spec.nodes() > kMaxNodes) {
     return Invalid(absl::StrCat("--nodes=", spec.nodes(),
@@ -237,9 +241,30 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
   // than left pending forever, by the scheduler's own test (NodeCouldEverHold)
   // on the job as the scheduler will see it. With no node known yet (a cluster
   // starting) nothing can be judged.
-  const PendingJob pending = PendingJobOf(job, nullptr);
+  PendingJob pending = PendingJobOf(job, nullptr);
   uint32_t capable = 0, known = 0, most_gpus = 0;
   NodeSnapshot capacity;
+  // As Slurm: -n N without -N or --ntasks-per-node packs as many tasks on
+  // a node as the partition's largest node has CPUs for, over as many nodes
+  // as that takes.
+  if (!nodes_given && !per_node_given && spec.ntasks() > 1) {
+    uint32_t most_cpus = 0;
+    for (const auto& [name, node] : nodes_) {
+      SetNodeCapacity(node.record, capacity);
+      if (NodeServesJob(capacity, pending)) {
+        most_cpus = std::max(most_cpus, capacity.cpus_total);
+      }
+    }
+    const uint32_t per_task = std::max<uint32_t>(spec.cpus_per_task(), 1);
+    const uint32_t tasks_per_node = most_cpus / per_task;
+    if (tasks_per_node > 0 && spec.ntasks() > tasks_per_node) {
+      spec.set_nodes(std::min<uint32_t>(
+          (spec.ntasks() + tasks_per_node - 1) / tasks_per_node, kMaxNodes));
+      spec.set_ntasks_per_node((spec.ntasks() + spec.nodes() - 1) /
+                               spec.nodes());
+      pending = PendingJobOf(job, nullptr);
+    }
+  }
   for (const auto& [name, node] : nodes_) {
     SetNodeCapacity(node.record, capacity);
     if (!NodeServesJob(capacity, pending)) continue;

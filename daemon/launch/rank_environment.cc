@@ -69,6 +69,11 @@ std::map<std::string, std::string> BuildRankEnvironment(
   const std::string node_rank = absl::StrCat(node_index);
   const std::string restarts =
       absl::StrCat(job.attempt() > 0 ? job.attempt() - 1 : 0);
+  // Slurm's SLURM_GTIDS: the global ranks on this node, "4,5,6,7".
+  std::vector<std::string> node_ranks;
+  for (uint32_t r = 0; r < share.rank_count(); ++r) {
+    node_ranks.push_back(absl::StrCat(share.first_rank() + r));
+  }
   std::vector<std::string> gpu_strings;
   for (uint32_t gpu : share.gpu_indices())
     gpu_strings.push_back(absl::StrCat(gpu));
@@ -104,6 +109,7 @@ std::map<std::string, std::string> BuildRankEnvironment(
       {"SLURM_CPUS_ON_NODE", absl::StrCat(share.cpus())},
       {"SLURM_PROCID", rank},
       {"SLURM_LOCALID", local},
+      {"SLURM_GTIDS", absl::StrJoin(node_ranks, ",")},
       {"SLURM_NODEID", node_rank},
       {"SLURMD_NODENAME", share.node()},
       {"SLURM_JOB_PARTITION", spec.partition()},
@@ -140,6 +146,9 @@ std::map<std::string, std::string> BuildRankEnvironment(
       env[absl::StrCat("SLURM_ARRAY_", name)] = value;
       env[absl::StrCat("GANTRY_ARRAY_", name)] = value;
     }
+  }
+  if (!spec.dependency().empty()) {
+    env["SLURM_JOB_DEPENDENCY"] = spec.dependency();
   }
   if (!spec.checkpoint_dir().empty()) {
     env["GANTRY_CHECKPOINT_DIR"] = spec.checkpoint_dir();

@@ -40,6 +40,19 @@ RestartDecision DecideRestart(const RestartInput& input) {
   }
   const uint32_t restarts_used =
       input.attempts_started > 0 ? input.attempts_started - 1 : 0;
+  // (A job that set --max-restarts=0 hears of its spent budget below.)
+  if (IsApplicationFailure(input.kind) && !input.restarts_requested &&
+      input.max_restarts > 0) {
+    decision.repeated_app_failures = 1;
+    decision.final_detail = absl::StrCat(
+        input.kind == FailureKind::kOutOfMemory
+            ? "ran out of memory"
+            : absl::StrCat("failed with ",
+                           Status(input.exit_code, input.signal)),
+        " on a healthy node: not restarted (a job restarts after its own "
+        "failures only when it asks, with --max-restarts N)");
+    return decision;
+  }
   if (IsApplicationFailure(input.kind)) {
     const bool same = input.repeated_app_failures > 0 &&
                       input.exit_code == input.previous_exit_code &&

@@ -9,7 +9,10 @@
 //   is restarted without delay for the first restart (the failed node is
 //   drained, so the new attempt runs elsewhere), then with backoff.
 // - An application failure (a rank exits non-zero or by a signal on a
-//   healthy node) is restarted with backoff, once. If the next attempt fails
+//   healthy node, or is OOM-killed) ends the job FAILED (OUT_OF_MEMORY)
+//   unless the job asked for restarts itself (--max-restarts N): as in
+//   Slurm, where a failed script is not re-run. A job that asked is
+//   restarted with backoff, once. If the next attempt fails
 //   again with the same exit status and no node fault in between, it is an
 //   application bug, not bad luck: the job ends FAILED instead of being
 //   retried across the whole cluster. A different status counts afresh.
@@ -46,6 +49,9 @@ struct RestartInput {
   // attempts are not charged: leave them out).
   uint32_t attempts_started = 1;
   uint32_t max_restarts = 3;
+  // Whether the job itself set --max-restarts: only then is an application
+  // failure restarted (node faults and hangs use max_restarts either way).
+  bool restarts_requested = false;
   // Exit status of this failure (kApplication and kOutOfMemory only), and
   // the state carried from earlier attempts.
   int exit_code = 0;

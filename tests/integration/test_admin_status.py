@@ -75,7 +75,8 @@ class AdminStatusTest(ClusterTestCase):
 
         # A job that fails the same way twice: restarted once, then FAILED.
         failing = c.write_script("fail.sh", "#!/bin/bash\nexit 3\n")
-        failed_id = c.submit(failing, "-J", "broken")
+        # Asks for restarts after its own failures (--max-restarts).
+        failed_id = c.submit(failing, "-J", "broken", "--max-restarts=3")
         c.wait_job(failed_id, "FAILED")
 
         # Two GPUs held on one node, and a job waiting for all eight.

@@ -79,7 +79,8 @@ class AgentFileAccessTest(ClusterTestCase):
         """Submits SCRIPT as the user; returns (job JSON, `gantry job`
         text, output file text)."""
         c = self.cluster
-        job_id = c.submit(self.script, "--checkpoint-dir",
+        # The first attempt fails on purpose: the job asks for a restart.
+        job_id = c.submit(self.script, "--max-restarts=1", "--checkpoint-dir",
                           checkpoint_dir or self.checkpoints,
                           args=(first_attempt,), cwd=self.home,
                           uid=self.entry.pw_uid)

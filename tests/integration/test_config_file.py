@@ -75,7 +75,10 @@ class ShippedFileTest(unittest.TestCase):
 
     def test_every_flag_is_in_its_table_with_its_default(self):
         tables = shipped_keys()
-        self.assertEqual(sorted(tables), ["agent", "controller"])
+        self.assertEqual(sorted(tables), ["agent", "client", "controller"])
+        # The CLI's table (cli/client_config.h; test_client_config.py).
+        self.assertEqual(sorted(tables["client"]),
+                         ["controller", "tls-ca", "tls-server-name"])
         for table in DAEMONS:
             flags = help_flags(table)
             self.assertGreater(len(flags), 5, f"parsed {table} --help")

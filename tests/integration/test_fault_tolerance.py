@@ -18,13 +18,28 @@ class RestartPolicyTest(ClusterTestCase):
     def test_application_error_is_retried_once_then_fails(self):
         c = self.cluster
         c.write_script("fails.sh", "#!/bin/bash\necho attempt $GANTRY_ATTEMPT\nexit 3\n")
-        job_id = c.submit("fails.sh")
+        job_id = c.submit("fails.sh", "--max-restarts=3")
         job = c.wait_job(job_id, "FAILED", timeout=30)
         self.assertEqual(job["exit_code"], 3)
         self.assertEqual(len(job["attempts"]), 2, job["attempts"])
         self.assertIn("application error", job["reason_detail"])
         self.assertEqual(c.read(f"gantry-{job_id}.out").split(),
                          ["attempt", "1", "attempt", "2"])
+
+    def test_application_error_is_not_retried_unless_asked(self):
+        # Slurm's rule: a script that fails on a healthy node is FAILED, not
+        # re-run; only --max-restarts N asks for restarts.
+        c = self.cluster
+        c.write_script("fails1.sh",
+                       "#!/bin/bash\necho attempt $GANTRY_ATTEMPT\nexit 4\n")
+        job_id = c.submit("fails1.sh")
+        job = c.wait_job(job_id, "FAILED", timeout=30)
+        self.assertEqual(job["exit_code"], 4)
+        self.assertEqual(len(job["attempts"]), 1, job["attempts"])
+        self.assertIn("not restarted", job["reason_detail"])
+        self.assertIn("--max-restarts", job["reason_detail"])
+        self.assertEqual(c.read(f"gantry-{job_id}.out").split(),
+                         ["attempt", "1"])
 
     def test_max_restarts_zero_fails_at_once(self):
         c = self.cluster
@@ -60,7 +75,8 @@ class RestartPolicyTest(ClusterTestCase):
                        "  mkdir -p $GANTRY_CHECKPOINT_DIR/step42\n"
                        f"  {c.cli_bin} checkpoint $GANTRY_CHECKPOINT_DIR/step42 --step 42 || exit 9\n"
                        "  exit 1\nfi\n")
-        job_id = c.submit("report.sh", "--checkpoint-dir", "ck-report")
+        job_id = c.submit("report.sh", "--checkpoint-dir", "ck-report",
+                          "--max-restarts=3")
         job = c.wait_job(job_id, "COMPLETED", timeout=30)
         checkpoint = c.path("ck-report", "step42")
         self.assertEqual(job["latest_checkpoint"]["path"], checkpoint)
@@ -75,7 +91,8 @@ class RestartPolicyTest(ClusterTestCase):
         c.write_script("garbage.sh", "#!/bin/bash\n"
                        "echo 'not a number' > $GANTRY_CHECKPOINT_DIR/latest_checkpointed_iteration.txt\n"
                        "sleep 3\n")
-        job_id = c.submit("garbage.sh", "--checkpoint-dir", "ck-garbage")
+        job_id = c.submit("garbage.sh", "--checkpoint-dir", "ck-garbage",
+                          "--max-restarts=3")
         job = c.wait_job(job_id, "COMPLETED", timeout=30)
         self.assertEqual(job["latest_checkpoint"]["path"], "")
 

@@ -213,6 +213,18 @@ class HostlistDifferentialTest(unittest.TestCase):
         lists = [name_list(rng) for _ in range(NAME_LISTS)]
         self.compare([("hostlist", "hostlist", names) for names in lists])
 
+    def test_scontrol_name_answers_show_hostlist_and_hostnames(self):
+        # As gantry-slurm-compat installs it: scontrol, a link to gantry.
+        link = os.path.join(self.tmp.name, "scontrol")
+        os.symlink(self.gantry, link)
+        for words, expected in (
+                (["show", "hostlist", "a1,a2,a3,b01"], "a[1-3],b01\n"),
+                (["show", "hostnames", "[1,3-5]"], "1\n3\n4\n5\n")):
+            done = subprocess.run([link, *words], capture_output=True,
+                                  text=True, timeout=30)
+            self.assertEqual((done.returncode, done.stdout), (0, expected),
+                             done.stderr)
+
     def test_examples_from_the_issue(self):
         self.compare([
             ("hostnames", "hostnames", "[1,3-5]"),

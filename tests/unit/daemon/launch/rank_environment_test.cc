@@ -64,6 +64,18 @@ TEST_CASE("rank variables follow the allocation", "[env]") {
   CHECK(env["SLURM_GPUS_ON_NODE"] == "2");
 }
 
+TEST_CASE("SLURM_GTIDS lists the node's global ranks, and the dependency shows",
+          "[env]") {
+  v1::JobRecord job = TwoNodeJob();
+  CHECK(BuildRankEnvironment(job, "10.0.0.1", 0, 0)["SLURM_GTIDS"] == "0,1");
+  CHECK(BuildRankEnvironment(job, "10.0.0.1", 1, 0)["SLURM_GTIDS"] == "2");
+  CHECK(BuildRankEnvironment(job, "10.0.0.1", 0, 0)
+            .count("SLURM_JOB_DEPENDENCY") == 0);
+  job.mutable_spec()->set_dependency("afterok:7");
+  CHECK(BuildRankEnvironment(job, "10.0.0.1", 0, 0)["SLURM_JOB_DEPENDENCY"] ==
+        "afterok:7");
+}
+
 TEST_CASE("tasks per node uses Slurm's compressed form", "[env]") {
   v1::JobRecord job;
   for (uint32_t count : {2u, 2u, 2u, 1u})

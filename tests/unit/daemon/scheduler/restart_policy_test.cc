@@ -6,13 +6,62 @@
 namespace gantry {
 namespace {
 
-RestartInput Input(FailureKind kind, uint32_t attempts, uint32_t max = 3) {
+// `requested`: the job set --max-restarts itself.
+RestartInput Input(FailureKind kind, uint32_t attempts, uint32_t max = 3,
+                   bool requested = true) {
   RestartInput in;
   in.kind = kind;
   in.attempts_started = attempts;
   in.max_restarts = max;
+  in.restarts_requested = requested;
   in.backoff_base_ms = 1000;
   return in;
+}
+
+TEST_CASE("by default only faults that are not the job's restart it",
+          "[restart]") {
+  // Slurm's rule: a script that fails on a healthy node is not re-run
+  // unless the job asks (--max-restarts N); node faults, hangs and our own
+  // crashes are not the job's doing.
+  struct Case {
+    FailureKind kind;
+    bool requested;
+    bool restart;
+  };
+  const Case cases[] = {
+      {FailureKind::kApplication, false, false},
+      {FailureKind::kOutOfMemory, false, false},
+      {FailureKind::kApplication, true, true},
+      {FailureKind::kOutOfMemory, true, true},
+      {FailureKind::kNodeFault, false, true},
+      {FailureKind::kHang, false, true},
+      {FailureKind::kOwnCrash, false, true},
+      {FailureKind::kTimeLimit, false, false},
+      {FailureKind::kCancelled, true, false},
+  };
+  for (const Case& c : cases) {
+    INFO("kind " << static_cast<int>(c.kind) << " requested " << c.requested);
+    RestartInput input = Input(c.kind, 1, 3, c.requested);
+    input.exit_code = 3;
+    const RestartDecision d = DecideRestart(input);
+    CHECK(d.restart == c.restart);
+    if (IsApplicationFailure(c.kind) && !c.requested) {
+      CHECK_THAT(d.final_detail, Catch::Contains("on a healthy node: not "
+                                                 "restarted") &&
+                                     Catch::Contains("--max-restarts N"));
+    }
+  }
+  // --max-restarts=0 (or --no-requeue): the budget says why.
+  CHECK_THAT(
+      DecideRestart(Input(FailureKind::kApplication, 1, 0, false)).final_detail,
+      Catch::Contains("restart budget of 0 exhausted"));
+  RestartInput oom = Input(FailureKind::kOutOfMemory, 1, 3, false);
+  CHECK_THAT(DecideRestart(oom).final_detail,
+             Catch::StartsWith("ran out of memory"));
+  RestartInput app = Input(FailureKind::kApplication, 1, 3, false);
+  app.exit_code = 3;
+  CHECK_THAT(DecideRestart(app).final_detail,
+             Catch::StartsWith("failed with exit code 3"));
 }
 
 TEST_CASE("node faults restart at once, then with backoff", "[restart]") {
@@ -51,7 +100,8 @@ TEST_CASE("time limits and cancels are final", "[restart]") {
   CHECK_FALSE(DecideRestart(Input(FailureKind::kCancelled, 1)).restart);
 }
 
-TEST_CASE("an application failure gets one retry", "[restart]") {
+TEST_CASE("an application failure that asked for restarts gets one retry",
+          "[restart]") {
   RestartInput first = Input(FailureKind::kApplication, 1);
   first.exit_code = 2;
   RestartDecision d = DecideRestart(first);
