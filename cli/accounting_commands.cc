@@ -30,8 +30,8 @@ namespace {
 constexpr char kSacctHelp[] =
     R"(Usage: sacct [OPTIONS]   (also: gantry acct [OPTIONS])
 
-Accounting data of jobs, running or long finished (for gantryd's
---history-retention): one line per job, its batch script (ID.batch) and each
+Accounting data of jobs, running or long finished (for as long as gantryd
+keeps its history): one line per job, its batch script (ID.batch) and each
 of its steps (ID.0, ID.1, ...). Users see their own jobs; admins everyone's.
 
 Selection:

@@ -27,6 +27,7 @@
 #include "cli/queue_command.h"
 #include "cli/run_command.h"
 #include "cli/scontrol_command.h"
+#include "cli/slurm/scontrol_alias.h"
 #include "cli/slurm/slurm_alias.h"
 #include "cli/status_command.h"
 #include "cli/topology_command.h"
@@ -197,6 +198,11 @@ int RunCommandLine(int argc, char** argv) {
   // anything parses them.
   std::string invoked = argv[0];
   invoked = invoked.substr(invoked.rfind('/') + 1);
+  if (invoked == "scontrol" &&
+      gantry::cli::WantsScontrolHelp({argv, argv + argc})) {
+    std::cout << gantry::cli::ScontrolUsage();
+    return 0;
+  }
   std::vector<std::string> alias_notes;
   absl::StatusOr<std::vector<std::string>> expanded =
       gantry::cli::ExpandSlurmAlias({argv, argv + argc}, alias_notes);

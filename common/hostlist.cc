@@ -293,10 +293,25 @@ absl::StatusOr<std::vector<HostRange>> Parse(std::string_view expression,
       return TooMany(expression, limit);
     }
   }
+  // How many ranges the items push: one per combination of the prefix
+  // groups' values and the last group's ranges (never more than the hosts,
+  // so the sum cannot overflow).
+  uint64_t range_total = 0;
+  for (const Item& item : items) {
+    if (item.groups.empty()) {
+      ++range_total;
+      continue;
+    }
+    const Group& last = item.groups.back();
+    range_total += item.count / last.count * last.ranges.size();
+  }
   // max_hosts is the real guard; this only keeps a caller that passed a
-  // huge one from getting an exception instead of a status.
+  // huge one from getting an exception instead of a status. Reserving all
+  // of it first makes an impossible size fail at once, instead of after
+  // growing the vector through gigabytes.
   std::vector<HostRange> ranges;
   try {
+    ranges.reserve(static_cast<std::size_t>(range_total));
     for (const Item& item : items) PushItem(item, ranges);
   } catch (const std::bad_alloc&) {
     return OutOfMemory(expression, total);

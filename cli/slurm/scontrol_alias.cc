@@ -157,6 +157,46 @@ absl::StatusOr<std::vector<std::string>> ExpandShow(
 
 }  // namespace
 
+bool WantsScontrolHelp(const std::vector<std::string>& argv) {
+  for (size_t i = 1; i < argv.size(); ++i) {
+    const std::string& word = argv[i];
+    if (word == "-h" || word == "--help" || word == "help") return true;
+    if (word.empty() || word[0] != '-') return false;  // the command
+  }
+  return false;
+}
+
+const char* ScontrolUsage() {
+  return R"(Usage: scontrol [OPTIONS] COMMAND [ARGS...]     (Gantry; gantry --help)
+
+Show and change jobs, nodes and partitions, as Slurm's scontrol.
+
+Commands:
+  show job [ID]              a job's record (every job without ID); also jobid
+  show node [NAME]           a node's record (every node without NAME)
+  show partition [NAME]      a partition's record
+  show hostnames [LIST]      expand a hostlist, one name per line
+                             (default: $SLURM_JOB_NODELIST)
+  show hostlist NAMES        compress names into a hostlist, in their order
+  show config                the controller's address and version
+  hold ID...                 keep pending jobs from starting (also uhold)
+  release ID...              let held jobs start
+  requeue ID...              run jobs again (requeuehold: held once pending)
+  update JobId=ID KEY=VALUE  TimeLimit=, Partition= (pending), JobName=
+  update NodeName=L State=S  DRAIN, DOWN, FAIL, RESUME or IDLE, with Reason=
+  ping                       whether the controller answers
+  version                    the Slurm version Gantry answers as
+
+Options (anywhere on the line):
+  -d, --details              more detail (-dd as -d)
+  -o, --oneliner             each record on one line
+  -Q, --quiet                no informational messages
+  -M, --clusters=NAME        accepted: Gantry serves one cluster
+  -h, --help                 print this help
+  -V, --version              print the version
+)";
+}
+
 absl::StatusOr<std::vector<std::string>> ExpandScontrol(
     const std::vector<std::string>& argv, std::vector<std::string>& notes) {
   GlobalOptions options;

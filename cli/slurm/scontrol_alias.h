@@ -22,4 +22,11 @@ namespace gantry::cli {
 absl::StatusOr<std::vector<std::string>> ExpandScontrol(
     const std::vector<std::string>& argv, std::vector<std::string>& notes);
 
+// True when the command line asks for scontrol's help (-h, --help, help,
+// or no command at all after the global options).
+bool WantsScontrolHelp(const std::vector<std::string>& argv);
+
+// What `scontrol --help` prints: the commands Gantry answers.
+const char* ScontrolUsage();
+
 }  // namespace gantry::cli

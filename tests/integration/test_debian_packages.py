@@ -220,14 +220,14 @@ class DebianPackagesTest(unittest.TestCase):
         cases = {
             "gantry q": "queue",
             "gantry --controller h:1 ca": "cancel",
-            "gantry queue --a": "--account --all --array",
+            "gantry queue --a": "--all --account --array",
             "gantry topology ": "import",
             "gantry topology import --format i": "ibnetdiscover",
             "gantry batch --ch": "--chdir --checkpoint-dir",
             "gantry cancel --signal US": "USR1 USR2",
             "gantry queue -t P": "PD",
             "gantry nodes -t dr": "drain drng",
-            "gantry h": "hold hostlist hostnames",
+            "gantry h": "hold hostnames hostlist",
             "gantry rel": "release",
             "gantry batch --wr": "--wrap",
         }

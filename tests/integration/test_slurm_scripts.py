@@ -208,7 +208,7 @@ class SlurmScriptsTest(ClusterTestCase):
                        if line.startswith("task "))
         self.assertEqual(tasks, [
             f"task {r} local={r % 2} node={r // 2} name={nodes[r // 2]} "
-            f"ntasks=4 step=1" for r in range(4)], out)
+            f"ntasks=4 step=0" for r in range(4)], out)
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ TEST_CASE("srun's filename patterns, as its man page shows them",
   CHECK(ExpandStepIoPattern("a\\\\%j", Names()) == "a%j");
 }
 
-TEST_CASE("-o/-e/-i modes", "[step_io_pattern]") {
+TEST_CASE("srun output, error and input modes", "[step_io_pattern]") {
   CHECK(ParseStepIoMode("all").kind == StepIoMode::Kind::kAll);
   CHECK(ParseStepIoMode("none").kind == StepIoMode::Kind::kNone);
   StepIoMode task = ParseStepIoMode("12");

@@ -9,8 +9,7 @@
 namespace gantry {
 namespace {
 
-TEST_CASE("compressed in order, as scontrol show hostlist",
-          "[hostlist]") {
+TEST_CASE("compressed in order, as scontrol show hostlist", "[hostlist]") {
   const std::pair<const char*, const char*> kCases[] = {
       {"n3,n1,n2", "n[3,1-2]"},
       {"n1,x1,n2", "n1,x1,n2"},

@@ -141,8 +141,9 @@ TEST_CASE("squeue -s shows steps as JOBID.STEPID with their own name and nodes",
   REQUIRE(format.ok());
   CHECK(format->StepHeader() ==
         "         STEPID     NAME PARTITION     USER      TIME NODELIST\n");
+  // The record's step 2 is Slurm's step 1 (Slurm counts from 0).
   CHECK(format->StepRow(job, step, 75'000) ==
-        "            5.2  python3       gpu    alice      1:05 n1\n");
+        "            5.1  python3       gpu    alice      1:05 n1\n");
 }
 
 TEST_CASE("long field lists name the closest field", "[long_fields]") {

@@ -36,7 +36,7 @@ void Run(v1::JobRecord& job, const std::vector<v1::NodeAllocation>& placed,
   for (const v1::NodeAllocation& share : placed) *step->add_nodes() = share;
 }
 
-TEST_CASE("exact one-CPU steps pack the job's CPUs; the fifth is busy",
+TEST_CASE("exact one-CPU steps pack the job's CPUs and the fifth is busy",
           "[step_resources]") {
   v1::JobRecord job = Job();
   StepResourceAsk ask{.exact = true};
