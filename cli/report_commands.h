@@ -7,11 +7,9 @@
 #include <string_view>
 #include <vector>
 
-namespace gantry::cli {
+#include "common/cluster_name.h"
 
-// The cluster's name in sacct's and sreport's Cluster column: Gantry
-// serves one cluster.
-inline constexpr char kClusterName[] = "gantry";
+namespace gantry::cli {
 
 bool IsReportCommand(std::string_view command);
 

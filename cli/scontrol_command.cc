@@ -16,6 +16,7 @@
 #include "cli/slurm/scontrol_records.h"
 #include "cli/slurm/scontrol_update.h"
 #include "cli/version.h"
+#include "common/cluster_name.h"
 #include "common/hostlist.h"
 
 namespace gantry::cli {
@@ -192,7 +193,7 @@ int Config(const std::string& controller) {
   std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &local);
   std::cout << "Configuration data as of " << stamp << "\n";
   for (const auto& [key, value] :
-       {std::pair<std::string, std::string>{"ClusterName", "gantry"},
+       {std::pair<std::string, std::string>{"ClusterName", kClusterName},
         {"SlurmctldHost[0]", ControllerHost(target)},
         {"SlurmctldAddr", target},
         {"SLURM_VERSION", kSlurmVersion},

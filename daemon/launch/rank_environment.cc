@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/cluster_name.h"
 #include "common/hostlist.h"
 
 namespace gantry {
@@ -96,6 +97,7 @@ std::map<std::string, std::string> BuildRankEnvironment(
       // The Slurm names scripts already read.
       {"SLURM_JOB_ID", job_id},
       {"SLURM_JOBID", job_id},
+      {"SLURM_CLUSTER_NAME", kClusterName},
       {"SLURM_JOB_NAME", spec.name()},
       {"SLURM_JOB_NODELIST", nodelist},
       {"SLURM_NODELIST", nodelist},

@@ -40,6 +40,7 @@ TEST_CASE("rank variables follow the allocation", "[env]") {
   v1::JobRecord job = TwoNodeJob();
   auto env = BuildRankEnvironment(job, "10.0.0.1", 1, 0);
   CHECK(env["SLURM_JOB_ID"] == "42");
+  CHECK(env["SLURM_CLUSTER_NAME"] == "gantry");
   CHECK(env["SLURM_PROCID"] == "2");
   CHECK(env["RANK"] == "2");
   CHECK(env["SLURM_LOCALID"] == "0");
