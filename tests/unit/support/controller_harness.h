@@ -5,8 +5,11 @@
 // Not thread-safe: the test's thread runs the loop.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
@@ -16,6 +19,18 @@
 #include "tests/unit/support/memory_store.h"
 
 namespace gantry {
+
+// Callers of the component tests: two users and an admin.
+inline const Caller kAlice{.uid = 1000, .gid = 1000, .user = "alice"};
+inline const Caller kBob{.uid = 1001, .gid = 1001, .user = "bob"};
+inline const Caller kRoot{.uid = 0, .gid = 0, .user = "root", .admin = true};
+
+// The ids of `jobs`, in their order.
+inline std::vector<uint64_t> Ids(const std::vector<v1::JobRecord>& jobs) {
+  std::vector<uint64_t> ids;
+  for (const v1::JobRecord& job : jobs) ids.push_back(job.id());
+  return ids;
+}
 
 class ControllerHarness {
  public:
@@ -37,6 +52,13 @@ class ControllerHarness {
     controller_->Stop();
     io_.poll();
     controller_.reset();
+    io_.restart();
+  }
+
+  // Lets the controller's periodic timer (250 ms) run its passes, such as
+  // retention, once the fake clock has moved.
+  void RunTimers() {
+    io_.run_for(std::chrono::milliseconds(1300));
     io_.restart();
   }
 

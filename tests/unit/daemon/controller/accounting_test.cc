@@ -16,10 +16,6 @@
 namespace gantry {
 namespace {
 
-const Caller kAlice{.uid = 1000, .gid = 1000, .user = "alice"};
-const Caller kBob{.uid = 1001, .gid = 1001, .user = "bob"};
-const Caller kRoot{.uid = 0, .gid = 0, .user = "root", .admin = true};
-
 constexpr int64_t kMinJobAgeMs = 60'000;
 
 ControllerOptions AccountingOptions() {
@@ -73,19 +69,8 @@ class Harness : public ControllerHarness {
     return jobs;
   }
 
-  void Tick() {
-    io_.run_for(std::chrono::milliseconds(1300));
-    io_.restart();
-  }
-
   int pages_ = 0;
 };
-
-std::vector<uint64_t> Ids(const std::vector<v1::JobRecord>& jobs) {
-  std::vector<uint64_t> ids;
-  for (const v1::JobRecord& job : jobs) ids.push_back(job.id());
-  return ids;
-}
 
 TEST_CASE("accounting answers from the live state and the history",
           "[controller]") {
@@ -95,7 +80,7 @@ TEST_CASE("accounting answers from the live state and the history",
   h.Cancel(kAlice, old_alice);
   h.Cancel(kRoot, old_bob);
   h.clock_.AdvanceMs(2 * kMinJobAgeMs);
-  h.Tick();
+  h.RunTimers();
   REQUIRE(h.store_.in_history(old_alice));
   REQUIRE(h.store_.in_history(old_bob));
   const uint64_t new_alice = h.Submit(kAlice, "new");
@@ -166,7 +151,7 @@ TEST_CASE("the scheduler's report counts jobs and lists pending factors",
   const uint64_t first = h.Submit(kAlice, "a");
   h.Submit(kBob, "b");
   h.Cancel(kAlice, first);
-  h.Tick();
+  h.RunTimers();
   const v1::SchedulerReportResponse report = h.controller_->SchedulerReport();
   CHECK(report.jobs_submitted() == 2);
   CHECK(report.jobs_cancelled() == 1);

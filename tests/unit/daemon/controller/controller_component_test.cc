@@ -24,9 +24,6 @@
 namespace gantry {
 namespace {
 
-const Caller kAlice{.uid = 1000, .gid = 1000, .user = "alice"};
-const Caller kRoot{.uid = 0, .gid = 0, .user = "root", .admin = true};
-
 // An agent's stream as the controller sees it. Loop thread only.
 class FakeAgentLink : public AgentLink {
  public:

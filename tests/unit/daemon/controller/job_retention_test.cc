@@ -20,10 +20,6 @@
 namespace gantry {
 namespace {
 
-const Caller kAlice{.uid = 1000, .gid = 1000, .user = "alice"};
-const Caller kBob{.uid = 1001, .gid = 1001, .user = "bob"};
-const Caller kRoot{.uid = 0, .gid = 0, .user = "root", .admin = true};
-
 constexpr int64_t kMinJobAgeMs = 60'000;
 constexpr int64_t kRetentionMs = 3'600'000;
 
@@ -86,21 +82,8 @@ class Harness : public ControllerHarness {
     return jobs;
   }
 
-  // Lets the periodic timer (250 ms) run the retention pass once the fake
-  // clock has moved.
-  void Tick() {
-    io_.run_for(std::chrono::milliseconds(1300));
-    io_.restart();
-  }
-
   int pages_ = 0;
 };
-
-std::vector<uint64_t> Ids(const std::vector<v1::JobRecord>& jobs) {
-  std::vector<uint64_t> ids;
-  for (const v1::JobRecord& job : jobs) ids.push_back(job.id());
-  return ids;
-}
 
 v1::CancelRequest CancelIds(std::initializer_list<uint64_t> ids) {
   v1::CancelRequest request;
@@ -226,11 +209,11 @@ TEST_CASE("finished jobs leave memory after min_job_age for the history",
 
   // Not yet old enough.
   h.clock_.AdvanceMs(kMinJobAgeMs / 2);
-  h.Tick();
+  h.RunTimers();
   CHECK(h.List(all).size() == 4);
 
   h.clock_.AdvanceMs(kMinJobAgeMs);
-  h.Tick();
+  h.RunTimers();
   CHECK(Ids(h.List(all)) == std::vector<uint64_t>{waiting});
   CHECK(h.store_.in_history(done));
   CHECK(h.store_.live_records() == 1);
@@ -265,8 +248,8 @@ TEST_CASE("finished jobs leave memory after min_job_age for the history",
 
   // Past the retention, the history forgets it.
   h.clock_.AdvanceMs(kRetentionMs + kMinJobAgeMs);
-  h.Tick();
-  h.Tick();
+  h.RunTimers();
+  h.RunTimers();
   CHECK(h.controller_->GetJob(JobId(done), kAlice).status().code() ==
         absl::StatusCode::kNotFound);
   CHECK_FALSE(h.store_.in_history(done));
@@ -289,7 +272,7 @@ TEST_CASE("a finished job a pending job depends on stays in memory",
   while (!submitted) h.io_.run_one();
   REQUIRE(submitted->ok());
   h.clock_.AdvanceMs(2 * kMinJobAgeMs);
-  h.Tick();
+  h.RunTimers();
   v1::ListJobsRequest all;
   all.set_all(true);
   CHECK(Ids(h.List(all)) ==
@@ -322,7 +305,7 @@ TEST_CASE("fair-share usage of retired jobs survives a restart",
   const uint64_t alice = h.Submit(kAlice);
   const uint64_t bob = h.Submit(kBob);
   auto priorities = [&] {
-    h.Tick();  // a scheduling pass
+    h.RunTimers();  // a scheduling pass
     std::map<uint64_t, double> by_id;
     for (const v1::JobRecord& job : h.List(v1::ListJobsRequest())) {
       by_id[job.id()] = job.priority();
@@ -333,7 +316,7 @@ TEST_CASE("fair-share usage of retired jobs survives a restart",
   CHECK(before.at(alice) == Approx(before.at(bob) / 2));
 
   h.clock_.AdvanceMs(2 * kMinJobAgeMs);
-  h.Tick();
+  h.RunTimers();
   REQUIRE(h.store_.in_history(100));
   h.StopController();
   h.StartController();
