@@ -113,10 +113,6 @@ std::string GroupName(uint32_t gid) {
 
 int RunSacct(std::string_view program, const std::string& controller,
              const std::vector<std::string>& args) {
-  auto fail = [&](const absl::Status& status) {
-    std::cerr << program << ": error: " << status.message() << "\n";
-    return 1;
-  };
   absl::StatusOr<ParsedOptions> parsed =
       ParseSlurmOptions(program, SacctOptions(), args);
   if (!parsed.ok()) {
@@ -133,8 +129,9 @@ int RunSacct(std::string_view program, const std::string& controller,
     return 0;
   }
   if (!options.positional.empty()) {
-    return fail(absl::InvalidArgumentError(
-        absl::StrCat("unexpected argument \"", options.positional.front(),
+    return ProgramError(
+        program, absl::InvalidArgumentError(absl::StrCat(
+                     "unexpected argument \"", options.positional.front(),
                      "\" (job ids go with -j)")));
   }
   // The layout: -o, else -b/-l, else SACCT_FORMAT, else Slurm's default.
@@ -154,7 +151,7 @@ int RunSacct(std::string_view program, const std::string& controller,
   }
   absl::StatusOr<SacctFormat> format =
       SacctFormat::Parse(format_text, skip_unknown);
-  if (!format.ok()) return fail(format.status());
+  if (!format.ok()) return ProgramError(program, format.status());
 
   const int64_t now = NowMs() / 1000;
   v1::AccountingRequest request;
@@ -162,7 +159,7 @@ int RunSacct(std::string_view program, const std::string& controller,
   if (options.Has("jobs")) {
     absl::StatusOr<std::vector<SacctJobId>> ids =
         ParseSacctJobIds(absl::StrJoin(options.Values("jobs"), ","));
-    if (!ids.ok()) return fail(ids.status());
+    if (!ids.ok()) return ProgramError(program, ids.status());
     job_ids = *std::move(ids);
     for (const SacctJobId& id : job_ids) {
       v1::JobSelector& selector = *request.mutable_filter()->add_jobs();
@@ -174,7 +171,8 @@ int RunSacct(std::string_view program, const std::string& controller,
   if (options.Has("state")) {
     absl::StatusOr<SacctStates> parsed_states =
         ParseSacctStates(absl::StrJoin(options.Values("state"), ","));
-    if (!parsed_states.ok()) return fail(parsed_states.status());
+    if (!parsed_states.ok())
+      return ProgramError(program, parsed_states.status());
     states = *std::move(parsed_states);
     for (v1::JobState state : states.states) {
       request.mutable_filter()->add_states(state);
@@ -185,14 +183,15 @@ int RunSacct(std::string_view program, const std::string& controller,
        {std::pair{"starttime", &start}, std::pair{"endtime", &end}}) {
     if (!options.Has(flag)) continue;
     absl::StatusOr<int64_t> when = ParseSacctTime(options.Last(flag), now);
-    if (!when.ok()) return fail(when.status());
+    if (!when.ok()) return ProgramError(program, when.status());
     *target = *when;
   }
   const SacctWindow window =
       DefaultSacctWindow(!job_ids.empty(), states.given, start, end, now);
   if (window.end < window.start) {
-    return fail(absl::InvalidArgumentError(
-        "the start time (-S) is after the end time (-E)"));
+    return ProgramError(program,
+                        absl::InvalidArgumentError(
+                            "the start time (-S) is after the end time (-E)"));
   }
   request.set_start_ms(window.start * 1000);
   request.set_end_ms(window.end * 1000 + 999);
@@ -215,7 +214,7 @@ int RunSacct(std::string_view program, const std::string& controller,
   if (!(states.given && states.states.empty())) {
     ControllerClient client(ResolveControllerTarget(controller));
     if (absl::Status status = client.Accounting(request, jobs); !status.ok()) {
-      return fail(status);
+      return ProgramError(program, status);
     }
   }
   if (options.Has("json")) {

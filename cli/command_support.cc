@@ -17,6 +17,11 @@ int Fail(std::string_view command, const absl::Status& status) {
   return 1;
 }
 
+int ProgramError(std::string_view program, const absl::Status& status) {
+  std::cerr << program << ": error: " << status.message() << "\n";
+  return 1;
+}
+
 std::string CurrentUser() {
   if (passwd* entry = getpwuid(getuid())) return entry->pw_name;
   return absl::StrCat(getuid());

@@ -17,6 +17,10 @@ namespace gantry::cli {
 // Prints "gantry COMMAND: error: MESSAGE" and returns the exit code 1.
 int Fail(std::string_view command, const absl::Status& status);
 
+// Prints "PROGRAM: error: MESSAGE" (PROGRAM as the user called it: sacct,
+// or gantry acct) and returns the exit code 1.
+int ProgramError(std::string_view program, const absl::Status& status);
+
 // The name of the user running the command (its uid as text if it has no
 // name).
 std::string CurrentUser();

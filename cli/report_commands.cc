@@ -57,11 +57,6 @@ gantryd's counters since it started: jobs submitted, started, completed,
 cancelled and failed, jobs pending and running, and scheduling cycles.
 )";
 
-int ProgramError(std::string_view program, const absl::Status& status) {
-  std::cerr << program << ": error: " << status.message() << "\n";
-  return 1;
-}
-
 int FailParse(const absl::Status& status) {
   std::cerr << status.message() << "\n";
   return 1;

@@ -20,11 +20,6 @@
 namespace gantry::cli {
 namespace {
 
-int ProgramError(std::string_view program, const absl::Status& status) {
-  std::cerr << program << ": error: " << status.message() << "\n";
-  return 1;
-}
-
 constexpr char kSreportHelp[] =
     R"(Usage: sreport [OPTIONS] REPORT [start=TIME] [end=TIME] [users=LIST]
        (also: gantry report ...)

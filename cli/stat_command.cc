@@ -42,10 +42,6 @@ int RunStatCommand(std::string_view program, const std::string& controller,
       {"help", 'h', false},     {"usage", 0, false},
       {"verbose", 'v', false},
   };
-  auto fail = [&](const absl::Status& status) {
-    std::cerr << program << ": error: " << status.message() << "\n";
-    return 1;
-  };
   absl::StatusOr<ParsedOptions> parsed =
       ParseSlurmOptions(program, kOptions, args);
   if (!parsed.ok()) {
@@ -67,25 +63,28 @@ int RunStatCommand(std::string_view program, const std::string& controller,
   id_lists.insert(id_lists.end(), options.positional.begin(),
                   options.positional.end());
   if (id_lists.empty()) {
-    return fail(absl::InvalidArgumentError(
-        "no job given: sstat -j JOBID (running jobs)"));
+    return ProgramError(program,
+                        absl::InvalidArgumentError(
+                            "no job given: sstat -j JOBID (running jobs)"));
   }
   absl::StatusOr<std::vector<SacctJobId>> ids =
       ParseSacctJobIds(absl::StrJoin(id_lists, ","));
-  if (!ids.ok()) return fail(ids.status());
+  if (!ids.ok()) return ProgramError(program, ids.status());
   std::string format = kSstatDefaultFormat;
   for (const char* flag : {"format", "fields"}) {
     if (options.Has(flag)) format = absl::StrJoin(options.Values(flag), ",");
   }
   absl::StatusOr<std::vector<std::string>> fields = ParseSstatFields(format);
-  if (!fields.ok()) return fail(fields.status());
+  if (!fields.ok()) return ProgramError(program, fields.status());
   v1::AccountingRequest request;
   for (const SacctJobId& id : *ids) {
     if (!id.step.empty() && id.step != "batch") {
-      return fail(absl::InvalidArgumentError(absl::StrCat(
-          "Gantry measures a job's processes together, not step by step: "
-          "use -j ",
-          id.job_id, " (step ", id.step, " is counted in it)")));
+      return ProgramError(
+          program,
+          absl::InvalidArgumentError(absl::StrCat(
+              "Gantry measures a job's processes together, not step by step: "
+              "use -j ",
+              id.job_id, " (step ", id.step, " is counted in it)")));
     }
     v1::JobSelector& selector = *request.mutable_filter()->add_jobs();
     selector.set_job_id(id.job_id);
@@ -96,12 +95,14 @@ int RunStatCommand(std::string_view program, const std::string& controller,
   std::vector<v1::JobRecord> jobs;
   ControllerClient client(ResolveControllerTarget(controller));
   if (absl::Status status = client.Accounting(request, jobs); !status.ok()) {
-    return fail(status);
+    return ProgramError(program, status);
   }
   if (jobs.empty()) {
-    return fail(absl::NotFoundError(
-        "no running job matches (sstat shows running jobs; sacct finished "
-        "ones)"));
+    return ProgramError(
+        program,
+        absl::NotFoundError(
+            "no running job matches (sstat shows running jobs; sacct finished "
+            "ones)"));
   }
   const SacctParsable parsable =
       ParsableFrom(options.Has("parsable"), options.Has("parsable2"));
