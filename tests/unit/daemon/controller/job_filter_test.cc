@@ -84,12 +84,14 @@ TEST_CASE("payloads are cleared: script, arguments, environment, steps") {
   step.set_id(1);
   step.add_argv("curl");
   step.add_argv("--password=secret");
+  step.set_io_token("attach-secret");  // lets its holder read the output
   ClearPayloads(job);
   CHECK(job.spec().script().empty());
   CHECK(job.spec().script_args().empty());
   CHECK(job.spec().environment().empty());
   REQUIRE(job.steps_size() == 1);
   CHECK(job.steps(0).argv().empty());
+  CHECK(job.steps(0).io_token().empty());
   CHECK(job.steps(0).id() == 1);  // the rest stays
   CHECK(job.spec().name() == "train");
 }
