@@ -344,9 +344,13 @@ class Controller {
                   const std::string* only_node = nullptr);
   // `signal_only`: deliver `signal` and nothing more (scancel --signal);
   // otherwise SIGKILL follows after the grace period.
+  // `reason`: a cancel and a time limit make the agents write Slurm's
+  // "*** JOB N ON NODE CANCELLED AT ... ***" line
+  // (daemon/launch/kill_reason.h).
   void SendKill(const JobRuntime& job, int signal = 15,
                 bool signal_only = false,
-                v1::KillRanks::Scope scope = v1::KillRanks::SCOPE_ALL);
+                v1::KillRanks::Scope scope = v1::KillRanks::SCOPE_ALL,
+                v1::KillRanks::Reason reason = v1::KillRanks::REASON_OTHER);
   // sbatch --signal: its signal once per attempt, when the time left is
   // what it asked for.
   void SendWarningSignal(JobRuntime& job, int64_t now);
@@ -365,7 +369,8 @@ class Controller {
   void SendStepLaunch(const v1::LaunchStepRequest& request,
                       const v1::StepRecord& step);
   void SendStepKill(const JobRuntime& job, const v1::StepRecord& step,
-                    int signal);
+                    int signal,
+                    v1::KillRanks::Reason reason = v1::KillRanks::REASON_OTHER);
   void OnStepTaskEvent(const std::string& node, const v1::RankEvent& event);
   // Records the step's end and answers its waiters once that is durable;
   // the caller stages the job.

@@ -97,7 +97,8 @@ void Controller::SendLaunch(uint64_t job_id, uint32_t attempt,
 }
 
 void Controller::SendKill(const JobRuntime& job, int signal, bool signal_only,
-                          v1::KillRanks::Scope scope) {
+                          v1::KillRanks::Scope scope,
+                          v1::KillRanks::Reason reason) {
   for (const auto& [node_name, live] : job.live_ranks) {
     if (live == 0) continue;
     auto it = nodes_.find(node_name);
@@ -110,6 +111,7 @@ void Controller::SendKill(const JobRuntime& job, int signal, bool signal_only,
     kill.set_grace_seconds(options_.kill_grace_seconds);
     kill.set_signal_only(signal_only);
     kill.set_scope(scope);
+    kill.set_reason(reason);
     it->second.link->Send(message);
   }
 }

@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "daemon/controller/controller.h"
 #include "daemon/controller/controller_metrics.h"
+#include "daemon/launch/kill_reason.h"
 #include "daemon/launch/rank_environment.h"
 #include "daemon/launch/step_layout.h"
 
@@ -104,7 +105,10 @@ absl::Status Controller::ApplyEvent(JobRuntime& job, const JobEvent& event,
             CrashPoint("gantryd.cancel.after_commit_before_kill");
           }
           auto it = jobs_.find(id);
-          if (it != jobs_.end()) SendKill(it->second);
+          if (it != jobs_.end()) {
+            SendKill(it->second, 15, /*signal_only=*/false,
+                     v1::KillRanks::SCOPE_ALL, KillReasonFor(kind, requeue));
+          }
         });
         break;
       case JobEffect::kRecordAttemptEnd:

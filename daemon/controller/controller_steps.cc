@@ -271,13 +271,14 @@ void Controller::WaitStep(
   if (request.cancel()) {
     step->set_end_detail("cancelled by gantry run");
     StageJob(job);
-    SendStepKill(job, *step, 15);
+    // srun's abort: Slurm's stepd says "*** STEP N.S ... CANCELLED AT".
+    SendStepKill(job, *step, 15, v1::KillRanks::REASON_CANCELLED);
   }
   job.step_waiters[step->id()].push_back(std::move(done));
 }
 
 void Controller::SendStepKill(const JobRuntime& job, const v1::StepRecord& step,
-                              int signal) {
+                              int signal, v1::KillRanks::Reason reason) {
   for (const v1::NodeAllocation& share : step.nodes()) {
     auto node = nodes_.find(share.node());
     if (node == nodes_.end() || !node->second.link) continue;
@@ -288,6 +289,7 @@ void Controller::SendStepKill(const JobRuntime& job, const v1::StepRecord& step,
     kill.set_step(step.id());
     kill.set_signal(signal);
     kill.set_grace_seconds(options_.kill_grace_seconds);
+    kill.set_reason(reason);
     node->second.link->Send(message);
   }
 }
