@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "agent/agent_metrics.h"
+#include "agent/kill_notice.h"
 #include "agent/node_inventory.h"
 #include "common/clock.h"
 #include "common/crash_point.h"
@@ -192,6 +194,7 @@ void Agent::OnControllerMessage(const v1::ControllerMessage& message) {
             /*batch_script=*/kill.scope() == v1::KillRanks::SCOPE_BATCH_SCRIPT);
         break;
       }
+      if (!kill.signal_only()) WriteKillNotices(kill);
       launcher_->Kill(kill.job_id(), kill.attempt(), kill.signal(),
                       kill.grace_seconds(),
                       /*escalate=*/!kill.signal_only(), kill.step());
@@ -204,6 +207,30 @@ void Agent::OnControllerMessage(const v1::ControllerMessage& message) {
     }
     default:
       break;
+  }
+}
+
+void Agent::WriteKillNotices(const v1::KillRanks& kill) {
+  const std::string time = SlurmTimeString(std::time(nullptr));
+  // Only the reasons Slurm announces (a cancel, a time limit) write.
+  if (!FormatKillNotice(kill.job_id(), 0, options_.node_name, kill.reason(),
+                        time)) {
+    return;
+  }
+  for (const KillNoticeTarget& target : launcher_->TakeKillNoticeTargets(
+           kill.job_id(), kill.attempt(), kill.step())) {
+    const std::string line = *FormatKillNotice(
+        target.job_id, target.step, options_.node_name, kill.reason(), time);
+    // Before the signal, as slurmstepd does; bounded, so a user's stalled
+    // file system delays the stop by at most this.
+    const absl::Status written =
+        WriteKillNotice(target, line, std::chrono::milliseconds(1000));
+    if (!written.ok()) {
+      log::Warn("cannot write the cancel notice into the job's output",
+                {{"job", target.job_id},
+                 {"step", target.step},
+                 {"error", std::string(written.message())}});
+    }
   }
 }
 

@@ -74,6 +74,9 @@ class Agent {
   // NCCL_IB_HCA, NCCL_SOCKET_IFNAME and NCCL_IB_GID_INDEX for each rank,
   // from this node's compute and management networks and the rank's GPUs.
   void AddNetworkEnvironment(v1::LaunchRanks& launch) const;
+  // Slurm's "*** JOB N ON NODE CANCELLED AT ... ***" lines for what `kill`
+  // stops here, when its reason is one Slurm announces (kill_notice.h).
+  void WriteKillNotices(const v1::KillRanks& kill);
 
   const AgentOptions options_;
   const v1::NodeInventory inventory_;

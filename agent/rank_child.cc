@@ -189,6 +189,9 @@ void SayExecFailed(const RankChildPlan& plan, int error) {
 }  // namespace
 
 void ExecRankChild(const RankChildPlan& plan) {
+  // getpid() through the kernel: this process's own pid, whatever a
+  // library may have cached for the parent.
+  FillTaskPid(plan.task_pid, static_cast<pid_t>(::syscall(SYS_getpid)));
   ResetCaughtSignals();
   ::setsid();
   // A rank dies with its agent (kill -9 included): the agent is the only

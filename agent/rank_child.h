@@ -16,6 +16,7 @@
 #include <string>
 
 #include "agent/rank_identity.h"
+#include "agent/task_pid_slot.h"
 
 namespace gantry::agent {
 
@@ -36,6 +37,9 @@ enum class RankChildStep : int {
 struct RankChildPlan {
   char* const* argv = nullptr;  // argv[0]: the script
   char* const* envp = nullptr;
+  // SLURM_TASK_PID's room in one of envp's strings, which the child fills
+  // with its own pid (task_pid_slot.h explains why it may write there).
+  TaskPidSlot task_pid;
   const char* working_dir = nullptr;
   const char* output_path = nullptr;
   const char* error_path = nullptr;  // null: stderr to the output file

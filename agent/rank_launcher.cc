@@ -25,6 +25,7 @@
 #include "agent/rank_child.h"
 #include "agent/sanitized_environment.h"
 #include "agent/step_pty.h"
+#include "agent/task_pid_slot.h"
 #include "common/log.h"
 #include "common/step_io_address.h"
 
@@ -90,6 +91,26 @@ std::vector<char*> PointersTo(std::vector<std::string>& strings) {
   for (std::string& s : strings) pointers.push_back(s.data());
   pointers.push_back(nullptr);
   return pointers;
+}
+
+// Where task 0 of `launch` sends its stderr (see KillNoticeTargets).
+KillNoticeTarget NoticeTargetOf(const v1::LaunchRanks& launch,
+                                const RankIdentity& identity) {
+  KillNoticeTarget target;
+  target.job_id = launch.job_id();
+  target.step = launch.step();
+  target.identity = identity;
+  target.io_address = launch.io_address();
+  target.io_token = launch.io_token();
+  if (target.io_address.empty()) {
+    // Opened by the rank after it moved to its working directory.
+    const std::string& path = launch.error_path().empty() ? launch.output_path()
+                                                          : launch.error_path();
+    target.error_path = path.empty() || path.front() == '/'
+                            ? path
+                            : absl::StrCat(launch.working_dir(), "/", path);
+  }
+  return target;
 }
 
 std::string ErrnoText(const std::string& what, const std::string& path) {
@@ -272,7 +293,9 @@ void RankLauncher::Launch(const v1::LaunchRanks& launch) {
           launch.step() == 0
               ? absl::StrCat(work_dir_, "/ranks/", job_key, ".", rank.rank())
               : absl::StrCat(work_dir_, "/ranks/", job_key, ".s", launch.step(),
-                             "-", rank.rank())};
+                             "-", rank.rank()),
+          rank.rank() == 0 ? std::optional(NoticeTargetOf(launch, identity))
+                           : std::nullopt};
       std::ofstream record(live.record_path, std::ios::trunc);
       record << pid << " " << ProcessStartTime(pid) << "\n";
       live_.emplace(pid, std::move(live));
@@ -344,6 +367,8 @@ absl::Status RankLauncher::StartOne(const v1::LaunchRanks& launch,
   std::vector<std::string> env_strings = SanitizedRankEnvironment(
       {launch.job_environment().begin(), launch.job_environment().end()},
       {rank.environment().begin(), rank.environment().end()}, identity);
+  // env_strings is not changed after this: the slot points into it.
+  const TaskPidSlot task_pid = ReserveTaskPid(env_strings);
   std::vector<char*> envp = PointersTo(env_strings);
   // A batch script gets its arguments; a step's command is its own argv.
   std::vector<std::string> arg_strings;
@@ -354,6 +379,7 @@ absl::Status RankLauncher::StartOne(const v1::LaunchRanks& launch,
   RankChildPlan plan;
   plan.argv = argv.data();
   plan.envp = envp.data();
+  plan.task_pid = task_pid;
   std::vector<std::string> candidates;
   std::vector<char*> candidate_pointers;
   std::vector<char*> shell_argv;
@@ -642,6 +668,20 @@ std::vector<v1::JobUsageSample> RankLauncher::MeasureUsage(
     sample.set_source(reading.source);
   }
   return samples;
+}
+
+std::vector<KillNoticeTarget> RankLauncher::TakeKillNoticeTargets(
+    uint64_t job_id, uint32_t attempt, uint32_t step) {
+  std::lock_guard lock(mutex_);
+  std::vector<KillNoticeTarget> targets;
+  for (auto& [pid, rank] : live_) {
+    if (!rank.notice || rank.id.job_id() != job_id) continue;
+    if (attempt != 0 && rank.id.attempt() != attempt) continue;
+    if (step != 0 && rank.id.step() != step) continue;
+    targets.push_back(*std::move(rank.notice));
+    rank.notice.reset();
+  }
+  return targets;
 }
 
 std::vector<v1::RankId> RankLauncher::Running() const {

@@ -30,6 +30,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -38,6 +39,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "agent/job_cgroup.h"
+#include "agent/kill_notice.h"
 #include "agent/rank_identity.h"
 #include "gantry/v1/agent.pb.h"
 
@@ -111,6 +113,16 @@ class RankLauncher {
   // makes the controller think its launch was lost.
   std::vector<v1::RankId> Running() const;
 
+  // Where Slurm's cancel notice goes for what Kill(job_id, attempt, ...,
+  // step) stops here: the batch script's stderr when its rank 0 runs on
+  // this node, and each step's whose task 0 does (step 0: every step of
+  // the attempt; else that step alone). Each target is handed out once:
+  // a step stopped by srun's own cancel and then by the job's gets one
+  // line, as under Slurm.
+  std::vector<KillNoticeTarget> TakeKillNoticeTargets(uint64_t job_id,
+                                                      uint32_t attempt,
+                                                      uint32_t step);
+
   // sstat: each job attempt running here, with the CPU time and memory of
   // its processes (agent/job_usage.h), as of `now_ms`.
   std::vector<v1::JobUsageSample> MeasureUsage(int64_t now_ms) const;
@@ -120,6 +132,8 @@ class RankLauncher {
     v1::RankId id;
     pid_t pid = 0;
     std::string record_path;
+    // Rank (or task) 0 only, until taken: where its stderr goes.
+    std::optional<KillNoticeTarget> notice;
   };
 
   absl::Status StartOne(const v1::LaunchRanks& launch,

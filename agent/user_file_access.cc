@@ -18,7 +18,7 @@
 namespace gantry::agent {
 namespace {
 
-enum class ChildOperation { kRead, kRemoveContents };
+enum class ChildOperation { kRead, kRemoveContents, kAppend };
 
 // Everything the child needs, prepared by the parent: the child may only
 // make system calls (see the header).
@@ -28,6 +28,9 @@ struct ChildTask {
   const char* path = nullptr;
   size_t max_bytes = 0;
   char* buffer = nullptr;  // max_bytes + 1 bytes, for a read
+  // What an append writes.
+  const char* text = nullptr;
+  size_t text_length = 0;
   int reply_fd = -1;
 };
 
@@ -207,6 +210,30 @@ int RemoveContents(int dir_fd, int depth, bool& too_deep) {
   Reply(task, UserFileOutcome::kRemoved);
 }
 
+[[noreturn]] void AppendInChild(const ChildTask& task) {
+  // No O_NOFOLLOW: as the user, a link leads only where the user may write.
+  // O_NONBLOCK: a FIFO without a reader fails instead of blocking.
+  const int fd = ::open(
+      task.path, O_WRONLY | O_APPEND | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) Reply(task, UserFileOutcome::kAbsent);
+    if (errno == ENXIO) Reply(task, UserFileOutcome::kNotRegular);
+    Reply(task, UserFileOutcome::kFailed, errno);
+  }
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) Reply(task, UserFileOutcome::kFailed, errno);
+  if (!S_ISREG(info.st_mode)) Reply(task, UserFileOutcome::kNotRegular);
+  // One write: with O_APPEND the kernel places it whole at the end.
+  ssize_t written = 0;
+  do {
+    written = ::write(fd, task.text, task.text_length);
+  } while (written < 0 && errno == EINTR);
+  if (written < 0) Reply(task, UserFileOutcome::kFailed, errno);
+  struct stat after {};
+  after.st_size = written;
+  Reply(task, UserFileOutcome::kAppended, 0, &after);
+}
+
 [[noreturn]] void RunChild(const ChildTask& task) {
   // Nothing of the agent's (its sockets, other jobs' files) stays open in
   // a process that runs as the user.
@@ -220,6 +247,7 @@ int RemoveContents(int dir_fd, int depth, bool& too_deep) {
     Reply(task, UserFileOutcome::kCredentials, errno);
   }
   if (task.operation == ChildOperation::kRead) ReadInChild(task);
+  if (task.operation == ChildOperation::kAppend) AppendInChild(task);
   RemoveInChild(task);
 }
 
@@ -395,6 +423,35 @@ absl::Status InterpretRemoveReply(std::string_view reply,
   }
 }
 
+absl::Status InterpretAppendReply(std::string_view reply,
+                                  const std::string& path,
+                                  const RankIdentity& user, size_t length) {
+  const std::string who = DescribeUser(user);
+  UserFileReplyHeader header;
+  if (!ReadHeader(reply, header) || reply.size() != sizeof header) {
+    return absl::UnavailableError(
+        absl::StrCat("the process that was to append to ", path, " as ", who,
+                     " ended without an answer"));
+  }
+  switch (static_cast<UserFileOutcome>(header.outcome)) {
+    case UserFileOutcome::kAppended:
+      if (header.size != static_cast<int64_t>(length)) {
+        return absl::UnavailableError(
+            absl::StrCat("only ", header.size, " of ", length,
+                         " bytes were appended to ", path, " (", who, ")"));
+      }
+      return absl::OkStatus();
+    case UserFileOutcome::kAbsent:
+      return absl::NotFoundError(
+          absl::StrCat(path, " does not exist (", who, ")"));
+    case UserFileOutcome::kNotRegular:
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, " is not a regular file (", who, ")"));
+    default:
+      return CommonFailure(header, path, who, "append to");
+  }
+}
+
 absl::StatusOr<std::optional<SmallFile>> ReadSmallFileAsUser(
     const RankIdentity& user, const std::string& path, size_t max_bytes,
     std::chrono::milliseconds timeout) {
@@ -432,6 +489,26 @@ absl::Status RemoveDirectoryContentsAsUser(const RankIdentity& user,
                      reply.status().message()));
   }
   return InterpretRemoveReply(*reply, path, user);
+}
+
+absl::Status AppendToFileAsUser(const RankIdentity& user,
+                                const std::string& path, std::string_view text,
+                                std::chrono::milliseconds timeout) {
+  ChildTask task;
+  task.operation = ChildOperation::kAppend;
+  task.user = &user;
+  task.path = path.c_str();
+  task.text = text.data();
+  task.text_length = text.size();
+  absl::StatusOr<std::string> reply =
+      RunAsUser(task, timeout, sizeof(UserFileReplyHeader));
+  if (!reply.ok()) {
+    return absl::Status(
+        reply.status().code(),
+        absl::StrCat("appending to ", path, " as ", DescribeUser(user), ": ",
+                     reply.status().message()));
+  }
+  return InterpretAppendReply(*reply, path, user, text.size());
 }
 
 }  // namespace gantry::agent

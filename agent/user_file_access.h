@@ -24,7 +24,9 @@
 // a symbolic link, and only regular files are read (opened non-blocking, so
 // a FIFO swapped in after the check cannot block): markers are regular
 // files written by the frameworks, and anything else planted in their place
-// is refused.
+// is refused. An append (Slurm's "*** JOB N ... CANCELLED ***" line in a
+// job's output) follows a link, as the job's own open did: only regular
+// files are written, and the user's permissions decide which.
 //
 // Thread-safe: every function may be called from any thread; each call
 // blocks its caller for at most its timeout (plus the moment a killed child
@@ -70,12 +72,29 @@ absl::Status RemoveDirectoryContentsAsUser(const RankIdentity& user,
                                            const std::string& path,
                                            std::chrono::milliseconds timeout);
 
+// Appends `text` to the existing regular file at `path` as `user` (as the
+// agent itself when user.switch_user is false), with one write in append
+// mode, so a line lands whole after whatever the job wrote. Unlike a read,
+// a symbolic link is followed (the job's own output file may be one): the
+// user's permissions decide where it leads, so a link the user planted to
+// a file only root may write fails as the user would. Nothing is created.
+// Errors, each naming the path and the user:
+//   NOT_FOUND: there is no such file;
+//   INVALID_ARGUMENT: not a regular file (a FIFO, a device, a directory);
+//   PERMISSION_DENIED: the user may not write it (or reach it);
+//   DEADLINE_EXCEEDED: not done within `timeout` (the child is killed);
+//   UNAVAILABLE: any other failure, or fewer bytes written than given.
+absl::Status AppendToFileAsUser(const RankIdentity& user,
+                                const std::string& path, std::string_view text,
+                                std::chrono::milliseconds timeout);
+
 // What a child sends back: a fixed header, then (for a read) the bytes.
 // Exposed for tests of the parent's side.
 enum class UserFileOutcome : int32_t {
   kRead = 1,
   kAbsent,
   kRemoved,
+  kAppended,
   kSymlink,
   kNotRegular,
   kNotDirectory,
@@ -97,6 +116,11 @@ struct UserFileReplyHeader {
 absl::StatusOr<std::optional<SmallFile>> InterpretReadReply(
     std::string_view reply, const std::string& path, const RankIdentity& user,
     size_t max_bytes);
+
+// The result of an append from the child's reply.
+absl::Status InterpretAppendReply(std::string_view reply,
+                                  const std::string& path,
+                                  const RankIdentity& user, size_t length);
 
 // The result of a removal from the child's reply.
 absl::Status InterpretRemoveReply(std::string_view reply,

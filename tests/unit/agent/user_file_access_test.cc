@@ -1,5 +1,5 @@
-// Reading and removing files as a job's user: the parent's reading of the
-// child's reply (pure), and real reads and removals as the nobody user
+// Reading, appending to and removing files as a job's user: the parent's
+// reading of the child's reply (pure), and real operations as the nobody user
 // when the test runs as root.
 #include "agent/user_file_access.h"
 
@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "tests/unit/support/nobody_identity.h"
 #include "tests/unit/support/skip.h"
@@ -113,6 +114,67 @@ TEST_CASE("a removal reply", "[user_file]") {
       absl::StatusCode::kInvalidArgument);
   CHECK(InterpretRemoveReply("", "/d", {}).code() ==
         absl::StatusCode::kUnavailable);
+}
+
+TEST_CASE("an append reply", "[user_file]") {
+  CHECK(
+      InterpretAppendReply(Reply(UserFileOutcome::kAppended, 0, 5), "/f", {}, 5)
+          .ok());
+  CHECK(
+      InterpretAppendReply(Reply(UserFileOutcome::kAppended, 0, 3), "/f", {}, 5)
+          .code() == absl::StatusCode::kUnavailable);
+  CHECK(InterpretAppendReply(Reply(UserFileOutcome::kAbsent), "/f", {}, 5)
+            .code() == absl::StatusCode::kNotFound);
+  CHECK(InterpretAppendReply(Reply(UserFileOutcome::kNotRegular), "/f", {}, 5)
+            .code() == absl::StatusCode::kInvalidArgument);
+  CHECK(
+      InterpretAppendReply(Reply(UserFileOutcome::kFailed, EACCES), "/f", {}, 5)
+          .code() == absl::StatusCode::kPermissionDenied);
+  CHECK(InterpretAppendReply("", "/f", {}, 5).code() ==
+        absl::StatusCode::kUnavailable);
+}
+
+TEST_CASE("an append goes at the end of the file and creates nothing",
+          "[user_file]") {
+  TempDir dir;
+  const std::string file = dir.Write("out", "job output\n");
+  REQUIRE(
+      AppendToFileAsUser(kAgentItself, file, "the line\n", seconds(2)).ok());
+  std::ifstream in(file);
+  std::string text((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  CHECK(text == "job output\nthe line\n");
+  CHECK(AppendToFileAsUser(kAgentItself, dir.path + "/none", "x", seconds(2))
+            .code() == absl::StatusCode::kNotFound);
+  CHECK_FALSE(fs::exists(dir.path + "/none"));
+  CHECK(AppendToFileAsUser(kAgentItself, dir.path, "x", seconds(2)).code() !=
+        absl::StatusCode::kOk);
+}
+
+TEST_CASE("an append through a planted link to root's file is refused",
+          "[user_file][privileges]") {
+  std::optional<RankIdentity> user = NobodyIdentity();
+  if (!user) GANTRY_SKIP("needs root and the nobody user");
+  TempDir dir;
+  ::chmod(dir.path.c_str(), 0755);
+  const std::string target = dir.Write("root-owned", "root's\n");
+  ::chmod(target.c_str(), 0644);
+  fs::create_symlink(target, dir.path + "/slurm-1.out");
+  const absl::Status denied = AppendToFileAsUser(
+      *user, dir.path + "/slurm-1.out", "planted\n", seconds(2));
+  CHECK(denied.code() == absl::StatusCode::kPermissionDenied);
+  CHECK_THAT(std::string(denied.message()), Catch::Contains("nobody"));
+  std::ifstream in(target);
+  std::string text((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  CHECK(text == "root's\n");
+  // A link to a file the user may write is followed, as the job's open was.
+  const std::string own = dir.Write("own", "");
+  ::chown(own.c_str(), user->uid, user->gid);
+  fs::create_symlink(own, dir.path + "/link-to-own");
+  CHECK(AppendToFileAsUser(*user, dir.path + "/link-to-own", "ok\n", seconds(2))
+            .ok());
+  CHECK(fs::file_size(own) == 3);
 }
 
 TEST_CASE("a file is read as the user, with the user's permissions",
