@@ -89,7 +89,13 @@ Agent::Agent(AgentOptions options, v1::NodeInventory inventory)
       [this] { OnConnected(); }, options_.munge_socket, options_.tls);
 }
 
-Agent::~Agent() { Stop(); }
+Agent::~Agent() {
+  Stop();
+  // The launcher first: its reaper may still be handing a rank's exit to
+  // OnRankExited, which uses the link and the watchers declared after it
+  // (and so destroyed before it).
+  launcher_.reset();
+}
 
 void Agent::Run() {
   std::thread heartbeat([this] { HeartbeatLoop(); });

@@ -19,6 +19,7 @@ import pwd
 import re
 import secrets
 import select
+import signal
 import subprocess
 import time
 import unittest
@@ -72,6 +73,25 @@ class KillNoticeTest(ClusterTestCase):
         self.assertTrue(text.startswith("started\n"), text)
         self.assert_recent_local_time(pattern.search(text).group(1))
         self.assertNotIn("TIME LIMIT", text)
+
+    def test_scancel_of_a_job_with_a_running_step_writes_one_job_line(self):
+        cluster = self.start_cluster(agents=1)
+        cluster.add_slurm_commands()
+        script = cluster.write_script("withstep.sh", """#!/bin/bash
+srun -n1 bash -c 'echo $$ > step.$SLURM_JOB_ID; sleep 60'
+""")
+        job_id = cluster.submit(script, "-o", "both-%j.out", per_task=False)
+        cluster.wait_files([f"step.{job_id}"])
+        cluster.cli("cancel", str(job_id))
+        cluster.wait_job(job_id, "CANCELLED")
+        pattern = job_line(job_id, "node01")
+        text = self.read_when(cluster, f"both-{job_id}.out", pattern)
+        self.assertEqual(len(pattern.findall(text)), 1, text)
+        # The step's line goes to its srun, which forwards it into this file
+        # unless the kill of the script's process group ends srun first, so
+        # it may be missing here; never twice.
+        self.assertLessEqual(len(step_line(job_id, 0, "node01").findall(text)),
+                             1, text)
 
     def test_time_limit_writes_the_due_to_time_limit_line(self):
         cluster = self.start_cluster(agents=1)
@@ -131,6 +151,27 @@ wait_for_file release
                 running.kill()
                 running.communicate()
         self.assertRegex(err, step_line(job_id, 0, "node01"))
+        cluster.wait_job(job_id, "CANCELLED")
+
+    def test_ctrl_c_of_srun_writes_the_step_line_once(self):
+        """srun's own cancel of its step and then of its job: one line."""
+        cluster = self.start_cluster(agents=1)
+        cluster.add_slurm_commands()
+        running = subprocess.Popen(
+            ["bash", "-c", "exec srun -n1 bash -c "
+             "'echo $SLURM_JOB_ID > ctrlc.job; sleep 60'"],
+            cwd=cluster.work_dir, env=cluster.env, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True)
+        try:
+            job_id = int(cluster.wait_files(["ctrlc.job"])["ctrlc.job"])
+            running.send_signal(signal.SIGINT)
+            out, err = running.communicate(timeout=30)
+        finally:
+            if running.poll() is None:
+                running.kill()
+                running.communicate()
+        self.assertEqual(len(step_line(job_id, 0, "node01").findall(err)), 1,
+                         err)
         cluster.wait_job(job_id, "CANCELLED")
 
     def test_task_pid_is_the_task_process_itself(self):
