@@ -231,11 +231,17 @@ void Agent::WriteKillNotices(const v1::KillRanks& kill) {
     // file system delays the stop by at most this.
     const absl::Status written =
         WriteKillNotice(target, line, std::chrono::milliseconds(1000));
-    if (!written.ok()) {
-      log::Warn("cannot write the cancel notice into the job's output",
-                {{"job", target.job_id},
-                 {"step", target.step},
-                 {"error", std::string(written.message())}});
+    if (written.ok()) continue;
+    const std::initializer_list<log::Field> fields = {
+        {"job", target.job_id},
+        {"step", target.step},
+        {"error", std::string(written.message())}};
+    // No file or no regular file (-e /dev/null): nowhere to write, as
+    // asked. Anything else is worth a look.
+    if (absl::IsNotFound(written) || absl::IsInvalidArgument(written)) {
+      log::Info("no cancel notice written into the job's output", fields);
+    } else {
+      log::Warn("cannot write the cancel notice into the job's output", fields);
     }
   }
 }

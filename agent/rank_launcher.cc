@@ -93,7 +93,7 @@ std::vector<char*> PointersTo(std::vector<std::string>& strings) {
   return pointers;
 }
 
-// Where task 0 of `launch` sends its stderr (see KillNoticeTargets).
+// Where task 0 of `launch` sends its stderr (see TakeKillNoticeTargets).
 KillNoticeTarget NoticeTargetOf(const v1::LaunchRanks& launch,
                                 const RankIdentity& identity) {
   KillNoticeTarget target;
