@@ -13,7 +13,7 @@ absl::StatusOr<StepInputChoice> ChooseStepInput(std::string_view option,
   if (pty && mode.kind != StepIoMode::Kind::kAll &&
       mode.kind != StepIoMode::Kind::kNone) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--input=", option,
+        absl::StrCat("--input=", std::string(option),
                      " cannot be combined with --pty: task 0 reads your "
                      "terminal and the other tasks read nothing"));
   }

@@ -83,9 +83,9 @@ class StepInputTest(ClusterTestCase):
     def test_files(self):
         cluster = self.cluster
         for task, word in enumerate(("zero", "one", "two")):
-            with open(cluster.path("work", f"in.{task}"), "w") as f:
+            with open(cluster.path(f"in.{task}"), "w") as f:
                 f.write(f"{word}\n")
-        with open(cluster.path("work", "shared.txt"), "w") as f:
+        with open(cluster.path("shared.txt"), "w") as f:
             f.write("for all\n")
         # One file per task, opened on the task's node.
         result = self.sh("srun -N2 -n3 -l -i 'in.%t' cat")
