@@ -9,6 +9,7 @@ user. Outside a job, inside a batch job and inside salloc."""
 import os
 import pwd
 import re
+import signal
 import subprocess
 import unittest
 
@@ -57,6 +58,34 @@ class StepInputTest(ClusterTestCase):
                          input="only one reads\n")
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertEqual(result.stdout, "1: only one reads\n")
+
+    def test_open_stdin_is_relayed_as_it_comes_and_ctrl_c_stops(self):
+        srun = subprocess.Popen(
+            ["srun", "-n1", "bash", "-c", "echo started; cat"],
+            cwd=self.cluster.work_dir, env=self.cluster.env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, bufsize=1)
+        try:
+            self.assertEqual(srun.stdout.readline(), "started\n")
+            # Line by line, while srun's stdin stays open.
+            srun.stdin.write("first\n")
+            srun.stdin.flush()
+            self.assertEqual(srun.stdout.readline(), "first\n")
+            # Interrupted with its stdin still open: it does not wait for
+            # the end of it.
+            srun.send_signal(signal.SIGINT)
+            srun.wait(timeout=20)
+            err = srun.stderr.read()
+        finally:
+            if srun.poll() is None:
+                srun.kill()
+                srun.wait()
+            srun.stdin.close()
+            srun.stdout.close()
+            srun.stderr.close()
+        self.assertEqual(srun.returncode, 128 + signal.SIGTERM, err)
+        self.assertIn("srun: interrupted; stopping step", err)
+        self.assertIn("task 0: Killed by signal 15", err)
 
     def test_none_and_one_task(self):
         result = self.sh("srun -n2 -i none bash -c 'echo got=$(cat)'",
