@@ -113,7 +113,7 @@ void Controller::LaunchStep(
   for (const v1::NodeAllocation& share : *placed) {
     task_count += share.rank_count();
   }
-  if (absl::Status input = CheckStepInput(request.input(), task_count);
+  if (absl::Status input = CheckStepInput(request.input(), record, task_count);
       !input.ok()) {
     done(input);
     return;

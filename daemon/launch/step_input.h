@@ -17,9 +17,11 @@ namespace gantry {
 inline constexpr size_t kMaxStepInputPattern = 4096;
 
 // INVALID_ARGUMENT naming the value for a task id the step does not have
-// (it has `task_count` tasks), or a file pattern that is empty, too long or
-// holds a NUL.
-absl::Status CheckStepInput(const v1::StepInput& input, uint32_t task_count);
+// (it has `task_count` tasks), or a file pattern that is empty, holds a
+// NUL, or is (or can become, expanded for `job`'s tasks) longer than
+// kMaxStepInputPattern.
+absl::Status CheckStepInput(const v1::StepInput& input,
+                            const v1::JobRecord& job, uint32_t task_count);
 
 // Sets task `task`'s stdin in `rank`: the caller's stream for the tasks
 // that read it, the pattern expanded for the task (its node `node`, the

@@ -31,25 +31,35 @@ v1::StepInput Input(v1::StepInput::Mode mode, uint32_t task = 0,
 }
 
 TEST_CASE("a step's input mode is checked against its tasks", "[step_input]") {
-  CHECK(CheckStepInput(Input(v1::StepInput::INPUT_NONE), 2).ok());
-  CHECK(CheckStepInput(Input(v1::StepInput::INPUT_ALL_TASKS), 2).ok());
-  CHECK(CheckStepInput(Input(v1::StepInput::INPUT_ONE_TASK, 1), 2).ok());
-  absl::Status beyond =
-      CheckStepInput(Input(v1::StepInput::INPUT_ONE_TASK, 2), 2);
+  const v1::JobRecord job = Job();
+  auto check = [&](v1::StepInput::Mode mode, uint32_t task = 0,
+                   std::string pattern = "") {
+    return CheckStepInput(Input(mode, task, std::move(pattern)), job, 2);
+  };
+  CHECK(check(v1::StepInput::INPUT_NONE).ok());
+  CHECK(check(v1::StepInput::INPUT_ALL_TASKS).ok());
+  CHECK(check(v1::StepInput::INPUT_ONE_TASK, 1).ok());
+  absl::Status beyond = check(v1::StepInput::INPUT_ONE_TASK, 2);
   CHECK(absl::IsInvalidArgument(beyond));
   CHECK(beyond.message() ==
         "--input=2: the step has no task 2 (its tasks are 0-1)");
-  CHECK(CheckStepInput(Input(v1::StepInput::INPUT_FILE_PER_TASK, 0, "in.%t"), 2)
-            .ok());
+  CHECK(check(v1::StepInput::INPUT_FILE_PER_TASK, 0, "in.%t").ok());
   CHECK(absl::IsInvalidArgument(
-      CheckStepInput(Input(v1::StepInput::INPUT_FILE_PER_TASK, 0, ""), 2)));
+      check(v1::StepInput::INPUT_FILE_PER_TASK, 0, "")));
   CHECK(absl::IsInvalidArgument(
-      CheckStepInput(Input(v1::StepInput::INPUT_FILE_PER_TASK, 0,
-                           std::string(kMaxStepInputPattern + 1, 'a')),
-                     2)));
-  CHECK(absl::IsInvalidArgument(CheckStepInput(
-      Input(v1::StepInput::INPUT_FILE_PER_TASK, 0, std::string("a\0b", 3)),
-      2)));
+      check(v1::StepInput::INPUT_FILE_PER_TASK, 0,
+            std::string(kMaxStepInputPattern + 1, 'a'))));
+  CHECK(absl::IsInvalidArgument(
+      check(v1::StepInput::INPUT_FILE_PER_TASK, 0, std::string("a\0b", 3))));
+  // Short as given, too long once each %x is the job's name.
+  std::string names;
+  for (int i = 0; i < 1000; ++i) names += "%x";
+  absl::Status expanded =
+      check(v1::StepInput::INPUT_FILE_PER_TASK, 0, names + "%t");
+  CHECK(absl::IsInvalidArgument(expanded));
+  CHECK(expanded.message() ==
+        "--input: the file name can become 5010 characters long once "
+        "expanded; the limit is 4096");
 }
 
 TEST_CASE("each task is told where its stdin comes from", "[step_input]") {
