@@ -6,6 +6,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -239,6 +240,19 @@ void ExecRankChild(const RankChildPlan& plan) {
       if (err_fd < 0) Fail(plan, RankChildStep::kError);
     }
   }
+  if (in_fd < 0 && plan.io_in_header != nullptr && plan.io_address != nullptr) {
+    in_fd = ConnectStepIo(plan, plan.io_in_header);
+    if (in_fd < 0) Fail(plan, RankChildStep::kStepInput);
+  } else if (in_fd < 0 && plan.input_path != nullptr) {
+    in_fd = ::open(plan.input_path, O_RDONLY | O_NONBLOCK);
+    if (in_fd < 0) Fail(plan, RankChildStep::kInput);
+    struct stat status {};
+    if (::fstat(in_fd, &status) == 0 && S_ISDIR(status.st_mode)) {
+      errno = EISDIR;
+      Fail(plan, RankChildStep::kInput);
+    }
+    ::fcntl(in_fd, F_SETFL, ::fcntl(in_fd, F_GETFL) & ~O_NONBLOCK);
+  }
   if (in_fd < 0) in_fd = ::open("/dev/null", O_RDONLY);
   if (in_fd >= 0) ::dup2(in_fd, 0);
   ::dup2(out_fd, 1);
@@ -287,6 +301,13 @@ std::string DescribeRankChildFailure(RankChildStep step, int error,
     case RankChildStep::kPty:
       return absl::StrCat("cannot open the task's pseudo-terminal ",
                           plan.pty_slave, ": ", reason);
+    case RankChildStep::kInput:
+      return absl::StrCat("cannot open input file ", plan.input_path, ": ",
+                          reason);
+    case RankChildStep::kStepInput:
+      return absl::StrCat(
+          "cannot connect the task's stdin to the waiting gantry run: ",
+          reason);
     case RankChildStep::kStepIo:
       return absl::StrCat(
           "cannot send the task's output to the waiting gantry run: ", reason);

@@ -32,6 +32,8 @@ enum class RankChildStep : int {
   kExec,
   kStepIo,
   kPty,
+  kInput,
+  kStepInput,
 };
 
 struct RankChildPlan {
@@ -53,6 +55,11 @@ struct RankChildPlan {
   socklen_t io_address_length = 0;
   const char* io_out_header = nullptr;
   const char* io_err_header = nullptr;
+  // srun -i: the task's stdin, a connection to gantry run opened with
+  // this header, or else this file, opened as the job's user (a FIFO does
+  // not hold up the start). Neither: /dev/null.
+  const char* io_in_header = nullptr;
+  const char* input_path = nullptr;
   // srun --pty: the slave of the task's pseudo-terminal (step_pty.h),
   // opened as its controlling terminal and its stdin, stdout and stderr;
   // the io connections and files above are not used. Null: none.

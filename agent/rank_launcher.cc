@@ -415,6 +415,13 @@ absl::Status RankLauncher::StartOne(const v1::LaunchRanks& launch,
     plan.io_out_header = out_header.c_str();
     plan.io_err_header = err_header.c_str();
   }
+  std::string in_header;
+  if (rank.stdin_from_caller() && plan.io_address != nullptr) {
+    in_header = absl::StrCat(launch.io_token(), " ", rank.rank(), " 0\n");
+    plan.io_in_header = in_header.c_str();
+  } else if (!rank.stdin_path().empty()) {
+    plan.input_path = rank.stdin_path().c_str();
+  }
   // srun --pty: task 0 of the step on a terminal whose master we relay.
   std::optional<OpenedPty> pty;
   if (launch.pty() && launch.step() != 0 && rank.rank() == 0 &&

@@ -1,10 +1,13 @@
 #include "cli/run_command.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -17,6 +20,8 @@
 #include "cli/allocation.h"
 #include "cli/controller_client.h"
 #include "cli/output_format.h"
+#include "cli/step_input_mode.h"
+#include "cli/step_input_relay.h"
 #include "cli/step_io_files.h"
 #include "cli/step_options.h"
 #include "cli/step_output.h"
@@ -63,6 +68,20 @@ void CancelStep(ControllerClient& client, uint64_t job_id, uint32_t step_id) {
   cancel.set_user(Env("USER"));
   v1::WaitStepResponse ignored;
   (void)client.WaitStep(cancel, ignored, std::chrono::seconds(5));
+}
+
+// Where srun -i's stream comes from: our stdin, or the file (a path on
+// this host) that `pattern` names for the step.
+absl::StatusOr<int> OpenStepInputSource(const std::string& pattern,
+                                        const StepIoNames& names) {
+  if (pattern.empty()) return STDIN_FILENO;
+  const std::string path = ExpandStepIoPattern(pattern, names);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return absl::NotFoundError(absl::StrCat("cannot open input file ", path,
+                                            ": ", std::strerror(errno)));
+  }
+  return fd;
 }
 
 class StepRun {
@@ -194,7 +213,10 @@ absl::StatusOr<v1::StepRecord> StepRun::Launch(ControllerClient& client,
 
 void StepRun::ReportFailedTasks(const v1::StepRecord& step) const {
   for (const v1::RankExit& exit : step.exits()) {
-    if (exit.signal() != 0) {
+    if (!exit.launch_error().empty()) {
+      std::cerr << program_ << ": error: " << exit.node() << ": task "
+                << exit.rank() << ": " << exit.launch_error() << "\n";
+    } else if (exit.signal() != 0) {
       std::cerr << program_ << ": error: " << exit.node() << ": task "
                 << exit.rank() << ": Killed by signal " << exit.signal()
                 << "\n";
@@ -211,11 +233,9 @@ void StepRun::ReportFailedTasks(const v1::StepRecord& step) const {
 }
 
 int StepRun::Main(const std::string& controller) {
-  if (!options_.input.empty() && options_.input != "none") {
-    return Fail(
-        absl::StrCat("--input=", options_.input,
-                     ": only --input=none is supported (tasks read no stdin)"));
-  }
+  absl::StatusOr<StepInputChoice> input =
+      ChooseStepInput(options_.input, options_.pty);
+  if (!input.ok()) return Fail(std::string(input.status().message()));
   std::string job_text = options_.job_id;
   if (job_text.empty()) job_text = Env("SLURM_JOB_ID");
   if (job_text.empty()) job_text = Env("GANTRY_JOB_ID");
@@ -283,6 +303,8 @@ int StepRun::Main(const std::string& controller) {
   const bool routed = !options_.output.empty() || !options_.error.empty();
   // --pty: task 0's terminal joined to ours.
   auto terminal = std::make_shared<StepTerminal>();
+  // srun -i: our stdin (or a file) to the tasks that read it.
+  auto relay = input->relay ? std::make_shared<StepInputRelay>() : nullptr;
   const std::string token = RandomToken();
   absl::StatusOr<std::unique_ptr<StepOutputServer>> output =
       StepOutputServer::Listen(
@@ -293,11 +315,16 @@ int StepRun::Main(const std::string& controller) {
                  : StepOutputRouter(),
           options_.pty ? StepTerminalHandler(
                              [terminal](int fd) { terminal->Attach(fd); })
-                       : StepTerminalHandler());
+                       : StepTerminalHandler(),
+          relay ? StepInputHandler([relay](uint32_t task, int fd) {
+            relay->Attach(task, fd);
+          })
+                : StepInputHandler());
   if (!output.ok()) return finish(Fail(std::string(output.status().message())));
   request->set_io_port((*output)->port());
   request->set_io_token(token);
   request->set_pty(options_.pty);
+  *request->mutable_input() = input->request;
 
   absl::StatusOr<v1::StepRecord> step = Launch(client, *request);
   if (!step.ok()) {
@@ -314,6 +341,21 @@ int StepRun::Main(const std::string& controller) {
     CancelStep(client, job_id, step_id);
   }
   const uint32_t tasks = StepTaskCount(*step);
+  bool input_failed = false;
+  if (relay) {
+    names.step_id = SlurmStepNumber(step_id);
+    absl::StatusOr<int> source =
+        OpenStepInputSource(input->local_pattern, names);
+    if (!source.ok()) {
+      Fail(std::string(source.status().message()));
+      input_failed = true;
+      CancelStep(client, job_id, step_id);
+    }
+    const uint32_t readers =
+        input->request.mode() == v1::StepInput::INPUT_ONE_TASK ? 1 : tasks;
+    relay->Start(readers, source.ok() ? *source : -1,
+                 source.ok() && *source != STDIN_FILENO);
+  }
 
   v1::WaitStepRequest wait;
   wait.set_job_id(job_id);
@@ -340,6 +382,10 @@ int StepRun::Main(const std::string& controller) {
   (*output)->Finish(2 * tasks - (options_.pty && tasks > 0 ? 1 : 0),
                     std::chrono::milliseconds(1000));
   terminal->Join();
+  if (relay) relay->Stop();
+  // As Slurm's srun, which fails before the step when it cannot open it:
+  // the tasks' ends say nothing more.
+  if (input_failed) return finish(1);
   ReportFailedTasks(ended.step());
   return finish(ended.step().exit_code());
 }

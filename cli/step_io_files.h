@@ -16,7 +16,7 @@
 #include <string>
 #include <utility>
 
-#include "cli/step_io_pattern.h"
+#include "common/step_io_pattern.h"
 #include "gantry/v1/types.pb.h"
 
 namespace gantry::cli {

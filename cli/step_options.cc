@@ -369,8 +369,11 @@ Step options:
                             %J job.step, %t task, %n node index, %N node,
                             %u user, %x job name, %% (%4t: zero-padded)
   -e, --error MODE          stderr, as -o
-  -i, --input none          tasks read no stdin (the only mode here;
-                            --pty gives task 0 your terminal)
+  -i, --input MODE          stdin: all (default: ours to every task,
+                            each reads end of file when ours ends), none,
+                            TASKID (ours to that task only), a file here
+                            sent to every task, or a pattern with %t, %n
+                            or %N that each task opens on its node
       --export LIST         ALL (default), NONE, or NAME[=VALUE],... with
                             or without ALL, as sbatch --export
   -J, --job-name NAME       the job's name (outside a job)

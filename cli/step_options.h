@@ -29,7 +29,7 @@ struct StepOptions {
   bool pty = false;         // --pty: task 0 on a pseudo-terminal
   std::string output;       // -o as given (step_io_pattern.h)
   std::string error;        // -e
-  std::string input;        // -i
+  std::string input;        // -i (step_input_mode.h)
   std::string export_spec;  // --export; empty: ALL
   std::string job_name;     // -J
   bool quiet = false;       // -Q: no informational messages

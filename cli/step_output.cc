@@ -70,7 +70,7 @@ void Tee(std::set<int>& listeners, uint32_t task, int stream,
 
 absl::StatusOr<std::unique_ptr<StepOutputServer>> StepOutputServer::Listen(
     std::string token, bool label, StepOutputRouter router,
-    StepTerminalHandler terminal) {
+    StepTerminalHandler terminal, StepInputHandler input) {
   int fd = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     return absl::UnavailableError(absl::StrCat(
@@ -90,22 +90,24 @@ absl::StatusOr<std::unique_ptr<StepOutputServer>> StepOutputServer::Listen(
     return absl::UnavailableError(absl::StrCat(
         "cannot listen for the step's output: ", std::strerror(error)));
   }
-  std::unique_ptr<StepOutputServer> server(
-      new StepOutputServer(fd, ntohs(address.sin6_port), std::move(token),
-                           label, std::move(router), std::move(terminal)));
+  std::unique_ptr<StepOutputServer> server(new StepOutputServer(
+      fd, ntohs(address.sin6_port), std::move(token), label, std::move(router),
+      std::move(terminal), std::move(input)));
   return server;
 }
 
 StepOutputServer::StepOutputServer(int listen_fd, uint16_t port,
                                    std::string token, bool label,
                                    StepOutputRouter router,
-                                   StepTerminalHandler terminal)
+                                   StepTerminalHandler terminal,
+                                   StepInputHandler input)
     : listen_fd_(listen_fd),
       port_(port),
       token_(std::move(token)),
       label_(label),
       router_(std::move(router)),
-      terminal_(std::move(terminal)) {
+      terminal_(std::move(terminal)),
+      input_(std::move(input)) {
   if (::pipe2(wake_, O_CLOEXEC) != 0) wake_[0] = wake_[1] = -1;
   thread_ = std::thread([this] { Serve(); });
 }
@@ -219,6 +221,19 @@ void StepOutputServer::Serve() {
           --accepted;  // no task's
           ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
           listeners.insert(fd);
+          continue;
+        }
+        if (words.size() == 3 && words[0] == token_ && words[2] == "0" &&
+            absl::SimpleAtoi(words[1], &task)) {
+          // A task's stdin: no output comes on it.
+          const int fd = entry.fd;
+          connections.erase(entry.fd);
+          --accepted;
+          if (input_) {
+            input_(task, fd);
+          } else {
+            ::close(fd);
+          }
           continue;
         }
         if (words.size() != 3 || words[0] != token_ ||

@@ -2,7 +2,9 @@
 // stdout and stderr arrive on TCP connections the task opens (the agent
 // connects them before exec), each starting with "TOKEN TASK FD\n"; the
 // data goes to this process's stdout or stderr, optionally labelled with
-// the task id. Connections with the wrong token are dropped. sattach
+// the task id. Connections with the wrong token are dropped. A task that
+// reads srun's stdin opens "TOKEN TASK 0\n" (srun -i, step_input_relay.h)
+// and is handed over. sattach
 // connects with "TOKEN attach\n" and gets a copy of every later chunk of
 // output, framed as "TASK STREAM LENGTH\n" and the bytes.
 #pragma once
@@ -24,6 +26,9 @@ namespace gantry::cli {
 using StepOutputRouter = std::function<int(uint32_t task, int stream)>;
 // srun --pty: takes task 0's terminal connection ("TOKEN 0 pty").
 using StepTerminalHandler = std::function<void(int fd)>;
+// srun -i: takes a task's stdin connection ("TOKEN TASK 0"); without one
+// such connections are closed (the task reads end of file).
+using StepInputHandler = std::function<void(uint32_t task, int fd)>;
 
 class StepOutputServer {
  public:
@@ -31,7 +36,7 @@ class StepOutputServer {
   // Without a router each task's stdout and stderr go to ours.
   static absl::StatusOr<std::unique_ptr<StepOutputServer>> Listen(
       std::string token, bool label, StepOutputRouter router = nullptr,
-      StepTerminalHandler terminal = nullptr);
+      StepTerminalHandler terminal = nullptr, StepInputHandler input = nullptr);
   ~StepOutputServer();
 
   uint16_t port() const { return port_; }
@@ -43,7 +48,8 @@ class StepOutputServer {
 
  private:
   StepOutputServer(int listen_fd, uint16_t port, std::string token, bool label,
-                   StepOutputRouter router, StepTerminalHandler terminal);
+                   StepOutputRouter router, StepTerminalHandler terminal,
+                   StepInputHandler input);
   void Serve();
 
   const int listen_fd_;
@@ -52,6 +58,7 @@ class StepOutputServer {
   const bool label_;
   const StepOutputRouter router_;
   const StepTerminalHandler terminal_;
+  const StepInputHandler input_;
   int wake_[2] = {-1, -1};  // a pipe: Finish wakes the loop
   std::atomic<bool> finishing_{false};
   std::atomic<uint32_t> expected_{0};

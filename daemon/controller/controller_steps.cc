@@ -13,6 +13,7 @@
 #include "common/crash_point.h"
 #include "common/log.h"
 #include "daemon/controller/controller.h"
+#include "daemon/launch/step_input.h"
 #include "daemon/launch/step_layout.h"
 #include "daemon/launch/step_resources.h"
 
@@ -106,6 +107,15 @@ void Controller::LaunchStep(
       PlaceStep(record, request);
   if (!placed.ok()) {
     done(placed.status());
+    return;
+  }
+  uint32_t task_count = 0;
+  for (const v1::NodeAllocation& share : *placed) {
+    task_count += share.rank_count();
+  }
+  if (absl::Status input = CheckStepInput(request.input(), record, task_count);
+      !input.ok()) {
+    done(input);
     return;
   }
   StepResourceAsk ask;
@@ -235,6 +245,8 @@ void Controller::SendStepLaunch(const v1::LaunchStepRequest& request,
     for (uint32_t local = 0; local < share.rank_count(); ++local) {
       v1::RankLaunch* task = launch.add_ranks();
       task->set_rank(share.first_rank() + local);
+      SetStepTaskInput(request.input(), record, step, share.node(),
+                       task->rank(), *task);
       for (uint32_t gpu : StepTaskGpus(share, request.gpus_per_task(), local)) {
         task->add_gpu_indices(gpu);
       }
@@ -313,6 +325,9 @@ void Controller::OnStepTaskEvent(const std::string& node_name,
                           : event.exit_code());
   exit->set_signal(event.signal());
   exit->set_node(node_name);
+  if (event.kind() == v1::RankEvent::LAUNCH_FAILED) {
+    exit->set_launch_error(event.message());
+  }
   uint32_t& live = job.live_ranks[node_name];
   if (live > 0) --live;
   if (step->end_time_ms() == 0) {

@@ -1,8 +1,8 @@
-#include "cli/step_io_pattern.h"
+#include "common/step_io_pattern.h"
 
 #include <catch2/catch.hpp>
 
-namespace gantry::cli {
+namespace gantry {
 namespace {
 
 StepIoNames Names() {
@@ -46,5 +46,18 @@ TEST_CASE("srun output, error and input modes", "[step_io_pattern]") {
   CHECK(ParseStepIoMode("99999999999").kind == StepIoMode::Kind::kFile);
 }
 
+TEST_CASE("srun input files per task or on srun's host", "[step_io_pattern]") {
+  CHECK(StepIoPatternPerTask("in.%t"));
+  CHECK(StepIoPatternPerTask("in.%3t"));
+  CHECK(StepIoPatternPerTask("%N/in"));
+  CHECK(StepIoPatternPerTask("in-%j-%n"));
+  CHECK_FALSE(StepIoPatternPerTask("in.txt"));
+  CHECK_FALSE(StepIoPatternPerTask("in-%j.%s"));
+  CHECK_FALSE(StepIoPatternPerTask("100%%t"));   // a literal "%t"
+  CHECK_FALSE(StepIoPatternPerTask("in\\.%t"));  // expansion turned off
+  CHECK_FALSE(StepIoPatternPerTask("in.%"));
+  CHECK_FALSE(StepIoPatternPerTask("in.%12"));
+}
+
 }  // namespace
-}  // namespace gantry::cli
+}  // namespace gantry

@@ -1,4 +1,4 @@
-#include "cli/step_io_pattern.h"
+#include "common/step_io_pattern.h"
 
 #include <algorithm>
 #include <cctype>
@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 
-namespace gantry::cli {
+namespace gantry {
 namespace {
 
 constexpr size_t kMaxPadding = 10;
@@ -105,4 +105,22 @@ std::string ExpandStepIoPattern(std::string_view pattern,
   return out;
 }
 
-}  // namespace gantry::cli
+bool StepIoPatternPerTask(std::string_view pattern) {
+  if (pattern.find('\\') != std::string_view::npos) return false;
+  for (size_t i = 0; i + 1 < pattern.size(); ++i) {
+    if (pattern[i] != '%') continue;
+    size_t j = i + 1;
+    while (j < pattern.size() &&
+           std::isdigit(static_cast<unsigned char>(pattern[j]))) {
+      ++j;
+    }
+    if (j >= pattern.size()) return false;
+    if (pattern[j] == 't' || pattern[j] == 'n' || pattern[j] == 'N') {
+      return true;
+    }
+    i = j;  // "%%" is a literal %, never the start of another
+  }
+  return false;
+}
+
+}  // namespace gantry

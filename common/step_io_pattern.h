@@ -1,7 +1,8 @@
 // srun's -o/-e/-i: where each task's stdout and stderr go and where its
 // stdin comes from ("all", "none", a task id, or a filename pattern with
-// %j %J %s %t %n %N %u %x %A %a %% and zero padding as in %4t). Pure;
-// thread-safe.
+// %j %J %s %t %n %N %u %x %A %a %% and zero padding as in %4t). srun, and
+// gantryd for the input files each task opens on its node, expand them.
+// Pure; thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-namespace gantry::cli {
+namespace gantry {
 
 // The names a pattern is expanded with, for one task.
 struct StepIoNames {
@@ -38,4 +39,9 @@ StepIoMode ParseStepIoMode(std::string_view text);
 std::string ExpandStepIoPattern(std::string_view pattern,
                                 const StepIoNames& names);
 
-}  // namespace gantry::cli
+// Whether the pattern names a different file per task (%t, %n or %N in
+// it, expansion not turned off): Slurm then opens each task's input file
+// on the task's node; any other file name is a path on srun's host.
+bool StepIoPatternPerTask(std::string_view pattern);
+
+}  // namespace gantry
