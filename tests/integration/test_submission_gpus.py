@@ -134,7 +134,10 @@ class SubmissionGpusTest(ClusterTestCase):
         listed = self.sh("squeue -h -t DL -o '%i %T'")
         self.assertEqual(listed.returncode, 0, listed.stderr)
         self.assertIn(f"{pending} DEADLINE", listed.stdout)
-        accounted = self.sh("sacct -X -n -P -s DL -o JobID,State")
+        # -s alone asks for jobs in the state now (man sacct); these ended
+        # in the last seconds.
+        accounted = self.sh(
+            "sacct -X -n -P -s DL -S now-10minutes -E now -o JobID,State")
         self.assertEqual(accounted.returncode, 0, accounted.stderr)
         self.assertIn(f"{pending}|DEADLINE", accounted.stdout.split())
         self.assertIn(f"{running}|DEADLINE", accounted.stdout.split())
