@@ -649,6 +649,10 @@ class ClusterTestCase(unittest.TestCase):
 
     _class_failed = False
 
+    def sh(self, command, timeout=50, env=None, input=None):
+        """GantryCluster.sh on the cluster of the test (self.cluster)."""
+        return self.cluster.sh(command, timeout=timeout, env=env, input=input)
+
     def start_cluster(self, **options):
         """A cluster for this test only."""
         cluster = GantryCluster(label=self.id(), **options)

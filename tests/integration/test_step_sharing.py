@@ -20,9 +20,6 @@ class StepSharingTest(ClusterTestCase):
                 "node01", "node02"))
         cls.cluster.add_slurm_commands()
 
-    def sh(self, command, timeout=50, env=None):
-        return self.cluster.sh(command, timeout=timeout, env=env)
-
     def starts(self, text):
         """{step label: start time} from 'start LABEL TIME' lines."""
         return {m.group(1): float(m.group(2))

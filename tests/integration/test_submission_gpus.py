@@ -32,9 +32,6 @@ class SubmissionGpusTest(ClusterTestCase):
                 "node01", "node02"))
         cls.cluster.add_slurm_commands()
 
-    def sh(self, command, timeout=50, env=None):
-        return self.cluster.sh(command, timeout=timeout, env=env)
-
     def sbatch(self, options, command, env=None):
         """sbatch --parsable OPTIONS --wrap COMMAND; returns the job id."""
         result = subprocess.run(
