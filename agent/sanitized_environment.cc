@@ -7,10 +7,20 @@ std::vector<std::string> SanitizedRankEnvironment(
     const std::map<std::string, std::string>& rank,
     const RankIdentity& identity) {
   std::map<std::string, std::string> environment = job;
-  // A job submitted through sudo or su carries the submitter's session
-  // (HOME=/root): the rank's files would land in someone else's home.
+  // HOME is the submitter's, as Slurm's --export=ALL propagates it; the
+  // user database's home only when the job's environment has none
+  // (--export=NONE), as Slurm's --get-user-env would give. Safe because
+  // the rank runs with the submitting user's own uid and groups, so a HOME
+  // that points elsewhere (a job submitted through `su` keeps the caller's)
+  // reaches only that user's own processes, with that user's rights; and
+  // nothing the agent does as root resolves a path through the job's
+  // environment (output files, the working and checkpoint directories come
+  // from the job's spec and are opened with the user's credentials).
+  // USER, LOGNAME and SHELL name the identity the rank runs as.
+  if (!identity.home.empty() && !environment.count("HOME")) {
+    environment["HOME"] = identity.home;
+  }
   const std::pair<const char*, const std::string*> from_identity[] = {
-      {"HOME", &identity.home},
       {"USER", &identity.user},
       {"LOGNAME", &identity.user},
       {"SHELL", &identity.shell},

@@ -2,8 +2,9 @@
 // request: the submitter's exported environment, the identity the rank runs
 // as, and the variables Gantry sets for the rank. Nothing of the agent's own
 // environment (its LD_PRELOAD, LD_LIBRARY_PATH, credentials, config) reaches
-// a rank, and the identity variables describe the user the rank runs as on
-// this node, not whoever submitted from where.
+// a rank; USER, LOGNAME and SHELL describe the user the rank runs as on this
+// node, and HOME is the submitter's (the user's home when the job exports
+// none).
 //
 // Thread-safe (a pure function).
 #pragma once
@@ -17,9 +18,10 @@
 namespace gantry::agent {
 
 // "KEY=value" strings for execve, sorted by key. In order of precedence,
-// lowest first: `job` (the exported submit environment), HOME, USER,
-// LOGNAME and SHELL from `identity` (where known), a default PATH when the
-// job has none, then `rank` (GANTRY_*, RANK, MASTER_ADDR, ...).
+// lowest first: HOME from `identity` when the job has none, `job` (the
+// exported submit environment, HOME included, as Slurm's --export=ALL),
+// USER, LOGNAME and SHELL from `identity` (where known), a default PATH
+// when the job has none, then `rank` (GANTRY_*, RANK, MASTER_ADDR, ...).
 std::vector<std::string> SanitizedRankEnvironment(
     const std::map<std::string, std::string>& job,
     const std::map<std::string, std::string>& rank,

@@ -22,6 +22,7 @@
 #include "common/begin_time.h"
 #include "common/derived_resources.h"
 #include "common/export_environment.h"
+#include "common/export_file.h"
 #include "common/job_options.h"
 #include "common/sbatch_environment.h"
 
@@ -78,9 +79,23 @@ void AddSubmissionVariables(const JobRequest& request,
   if (request.gpus_per_task) {
     environment["SLURM_GPUS_PER_TASK"] = absl::StrCat(*request.gpus_per_task);
   }
+  if (request.ntasks_per_gpu) {
+    // srun inside the job reads it back (cli/run_command.cc) to give each
+    // task its own GPU.
+    environment["SLURM_NTASKS_PER_GPU"] = absl::StrCat(*request.ntasks_per_gpu);
+  }
   if (request.mem_per_cpu_mb) {
     environment["SLURM_MEM_PER_CPU"] = absl::StrCat(*request.mem_per_cpu_mb);
   }
+}
+
+// A --begin or --deadline value at `now_ms`, in ms since the epoch.
+absl::StatusOr<int64_t> TimeMs(const std::string& text, int64_t now_ms) {
+  absl::StatusOr<int64_t> at = ParseBeginTime(text, now_ms / 1000);
+  if (!at.ok()) return at.status();
+  // "now+N" counts from this moment, not from the start of its second.
+  const bool relative = absl::AsciiStrToLower(text.substr(0, 3)) == "now";
+  return relative ? now_ms + (*at - now_ms / 1000) * 1000 : *at * 1000;
 }
 
 }  // namespace
@@ -136,6 +151,10 @@ absl::StatusOr<v1::SubmitRequest> BuildSubmitRequest(
   spec.set_ntasks_per_node(request.ntasks_per_node.value_or(0));
   spec.set_cpus_per_task(request.cpus_per_task.value_or(1));
   spec.set_gpus_per_node(request.gpus_per_node.value_or(0));
+  spec.set_gpus(request.gpus.value_or(0));
+  if (request.gpus_left_to_controller && request.mem_per_gpu_mb) {
+    spec.set_mem_per_gpu_mb(*request.mem_per_gpu_mb);
+  }
   spec.set_mem_per_node_mb(request.mem_per_node_mb.value_or(0));
   spec.set_time_limit_seconds(request.time_limit_seconds.value_or(0));
   spec.set_partition(request.partition);
@@ -196,21 +215,30 @@ absl::StatusOr<v1::SubmitRequest> BuildSubmitRequest(
   absl::StatusOr<std::map<std::string, std::string>> exported =
       ExportedEnvironment(request.export_spec, environment);
   if (!exported.ok()) return exported.status();
+  if (!request.export_file.empty()) {
+    // As sbatch: the file's variables over what --export gave.
+    absl::StatusOr<std::map<std::string, std::string>> from_file =
+        ReadExportFile(request.export_file);
+    if (!from_file.ok()) return from_file.status();
+    for (auto& [name, value] : *from_file) {
+      (*exported)[name] = std::move(value);
+    }
+  }
   AddSubmissionVariables(request, *exported);
   spec.mutable_environment()->insert(exported->begin(), exported->end());
+  const int64_t now_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::system_clock::now().time_since_epoch())
+          .count();
   if (!request.begin.empty()) {
-    const int64_t now_ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(
-            std::chrono::system_clock::now().time_since_epoch())
-            .count();
-    absl::StatusOr<int64_t> begin =
-        ParseBeginTime(request.begin, now_ms / 1000);
+    absl::StatusOr<int64_t> begin = TimeMs(request.begin, now_ms);
     if (!begin.ok()) return begin.status();
-    // "now+N" counts from this moment, not from the start of its second.
-    const bool relative =
-        absl::AsciiStrToLower(request.begin.substr(0, 3)) == "now";
-    spec.set_begin_time_ms(relative ? now_ms + (*begin - now_ms / 1000) * 1000
-                                    : *begin * 1000);
+    spec.set_begin_time_ms(*begin);
+  }
+  if (!request.deadline.empty()) {
+    absl::StatusOr<int64_t> deadline = TimeMs(request.deadline, now_ms);
+    if (!deadline.ok()) return deadline.status();
+    spec.set_deadline_ms(*deadline);
   }
   const uid_t uid = getuid();
   submit.set_uid(uid);

@@ -60,8 +60,13 @@ Options:
       --gpus-per-node [TYPE:]N  GPUs on each node (also --gres=gpu[:TYPE]:N);
                               TYPE (a100, h100, ...) picks nodes whose GPU
                               model names it or with that feature
-  -G, --gpus N                GPUs for the whole job, spread over its nodes
+  -G, --gpus [TYPE:]N         GPUs for the whole job (SLURM_GPUS); without
+                              -N, as few nodes as the partition's GPU nodes
+                              hold them on (-G 8 on 4-GPU nodes: 2); spread
+                              evenly, rounded up where N does not divide
       --gpus-per-task N       GPUs for each task
+      --ntasks-per-gpu N      N tasks for every GPU (-n = N x --gpus); with
+                              N=1 srun gives each task its own GPU
       --mem SIZE              memory per node (K, M, G, T suffix; default M);
                               0: all of it (whole nodes)
       --mem-per-cpu SIZE      memory per CPU (exclusive with --mem)
@@ -86,7 +91,12 @@ Options:
                               HH:MM[:SS], YYYY-MM-DD[THH:MM[:SS]], noon, ...
       --export LIST           the environment the job gets: ALL (default),
                               NONE, or NAME,NAME=value,... (with ALL: added)
+      --export-file FILE|FD   NAME=value records (NUL- or newline-separated)
+                              read now, set over what --export gives
       --test-only             check the job with the controller, submit nothing
+      --deadline TIME         (--begin's forms) a pending job that can no
+                              longer end by TIME, or a running one reaching
+                              it, ends DEADLINE
   -W, --wait                  return when the job ends, with its exit code
   -H, --hold                  submit held: pending (JobHeldUser) until
                               gantry release ID (scontrol release)

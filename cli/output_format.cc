@@ -30,6 +30,8 @@ std::string StateName(v1::JobState state) {
       return "NODE_FAIL";
     case v1::OUT_OF_MEMORY:
       return "OUT_OF_MEMORY";
+    case v1::DEADLINE:
+      return "DEADLINE";
     default:
       return "UNKNOWN";
   }
@@ -53,6 +55,8 @@ std::string StateShort(v1::JobState state) {
       return "NF";
     case v1::OUT_OF_MEMORY:
       return "OOM";
+    case v1::DEADLINE:
+      return "DL";
     default:
       return "?";
   }
@@ -224,6 +228,8 @@ nlohmann::json JobToJson(const v1::JobRecord& job, int64_t now_ms) {
       {"ntasks_per_node", spec.ntasks_per_node()},
       {"cpus_per_task", spec.cpus_per_task()},
       {"gpus_per_node", spec.gpus_per_node()},
+      // -G/--gpus: the job's total as asked (0: asked per node or task).
+      {"gpus", spec.gpus()},
       {"memory_per_node_mb", spec.mem_per_node_mb()},
       {"time_limit_seconds", spec.time_limit_seconds()},
       {"nodelist", JobNodeList(job)},

@@ -143,7 +143,9 @@ absl::StatusOr<v1::LaunchStepRequest> StepRun::BuildRequest(
   request.set_job_id(job_id);
   // Inside the job, only its own attempt: a script left over from an
   // attempt that ended must not start steps in the next one.
-  if (options_.job_id.empty() || options_.job_id == Env("SLURM_JOB_ID")) {
+  const bool inside_job =
+      options_.job_id.empty() || options_.job_id == Env("SLURM_JOB_ID");
+  if (inside_job) {
     uint32_t attempt = 0;
     if (absl::SimpleAtoi(Env("GANTRY_ATTEMPT"), &attempt)) {
       request.set_attempt(attempt);
@@ -170,6 +172,13 @@ absl::StatusOr<v1::LaunchStepRequest> StepRun::BuildRequest(
   request.set_ntasks_per_node(options_.ntasks_per_node);
   request.set_cpus_per_task(options_.cpus_per_task);
   request.set_gpus_per_task(options_.gpus_per_task);
+  // sbatch --ntasks-per-gpu=1: each task of a step in the job gets its own
+  // GPU (CUDA_VISIBLE_DEVICES), as Slurm's implied --gpu-bind=single:1.
+  // Several tasks per GPU share their node's GPUs (sbatch warned).
+  if (options_.gpus_per_task == 0 && inside_job &&
+      Env("SLURM_NTASKS_PER_GPU") == "1") {
+    request.set_gpus_per_task(1);
+  }
   for (const std::string& node : options_.nodelist) request.add_nodelist(node);
   request.set_kill_on_bad_exit(options_.kill_on_bad_exit);
   request.set_wait_seconds(options_.wait_seconds);

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/ntasks_per_gpu.h"
 #include "common/option_values.h"
 #include "common/text.h"
 
@@ -37,12 +38,35 @@ absl::Status ResolveDerivedResources(JobRequest& request) {
   if (absl::Status lists = ResolveNodeLists(request); !lists.ok()) {
     return lists;
   }
+  if (absl::Status per_gpu = ResolveNtasksPerGpu(request); !per_gpu.ok()) {
+    return per_gpu;
+  }
   // -n N with --ntasks-per-node=M and no -N: as many nodes as the tasks
   // need (Slurm: "-n 8 --ntasks-per-node=4" is 2 nodes).
   if (!request.nodes && request.ntasks && request.ntasks_per_node &&
       *request.ntasks_per_node > 0) {
     request.nodes = (*request.ntasks + *request.ntasks_per_node - 1) /
                     *request.ntasks_per_node;
+  }
+  // --gpus with neither -N nor --gpus-per-node: gantryd picks the node
+  // count from its nodes' real GPU counts (JobSpec.gpus), as Slurm does
+  // ("-G 8" on 4-GPU nodes is 2 nodes). With --gpus-per-node: as many
+  // nodes as G / P, as -n with --ntasks-per-node.
+  bool nodes_from_gpus = false;
+  if (request.gpus && !request.nodes && request.gpus_per_node &&
+      *request.gpus_per_node > 0 && !request.gpus_per_task) {
+    nodes_from_gpus = true;
+    request.nodes =
+        (*request.gpus + *request.gpus_per_node - 1) / *request.gpus_per_node;
+    if (*request.gpus % *request.gpus_per_node != 0) {
+      request.warnings.push_back(Concat(
+          "--gpus=", *request.gpus,
+          " at --gpus-per-node=", *request.gpus_per_node, ": ", *request.nodes,
+          " node(s) with ", *request.gpus_per_node, " GPU(s) each"));
+    }
+  } else if (request.gpus && !request.nodes && !request.gpus_per_node &&
+             !request.gpus_per_task) {
+    request.gpus_left_to_controller = true;
   }
   const uint32_t nodes = request.nodes.value_or(1);
   uint32_t tasks_per_node = request.ntasks_per_node.value_or(0);
@@ -65,7 +89,7 @@ absl::Status ResolveDerivedResources(JobRequest& request) {
         set_gpus(*request.gpus_per_task * tasks_per_node, "--gpus-per-task");
     if (!status.ok()) return status;
   }
-  if (request.gpus) {
+  if (request.gpus && !request.gpus_left_to_controller && !nodes_from_gpus) {
     const uint32_t per_node = (*request.gpus + nodes - 1) / nodes;
     if (*request.gpus % nodes != 0) {
       request.warnings.push_back(Concat(
@@ -87,7 +111,9 @@ absl::Status ResolveDerivedResources(JobRequest& request) {
                               request.cpus_per_task.value_or(1) *
                               tasks_per_node;
   }
-  if (request.mem_per_gpu_mb) {
+  if (request.mem_per_gpu_mb && request.gpus_left_to_controller) {
+    // Known once gantryd has spread the GPUs (JobSpec.mem_per_gpu_mb).
+  } else if (request.mem_per_gpu_mb) {
     if (request.gpus_per_node.value_or(0) == 0) {
       return absl::InvalidArgumentError(
           "--mem-per-gpu needs GPUs (--gpus, --gpus-per-node, "

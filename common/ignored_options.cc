@@ -58,14 +58,15 @@ constexpr Explanation kIgnoredBecause[] = {
 
 // Slurm options that would change the job if ignored: refused, saying why.
 constexpr Explanation kRefusedBecause[] = {
-    {"bb", "burst buffers are not supported"},
-    {"bbf", "burst buffers are not supported"},
+    {"bb",
+     "burst buffers are not supported: nothing would be staged in or out "
+     "for the job"},
+    {"bbf",
+     "burst buffers are not supported: nothing would be staged in or out "
+     "for the job"},
     {"container", "containers are not supported"},
-    {"deadline", "deadlines are not supported; use --time"},
-    {"export-file", "not supported; use --export=NAME=VALUE,..."},
     {"gid", "jobs always run with the submitting user's groups"},
     {"nodefile", "not supported; use --nodelist=HOSTLIST"},
-    {"ntasks-per-gpu", "not supported; use --gpus-per-task"},
 };
 
 template <std::size_t N>

@@ -38,6 +38,8 @@ constexpr uint32_t kMaxNtasks = 10'000'000;
 constexpr uint32_t kMaxNtasksPerNode = 1'000'000;
 constexpr uint32_t kMaxCpusPerTask = 4096;
 constexpr uint32_t kMaxGpusPerNode = 64;
+// --gpus counts the whole job's: 64 on each of 4096 nodes.
+constexpr uint32_t kMaxGpusPerJob = kMaxGpusPerNode * 4096;
 
 // --- The option table. ---
 
@@ -138,10 +140,10 @@ bool IsGpuType(std::string_view type) {
 // whose GPUs are of that model (see PendingJob::gpu_type).
 absl::Status SetGpus(const OptionUse& use, std::optional<std::string_view> type,
                      std::optional<std::string_view> count_text,
-                     JobRequest& request) {
+                     JobRequest& request, uint32_t max = kMaxGpusPerNode) {
   uint32_t count = 1;
   if (count_text.has_value()) {
-    absl::StatusOr<uint32_t> parsed = ParseCount(*count_text, kMaxGpusPerNode);
+    absl::StatusOr<uint32_t> parsed = ParseCount(*count_text, max);
     if (!parsed.ok()) {
       return InvalidValue(use,
                           Concat("GPU count ", StatusMessage(parsed.status())));
@@ -161,14 +163,21 @@ absl::Status SetGpus(const OptionUse& use, std::optional<std::string_view> type,
   return absl::OkStatus();
 }
 
-// --gpus-per-node=[type:]N
-absl::Status SetGpusPerNode(const OptionUse& use, JobRequest& request) {
+// [type:]N, the count at most `max`.
+absl::Status SetTypedGpus(const OptionUse& use, JobRequest& request,
+                          uint32_t max) {
   const std::string_view value = *use.value;
   const std::size_t colon = value.find(':');
   if (colon == std::string_view::npos) {
-    return SetGpus(use, std::nullopt, value, request);
+    return SetGpus(use, std::nullopt, value, request, max);
   }
-  return SetGpus(use, value.substr(0, colon), value.substr(colon + 1), request);
+  return SetGpus(use, value.substr(0, colon), value.substr(colon + 1), request,
+                 max);
+}
+
+// --gpus-per-node=[type:]N
+absl::Status SetGpusPerNode(const OptionUse& use, JobRequest& request) {
+  return SetTypedGpus(use, request, kMaxGpusPerNode);
 }
 
 // --gres=gpu[:type][:N]; only GPUs exist here, and naming any other
@@ -346,12 +355,14 @@ absl::Status SetVersion(const OptionUse& use, JobRequest& request) {
   return absl::OkStatus();
 }
 
-absl::Status SetBegin(const OptionUse& use, JobRequest& request) {
+// --begin and --deadline (the same time forms, as Slurm's).
+template <std::string JobRequest::*kField>
+absl::Status SetClockTime(const OptionUse& use, JobRequest& request) {
   // The syntax does not depend on the clock: check it now, resolve it at
   // submission.
   absl::StatusOr<int64_t> at = ParseBeginTime(*use.value, 0);
   if (!at.ok()) return InvalidValue(use, StatusMessage(at.status()));
-  request.begin = std::string(*use.value);
+  request.*kField = std::string(*use.value);
   return absl::OkStatus();
 }
 
@@ -363,11 +374,12 @@ absl::Status SetExport(const OptionUse& use, JobRequest& request) {
 }
 
 // --gpus=[type:]N and --gpus-per-task=[type:]N: the same grammar as
-// --gpus-per-node, counted for the job or for each task.
-template <std::optional<uint32_t> JobRequest::*kField>
+// --gpus-per-node, counted for the job (up to kMaxGpusPerJob) or for each
+// task.
+template <std::optional<uint32_t> JobRequest::*kField, uint32_t kMax>
 absl::Status SetGpuCount(const OptionUse& use, JobRequest& request) {
   const std::optional<uint32_t> per_node = request.gpus_per_node;
-  absl::Status status = SetGpusPerNode(use, request);
+  absl::Status status = SetTypedGpus(use, request, kMax);
   if (!status.ok()) return status;
   request.*kField = request.gpus_per_node;
   request.gpus_per_node = per_node;
@@ -513,6 +525,8 @@ constexpr OptionSpec kOptions[] = {
     {"ntasks", 'n', Arg::kRequired, &SetCount<&JobRequest::ntasks, kMaxNtasks>},
     {"ntasks-per-node", '\0', Arg::kRequired,
      &SetCount<&JobRequest::ntasks_per_node, kMaxNtasksPerNode>},
+    {"ntasks-per-gpu", '\0', Arg::kRequired,
+     &SetCount<&JobRequest::ntasks_per_gpu, kMaxNtasksPerNode>},
     {"cpus-per-task", 'c', Arg::kRequired,
      &SetCount<&JobRequest::cpus_per_task, kMaxCpusPerTask>},
     {"gpus-per-node", '\0', Arg::kRequired, &SetGpusPerNode},
@@ -535,20 +549,23 @@ constexpr OptionSpec kOptions[] = {
     {"qos", 'q', Arg::kRequired, &SetTextIgnored<&JobRequest::qos>},
     {"comment", '\0', Arg::kRequired, &WarnIgnored},
     {"export", '\0', Arg::kRequired, &SetExport},
+    {"export-file", '\0', Arg::kRequired, &SetText<&JobRequest::export_file>},
     {"open-mode", '\0', Arg::kRequired, &SetOpenMode},
     // Requeueing after a node fault is the default; after the job's own
     // failure only with --max-restarts N.
     {"requeue", '\0', Arg::kNone, &Accept},
     {"no-requeue", '\0', Arg::kNone, &SetFlag<&JobRequest::no_requeue>},
-    {"begin", 'b', Arg::kRequired, &SetBegin},
+    {"begin", 'b', Arg::kRequired, &SetClockTime<&JobRequest::begin>},
+    {"deadline", '\0', Arg::kRequired, &SetClockTime<&JobRequest::deadline>},
     {"test-only", '\0', Arg::kNone, &SetFlag<&JobRequest::test_only>},
     {"wait", 'W', Arg::kNone, &SetFlag<&JobRequest::wait>},
     {"hold", 'H', Arg::kNone, &SetFlag<&JobRequest::hold>},
     {"version", 'V', Arg::kNone, &SetVersion},
     {"wrap", '\0', Arg::kRequired, &SetWrap},
-    {"gpus", 'G', Arg::kRequired, &SetGpuCount<&JobRequest::gpus>},
+    {"gpus", 'G', Arg::kRequired,
+     &SetGpuCount<&JobRequest::gpus, kMaxGpusPerJob>},
     {"gpus-per-task", '\0', Arg::kRequired,
-     &SetGpuCount<&JobRequest::gpus_per_task>},
+     &SetGpuCount<&JobRequest::gpus_per_task, kMaxGpusPerNode>},
     {"mem-per-cpu", '\0', Arg::kRequired,
      &SetMemoryPer<&JobRequest::mem_per_cpu_mb>},
     {"mem-per-gpu", '\0', Arg::kRequired,
@@ -617,11 +634,8 @@ constexpr OptionSpec kOptions[] = {
     {"bb", '\0', Arg::kRequired, &RefuseSaying},
     {"bbf", '\0', Arg::kRequired, &RefuseSaying},
     {"container", '\0', Arg::kRequired, &RefuseSaying},
-    {"deadline", '\0', Arg::kRequired, &RefuseSaying},
-    {"export-file", '\0', Arg::kRequired, &RefuseSaying},
     {"gid", '\0', Arg::kRequired, &RefuseSaying},
     {"nodefile", 'F', Arg::kRequired, &RefuseSaying},
-    {"ntasks-per-gpu", '\0', Arg::kRequired, &RefuseSaying},
 };
 
 const OptionSpec* FindLong(std::string_view name) {

@@ -36,7 +36,9 @@ struct JobRequest {
   // running once on the first node.
   bool per_task = false;
   std::string begin;        // --begin as given, checked (begin_time.h)
+  std::string deadline;     // --deadline as given, checked (begin_time.h)
   std::string export_spec;  // --export; empty: ALL (export_environment.h)
+  std::string export_file;  // --export-file=FILE|FD (export_file.h)
   bool no_requeue = false;  // --no-requeue: no automatic restart
   bool test_only = false;   // --test-only: validate, submit nothing
   bool wait = false;        // -W/--wait: return when the job has ended
@@ -50,10 +52,16 @@ struct JobRequest {
   std::string wrap;
   // Other ways to say GPUs and memory, turned into gpus_per_node and
   // mem_per_node_mb by ResolveDerivedResources once all options are read.
-  std::optional<uint32_t> gpus;            // -G/--gpus, for the whole job
-  std::optional<uint32_t> gpus_per_task;   // --gpus-per-task
+  std::optional<uint32_t> gpus;           // -G/--gpus, for the whole job
+  std::optional<uint32_t> gpus_per_task;  // --gpus-per-task
+  std::optional<uint32_t>
+      ntasks_per_gpu;  // --ntasks-per-gpu (ntasks_per_gpu.h)
   std::optional<uint64_t> mem_per_cpu_mb;  // --mem-per-cpu
   std::optional<uint64_t> mem_per_gpu_mb;  // --mem-per-gpu
+  // Set by ResolveDerivedResources: --gpus with no -N (nor a per-node GPU
+  // count) goes to gantryd as a total, and so does --mem-per-gpu with it:
+  // the controller picks the nodes (JobSpec.gpus, JobSpec.mem_per_gpu_mb).
+  bool gpus_left_to_controller = false;
   // -w/--nodelist (every one in the allocation) and -x/--exclude, as
   // expanded host names; -C/--constraint, checked (node_constraint.h).
   std::vector<std::string> nodelist;

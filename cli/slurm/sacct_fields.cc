@@ -142,11 +142,12 @@ std::string StepState(const v1::StepRecord& step) {
 }
 
 // The batch script's line: it ends as the job ends, except that a time
-// limit or a cancel kills it (CANCELLED).
+// limit, a deadline or a cancel kills it (CANCELLED).
 std::string BatchState(const v1::JobRecord& job) {
   switch (job.state()) {
     case v1::TIMEOUT:
     case v1::CANCELLED:
+    case v1::DEADLINE:
       return "CANCELLED";
     default:
       return StateName(job.state());

@@ -226,7 +226,7 @@ absl::StatusOr<SacctStates> ParseSacctStates(std::string_view list) {
       {"RUNNING", "R", v1::RUNNING},
       {"TIMEOUT", "TO", v1::TIMEOUT},
       {"BOOT_FAIL", "BF", v1::JOB_STATE_UNSPECIFIED},
-      {"DEADLINE", "DL", v1::JOB_STATE_UNSPECIFIED},
+      {"DEADLINE", "DL", v1::DEADLINE},
       {"PREEMPTED", "PR", v1::JOB_STATE_UNSPECIFIED},
       {"REQUEUED", "RQ", v1::JOB_STATE_UNSPECIFIED},
       {"RESIZING", "RS", v1::JOB_STATE_UNSPECIFIED},

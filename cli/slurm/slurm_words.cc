@@ -27,17 +27,17 @@ constexpr StateWord kStates[] = {
     {"TIMEOUT", "TO", v1::TIMEOUT},
     {"NODE_FAIL", "NF", v1::NODE_FAIL},
     {"OUT_OF_MEMORY", "OOM", v1::OUT_OF_MEMORY},
+    {"DEADLINE", "DL", v1::DEADLINE},
 };
 
 // Slurm's other job states (long and short forms): no Gantry job is ever
 // in one, so naming one selects nothing rather than being an error.
 constexpr const char* kOtherSlurmStates[] = {
-    "BOOT_FAIL",    "BF", "COMPLETING",   "CG", "CONFIGURING",   "CF",
-    "DEADLINE",     "DL", "PREEMPTED",    "PR", "RESV_DEL_HOLD", "RD",
-    "REQUEUE_FED",  "RF", "REQUEUE_HOLD", "RH", "REQUEUED",      "RQ",
-    "RESIZING",     "RS", "REVOKED",      "RV", "SIGNALING",     "SI",
-    "SPECIAL_EXIT", "SE", "STAGE_OUT",    "SO", "STOPPED",       "ST",
-    "SUSPENDED",    "S"};
+    "BOOT_FAIL",    "BF", "COMPLETING",    "CG", "CONFIGURING",  "CF",
+    "PREEMPTED",    "PR", "RESV_DEL_HOLD", "RD", "REQUEUE_FED",  "RF",
+    "REQUEUE_HOLD", "RH", "REQUEUED",      "RQ", "RESIZING",     "RS",
+    "REVOKED",      "RV", "SIGNALING",     "SI", "SPECIAL_EXIT", "SE",
+    "STAGE_OUT",    "SO", "STOPPED",       "ST", "SUSPENDED",    "S"};
 
 }  // namespace
 
@@ -70,8 +70,9 @@ absl::StatusOr<std::set<v1::JobState>> ParseJobStates(std::string_view list) {
       return absl::InvalidArgumentError(absl::StrCat(
           "invalid job state \"", item,
           "\": use PENDING (PD), RUNNING (R), COMPLETED (CD), FAILED (F), "
-          "CANCELLED (CA), TIMEOUT (TO), NODE_FAIL (NF), OUT_OF_MEMORY (OOM) "
-          "or all, separated by commas (Slurm's other states are accepted "
+          "CANCELLED (CA), TIMEOUT (TO), NODE_FAIL (NF), OUT_OF_MEMORY (OOM), "
+          "DEADLINE (DL) or all, separated by commas (Slurm's other states are "
+          "accepted "
           "and match no Gantry job)"));
     }
   }

@@ -33,6 +33,8 @@ v1::JobState ToProto(JobStatus status) {
       return v1::NODE_FAIL;
     case JobStatus::kOutOfMemory:
       return v1::OUT_OF_MEMORY;
+    case JobStatus::kDeadline:
+      return v1::DEADLINE;
   }
   return v1::JOB_STATE_UNSPECIFIED;
 }
@@ -53,6 +55,8 @@ JobStatus FromProto(v1::JobState state) {
       return JobStatus::kNodeFail;
     case v1::OUT_OF_MEMORY:
       return JobStatus::kOutOfMemory;
+    case v1::DEADLINE:
+      return JobStatus::kDeadline;
     default:
       return JobStatus::kPending;
   }

@@ -12,6 +12,7 @@
 #include "daemon/controller/controller_metrics.h"
 #include "daemon/controller/request_validation.h"
 #include "daemon/launch/step_layout.h"
+#include "daemon/scheduler/job_deadline.h"
 
 namespace gantry {
 namespace {
@@ -629,16 +630,30 @@ void Controller::CheckDeadlines() {
                              : "agent connection lost and not back in time");
     }
   }
-  // Only running jobs have deadlines; ending one changes live_jobs_, so
-  // walk a copy.
+  // Running jobs have time limits, and pending ones with --deadline may
+  // miss it; ending one changes live_jobs_, so walk a copy.
   std::vector<JobRuntime*> running;
   for (const auto& [id, live] : live_jobs_) {
-    if (live->record.state() == v1::RUNNING) running.push_back(live);
+    if (live->record.state() == v1::RUNNING ||
+        (live->record.state() == v1::PENDING &&
+         live->record.spec().deadline_ms() > 0)) {
+      running.push_back(live);
+    }
   }
   for (JobRuntime* runtime : running) {
     JobRuntime& job = *runtime;
     const v1::JobRecord& record = job.record;
-    if (record.state() != v1::RUNNING) continue;
+    const bool is_running = record.state() == v1::RUNNING;
+    if (MissesDeadline(now, record.spec().deadline_ms(),
+                       record.spec().time_limit_seconds() * 1000, is_running)) {
+      (void)ApplyEvent(job, {JobEvent::Kind::kDeadline},
+                       is_running
+                           ? "the job's deadline (--deadline) was reached"
+                           : "the job could not end before its deadline "
+                             "(--deadline)");
+      continue;
+    }
+    if (!is_running) continue;
     if (record.steps_size() > 0) CheckStepWaits(job, now);
     if (record.spec().warning_signal() != 0) SendWarningSignal(job, now);
     uint64_t limit_ms = record.spec().time_limit_seconds() * 1000;

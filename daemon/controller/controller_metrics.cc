@@ -6,9 +6,9 @@ namespace gantry {
 namespace {
 
 constexpr JobStatus kAllJobStatuses[kJobStatuses] = {
-    JobStatus::kPending,  JobStatus::kRunning,    JobStatus::kCompleted,
-    JobStatus::kFailed,   JobStatus::kCancelled,  JobStatus::kTimeout,
-    JobStatus::kNodeFail, JobStatus::kOutOfMemory};
+    JobStatus::kPending,  JobStatus::kRunning,     JobStatus::kCompleted,
+    JobStatus::kFailed,   JobStatus::kCancelled,   JobStatus::kTimeout,
+    JobStatus::kNodeFail, JobStatus::kOutOfMemory, JobStatus::kDeadline};
 
 size_t Index(JobStatus status) { return static_cast<size_t>(status); }
 
@@ -32,6 +32,8 @@ std::string_view JobStateLabel(JobStatus status) {
       return "node_fail";
     case JobStatus::kOutOfMemory:
       return "out_of_memory";
+    case JobStatus::kDeadline:
+      return "deadline";
   }
   return "unknown";
 }

@@ -41,7 +41,7 @@ inline constexpr size_t kNodeMetricStates = 5;
 enum class GpuMetricState { kAllocated, kIdle, kDown };
 inline constexpr size_t kGpuMetricStates = 3;
 
-inline constexpr size_t kJobStatuses = 8;  // the values of JobStatus
+inline constexpr size_t kJobStatuses = 9;  // the values of JobStatus
 
 // Label values: lower case ("pending", "node_fail", "up", "allocated").
 std::string_view JobStateLabel(JobStatus status);

@@ -41,6 +41,7 @@ struct ControllerStatistics {
       case JobStatus::kTimeout:
       case JobStatus::kNodeFail:
       case JobStatus::kOutOfMemory:
+      case JobStatus::kDeadline:
         ++jobs_failed;
         break;
       default:

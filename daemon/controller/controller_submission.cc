@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/crash_point.h"
@@ -19,9 +20,11 @@
 #include "daemon/controller/request_validation.h"
 #include "daemon/controller/scheduling_input.h"
 #include "daemon/controller/submission_size.h"
+#include "daemon/controller/submission_spread.h"
 #include "daemon/controller/user_hold.h"
 #include "daemon/launch/node_restrictions.h"
 #include "daemon/launch/step_layout.h"
+#include "daemon/scheduler/job_deadline.h"
 #include "daemon/scheduler/scheduler.h"
 
 namespace gantry {
@@ -34,6 +37,7 @@ constexpr uint32_t kMaxNodes = 100'000;
 constexpr uint32_t kMaxTasksPerNode = 4096;
 constexpr uint32_t kMaxCpusPerTask = 4096;
 constexpr uint32_t kMaxGpusPerNode = 64;
+constexpr uint32_t kMaxGpusPerJob = kMaxGpusPerNode * 4096;
 constexpr size_t kMaxScriptBytes = limits::kMaxBatchScriptBytes;
 constexpr size_t kMaxEnvironmentBytes = 1 << 20;
 constexpr size_t kMaxArgs = 4096;
@@ -96,6 +100,13 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
   if (spec.cpus_per_task() > kMaxCpusPerTask) {
     return Invalid(absl::StrCat("--cpus-per-task=", spec.cpus_per_task(),
                                 " is above the limit of ", kMaxCpusPerTask));
+  }
+  if (spec.gpus() > kMaxGpusPerJob) {
+    return Invalid(absl::StrCat("--gpus=", spec.gpus(),
+                                " is above the limit of ", kMaxGpusPerJob));
+  }
+  if (spec.mem_per_gpu_mb() > limits::kMaxMemoryPerNodeMb) {
+    return Invalid("--mem-per-gpu is above 1 PiB");
   }
   if (spec.gpus_per_node() > kMaxGpusPerNode) {
     return Invalid(absl::StrCat("--gpus-per-node=", spec.gpus_per_node(),
@@ -168,6 +179,12 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
   if (absl::Status limits = ApplyPartitionLimits(*partition, spec);
       !limits.ok()) {
     return limits;
+  }
+  if (absl::Status deadline =
+          CheckDeadline(clock_.NowMs(), spec.deadline_ms(),
+                        spec.begin_time_ms(), spec.time_limit_seconds() * 1000);
+      !deadline.ok()) {
+    return deadline;
   }
   if (spec.warning_signal() < 0 || spec.warning_signal() > 64 ||
       spec.warning_signal_seconds() > 65535) {
@@ -244,27 +261,27 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
   PendingJob pending = PendingJobOf(job, nullptr);
   uint32_t capable = 0, known = 0, most_gpus = 0;
   NodeSnapshot capacity;
-  // As Slurm: -n N without -N or --ntasks-per-node packs as many tasks on
-  // a node as the partition's largest node has CPUs for, over as many nodes
-  // as that takes.
-  if (!nodes_given && !per_node_given && spec.ntasks() > 1) {
-    uint32_t most_cpus = 0;
-    for (const auto& [name, node] : nodes_) {
-      SetNodeCapacity(node.record, capacity);
-      if (NodeServesJob(capacity, pending)) {
-        most_cpus = std::max(most_cpus, capacity.cpus_total);
+  // As Slurm: with no -N, -n N and -G/--gpus=G take as many nodes as the
+  // partition's largest nodes need for them.
+  LargestNodes largest;
+  for (const auto& [name, node] : nodes_) {
+    SetNodeCapacity(node.record, capacity);
+    capacity.gpu_models.clear();
+    if (!pending.gpu_type.empty()) {
+      for (const v1::GpuInfo& gpu : node.record.inventory().gpus()) {
+        capacity.gpu_models.push_back(absl::AsciiStrToLower(gpu.model()));
       }
+      capacity.features.assign(node.record.features().begin(),
+                               node.record.features().end());
     }
-    const uint32_t per_task = std::max<uint32_t>(spec.cpus_per_task(), 1);
-    const uint32_t tasks_per_node = most_cpus / per_task;
-    if (tasks_per_node > 0 && spec.ntasks() > tasks_per_node) {
-      spec.set_nodes(std::min<uint32_t>(
-          (spec.ntasks() + tasks_per_node - 1) / tasks_per_node, kMaxNodes));
-      spec.set_ntasks_per_node((spec.ntasks() + spec.nodes() - 1) /
-                               spec.nodes());
-      pending = PendingJobOf(job, nullptr);
-    }
+    largest.Add(capacity, pending);
   }
+  if (absl::Status spread =
+          ApplyJobSpread(largest, nodes_given, per_node_given, kMaxNodes, spec);
+      !spread.ok()) {
+    return spread;
+  }
+  pending = PendingJobOf(job, nullptr);
   for (const auto& [name, node] : nodes_) {
     SetNodeCapacity(node.record, capacity);
     if (!NodeServesJob(capacity, pending)) continue;
@@ -273,9 +290,13 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
     if (NodeCouldEverHold(capacity, pending)) ++capable;
   }
   if (known > 0 && spec.gpus_per_node() > most_gpus) {
-    return Invalid(absl::StrCat("--gpus-per-node=", spec.gpus_per_node(),
-                                " is more than any node of partition ",
-                                spec.partition(), " has (", most_gpus, ")"));
+    return Invalid(absl::StrCat(
+        spec.gpus() > 0 ? absl::StrCat("--gpus=", spec.gpus(), " over ",
+                                       spec.nodes(), " node(s): ")
+                        : "",
+        "--gpus-per-node=", spec.gpus_per_node(),
+        " is more than any node of partition ", spec.partition(), " has (",
+        most_gpus, ")"));
   }
   if (known > 0 && capable < spec.nodes()) {
     return Invalid(absl::StrCat(

@@ -114,6 +114,13 @@ absl::Status ValidateJobSpecFields(const v1::JobSpec& spec) {
           : AtMost("begin_time_ms (--begin)",
                    static_cast<uint64_t>(spec.begin_time_ms()),
                    limits::kMaxBeginTimeMs, " ms (the end of year 9999)"),
+      spec.deadline_ms() < 0
+          ? absl::InvalidArgumentError(
+                absl::StrCat("deadline_ms (--deadline) is ", spec.deadline_ms(),
+                             "; it must be 0 (none) or a time after 1970"))
+          : AtMost("deadline_ms (--deadline)",
+                   static_cast<uint64_t>(spec.deadline_ms()),
+                   limits::kMaxBeginTimeMs, " ms (the end of year 9999)"),
       CheckDisplayText("array (--array)", spec.array(), kMaxArrayBytes),
       EachText("required_nodes (--nodelist)", spec.required_nodes(),
                kMaxNameBytes),

@@ -43,7 +43,8 @@ absl::Status CheckNodeRestrictions(
                                   "nodes` lists the nodes)"));
     }
   }
-  if (!spec.gpu_type().empty() && spec.gpus_per_node() == 0) {
+  if (!spec.gpu_type().empty() && spec.gpus_per_node() == 0 &&
+      spec.gpus() == 0) {
     return Invalid(absl::StrCat("GPU type ", spec.gpu_type(),
                                 " given without a GPU count"));
   }

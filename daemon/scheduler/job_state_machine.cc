@@ -27,6 +27,8 @@ const char* JobStatusName(JobStatus status) {
       return "NODE_FAIL";
     case JobStatus::kOutOfMemory:
       return "OUT_OF_MEMORY";
+    case JobStatus::kDeadline:
+      return "DEADLINE";
   }
   return "UNKNOWN";
 }
@@ -93,6 +95,9 @@ absl::StatusOr<JobTransition> ApplyJobEvent(JobStatus current,
     case JobEvent::Kind::kTimeLimit:
       if (current != JobStatus::kRunning) return Stay(current);
       return End(current, JobStatus::kTimeout, "TimeLimit");
+    case JobEvent::Kind::kDeadline:
+      if (IsTerminal(current)) return Stay(current);
+      return End(current, JobStatus::kDeadline, "DeadLine");
     case JobEvent::Kind::kNodeLost:
       if (current != JobStatus::kRunning) return Stay(current);
       return End(current, JobStatus::kNodeFail, "NodeFail", event.requeue);

@@ -8,6 +8,8 @@
 //      |  |               |--time limit-----------> TIMEOUT
 //      |  |               |--node lost------------> NODE_FAIL
 //      |  |               |--a rank OOM-killed----> OUT_OF_MEMORY
+//      |  |               |--deadline reached-----> DEADLINE
+//      |  |--deadline cannot be met---------------> DEADLINE
 //      |  +--cancel--> CANCELLED <--cancel--+
 //      +---- a failure with `requeue` set (the restart policy said so) ----+
 //      +---- scontrol requeue, from RUNNING or any end -------------------+
@@ -30,11 +32,12 @@ enum class JobStatus {
   kTimeout,
   kNodeFail,
   kOutOfMemory,
+  kDeadline,
 };
 
 bool IsTerminal(JobStatus status);
 // Slurm's spelling: PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, TIMEOUT,
-// NODE_FAIL, OUT_OF_MEMORY.
+// NODE_FAIL, OUT_OF_MEMORY, DEADLINE.
 const char* JobStatusName(JobStatus status);
 
 struct JobEvent {
@@ -48,6 +51,9 @@ struct JobEvent {
     // A user asked for another run (scontrol requeue): a running job is
     // stopped and goes back to PENDING, a finished one goes back at once.
     kRequeueRequest,
+    // --deadline: a pending job can no longer end by it, or a running one
+    // reached it. Ends either DEADLINE (reason DeadLine, as Slurm's).
+    kDeadline,
   };
   Kind kind;
   // For kRankExited.

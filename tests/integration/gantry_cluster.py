@@ -42,7 +42,7 @@ from tls_certificates import TlsFiles
 
 TERMINAL_STATES = frozenset(
     {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL",
-     "OUT_OF_MEMORY"})
+     "OUT_OF_MEMORY", "DEADLINE"})
 
 # Jobs inherit the submitter's environment; this variable marks every rank a
 # cluster's jobs start, so that cleanup can find ranks orphaned by a killed
@@ -96,6 +96,13 @@ def shared_data(*parts):
         here = os.path.dirname(os.path.abspath(__file__))
         root = os.path.join(here, "..", "..", "..", "shared", "data")
     return os.path.join(root, *parts)
+
+
+def gpu_node_agent_args(*names):
+    """Agent arguments that make each named node a 4-GPU server (NVIDIA
+    H100, many CPUs), from a real server's hwloc XML in ../shared/data."""
+    xml = shared_data("hwloc", "dell-xe8640-4xH100-ndr.flux-ipa20.v2.xml")
+    return {name: ["--hwloc-xml", xml] for name in names}
 
 
 def main():
@@ -541,6 +548,14 @@ class GantryCluster:
     def cli_json(self, *args):
         return json.loads(self.cli(*args, "--json").stdout)
 
+    def sh(self, command, timeout=50, env=None, input=None):
+        """Runs a shell command line in the work dir with the cluster's
+        environment (the Slurm names too, after add_slurm_commands)."""
+        return subprocess.run(
+            ["bash", "-c", command], cwd=self.work_dir,
+            env={**self.env, **(env or {})}, input=input,
+            capture_output=True, text=True, timeout=timeout)
+
     def write_script(self, name, text, directory=None):
         """Writes an executable script in the work dir; returns its path."""
         path = os.path.join(directory or self.work_dir, name)
@@ -633,6 +648,10 @@ class ClusterTestCase(unittest.TestCase):
     and removed, or kept and reported when the test failed."""
 
     _class_failed = False
+
+    def sh(self, command, timeout=50, env=None, input=None):
+        """GantryCluster.sh on the cluster of the test (self.cluster)."""
+        return self.cluster.sh(command, timeout=timeout, env=env, input=input)
 
     def start_cluster(self, **options):
         """A cluster for this test only."""

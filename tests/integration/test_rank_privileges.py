@@ -3,9 +3,10 @@
 the user's supplementary groups (from the node's user database) are set,
 every way back to root fails (checked by the rank itself), no capability
 and no_new_privs, no descriptor of the agent's, and an environment built
-from the job's request with HOME/USER/LOGNAME/SHELL of the user, never the
-agent's own variables. A user the node does not know fails the job with a
-clear reason and starts none of its ranks, and nothing else is lost.
+from the job's request (HOME the submitter's, as Slurm's --export=ALL)
+with USER/LOGNAME/SHELL of the user, never the agent's own variables. A
+user the node does not know fails the job with a clear reason and starts
+none of its ranks, and nothing else is lost.
 
 Needs root: it creates (and removes) a throwaway user and group."""
 
@@ -134,7 +135,9 @@ class RankPrivilegesTest(ClusterTestCase):
 
         env = dict(line.split("=", 1) for line in
                    self.read(home, "env.txt").splitlines() if "=" in line)
-        self.assertEqual(env["HOME"], self.entry.pw_dir)
+        # HOME as the submitter's environment had it (Slurm's --export=ALL):
+        # the rank runs as the user, so it only affects the user's own files.
+        self.assertEqual(env["HOME"], cluster.env.get("HOME", self.entry.pw_dir))
         self.assertEqual(env["USER"], self.user)
         self.assertEqual(env["LOGNAME"], self.user)
         self.assertEqual(env["SHELL"], "/bin/sh")

@@ -7,29 +7,18 @@ shares everything, one that could never fit is refused at once); srun
 
 import os
 import re
-import subprocess
 
 import gantry_cluster
 from gantry_cluster import ClusterTestCase
 
-# A node with 4 GPUs and many CPUs (the job's share bounds its steps).
-NODE_XML = os.path.join(gantry_cluster.shared_data("hwloc"),
-                        "dell-xe8640-4xH100-ndr.flux-ipa20.v2.xml")
-
-
 class StepSharingTest(ClusterTestCase):
     @classmethod
     def setUpClass(cls):
+        # Nodes with 4 GPUs and many CPUs (the job's share bounds its steps).
         cls.cluster = cls.start_class_cluster(
-            agents=2, agent_args={name: ["--hwloc-xml", NODE_XML]
-                                  for name in ("node01", "node02")})
+            agents=2, agent_args=gantry_cluster.gpu_node_agent_args(
+                "node01", "node02"))
         cls.cluster.add_slurm_commands()
-
-    def sh(self, command, timeout=50, env=None):
-        return subprocess.run(
-            ["bash", "-c", command], cwd=self.cluster.work_dir,
-            env={**self.cluster.env, **(env or {})},
-            capture_output=True, text=True, timeout=timeout)
 
     def starts(self, text):
         """{step label: start time} from 'start LABEL TIME' lines."""

@@ -102,8 +102,8 @@ class SubmissionTest(ClusterTestCase):
         job_id, stderr = self.submitted("-Q", "--gpu-bind=closest")
         self.assertEqual(stderr, "")
         c.wait_job(job_id, "COMPLETED")
-        for option in ("--deadline=now+1hour", "--ntasks-per-gpu=2",
-                       "--export-file=env.txt"):
+        for option in ("--bb=capacity=1G", "--ntasks-per-gpu=2",
+                       "--export-file=no-such-env.txt", "--deadline=2000-01-01"):
             result = self.batch(option)
             self.assertNotEqual(result.returncode, 0, option)
             self.assertNotIn("unknown option", result.stderr)

@@ -3,6 +3,7 @@
 // refused with messages fit for the job's reason.
 #include "agent/rank_identity.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <map>
 
@@ -127,12 +128,22 @@ TEST_CASE("a rank's environment is the job's, with the user's identity",
       {"RANK", "submitter's"}};
   const std::map<std::string, std::string> rank = {{"RANK", "3"},
                                                    {"GANTRY_JOB_ID", "12"}};
+  // HOME as the submitter exported it (Slurm's --export=ALL); the rank runs
+  // as alice, so it reaches only her own processes.
   CHECK(SanitizedRankEnvironment(job, rank, alice) ==
-        std::vector<std::string>{"GANTRY_JOB_ID=12", "HOME=/home/alice",
+        std::vector<std::string>{"GANTRY_JOB_ID=12", "HOME=/root",
                                  "LD_LIBRARY_PATH=/opt/lib", "LOGNAME=alice",
                                  "PATH=/opt/bin:/usr/bin", "RANK=3",
                                  "SHELL=/bin/zsh", "USER=alice"});
 
+  SECTION("a job that exports no HOME (--export=NONE) gets the user's") {
+    std::map<std::string, std::string> without_home = job;
+    without_home.erase("HOME");
+    const std::vector<std::string> environment =
+        SanitizedRankEnvironment(without_home, rank, alice);
+    CHECK(std::count(environment.begin(), environment.end(),
+                     "HOME=/home/alice") == 1);
+  }
   SECTION("a job with no PATH gets the system's") {
     CHECK(SanitizedRankEnvironment({}, {}, alice) ==
           std::vector<std::string>{"HOME=/home/alice", "LOGNAME=alice",

@@ -811,6 +811,58 @@ TEST_CASE("GPUs and memory per task, per CPU, per GPU become per node",
   CHECK_FALSE(ResolveDerivedResources(no_gpus).ok());
 }
 
+TEST_CASE("--deadline and --export-file are kept for submission",
+          "[job_options]") {
+  JobRequest request;
+  REQUIRE(ApplyJobOptions({"--deadline=now+1hour", "--export-file=env.txt"},
+                          "x", request)
+              .ok());
+  CHECK(request.deadline == "now+1hour");
+  CHECK(request.export_file == "env.txt");
+  JobRequest bad;
+  const absl::Status status = ApplyJobOptions({"--deadline=soon"}, "L", bad);
+  REQUIRE_FALSE(status.ok());
+  CHECK_THAT(std::string(status.message()),
+             Catch::StartsWith("L: invalid value \"soon\" for --deadline"));
+}
+
+TEST_CASE("--gpus without -N goes to gantryd as a total", "[job_options]") {
+  JobRequest total;
+  REQUIRE(ApplyJobOptions({"-G", "8", "--mem-per-gpu=2G"}, "x", total).ok());
+  REQUIRE(ResolveDerivedResources(total).ok());
+  CHECK(total.gpus_left_to_controller);
+  CHECK(total.gpus == 8u);
+  CHECK_FALSE(total.nodes.has_value());
+  CHECK_FALSE(total.gpus_per_node.has_value());
+  CHECK_FALSE(total.mem_per_node_mb.has_value());
+
+  JobRequest typed;
+  REQUIRE(ApplyJobOptions({"--gpus=h100:512"}, "x", typed).ok());
+  CHECK(typed.gpus == 512u);
+  CHECK(typed.gpu_type == "h100");
+
+  JobRequest per_node;
+  REQUIRE(
+      ApplyJobOptions({"--gpus=8", "--gpus-per-node=4"}, "x", per_node).ok());
+  REQUIRE(ResolveDerivedResources(per_node).ok());
+  CHECK_FALSE(per_node.gpus_left_to_controller);
+  CHECK(per_node.nodes == 2u);
+  CHECK(per_node.gpus_per_node == 4u);
+  CHECK(per_node.warnings.empty());
+
+  JobRequest uneven;
+  REQUIRE(ApplyJobOptions({"-N", "3", "--gpus=8"}, "x", uneven).ok());
+  REQUIRE(ResolveDerivedResources(uneven).ok());
+  CHECK(uneven.gpus_per_node == 3u);
+  REQUIRE(uneven.warnings.size() == 1);
+  CHECK(uneven.warnings[0] ==
+        "--gpus=8 over 3 node(s): 3 GPU(s) on each node (9 in all)");
+
+  JobRequest too_many;
+  CHECK_FALSE(ApplyJobOptions({"--gpus-per-task=65"}, "x", too_many).ok());
+  CHECK_FALSE(ApplyJobOptions({"--gpus=262145"}, "x", too_many).ok());
+}
+
 TEST_CASE("nodelist, exclude and constraint reach the request",
           "[job_options]") {
   JobRequest request;

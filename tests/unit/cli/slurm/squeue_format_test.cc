@@ -92,7 +92,8 @@ TEST_CASE("job states in long and short forms", "[slurm_words]") {
   CHECK(*states ==
         std::set<v1::JobState>{v1::PENDING, v1::RUNNING, v1::OUT_OF_MEMORY});
   REQUIRE(ParseJobStates("all").ok());
-  CHECK(ParseJobStates("all")->size() == 8);
+  CHECK(ParseJobStates("all")->size() == 9);
+  CHECK(*ParseJobStates("DL") == std::set<v1::JobState>{v1::DEADLINE});
   CHECK(ParseJobStates("canceled")->count(v1::CANCELLED) == 1);
   CHECK(!ParseJobStates("sleeping").ok());
   // Slurm's states no Gantry job is in select none, without an error.

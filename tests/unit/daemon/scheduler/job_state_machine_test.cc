@@ -49,6 +49,24 @@ TEST_CASE("job state machine transitions", "[state]") {
        S::kCancelled,
        {E::kRecordEnd, E::kReleaseNodes},
        "Cancelled"},
+      {"pending job misses its deadline",
+       S::kPending,
+       {K::kDeadline},
+       S::kDeadline,
+       {E::kRecordEnd, E::kReleaseNodes},
+       "DeadLine"},
+      {"running job reaches its deadline",
+       S::kRunning,
+       {K::kDeadline},
+       S::kDeadline,
+       {E::kKillRanks, E::kRecordAttemptEnd, E::kRecordEnd, E::kReleaseNodes},
+       "DeadLine"},
+      {"deadline after the end changes nothing",
+       S::kCompleted,
+       {K::kDeadline},
+       S::kCompleted,
+       {},
+       ""},
       {"cancel running",
        S::kRunning,
        {K::kCancel},
@@ -243,6 +261,7 @@ TEST_CASE("job state machine refuses events that make no sense", "[state]") {
       {S::kCancelled, {K::kCancel}, "already finished (CANCELLED)"},
       {S::kNodeFail, {K::kCancel}, "already finished (NODE_FAIL)"},
       {S::kOutOfMemory, {K::kCancel}, "already finished (OUT_OF_MEMORY)"},
+      {S::kDeadline, {K::kCancel}, "already finished (DEADLINE)"},
       {S::kPending, Exit(0, 0, true), "has not started"},
       {S::kPending, {K::kRequeueRequest}, "job is pending execution"},
   };
@@ -259,11 +278,12 @@ TEST_CASE("terminal states", "[state]") {
   CHECK_FALSE(IsTerminal(S::kPending));
   CHECK_FALSE(IsTerminal(S::kRunning));
   for (S s : {S::kCompleted, S::kFailed, S::kCancelled, S::kTimeout,
-              S::kNodeFail, S::kOutOfMemory}) {
+              S::kNodeFail, S::kOutOfMemory, S::kDeadline}) {
     CHECK(IsTerminal(s));
   }
   CHECK(std::string(JobStatusName(S::kNodeFail)) == "NODE_FAIL");
   CHECK(std::string(JobStatusName(S::kOutOfMemory)) == "OUT_OF_MEMORY");
+  CHECK(std::string(JobStatusName(S::kDeadline)) == "DEADLINE");
 }
 
 }  // namespace
