@@ -93,6 +93,13 @@ absl::StatusOr<JobTransition> ApplyJobEvent(JobStatus current,
     case JobEvent::Kind::kTimeLimit:
       if (current != JobStatus::kRunning) return Stay(current);
       return End(current, JobStatus::kTimeout, "TimeLimit");
+    case JobEvent::Kind::kClientGone:
+      // Late (the client ended it, or scancel did, meanwhile): nothing.
+      if (IsTerminal(current)) return Stay(current);
+      return End(current,
+                 current == JobStatus::kRunning ? JobStatus::kTimeout
+                                                : JobStatus::kCancelled,
+                 "InactiveLimit");
     case JobEvent::Kind::kNodeLost:
       if (current != JobStatus::kRunning) return Stay(current);
       return End(current, JobStatus::kNodeFail, "NodeFail", event.requeue);
