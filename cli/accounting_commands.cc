@@ -5,6 +5,7 @@
 #include <grp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <optional>
@@ -38,7 +39,7 @@ Selection:
   -j, --jobs LIST         ID, ID_TASK (array task), ID.batch, ID.STEP
   -u, --user LIST         these users' jobs (default: yours; all for root)
   -a, --allusers          every user's jobs (those you may see)
-  -A, --accounts LIST     accepted; Gantry has no accounts (matches all)
+  -A, --accounts LIST     only jobs of these accounts
       --name LIST         jobs with these names
   -r, --partition LIST    jobs in these partitions
   -s, --state LIST        CA CD F NF OOM PD R TO (or long names) during the
@@ -210,12 +211,25 @@ int RunSacct(std::string_view program, const std::string& controller,
   request.set_user(CurrentUser());
 
   std::vector<v1::JobRecord> jobs;
-  // States Gantry never has, and nothing else: nothing can match.
-  if (!(states.given && states.states.empty())) {
-    ControllerClient client(ResolveControllerTarget(controller));
-    if (absl::Status status = client.Accounting(request, jobs); !status.ok()) {
-      return ProgramError(program, status);
-    }
+  std::string cluster_name;
+  ControllerClient client(ResolveControllerTarget(controller));
+  // States Gantry never has, and nothing else: nothing can match (one
+  // empty page still says the cluster's name).
+  if (states.given && states.states.empty()) request.set_page_size(1);
+  if (absl::Status status = client.Accounting(request, jobs, &cluster_name);
+      !status.ok()) {
+    return ProgramError(program, status);
+  }
+  if (states.given && states.states.empty()) jobs.clear();
+  // -A: accounts are names the jobs carry (checked here: the controller's
+  // filter has no accounts).
+  if (const std::vector<std::string> accounts =
+          SplitAll(options.Values("accounts"));
+      !accounts.empty()) {
+    std::erase_if(jobs, [&](const v1::JobRecord& job) {
+      return std::find(accounts.begin(), accounts.end(),
+                       job.spec().account()) == accounts.end();
+    });
   }
   if (options.Has("json")) {
     nlohmann::json list = nlohmann::json::array();
@@ -231,7 +245,7 @@ int RunSacct(std::string_view program, const std::string& controller,
       options.Has("delimiter") ? options.Last("delimiter") : "|";
   SacctContext context;
   context.now_ms = NowMs();
-  context.cluster = kClusterName;
+  context.cluster = cluster_name;
   context.group_name = GroupName;
   std::string out;
   if (!options.Has("noheader")) out += format->Header(parsable, delimiter);

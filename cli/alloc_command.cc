@@ -22,7 +22,7 @@ namespace {
 
 // How often salloc checks that its allocation still stands (scancel, the
 // time limit, a node failure can end it under the command).
-constexpr auto kJobCheckPeriod = std::chrono::seconds(1);
+constexpr auto kJobCheckPeriod = std::chrono::milliseconds(1000);
 
 constexpr char kAllocUsage[] =
     R"(Usage: gantry alloc [OPTIONS] [COMMAND [ARGS...]]     (also: salloc)
@@ -34,7 +34,10 @@ SLURM_NTASKS, SLURM_CPUS_ON_NODE, ...), so srun (gantry run) inside it
 starts steps on the allocation. When the command exits the allocation ends
 ("salloc: Relinquishing job allocation N"): COMPLETED when it exited 0,
 FAILED otherwise; the exit status is the command's. Ctrl-C while waiting
-for resources cancels the request.
+for resources cancels the request. While it waits and while the command
+runs, gantry alloc tells the controller it is still there; if it is killed
+(kill -9, a lost login node), the controller ends the allocation after its
+inactive limit (gantryd --inactive-limit, Slurm's InactiveLimit).
 
 Options are sbatch's (gantry batch --help): -N/--nodes, -n/--ntasks,
 --ntasks-per-node, -c/--cpus-per-task, -G/--gpus, --gpus-per-node,
@@ -92,7 +95,6 @@ int RunAllocCommand(const std::string& controller,
   // Static: the signal thread may still look at them while we exit.
   static std::atomic<bool> interrupted{false};
   static std::atomic<pid_t> child{0};
-  std::atomic<bool> done{false};
   std::thread([stop_signals] {
     while (true) {
       int signal = 0;
@@ -109,9 +111,22 @@ int RunAllocCommand(const std::string& controller,
 
   const std::string target = ResolveControllerTarget(controller);
   ControllerClient client(target);
-  absl::StatusOr<v1::JobRecord> job = AllocateJob(client, ask, interrupted);
-  if (absl::IsCancelled(job.status())) return 1;
-  if (!job.ok()) return fail(job.status().message());
+  ask.target = target;
+  // The allocation can end under the command (scancel, time limit): say
+  // so and stop the command, as salloc does. Its keeper hears of it, and
+  // asks every second so that the command hears of it soon.
+  ask.keep_interval = kJobCheckPeriod;
+  ask.on_ended = [program](uint64_t job_id, const std::string&) {
+    const pid_t command = child;
+    if (command == 0) return;  // still waiting: AllocateJob reports it
+    std::cerr << program << ": Job allocation " << job_id
+              << " has been revoked.\n";
+    ::kill(command, SIGHUP);
+  };
+  absl::StatusOr<Allocation> allocation = AllocateJob(client, ask, interrupted);
+  if (absl::IsCancelled(allocation.status())) return 1;
+  if (!allocation.ok()) return fail(allocation.status().message());
+  const v1::JobRecord* job = &allocation->job;
   const uint64_t job_id = job->id();
 
   const pid_t pid = ::fork();
@@ -136,30 +151,11 @@ int RunAllocCommand(const std::string& controller,
     std::_Exit(127);
   }
   child = pid;
-  // The allocation can end under the command (scancel, time limit): say
-  // so and stop the command, as salloc does.
-  std::thread watcher([&] {
-    ControllerClient watch(target);
-    while (!done) {
-      const auto next = std::chrono::steady_clock::now() + kJobCheckPeriod;
-      while (!done && std::chrono::steady_clock::now() < next) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      }
-      if (done) return;
-      v1::GetJobResponse found;
-      if (!watch.GetJob(job_id, found).ok()) continue;
-      if (found.job().state() == v1::RUNNING) continue;
-      std::cerr << program << ": Job allocation " << job_id
-                << " has been revoked.\n";
-      ::kill(pid, SIGHUP);
-      return;
-    }
-  });
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  done = true;
-  watcher.join();
+  // Reaped: the pid is no longer the command's to signal.
+  child = 0;
   const int exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
   const int signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   if (!ask.quiet) {

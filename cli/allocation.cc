@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/batch_command.h"
+#include "cli/output_format.h"
 #include "common/hostlist.h"
 #include "common/job_options.h"
 #include "common/job_request.h"
@@ -30,9 +31,9 @@ bool Finished(v1::JobState state) {
 
 }  // namespace
 
-absl::StatusOr<v1::JobRecord> AllocateJob(
-    ControllerClient& client, const AllocationAsk& ask,
-    const std::atomic<bool>& interrupted) {
+absl::StatusOr<Allocation> AllocateJob(ControllerClient& client,
+                                       const AllocationAsk& ask,
+                                       const std::atomic<bool>& interrupted) {
   JobRequest request;
   if (absl::Status status =
           ApplyJobOptions(ask.option_words, "command line", request);
@@ -60,6 +61,9 @@ absl::StatusOr<v1::JobRecord> AllocateJob(
         absl::StrCat("Job allocation request failed: ", status.message()));
   }
   const uint64_t job_id = response.job_id();
+  Allocation allocation;
+  allocation.keeper = std::make_unique<AllocationKeeper>(
+      ask.target, job_id, ask.on_ended, ask.keep_interval);
   const auto started = std::chrono::steady_clock::now();
   bool announced_wait = false;
   auto delay = std::chrono::milliseconds(50);
@@ -83,7 +87,8 @@ absl::StatusOr<v1::JobRecord> AllocateJob(
         std::cerr << ask.program << ": Granted job allocation " << job_id
                   << "\n";
       }
-      return job.job();
+      allocation.job = job.job();
+      return allocation;
     }
     if (status.ok() && Finished(job.job().state())) {
       return absl::FailedPreconditionError(
@@ -169,7 +174,11 @@ std::map<std::string, std::string> AllocationEnvironment(
       {"SLURM_JOB_USER", job.user()},
       {"SLURM_JOB_UID", absl::StrCat(job.uid())},
       {"SLURM_SUBMIT_DIR", job.spec().submit_dir()},
+      {"SLURM_JOB_QOS", JobQos(job.spec())},
   };
+  if (!job.spec().account().empty()) {
+    env["SLURM_JOB_ACCOUNT"] = job.spec().account();
+  }
   if (job.spec().cpus_per_task() > 1) {
     env["SLURM_CPUS_PER_TASK"] = absl::StrCat(job.spec().cpus_per_task());
   }

@@ -7,12 +7,15 @@
 #include <signal.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "cli/allocation_keeper.h"
 #include "cli/controller_client.h"
 #include "gantry/v1/types.pb.h"
 
@@ -27,6 +30,22 @@ struct AllocationAsk {
   // salloc prints "Granted job allocation N" even when nothing waited;
   // srun says nothing then.
   bool announce_grant = false;
+  // Where the allocation's keepalives go (the client's target).
+  std::string target;
+  // Runs (on the keeper's thread) when the allocation ends under its
+  // client; see AllocationKeeper.
+  AllocationKeeper::EndedCallback on_ended;
+  // Keepalives at least this often (to hear of the end soon); zero: as
+  // often as the controller asks.
+  std::chrono::milliseconds keep_interval{0};
+};
+
+// A granted allocation, and what keeps it alive while this process holds
+// it: ending it (EndAllocation, CancelAllocation) and then dropping the
+// keeper is the client's way out.
+struct Allocation {
+  v1::JobRecord job;
+  std::unique_ptr<AllocationKeeper> keeper;
 };
 
 // Submits the allocation and waits until it runs. Prints, to stderr,
@@ -35,10 +54,11 @@ struct AllocationAsk {
 // (salloc: "Granted job allocation N"). Cancels the job and answers
 // CANCELLED when `interrupted` becomes true while waiting; FAILED_PRECONDITION
 // when the job ends before it starts (cancelled, refused); the submission's
-// error when it is refused.
-absl::StatusOr<v1::JobRecord> AllocateJob(ControllerClient& client,
-                                          const AllocationAsk& ask,
-                                          const std::atomic<bool>& interrupted);
+// error when it is refused. The allocation is kept alive (AllocationKeeper)
+// from its submission on, while it waits too.
+absl::StatusOr<Allocation> AllocateJob(ControllerClient& client,
+                                       const AllocationAsk& ask,
+                                       const std::atomic<bool>& interrupted);
 
 // Ends it: COMPLETED for exit 0 and no signal, FAILED otherwise.
 absl::Status EndAllocation(ControllerClient& client, uint64_t job_id,

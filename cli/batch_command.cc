@@ -71,10 +71,6 @@ void AddSubmissionVariables(const JobRequest& request,
   if (!request.export_spec.empty()) {
     environment["SLURM_EXPORT_ENV"] = request.export_spec;
   }
-  if (!request.account.empty()) {
-    environment["SLURM_JOB_ACCOUNT"] = request.account;
-  }
-  if (!request.qos.empty()) environment["SLURM_JOB_QOS"] = request.qos;
   if (request.gpus) environment["SLURM_GPUS"] = absl::StrCat(*request.gpus);
   if (request.gpus_per_task) {
     environment["SLURM_GPUS_PER_TASK"] = absl::StrCat(*request.gpus_per_task);
@@ -158,6 +154,10 @@ absl::StatusOr<v1::SubmitRequest> BuildSubmitRequest(
   spec.set_mem_per_node_mb(request.mem_per_node_mb.value_or(0));
   spec.set_time_limit_seconds(request.time_limit_seconds.value_or(0));
   spec.set_partition(request.partition);
+  // Names only; the controller sets SLURM_JOB_ACCOUNT and SLURM_JOB_QOS
+  // from them, or from its defaults.
+  spec.set_account(request.account);
+  spec.set_qos(request.qos);
   spec.set_output_pattern(request.output);
   spec.set_error_pattern(request.error);
   std::filesystem::path working_dir =

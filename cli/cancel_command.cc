@@ -12,6 +12,7 @@
 #include "cli/command_support.h"
 #include "cli/controller_client.h"
 #include "cli/job_selector.h"
+#include "cli/output_format.h"
 #include "cli/printable_records.h"
 #include "cli/slurm/slurm_words.h"
 #include "common/hostlist.h"
@@ -44,10 +45,14 @@ std::optional<int> ChooseJobs(ControllerClient& client,
   request.clear_filter();
   for (v1::JobRecord& job : jobs) {
     if (job.state() != v1::PENDING && job.state() != v1::RUNNING) continue;
-    // Gantry records no accounts, and every job's QOS is normal.
-    if (!options.accounts.empty() || !JobOnNodes(job, nodes)) continue;
+    if (!JobOnNodes(job, nodes)) continue;
+    if (!options.accounts.empty() &&
+        std::find(options.accounts.begin(), options.accounts.end(),
+                  job.spec().account()) == options.accounts.end()) {
+      continue;
+    }
     if (!options.qos.empty() &&
-        std::find(options.qos.begin(), options.qos.end(), "normal") ==
+        std::find(options.qos.begin(), options.qos.end(), JobQos(job.spec())) ==
             options.qos.end()) {
       continue;
     }

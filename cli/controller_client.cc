@@ -219,15 +219,21 @@ absl::Status ControllerClient::GetJob(const v1::GetJobRequest& request,
 }
 
 absl::Status ControllerClient::Accounting(v1::AccountingRequest request,
-                                          std::vector<v1::JobRecord>& jobs) {
+                                          std::vector<v1::JobRecord>& jobs,
+                                          std::string* cluster_name) {
   return AllPages<v1::AccountingResponse>(
       std::move(request), jobs,
-      [this](const v1::AccountingRequest& r, v1::AccountingResponse& page) {
+      [this, cluster_name](const v1::AccountingRequest& r,
+                           v1::AccountingResponse& page) {
         grpc::ClientContext context;
         if (absl::Status ready = Prepare(context, r); !ready.ok()) {
           return ready;
         }
-        return Convert(stub_->Accounting(&context, r, &page));
+        absl::Status status = Convert(stub_->Accounting(&context, r, &page));
+        if (status.ok() && cluster_name != nullptr) {
+          *cluster_name = page.cluster_name();
+        }
+        return status;
       });
 }
 
@@ -366,6 +372,17 @@ absl::Status ControllerClient::EndAllocation(
     return ready;
   }
   return Convert(stub_->EndAllocation(&context, request, &response));
+}
+
+absl::Status ControllerClient::KeepAllocation(
+    const v1::KeepAllocationRequest& request,
+    v1::KeepAllocationResponse& response, std::chrono::milliseconds wait) {
+  grpc::ClientContext context;
+  if (absl::Status ready = Prepare(context, request); !ready.ok()) {
+    return ready;
+  }
+  context.set_deadline(std::chrono::system_clock::now() + wait);
+  return Convert(stub_->KeepAllocation(&context, request, &response));
 }
 
 absl::Status ControllerClient::WaitStep(const v1::WaitStepRequest& request,

@@ -70,9 +70,16 @@ class ControllerClient {
 
   absl::Status EndAllocation(const v1::EndAllocationRequest& request,
                              v1::EndAllocationResponse& response);
-  // sacct: every page of the accounting query, appended to `jobs`.
+  // Answers within `wait` (DEADLINE_EXCEEDED after): a keepalive that
+  // hangs would be as good as none.
+  absl::Status KeepAllocation(const v1::KeepAllocationRequest& request,
+                              v1::KeepAllocationResponse& response,
+                              std::chrono::milliseconds wait);
+  // sacct: every page of the accounting query, appended to `jobs`; the
+  // cluster's name into `cluster_name` when given.
   absl::Status Accounting(v1::AccountingRequest request,
-                          std::vector<v1::JobRecord>& jobs);
+                          std::vector<v1::JobRecord>& jobs,
+                          std::string* cluster_name = nullptr);
   absl::Status SchedulerReport(v1::SchedulerReportResponse& response);
 
   const std::string& target() const { return target_; }

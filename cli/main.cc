@@ -135,8 +135,9 @@ Options:
                               or GANTRY_TLS_CA)
   -V, --version               print Gantry's version and exit
 
-Accepted with a warning, no effect here: --account, --qos, --mail-type,
---mail-user, --comment, --hint (no CPU binding here), --time-min,
+--account and --qos are names the job carries (squeue, sacct,
+SLURM_JOB_ACCOUNT, SLURM_JOB_QOS); no account or QOS limits apply.
+Accepted with a warning, no effect here: --mail-type, --mail-user, --comment, --hint (no CPU binding here), --time-min,
 --overcommit, --ntasks-per-core, --reservation, --nice, --propagate,
 --get-user-env. Accepted, already so: --requeue, --wait-all-nodes.
 )";
@@ -392,12 +393,11 @@ int RunCommandLine(int argc, char** argv) {
   queue->add_flag("--me", queue_options.me, "Only your jobs (--user=$USER)");
   queue
       ->add_option("-A,--account", queue_options.accounts,
-                   "Only jobs of these accounts (Gantry records none, so "
-                   "none match)")
+                   "Only jobs of these accounts")
       ->allow_extra_args(false);
   queue
       ->add_option("-q,--qos", queue_options.qos,
-                   "Only jobs of these QOS (every job's is normal)")
+                   "Only jobs of these QOS (a job that names none has normal)")
       ->allow_extra_args(false);
   queue->add_flag("-v,--verbose", queue_options.verbose,
                   "A date line above the header");
@@ -447,12 +447,11 @@ int RunCommandLine(int argc, char** argv) {
       ->allow_extra_args(false);
   cancel
       ->add_option("-A,--account", cancel_options.accounts,
-                   "Only jobs of these accounts (Gantry records none, so "
-                   "none match)")
+                   "Only jobs of these accounts")
       ->allow_extra_args(false);
   cancel
       ->add_option("-q,--qos", cancel_options.qos,
-                   "Only jobs of these QOS (every job's is normal)")
+                   "Only jobs of these QOS (a job that names none has normal)")
       ->allow_extra_args(false);
   cancel->add_flag("-i,--interactive", cancel_options.interactive,
                    "Ask \"Cancel job_id=N name=X partition=P [y/n]?\" for "

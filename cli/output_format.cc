@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/cluster_name.h"
 #include "common/hostlist.h"
 #include "common/option_values.h"
 #include "common/terminal_text.h"
@@ -87,6 +88,10 @@ std::string FormatTime(int64_t epoch_ms) {
   char buffer[32];
   std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%S", &local);
   return buffer;
+}
+
+std::string JobQos(const v1::JobSpec& spec) {
+  return spec.qos().empty() ? kDefaultQos : spec.qos();
 }
 
 std::string JobNodeList(const v1::JobRecord& job) {

@@ -25,6 +25,9 @@ std::string FormatTime(int64_t epoch_ms);
 
 // The hostlist of the job's allocation ("" when not started).
 std::string JobNodeList(const v1::JobRecord& job);
+// The job's QOS: what it was given, else Slurm's default, "normal" (jobs
+// stored before gantryd filled it in).
+std::string JobQos(const v1::JobSpec& spec);
 
 // A step's task count and its nodes, in order.
 uint32_t StepTaskCount(const v1::StepRecord& step);

@@ -202,10 +202,8 @@ int ShowOnce(ControllerClient& client, const QueueOptions& options,
         Allowed(view.partitions, job.spec().partition()) &&
         Allowed(view.names, job.spec().name()) &&
         Allowed(view.states, job.state()) &&
-        // Gantry has no accounts: a job's account is unset, as squeue
-        // shows it, so an account filter selects none.
-        view.accounts.empty() && Allowed(view.qos, std::string("normal")) &&
-        OnNodes(view.nodes, job)) {
+        Allowed(view.accounts, job.spec().account()) &&
+        Allowed(view.qos, JobQos(job.spec())) && OnNodes(view.nodes, job)) {
       jobs.push_back(&job);
     }
   }

@@ -7,8 +7,6 @@
 #include <string_view>
 #include <vector>
 
-#include "common/cluster_name.h"
-
 namespace gantry::cli {
 
 bool IsReportCommand(std::string_view command);

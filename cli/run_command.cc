@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <thread>
 
 #include "absl/strings/escaping.h"
@@ -267,6 +268,9 @@ int StepRun::Main(const std::string& controller) {
   ControllerClient client(target);
 
   v1::JobRecord job;
+  // srun outside a job holds the allocation it made: kept alive until it
+  // has ended it (finish below), after which it is dropped.
+  std::unique_ptr<AllocationKeeper> keeper;
   if (allocate) {
     AllocationAsk ask;
     ask.option_words = options_.allocation_words;
@@ -274,11 +278,13 @@ int StepRun::Main(const std::string& controller) {
         std::filesystem::path(options_.command.front()).filename().string();
     ask.program = program_;
     ask.quiet = options_.quiet;
-    absl::StatusOr<v1::JobRecord> allocated =
+    ask.target = target;
+    absl::StatusOr<Allocation> allocated =
         AllocateJob(client, ask, interrupted_);
     if (absl::IsCancelled(allocated.status())) return 1;
     if (!allocated.ok()) return Fail(std::string(allocated.status().message()));
-    job = *std::move(allocated);
+    job = std::move(allocated->job);
+    keeper = std::move(allocated->keeper);
     job_id = job.id();
   } else {
     v1::GetJobResponse found;

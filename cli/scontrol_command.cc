@@ -16,7 +16,6 @@
 #include "cli/slurm/scontrol_records.h"
 #include "cli/slurm/scontrol_update.h"
 #include "cli/version.h"
-#include "common/cluster_name.h"
 #include "common/hostlist.h"
 
 namespace gantry::cli {
@@ -186,18 +185,24 @@ int Partitions(const std::string& controller,
 
 int Config(const std::string& controller) {
   const std::string target = ResolveControllerTarget(controller);
+  // The name is the controller's (gantryd --cluster-name).
+  ControllerClient client(target);
+  v1::ClusterStatusResponse status;
+  if (absl::Status asked = client.ClusterStatus(status); !asked.ok()) {
+    return Fail("config", asked);
+  }
   const std::time_t now = std::time(nullptr);
   std::tm local{};
   localtime_r(&now, &local);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &local);
   std::cout << "Configuration data as of " << stamp << "\n";
-  for (const auto& [key, value] :
-       {std::pair<std::string, std::string>{"ClusterName", kClusterName},
-        {"SlurmctldHost[0]", ControllerHost(target)},
-        {"SlurmctldAddr", target},
-        {"SLURM_VERSION", kSlurmVersion},
-        {"GANTRY_VERSION", GANTRY_VERSION}}) {
+  for (const auto& [key, value] : {std::pair<std::string, std::string>{
+                                       "ClusterName", status.cluster_name()},
+                                   {"SlurmctldHost[0]", ControllerHost(target)},
+                                   {"SlurmctldAddr", target},
+                                   {"SLURM_VERSION", kSlurmVersion},
+                                   {"GANTRY_VERSION", GANTRY_VERSION}}) {
     std::cout << absl::StrFormat("%-23s = %s\n", key, value);
   }
   return 0;

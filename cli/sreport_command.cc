@@ -164,7 +164,9 @@ int RunSreportCommand(std::string_view program, const std::string& controller,
   request.set_user(CurrentUser());
   AddAll(users, *request.mutable_filter()->mutable_users());
   std::vector<v1::JobRecord> jobs;
-  if (absl::Status status = client.Accounting(request, jobs); !status.ok()) {
+  std::string cluster;
+  if (absl::Status status = client.Accounting(request, jobs, &cluster);
+      !status.ok()) {
     return ProgramError(program, status);
   }
   const UsageByUser usage = SumUsage(jobs, start * 1000, end * 1000, NowMs());
@@ -227,7 +229,7 @@ int RunSreportCommand(std::string_view program, const std::string& controller,
                                 "Idle", "Planned", "Reported"},
                                widths, parsable);
     }
-    out += PrintFieldsLine({kClusterName, show(allocated), show(0), show(0),
+    out += PrintFieldsLine({cluster, show(allocated), show(0), show(0),
                             show(idle), show(0), show(capacity)},
                            widths, parsable, "|");
     std::cout << out;
@@ -250,7 +252,7 @@ int RunSreportCommand(std::string_view program, const std::string& controller,
           table_header({"Cluster", "Login", "Proper Name", "Account"}, widths);
     }
     for (const auto& [user, seconds] : ranked) {
-      out += PrintFieldsLine(with_tail({kClusterName, user, user, ""}, seconds),
+      out += PrintFieldsLine(with_tail({cluster, user, user, ""}, seconds),
                              all_widths, parsable, "|");
     }
     std::cout << out;
@@ -263,13 +265,12 @@ int RunSreportCommand(std::string_view program, const std::string& controller,
     out += Banner("Cluster/Account/User Utilization", start, end, units);
     out += table_header({"Cluster", "Account", "Login", "Proper Name"}, widths);
   }
-  out += PrintFieldsLine(
-      with_tail({kClusterName, "root", "", ""}, used(usage.total)), all_widths,
-      parsable, "|");
+  out +=
+      PrintFieldsLine(with_tail({cluster, "root", "", ""}, used(usage.total)),
+                      all_widths, parsable, "|");
   for (const auto& [user, seconds] : ranked) {
-    out +=
-        PrintFieldsLine(with_tail({kClusterName, "root", user, user}, seconds),
-                        all_widths, parsable, "|");
+    out += PrintFieldsLine(with_tail({cluster, "root", user, user}, seconds),
+                           all_widths, parsable, "|");
   }
   std::cout << out;
   return 0;

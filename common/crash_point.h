@@ -23,7 +23,7 @@ namespace gantry {
 
 // Every crash point, by process. Names say where the process dies; the
 // comment beside each says which invariant the window tests.
-inline constexpr std::array<std::string_view, 8> kControllerCrashPoints = {
+inline constexpr std::array<std::string_view, 9> kControllerCrashPoints = {
     // A submission is durable, its reply not yet sent: the client sees an
     // error, and the job exists once (never twice).
     "gantryd.submit.after_commit_before_reply",
@@ -44,6 +44,9 @@ inline constexpr std::array<std::string_view, 8> kControllerCrashPoints = {
     "gantryd.step.after_commit_before_launch",
     // A cancel is durable, the kill not yet sent.
     "gantryd.cancel.after_commit_before_kill",
+    // An interactive allocation whose client went silent has ended
+    // (InactiveLimit) durably; the kill of its step tasks not yet sent.
+    "gantryd.inactive.after_commit_before_kill",
 };
 
 inline constexpr std::array<std::string_view, 5> kAgentCrashPoints = {

@@ -501,15 +501,6 @@ absl::Status RefuseSaying(const OptionUse& use, JobRequest&) {
                                            WhyRefused(use.spec.long_name)));
 }
 
-// --account and --qos: no accounts or QOS limits here, but the job's
-// environment carries the names (SLURM_JOB_ACCOUNT, SLURM_JOB_QOS), as
-// Slurm's does.
-template <std::string JobRequest::*kField>
-absl::Status SetTextIgnored(const OptionUse& use, JobRequest& request) {
-  request.*kField = std::string(*use.value);
-  return WarnIgnored(use, request);
-}
-
 absl::Status RejectUid(const OptionUse& use, JobRequest&) {
   return absl::InvalidArgumentError(
       Concat(use.source, ": --", use.spec.long_name,
@@ -545,8 +536,11 @@ constexpr OptionSpec kOptions[] = {
     {"hang-timeout", '\0', Arg::kRequired, &SetHangTimeout},
     {"mail-type", '\0', Arg::kRequired, &WarnIgnored},
     {"mail-user", '\0', Arg::kRequired, &WarnIgnored},
-    {"account", 'A', Arg::kRequired, &SetTextIgnored<&JobRequest::account>},
-    {"qos", 'q', Arg::kRequired, &SetTextIgnored<&JobRequest::qos>},
+    // Names the job carries (squeue, sacct, SLURM_JOB_ACCOUNT); no account
+    // or QOS limits are enforced, as in a Slurm without
+    // AccountingStorageEnforce.
+    {"account", 'A', Arg::kRequired, &SetText<&JobRequest::account>},
+    {"qos", 'q', Arg::kRequired, &SetText<&JobRequest::qos>},
     {"comment", '\0', Arg::kRequired, &WarnIgnored},
     {"export", '\0', Arg::kRequired, &SetExport},
     {"export-file", '\0', Arg::kRequired, &SetText<&JobRequest::export_file>},

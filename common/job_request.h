@@ -43,8 +43,8 @@ struct JobRequest {
   bool test_only = false;   // --test-only: validate, submit nothing
   bool wait = false;        // -W/--wait: return when the job has ended
   bool quiet = false;       // -Q/--quiet: no warnings on standard error
-  std::string account;      // -A/--account: only SLURM_JOB_ACCOUNT
-  std::string qos;          // -q/--qos: only SLURM_JOB_QOS
+  std::string account;      // -A/--account: a name (JobSpec.account)
+  std::string qos;          // -q/--qos: a name (JobSpec.qos)
   bool hold = false;        // -H/--hold: submitted held (scontrol release)
   bool version = false;  // -V/--version (command line): print, submit nothing
   // --wrap=COMMAND (command line only): the script is COMMAND under

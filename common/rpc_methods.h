@@ -99,6 +99,10 @@ template <>
 struct ClientMethod<v1::SchedulerReportRequest> {
   static constexpr std::string_view kName = "SchedulerReport";
 };
+template <>
+struct ClientMethod<v1::KeepAllocationRequest> {
+  static constexpr std::string_view kName = "KeepAllocation";
+};
 
 // The name a credential for `Request` is bound to.
 template <class Request>

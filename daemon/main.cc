@@ -19,6 +19,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "common/cluster_name.h"
 #include "common/crash_point.h"
 #include "common/daemon_flags.h"
 #include "common/hostlist.h"
@@ -42,12 +43,15 @@ namespace {
 struct Flags {
   std::string config;
   std::string state_dir = "/var/lib/gantry";
+  std::string cluster_name = gantry::kDefaultClusterName;
+  std::string default_account;
   std::string listen = "0.0.0.0:6817";
   std::string socket = "/run/gantry/gantryd.sock";
   std::vector<std::string> partitions = {"main"};
   double heartbeat_interval = 1.0;
   double node_timeout = 3.0;
   double reconnect_grace = 30.0;
+  double inactive_limit = 60.0;
   uint32_t kill_grace = 10;
   uint32_t max_pending_submissions = 20000;
   uint32_t agent_messages_per_heartbeat = 100;
@@ -75,6 +79,15 @@ void AddFlags(CLI::App& app, Flags& flags) {
   app.add_option("--state-dir", flags.state_dir,
                  "Directory of the state database (RocksDB)")
       ->capture_default_str();
+  app.add_option("--cluster-name", flags.cluster_name,
+                 "The cluster's name: SLURM_CLUSTER_NAME in jobs, and what "
+                 "sacct, sreport and scontrol show config print (Slurm's "
+                 "ClusterName)")
+      ->capture_default_str();
+  app.add_option("--default-account", flags.default_account,
+                 "The account of jobs that name none (-A): "
+                 "SLURM_JOB_ACCOUNT, and what squeue, sacct and scontrol "
+                 "show (empty: none)");
   app.add_option("--listen", flags.listen,
                  "HOST:PORT for agents and remote clients (port 0: any free)")
       ->capture_default_str();
@@ -106,6 +119,14 @@ void AddFlags(CLI::App& app, Flags& flags) {
       ->check(CLI::Range(0.2, 86400.0));
   app.add_option("--reconnect-grace", flags.reconnect_grace,
                  "Seconds agents have to reconnect after gantryd starts")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 86400.0));
+  app.add_option("--inactive-limit", flags.inactive_limit,
+                 "Seconds an interactive allocation (srun or salloc outside "
+                 "a job) may go without word from its client before it is "
+                 "ended: TIMEOUT, reason InactiveLimit (pending: CANCELLED). "
+                 "Clients send word every third of it. 0: never (Slurm's "
+                 "InactiveLimit)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 86400.0));
   app.add_option("--kill-grace", flags.kill_grace,
@@ -249,6 +270,20 @@ int main(int argc, char** argv) {
               << " s), or healthy nodes would be declared down\n";
     return 2;
   }
+  if (absl::Status valid =
+          gantry::CheckSlurmName("--cluster-name", flags.cluster_name);
+      !valid.ok()) {
+    std::cerr << "gantryd: " << valid.message() << "\n";
+    return 2;
+  }
+  if (!flags.default_account.empty()) {
+    if (absl::Status valid =
+            gantry::CheckSlurmName("--default-account", flags.default_account);
+        !valid.ok()) {
+      std::cerr << "gantryd: " << valid.message() << "\n";
+      return 2;
+    }
+  }
   if (absl::Status valid = gantry::CheckMetricsListen(flags.metrics_listen);
       !valid.ok()) {
     std::cerr << "gantryd: --metrics-listen: " << valid.message() << "\n";
@@ -311,6 +346,8 @@ int main(int argc, char** argv) {
   gantry::ControllerOptions options;
   options.metrics = &controller_metrics;
   options.state_dir = flags.state_dir;
+  options.cluster_name = flags.cluster_name;
+  options.default_account = flags.default_account;
   options.partitions = std::move(*partitions);
   constexpr double kHourMs = 3600.0 * 1000;
   options.priority_weights = gantry::PriorityWeights{
@@ -328,6 +365,7 @@ int main(int argc, char** argv) {
   options.node_timeout_ms = static_cast<int64_t>(flags.node_timeout * 1000);
   options.reconnect_grace_ms =
       static_cast<int64_t>(flags.reconnect_grace * 1000);
+  options.inactive_limit_ms = static_cast<int64_t>(flags.inactive_limit * 1000);
   options.kill_grace_seconds = flags.kill_grace;
   options.default_max_restarts = flags.max_restarts;
   options.restart_backoff_ms =

@@ -202,7 +202,7 @@ std::string StepName(const v1::StepRecord& step) {
 
 const std::vector<SacctField>& Table() {
   static const std::vector<SacctField> kFields = {
-      FIELD("Account", 10, return "";),
+      FIELD("Account", 10, return job.spec().account();),
       FIELD("AllocCPUS", 10, return absl::StrCat(AllocCpus(row));),
       FIELD("AllocNodes", 10, return absl::StrCat(NodesOf(row).size());),
       FIELD("AllocTRES", -12,
@@ -281,7 +281,7 @@ const std::vector<SacctField>& Table() {
             return row.kind == Kind::kJob
                        ? absl::StrCat(static_cast<int64_t>(job.priority()))
                        : "";),
-      FIELD("QOS", 10, return "";),
+      FIELD("QOS", 10, return JobQos(job.spec());),
       FIELD("Reason", 25,
             return row.kind != Kind::kJob ? ""
                    : job.reason().empty() ? "None"

@@ -100,7 +100,7 @@ std::string ScontrolJobRecord(const v1::JobRecord& job, int64_t now_ms,
                   " MCS_label=N/A\n");
   absl::StrAppend(
       &out, "   Priority=", pending ? static_cast<int64_t>(job.priority()) : 0,
-      " Nice=0 Account=(null) QOS=normal\n");
+      " Nice=0 Account=", OrNull(spec.account()), " QOS=", JobQos(spec), "\n");
   absl::StrAppend(&out, "   JobState=", StateWord(job.state()),
                   " Reason=", job.reason().empty() ? "None" : job.reason(),
                   " Dependency=", OrNull(spec.dependency()), "\n");

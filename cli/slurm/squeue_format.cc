@@ -277,10 +277,9 @@ std::string SqueueValue(char letter, const v1::JobRecord& job, int64_t now_ms,
     case 'e':
       return TimeOrNa(EndMs(job));
     case 'a':
-      // Gantry has no accounts: what squeue shows for a job without one.
-      return "(null)";
+      return OrNull(spec.account());
     case 'q':
-      return "normal";
+      return JobQos(spec);
     case 'Q':
       // Priority means something only while the job waits.
       return pending ? absl::StrCat(static_cast<int64_t>(job.priority())) : "0";

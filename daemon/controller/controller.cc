@@ -91,7 +91,8 @@ Controller::Controller(boost::asio::io_context& io, StateStore& store,
       timer_(io),
       retired_usage_(options_.priority_weights.half_life_ms),
       writer_(io, store),
-      fair_share_(options_.priority_weights.half_life_ms) {}
+      fair_share_(options_.priority_weights.half_life_ms),
+      allocation_liveness_(options_.inactive_limit_ms) {}
 
 absl::Status Controller::Start() {
   absl::StatusOr<StateStore::Snapshot> snapshot = store_.Load();
@@ -158,6 +159,13 @@ absl::Status Controller::Start() {
     }
     if (options_.metrics) options_.metrics->JobAdded(status);
     UpdateLive(job);
+    if (job.record.spec().allocation_only() && !IsTerminal(status)) {
+      // Its client could not reach us while we were down: it gets as long
+      // as the agents do, and never less than the limit itself.
+      allocation_liveness_.Track(
+          id, started_ms_ + std::max(options_.inactive_limit_ms,
+                                     options_.reconnect_grace_ms));
+    }
   }
   // Fair share: the jobs that left the live state, as stored, then the
   // finished jobs still in it, oldest end first so the decay is applied in

@@ -16,6 +16,8 @@
 //                             reconciliation, rank events, heartbeats, the
 //                             periodic deadline checks
 //   controller_steps.cc       steps (gantry run inside a job)
+//   controller_allocations.cc srun/salloc outside a job: their end, and
+//                             the keepalives of their clients
 //   controller_queries.cc     read-only views: job lists, a job, nodes
 //   controller_retention.cc   finished jobs to the history, expiry
 //   controller_topology.cc    the switch tree
@@ -50,11 +52,13 @@
 
 #include "absl/status/statusor.h"
 #include "common/clock.h"
+#include "common/cluster_name.h"
 #include "common/ibnetdiscover_parser.h"
 #include "common/ids.h"
 #include "common/node_constraint.h"
 #include "common/topology.h"
 #include "daemon/controller/agent_link.h"
+#include "daemon/controller/allocation_liveness.h"
 #include "daemon/controller/caller.h"
 #include "daemon/controller/commit_latencies.h"
 #include "daemon/controller/controller_statistics.h"
@@ -107,6 +111,16 @@ struct ControllerOptions {
   // History records are deleted this long after their job ended; 0: kept
   // for ever.
   int64_t history_retention_ms = 30LL * 24 * 3600 * 1000;
+  // An interactive allocation (srun or salloc outside a job) whose client
+  // is not heard from (KeepAllocation) for this long ends: Slurm's
+  // InactiveLimit. 0: never. After a controller start its clients get the
+  // longer of this and reconnect_grace_ms.
+  int64_t inactive_limit_ms = 60'000;
+  // The cluster's name (common/cluster_name.h): SLURM_CLUSTER_NAME, and
+  // what sacct, sreport and scontrol show config print.
+  std::string cluster_name = kDefaultClusterName;
+  // The account of jobs that name none (-A); empty: none.
+  std::string default_account;
 };
 
 class Controller {
@@ -190,6 +204,11 @@ class Controller {
   void EndAllocation(const v1::EndAllocationRequest& request,
                      const Caller& caller,
                      std::function<void(absl::Status)> done);
+  // srun/salloc outside a job: its client is still there
+  // (controller_allocations.cc). Answers the job's state and how often to
+  // say so again.
+  absl::StatusOr<v1::KeepAllocationResponse> KeepAllocation(
+      const v1::KeepAllocationRequest& request, const Caller& caller);
   // Admin: drain nodes (or resume them).
   void Drain(const v1::DrainRequest& request, const Caller& caller,
              std::function<void(absl::Status)> done);
@@ -381,6 +400,10 @@ class Controller {
   // --wait: stops the rest of a step whose first task ended long enough ago.
   void CheckStepWaits(JobRuntime& job, int64_t now);
 
+  // Interactive allocations (controller_allocations.cc): ends those whose
+  // client has not been heard from within the inactive limit.
+  void EndSilentAllocations(int64_t now);
+
   // sstat (controller_accounting.cc): keeps a heartbeat's measurements of
   // the running attempts this node holds a share of; others are dropped.
   void RecordUsage(const std::string& node, const v1::Heartbeat& heartbeat);
@@ -515,6 +538,9 @@ class Controller {
   boost::asio::steady_timer status_timer_{io_};
   UtilizationHistory utilization_;
   RecentEnvironments recent_environments_;  // see Submit
+  // Deadlines of the interactive allocations' clients, in memory only
+  // (Start gives them a grace period).
+  AllocationLiveness allocation_liveness_;
   CommitLatencies commit_latencies_;
   NodeEventLog node_events_;
   ControllerStatistics statistics_;  // for sdiag

@@ -65,6 +65,7 @@ absl::StatusOr<v1::AccountingResponse> Controller::Accounting(
   }
   const int64_t now = clock_.NowMs();
   v1::AccountingResponse response;
+  response.set_cluster_name(options_.cluster_name);
   size_t page_bytes = 0;
   uint64_t last_seen = after;
   // False once the page is full.

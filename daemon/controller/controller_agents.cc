@@ -621,6 +621,7 @@ void Controller::CheckDeadlines() {
     log::Warn("controller loop was stalled; extending node deadlines",
               {{"stalled_ms", stalled}});
     for (auto& [name, node] : nodes_) node.deadline_ms += stalled;
+    allocation_liveness_.Postpone(stalled);
   }
   last_check_ms_ = now;
   for (auto& [name, node] : nodes_) {
@@ -674,6 +675,7 @@ void Controller::CheckDeadlines() {
                        " s (hang timeout)"));
     }
   }
+  EndSilentAllocations(now);
   if (next_eligible_ms_ != 0 && now >= next_eligible_ms_) {
     next_eligible_ms_ = 0;
     RequestSchedule();

@@ -2,7 +2,13 @@
 // job). The job starts like any other but runs nothing of its own; its
 // client starts steps on it and, when done, ends it here with the status
 // of its step (srun) or command (salloc), which decides COMPLETED or
-// FAILED as a batch script's exit would. Runs on the controller's loop.
+// FAILED as a batch script's exit would. The client says it is still there
+// (KeepAllocation) while it holds the allocation; one that stops (kill -9,
+// a lost login node) gets its allocation ended after the inactive limit
+// instead of holding nodes until the time limit. Runs on the controller's
+// loop.
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "daemon/controller/controller.h"
@@ -56,11 +62,62 @@ void Controller::EndAllocation(const v1::EndAllocationRequest& request,
                 : absl::StrCat("the allocation's command exited with code ",
                                request.exit_code()));
   }
+  allocation_liveness_.Forget(record.id());
   log::Info("allocation ended", {{"job", record.id()},
                                  {"exit_code", request.exit_code()},
                                  {"signal", request.signal()}});
   ReleaseFinished(job);
   AfterCommit([done = std::move(done)] { done(absl::OkStatus()); });
+}
+
+absl::StatusOr<v1::KeepAllocationResponse> Controller::KeepAllocation(
+    const v1::KeepAllocationRequest& request, const Caller& caller) {
+  absl::StatusOr<JobRuntime*> found = ManagedJob(request.job_id(), caller);
+  if (!found.ok()) return found.status();
+  const v1::JobRecord& record = (*found)->record;
+  if (!record.spec().allocation_only()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("job ", record.id(),
+                     " is a batch job; only srun and salloc allocations are "
+                     "kept by their client"));
+  }
+  v1::KeepAllocationResponse response;
+  response.set_state(record.state());
+  response.set_reason(record.reason());
+  response.set_reason_detail(record.reason_detail());
+  if (allocation_liveness_.enabled()) {
+    // Slurm pings its clients at a third of InactiveLimit: two keepalives
+    // may be lost before the third is too late.
+    response.set_interval_ms(
+        std::max<int64_t>(100, allocation_liveness_.limit_ms() / 3));
+  }
+  if (record.state() == v1::PENDING || record.state() == v1::RUNNING) {
+    allocation_liveness_.Heard(record.id(), clock_.NowMs());
+  }
+  return response;
+}
+
+void Controller::EndSilentAllocations(int64_t now) {
+  for (uint64_t id : allocation_liveness_.TakeExpired(now)) {
+    auto it = jobs_.find(id);
+    if (it == jobs_.end()) continue;
+    JobRuntime& job = it->second;
+    const v1::JobState state = job.record.state();
+    if (!job.record.spec().allocation_only() ||
+        (state != v1::PENDING && state != v1::RUNNING)) {
+      continue;
+    }
+    const std::string detail = absl::StrCat(
+        "its client (srun or salloc) was not heard from for ",
+        static_cast<double>(allocation_liveness_.limit_ms()) / 1000,
+        " s (InactiveLimit)");
+    if (!ApplyEvent(job, {JobEvent::Kind::kClientGone}, detail).ok()) continue;
+    log::Warn("allocation ended: its client is gone",
+              {{"job", id},
+               {"user", job.record.user()},
+               {"state", v1::JobState_Name(job.record.state())},
+               {"inactive_limit_ms", allocation_liveness_.limit_ms()}});
+  }
 }
 
 }  // namespace gantry

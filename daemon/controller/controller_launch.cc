@@ -91,6 +91,8 @@ void Controller::SendLaunch(uint64_t job_id, uint32_t attempt,
                record, master_addr, static_cast<uint32_t>(i), local)) {
         (*rank->mutable_environment())[key] = value;
       }
+      (*rank->mutable_environment())["SLURM_CLUSTER_NAME"] =
+          options_.cluster_name;
     }
     node.link->Send(message);
   }

@@ -103,6 +103,8 @@ absl::Status Controller::ApplyEvent(JobRuntime& job, const JobEvent& event,
             CrashPoint("gantryd.requeue.after_commit_before_kill");
           } else if (kind == JobEvent::Kind::kCancel) {
             CrashPoint("gantryd.cancel.after_commit_before_kill");
+          } else if (kind == JobEvent::Kind::kClientGone) {
+            CrashPoint("gantryd.inactive.after_commit_before_kill");
           }
           auto it = jobs_.find(id);
           if (it != jobs_.end()) {
@@ -135,6 +137,10 @@ absl::Status Controller::ApplyEvent(JobRuntime& job, const JobEvent& event,
                                    {"attempt", record.attempt()},
                                    {"reason", transition->reason},
                                    {"detail", detail}});
+        // A requeued allocation waits for its client again.
+        if (record.spec().allocation_only()) {
+          allocation_liveness_.Heard(record.id(), clock_.NowMs());
+        }
         RequestSchedule();
         break;
       case JobEffect::kRecordEnd:
@@ -142,6 +148,9 @@ absl::Status Controller::ApplyEvent(JobRuntime& job, const JobEvent& event,
         record.set_reason(transition->reason.empty() ? "None"
                                                      : transition->reason);
         record.set_reason_detail(detail);
+        if (record.spec().allocation_only()) {
+          allocation_liveness_.Forget(record.id());
+        }
         ++finished_jobs_;
         ChargeUsage(record);
         finished_order_.emplace_back(clock_.NowMs(), record.id());

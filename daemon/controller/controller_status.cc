@@ -46,6 +46,7 @@ v1::ClusterStatusResponse Controller::ClusterStatus() const {
   input.utilization = &utilization_;
   v1::ClusterStatusResponse status = BuildClusterStatus(input);
   status.set_version(GANTRY_VERSION);
+  status.set_cluster_name(options_.cluster_name);
   status.set_started_ms(started_ms_);
   status.set_now_ms(now);
   status.set_state_dir(options_.state_dir);

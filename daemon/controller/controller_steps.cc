@@ -255,6 +255,8 @@ void Controller::SendStepLaunch(const v1::LaunchStepRequest& request,
                static_cast<uint32_t>(i), local)) {
         (*task->mutable_environment())[key] = value;
       }
+      (*task->mutable_environment())["SLURM_CLUSTER_NAME"] =
+          options_.cluster_name;
     }
     node.link->Send(message);
   }

@@ -160,6 +160,10 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
     return Invalid("the working directory must be an absolute path");
   }
   if (spec.partition().empty()) spec.set_partition(DefaultPartition().name);
+  // Names only (no limits here), filled as Slurm fills them: the site's
+  // default account, the default QOS.
+  if (spec.account().empty()) spec.set_account(options_.default_account);
+  if (spec.qos().empty()) spec.set_qos(kDefaultQos);
   const PartitionConfig* partition = FindPartition(spec.partition());
   if (partition == nullptr) {
     std::vector<std::string> names;
@@ -389,6 +393,10 @@ void Controller::Submit(v1::SubmitRequest request, const Caller& caller,
   }
   batch_.next_job_id = next_job_id_;
   const v1::JobRecord& first = jobs_.at(first_id).record;
+  // Its client keeps it (KeepAllocation) from now on, pending or running.
+  if (first.spec().allocation_only()) {
+    allocation_liveness_.Heard(first_id, clock_.NowMs());
+  }
   // Every submission is in the durable event log ("submitted"); a line
   // per job at info would be a write to the log per request.
   const log::Level level =

@@ -84,6 +84,8 @@ absl::Status ValidateJobSpecFields(const v1::JobSpec& spec) {
       Duration("time_limit_seconds (--time)", spec.time_limit_seconds()),
       CheckDisplayText("partition (--partition)", spec.partition(),
                        kMaxNameBytes),
+      CheckDisplayText("account (--account)", spec.account(), kMaxNameBytes),
+      CheckDisplayText("qos (--qos)", spec.qos(), kMaxNameBytes),
       CheckDisplayText("output_pattern (--output)", spec.output_pattern(),
                        kMaxPathBytes),
       CheckDisplayText("error_pattern (--error)", spec.error_pattern(),

@@ -14,6 +14,9 @@ v1::KillRanks::Reason KillReasonFor(JobEvent::Kind kind, bool requeue) {
     case JobEvent::Kind::kNodeLost:
     case JobEvent::Kind::kHang:
     case JobEvent::Kind::kRequeueRequest:
+    // Not Slurm's two notices (cancel, time limit): none is written.
+    case JobEvent::Kind::kDeadline:
+    case JobEvent::Kind::kClientGone:
       return v1::KillRanks::REASON_OTHER;
   }
   return v1::KillRanks::REASON_OTHER;

@@ -97,7 +97,7 @@ std::map<std::string, std::string> BuildRankEnvironment(
       // The Slurm names scripts already read.
       {"SLURM_JOB_ID", job_id},
       {"SLURM_JOBID", job_id},
-      {"SLURM_CLUSTER_NAME", kClusterName},
+      {"SLURM_JOB_QOS", spec.qos().empty() ? kDefaultQos : spec.qos()},
       {"SLURM_JOB_NAME", spec.name()},
       {"SLURM_JOB_NODELIST", nodelist},
       {"SLURM_NODELIST", nodelist},
@@ -152,6 +152,8 @@ std::map<std::string, std::string> BuildRankEnvironment(
   if (!spec.dependency().empty()) {
     env["SLURM_JOB_DEPENDENCY"] = spec.dependency();
   }
+  // Unset when the job has none, as Slurm leaves it.
+  if (!spec.account().empty()) env["SLURM_JOB_ACCOUNT"] = spec.account();
   if (!spec.checkpoint_dir().empty()) {
     env["GANTRY_CHECKPOINT_DIR"] = spec.checkpoint_dir();
   }

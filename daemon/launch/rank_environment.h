@@ -12,7 +12,8 @@
 namespace gantry {
 
 // Variables for the `local_rank`-th rank on the `node_index`-th node of the
-// job's allocation. `master_addr` is where rank 0's node is reached; the
+// job's allocation: all but SLURM_CLUSTER_NAME, the controller's own, which
+// the controller adds. `master_addr` is where rank 0's node is reached; the
 // job's master_port must already be set. Every rank of the job gets the same
 // MASTER_ADDR/MASTER_PORT, WORLD_SIZE and node list.
 std::map<std::string, std::string> BuildRankEnvironment(

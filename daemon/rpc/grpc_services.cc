@@ -210,6 +210,17 @@ grpc::ServerUnaryReactor* ClientServiceImpl::EndAllocation(
       });
 }
 
+grpc::ServerUnaryReactor* ClientServiceImpl::KeepAllocation(
+    grpc::CallbackServerContext* context,
+    const v1::KeepAllocationRequest* request,
+    v1::KeepAllocationResponse* response) {
+  return relay_.Relay(
+      context, *request, {.user = request->user()},
+      [this, request, response](const Caller& caller, UnaryFinish finish) {
+        finish.Answer(response, controller_.KeepAllocation(*request, caller));
+      });
+}
+
 grpc::ServerUnaryReactor* ClientServiceImpl::Drain(
     grpc::CallbackServerContext* context, const v1::DrainRequest* request,
     v1::DrainResponse*) {

@@ -100,6 +100,10 @@ class ClientServiceImpl final : public v1::ClientService::CallbackService {
       grpc::CallbackServerContext* context,
       const v1::EndAllocationRequest* request,
       v1::EndAllocationResponse* response) override;
+  grpc::ServerUnaryReactor* KeepAllocation(
+      grpc::CallbackServerContext* context,
+      const v1::KeepAllocationRequest* request,
+      v1::KeepAllocationResponse* response) override;
   grpc::ServerUnaryReactor* ReportProgress(
       grpc::CallbackServerContext* context,
       const v1::ReportProgressRequest* request,

@@ -98,6 +98,13 @@ absl::StatusOr<JobTransition> ApplyJobEvent(JobStatus current,
     case JobEvent::Kind::kDeadline:
       if (IsTerminal(current)) return Stay(current);
       return End(current, JobStatus::kDeadline, "DeadLine");
+    case JobEvent::Kind::kClientGone:
+      // Late (the client ended it, or scancel did, meanwhile): nothing.
+      if (IsTerminal(current)) return Stay(current);
+      return End(current,
+                 current == JobStatus::kRunning ? JobStatus::kTimeout
+                                                : JobStatus::kCancelled,
+                 "InactiveLimit");
     case JobEvent::Kind::kNodeLost:
       if (current != JobStatus::kRunning) return Stay(current);
       return End(current, JobStatus::kNodeFail, "NodeFail", event.requeue);

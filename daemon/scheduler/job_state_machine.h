@@ -6,11 +6,12 @@
 //      ^  |               |--a rank fails---------> FAILED
 //      |  |               |--hang-----------------> FAILED
 //      |  |               |--time limit-----------> TIMEOUT
+//      |  |               |--client gone----------> TIMEOUT (InactiveLimit)
 //      |  |               |--node lost------------> NODE_FAIL
 //      |  |               |--a rank OOM-killed----> OUT_OF_MEMORY
 //      |  |               |--deadline reached-----> DEADLINE
 //      |  |--deadline cannot be met---------------> DEADLINE
-//      |  +--cancel--> CANCELLED <--cancel--+
+//      |  +--cancel, client gone--> CANCELLED <--cancel--+
 //      +---- a failure with `requeue` set (the restart policy said so) ----+
 //      +---- scontrol requeue, from RUNNING or any end -------------------+
 #pragma once
@@ -46,8 +47,13 @@ struct JobEvent {
     kRankExited,  // one rank ended
     kCancel,      // a user asked
     kTimeLimit,   // the job ran past its time limit
-    kNodeLost,    // a node holding its ranks is down
-    kHang,        // no progress within the hang timeout
+    // The client holding an interactive allocation (srun or salloc outside
+    // a job) was not heard from for the inactive limit (Slurm's
+    // InactiveLimit): a running one ends TIMEOUT, a pending one CANCELLED,
+    // both with reason InactiveLimit.
+    kClientGone,
+    kNodeLost,  // a node holding its ranks is down
+    kHang,      // no progress within the hang timeout
     // A user asked for another run (scontrol requeue): a running job is
     // stopped and goes back to PENDING, a finished one goes back at once.
     kRequeueRequest,
@@ -90,7 +96,8 @@ struct JobTransition {
   JobStatus next;
   std::vector<JobEffect> effects;
   // Slurm reason word for how it (or the attempt) ended (NonZeroExitCode,
-  // Signal, OutOfMemory, Cancelled, TimeLimit, NodeFail, Hang); empty when
+  // Signal, OutOfMemory, Cancelled, TimeLimit, InactiveLimit, NodeFail,
+  // Hang); empty when
   // nothing ended.
   std::string reason;
 };

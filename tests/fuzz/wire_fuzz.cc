@@ -57,6 +57,7 @@ enum Kind : uint8_t {
   kRequeue,
   kUpdateJob,
   kEndAllocation,
+  kKeepAllocation,
   kKindCount,
 };
 
@@ -147,6 +148,12 @@ void Apply(World& world, uint8_t kind, uint8_t who, const uint8_t* data,
       v1::EndAllocationRequest request;
       if (!Parse(data, size, request)) return;
       controller.EndAllocation(request, caller, [](absl::Status) {});
+      break;
+    }
+    case kKeepAllocation: {
+      v1::KeepAllocationRequest request;
+      if (!Parse(data, size, request)) return;
+      (void)controller.KeepAllocation(request, caller);
       break;
     }
     case kReportProgress: {

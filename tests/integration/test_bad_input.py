@@ -101,10 +101,10 @@ class BadInputTest(ClusterTestCase):
 
     def test_accepted_but_unsupported_options_warn_and_still_submit(self):
         script = self.cluster.write_script(
-            "slurmy.sh", "#!/bin/bash\n#SBATCH --account=physics\n#SBATCH --qos=high\necho ran\n")
+            "slurmy.sh", "#!/bin/bash\n#SBATCH --mail-type=END\n#SBATCH --comment=hi\necho ran\n")
         result = self.cluster.cli("batch", "--parsable", script)
-        self.assertIn("--account=physics is not supported yet and is ignored", result.stderr)
-        self.assertIn("--qos=high is not supported yet and is ignored", result.stderr)
+        self.assertIn("--mail-type=END is not supported yet and is ignored", result.stderr)
+        self.assertIn("--comment=hi is not supported yet and is ignored", result.stderr)
         self.cluster.wait_job(int(result.stdout), "COMPLETED")
 
     def test_unknown_partition_is_rejected(self):

@@ -16,6 +16,7 @@ The test first checks that it knows every point each binary has
 fails the suite."""
 
 import os
+import signal
 import subprocess
 
 import gantry_cluster
@@ -51,6 +52,7 @@ CONTROLLER_POINTS = {
     "gantryd.requeue.after_commit_before_kill",
     "gantryd.step.after_commit_before_launch",
     "gantryd.cancel.after_commit_before_kill",
+    "gantryd.inactive.after_commit_before_kill",
 }
 AGENT_POINTS = {
     "agent.launch.after_receive_before_start",
@@ -266,6 +268,37 @@ class CrashPointTest(ClusterTestCase):
         # batch script carries on and the job ends as it decides.
         job = self.finish(job_id)
         self.assertEqual(job["attempt"], 1, job)
+        self.check_invariants(job_id)
+
+    def test_point_gantryd_inactive_after_commit_before_kill(self):
+        # This controller start only: a short inactive limit.
+        usual = list(self.cluster.gantryd_args)
+        self.cluster.gantryd_args += ["--inactive-limit", "2"]
+        try:
+            self.crash_controller_at(
+                "gantryd.inactive.after_commit_before_kill")
+        finally:
+            self.cluster.gantryd_args = usual
+        # srun outside a job holds the allocation, its step on both nodes;
+        # then it is killed, and its allocation ends when it falls silent.
+        client = subprocess.Popen(
+            [self.cluster.cli_bin, "run", "-N2", "--ntasks-per-node=1",
+             "bash", "-c", 'echo "$SLURM_JOB_ID" > inactive.job; echo '
+             '"$GANTRY_ATTEMPT $SLURM_PROCID $SLURMD_NODENAME $$" >> '
+             '"runs.$SLURM_JOB_ID"; exec sleep 300'],
+            cwd=self.cluster.work_dir, env=self.cluster.env,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.addCleanup(client.wait)
+        self.addCleanup(client.kill)
+        job_id = int(self.cluster.wait_files(["inactive.job"], 30)
+                     ["inactive.job"])
+        self.wait_runs(job_id, 2)
+        client.send_signal(signal.SIGKILL)
+        self.wait_crashed(self.cluster.controller)
+        self.restart_controller()
+        # Over for good, and its step tasks stopped by the new controller.
+        job = self.cluster.wait_job(job_id, "TIMEOUT", timeout=30)
+        self.assertEqual(job["reason"], "InactiveLimit", job)
         self.check_invariants(job_id)
 
     # gantry-agent

@@ -137,27 +137,27 @@ TEST_CASE("Every option in every form", "[job_options]") {
   }
 }
 
+TEST_CASE("The account and QOS are names the job carries, without a warning",
+          "[job_options]") {
+  for (const Words& words : std::vector<Words>{{"--account=proj", "-q", "high"},
+                                               {"-A", "proj", "--qos=high"},
+                                               {"-Aproj", "-qhigh"}}) {
+    INFO("words: " << Catch::Detail::stringify(words));
+    const absl::StatusOr<JobRequest> request = Apply(words);
+    REQUIRE(request.ok());
+    CHECK(request->warnings.empty());
+    CHECK(request->account == "proj");
+    CHECK(request->qos == "high");
+  }
+}
+
 TEST_CASE("Accepted but ignored options warn once each", "[job_options]") {
   const std::vector<Words> cases = {
-      {"--mail-type=END"},
-      {"--mail-type", "ALL"},
-      {"--mail-user=a@b.c"},
-      {"--account=proj"},
-      {"-A", "proj"},
-      {"-Aproj"},
-      {"--qos=high"},
-      {"-q", "high"},
-      {"--comment=hello"},
-      {"--time-min=10"},
-      {"--overcommit"},
-      {"--reservation=r1"},
-      {"--hint=nomultithread"},
-      {"--nice"},
-      {"--nice=10"},
-      {"--propagate"},
-      {"--propagate=STACK"},
-      {"--get-user-env"},
-      {"--get-user-env=10L"},
+      {"--mail-type=END"},  {"--mail-type", "ALL"},   {"--mail-user=a@b.c"},
+      {"--comment=hello"},  {"--time-min=10"},        {"--overcommit"},
+      {"--reservation=r1"}, {"--hint=nomultithread"}, {"--nice"},
+      {"--nice=10"},        {"--propagate"},          {"--propagate=STACK"},
+      {"--get-user-env"},   {"--get-user-env=10L"},
   };
   for (const Words& words : cases) {
     INFO("words: " << Catch::Detail::stringify(words));

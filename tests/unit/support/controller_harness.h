@@ -7,7 +7,10 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -53,6 +56,35 @@ class ControllerHarness {
     io_.poll();
     controller_.reset();
     io_.restart();
+  }
+
+  // Runs what is ready on the loop, the store writer's completions among
+  // it, without moving the fake clock.
+  void Pump() {
+    io_.run_for(std::chrono::milliseconds(20));
+    io_.restart();
+  }
+  // Pumps until `done` holds, for at most about five seconds.
+  bool PumpUntil(const std::function<bool()>& done) {
+    for (int i = 0; i < 250 && !done(); ++i) Pump();
+    return done();
+  }
+
+  // Registers node `name` (8 CPUs, 16 GB, no GPUs) on `link`, as its
+  // agent's stream.
+  void RegisterNode(const std::shared_ptr<AgentLink>& link,
+                    const std::string& name = "n1") {
+    v1::AgentMessage message;
+    v1::Register& reg = *message.mutable_register_();
+    reg.set_node_name(name);
+    reg.set_address("192.0.2.1");
+    reg.set_boot_id("boot-1");
+    reg.set_agent_instance("instance-1");
+    reg.set_agent_version("test");
+    reg.mutable_inventory()->set_cpus(8);
+    reg.mutable_inventory()->set_memory_mb(16'000);
+    controller_->OnAgentMessage(link, message);
+    Pump();
   }
 
   // Lets the controller's periodic timer (250 ms) run its passes, such as

@@ -154,17 +154,6 @@ class Harness : public ControllerHarness {
     return {};
   }
 
-  // Runs what is ready on the loop, the store writer's completions among
-  // it, without moving the fake clock.
-  void Pump() {
-    io_.run_for(std::chrono::milliseconds(20));
-    io_.restart();
-  }
-  // Pumps until `done` holds, for at most about five seconds.
-  bool PumpUntil(const std::function<bool()>& done) {
-    for (int i = 0; i < 250 && !done(); ++i) Pump();
-    return done();
-  }
   // Lets the periodic timer (every 250 ms of real time) run while the fake
   // clock moves 200 ms per step, so the controller never takes the test for
   // a stalled loop; `each_step` runs first in every step (the heartbeats of

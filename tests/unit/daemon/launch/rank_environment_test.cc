@@ -40,7 +40,6 @@ TEST_CASE("rank variables follow the allocation", "[env]") {
   v1::JobRecord job = TwoNodeJob();
   auto env = BuildRankEnvironment(job, "10.0.0.1", 1, 0);
   CHECK(env["SLURM_JOB_ID"] == "42");
-  CHECK(env["SLURM_CLUSTER_NAME"] == "gantry");
   CHECK(env["SLURM_PROCID"] == "2");
   CHECK(env["RANK"] == "2");
   CHECK(env["SLURM_LOCALID"] == "0");
@@ -75,6 +74,20 @@ TEST_CASE("SLURM_GTIDS lists the node's global ranks, and the dependency shows",
   job.mutable_spec()->set_dependency("afterok:7");
   CHECK(BuildRankEnvironment(job, "10.0.0.1", 0, 0)["SLURM_JOB_DEPENDENCY"] ==
         "afterok:7");
+}
+
+TEST_CASE("the job's account and QOS, with Slurm's defaults", "[env]") {
+  v1::JobRecord job = TwoNodeJob();
+  // Stored before the fields existed: the default QOS, no account.
+  auto env = BuildRankEnvironment(job, "10.0.0.1", 0, 0);
+  CHECK(env["SLURM_JOB_QOS"] == "normal");
+  CHECK(env.count("SLURM_JOB_ACCOUNT") == 0);
+  job.mutable_spec()->set_account("physics");
+  job.mutable_spec()->set_qos("high");
+  env = BuildRankEnvironment(job, "10.0.0.1", 0, 0);
+  CHECK(env["SLURM_JOB_ACCOUNT"] == "physics");
+  CHECK(env["SLURM_JOB_QOS"] == "high");
+  CHECK(env.count("SLURM_CLUSTER_NAME") == 0);  // the controller's to add
 }
 
 TEST_CASE("tasks per node uses Slurm's compressed form", "[env]") {
