@@ -23,7 +23,7 @@ namespace gantry {
 
 // Every crash point, by process. Names say where the process dies; the
 // comment beside each says which invariant the window tests.
-inline constexpr std::array<std::string_view, 8> kControllerCrashPoints = {
+inline constexpr std::array<std::string_view, 9> kControllerCrashPoints = {
     // A submission is durable, its reply not yet sent: the client sees an
     // error, and the job exists once (never twice).
     "gantryd.submit.after_commit_before_reply",
@@ -44,6 +44,10 @@ inline constexpr std::array<std::string_view, 8> kControllerCrashPoints = {
     "gantryd.step.after_commit_before_launch",
     // A cancel is durable, the kill not yet sent.
     "gantryd.cancel.after_commit_before_kill",
+    // A replicated controller (--etcd): a batch is in the log in etcd, not
+    // yet in the leader's RocksDB nor acknowledged. The next leader (or
+    // this one, restarted) applies it from the log.
+    "gantryd.replicate.after_append_before_apply",
 };
 
 inline constexpr std::array<std::string_view, 5> kAgentCrashPoints = {

@@ -31,7 +31,11 @@
 #include "daemon/controller/controller_metrics.h"
 #include "daemon/controller/loop_watchdog.h"
 #include "daemon/controller/submission_size.h"
+#include "daemon/replication/replication_status.h"
+#include "daemon/replication/standby_phase.h"
+#include "daemon/replication/step_down.h"
 #include "daemon/rpc/grpc_services.h"
+#include "daemon/rpc/leadership_fence.h"
 #include "daemon/rpc/rpc_metrics_interceptor.h"
 #include "daemon/scheduler/partition_config.h"
 #include "daemon/store/rocksdb_store.h"
@@ -69,6 +73,11 @@ struct Flags {
   std::string admin_group;
   std::string tls_cert;
   std::string tls_key;
+  std::vector<std::string> etcd;
+  std::string etcd_prefix = "/gantry/";
+  std::string name;
+  std::string advertise;
+  int64_t lease_ttl = 2;
 };
 
 void AddFlags(CLI::App& app, Flags& flags) {
@@ -203,6 +212,27 @@ void AddFlags(CLI::App& app, Flags& flags) {
                  "IP:PORT of the Prometheus /metrics endpoint (port 0: any "
                  "free; empty: none)")
       ->capture_default_str();
+  app.add_option("--etcd", flags.etcd,
+                 "etcd endpoints HOST:PORT,... : run as one of several "
+                 "controllers sharing that etcd cluster (leader or hot "
+                 "standby; see README \"High availability\"). Empty: this "
+                 "gantryd alone with its local state (the default)")
+      ->delimiter(',');
+  app.add_option("--etcd-prefix", flags.etcd_prefix,
+                 "Key prefix of this cluster's records in etcd")
+      ->capture_default_str();
+  app.add_option("--name", flags.name,
+                 "This controller's name among its peers (default: the host "
+                 "name)");
+  app.add_option("--advertise", flags.advertise,
+                 "HOST:PORT where agents and clients reach this controller, "
+                 "as a standby tells them (default: --listen's, with the "
+                 "host name for 0.0.0.0)");
+  app.add_option("--lease-ttl", flags.lease_ttl,
+                 "Seconds a leader's etcd lease lasts unrenewed: a dead "
+                 "leader is replaced about this long after it stops")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 60));
   app.add_option("--log-level", flags.log_level, "debug, info, warn or error")
       ->capture_default_str()
       ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
@@ -303,6 +333,45 @@ int main(int argc, char** argv) {
                        {{"error", store.status().ToString()}});
     return 1;
   }
+  if (!flags.socket.empty()) {
+    if (absl::Status socket_dir = gantry::CreateSharedDirectory(
+            std::filesystem::path(flags.socket).parent_path().string());
+        !socket_dir.ok()) {
+      std::cerr << "gantryd: --socket: " << socket_dir.message() << "\n";
+      return 1;
+    }
+  }
+  gantry::StateStore* state = store->get();
+  std::unique_ptr<gantry::replication::ReplicatedController> replicated;
+  if (!flags.etcd.empty()) {
+    // One of several controllers: a standby until elected (this blocks),
+    // then the leader on a store that replicates through etcd.
+    absl::StatusOr<gantry::replication::Elected> elected =
+        gantry::replication::StandUntilElected(
+            {.etcd_endpoints = flags.etcd,
+             .prefix = flags.etcd_prefix,
+             .name = flags.name,
+             .address = flags.advertise,
+             .lease_ttl_seconds = flags.lease_ttl},
+            **store,
+            [argv](const std::string& reason) {
+              gantry::replication::StepDown(argv, reason);
+            },
+            {.listen = flags.listen,
+             .socket = flags.socket,
+             .tcp_credentials = *tcp_credentials});
+    if (!elected.ok()) {
+      gantry::log::Error("cannot become the leader",
+                         {{"error", elected.status().ToString()}});
+      return 1;
+    }
+    replicated = std::move(elected->controller);
+    state = &replicated->store();
+    flags.listen = elected->listen;
+    gantry::SetLeadershipFence([leadership = &replicated->leadership()] {
+      return leadership->Valid();
+    });
+  }
 
   boost::asio::io_context io;
   gantry::RealClock clock;
@@ -342,7 +411,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.hot_spares = {spares->begin(), spares->end()};
-  gantry::Controller controller(io, **store, clock, options);
+  gantry::Controller controller(io, *state, clock, options);
   absl::Status started = controller.Start();
   if (!started.ok()) {
     gantry::log::Error("cannot load state", {{"error", started.ToString()}});
@@ -351,6 +420,15 @@ int main(int argc, char** argv) {
 
   gantry::ClientServiceImpl client_service(io, controller, *authenticator,
                                            flags.max_pending_submissions);
+  std::unique_ptr<gantry::replication::ReplicationStatusSource>
+      replication_status;
+  if (replicated) {
+    replication_status =
+        std::make_unique<gantry::replication::ReplicationStatusSource>(
+            *replicated);
+    client_service.SetReplicationStatus(
+        [source = replication_status.get()] { return source->Get(); });
+  }
   gantry::AgentServiceImpl agent_service(
       io, controller, *authenticator,
       gantry::AgentStreamLimitsFor(options.heartbeat_interval_ms,
@@ -362,12 +440,6 @@ int main(int argc, char** argv) {
     builder.AddListeningPort(flags.listen, *tcp_credentials, &selected_port);
   }
   if (!flags.socket.empty()) {
-    if (absl::Status socket_dir = gantry::CreateSharedDirectory(
-            std::filesystem::path(flags.socket).parent_path().string());
-        !socket_dir.ok()) {
-      std::cerr << "gantryd: --socket: " << socket_dir.message() << "\n";
-      return 1;
-    }
     builder.AddListeningPort("unix:" + flags.socket,
                              grpc::InsecureServerCredentials());
   }
@@ -459,6 +531,8 @@ int main(int argc, char** argv) {
   });
   io.run();
   if (stopper.joinable()) stopper.join();
+  // A clean stop hands over at once instead of after the lease's TTL.
+  if (replicated) replicated->leadership().Resign();
   gantry::log::Info("stopped");
   return 0;
 }

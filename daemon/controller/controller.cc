@@ -153,6 +153,9 @@ absl::Status Controller::Start() {
       ++finished_jobs_;
     }
     if (options_.metrics) options_.metrics->JobAdded(status);
+    if (!job.record.submission_token().empty()) {
+      submission_tokens_[job.record.submission_token()] = id;
+    }
     UpdateLive(job);
   }
   // Fair share: the jobs that left the live state, as stored, then the

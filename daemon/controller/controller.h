@@ -510,6 +510,8 @@ class Controller {
   boost::asio::steady_timer status_timer_{io_};
   UtilizationHistory utilization_;
   RecentEnvironments recent_environments_;  // see Submit
+  // Submission token -> the job it made, for live jobs (see Submit).
+  std::unordered_map<std::string, uint64_t> submission_tokens_;
   CommitLatencies commit_latencies_;
   NodeEventLog node_events_;
   ControllerStatistics statistics_;  // for sdiag
