@@ -14,10 +14,19 @@
 
 namespace gantry::agent {
 
-grpc::ChannelArguments AgentChannelArguments() {
+grpc::ChannelArguments AgentChannelArguments(bool several_controllers) {
   grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
+  // With several controllers, a frozen leader must be left well within
+  // the new leader's --reconnect-grace, or this node's ranks would be
+  // declared lost: ping every 2 s, and let a connection attempt that the
+  // kernel accepted but nobody answers (a frozen process) give up in 2 s.
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, several_controllers ? 2000 : 10000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, several_controllers ? 2000 : 5000);
+  if (several_controllers) {
+    args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+    args.SetInt(GRPC_ARG_HTTP2_MIN_SENT_PING_INTERVAL_WITHOUT_DATA_MS, 2000);
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 2000);
+  }
   args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
@@ -36,18 +45,21 @@ ControllerLink::ControllerLink(std::string target,
       on_connected_(std::move(on_connected)),
       munge_socket_(std::move(munge_socket)),
       tls_(std::move(tls)) {
+  std::vector<std::string> targets;
   for (absl::string_view one :
        absl::StrSplit(target_, ',', absl::SkipEmpty())) {
-    AddEndpoint(std::string(absl::StripAsciiWhitespace(one)));
+    targets.emplace_back(absl::StripAsciiWhitespace(one));
   }
-  if (endpoints_.empty()) AddEndpoint(target_);
+  if (targets.empty()) targets.push_back(target_);
+  several_ = targets.size() > 1;
+  for (const std::string& one : targets) AddEndpoint(one);
 }
 
 size_t ControllerLink::AddEndpoint(const std::string& address) {
   for (size_t i = 0; i < endpoints_.size(); ++i) {
     if (endpoints_[i].address == address) return i;
   }
-  grpc::ChannelArguments args = AgentChannelArguments();
+  grpc::ChannelArguments args = AgentChannelArguments(several_);
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
       ChannelCredentialsFor(address, tls_, args);
   if (!credentials.ok()) {
@@ -72,7 +84,7 @@ void ControllerLink::Run() {
   // With several controllers (high availability) a dead or standby one
   // must not hold the agent: no waiting for one to come back, and a
   // standby's answer names the leader to dial next.
-  const bool several = endpoints_.size() > 1;
+  const bool several = several_;
   while (!stopping_) {
     const Endpoint& endpoint = endpoints_[current_];
     const std::string address = endpoint.address;

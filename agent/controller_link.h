@@ -23,7 +23,7 @@ namespace gantry::agent {
 // The channel settings of every agent stream to gantryd, real or
 // simulated: keepalive pings so a dead controller is noticed even when
 // nothing is being written, quick redials, large enough messages.
-grpc::ChannelArguments AgentChannelArguments();
+grpc::ChannelArguments AgentChannelArguments(bool several_controllers = false);
 
 class ControllerLink {
  public:
@@ -73,6 +73,7 @@ class ControllerLink {
   const std::function<void()> on_connected_;
   const std::string munge_socket_;
   const ClientTls tls_;
+  bool several_ = false;  // more than one controller (high availability)
   std::vector<Endpoint> endpoints_;  // Run's thread only, after construction
   size_t current_ = 0;               // Run's thread only
   std::atomic<bool> stopping_{false};

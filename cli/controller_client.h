@@ -113,6 +113,7 @@ class ControllerClient {
 
   std::string target_;  // as given: one address, or a list
   std::vector<Target> targets_;
+  bool several_ = false;      // more than one controller: follow the leader
   size_t current_ = 0;        // the one calls go to
   ClientTls tls_;             // from $GANTRY_TLS_CA, $GANTRY_TLS_SERVER_NAME
   std::string munge_socket_;  // empty: libmunge's default

@@ -343,6 +343,7 @@ int main(int argc, char** argv) {
   }
   gantry::StateStore* state = store->get();
   std::unique_ptr<gantry::replication::ReplicatedController> replicated;
+  gantry::replication::Elected standby_ports;  // closed once we listen
   if (!flags.etcd.empty()) {
     // One of several controllers: a standby until elected (this blocks),
     // then the leader on a store that replicates through etcd.
@@ -368,6 +369,7 @@ int main(int argc, char** argv) {
     replicated = std::move(elected->controller);
     state = &replicated->store();
     flags.listen = elected->listen;
+    standby_ports = std::move(*elected);
     gantry::SetLeadershipFence([leadership = &replicated->leadership()] {
       return leadership->Valid();
     });
@@ -460,6 +462,15 @@ int main(int argc, char** argv) {
   // on, gRPC cancelled and re-armed it on every read: two walks of its
   // timer table per heartbeat (Debian's gRPC keeps that debug table).
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, INT_MAX);
+  if (replicated) {
+    // Clients and agents of several controllers ping every second or two
+    // to notice a frozen leader (cli/controller_client.cc,
+    // agent/controller_link.cc): allow it, where gRPC would answer pings
+    // closer than five minutes apart without data with GOAWAY.
+    builder.AddChannelArgument(
+        GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 1000);
+    builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
+  }
   std::vector<
       std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
       interceptors;
@@ -489,6 +500,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (!flags.socket.empty()) chmod(flags.socket.c_str(), 0666);
+  standby_ports.CloseStandbyPorts();
   std::string host = flags.listen.substr(0, flags.listen.rfind(':'));
   // Scheduling goes on without its monitoring port: an unreachable
   // endpoint shows as a down target in Prometheus, and this error says why.

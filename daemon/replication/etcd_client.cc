@@ -84,7 +84,6 @@ EtcdClient::EtcdClient(std::vector<std::string> endpoints,
     // etcd members come and go in a failover: redial quickly.
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
     args.SetMaxReceiveMessageSize(64 << 20);
     Member member;
     member.endpoint = endpoint;

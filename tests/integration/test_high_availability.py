@@ -36,19 +36,33 @@ class SubmissionLoad:
         self.cluster = cluster
         self.acknowledged = []  # job ids
         self.answered_at = []   # monotonic time of each acknowledgement
+        self.asked_at = []      # ... and of its request
         self.failures = []      # stderr of refused submissions
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self.run, daemon=True)
 
     def run(self):
         while not self.stop.is_set():
+            asked = time.monotonic()
             result = self.cluster.cli("batch", "--parsable", "--wrap", "true",
                                       check=False, timeout=60)
             if result.returncode == 0 and result.stdout.strip().isdigit():
                 self.acknowledged.append(int(result.stdout.strip()))
                 self.answered_at.append(time.monotonic())
+                self.asked_at.append(asked)
             else:
                 self.failures.append(result.stderr.strip())
+
+    def answered_after(self, killed_at):
+        """Seconds from `killed_at` to the first acknowledgement the old
+        leader cannot have given (a request made before the kill and
+        answered within 50 ms of it was the old leader's); None if none
+        yet."""
+        for asked, answered in zip(self.asked_at, self.answered_at):
+            if answered > killed_at + 0.05 or (asked > killed_at and
+                                               answered > killed_at):
+                return answered - killed_at
+        return None
 
     def __enter__(self):
         self.thread.start()
@@ -112,10 +126,8 @@ class HighAvailabilityTest(ClusterTestCase):
                 cluster.kill_named(leader)
                 # The first acknowledgement after the kill comes from the
                 # new leader.
-                wait_for(lambda: load.answered_at and load.answered_at[-1] > killed_at,
-                         20, "a submission acknowledged after the kill")
-                gaps.append(next(t for t in load.answered_at if t > killed_at)
-                            - killed_at)
+                gaps.append(wait_for(lambda: load.answered_after(killed_at),
+                                     30, "a submission acknowledged after the kill"))
                 new_leader = cluster.wait_leader(other_than=leader)
                 self.assertNotEqual(new_leader, leader)
                 # The old leader comes back as a standby; on the second
@@ -124,7 +136,9 @@ class HighAvailabilityTest(ClusterTestCase):
         print(f"\nfailover: submissions answered again after "
               f"{', '.join(f'{g:.2f}' for g in gaps)} s")
         for gap in gaps:
-            self.assertLess(gap, 10, f"a failover took {gap:.1f} s")
+            # The goal is 5 s (tests/bench/controller_failover_bench.py
+            # measures it); a loaded test machine gets some slack.
+            self.assertLess(gap, 8, f"a failover took {gap:.1f} s")
         self.assert_all_known(cluster, load.acknowledged)
         # Jobs are numbered once: no id acknowledged twice.
         self.assertEqual(len(load.acknowledged), len(set(load.acknowledged)))
@@ -185,9 +199,10 @@ class HighAvailabilityTest(ClusterTestCase):
         # One member of three down: nothing changes.
         cluster.etcd.kill_member("e3")
         cluster.wait_job(cluster.submit(script), "COMPLETED", timeout=30)
-        status = cluster.status()["replication"]
-        reachable = [m["reachable"] for m in status["etcd"]]
-        self.assertEqual(sorted(reachable), [False, True, True])
+        # gantry status says so (its etcd figures may be a second old).
+        wait_for(lambda: sorted(m["reachable"] for m in
+                                cluster.status()["replication"]["etcd"])
+                 == [False, True, True], 10, "status to show e3 unreachable")
         # Two of three down: no quorum. Submissions are refused with a
         # message that says so, in bounded time; the job keeps running.
         cluster.etcd.kill_member("e2")
