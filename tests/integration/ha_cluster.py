@@ -41,7 +41,7 @@ class HaCluster(GantryCluster):
         self.wait_nodes_up(list(self.agents))
         return self
 
-    def start_named_controller(self, name, wipe=False):
+    def start_named_controller(self, name, wipe=False, env=None):
         old = self.controllers.get(name)
         if old is not None:
             if old.running():
@@ -66,7 +66,8 @@ class HaCluster(GantryCluster):
                 "--restart-backoff", str(self.restart_backoff),
                 "--metrics-listen", "",
                 *self.gantryd_args]
-        self.controllers[name] = _Daemon(name, argv, log_path, self.env)
+        self.controllers[name] = _Daemon(name, argv, log_path,
+                                         {**self.env, **(env or {})})
         return self.controllers[name]
 
     def leader_name(self):
