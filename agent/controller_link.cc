@@ -4,17 +4,29 @@
 #include <cstdlib>
 #include <thread>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_split.h"
 #include "common/crash_point.h"
+#include "common/leader_metadata.h"
 #include "common/log.h"
 #include "common/munge_credential.h"
 #include "common/rpc_methods.h"
 
 namespace gantry::agent {
 
-grpc::ChannelArguments AgentChannelArguments() {
+grpc::ChannelArguments AgentChannelArguments(bool several_controllers) {
   grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
+  // With several controllers, a frozen leader must be left well within
+  // the new leader's --reconnect-grace, or this node's ranks would be
+  // declared lost: ping every 2 s, and let a connection attempt that the
+  // kernel accepted but nobody answers (a frozen process) give up in 2 s.
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, several_controllers ? 2000 : 10000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, several_controllers ? 2000 : 5000);
+  if (several_controllers) {
+    args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+    args.SetInt(GRPC_ARG_HTTP2_MIN_SENT_PING_INTERVAL_WITHOUT_DATA_MS, 2000);
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 2000);
+  }
   args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
@@ -32,11 +44,24 @@ ControllerLink::ControllerLink(std::string target,
       on_message_(std::move(on_message)),
       on_connected_(std::move(on_connected)),
       munge_socket_(std::move(munge_socket)),
-      tls_(std::move(tls)),
-      uses_tls_(!IsUnixTarget(target_) && !tls_.ca_path.empty()) {
-  grpc::ChannelArguments args = AgentChannelArguments();
+      tls_(std::move(tls)) {
+  std::vector<std::string> targets;
+  for (absl::string_view one :
+       absl::StrSplit(target_, ',', absl::SkipEmpty())) {
+    targets.emplace_back(absl::StripAsciiWhitespace(one));
+  }
+  if (targets.empty()) targets.push_back(target_);
+  several_ = targets.size() > 1;
+  for (const std::string& one : targets) AddEndpoint(one);
+}
+
+size_t ControllerLink::AddEndpoint(const std::string& address) {
+  for (size_t i = 0; i < endpoints_.size(); ++i) {
+    if (endpoints_[i].address == address) return i;
+  }
+  grpc::ChannelArguments args = AgentChannelArguments(several_);
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
-      ChannelCredentialsFor(target_, tls_, args);
+      ChannelCredentialsFor(address, tls_, args);
   if (!credentials.ok()) {
     // main checked the file at start: it went away since. Never fall back
     // to plaintext; the restarted agent says what is wrong at start.
@@ -44,14 +69,26 @@ ControllerLink::ControllerLink(std::string target,
                {{"error", credentials.status().ToString()}});
     std::abort();
   }
-  channel_ = grpc::CreateCustomChannel(target_, *credentials, args);
-  stub_ = v1::AgentService::NewStub(channel_);
+  Endpoint endpoint;
+  endpoint.address = address;
+  endpoint.uses_tls = !IsUnixTarget(address) && !tls_.ca_path.empty();
+  endpoint.stub = v1::AgentService::NewStub(
+      grpc::CreateCustomChannel(address, *credentials, args));
+  endpoints_.push_back(std::move(endpoint));
+  return endpoints_.size() - 1;
 }
 
 void ControllerLink::Run() {
   int backoff_ms = 200;
   bool connected_once = false;
+  // With several controllers (high availability) a dead or standby one
+  // must not hold the agent: no waiting for one to come back, and a
+  // standby's answer names the leader to dial next.
+  const bool several = several_;
   while (!stopping_) {
+    const Endpoint& endpoint = endpoints_[current_];
+    const std::string address = endpoint.address;
+    const bool uses_tls = endpoint.uses_tls;
     grpc::ClientContext context;
     {
       std::lock_guard lock(context_mutex_);
@@ -62,7 +99,7 @@ void ControllerLink::Run() {
     // redialled as soon as it listens. Not before a TLS link first came up:
     // a waiting call never says that the handshake failed (wrong CA, wrong
     // name), a failing one does, below.
-    context.set_wait_for_ready(!uses_tls_ || connected_once);
+    context.set_wait_for_ready(!several && (!uses_tls || connected_once));
     // A fresh credential per stream: munged refuses one used twice.
     absl::StatusOr<std::string> credential = EncodeMungeCredential(
         munge_socket_, MungePayloadFor(kAgentConnectMethod));
@@ -72,7 +109,7 @@ void ControllerLink::Run() {
       log::Warn("connecting without a credential",
                 {{"error", credential.status().ToString()}});
     }
-    std::unique_ptr<Stream> stream = stub_->Connect(&context);
+    std::unique_ptr<Stream> stream = endpoint.stub->Connect(&context);
     v1::AgentMessage hello;
     *hello.mutable_register_() = make_register_();
     CrashPoint("agent.register.before_send");
@@ -86,7 +123,7 @@ void ControllerLink::Run() {
     if (ok) {
       connected_ = true;
       connected_once = true;
-      log::Info("connected to controller", {{"controller", target_}});
+      log::Info("connected to controller", {{"controller", address}});
       backoff_ms = 200;
       if (on_connected_) on_connected_();
       v1::ControllerMessage message;
@@ -107,22 +144,35 @@ void ControllerLink::Run() {
     if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
         status.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
       log::Error("the controller refused this agent; retrying",
-                 {{"controller", target_}, {"error", status.error_message()}});
+                 {{"controller", address}, {"error", status.error_message()}});
     }
-    if (uses_tls_ && !connected_once &&
+    if (uses_tls && !connected_once &&
         status.error_code() == grpc::StatusCode::UNAVAILABLE) {
       log::Error("cannot connect to the controller over TLS; retrying",
-                 {{"controller", target_},
+                 {{"controller", address},
                   {"error", status.error_message()},
-                  {"hint", TlsConnectHint(target_, tls_).substr(2)}});
+                  {"hint", TlsConnectHint(address, tls_).substr(2)}});
     }
     log::Warn("controller stream ended; reconnecting",
-              {{"controller", target_},
+              {{"controller", address},
                {"code", static_cast<int>(status.error_code())},
                {"error", status.error_message()},
                {"retry_in_ms", backoff_ms}});
+    if (several) {
+      const auto& trailers = context.GetServerTrailingMetadata();
+      auto leader = trailers.find(kLeaderMetadataKey);
+      const size_t next = leader != trailers.end()
+                              ? AddEndpoint(std::string(leader->second.data(),
+                                                        leader->second.size()))
+                              : (current_ + 1) % endpoints_.size();
+      // Straight to a named leader; after a full round of refusals, back
+      // off as for one controller.
+      const bool named = leader != trailers.end() && next != current_;
+      current_ = next;
+      if (named) continue;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
-    backoff_ms = std::min(backoff_ms * 2, 2000);
+    backoff_ms = std::min(backoff_ms * 2, several ? 1000 : 2000);
   }
 }
 

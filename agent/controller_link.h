@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include <grpcpp/grpcpp.h>
 
@@ -22,14 +23,16 @@ namespace gantry::agent {
 // The channel settings of every agent stream to gantryd, real or
 // simulated: keepalive pings so a dead controller is noticed even when
 // nothing is being written, quick redials, large enough messages.
-grpc::ChannelArguments AgentChannelArguments();
+grpc::ChannelArguments AgentChannelArguments(bool several_controllers = false);
 
 class ControllerLink {
  public:
   using RegisterFactory = std::function<v1::Register()>;
   using MessageHandler = std::function<void(const v1::ControllerMessage&)>;
 
-  // `target` is a gRPC target: "HOST:PORT" or "unix:PATH".
+  // `target` is a gRPC target: "HOST:PORT" or "unix:PATH", or several
+  // HOST:PORT separated by commas (the controllers of a highly available
+  // cluster: the link follows whichever leads).
   // `on_connected` runs on Run's thread right after a stream is registered
   // and ready for Send (the agent resends unacknowledged events there).
   // Each stream carries a MUNGE credential from munged at `munge_socket`
@@ -56,15 +59,23 @@ class ControllerLink {
   using Stream =
       grpc::ClientReaderWriter<v1::AgentMessage, v1::ControllerMessage>;
 
+  struct Endpoint {
+    std::string address;
+    bool uses_tls = false;
+    std::unique_ptr<v1::AgentService::Stub> stub;
+  };
+  // The index of `address` in endpoints_, added with its channel if new.
+  size_t AddEndpoint(const std::string& address);
+
   const std::string target_;
   const RegisterFactory make_register_;
   const MessageHandler on_message_;
   const std::function<void()> on_connected_;
   const std::string munge_socket_;
   const ClientTls tls_;
-  const bool uses_tls_;
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<v1::AgentService::Stub> stub_;
+  bool several_ = false;  // more than one controller (high availability)
+  std::vector<Endpoint> endpoints_;  // Run's thread only, after construction
+  size_t current_ = 0;               // Run's thread only
   std::atomic<bool> stopping_{false};
   std::atomic<bool> connected_{false};
 

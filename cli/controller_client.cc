@@ -5,11 +5,15 @@
 #include <cstdlib>
 #include <iostream>
 #include <mutex>
+#include <random>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "common/munge_credential.h"
 #include "common/request_binding.h"
 #include "common/request_limits.h"
@@ -75,6 +79,16 @@ absl::Status CheckRequestSize(const google::protobuf::Message& request,
       " MiB) in one request"));
 }
 
+// 128 random bits as 32 hex digits.
+std::string RandomToken() {
+  std::random_device random;
+  std::string token;
+  for (int i = 0; i < 4; ++i) {
+    absl::StrAppend(&token, absl::Hex(random(), absl::kZeroPad8));
+  }
+  return token;
+}
+
 bool IsBusy(const grpc::Status& status) {
   return status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED &&
          absl::StartsWith(status.error_message(), limits::kBusyMessagePrefix);
@@ -87,27 +101,64 @@ ControllerClient::ControllerClient(std::string target)
   if (const char* socket = std::getenv(kMungeSocketVariable)) {
     munge_socket_ = socket;
   }
+  std::vector<std::string> targets;
+  for (absl::string_view one :
+       absl::StrSplit(target_, ',', absl::SkipEmpty())) {
+    targets.emplace_back(absl::StripAsciiWhitespace(one));
+  }
+  if (targets.empty()) targets.push_back(target_);
+  several_ = targets.size() > 1;
+  for (const std::string& one : targets) AddTarget(one);
+}
+
+size_t ControllerClient::AddTarget(const std::string& target) {
+  for (size_t i = 0; i < targets_.size(); ++i) {
+    if (targets_[i].address == target) return i;
+  }
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(256 << 20);
   args.SetMaxSendMessageSize(64 << 20);  // topology imports
+  // A standby closes its ports for a moment when it takes over: redial
+  // within a tenth of a second, not after gRPC's growing backoff (1 s,
+  // 1.6 s, 2.6 s, ... : ten seconds lost in a failover).
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 500);
+  if (several_) {
+    // A leader frozen (SIGSTOP, a hung host) accepts connections and
+    // answers nothing: pings find it out in two seconds, and the call
+    // moves on to the next controller instead of waiting out its deadline.
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 1000);
+    args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 1000);
+    args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+    args.SetInt(GRPC_ARG_HTTP2_MIN_SENT_PING_INTERVAL_WITHOUT_DATA_MS, 1000);
+    // A frozen one also accepts TCP connections (the kernel does) and
+    // never answers the HTTP/2 handshake: give up on it in 2 s, not 20.
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 2000);
+  }
+  Target added;
+  added.address = target;
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
-      ChannelCredentialsFor(target_, tls_, args);
-  if (!credentials.ok()) {
+      ChannelCredentialsFor(target, tls_, args);
+  if (credentials.ok()) {
+    added.stub = v1::ClientService::NewStub(
+        KeepForProcess(grpc::CreateCustomChannel(target, *credentials, args)));
+  } else {
     // No channel at all: a request must not go out in the clear because
     // the CA file named for it could not be read.
-    setup_error_ = credentials.status();
-    return;
+    added.setup_error = credentials.status();
   }
-  stub_ = v1::ClientService::NewStub(
-      KeepForProcess(grpc::CreateCustomChannel(target_, *credentials, args)));
+  targets_.push_back(std::move(added));
+  return targets_.size() - 1;
 }
 
 template <class Request>
 absl::Status ControllerClient::Prepare(grpc::ClientContext& context,
-                                       const Request& request) {
-  if (!setup_error_.ok()) return setup_error_;
-  context.set_deadline(std::chrono::system_clock::now() +
-                       std::chrono::seconds(30));
+                                       const Request& request,
+                                       std::chrono::milliseconds timeout) {
+  if (!targets_[current_].setup_error.ok()) {
+    return targets_[current_].setup_error;
+  }
+  context.set_deadline(std::chrono::system_clock::now() + timeout);
   // The credential is bound to this very request, so one captured on the
   // way cannot be spent on another; munged refuses a second use.
   absl::StatusOr<std::string> credential =
@@ -123,6 +174,49 @@ absl::Status ControllerClient::Prepare(grpc::ClientContext& context,
   return absl::OkStatus();
 }
 
+template <class Request, class Response>
+absl::Status ControllerClient::Invoke(Method<Request, Response> method,
+                                      const Request& request,
+                                      Response& response, grpc::Status* raw,
+                                      std::chrono::milliseconds timeout) {
+  // With several controllers (high availability), a standby's answer or an
+  // unreachable controller is not the end: try the leader a standby names,
+  // else the next one, for as long as an election takes. The request did
+  // not reach a leader, so asking another is safe.
+  const auto give_up = std::chrono::steady_clock::now() +
+                       (several_ ? kFailoverWindow : std::chrono::seconds(0));
+  size_t tried_this_round = 0;
+  while (true) {
+    grpc::ClientContext context;
+    if (absl::Status ready = Prepare(context, request, timeout); !ready.ok()) {
+      return ready;
+    }
+    grpc::Status status =
+        (targets_[current_].stub.get()->*method)(&context, request, &response);
+    if (raw) *raw = status;
+    // CANCELLED: a standby closing its ports to take over cut the call.
+    const bool elsewhere =
+        status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+        status.error_code() == grpc::StatusCode::CANCELLED;
+    if (!elsewhere || !several_ || std::chrono::steady_clock::now() > give_up) {
+      return Convert(status);
+    }
+    const auto& trailers = context.GetServerTrailingMetadata();
+    auto leader = trailers.find(kLeaderMetadataKey);
+    if (leader != trailers.end()) {
+      current_ =
+          AddTarget(std::string(leader->second.data(), leader->second.size()));
+    } else {
+      current_ = (current_ + 1) % targets_.size();
+    }
+    if (++tried_this_round >= targets_.size()) {
+      // Everyone refused: an election is under way. Give it a moment.
+      tried_this_round = 0;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
+}
+
 absl::Status ControllerClient::Convert(const grpc::Status& raw) const {
   if (raw.ok()) return absl::OkStatus();
   // Messages may quote what a request carried (a name, a path): printed on
@@ -132,11 +226,12 @@ absl::Status ControllerClient::Convert(const grpc::Status& raw) const {
   if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
       status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
     return absl::UnavailableError(absl::StrCat(
-        "cannot reach the controller at ", target_, " (",
-        status.error_message(),
+        "cannot reach ",
+        several_ ? "a leading controller among " : "the controller at ",
+        target_, " (", status.error_message(),
         "); set --controller, GANTRY_CONTROLLER or controller in the [client] "
         "table of /etc/gantry/gantry.toml",
-        TlsConnectHint(target_, tls_)));
+        TlsConnectHint(targets_[current_].address, tls_)));
   }
   if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED &&
       !credential_error_.empty()) {
@@ -166,14 +261,17 @@ absl::Status ControllerClient::Submit(const v1::SubmitRequest& request,
   const auto give_up =
       std::chrono::steady_clock::now() + std::chrono::minutes(2);
   bool told = false;
+  // One token for every try of this submission (SubmitRequest.
+  // submission_token): a retry after a lost answer gets the same job.
+  v1::SubmitRequest tokened = request;
+  if (tokened.submission_token().empty() && !tokened.validate_only()) {
+    tokened.set_submission_token(RandomToken());
+  }
   while (true) {
-    grpc::ClientContext context;
-    if (absl::Status ready = Prepare(context, request); !ready.ok()) {
-      return ready;
-    }
-    grpc::Status status = stub_->Submit(&context, request, &response);
-    if (!IsBusy(status) || std::chrono::steady_clock::now() > give_up) {
-      return Convert(status);
+    grpc::Status raw;
+    absl::Status status = Invoke(&Stub::Submit, tokened, response, &raw);
+    if (!IsBusy(raw) || std::chrono::steady_clock::now() > give_up) {
+      return status;
     }
     if (!told) {
       std::cerr << "gantry: the controller is busy; retrying\n";
@@ -186,11 +284,7 @@ absl::Status ControllerClient::Submit(const v1::SubmitRequest& request,
 
 absl::Status ControllerClient::ListJobs(const v1::ListJobsRequest& request,
                                         v1::ListJobsResponse& response) {
-  grpc::ClientContext context;
-  if (absl::Status ready = Prepare(context, request); !ready.ok()) {
-    return ready;
-  }
-  return Convert(stub_->ListJobs(&context, request, &response));
+  return Invoke(&Stub::ListJobs, request, response);
 }
 
 absl::Status ControllerClient::ListAllJobs(v1::ListJobsRequest request,
@@ -211,11 +305,7 @@ absl::Status ControllerClient::GetJob(uint64_t job_id,
 
 absl::Status ControllerClient::GetJob(const v1::GetJobRequest& request,
                                       v1::GetJobResponse& response) {
-  grpc::ClientContext context;
-  if (absl::Status ready = Prepare(context, request); !ready.ok()) {
-    return ready;
-  }
-  return Convert(stub_->GetJob(&context, request, &response));
+  return Invoke(&Stub::GetJob, request, response);
 }
 
 absl::Status ControllerClient::Accounting(v1::AccountingRequest request,
@@ -225,11 +315,7 @@ absl::Status ControllerClient::Accounting(v1::AccountingRequest request,
       std::move(request), jobs,
       [this, cluster_name](const v1::AccountingRequest& r,
                            v1::AccountingResponse& page) {
-        grpc::ClientContext context;
-        if (absl::Status ready = Prepare(context, r); !ready.ok()) {
-          return ready;
-        }
-        absl::Status status = Convert(stub_->Accounting(&context, r, &page));
+        absl::Status status = Invoke(&Stub::Accounting, r, page);
         if (status.ok() && cluster_name != nullptr) {
           *cluster_name = page.cluster_name();
         }
@@ -240,164 +326,103 @@ absl::Status ControllerClient::Accounting(v1::AccountingRequest request,
 absl::Status ControllerClient::SchedulerReport(
     v1::SchedulerReportResponse& response) {
   v1::SchedulerReportRequest request;
-  grpc::ClientContext context;
-  if (absl::Status ready = Prepare(context, request); !ready.ok()) {
-    return ready;
-  }
-  return Convert(stub_->SchedulerReport(&context, request, &response));
+  return Invoke(&Stub::SchedulerReport, request, response);
 }
 
 absl::Status ControllerClient::Cancel(const v1::CancelRequest& request,
                                       v1::CancelResponse& response) {
-  grpc::ClientContext context;
-  if (absl::Status ready = Prepare(context, request); !ready.ok()) {
-    return ready;
-  }
-  return Convert(stub_->Cancel(&context, request, &response));
+  return Invoke(&Stub::Cancel, request, response);
 }
 
 absl::Status ControllerClient::Hold(const v1::HoldRequest& request,
                                     v1::HoldResponse& response) {
-  grpc::ClientContext context;
-  if (absl::Status ready = Prepare(context, request); !ready.ok()) {
-    return ready;
-  }
-  return Convert(stub_->Hold(&context, request, &response));
+  return Invoke(&Stub::Hold, request, response);
 }
 
 absl::Status ControllerClient::Requeue(const v1::RequeueRequest& request,
                                        v1::RequeueResponse& response) {
-  grpc::ClientContext context;
-  if (absl::Status ready = Prepare(context, request); !ready.ok()) {
-    return ready;
-  }
-  return Convert(stub_->Requeue(&context, request, &response));
+  return Invoke(&Stub::Requeue, request, response);
 }
 
 absl::Status ControllerClient::UpdateJob(const v1::UpdateJobRequest& request,
                                          v1::UpdateJobResponse& response) {
-  grpc::ClientContext context;
-  if (absl::Status ready = Prepare(context, request); !ready.ok()) {
-    return ready;
-  }
-  return Convert(stub_->UpdateJob(&context, request, &response));
+  return Invoke(&Stub::UpdateJob, request, response);
 }
 
 absl::Status ControllerClient::ListNodes(v1::ListNodesResponse& response) {
-  grpc::ClientContext context;
   const v1::ListNodesRequest request;
-  if (absl::Status ready = Prepare(context, request); !ready.ok()) {
-    return ready;
-  }
-  return Convert(stub_->ListNodes(&context, request, &response));
+  return Invoke(&Stub::ListNodes, request, response);
 }
 
 absl::Status ControllerClient::ClusterStatus(
     v1::ClusterStatusResponse& response) {
-  grpc::ClientContext context;
   const v1::ClusterStatusRequest request;
-  if (absl::Status ready = Prepare(context, request); !ready.ok()) {
-    return ready;
-  }
-  return Convert(stub_->ClusterStatus(&context, request, &response));
+  return Invoke(&Stub::ClusterStatus, request, response);
 }
 
 absl::Status ControllerClient::ReportProgress(
     const v1::ReportProgressRequest& request,
     v1::ReportProgressResponse& response) {
-  grpc::ClientContext context;
   if (absl::Status size = CheckRequestSize(request, "the progress report");
       !size.ok()) {
     return size;
   }
-  if (absl::Status ready = Prepare(context, request); !ready.ok()) {
-    return ready;
-  }
-  return Convert(stub_->ReportProgress(&context, request, &response));
+  return Invoke(&Stub::ReportProgress, request, response);
 }
 
 absl::Status ControllerClient::Drain(const v1::DrainRequest& request,
                                      v1::DrainResponse& response) {
-  grpc::ClientContext context;
   if (absl::Status size = CheckRequestSize(request, "the drain request");
       !size.ok()) {
     return size;
   }
-  if (absl::Status ready = Prepare(context, request); !ready.ok()) {
-    return ready;
-  }
-  return Convert(stub_->Drain(&context, request, &response));
+  return Invoke(&Stub::Drain, request, response);
 }
 
 absl::Status ControllerClient::ImportTopology(
     const v1::ImportTopologyRequest& request, v1::TopologyReport& response) {
-  grpc::ClientContext context;
   if (absl::Status size = CheckRequestSize(request, "the topology file");
       !size.ok()) {
     return size;
   }
-  if (absl::Status ready = Prepare(context, request); !ready.ok()) {
-    return ready;
-  }
-  return Convert(stub_->ImportTopology(&context, request, &response));
+  return Invoke(&Stub::ImportTopology, request, response);
 }
 
 absl::Status ControllerClient::GetTopology(v1::TopologyReport& response) {
-  grpc::ClientContext context;
   const v1::GetTopologyRequest request;
-  if (absl::Status ready = Prepare(context, request); !ready.ok()) {
-    return ready;
-  }
-  return Convert(stub_->GetTopology(&context, request, &response));
+  return Invoke(&Stub::GetTopology, request, response);
 }
 
 absl::Status ControllerClient::LaunchStep(const v1::LaunchStepRequest& request,
                                           v1::LaunchStepResponse& response) {
-  grpc::ClientContext context;
   if (absl::Status size = CheckRequestSize(request, "the step request");
       !size.ok()) {
     return size;
   }
-  if (absl::Status ready = Prepare(context, request); !ready.ok()) {
-    return ready;
-  }
-  return Convert(stub_->LaunchStep(&context, request, &response));
+  return Invoke(&Stub::LaunchStep, request, response);
 }
 
 absl::Status ControllerClient::EndAllocation(
     const v1::EndAllocationRequest& request,
     v1::EndAllocationResponse& response) {
-  grpc::ClientContext context;
-  if (absl::Status ready = Prepare(context, request); !ready.ok()) {
-    return ready;
-  }
-  return Convert(stub_->EndAllocation(&context, request, &response));
+  return Invoke(&Stub::EndAllocation, request, response);
 }
 
 absl::Status ControllerClient::KeepAllocation(
     const v1::KeepAllocationRequest& request,
     v1::KeepAllocationResponse& response, std::chrono::milliseconds wait) {
-  grpc::ClientContext context;
-  if (absl::Status ready = Prepare(context, request); !ready.ok()) {
-    return ready;
-  }
-  context.set_deadline(std::chrono::system_clock::now() + wait);
-  return Convert(stub_->KeepAllocation(&context, request, &response));
+  return Invoke(&Stub::KeepAllocation, request, response, nullptr, wait);
 }
 
 absl::Status ControllerClient::WaitStep(const v1::WaitStepRequest& request,
                                         v1::WaitStepResponse& response,
                                         std::chrono::seconds wait) {
-  grpc::ClientContext context;
-  if (absl::Status ready = Prepare(context, request); !ready.ok()) {
-    return ready;
-  }
-  context.set_deadline(std::chrono::system_clock::now() + wait);
-  grpc::Status status = stub_->WaitStep(&context, request, &response);
-  if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+  grpc::Status raw;
+  absl::Status status = Invoke(&Stub::WaitStep, request, response, &raw, wait);
+  if (raw.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
     return absl::DeadlineExceededError("the step is still running");
   }
-  return Convert(status);
+  return status;
 }
 
 }  // namespace gantry::cli

@@ -16,6 +16,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "absl/status/status.h"
+#include "common/leader_metadata.h"
 #include "common/tls_credentials.h"
 #include "gantry/v1/client.grpc.pb.h"
 
@@ -31,6 +32,8 @@ std::string ResolveControllerTarget(const std::string& flag);
 
 class ControllerClient {
  public:
+  // `target`: one gRPC target, or several separated by commas (the
+  // controllers of a highly available cluster; calls go to the leader).
   explicit ControllerClient(std::string target);
 
   // Every call has a deadline; errors carry the controller's message, or say
@@ -85,19 +88,43 @@ class ControllerClient {
   const std::string& target() const { return target_; }
 
  private:
+  using Stub = v1::ClientService::Stub;
+  template <class Request, class Response>
+  using Method = grpc::Status (Stub::*)(grpc::ClientContext*, const Request&,
+                                        Response*);
+  // How long calls look for a leader among several controllers (a failover
+  // takes a lease's TTL and an election).
+  static constexpr std::chrono::seconds kFailoverWindow{15};
+  // One controller of --controller's list.
+  struct Target {
+    std::string address;
+    absl::Status setup_error;  // the channel could not be made (TLS files)
+    std::unique_ptr<Stub> stub;
+  };
+
+  // The index of `target` in targets_, added (with its channel) if new.
+  size_t AddTarget(const std::string& target);
   absl::Status Convert(const grpc::Status& status) const;
   // Sets the deadline and attaches a MUNGE credential for `request` to the
   // method that takes it (common/rpc_methods.h). Fails when the channel
   // could not be made (TLS files).
   template <class Request>
-  absl::Status Prepare(grpc::ClientContext& context, const Request& request);
+  absl::Status Prepare(grpc::ClientContext& context, const Request& request,
+                       std::chrono::milliseconds timeout);
+  // Calls `method` on the leading controller (see the .cc); `raw`, when
+  // given, gets gRPC's own status of the last attempt.
+  template <class Request, class Response>
+  absl::Status Invoke(Method<Request, Response> method, const Request& request,
+                      Response& response, grpc::Status* raw = nullptr,
+                      std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
-  std::string target_;
+  std::string target_;  // as given: one address, or a list
+  std::vector<Target> targets_;
+  bool several_ = false;      // more than one controller: follow the leader
+  size_t current_ = 0;        // the one calls go to
   ClientTls tls_;             // from $GANTRY_TLS_CA, $GANTRY_TLS_SERVER_NAME
-  absl::Status setup_error_;  // the channel could not be made: every call
   std::string munge_socket_;  // empty: libmunge's default
   std::string credential_error_;  // why the last call went without one
-  std::unique_ptr<v1::ClientService::Stub> stub_;
 };
 
 }  // namespace gantry::cli

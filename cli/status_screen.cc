@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/output_format.h"
+#include "cli/replication_screen.h"
 
 namespace gantry::cli {
 namespace {
@@ -216,6 +217,9 @@ std::string RenderStatusScreen(const v1::ClusterStatusResponse& status,
                 " of ", Plural(status.commits_sampled(), "commit", "commits"));
   screen.Line("", absl::StrCat("state ", FormatBytes(status.state_size_bytes()),
                                " in ", status.state_dir(), "; ", commits));
+  for (const auto& [label, text] : ReplicationLines(status.replication())) {
+    screen.Line(label, text);
+  }
 
   const v1::StatusNodeCounts& nodes = status.node_counts();
   if (status.nodes_total() == 0) {
@@ -511,7 +515,8 @@ nlohmann::json StatusToJson(const v1::ClusterStatusResponse& status,
        {{"job_failures", status.job_failures_last_hour()},
         {"restarts", status.restarts_last_hour()},
         {"node_failures", status.node_failures_last_hour()}}},
-      {"next_job_id", status.next_job_id()}};
+      {"next_job_id", status.next_job_id()},
+      {"replication", ReplicationToJson(status.replication())}};
 }
 
 }  // namespace gantry::cli

@@ -47,6 +47,10 @@ inline constexpr std::array<std::string_view, 9> kControllerCrashPoints = {
     // An interactive allocation whose client went silent has ended
     // (InactiveLimit) durably; the kill of its step tasks not yet sent.
     "gantryd.inactive.after_commit_before_kill",
+    // A replicated controller (--etcd): a batch is in the log in etcd, not
+    // yet in the leader's RocksDB nor acknowledged. The next leader (or
+    // this one, restarted) applies it from the log.
+    "gantryd.replicate.after_append_before_apply",
 };
 
 inline constexpr std::array<std::string_view, 5> kAgentCrashPoints = {

@@ -32,7 +32,11 @@
 #include "daemon/controller/controller_metrics.h"
 #include "daemon/controller/loop_watchdog.h"
 #include "daemon/controller/submission_size.h"
+#include "daemon/replication/replication_status.h"
+#include "daemon/replication/standby_phase.h"
+#include "daemon/replication/step_down.h"
 #include "daemon/rpc/grpc_services.h"
+#include "daemon/rpc/leadership_fence.h"
 #include "daemon/rpc/rpc_metrics_interceptor.h"
 #include "daemon/scheduler/partition_config.h"
 #include "daemon/store/rocksdb_store.h"
@@ -73,6 +77,11 @@ struct Flags {
   std::string admin_group;
   std::string tls_cert;
   std::string tls_key;
+  std::vector<std::string> etcd;
+  std::string etcd_prefix = "/gantry/";
+  std::string name;
+  std::string advertise;
+  int64_t lease_ttl = 2;
 };
 
 void AddFlags(CLI::App& app, Flags& flags) {
@@ -224,6 +233,27 @@ void AddFlags(CLI::App& app, Flags& flags) {
                  "IP:PORT of the Prometheus /metrics endpoint (port 0: any "
                  "free; empty: none)")
       ->capture_default_str();
+  app.add_option("--etcd", flags.etcd,
+                 "etcd endpoints HOST:PORT,... : run as one of several "
+                 "controllers sharing that etcd cluster (leader or hot "
+                 "standby; see README \"High availability\"). Empty: this "
+                 "gantryd alone with its local state (the default)")
+      ->delimiter(',');
+  app.add_option("--etcd-prefix", flags.etcd_prefix,
+                 "Key prefix of this cluster's records in etcd")
+      ->capture_default_str();
+  app.add_option("--name", flags.name,
+                 "This controller's name among its peers (default: the host "
+                 "name)");
+  app.add_option("--advertise", flags.advertise,
+                 "HOST:PORT where agents and clients reach this controller, "
+                 "as a standby tells them (default: --listen's, with the "
+                 "host name for 0.0.0.0)");
+  app.add_option("--lease-ttl", flags.lease_ttl,
+                 "Seconds a leader's etcd lease lasts unrenewed: a dead "
+                 "leader is replaced about this long after it stops")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 60));
   app.add_option("--log-level", flags.log_level, "debug, info, warn or error")
       ->capture_default_str()
       ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
@@ -338,6 +368,47 @@ int main(int argc, char** argv) {
                        {{"error", store.status().ToString()}});
     return 1;
   }
+  if (!flags.socket.empty()) {
+    if (absl::Status socket_dir = gantry::CreateSharedDirectory(
+            std::filesystem::path(flags.socket).parent_path().string());
+        !socket_dir.ok()) {
+      std::cerr << "gantryd: --socket: " << socket_dir.message() << "\n";
+      return 1;
+    }
+  }
+  gantry::StateStore* state = store->get();
+  std::unique_ptr<gantry::replication::ReplicatedController> replicated;
+  gantry::replication::Elected standby_ports;  // closed once we listen
+  if (!flags.etcd.empty()) {
+    // One of several controllers: a standby until elected (this blocks),
+    // then the leader on a store that replicates through etcd.
+    absl::StatusOr<gantry::replication::Elected> elected =
+        gantry::replication::StandUntilElected(
+            {.etcd_endpoints = flags.etcd,
+             .prefix = flags.etcd_prefix,
+             .name = flags.name,
+             .address = flags.advertise,
+             .lease_ttl_seconds = flags.lease_ttl},
+            **store,
+            [argv](const std::string& reason) {
+              gantry::replication::StepDown(argv, reason);
+            },
+            {.listen = flags.listen,
+             .socket = flags.socket,
+             .tcp_credentials = *tcp_credentials});
+    if (!elected.ok()) {
+      gantry::log::Error("cannot become the leader",
+                         {{"error", elected.status().ToString()}});
+      return 1;
+    }
+    replicated = std::move(elected->controller);
+    state = &replicated->store();
+    flags.listen = elected->listen;
+    standby_ports = std::move(*elected);
+    gantry::SetLeadershipFence([leadership = &replicated->leadership()] {
+      return leadership->Valid();
+    });
+  }
 
   boost::asio::io_context io;
   gantry::RealClock clock;
@@ -380,7 +451,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.hot_spares = {spares->begin(), spares->end()};
-  gantry::Controller controller(io, **store, clock, options);
+  gantry::Controller controller(io, *state, clock, options);
   absl::Status started = controller.Start();
   if (!started.ok()) {
     gantry::log::Error("cannot load state", {{"error", started.ToString()}});
@@ -389,6 +460,15 @@ int main(int argc, char** argv) {
 
   gantry::ClientServiceImpl client_service(io, controller, *authenticator,
                                            flags.max_pending_submissions);
+  std::unique_ptr<gantry::replication::ReplicationStatusSource>
+      replication_status;
+  if (replicated) {
+    replication_status =
+        std::make_unique<gantry::replication::ReplicationStatusSource>(
+            *replicated);
+    client_service.SetReplicationStatus(
+        [source = replication_status.get()] { return source->Get(); });
+  }
   gantry::AgentServiceImpl agent_service(
       io, controller, *authenticator,
       gantry::AgentStreamLimitsFor(options.heartbeat_interval_ms,
@@ -400,12 +480,6 @@ int main(int argc, char** argv) {
     builder.AddListeningPort(flags.listen, *tcp_credentials, &selected_port);
   }
   if (!flags.socket.empty()) {
-    if (absl::Status socket_dir = gantry::CreateSharedDirectory(
-            std::filesystem::path(flags.socket).parent_path().string());
-        !socket_dir.ok()) {
-      std::cerr << "gantryd: --socket: " << socket_dir.message() << "\n";
-      return 1;
-    }
     builder.AddListeningPort("unix:" + flags.socket,
                              grpc::InsecureServerCredentials());
   }
@@ -426,6 +500,15 @@ int main(int argc, char** argv) {
   // on, gRPC cancelled and re-armed it on every read: two walks of its
   // timer table per heartbeat (Debian's gRPC keeps that debug table).
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, INT_MAX);
+  if (replicated) {
+    // Clients and agents of several controllers ping every second or two
+    // to notice a frozen leader (cli/controller_client.cc,
+    // agent/controller_link.cc): allow it, where gRPC would answer pings
+    // closer than five minutes apart without data with GOAWAY.
+    builder.AddChannelArgument(
+        GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 1000);
+    builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
+  }
   std::vector<
       std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
       interceptors;
@@ -455,6 +538,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (!flags.socket.empty()) chmod(flags.socket.c_str(), 0666);
+  standby_ports.CloseStandbyPorts();
   std::string host = flags.listen.substr(0, flags.listen.rfind(':'));
   // Scheduling goes on without its monitoring port: an unreachable
   // endpoint shows as a down target in Prometheus, and this error says why.
@@ -497,6 +581,8 @@ int main(int argc, char** argv) {
   });
   io.run();
   if (stopper.joinable()) stopper.join();
+  // A clean stop hands over at once instead of after the lease's TTL.
+  if (replicated) replicated->leadership().Resign();
   gantry::log::Info("stopped");
   return 0;
 }

@@ -158,6 +158,9 @@ absl::Status Controller::Start() {
       ++finished_jobs_;
     }
     if (options_.metrics) options_.metrics->JobAdded(status);
+    if (!job.record.submission_token().empty()) {
+      submission_tokens_[job.record.submission_token()] = id;
+    }
     UpdateLive(job);
     if (job.record.spec().allocation_only() && !IsTerminal(status)) {
       // Its client could not reach us while we were down: it gets as long

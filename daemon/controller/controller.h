@@ -541,6 +541,8 @@ class Controller {
   // Deadlines of the interactive allocations' clients, in memory only
   // (Start gives them a grace period).
   AllocationLiveness allocation_liveness_;
+  // Submission token -> the job it made, for live jobs (see Submit).
+  std::unordered_map<std::string, uint64_t> submission_tokens_;
   CommitLatencies commit_latencies_;
   NodeEventLog node_events_;
   ControllerStatistics statistics_;  // for sdiag

@@ -85,6 +85,9 @@ void Controller::RetireFinishedJobs(int64_t now) {
     if (options_.metrics) {
       options_.metrics->JobRetired(FromProto(job.record.state()));
     }
+    if (!job.record.submission_token().empty()) {
+      submission_tokens_.erase(job.record.submission_token());
+    }
     batch_.retired.push_back(std::move(job.record));
     jobs_.erase(it);
     ++retired;

@@ -317,8 +317,29 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
   return job;
 }
 
+// Clients send 32 hex digits (cli/controller_client.cc).
+constexpr size_t kMaxSubmissionTokenBytes = 64;
+
 void Controller::Submit(v1::SubmitRequest request, const Caller& caller,
                         std::function<void(absl::StatusOr<JobId>)> done) {
+  const std::string& token = request.submission_token();
+  if (token.size() > kMaxSubmissionTokenBytes) {
+    done(absl::InvalidArgumentError(
+        absl::StrCat("the submission token is ", token.size(),
+                     " bytes; at most ", kMaxSubmissionTokenBytes)));
+    return;
+  }
+  // A retry of a submission already stored (its answer was lost with the
+  // controller that stored it): the same job again, once it is durable.
+  if (auto known = submission_tokens_.find(token);
+      !token.empty() && known != submission_tokens_.end()) {
+    auto job = jobs_.find(known->second);
+    if (job != jobs_.end() && job->second.record.uid() == caller.uid) {
+      AfterCommit(
+          [done = std::move(done), id = known->second] { done(JobId(id)); });
+      return;
+    }
+  }
   absl::StatusOr<v1::JobRecord> validated =
       ValidateSubmission(std::move(*request.mutable_spec()));
   if (!validated.ok() || request.validate_only()) {
@@ -371,6 +392,10 @@ void Controller::Submit(v1::SubmitRequest request, const Caller& caller,
       job.record.set_array_job_id(first_id);
       job.record.set_array_task_id(task_ids[i]);
       absl::StrAppend(&detail, ", array ", first_id, "_", task_ids[i]);
+    }
+    if (i == 0 && !token.empty()) {
+      job.record.set_submission_token(token);
+      submission_tokens_[token] = id;
     }
     job.record.set_state(v1::PENDING);
     job.record.set_submit_time_ms(clock_.NowMs());

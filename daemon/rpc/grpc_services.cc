@@ -10,6 +10,7 @@
 #include "daemon/controller/job_filter.h"
 #include "daemon/controller/request_validation.h"
 #include "daemon/rpc/grpc_status.h"
+#include "daemon/rpc/leadership_fence.h"
 #include "daemon/rpc/submit_stream.h"
 
 namespace gantry {
@@ -139,9 +140,17 @@ grpc::ServerUnaryReactor* ClientServiceImpl::ClusterStatus(
     grpc::CallbackServerContext* context,
     const v1::ClusterStatusRequest* request,
     v1::ClusterStatusResponse* response) {
+  // Asked of etcd here, on gRPC's thread: never on the controller's loop.
+  v1::ReplicationStatus replication;
+  if (replication_status_) replication = replication_status_();
   return relay_.Relay(context, *request, kClaimsNobody,
-                      [this, response](const Caller&, UnaryFinish finish) {
-                        finish.Answer(response, controller_.ClusterStatus());
+                      [this, response, replication = std::move(replication)](
+                          const Caller&, UnaryFinish finish) {
+                        v1::ClusterStatusResponse status =
+                            controller_.ClusterStatus();
+                        if (replication.enabled())
+                          *status.mutable_replication() = replication;
+                        finish.Answer(response, std::move(status));
                       });
 }
 
@@ -421,6 +430,9 @@ class AgentStream final
 };
 
 void AgentStreamLink::Send(const v1::ControllerMessage& message) {
+  // A controller that may have been replaced tells agents nothing: they
+  // follow the new leader.
+  if (!LeadershipHeld()) return;
   std::lock_guard lock(mutex_);
   if (stream_) stream_->Enqueue(message);
 }

@@ -62,6 +62,12 @@ class ClientServiceImpl final : public v1::ClientService::CallbackService {
   void OnSubmitStreamFinished(std::function<void(grpc::StatusCode)> counter) {
     submit_stream_finished_ = std::move(counter);
   }
+  // A replicated controller's peers and etcd, added to ClusterStatus
+  // (called on a gRPC thread; it may block on etcd briefly). Set before
+  // the server starts.
+  void SetReplicationStatus(std::function<v1::ReplicationStatus()> source) {
+    replication_status_ = std::move(source);
+  }
   grpc::ServerUnaryReactor* ListJobs(grpc::CallbackServerContext* context,
                                      const v1::ListJobsRequest* request,
                                      v1::ListJobsResponse* response) override;
@@ -145,6 +151,7 @@ class ClientServiceImpl final : public v1::ClientService::CallbackService {
   AdmissionGate submissions_;
   SubmitMessageAllocator submit_messages_;
   std::function<void(grpc::StatusCode)> submit_stream_finished_;
+  std::function<v1::ReplicationStatus()> replication_status_;
 };
 
 class AgentServiceImpl final

@@ -13,6 +13,7 @@ constexpr char kSchemaVersionKey[] = "schema_version";
 constexpr char kNextJobIdKey[] = "next_job_id";
 constexpr char kNextEventKey[] = "next_event_sequence";
 constexpr char kClusterIdKey[] = "cluster_id";
+constexpr char kReplicationIndexKey[] = "replication_index";
 constexpr char kTopologyKey[] = "topology";
 constexpr char kRetiredUsageKey[] = "retired_usage";
 constexpr uint64_t kSchemaVersion = 1;
@@ -167,6 +168,9 @@ absl::StatusOr<StateStore::Snapshot> RocksDbStore::Load() {
   } else if (!status.IsNotFound()) {
     return FromRocks(status, "reading cluster id");
   }
+  absl::StatusOr<uint64_t> replication_index = ReplicationIndex();
+  if (!replication_index.ok()) return replication_index.status();
+  snapshot.replication_index = *replication_index;
   status = db_->Get(rocksdb::ReadOptions(), meta_, kTopologyKey, &value);
   if (status.ok()) {
     v1::TopologyRecord topology;
@@ -257,9 +261,22 @@ absl::Status RocksDbStore::Commit(const Batch& batch, bool sync) {
     batch.retired_usage->SerializeToString(&value);
     write_batch.Put(meta_, kRetiredUsageKey, value);
   }
+  if (batch.replication_index) {
+    write_batch.Put(meta_, kReplicationIndexKey,
+                    EncodeU64(*batch.replication_index));
+  }
   rocksdb::WriteOptions options;
   options.sync = sync;
   return FromRocks(db_->Write(options, &write_batch), "committing state");
+}
+
+absl::StatusOr<uint64_t> RocksDbStore::ReplicationIndex() {
+  std::string value;
+  rocksdb::Status status =
+      db_->Get(rocksdb::ReadOptions(), meta_, kReplicationIndexKey, &value);
+  if (status.IsNotFound()) return 0;
+  if (!status.ok()) return FromRocks(status, "reading the replication index");
+  return DecodeU64(value);
 }
 
 absl::StatusOr<v1::JobEnvironment> RocksDbStore::Environment(

@@ -1,7 +1,8 @@
 // StateStore on RocksDB. Column families: `jobs` (key: big-endian job id),
 // `nodes` (key: node name), `events` (key: big-endian job id then big-endian
 // sequence, so one job's history is a prefix scan; node events use job 0),
-// `meta` (schema version, next job id, next event sequence), `environments`
+// `meta` (schema version, next job id, next event sequence, the
+// replicated log index), `environments`
 // (key: big-endian job or array id; read only at launch), `history` (key:
 // big-endian job id: finished jobs that left the live state; read on
 // demand, never at load). A database from before `environments` or
@@ -46,6 +47,10 @@ class RocksDbStore final : public StateStore {
                                                          size_t limit) override;
   absl::StatusOr<StateStore::HistoryExpiry> ExpiredHistory(
       uint64_t first_id, int64_t ended_before_ms, size_t scan_limit) override;
+
+  // The last replicated log entry this database holds (Batch::
+  // replication_index; 0: none), read without loading the state.
+  absl::StatusOr<uint64_t> ReplicationIndex();
 
   // Writes every memtable out to table files, so the next open has no log
   // to replay (tests/tools/history_fill.cc, after writing a big history

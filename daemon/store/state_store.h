@@ -41,6 +41,11 @@ class StateStore {
     std::vector<uint64_t> expired;
     // The fair-share usage of every retired job, as of this batch.
     std::optional<v1::FairShareRecord> retired_usage;
+    // A replicated controller (daemon/replication): the index of the log
+    // entry this batch is, written with it so that the database says
+    // exactly which entries it holds. Not part of empty(): it is
+    // bookkeeping, never a change on its own.
+    std::optional<uint64_t> replication_index;
     bool empty() const {
       return jobs.empty() && nodes.empty() && events.empty() &&
              environments.empty() && !next_job_id && !next_event_sequence &&
@@ -61,6 +66,8 @@ class StateStore {
     uint64_t cluster_id = 0;
     std::optional<v1::TopologyRecord> topology;
     std::optional<v1::FairShareRecord> retired_usage;
+    // The last replicated log entry applied (0: none; see Batch).
+    uint64_t replication_index = 0;
   };
 
   virtual ~StateStore() = default;

@@ -282,6 +282,9 @@ class GantryCluster:
         # would otherwise give job 1 the same MASTER_ADDR:MASTER_PORT.
         self.address_prefix = f"127.0.{random.randint(2, 253)}."
         self.port = None
+        # What agents dial (--controller): gantryd's TCP port unless a
+        # subclass sets a list (several controllers).
+        self.agent_controller = None
         self.controller = None
         self.agents = {}  # agent name (its node name, usually) -> _Daemon
         # agent name -> extra gantry-agent arguments (set before start()).
@@ -397,7 +400,7 @@ class GantryCluster:
         starts = sum(1 for d in self._retired if d.role == name) + 1
         log_path = os.path.join(self.dir, f"agent-{name}.{starts}.log")
         argv = [self.agent_bin,
-                "--controller", f"127.0.0.1:{self.port}",
+                "--controller", self.agent_controller or f"127.0.0.1:{self.port}",
                 "--node-name", node_name or name,
                 "--address", address,
                 "--work-dir", work,

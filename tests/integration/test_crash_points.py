@@ -54,6 +54,11 @@ CONTROLLER_POINTS = {
     "gantryd.cancel.after_commit_before_kill",
     "gantryd.inactive.after_commit_before_kill",
 }
+# Points of a replicated controller (gantryd --etcd), walked by
+# test_high_availability.py, which runs etcd.
+REPLICATED_CONTROLLER_POINTS = {
+    "gantryd.replicate.after_append_before_apply",
+}
 AGENT_POINTS = {
     "agent.launch.after_receive_before_start",
     "agent.launch.after_start",
@@ -161,7 +166,7 @@ class CrashPointTest(ClusterTestCase):
 
     def test_walks_every_crash_point(self):
         self.assertEqual(listed_points(self.cluster.gantryd_bin),
-                         CONTROLLER_POINTS)
+                         CONTROLLER_POINTS | REPLICATED_CONTROLLER_POINTS)
         self.assertEqual(listed_points(self.cluster.agent_bin), AGENT_POINTS)
         for point in CONTROLLER_POINTS | AGENT_POINTS:
             method = "test_point_" + point.replace(".", "_")

@@ -1,0 +1,94 @@
+// Leader election on an etcd lease. Every controller holds a lease of
+// `ttl` seconds that it renews several times a TTL, and publishes its
+// member record (name, address, applied log index, role) on it. The leader
+// is the controller whose record sits on the leader key: created in a
+// transaction that succeeds only when the key is absent, and gone when the
+// leader's lease expires (its host died, it was paused, it lost etcd).
+//
+// The lease also fences the leader: Valid() is true only while the last
+// successful renewal was sent less than a TTL ago (monotonic clock, which
+// keeps counting while the process is stopped), so a leader resumed after
+// a pause knows it may have been replaced before it acts on anything. The
+// log's transactions compare the leader key's creation revision, so even a
+// leader that believes itself valid cannot append once replaced.
+//
+// Threading: Campaign on one thread; the renewal thread started by the
+// constructor; everything else from any thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "absl/status/status.h"
+#include "daemon/replication/etcd_client.h"
+#include "daemon/replication/replication_keys.h"
+#include "gantry/v1/replication.pb.h"
+
+namespace gantry::replication {
+
+class Leadership {
+ public:
+  // Called with the leader's record whenever it changes (nullopt: none).
+  using OnLeader =
+      std::function<void(const std::optional<v1::ControllerMember>&)>;
+  // Called once, from the renewal thread, when a leader's lease is lost.
+  using OnLost = std::function<void(const std::string& reason)>;
+
+  Leadership(EtcdClient& etcd, ReplicationKeys keys, v1::ControllerMember self,
+             int64_t ttl_seconds, OnLost on_lost);
+  ~Leadership();
+  Leadership(const Leadership&) = delete;
+  Leadership& operator=(const Leadership&) = delete;
+
+  // Blocks until this controller is the leader (OK) or Stop (CANCELLED).
+  // While it waits it follows the leader key and reports it to
+  // `on_leader`; etcd errors are retried (logged, and reported to
+  // `on_trouble`), never returned.
+  absl::Status Campaign(
+      const OnLeader& on_leader,
+      const std::function<void(const std::string&)>& on_trouble);
+
+  // The leader key's creation revision once leader (0 before).
+  int64_t leader_revision() const { return leader_revision_.load(); }
+  bool is_leader() const { return leader_revision_.load() != 0; }
+  // A leader whose lease is surely still held (see above).
+  bool Valid() const;
+  // The member record's applied index, published with the next renewal.
+  void SetAppliedIndex(uint64_t index);
+  // Ends the lease now (a clean stop), so a standby takes over at once.
+  void Resign();
+  // Makes Campaign return and stops renewing.
+  void Stop();
+
+ private:
+  void RenewLoop();
+  absl::Status EnsureLease();
+  absl::Status PublishMember();
+  absl::StatusOr<bool> TryToLead();
+
+  EtcdClient& etcd_;
+  const ReplicationKeys keys_;
+  const int64_t ttl_seconds_;
+  const OnLost on_lost_;
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  v1::ControllerMember self_;  // guarded by mutex_
+  bool stopping_ = false;      // guarded by mutex_
+  int64_t lease_id_ = 0;       // guarded by mutex_
+
+  std::atomic<int64_t> leader_revision_{0};
+  // steady_clock ticks until which the lease is surely held.
+  std::atomic<int64_t> valid_until_{0};
+  std::atomic<bool> lost_reported_{false};
+  std::thread renewer_;  // last: starts once the rest is built
+};
+
+}  // namespace gantry::replication

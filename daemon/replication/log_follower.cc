@@ -1,0 +1,117 @@
+#include "daemon/replication/log_follower.h"
+
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "common/log.h"
+#include "daemon/replication/replicated_batch.h"
+
+namespace gantry::replication {
+
+LogFollower::LogFollower(EtcdClient& etcd, ReplicationLog& log,
+                         RocksDbStore& store,
+                         std::function<void(uint64_t index)> on_applied)
+    : etcd_(etcd),
+      log_(log),
+      store_(store),
+      on_applied_(std::move(on_applied)) {}
+
+std::string LogFollower::last_error() const {
+  std::lock_guard lock(mutex_);
+  return last_error_;
+}
+
+absl::Status LogFollower::Apply(ReplicationLog::Entry entry) {
+  const uint64_t expected = applied_.load() + 1;
+  if (entry.index < expected) return absl::OkStatus();  // seen already
+  if (entry.index > expected) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "log entry ", entry.index, " arrived before entry ", expected));
+  }
+  StateStore::Batch batch = FromReplicated(std::move(entry.batch));
+  batch.replication_index = entry.index;
+  if (absl::Status written = store_.Commit(batch, /*sync=*/true);
+      !written.ok()) {
+    return written;
+  }
+  applied_.store(entry.index);
+  if (on_applied_) on_applied_(entry.index);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> LogFollower::CatchUp() {
+  absl::StatusOr<uint64_t> local = store_.ReplicationIndex();
+  if (!local.ok()) return local.status();
+  applied_.store(*local);
+  while (true) {
+    absl::StatusOr<ReplicationLog::Page> page =
+        log_.Read(applied_.load() + 1, 256);
+    if (!page.ok()) return page.status();
+    caught_up_revision_ = page->revision;
+    for (ReplicationLog::Entry& entry : page->entries) {
+      if (absl::Status applied = Apply(std::move(entry)); !applied.ok()) {
+        return applied;
+      }
+    }
+    if (!page->more) return applied_.load();
+  }
+}
+
+absl::Status LogFollower::Follow() {
+  absl::StatusOr<uint64_t> caught_up = CatchUp();
+  if (!caught_up.ok()) return caught_up.status();
+  {
+    std::lock_guard lock(mutex_);
+    last_error_.clear();
+    if (stopping_) return absl::OkStatus();
+    watch_ = etcd_.NewWatch(log_.keys().log_prefix(),
+                            PrefixEnd(log_.keys().log_prefix()),
+                            caught_up_revision_ + 1);
+  }
+  absl::Status failed = absl::OkStatus();
+  absl::Status watched =
+      watch_->Run([&](const etcdserverpb::WatchResponse& response) {
+        if (!failed.ok()) return;
+        for (const mvccpb::Event& event : response.events()) {
+          if (event.type() != mvccpb::Event::PUT) continue;  // truncation
+          absl::StatusOr<ReplicationLog::Entry> entry = log_.Decode(event.kv());
+          if (entry.ok())
+            failed = Apply(std::move(*entry));
+          else
+            failed = entry.status();
+          if (!failed.ok()) {
+            watch_->Cancel();
+            return;
+          }
+        }
+      });
+  {
+    std::lock_guard lock(mutex_);
+    watch_.reset();
+  }
+  if (!failed.ok()) return failed;
+  return watched;
+}
+
+void LogFollower::Run() {
+  while (!stopping_) {
+    absl::Status status = Follow();
+    if (stopping_) break;
+    if (!status.ok()) {
+      log::Warn(
+          "following the log in etcd failed; starting over",
+          {{"error", status.ToString()}, {"applied_index", applied_.load()}});
+      std::lock_guard lock(mutex_);
+      last_error_ = std::string(status.message());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
+void LogFollower::Stop() {
+  stopping_ = true;
+  std::lock_guard lock(mutex_);
+  if (watch_) watch_->Cancel();
+}
+
+}  // namespace gantry::replication

@@ -1,0 +1,63 @@
+// A standby's copy of the state: reads the log in etcd from the entry after
+// the last one its RocksDB holds, applies each batch with its index (one
+// synced write each, so a crash leaves a prefix of the log applied), and
+// then watches the log for new entries. A promoted standby calls CatchUp
+// once more after it has won, so it holds every entry the old leader
+// appended before it takes over.
+//
+// Threading: Run on a thread of its own (Stop from any other), or CatchUp
+// alone; applied_index() from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "daemon/replication/etcd_client.h"
+#include "daemon/replication/replication_log.h"
+#include "daemon/store/rocksdb_store.h"
+
+namespace gantry::replication {
+
+class LogFollower {
+ public:
+  // `on_applied` runs after each applied entry (any thread).
+  LogFollower(EtcdClient& etcd, ReplicationLog& log, RocksDbStore& store,
+              std::function<void(uint64_t index)> on_applied);
+
+  // Applies every entry after the local one up to the end of the log as it
+  // is now. Returns the last index applied (unchanged when none).
+  // Errors: those of ReplicationLog::Read; UNAVAILABLE from RocksDB.
+  absl::StatusOr<uint64_t> CatchUp();
+
+  // CatchUp, then watch and apply, until Stop; errors are logged and the
+  // follower starts over after a pause.
+  void Run();
+  void Stop();
+
+  uint64_t applied_index() const { return applied_.load(); }
+  // The last error, for status (empty while following).
+  std::string last_error() const;
+
+ private:
+  absl::Status Apply(ReplicationLog::Entry entry);
+  absl::Status Follow();
+
+  EtcdClient& etcd_;
+  ReplicationLog& log_;
+  RocksDbStore& store_;
+  const std::function<void(uint64_t)> on_applied_;
+  std::atomic<uint64_t> applied_{0};
+  std::atomic<bool> stopping_{false};
+  int64_t caught_up_revision_ = 0;  // Run's thread only
+
+  mutable std::mutex mutex_;
+  std::unique_ptr<EtcdWatch> watch_;  // guarded by mutex_
+  std::string last_error_;            // guarded by mutex_
+};
+
+}  // namespace gantry::replication

@@ -1,0 +1,86 @@
+// A gantryd that is one of several controllers sharing an etcd cluster
+// (--etcd): the pieces of daemon/replication wired together.
+//
+//   standby: follows the log in etcd into the local RocksDB (LogFollower)
+//            and campaigns for leadership (Leadership), while its ports
+//            answer with where the leader is (StandbyService, set up by
+//            the caller);
+//   leader:  once elected, applies the rest of the log, and then runs the
+//            ordinary controller on a ReplicatedStore, so every group
+//            commit is in etcd before it is acknowledged.
+//
+// A leader never goes back to standby in the same process: when it may
+// have been replaced (its lease lapsed, an append was refused) the caller's
+// `step_down` runs, which re-executes gantryd so that it starts over as a
+// standby from what is durable, with no memory of its time as leader.
+//
+// Threading: WaitUntilLeader and store() on main's thread; the follower
+// and the lease renewal run on threads of their own.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "daemon/replication/etcd_client.h"
+#include "daemon/replication/leadership.h"
+#include "daemon/replication/log_follower.h"
+#include "daemon/replication/replicated_store.h"
+#include "daemon/replication/replication_log.h"
+#include "daemon/replication/standby_service.h"
+
+namespace gantry::replication {
+
+struct ReplicationOptions {
+  std::vector<std::string> etcd_endpoints;
+  std::string prefix = "/gantry/";
+  // This controller's name among its peers (default: the host name).
+  std::string name;
+  // HOST:PORT where clients and agents reach this controller.
+  std::string address;
+  int64_t lease_ttl_seconds = 2;
+  std::chrono::milliseconds etcd_timeout{2000};
+};
+
+class ReplicatedController {
+ public:
+  using StepDown = std::function<void(const std::string& reason)>;
+
+  // Errors: INVALID_ARGUMENT for bad endpoints.
+  static absl::StatusOr<std::unique_ptr<ReplicatedController>> Create(
+      ReplicationOptions options, RocksDbStore& local, StepDown step_down);
+  ~ReplicatedController();
+
+  // Follows the log and campaigns until elected; then applies the rest of
+  // the log. `standby` learns the leader meanwhile. Errors: the log cannot
+  // be followed from the local state (FAILED_PRECONDITION: too far behind),
+  // or the local database fails.
+  absl::Status WaitUntilLeader(StandbyService& standby);
+
+  // The leader's store (valid after WaitUntilLeader returned OK).
+  StateStore& store() { return *store_; }
+  Leadership& leadership() { return *leadership_; }
+  EtcdClient& etcd() { return *etcd_; }
+  const ReplicationOptions& options() const { return options_; }
+  const ReplicationKeys& keys() const { return log_->keys(); }
+  uint64_t last_index() const { return store_ ? store_->last_index() : 0; }
+
+ private:
+  ReplicatedController(ReplicationOptions options, RocksDbStore& local,
+                       StepDown step_down, std::unique_ptr<EtcdClient> etcd);
+
+  const ReplicationOptions options_;
+  RocksDbStore& local_;
+  const StepDown step_down_;
+  std::unique_ptr<EtcdClient> etcd_;
+  std::unique_ptr<ReplicationLog> log_;
+  std::unique_ptr<Leadership> leadership_;
+  std::unique_ptr<LogFollower> follower_;
+  std::unique_ptr<ReplicatedStore> store_;
+};
+
+}  // namespace gantry::replication

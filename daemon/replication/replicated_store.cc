@@ -1,0 +1,63 @@
+#include "daemon/replication/replicated_store.h"
+
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "common/crash_point.h"
+#include "common/log.h"
+#include "daemon/replication/replicated_batch.h"
+
+namespace gantry::replication {
+
+ReplicatedStore::ReplicatedStore(
+    RocksDbStore& local, ReplicationLog& log, Leadership& leadership,
+    uint64_t next_index,
+    std::function<void(const std::string& reason)> on_deposed)
+    : local_(local),
+      log_(log),
+      leadership_(leadership),
+      next_index_(next_index),
+      on_deposed_(std::move(on_deposed)) {}
+
+absl::Status ReplicatedStore::Deposed(const std::string& reason) {
+  on_deposed_(reason);
+  return absl::FailedPreconditionError(absl::StrCat("not committed: ", reason));
+}
+
+absl::Status ReplicatedStore::Commit(const Batch& batch, bool sync) {
+  const uint64_t index = next_index_.load();
+  const std::string bytes = ToReplicated(batch).SerializeAsString();
+  bool told = false;
+  while (true) {
+    if (!leadership_.Valid()) {
+      return Deposed("this controller's etcd lease may have expired");
+    }
+    absl::Status appended =
+        log_.Append(index, bytes, leadership_.leader_revision());
+    if (appended.ok()) break;
+    if (appended.code() != absl::StatusCode::kUnavailable) {
+      return Deposed(std::string(appended.message()));
+    }
+    // No quorum (or no member reachable): nothing may be acknowledged
+    // until etcd holds the batch; the lease check above ends the wait.
+    etcd_answering_.store(false);
+    if (!told) {
+      log::Error("etcd does not answer; acknowledging nothing until it does",
+                 {{"error", appended.ToString()}, {"index", index}});
+      told = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  etcd_answering_.store(true);
+  if (told) log::Info("etcd answers again", {{"index", index}});
+  CrashPoint("gantryd.replicate.after_append_before_apply");
+  Batch local = batch;
+  local.replication_index = index;
+  absl::Status applied = local_.Commit(local, sync);
+  if (!applied.ok()) return applied;
+  next_index_.store(index + 1);
+  leadership_.SetAppliedIndex(index);
+  return absl::OkStatus();
+}
+
+}  // namespace gantry::replication

@@ -1,0 +1,71 @@
+// The leader's StateStore: each committed batch is first appended to the
+// log in etcd (on a majority of its members, by a transaction only the
+// current leader can make), then applied to the local RocksDB with its log
+// index, and only then does the controller acknowledge what it holds. A
+// controller host whose disk dies thus loses nothing a client was told.
+//
+// While etcd does not answer (no quorum) the commit retries, and the
+// controller acknowledges nothing; once the lease can no longer be
+// vouched for (Leadership::Valid) or the transaction says another
+// controller leads, the commit fails and `on_deposed` runs: the controller
+// must not act on its memory any more.
+//
+// Threading: Commit on the StoreWriter's thread, one at a time (as for
+// any StateStore); reads go straight to RocksDB from any thread.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string>
+
+#include "daemon/replication/leadership.h"
+#include "daemon/replication/replication_log.h"
+#include "daemon/store/rocksdb_store.h"
+
+namespace gantry::replication {
+
+class ReplicatedStore final : public StateStore {
+ public:
+  // `next_index`: the log index of the next batch (one past the last entry,
+  // which `local` already holds).
+  ReplicatedStore(RocksDbStore& local, ReplicationLog& log,
+                  Leadership& leadership, uint64_t next_index,
+                  std::function<void(const std::string& reason)> on_deposed);
+
+  absl::StatusOr<Snapshot> Load() override { return local_.Load(); }
+  absl::Status Commit(const Batch& batch, bool sync) override;
+  absl::StatusOr<v1::JobEnvironment> Environment(
+      uint64_t environment_id) override {
+    return local_.Environment(environment_id);
+  }
+  absl::StatusOr<std::vector<v1::EventRecord>> JobEvents(
+      uint64_t job_id) override {
+    return local_.JobEvents(job_id);
+  }
+  absl::StatusOr<std::vector<v1::JobRecord>> HistoryJobs(
+      uint64_t first_id, size_t limit) override {
+    return local_.HistoryJobs(first_id, limit);
+  }
+  absl::StatusOr<HistoryExpiry> ExpiredHistory(uint64_t first_id,
+                                               int64_t ended_before_ms,
+                                               size_t scan_limit) override {
+    return local_.ExpiredHistory(first_id, ended_before_ms, scan_limit);
+  }
+
+  // The last index appended and applied (0: none yet).
+  uint64_t last_index() const { return next_index_.load() - 1; }
+  // Whether etcd answered the last append attempt (false while it retries).
+  bool etcd_answering() const { return etcd_answering_.load(); }
+
+ private:
+  absl::Status Deposed(const std::string& reason);
+
+  RocksDbStore& local_;
+  ReplicationLog& log_;
+  Leadership& leadership_;
+  std::atomic<uint64_t> next_index_;
+  std::atomic<bool> etcd_answering_{true};
+  const std::function<void(const std::string&)> on_deposed_;
+};
+
+}  // namespace gantry::replication

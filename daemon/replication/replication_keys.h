@@ -1,0 +1,39 @@
+// Where a replicated controller keeps things in etcd, under one prefix
+// (--etcd-prefix, so several clusters can share one etcd):
+//
+//   PREFIX leader                  the leader's ControllerMember, on its lease
+//   PREFIX members/NAME            each controller's ControllerMember, on its
+//   lease PREFIX log/INDEX               one LogEntry per group commit, INDEX
+//   zero-padded PREFIX chunk/INDEX/PART        the parts of an entry too large
+//   for one value
+//
+// Zero-padded decimal indexes sort as numbers, so a range read returns the
+// log in order. Thread-safe (immutable).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace gantry::replication {
+
+class ReplicationKeys {
+ public:
+  explicit ReplicationKeys(std::string prefix);
+
+  const std::string& prefix() const { return prefix_; }
+  std::string leader() const { return prefix_ + "leader"; }
+  std::string members() const { return prefix_ + "members/"; }
+  std::string member(const std::string& name) const;
+  std::string log_prefix() const { return prefix_ + "log/"; }
+  std::string log(uint64_t index) const;
+  std::string chunk_prefix(uint64_t index) const;
+  std::string chunk(uint64_t index, uint32_t part) const;
+  // The index of a log key; nullopt for any other key.
+  std::optional<uint64_t> LogIndexOf(const std::string& key) const;
+
+ private:
+  std::string prefix_;
+};
+
+}  // namespace gantry::replication

@@ -1,0 +1,145 @@
+#include "daemon/replication/replication_log.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace gantry::replication {
+namespace {
+
+etcdserverpb::Compare LeaderIs(const std::string& leader_key,
+                               int64_t leader_revision) {
+  etcdserverpb::Compare compare;
+  compare.set_key(leader_key);
+  compare.set_target(etcdserverpb::Compare::CREATE);
+  compare.set_result(etcdserverpb::Compare::EQUAL);
+  compare.set_create_revision(leader_revision);
+  return compare;
+}
+
+}  // namespace
+
+ReplicationLog::ReplicationLog(EtcdClient& etcd, ReplicationKeys keys,
+                               size_t max_value_bytes)
+    : etcd_(etcd), keys_(std::move(keys)), max_value_bytes_(max_value_bytes) {}
+
+absl::Status ReplicationLog::AppendPart(const std::string& key,
+                                        const std::string& value,
+                                        int64_t leader_revision) {
+  etcdserverpb::TxnRequest txn;
+  *txn.add_compare() = LeaderIs(keys_.leader(), leader_revision);
+  etcdserverpb::Compare* absent = txn.add_compare();
+  absent->set_key(key);
+  absent->set_target(etcdserverpb::Compare::CREATE);
+  absent->set_result(etcdserverpb::Compare::EQUAL);
+  absent->set_create_revision(0);
+  etcdserverpb::PutRequest* put = txn.add_success()->mutable_request_put();
+  put->set_key(key);
+  put->set_value(value);
+  // On failure, read both so the reason is known without another trip.
+  txn.add_failure()->mutable_request_range()->set_key(keys_.leader());
+  txn.add_failure()->mutable_request_range()->set_key(key);
+  absl::StatusOr<etcdserverpb::TxnResponse> response = etcd_.Txn(txn);
+  if (!response.ok()) return response.status();
+  if (response->succeeded()) return absl::OkStatus();
+  const etcdserverpb::RangeResponse& leader =
+      response->responses(0).response_range();
+  if (leader.kvs_size() == 0 ||
+      leader.kvs(0).create_revision() != leader_revision) {
+    return absl::FailedPreconditionError(
+        "this controller is no longer the leader (the leader key in etcd "
+        "changed)");
+  }
+  const etcdserverpb::RangeResponse& existing =
+      response->responses(1).response_range();
+  if (existing.kvs_size() == 1 && existing.kvs(0).value() == value) {
+    return absl::OkStatus();  // an earlier try landed
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      "the log key ", key, " in etcd already holds another batch"));
+}
+
+absl::Status ReplicationLog::Append(uint64_t index, const std::string& batch,
+                                    int64_t leader_revision) {
+  v1::LogEntry entry;
+  entry.set_batch_bytes(batch.size());
+  if (batch.size() <= max_value_bytes_) {
+    entry.set_batch(batch);
+  } else {
+    uint32_t parts = 0;
+    for (size_t offset = 0; offset < batch.size();
+         offset += max_value_bytes_, ++parts) {
+      absl::Status written =
+          AppendPart(keys_.chunk(index, parts),
+                     batch.substr(offset, max_value_bytes_), leader_revision);
+      if (!written.ok()) return written;
+    }
+    entry.set_chunks(parts);
+  }
+  return AppendPart(keys_.log(index), entry.SerializeAsString(),
+                    leader_revision);
+}
+
+absl::StatusOr<ReplicationLog::Entry> ReplicationLog::Decode(
+    const mvccpb::KeyValue& kv) {
+  std::optional<uint64_t> index = keys_.LogIndexOf(kv.key());
+  v1::LogEntry entry;
+  if (!index || !entry.ParseFromString(kv.value())) {
+    return absl::DataLossError(
+        absl::StrCat("etcd key ", kv.key(), " is not a log entry"));
+  }
+  std::string batch;
+  if (entry.chunks() == 0) {
+    batch = std::move(*entry.mutable_batch());
+  } else {
+    etcdserverpb::RangeRequest request;
+    request.set_key(keys_.chunk_prefix(*index));
+    request.set_range_end(PrefixEnd(keys_.chunk_prefix(*index)));
+    absl::StatusOr<etcdserverpb::RangeResponse> parts = etcd_.Range(request);
+    if (!parts.ok()) return parts.status();
+    if (parts->kvs_size() != static_cast<int>(entry.chunks())) {
+      return absl::DataLossError(
+          absl::StrCat("log entry ", *index, " has ", parts->kvs_size(),
+                       " of its ", entry.chunks(), " parts in etcd"));
+    }
+    for (const mvccpb::KeyValue& part : parts->kvs()) batch += part.value();
+  }
+  Entry decoded;
+  decoded.index = *index;
+  if (batch.size() != entry.batch_bytes() ||
+      !decoded.batch.ParseFromString(batch)) {
+    return absl::DataLossError(
+        absl::StrCat("log entry ", *index, " in etcd does not parse"));
+  }
+  return decoded;
+}
+
+absl::StatusOr<ReplicationLog::Page> ReplicationLog::Read(uint64_t first,
+                                                          size_t limit) {
+  etcdserverpb::RangeRequest request;
+  request.set_key(keys_.log(first));
+  request.set_range_end(PrefixEnd(keys_.log_prefix()));
+  request.set_limit(static_cast<int64_t>(std::max<size_t>(limit, 1)));
+  absl::StatusOr<etcdserverpb::RangeResponse> response = etcd_.Range(request);
+  if (!response.ok()) return response.status();
+  Page page;
+  page.revision = response->header().revision();
+  page.more = response->more();
+  uint64_t expected = first;
+  for (const mvccpb::KeyValue& kv : response->kvs()) {
+    absl::StatusOr<Entry> entry = Decode(kv);
+    if (!entry.ok()) return entry.status();
+    if (entry->index != expected) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the log in etcd starts at entry ", entry->index,
+          " but this controller needs entry ", expected,
+          " next: it is too far behind and needs a fresh state directory "
+          "copied from the leader"));
+    }
+    ++expected;
+    page.entries.push_back(std::move(*entry));
+  }
+  return page;
+}
+
+}  // namespace gantry::replication

@@ -1,0 +1,108 @@
+#include "daemon/replication/standby_phase.h"
+
+#include <unistd.h>
+
+#include "absl/strings/str_cat.h"
+#include "common/log.h"
+#include "daemon/replication/standby_service.h"
+
+namespace gantry::replication {
+namespace {
+
+std::string HostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "localhost";
+  return name;
+}
+
+}  // namespace
+
+absl::StatusOr<Elected> StandUntilElected(
+    ReplicationOptions options, RocksDbStore& local,
+    ReplicatedController::StepDown step_down, const StandbyPorts& ports) {
+  if (options.name.empty()) options.name = HostName();
+  auto standby = std::make_unique<StandbyService>(options.name);
+  // Two servers: the unix socket must be closed before the controller's
+  // server binds it (closing a unix listener unlinks its path, which by
+  // then would be the controller's), the TCP port only after.
+  std::unique_ptr<grpc::Server> server;
+  int selected_port = 0;
+  if (!ports.listen.empty()) {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort(ports.listen, ports.tcp_credentials,
+                             &selected_port);
+    builder.RegisterCallbackGenericService(standby.get());
+    server = builder.BuildAndStart();
+    if (!server || selected_port == 0) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot listen on ", ports.listen));
+    }
+  }
+  std::unique_ptr<grpc::Server> socket_server;
+  if (!ports.socket.empty()) {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("unix:" + ports.socket,
+                             grpc::InsecureServerCredentials());
+    builder.RegisterCallbackGenericService(standby.get());
+    socket_server = builder.BuildAndStart();
+    if (!socket_server) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot listen on ", ports.socket));
+    }
+  }
+  Elected elected;
+  elected.listen = ports.listen;
+  if (!ports.listen.empty()) {
+    std::string host = ports.listen.substr(0, ports.listen.rfind(':'));
+    elected.listen = absl::StrCat(host, ":", selected_port);
+    if (host.empty() || host == "0.0.0.0" || host == "[::]") host = HostName();
+    if (options.address.empty()) {
+      options.address = absl::StrCat(host, ":", selected_port);
+    }
+  }
+  absl::StatusOr<std::unique_ptr<ReplicatedController>> controller =
+      ReplicatedController::Create(options, local, std::move(step_down));
+  if (!controller.ok()) return controller.status();
+  log::Info("standby serving", {{"name", options.name},
+                                {"address", options.address},
+                                {"socket", ports.socket}});
+  absl::Status leading = (*controller)->WaitUntilLeader(*standby);
+  const auto now = std::chrono::system_clock::now;
+  if (socket_server) {
+    // Local clients find the socket missing for a moment and retry.
+    socket_server->Shutdown(now() + std::chrono::milliseconds(100));
+    socket_server->Wait();
+  }
+  if (!leading.ok()) {
+    if (server) server->Shutdown(now());
+    return leading;
+  }
+  // Callers that reach these ports until the controller's own server
+  // listens beside them (SO_REUSEPORT) are sent to this very address.
+  v1::ControllerMember self;
+  self.set_name(options.name);
+  self.set_address(options.address);
+  standby->SetLeader(self);
+  elected.controller = std::move(*controller);
+  elected.standby_server = std::move(server);
+  elected.standby_service = std::move(standby);
+  return elected;
+}
+
+void Elected::CloseStandbyPorts() {
+  if (!standby_server) {
+    standby_service.reset();
+    return;
+  }
+  // Refusals are answered at once; agents' streams and callers that have
+  // not read theirs yet are cut (they redial, and reach the controller's
+  // server), not waited for.
+  standby_server->Shutdown(std::chrono::system_clock::now() +
+                           std::chrono::milliseconds(100));
+  standby_server->Wait();
+  standby_server.reset();
+  standby_service.reset();
+  log::Info("standby ports closed");
+}
+
+}  // namespace gantry::replication

@@ -1,0 +1,50 @@
+#include "daemon/replication/standby_service.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace gantry::replication {
+namespace {
+
+// Answers at once and deletes itself when gRPC is done with it.
+class Refusal final : public grpc::ServerGenericBidiReactor {
+ public:
+  explicit Refusal(const grpc::Status& status) { Finish(status); }
+  void OnDone() override { delete this; }
+};
+
+}  // namespace
+
+void StandbyService::SetLeader(
+    const std::optional<v1::ControllerMember>& leader) {
+  std::lock_guard lock(mutex_);
+  leader_ = leader;
+  if (leader) trouble_.clear();
+}
+
+void StandbyService::SetTrouble(std::string trouble) {
+  std::lock_guard lock(mutex_);
+  trouble_ = std::move(trouble);
+}
+
+grpc::ServerGenericBidiReactor* StandbyService::CreateReactor(
+    grpc::GenericCallbackServerContext* context) {
+  std::string message;
+  {
+    std::lock_guard lock(mutex_);
+    if (leader_ && !leader_->address().empty()) {
+      context->AddTrailingMetadata(kLeaderMetadataKey, leader_->address());
+      message =
+          absl::StrCat("gantryd ", self_name_, " is a standby; the leader is ",
+                       leader_->name(), " at ", leader_->address());
+    } else {
+      message =
+          absl::StrCat("gantryd ", self_name_,
+                       " is a standby and no controller leads at the moment",
+                       trouble_.empty() ? " (an election is under way)"
+                                        : absl::StrCat(" (", trouble_, ")"));
+    }
+  }
+  return new Refusal(grpc::Status(grpc::StatusCode::UNAVAILABLE, message));
+}
+
+}  // namespace gantry::replication

@@ -1,0 +1,104 @@
+"""A Gantry cluster with several controllers on one etcd cluster
+(gantryd --etcd): the controllers, each with its own state dir and port,
+the etcd members, the agents and the CLI all told every controller's
+address, as an admin's configuration would."""
+
+import os
+import re
+import shutil
+import signal
+import time
+
+import gantry_cluster
+from etcd_cluster import EtcdCluster, free_port
+from gantry_cluster import GantryCluster, _Daemon, wait_for
+
+
+class HaCluster(GantryCluster):
+    def __init__(self, controllers=2, etcd_members=1, lease_ttl=2, **options):
+        super().__init__(**options)
+        self.etcd = EtcdCluster(os.path.join(self.dir, "etcd"), etcd_members)
+        self.lease_ttl = lease_ttl
+        self.names = [f"ctl{i + 1}" for i in range(controllers)]
+        self.ports = {name: free_port() for name in self.names}
+        self.controllers = {}  # name -> _Daemon (the live process)
+        self._starts = {name: 0 for name in self.names}
+        targets = ",".join(f"127.0.0.1:{self.ports[n]}" for n in self.names)
+        self.env["GANTRY_CONTROLLER"] = targets
+        self.agent_controller = targets
+
+    def state_dir_of(self, name):
+        return os.path.join(self.dir, f"state-{name}")
+
+    def start(self):
+        self.etcd.start()
+        for name in self.names:
+            self.start_named_controller(name)
+        leader = self.wait_leader()
+        self.port = self.ports[leader]
+        for i in range(1, self.agent_count + 1):
+            self.start_agent(self.node_name(i))
+        self.wait_nodes_up(list(self.agents))
+        return self
+
+    def start_named_controller(self, name, wipe=False, env=None):
+        old = self.controllers.get(name)
+        if old is not None:
+            if old.running():
+                raise RuntimeError(f"{name} is already running")
+            self._retired.append(old)
+        if wipe:
+            shutil.rmtree(self.state_dir_of(name), ignore_errors=True)
+        self._starts[name] += 1
+        log_path = os.path.join(self.dir, f"gantryd-{name}.{self._starts[name]}.log")
+        argv = [self.gantryd_bin,
+                "--state-dir", self.state_dir_of(name),
+                "--listen", f"127.0.0.1:{self.ports[name]}",
+                "--socket", "",
+                "--etcd", self.etcd.endpoints,
+                "--etcd-prefix", f"/gantry-test/{os.path.basename(self.dir)}/",
+                "--name", name,
+                "--lease-ttl", str(self.lease_ttl),
+                "--heartbeat-interval", str(self.heartbeat_interval),
+                "--node-timeout", str(self.node_timeout),
+                "--reconnect-grace", str(self.reconnect_grace),
+                "--kill-grace", str(self.kill_grace),
+                "--restart-backoff", str(self.restart_backoff),
+                "--metrics-listen", "",
+                *self.gantryd_args]
+        self.controllers[name] = _Daemon(name, argv, log_path,
+                                         {**self.env, **(env or {})})
+        return self.controllers[name]
+
+    def leader_name(self):
+        """The controller that logged "gantryd ready" last in its current
+        process life and is running, per `gantry status`; None if none
+        answers."""
+        result = self.cli("status", "--json", check=False, timeout=30)
+        if result.returncode != 0:
+            return None
+        import json
+        status = json.loads(result.stdout)
+        return status.get("replication", {}).get("leader") or None
+
+    def wait_leader(self, timeout=30, other_than=None):
+        def elected():
+            name = self.leader_name()
+            if name and name != other_than and self.controllers[name].running():
+                return name
+            return None
+        return wait_for(elected, timeout, "a controller to lead", 0.1)
+
+    def kill_named(self, name, sig=signal.SIGKILL):
+        daemon = self.controllers[name]
+        daemon.send(sig)
+        if sig == signal.SIGKILL:
+            daemon.process.wait(timeout=10)
+
+    def stop_processes(self):
+        self._retired.extend(self.controllers.values())
+        self.controllers = {}
+        try:
+            super().stop_processes()
+        finally:
+            self.etcd.stop()

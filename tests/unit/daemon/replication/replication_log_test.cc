@@ -1,0 +1,191 @@
+// The log and the election against a real etcd (Debian's etcd-server),
+// started by the test on free ports in a temp dir; skipped where etcd is
+// not installed.
+#include "daemon/replication/replication_log.h"
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include "daemon/replication/leadership.h"
+#include "tests/unit/support/skip.h"
+
+namespace gantry::replication {
+namespace {
+
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+  socklen_t length = sizeof(address);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  close(fd);
+  return ntohs(address.sin_port);
+}
+
+// One etcd member in a temp dir; stopped (by pid) and removed at the end.
+class EtcdProcess {
+ public:
+  EtcdProcess() {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("gantry-etcd-test-" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+    const std::string client =
+        "http://127.0.0.1:" + std::to_string(client_port_ = FreePort());
+    const std::string peer = "http://127.0.0.1:" + std::to_string(FreePort());
+    const std::string data = (dir_ / "data").string();
+    const std::string log = (dir_ / "etcd.log").string();
+    pid_ = fork();
+    if (pid_ == 0) {
+      FILE* out = freopen(log.c_str(), "w", stdout);
+      (void)out;
+      dup2(fileno(stdout), STDERR_FILENO);
+      execlp("etcd", "etcd", "--name", "t1", "--data-dir", data.c_str(),
+             "--listen-client-urls", client.c_str(), "--advertise-client-urls",
+             client.c_str(), "--listen-peer-urls", peer.c_str(),
+             "--initial-advertise-peer-urls", peer.c_str(), "--initial-cluster",
+             ("t1=" + peer).c_str(), nullptr);
+      _exit(127);
+    }
+  }
+  ~EtcdProcess() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+  std::string endpoint() const {
+    return "127.0.0.1:" + std::to_string(client_port_);
+  }
+
+ private:
+  std::filesystem::path dir_;
+  int client_port_ = 0;
+  pid_t pid_ = -1;
+};
+
+bool EtcdInstalled() { return std::system("command -v etcd >/dev/null") == 0; }
+
+// A client whose first calls wait for etcd to come up.
+std::unique_ptr<EtcdClient> Connect(const EtcdProcess& etcd) {
+  auto client =
+      *EtcdClient::Create({etcd.endpoint()}, std::chrono::milliseconds(2000));
+  for (int i = 0; i < 100; ++i) {
+    etcdserverpb::RangeRequest probe;
+    probe.set_key("probe");
+    if (client->Range(probe).ok()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return client;
+}
+
+v1::ControllerMember Member(const std::string& name) {
+  v1::ControllerMember member;
+  member.set_name(name);
+  member.set_address(name + ":6817");
+  return member;
+}
+
+std::string BatchBytes(uint64_t job_id, size_t padding = 0) {
+  v1::ReplicatedBatch batch;
+  v1::JobRecord* job = batch.add_jobs();
+  job->set_id(job_id);
+  job->mutable_spec()->set_script(std::string(padding, 'x'));
+  return batch.SerializeAsString();
+}
+
+TEST_CASE(
+    "Only the leader appends; retries are idempotent; big batches go in "
+    "parts") {
+  if (!EtcdInstalled()) GANTRY_SKIP("etcd is not installed (etcd-server)");
+  EtcdProcess etcd;
+  std::unique_ptr<EtcdClient> client = Connect(etcd);
+  const ReplicationKeys keys("/test/");
+  ReplicationLog log(*client, keys, /*max_value_bytes=*/1000);
+  Leadership first(*client, keys, Member("a"), 2, [](const std::string&) {});
+  REQUIRE(first.Campaign([](const auto&) {}, [](const std::string&) {}).ok());
+  REQUIRE(first.Valid());
+  const int64_t revision = first.leader_revision();
+
+  REQUIRE(log.Append(1, BatchBytes(1), revision).ok());
+  // The same entry again (a retry after a lost answer) is accepted...
+  REQUIRE(log.Append(1, BatchBytes(1), revision).ok());
+  // ...another batch under the same index is not.
+  CHECK(log.Append(1, BatchBytes(2), revision).code() ==
+        absl::StatusCode::kFailedPrecondition);
+  // A batch of 2.5 KB in parts of 1,000 bytes reads back whole.
+  REQUIRE(log.Append(2, BatchBytes(2, 2500), revision).ok());
+
+  absl::StatusOr<ReplicationLog::Page> page = log.Read(1, 10);
+  REQUIRE(page.ok());
+  REQUIRE(page->entries.size() == 2);
+  CHECK(page->entries[0].batch.jobs(0).id() == 1);
+  CHECK(page->entries[1].batch.jobs(0).spec().script().size() == 2500);
+  CHECK_FALSE(page->more);
+
+  // A deposed leader (its lease ended) cannot append, whatever it thinks.
+  first.Resign();
+  CHECK(log.Append(3, BatchBytes(3), revision).code() ==
+        absl::StatusCode::kFailedPrecondition);
+  Leadership second(*client, keys, Member("b"), 2, [](const std::string&) {});
+  REQUIRE(second.Campaign([](const auto&) {}, [](const std::string&) {}).ok());
+  CHECK(log.Append(3, BatchBytes(3), revision).code() ==
+        absl::StatusCode::kFailedPrecondition);
+  REQUIRE(log.Append(3, BatchBytes(3), second.leader_revision()).ok());
+  page = log.Read(3, 10);
+  REQUIRE(page.ok());
+  REQUIRE(page->entries.size() == 1);
+  CHECK(page->entries[0].batch.jobs(0).id() == 3);
+}
+
+TEST_CASE(
+    "A standby wins once the leader's lease expires, and reports the leader "
+    "meanwhile") {
+  if (!EtcdInstalled()) GANTRY_SKIP("etcd is not installed (etcd-server)");
+  EtcdProcess etcd;
+  std::unique_ptr<EtcdClient> client = Connect(etcd);
+  const ReplicationKeys keys("/test/");
+  auto leader = std::make_unique<Leadership>(*client, keys, Member("a"), 2,
+                                             [](const std::string&) {});
+  REQUIRE(leader->Campaign([](const auto&) {}, [](const std::string&) {}).ok());
+  Leadership standby(*client, keys, Member("b"), 2, [](const std::string&) {});
+  std::string seen;
+  std::thread campaign([&] {
+    CHECK(standby
+              .Campaign(
+                  [&](const std::optional<v1::ControllerMember>& member) {
+                    if (member && seen.empty()) seen = member->address();
+                  },
+                  [](const std::string&) {})
+              .ok());
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  CHECK_FALSE(standby.is_leader());
+  // The leader dies without resigning: its renewals stop.
+  const auto died = std::chrono::steady_clock::now();
+  leader->Stop();
+  leader.reset();
+  campaign.join();
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - died)
+          .count();
+  CHECK(seen == "a:6817");
+  CHECK(standby.is_leader());
+  CHECK(took < 6.0);
+}
+
+}  // namespace
+}  // namespace gantry::replication
