@@ -23,7 +23,7 @@ namespace gantry {
 
 // Every crash point, by process. Names say where the process dies; the
 // comment beside each says which invariant the window tests.
-inline constexpr std::array<std::string_view, 9> kControllerCrashPoints = {
+inline constexpr std::array<std::string_view, 10> kControllerCrashPoints = {
     // A submission is durable, its reply not yet sent: the client sees an
     // error, and the job exists once (never twice).
     "gantryd.submit.after_commit_before_reply",
