@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "cli/controller_client.h"
 #include "common/config_file.h"
 #include "common/tls_credentials.h"
@@ -51,8 +52,9 @@ absl::Status ApplyClientConfig() {
   absl::StatusOr<ClientConfig> config = LoadClientConfig(ClientConfigPath());
   if (!config.ok()) return config.status();
   const std::pair<const char*, std::string> settings[] = {
-      {kControllerVariable,
-       config->controllers.empty() ? "" : config->controllers.front()},
+      // Several: the controllers of a replicated cluster; the CLI follows
+      // the leader among them (cli/controller_client.h).
+      {kControllerVariable, absl::StrJoin(config->controllers, ",")},
       {kTlsCaVariable, config->tls_ca},
       {kTlsServerNameVariable, config->tls_server_name},
   };

@@ -4,7 +4,7 @@
 //
 //   [client]
 //   controller = "gantry-ctl:6817"        # or "unix:/run/gantry/gantryd.sock"
-//   # controller = ["ctl-a:6817", "ctl-b:6817"]  (the first is used)
+//   # controller = ["ctl-a:6817", "ctl-b:6817"]  (replicated: the leader)
 //   tls-ca = "/etc/gantry/ca.pem"
 //   tls-server-name = "gantry-ctl"
 //

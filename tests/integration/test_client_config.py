@@ -5,7 +5,7 @@ GANTRY_CONFIG names another), so users need no GANTRY_CONTROLLER, as
 Slurm's clients read slurm.conf.
 
 - With only the file, gantry and the Slurm names (squeue, sbatch) reach
-  the controller; a list of addresses uses the first.
+  the controller; a list of addresses is a replicated cluster's.
 - Precedence: --controller, then GANTRY_CONTROLLER, then the file, then the
   built-in socket.
 - A bad file: a one-line error naming the file and line, exit 1.
@@ -65,10 +65,12 @@ class ClientConfigTest(ClusterTestCase):
         job_id = result.stdout.split()[-1]
         self.cluster.wait_job(job_id, "COMPLETED")
 
-    def test_a_list_uses_its_first_address(self):
+    def test_a_list_reaches_the_controller_that_answers(self):
+        # The controllers of a replicated cluster: one that is down does
+        # not stop the CLI.
         config = self.write_config(
-            f'[client]\ncontroller = ["{self.controller_address()}", '
-            f'"{UNREACHABLE}"]\n')
+            f'[client]\ncontroller = ["{UNREACHABLE}", '
+            f'"{self.controller_address()}"]\n')
         result = self.run_cli(config, "queue")
         self.assertEqual(result.returncode, 0, result.stderr)
 

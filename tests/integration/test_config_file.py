@@ -26,7 +26,7 @@ DAEMONS = {"controller": "daemon/gantryd", "agent": "agent/gantry-agent"}
 NOT_KEYS = {"help", "version", "config", "check-config"}
 # Defaults computed on the machine (--help shows this host's name); the
 # file shows an example.
-COMPUTED = {"node-name"}
+COMPUTED = {"node-name", "name", "advertise"}
 
 
 def binary(table):
