@@ -37,7 +37,7 @@ FAILED otherwise; the exit status is the command's. Ctrl-C while waiting
 for resources cancels the request. While it waits and while the command
 runs, gantry alloc tells the controller it is still there; if it is killed
 (kill -9, a lost login node), the controller ends the allocation after its
-inactive limit (gantryd --inactive-limit, Slurm's InactiveLimit).
+inactive limit (gantryd's inactive-limit setting, Slurm's InactiveLimit).
 
 Options are sbatch's (gantry batch --help): -N/--nodes, -n/--ntasks,
 --ntasks-per-node, -c/--cpus-per-task, -G/--gpus, --gpus-per-node,

@@ -114,9 +114,10 @@ class ControllerClient {
   // Calls `method` on the leading controller (see the .cc); `raw`, when
   // given, gets gRPC's own status of the last attempt.
   template <class Request, class Response>
-  absl::Status Invoke(Method<Request, Response> method, const Request& request,
-                      Response& response, grpc::Status* raw = nullptr,
-                      std::chrono::milliseconds timeout = std::chrono::seconds(30));
+  absl::Status Invoke(
+      Method<Request, Response> method, const Request& request,
+      Response& response, grpc::Status* raw = nullptr,
+      std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
   std::string target_;  // as given: one address, or a list
   std::vector<Target> targets_;

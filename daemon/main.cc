@@ -78,7 +78,7 @@ struct Flags {
   std::string tls_cert;
   std::string tls_key;
   std::vector<std::string> etcd;
-  std::string etcd_prefix = "/gantry/";
+  std::string etcd_prefix = "/gantry";
   std::string name;
   std::string advertise;
   int64_t lease_ttl = 2;

@@ -37,7 +37,7 @@ namespace gantry::replication {
 
 struct ReplicationOptions {
   std::vector<std::string> etcd_endpoints;
-  std::string prefix = "/gantry/";
+  std::string prefix = "/gantry";
   // This controller's name among its peers (default: the host name).
   std::string name;
   // HOST:PORT where clients and agents reach this controller.

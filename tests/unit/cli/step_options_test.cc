@@ -130,7 +130,7 @@ TEST_CASE("unknown and container options are refused as Slurm users expect",
   CHECK(status({"-p"}).message().find("needs a value") != std::string::npos);
 }
 
-TEST_CASE("--help needs no command", "[step_options]") {
+TEST_CASE("srun --help needs no command", "[step_options]") {
   absl::StatusOr<StepOptions> options = ParseStepOptions({"--help"});
   REQUIRE(options.ok());
   CHECK(options->help);

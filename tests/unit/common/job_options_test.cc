@@ -811,7 +811,7 @@ TEST_CASE("GPUs and memory per task, per CPU, per GPU become per node",
   CHECK_FALSE(ResolveDerivedResources(no_gpus).ok());
 }
 
-TEST_CASE("--deadline and --export-file are kept for submission",
+TEST_CASE("sbatch --deadline and --export-file are kept for submission",
           "[job_options]") {
   JobRequest request;
   REQUIRE(ApplyJobOptions({"--deadline=now+1hour", "--export-file=env.txt"},
@@ -826,7 +826,8 @@ TEST_CASE("--deadline and --export-file are kept for submission",
              Catch::StartsWith("L: invalid value \"soon\" for --deadline"));
 }
 
-TEST_CASE("--gpus without -N goes to gantryd as a total", "[job_options]") {
+TEST_CASE("sbatch --gpus without -N goes to gantryd as a total",
+          "[job_options]") {
   JobRequest total;
   REQUIRE(ApplyJobOptions({"-G", "8", "--mem-per-gpu=2G"}, "x", total).ok());
   REQUIRE(ResolveDerivedResources(total).ok());

@@ -166,7 +166,7 @@ TEST_CASE("Every sbatch option is known: ignored with a reason or refused",
   CHECK(quiet.quiet);
 }
 
-TEST_CASE("-n with --ntasks-per-node and no -N spreads over nodes",
+TEST_CASE("sbatch -n with --ntasks-per-node and no -N spreads over nodes",
           "[sbatch_environment]") {
   struct Case {
     Words words;

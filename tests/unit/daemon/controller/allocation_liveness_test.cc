@@ -54,7 +54,7 @@ TEST_CASE("a late keepalive never pulls a deadline back",
   CHECK(liveness.TakeExpired(50'001) == std::vector<uint64_t>{1});
 }
 
-TEST_CASE("forgotten allocations never expire; a stall postpones all",
+TEST_CASE("forgotten allocations never expire, and a stall postpones all",
           "[allocation_liveness]") {
   AllocationLiveness liveness(1000);
   liveness.Heard(1, 0);
@@ -167,7 +167,7 @@ class Harness : public ControllerHarness {
 
 TEST_CASE(
     "a running allocation whose client goes silent ends TIMEOUT "
-    "(InactiveLimit), durably; one kept alive runs on",
+    "(InactiveLimit), durably, one kept alive runs on",
     "[controller][allocation_liveness]") {
   Harness h;
   h.RegisterNode();

@@ -220,7 +220,10 @@ TEST_CASE("jobs are counted in every state, zeros included", "[status]") {
   input.now_ms = kNow;
   input.jobs = Pointers(jobs);
   const v1::ClusterStatusResponse status = BuildClusterStatus(input);
-  REQUIRE(status.jobs_by_state_size() == 8);
+  // Every state of the enum: PENDING ... OUT_OF_MEMORY, then DEADLINE.
+  REQUIRE(status.jobs_by_state_size() == 9);
+  CHECK(status.jobs_by_state(8).state() == v1::DEADLINE);
+  CHECK(status.jobs_by_state(8).count() == 0);
   CHECK(status.jobs_by_state(0).state() == v1::PENDING);
   CHECK(status.jobs_by_state(0).count() == 1);
   CHECK(status.jobs_by_state(2).state() == v1::COMPLETED);

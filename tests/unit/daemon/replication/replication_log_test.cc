@@ -108,7 +108,7 @@ std::string BatchBytes(uint64_t job_id, size_t padding = 0) {
 }
 
 TEST_CASE(
-    "Only the leader appends; retries are idempotent; big batches go in "
+    "Only the leader appends, retries are idempotent, big batches go in "
     "parts") {
   if (!EtcdInstalled()) GANTRY_SKIP("etcd is not installed (etcd-server)");
   EtcdProcess etcd;

@@ -34,7 +34,8 @@ LargestNodes Of(const std::vector<NodeSnapshot>& nodes, const PendingJob& job) {
 
 }  // namespace
 
-TEST_CASE("-G 8 on 4-GPU nodes is 2 nodes with 4 GPUs each", "[job_spread]") {
+TEST_CASE("sbatch -G 8 on 4-GPU nodes is 2 nodes with 4 GPUs each",
+          "[job_spread]") {
   const LargestNodes largest = Of({Node(64, 4), Node(64, 4)}, Job());
   SpreadRequest request;
   request.gpus = 8;
@@ -45,7 +46,8 @@ TEST_CASE("-G 8 on 4-GPU nodes is 2 nodes with 4 GPUs each", "[job_spread]") {
   CHECK_FALSE(spread.gpus_rounded_up);
 }
 
-TEST_CASE("--gpus fits on one node when a node has enough", "[job_spread]") {
+TEST_CASE("sbatch --gpus fits on one node when a node has enough",
+          "[job_spread]") {
   const LargestNodes largest = Of({Node(64, 4), Node(64, 8)}, Job());
   SpreadRequest request;
   request.gpus = 8;
@@ -54,7 +56,7 @@ TEST_CASE("--gpus fits on one node when a node has enough", "[job_spread]") {
   CHECK(spread.gpus_per_node == 8u);
 }
 
-TEST_CASE("--gpus that does not divide evenly rounds up per node",
+TEST_CASE("sbatch --gpus that does not divide evenly rounds up per node",
           "[job_spread]") {
   const LargestNodes largest = Of({Node(64, 4)}, Job());
   SpreadRequest six;
@@ -71,7 +73,8 @@ TEST_CASE("--gpus that does not divide evenly rounds up per node",
   CHECK(spread.gpus_rounded_up);
 }
 
-TEST_CASE("--gpus with -N spreads over the given nodes", "[job_spread]") {
+TEST_CASE("sbatch --gpus with -N spreads over the given nodes",
+          "[job_spread]") {
   const LargestNodes largest = Of({Node(64, 8)}, Job());
   SpreadRequest request;
   request.nodes = 4;
@@ -82,7 +85,7 @@ TEST_CASE("--gpus with -N spreads over the given nodes", "[job_spread]") {
 }
 
 TEST_CASE(
-    "-n spreads by the largest node's CPUs, --gpus by its GPUs, the "
+    "option -n spreads by the largest node's CPUs, --gpus by its GPUs, the "
     "larger count wins",
     "[job_spread]") {
   const LargestNodes largest = Of({Node(8, 4)}, Job());
@@ -103,7 +106,7 @@ TEST_CASE(
   CHECK(spread.gpus_per_node == 4u);
 }
 
-TEST_CASE("-n 8 --ntasks-per-node=4 is 2 nodes", "[job_spread]") {
+TEST_CASE("sbatch -n 8 --ntasks-per-node=4 is 2 nodes", "[job_spread]") {
   SpreadRequest request;
   request.ntasks = 8;
   request.ntasks_per_node = 4;
@@ -125,7 +128,8 @@ TEST_CASE("only nodes of the job's partition and GPU type count",
   CHECK(SpreadJob(request, Of(nodes, Job()), 1000).nodes == 2u);
 }
 
-TEST_CASE("no node known: one node; the node count is capped", "[job_spread]") {
+TEST_CASE("no node known: one node, and the node count is capped",
+          "[job_spread]") {
   SpreadRequest request;
   request.gpus = 8;
   JobSpread spread = SpreadJob(request, LargestNodes(), 1000);
