@@ -6,8 +6,8 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_split.h"
+#include "common/controller_targets.h"
 #include "common/crash_point.h"
-#include "common/leader_metadata.h"
 #include "common/log.h"
 #include "common/munge_credential.h"
 #include "common/rpc_methods.h"
@@ -45,12 +45,7 @@ ControllerLink::ControllerLink(std::string target,
       on_connected_(std::move(on_connected)),
       munge_socket_(std::move(munge_socket)),
       tls_(std::move(tls)) {
-  std::vector<std::string> targets;
-  for (absl::string_view one :
-       absl::StrSplit(target_, ',', absl::SkipEmpty())) {
-    targets.emplace_back(absl::StripAsciiWhitespace(one));
-  }
-  if (targets.empty()) targets.push_back(target_);
+  const std::vector<std::string> targets = SplitControllerTargets(target_);
   several_ = targets.size() > 1;
   for (const std::string& one : targets) AddEndpoint(one);
 }

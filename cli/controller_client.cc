@@ -101,12 +101,7 @@ ControllerClient::ControllerClient(std::string target)
   if (const char* socket = std::getenv(kMungeSocketVariable)) {
     munge_socket_ = socket;
   }
-  std::vector<std::string> targets;
-  for (absl::string_view one :
-       absl::StrSplit(target_, ',', absl::SkipEmpty())) {
-    targets.emplace_back(absl::StripAsciiWhitespace(one));
-  }
-  if (targets.empty()) targets.push_back(target_);
+  const std::vector<std::string> targets = SplitControllerTargets(target_);
   several_ = targets.size() > 1;
   for (const std::string& one : targets) AddTarget(one);
 }

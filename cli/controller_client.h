@@ -16,7 +16,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "absl/status/status.h"
-#include "common/leader_metadata.h"
+#include "common/controller_targets.h"
 #include "common/tls_credentials.h"
 #include "gantry/v1/client.grpc.pb.h"
 

@@ -15,7 +15,7 @@
 #include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/grpcpp.h>
 
-#include "common/leader_metadata.h"
+#include "common/controller_targets.h"
 #include "gantry/v1/replication.pb.h"
 
 namespace gantry::replication {
