@@ -51,9 +51,7 @@ absl::Status ReplicatedStore::Commit(const Batch& batch, bool sync) {
   etcd_answering_.store(true);
   if (told) log::Info("etcd answers again", {{"index", index}});
   CrashPoint("gantryd.replicate.after_append_before_apply");
-  Batch local = batch;
-  local.replication_index = index;
-  absl::Status applied = local_.Commit(local, sync);
+  absl::Status applied = local_.Commit(batch, sync, index);
   if (!applied.ok()) return applied;
   next_index_.store(index + 1);
   leadership_.SetAppliedIndex(index);

@@ -208,6 +208,11 @@ absl::StatusOr<StateStore::Snapshot> RocksDbStore::Load() {
 }
 
 absl::Status RocksDbStore::Commit(const Batch& batch, bool sync) {
+  return Commit(batch, sync, batch.replication_index);
+}
+
+absl::Status RocksDbStore::Commit(const Batch& batch, bool sync,
+                                  std::optional<uint64_t> replication_index) {
   if (write_batch_.GetDataSize() > kKeptBatchBytes) {
     write_batch_ = rocksdb::WriteBatch();  // an outsized one: give it back
   }
@@ -261,9 +266,8 @@ absl::Status RocksDbStore::Commit(const Batch& batch, bool sync) {
     batch.retired_usage->SerializeToString(&value);
     write_batch.Put(meta_, kRetiredUsageKey, value);
   }
-  if (batch.replication_index) {
-    write_batch.Put(meta_, kReplicationIndexKey,
-                    EncodeU64(*batch.replication_index));
+  if (replication_index) {
+    write_batch.Put(meta_, kReplicationIndexKey, EncodeU64(*replication_index));
   }
   rocksdb::WriteOptions options;
   options.sync = sync;

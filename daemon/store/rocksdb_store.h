@@ -14,6 +14,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,10 @@ class RocksDbStore final : public StateStore {
 
   absl::StatusOr<Snapshot> Load() override;
   absl::Status Commit(const Batch& batch, bool sync) override;
+  // The same, stored as replicated log entry `replication_index` (instead
+  // of batch.replication_index): the leader's batch is not copied to set it.
+  absl::Status Commit(const Batch& batch, bool sync,
+                      std::optional<uint64_t> replication_index);
   absl::StatusOr<v1::JobEnvironment> Environment(
       uint64_t environment_id) override;
   absl::StatusOr<std::vector<v1::EventRecord>> JobEvents(
