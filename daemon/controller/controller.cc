@@ -207,6 +207,10 @@ absl::Status Controller::Start() {
     topology_record_ = snapshot->topology;
     RefreshTopology();
   }
+  // A stall before the first tick (gantryd stopped within 250 ms of
+  // starting) must be noticed like any other, so the first tick measures
+  // its gap from now.
+  last_check_ms_ = clock_.NowMs();
   ArmTimer();
   ArmStatusTimer();
   RequestSchedule();

@@ -616,7 +616,7 @@ void Controller::CheckDeadlines() {
   const int64_t expected_gap =
       std::chrono::duration_cast<std::chrono::milliseconds>(kTickInterval)
           .count();
-  if (last_check_ms_ != 0 && now - last_check_ms_ > 2 * expected_gap) {
+  if (now - last_check_ms_ > 2 * expected_gap) {
     const int64_t stalled = now - last_check_ms_ - expected_gap;
     log::Warn("controller loop was stalled; extending node deadlines",
               {{"stalled_ms", stalled}});

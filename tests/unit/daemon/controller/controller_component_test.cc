@@ -257,6 +257,31 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "a controller stalled before its first tick gives nodes their timeout "
+    "back",
+    "[controller][component]") {
+  Harness h;
+  FakeAgent n1("n1"), n2("n2");
+  h.Register(n1);
+  h.Register(n2);
+  // gantryd is stopped (SIGSTOP, a slow disk) within its first 250 ms, for
+  // three node timeouts. The agents were not heard because nobody listened.
+  h.clock_.AdvanceMs(3000);
+  // Its first tick comes before any heartbeat (the agents were stopped too).
+  h.Tick(
+      1, [] { return false; }, [] {});
+  REQUIRE_FALSE(h.Tick(
+      5, [] { return false; },
+      [&] {
+        h.Heartbeat(n1);
+        h.Heartbeat(n2);
+      }));
+  CHECK(h.Node("n1").state() == v1::NODE_UP);
+  CHECK(h.Node("n2").state() == v1::NODE_UP);
+  CHECK_FALSE(n1.link->closed());
+}
+
+TEST_CASE(
     "after a controller restart, an agent that still runs the rank keeps "
     "it",
     "[controller][component]") {
