@@ -29,8 +29,13 @@ std::vector<std::pair<std::string, std::string>> ReplicationLines(
     const v1::ReplicationStatus& replication) {
   std::vector<std::pair<std::string, std::string>> lines;
   if (!replication.enabled()) return lines;
-  lines.emplace_back("Leader", absl::StrCat(replication.leader(), ", log at ",
-                                            replication.last_index()));
+  lines.emplace_back(
+      "Leader",
+      absl::StrCat(replication.leader(), ", log at ", replication.last_index(),
+                   replication.truncated_through() == 0
+                       ? ""
+                       : absl::StrCat(", in etcd from ",
+                                      replication.truncated_through() + 1)));
   for (const v1::ControllerMember& member : SortedControllers(replication)) {
     const bool leads = member.name() == replication.leader();
     lines.emplace_back(
@@ -83,6 +88,7 @@ nlohmann::json ReplicationToJson(const v1::ReplicationStatus& replication) {
   }
   return {{"leader", replication.leader()},
           {"last_index", replication.last_index()},
+          {"truncated_through", replication.truncated_through()},
           {"prefix", replication.prefix()},
           {"controllers", controllers},
           {"etcd", etcd}};

@@ -23,7 +23,7 @@ namespace gantry {
 
 // Every crash point, by process. Names say where the process dies; the
 // comment beside each says which invariant the window tests.
-inline constexpr std::array<std::string_view, 10> kControllerCrashPoints = {
+inline constexpr std::array<std::string_view, 12> kControllerCrashPoints = {
     // A submission is durable, its reply not yet sent: the client sees an
     // error, and the job exists once (never twice).
     "gantryd.submit.after_commit_before_reply",
@@ -51,6 +51,13 @@ inline constexpr std::array<std::string_view, 10> kControllerCrashPoints = {
     // yet in the leader's RocksDB nor acknowledged. The next leader (or
     // this one, restarted) applies it from the log.
     "gantryd.replicate.after_append_before_apply",
+    // A standby has a complete, checked copy of the leader's state beside
+    // its own database, not yet put in its place: the next start installs
+    // it.
+    "gantryd.snapshot.after_ready_before_install",
+    // Installing that copy: the old database is moved aside, the copy not
+    // yet in its place. The next start finishes the installation.
+    "gantryd.snapshot.between_renames",
 };
 
 inline constexpr std::array<std::string_view, 5> kAgentCrashPoints = {

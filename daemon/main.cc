@@ -33,6 +33,8 @@
 #include "daemon/controller/loop_watchdog.h"
 #include "daemon/controller/submission_size.h"
 #include "daemon/replication/replication_status.h"
+#include "daemon/replication/snapshot_install.h"
+#include "daemon/replication/snapshot_service.h"
 #include "daemon/replication/standby_phase.h"
 #include "daemon/replication/step_down.h"
 #include "daemon/rpc/grpc_services.h"
@@ -82,6 +84,9 @@ struct Flags {
   std::string name;
   std::string advertise;
   int64_t lease_ttl = 2;
+  uint64_t log_retain = 10'000;
+  double log_truncate_interval = 5.0;
+  std::string tls_ca;
 };
 
 void AddFlags(CLI::App& app, Flags& flags) {
@@ -254,6 +259,19 @@ void AddFlags(CLI::App& app, Flags& flags) {
                  "leader is replaced about this long after it stops")
       ->capture_default_str()
       ->check(CLI::Range(2, 60));
+  app.add_option("--log-retain", flags.log_retain,
+                 "Log entries the leader keeps in etcd behind what every "
+                 "standby has applied; older ones are truncated (a standby "
+                 "that falls further behind copies the leader's state)")
+      ->capture_default_str();
+  app.add_option("--log-truncate-interval", flags.log_truncate_interval,
+                 "Seconds between the leader's truncations of the log in etcd")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 3600.0));
+  app.add_option("--tls-ca", flags.tls_ca,
+                 "PEM CA that signed the other controllers' --tls-cert: a "
+                 "standby dials the leader with TLS to copy its state "
+                 "(empty: plain TCP)");
   app.add_option("--log-level", flags.log_level, "debug, info, warn or error")
       ->capture_default_str()
       ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
@@ -361,6 +379,17 @@ int main(int argc, char** argv) {
     std::cerr << "gantryd: " << state_dir.message() << "\n";
     return 1;
   }
+  if (!flags.etcd.empty()) {
+    // A standby that fetched a copy of the leader's state restarted to put
+    // it in place of its database (daemon/replication/snapshot_install.h).
+    absl::StatusOr<bool> installed = gantry::replication::FinishSnapshotInstall(
+        gantry::replication::SnapshotPaths(flags.state_dir));
+    if (!installed.ok()) {
+      gantry::log::Error("cannot install the copy of the leader's state",
+                         {{"error", installed.status().ToString()}});
+      return 1;
+    }
+  }
   absl::StatusOr<std::unique_ptr<gantry::RocksDbStore>> store =
       gantry::RocksDbStore::Open(flags.state_dir + "/db");
   if (!store.ok()) {
@@ -388,7 +417,12 @@ int main(int argc, char** argv) {
              .prefix = flags.etcd_prefix,
              .name = flags.name,
              .address = flags.advertise,
-             .lease_ttl_seconds = flags.lease_ttl},
+             .lease_ttl_seconds = flags.lease_ttl,
+             .state_dir = flags.state_dir,
+             .peer_tls = {.ca_path = flags.tls_ca, .server_name = ""},
+             .log_retain = flags.log_retain,
+             .truncate_interval = std::chrono::milliseconds(
+                 static_cast<int64_t>(flags.log_truncate_interval * 1000))},
             **store,
             [argv](const std::string& reason) {
               gantry::replication::StepDown(argv, reason);
@@ -485,6 +519,14 @@ int main(int argc, char** argv) {
   }
   builder.RegisterService(&client_service);
   builder.RegisterService(&agent_service);
+  // A standby too far behind the log copies this leader's state.
+  std::unique_ptr<gantry::replication::SnapshotService> snapshot_service;
+  if (replicated) {
+    snapshot_service = std::make_unique<gantry::replication::SnapshotService>(
+        **store, flags.state_dir);
+    snapshot_service->SetToken(replicated->snapshot_token());
+    builder.RegisterService(snapshot_service.get());
+  }
   // Clients' requests (a job script, a fabric dump): any acceptable
   // submission fits, and gRPC refuses a larger request before allocating
   // it (daemon/controller/submission_size.h). Agent streams have their own,

@@ -20,8 +20,13 @@ absl::Status FromGrpc(const grpc::Status& status) {
 // Worth asking another member: this one is down, cut off, or without a
 // raft leader (what a minority member answers).
 bool TryAnotherMember(const grpc::Status& status) {
+  // A member without a quorum may also give up on the request itself and
+  // answer with its own context's error, as UNKNOWN: that is no answer
+  // either, and must read as one ("no quorum"), not as an etcd failure.
   return status.error_code() == grpc::StatusCode::UNAVAILABLE ||
-         status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
+         status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ||
+         (status.error_code() == grpc::StatusCode::UNKNOWN &&
+          absl::StrContains(status.error_message(), "deadline exceeded"));
 }
 
 absl::StatusOr<std::string> Endpoint(std::string endpoint) {

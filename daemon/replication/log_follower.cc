@@ -93,10 +93,18 @@ absl::Status LogFollower::Follow() {
   return watched;
 }
 
-void LogFollower::Run() {
+void LogFollower::Run(const std::function<void()>& on_behind) {
   while (!stopping_) {
     absl::Status status = Follow();
     if (stopping_) break;
+    if (IsBehindTruncation(status)) {
+      log::Warn(
+          "the log in etcd was truncated past this controller",
+          {{"error", status.ToString()}, {"applied_index", applied_.load()}});
+      behind_truncation_ = true;
+      if (on_behind) on_behind();
+      return;
+    }
     if (!status.ok()) {
       log::Warn(
           "following the log in etcd failed; starting over",

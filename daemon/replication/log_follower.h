@@ -35,9 +35,12 @@ class LogFollower {
   absl::StatusOr<uint64_t> CatchUp();
 
   // CatchUp, then watch and apply, until Stop; errors are logged and the
-  // follower starts over after a pause.
-  void Run();
+  // follower starts over after a pause. Ends by itself when the entries it
+  // needs were truncated: it cannot go on without a copy of the leader's
+  // state (behind_truncation() is then true, and `on_behind` has run).
+  void Run(const std::function<void()>& on_behind = {});
   void Stop();
+  bool behind_truncation() const { return behind_truncation_.load(); }
 
   uint64_t applied_index() const { return applied_.load(); }
   // The last error, for status (empty while following).
@@ -53,6 +56,7 @@ class LogFollower {
   const std::function<void(uint64_t)> on_applied_;
   std::atomic<uint64_t> applied_{0};
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> behind_truncation_{false};
   int64_t caught_up_revision_ = 0;  // Run's thread only
 
   mutable std::mutex mutex_;

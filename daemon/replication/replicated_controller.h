@@ -26,11 +26,14 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/tls_credentials.h"
 #include "daemon/replication/etcd_client.h"
 #include "daemon/replication/leadership.h"
 #include "daemon/replication/log_follower.h"
+#include "daemon/replication/log_truncator.h"
 #include "daemon/replication/replicated_store.h"
 #include "daemon/replication/replication_log.h"
+#include "daemon/replication/snapshot_install.h"
 #include "daemon/replication/standby_service.h"
 
 namespace gantry::replication {
@@ -44,6 +47,13 @@ struct ReplicationOptions {
   std::string address;
   int64_t lease_ttl_seconds = 2;
   std::chrono::milliseconds etcd_timeout{2000};
+  // gantryd's --state-dir: where a copy of the leader's state is put.
+  std::string state_dir;
+  // How a standby dials the leader for that copy (TLS when --tls-ca).
+  ClientTls peer_tls;
+  // Log entries the leader keeps in etcd behind the slowest standby.
+  uint64_t log_retain = 10'000;
+  std::chrono::milliseconds truncate_interval{5000};
 };
 
 class ReplicatedController {
@@ -68,10 +78,24 @@ class ReplicatedController {
   const ReplicationOptions& options() const { return options_; }
   const ReplicationKeys& keys() const { return log_->keys(); }
   uint64_t last_index() const { return store_ ? store_->last_index() : 0; }
+  uint64_t truncated_through() const {
+    return truncator_ ? truncator_->truncated_through() : 0;
+  }
+  // The secret standbys show to get a copy of this leader's state
+  // (published in etcd at election; empty before).
+  const std::string& snapshot_token() const { return snapshot_token_; }
 
  private:
   ReplicatedController(ReplicationOptions options, RocksDbStore& local,
                        StepDown step_down, std::unique_ptr<EtcdClient> etcd);
+
+  // For a standby behind the log's truncation: copies the leader's state
+  // beside the local database (retrying until it has it) and restarts
+  // gantryd to install it. Returns only an error to give up on.
+  absl::Status CopyLeaderStateAndRestart(StandbyService& standby);
+  absl::StatusOr<uint64_t> FetchFromLeader(const SnapshotPaths& paths,
+                                           StandbyService& standby);
+  absl::Status PublishSnapshotToken();
 
   const ReplicationOptions options_;
   RocksDbStore& local_;
@@ -81,6 +105,8 @@ class ReplicatedController {
   std::unique_ptr<Leadership> leadership_;
   std::unique_ptr<LogFollower> follower_;
   std::unique_ptr<ReplicatedStore> store_;
+  std::unique_ptr<LogTruncator> truncator_;
+  std::string snapshot_token_;
 };
 
 }  // namespace gantry::replication

@@ -1,11 +1,17 @@
 // Where a replicated controller keeps things in etcd, under one prefix
 // (--etcd-prefix, so several clusters can share one etcd):
 //
-//   PREFIX leader                  the leader's ControllerMember, on its lease
-//   PREFIX members/NAME            each controller's ControllerMember, on its
-//   lease PREFIX log/INDEX               one LogEntry per group commit, INDEX
-//   zero-padded PREFIX chunk/INDEX/PART        the parts of an entry too large
-//   for one value
+//   PREFIX leader              the leader's ControllerMember, on its lease
+//   PREFIX members/NAME        each controller's ControllerMember, on its
+//                              lease
+//   PREFIX log/INDEX           one LogEntry per group commit, INDEX
+//                              zero-padded
+//   PREFIX chunk/INDEX/PART    the parts of an entry too large for one value
+//   PREFIX log-truncated       INDEX: entries up to it were deleted (every
+//                              controller that follows holds them)
+//   PREFIX snapshot-token      the secret a standby shows the leader to get
+//                              a copy of its state (readable by whoever can
+//                              read the log, which holds the same data)
 //
 // Zero-padded decimal indexes sort as numbers, so a range read returns the
 // log in order. Thread-safe (immutable).
@@ -29,6 +35,11 @@ class ReplicationKeys {
   std::string log(uint64_t index) const;
   std::string chunk_prefix(uint64_t index) const;
   std::string chunk(uint64_t index, uint32_t part) const;
+  // Every chunk key of every entry before `index` sorts in
+  // [chunks_begin(), chunk_prefix(index)).
+  std::string chunks_begin() const { return prefix_ + "chunk/"; }
+  std::string truncated() const { return prefix_ + "log-truncated"; }
+  std::string snapshot_token() const { return prefix_ + "snapshot-token"; }
   // The index of a log key; nullopt for any other key.
   std::optional<uint64_t> LogIndexOf(const std::string& key) const;
 

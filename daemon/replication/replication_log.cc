@@ -2,10 +2,15 @@
 
 #include <algorithm>
 
+#include "absl/strings/cord.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace gantry::replication {
 namespace {
+
+constexpr char kBehindTruncationPayload[] =
+    "type.gantry/replication.BehindTruncation";
 
 etcdserverpb::Compare LeaderIs(const std::string& leader_key,
                                int64_t leader_revision) {
@@ -80,8 +85,28 @@ absl::Status ReplicationLog::Append(uint64_t index, const std::string& batch,
                     leader_revision);
 }
 
+absl::Status BehindTruncation(uint64_t wanted, uint64_t truncated_through) {
+  absl::Status status = absl::OutOfRangeError(absl::StrCat(
+      "log entry ", wanted,
+      " was truncated from the log in etcd (entries up "
+      "to ",
+      truncated_through,
+      " are gone): this controller needs a copy of the leader's state"));
+  status.SetPayload(kBehindTruncationPayload, absl::Cord("1"));
+  return status;
+}
+
+bool IsBehindTruncation(const absl::Status& status) {
+  return status.GetPayload(kBehindTruncationPayload).has_value();
+}
+
 absl::StatusOr<ReplicationLog::Entry> ReplicationLog::Decode(
     const mvccpb::KeyValue& kv) {
+  return DecodeAt(kv, kv.mod_revision());
+}
+
+absl::StatusOr<ReplicationLog::Entry> ReplicationLog::DecodeAt(
+    const mvccpb::KeyValue& kv, int64_t revision) {
   std::optional<uint64_t> index = keys_.LogIndexOf(kv.key());
   v1::LogEntry entry;
   if (!index || !entry.ParseFromString(kv.value())) {
@@ -95,7 +120,15 @@ absl::StatusOr<ReplicationLog::Entry> ReplicationLog::Decode(
     etcdserverpb::RangeRequest request;
     request.set_key(keys_.chunk_prefix(*index));
     request.set_range_end(PrefixEnd(keys_.chunk_prefix(*index)));
+    // As of the entry's own revision: its parts may be truncated since.
+    request.set_revision(revision);
     absl::StatusOr<etcdserverpb::RangeResponse> parts = etcd_.Range(request);
+    if (parts.status().code() == absl::StatusCode::kOutOfRange) {
+      // That revision was compacted meanwhile: read the log again.
+      return absl::UnavailableError(absl::StrCat(
+          "the parts of log entry ", *index,
+          " were compacted while being read: ", parts.status().message()));
+    }
     if (!parts.ok()) return parts.status();
     if (parts->kvs_size() != static_cast<int>(entry.chunks())) {
       return absl::DataLossError(
@@ -116,30 +149,86 @@ absl::StatusOr<ReplicationLog::Entry> ReplicationLog::Decode(
 
 absl::StatusOr<ReplicationLog::Page> ReplicationLog::Read(uint64_t first,
                                                           size_t limit) {
-  etcdserverpb::RangeRequest request;
-  request.set_key(keys_.log(first));
-  request.set_range_end(PrefixEnd(keys_.log_prefix()));
-  request.set_limit(static_cast<int64_t>(std::max<size_t>(limit, 1)));
-  absl::StatusOr<etcdserverpb::RangeResponse> response = etcd_.Range(request);
+  // The entries and the truncation mark in one transaction, so they are
+  // seen at one revision.
+  etcdserverpb::TxnRequest txn;
+  etcdserverpb::RangeRequest& entries =
+      *txn.add_success()->mutable_request_range();
+  entries.set_key(keys_.log(first));
+  entries.set_range_end(PrefixEnd(keys_.log_prefix()));
+  entries.set_limit(static_cast<int64_t>(std::max<size_t>(limit, 1)));
+  txn.add_success()->mutable_request_range()->set_key(keys_.truncated());
+  absl::StatusOr<etcdserverpb::TxnResponse> response = etcd_.Txn(txn);
   if (!response.ok()) return response.status();
+  if (response->responses_size() != 2) {
+    return absl::UnavailableError("etcd answered a log read incompletely");
+  }
+  const etcdserverpb::RangeResponse& found =
+      response->responses(0).response_range();
+  absl::StatusOr<uint64_t> truncated =
+      ParseTruncated(response->responses(1).response_range());
+  if (!truncated.ok()) return truncated.status();
+  if (first <= *truncated) return BehindTruncation(first, *truncated);
   Page page;
   page.revision = response->header().revision();
-  page.more = response->more();
+  page.more = found.more();
   uint64_t expected = first;
-  for (const mvccpb::KeyValue& kv : response->kvs()) {
-    absl::StatusOr<Entry> entry = Decode(kv);
+  for (const mvccpb::KeyValue& kv : found.kvs()) {
+    absl::StatusOr<Entry> entry = DecodeAt(kv, page.revision);
     if (!entry.ok()) return entry.status();
     if (entry->index != expected) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "the log in etcd starts at entry ", entry->index,
-          " but this controller needs entry ", expected,
-          " next: it is too far behind and needs a fresh state directory "
-          "copied from the leader"));
+          "the log in etcd has entry ", entry->index, " but not entry ",
+          expected, " before it, nor a record of its truncation"));
     }
     ++expected;
     page.entries.push_back(std::move(*entry));
   }
   return page;
+}
+
+absl::StatusOr<uint64_t> ReplicationLog::ParseTruncated(
+    const etcdserverpb::RangeResponse& range) const {
+  if (range.kvs_size() == 0) return 0;
+  uint64_t through = 0;
+  if (!absl::SimpleAtoi(range.kvs(0).value(), &through)) {
+    return absl::DataLossError(
+        absl::StrCat("etcd key ", keys_.truncated(), " holds no log index"));
+  }
+  return through;
+}
+
+absl::StatusOr<uint64_t> ReplicationLog::TruncatedThrough() {
+  etcdserverpb::RangeRequest request;
+  request.set_key(keys_.truncated());
+  absl::StatusOr<etcdserverpb::RangeResponse> response = etcd_.Range(request);
+  if (!response.ok()) return response.status();
+  return ParseTruncated(*response);
+}
+
+absl::StatusOr<int64_t> ReplicationLog::Truncate(uint64_t through,
+                                                 int64_t leader_revision) {
+  etcdserverpb::TxnRequest txn;
+  *txn.add_compare() = LeaderIs(keys_.leader(), leader_revision);
+  etcdserverpb::DeleteRangeRequest& entries =
+      *txn.add_success()->mutable_request_delete_range();
+  entries.set_key(keys_.log_prefix());
+  entries.set_range_end(keys_.log(through + 1));
+  etcdserverpb::DeleteRangeRequest& parts =
+      *txn.add_success()->mutable_request_delete_range();
+  parts.set_key(keys_.chunks_begin());
+  parts.set_range_end(keys_.chunk_prefix(through + 1));
+  etcdserverpb::PutRequest& mark = *txn.add_success()->mutable_request_put();
+  mark.set_key(keys_.truncated());
+  mark.set_value(absl::StrCat(through));
+  absl::StatusOr<etcdserverpb::TxnResponse> response = etcd_.Txn(txn);
+  if (!response.ok()) return response.status();
+  if (!response->succeeded()) {
+    return absl::FailedPreconditionError(
+        "this controller is no longer the leader (the leader key in etcd "
+        "changed); the log was not truncated");
+  }
+  return response->header().revision();
 }
 
 }  // namespace gantry::replication

@@ -26,6 +26,10 @@ namespace gantry::replication {
 // batches larger than this go in parts.
 inline constexpr size_t kMaxLogValueBytes = 1 << 20;
 
+// The error of a read that starts at an entry already truncated.
+absl::Status BehindTruncation(uint64_t wanted, uint64_t truncated_through);
+bool IsBehindTruncation(const absl::Status& status);
+
 class ReplicationLog {
  public:
   ReplicationLog(EtcdClient& etcd, ReplicationKeys keys,
@@ -49,20 +53,34 @@ class ReplicationLog {
     int64_t revision = 0;        // etcd's revision the page was read at
     bool more = false;           // entries past the last one exist
   };
-  // Up to `limit` entries from index `first` on. FAILED_PRECONDITION when
-  // entry `first` is gone but later ones exist (truncated behind a
-  // snapshot this reader lacks), DATA_LOSS for an entry that does not
-  // parse or misses a part, UNAVAILABLE when etcd does not answer.
+  // Up to `limit` entries from index `first` on. Errors: one that
+  // IsBehindTruncation when entry `first` was truncated (the reader needs
+  // a copy of the leader's state); FAILED_PRECONDITION when it is missing
+  // otherwise; DATA_LOSS for an entry that does not parse or misses a
+  // part; UNAVAILABLE when etcd does not answer.
   absl::StatusOr<Page> Read(uint64_t first, size_t limit);
 
-  // The entry a watch reported (key and value of a log key).
+  // The entry a watch reported (key and value of a log key), its parts
+  // read as of the revision it was written at.
   absl::StatusOr<Entry> Decode(const mvccpb::KeyValue& kv);
+
+  // Deletes every entry up to and including `through` (and their parts)
+  // and records that it did, if the leader key still has creation revision
+  // `leader_revision`. Returns etcd's revision after the deletion (older
+  // revisions may then be compacted). Errors: FAILED_PRECONDITION when
+  // this controller no longer leads; UNAVAILABLE.
+  absl::StatusOr<int64_t> Truncate(uint64_t through, int64_t leader_revision);
+  // The last entry truncated (0: none).
+  absl::StatusOr<uint64_t> TruncatedThrough();
 
   const ReplicationKeys& keys() const { return keys_; }
 
  private:
   absl::Status AppendPart(const std::string& key, const std::string& value,
                           int64_t leader_revision);
+  absl::StatusOr<Entry> DecodeAt(const mvccpb::KeyValue& kv, int64_t revision);
+  absl::StatusOr<uint64_t> ParseTruncated(
+      const etcdserverpb::RangeResponse& range) const;
 
   EtcdClient& etcd_;
   const ReplicationKeys keys_;

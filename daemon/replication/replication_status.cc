@@ -1,5 +1,7 @@
 #include "daemon/replication/replication_status.h"
 
+#include "daemon/replication/controller_members.h"
+
 namespace gantry::replication {
 
 v1::ReplicationStatus ReplicationStatusSource::Get() {
@@ -19,19 +21,14 @@ v1::ReplicationStatus ReplicationStatusSource::Read() {
   status.set_leader(controller_.options().name);
   status.set_last_index(controller_.last_index());
   status.set_prefix(controller_.keys().prefix());
-  etcdserverpb::RangeRequest request;
-  request.set_key(controller_.keys().members());
-  request.set_range_end(PrefixEnd(controller_.keys().members()));
-  absl::StatusOr<etcdserverpb::RangeResponse> members =
-      controller_.etcd().Range(request);
+  absl::StatusOr<std::vector<v1::ControllerMember>> members =
+      ReadControllerMembers(controller_.etcd(), controller_.keys());
   if (members.ok()) {
-    for (const mvccpb::KeyValue& kv : members->kvs()) {
-      v1::ControllerMember member;
-      if (member.ParseFromString(kv.value())) {
-        *status.add_controllers() = std::move(member);
-      }
+    for (v1::ControllerMember& member : *members) {
+      *status.add_controllers() = std::move(member);
     }
   }
+  status.set_truncated_through(controller_.truncated_through());
   for (const EtcdMemberHealth& health : controller_.etcd().Health()) {
     v1::EtcdMemberStatus* member = status.add_etcd();
     member->set_endpoint(health.endpoint);

@@ -57,6 +57,16 @@ class RocksDbStore final : public StateStore {
   // replication_index; 0: none), read without loading the state.
   absl::StatusOr<uint64_t> ReplicationIndex();
 
+  // A consistent copy of the database in `directory` (which must not
+  // exist; on the same file system the table files are hard links), for a
+  // standby that is too far behind the log in etcd. Safe while commits
+  // go on. Errors: UNAVAILABLE, with RocksDB's reason.
+  absl::Status CreateCheckpoint(const std::string& directory);
+  // Reads every table file and checks its block checksums (a copy that
+  // arrived over the network is checked before it is installed).
+  // Errors: DATA_LOSS naming what is corrupt.
+  absl::Status VerifyChecksums();
+
   // Writes every memtable out to table files, so the next open has no log
   // to replay (tests/tools/history_fill.cc, after writing a big history
   // behind gantryd's back).

@@ -55,9 +55,11 @@ CONTROLLER_POINTS = {
     "gantryd.inactive.after_commit_before_kill",
 }
 # Points of a replicated controller (gantryd --etcd), walked by
-# test_high_availability.py, which runs etcd.
+# test_high_availability.py and test_log_truncation.py, which run etcd.
 REPLICATED_CONTROLLER_POINTS = {
     "gantryd.replicate.after_append_before_apply",
+    "gantryd.snapshot.after_ready_before_install",
+    "gantryd.snapshot.between_renames",
 }
 AGENT_POINTS = {
     "agent.launch.after_receive_before_start",

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "daemon/replication/leadership.h"
+#include "daemon/replication/log_truncator.h"
 #include "tests/unit/support/skip.h"
 
 namespace gantry::replication {
@@ -185,6 +186,83 @@ TEST_CASE(
   CHECK(seen == "a:6817");
   CHECK(standby.is_leader());
   CHECK(took < 6.0);
+}
+
+TEST_CASE(
+    "Truncation deletes entries and their parts, a reader behind it is told, "
+    "and only the leader truncates") {
+  if (!EtcdInstalled()) GANTRY_SKIP("etcd is not installed (etcd-server)");
+  EtcdProcess etcd;
+  std::unique_ptr<EtcdClient> client = Connect(etcd);
+  const ReplicationKeys keys("/test/");
+  ReplicationLog log(*client, keys, /*max_value_bytes=*/1000);
+  Leadership leader(*client, keys, Member("a"), 2, [](const std::string&) {});
+  REQUIRE(leader.Campaign([](const auto&) {}, [](const std::string&) {}).ok());
+  const int64_t revision = leader.leader_revision();
+  for (uint64_t i = 1; i <= 5; ++i) {
+    REQUIRE(log.Append(i, BatchBytes(i, i == 3 ? 2500 : 0), revision).ok());
+  }
+  absl::StatusOr<int64_t> truncated = log.Truncate(3, revision);
+  REQUIRE(truncated.ok());
+  CHECK(*log.TruncatedThrough() == 3);
+  for (uint64_t first : {1, 3}) {
+    absl::StatusOr<ReplicationLog::Page> behind = log.Read(first, 10);
+    CHECK(IsBehindTruncation(behind.status()));
+  }
+  absl::StatusOr<ReplicationLog::Page> page = log.Read(4, 10);
+  REQUIRE(page.ok());
+  REQUIRE(page->entries.size() == 2);
+  CHECK(page->entries[0].index == 4);
+  // Entry 3's parts went with it.
+  etcdserverpb::RangeRequest parts;
+  parts.set_key(keys.chunks_begin());
+  parts.set_range_end(PrefixEnd(keys.chunks_begin()));
+  CHECK(client->Range(parts)->kvs_size() == 0);
+  // etcd can forget the deleted entries' history.
+  CHECK(client->Compact(*truncated).ok());
+  REQUIRE(log.Read(4, 10).ok());
+
+  leader.Resign();
+  CHECK(log.Truncate(4, revision).status().code() ==
+        absl::StatusCode::kFailedPrecondition);
+  CHECK(*log.TruncatedThrough() == 3);
+}
+
+TEST_CASE(
+    "The leader's truncator keeps the log until a standby holds it, then "
+    "truncates behind it") {
+  if (!EtcdInstalled()) GANTRY_SKIP("etcd is not installed (etcd-server)");
+  EtcdProcess etcd;
+  std::unique_ptr<EtcdClient> client = Connect(etcd);
+  const ReplicationKeys keys("/test/");
+  ReplicationLog log(*client, keys);
+  Leadership leader(*client, keys, Member("a"), 2, [](const std::string&) {});
+  REQUIRE(leader.Campaign([](const auto&) {}, [](const std::string&) {}).ok());
+  for (uint64_t i = 1; i <= 10; ++i) {
+    REQUIRE(log.Append(i, BatchBytes(i), leader.leader_revision()).ok());
+  }
+  LogTruncator truncator(
+      *client, log, {.self_name = "a", .retain = 2, .interval = {}},
+      [] { return uint64_t{10}; }, leader.leader_revision());
+  // Alone: the log is the only copy outside the leader.
+  REQUIRE(truncator.Pass().ok());
+  CHECK(truncator.truncated_through() == 0);
+  // A standby that applied up to entry 7.
+  v1::ControllerMember standby = Member("b");
+  standby.set_applied_index(7);
+  etcdserverpb::PutRequest put;
+  put.set_key(keys.member("b"));
+  put.set_value(standby.SerializeAsString());
+  etcdserverpb::TxnRequest txn;
+  *txn.add_success()->mutable_request_put() = put;
+  REQUIRE(client->Txn(txn).ok());
+  REQUIRE(truncator.Pass().ok());
+  CHECK(truncator.truncated_through() == 5);
+  CHECK(IsBehindTruncation(log.Read(5, 10).status()));
+  REQUIRE(log.Read(6, 10).ok());
+  // The next pass compacts etcd's history of what this one deleted.
+  REQUIRE(truncator.Pass().ok());
+  CHECK(truncator.truncated_through() == 5);
 }
 
 }  // namespace

@@ -1,0 +1,50 @@
+// The leader's side of a standby's catching up from scratch: a consistent
+// copy of its RocksDB (a checkpoint, hard links taken while commits go on)
+// streamed file by file to a standby that is behind the log's truncation.
+//
+// Only a controller of the same cluster may have it: the request carries
+// the token the leader published in etcd (replication_keys.h), and whoever
+// can read that can read the whole log, which holds the same data. One
+// copy at a time; the checkpoint is removed when the stream ends.
+//
+// Threading: gRPC's sync server threads; SetToken from any thread.
+#pragma once
+
+#include <mutex>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+
+#include "daemon/store/rocksdb_store.h"
+#include "gantry/v1/replication.grpc.pb.h"
+
+namespace gantry::replication {
+
+// Files are sent in pieces of this size.
+inline constexpr size_t kSnapshotChunkBytes = 1 << 20;
+
+class SnapshotService final : public v1::ControllerPeerService::Service {
+ public:
+  // Checkpoints go to `scratch_dir` (on the database's file system).
+  SnapshotService(RocksDbStore& store, std::string scratch_dir);
+
+  // The token requests must carry (empty: every request is refused).
+  void SetToken(std::string token);
+
+  grpc::Status FetchSnapshot(
+      grpc::ServerContext* context, const v1::FetchSnapshotRequest* request,
+      grpc::ServerWriter<v1::SnapshotChunk>* writer) override;
+
+ private:
+  grpc::Status StreamCheckpoint(grpc::ServerContext* context,
+                                const std::string& directory,
+                                grpc::ServerWriter<v1::SnapshotChunk>* writer);
+
+  RocksDbStore& store_;
+  const std::string scratch_dir_;
+  std::mutex token_mutex_;
+  std::string token_;    // guarded by token_mutex_
+  std::mutex one_copy_;  // held while a checkpoint exists
+};
+
+}  // namespace gantry::replication
