@@ -1,6 +1,6 @@
 // A standby's copy of the state: reads the log in etcd from the entry after
-// the last one its RocksDB holds, applies each batch with its index (one
-// synced write each, so a crash leaves a prefix of the log applied), and
+// the last one its RocksDB holds, applies each batch with its index (synced
+// once per page read, so a crash leaves a prefix of the log applied), and
 // then watches the log for new entries. A promoted standby calls CatchUp
 // once more after it has won, so it holds every entry the old leader
 // appended before it takes over.
@@ -47,7 +47,11 @@ class LogFollower {
   std::string last_error() const;
 
  private:
-  absl::Status Apply(ReplicationLog::Entry entry);
+  // Writes the entry; `sync` (the last of a page or a watch answer) makes
+  // it and every entry before it durable, and only then are they counted
+  // as applied.
+  absl::Status Apply(ReplicationLog::Entry entry, bool sync);
+  void MarkDurable();
   absl::Status Follow();
 
   EtcdClient& etcd_;
@@ -58,6 +62,7 @@ class LogFollower {
   std::atomic<bool> stopping_{false};
   std::atomic<bool> behind_truncation_{false};
   int64_t caught_up_revision_ = 0;  // Run's thread only
+  uint64_t written_ = 0;            // Run's thread only: maybe not synced
 
   mutable std::mutex mutex_;
   std::unique_ptr<EtcdWatch> watch_;  // guarded by mutex_
