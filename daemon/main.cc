@@ -64,6 +64,7 @@ struct Flags {
   uint32_t agent_max_message_bytes = 1 << 20;
   uint32_t max_restarts = 3;
   double restart_backoff = 1.0;
+  double node_fault_settle = 1.0;
   double min_job_age = 300;
   double history_retention_days = 30;
   std::string hot_spares;
@@ -174,6 +175,13 @@ void AddFlags(CLI::App& app, Flags& flags) {
                  "failure; doubles with each restart")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 3600.0));
+  app.add_option("--node-fault-settle", flags.node_fault_settle,
+                 "Seconds a job hit by a node fault waits before it is "
+                 "restarted, so that nodes failing together (a switch, a "
+                 "rack) are all known and avoided by one restart instead of "
+                 "a cascade of them")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 60.0));
   app.add_option("--min-job-age", flags.min_job_age,
                  "Seconds a finished job stays in the live state (gantry "
                  "queue --all, dependencies) before it moves to the history, "
@@ -475,6 +483,8 @@ int main(int argc, char** argv) {
   options.default_max_restarts = flags.max_restarts;
   options.restart_backoff_ms =
       static_cast<int64_t>(flags.restart_backoff * 1000);
+  options.node_fault_settle_ms =
+      static_cast<int64_t>(flags.node_fault_settle * 1000);
   options.min_job_age_ms = static_cast<int64_t>(flags.min_job_age * 1000);
   options.history_retention_ms =
       static_cast<int64_t>(flags.history_retention_days * 24 * 3600 * 1000);

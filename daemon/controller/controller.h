@@ -96,6 +96,10 @@ struct ControllerOptions {
   // First backoff before restarting after an application failure; doubles
   // with each restart (see restart_policy.h).
   int64_t restart_backoff_ms = 1000;
+  // The least wait before restarting a job after a node fault, so that
+  // nodes failing together are all known before the restart is placed
+  // (see restart_policy.h).
+  int64_t node_fault_settle_ms = 0;
   // Nodes kept free for the restarts of failed jobs (--hot-spares and the
   // partitions' HotSpares together).
   std::set<std::string> hot_spares;

@@ -193,6 +193,7 @@ void Controller::FailJob(JobRuntime& job, FailureKind kind, int exit_code,
   input.previous_exit_code = record.exit_code();
   input.previous_signal = record.exit_signal();
   input.backoff_base_ms = options_.restart_backoff_ms;
+  input.node_fault_settle_ms = options_.node_fault_settle_ms;
   RestartDecision decision = DecideRestart(input);
   if (kind == FailureKind::kOwnCrash) {
     // Neither the job's nor a node's doing: no charge, and the count of
