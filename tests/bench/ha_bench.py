@@ -116,22 +116,28 @@ def restart_standby(cluster, name):
 
 
 def pause_round(cluster, load, client, round_number):
-    """SIGSTOP of the leader; returns (seconds to a standby's answer,
-    seconds from SIGCONT to its stepping down, acks the paused leader gave
-    after it was paused, the refusals its clients got by gRPC code)."""
+    """SIGSTOP of the leader while API clients submit to it (and only to
+    it), SIGCONT once a standby answered. Returns (seconds to a standby's
+    answer, seconds from SIGCONT to the old leader stepping down, the acks
+    its clients got after SIGCONT (none may come: its lease lapsed while
+    it was paused), the acks file, the refusals they got by gRPC code)."""
     leader = cluster.wait_leader()
     daemon = cluster.controllers[leader]
     log_mark = len(daemon.log_text())
-    stopped_at = time.monotonic()
-    daemon.send(signal.SIGSTOP)
-    # Requests sent to the paused leader wait in its sockets; it reads
-    # them when it runs again, and must store none.
     client.port = cluster.ports[leader]
     acks_path = cluster.path(f"acks.paused.{round_number}")
-    probe = client.start("submit", "--clients", "4", "--seconds", "8",
+    # Submitting before the pause, so that requests are in flight in the
+    # leader (read, waiting for their commit, or in its sockets) when it
+    # stops; they go on (retrying a standby's refusals) until 4 s after
+    # the SIGCONT at the latest.
+    probe = client.start("submit", "--clients", "4", "--seconds", "10",
                          "--acks", acks_path, "--tag", f"paused{round_number}")
+    time.sleep(1.0)  # connected and submitting
+    stopped_at = time.monotonic()
+    daemon.send(signal.SIGSTOP)
     gap = wait_for(lambda: load.answered_after(stopped_at), 60,
                    "a standby to answer submissions")
+    continued_wall = time.time()
     continued_at = time.monotonic()
     daemon.send(signal.SIGCONT)
     wait_for(lambda: "stepping down" in daemon.log_text()[log_mark:], 30,
@@ -139,9 +145,11 @@ def pause_round(cluster, load, client, round_number):
     stepped = time.monotonic() - continued_at
     _, summary = client.finish(probe, timeout=60, check=False)
     acks = bench_support.read_acks(acks_path)
+    after = [job_id for job_id, _, when in acks if when > continued_wall]
     wait_for(lambda: "standby serving" in daemon.log_text()[log_mark:], 60,
              f"{leader} to serve as a standby again")
-    return gap, stepped, acks, (summary or {}).get("errors", {})
+    return (gap, stepped, after, acks_path,
+            (summary or {}).get("errors", {}), len(acks))
 
 
 def takeover(args, figures):
@@ -151,6 +159,7 @@ def takeover(args, figures):
         client = bench_support.SubmitClient(cluster, args.auth,
                                             bare_environment=True)
         kill_gaps, stop_gaps, step_downs, paused_acks = [], [], [], []
+        acks_paths, probe_acks = [], 0
         with SubmissionLoad(cluster) as load:
             for round_number in range(args.rounds):
                 wait_more_acks([load])
@@ -166,21 +175,26 @@ def takeover(args, figures):
                       f"after {kill_gaps[-1]:.2f} s", flush=True)
             for round_number in range(args.rounds):
                 wait_more_acks([load])
-                gap, stepped, acks, refused = pause_round(
+                gap, stepped, acks, path, refused, acked = pause_round(
                     cluster, load, client, round_number)
                 stop_gaps.append(gap)
                 step_downs.append(stepped)
                 paused_acks += acks
+                acks_paths.append(path)
+                probe_acks += acked
                 print(f"  SIGSTOP {round_number + 1}: answered again after "
                       f"{gap:.2f} s; after SIGCONT the old leader stepped "
-                      f"down in {stepped:.2f} s; it acknowledged "
-                      f"{len(acks)}, its clients were refused {refused}",
+                      f"down in {stepped:.2f} s; its API clients: {acked} "
+                      f"acked, {len(acks)} of them after SIGCONT, refused "
+                      f"{refused}",
                       flush=True)
         cluster.port = cluster.ports[cluster.wait_leader()]
         audit = ha_figures.audit_ids(cluster, load.acknowledged)
+        verdict = ha_figures.verify_acks(cluster, client, acks_paths)
         figures.takeover = {"kill": kill_gaps, "stop": stop_gaps,
                             "step_down": step_downs,
                             "paused_acks": len(paused_acks),
+                            "probe": verdict, "probe_acks": probe_acks,
                             "acknowledged": len(load.acknowledged),
                             "refused": len(load.failures), **audit}
     finally:

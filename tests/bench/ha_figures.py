@@ -240,13 +240,19 @@ class Figures:
         for key, label in (("kill", "kill -9"), ("stop", "SIGSTOP")):
             self.row(f"takeover after {label}, s (median / worst)", "-",
                      f"{statistics.median(t[key]):.2f} / {max(t[key]):.2f}")
-        self.row("paused leader: acks after SIGCONT", "-",
-                 str(t["paused_acks"]))
+        probe = t["probe"]
+        self.row("paused leader: its clients' acks, after SIGCONT", "-",
+                 f"{t['probe_acks']}, {t['paused_acks']}")
+        self.row("  those acks lost, stored differently, twice", "-",
+                 f"{probe['missing']}, {probe['mismatched']}, "
+                 f"{probe['duplicate_ids']}")
         self.row("paused leader: SIGCONT to step-down, s (max)", "-",
                  f"{max(t['step_down']):.2f}")
         self.row("takeover load: acked, lost, ids twice", "-",
                  f"{t['acknowledged']}, {len(t['lost'])}, {t['twice']}")
-        return bool(t["paused_acks"] or t["lost"] or t["twice"])
+        return bool(t["paused_acks"] or t["lost"] or t["twice"] or
+                    probe["missing"] or probe["mismatched"] or
+                    probe["duplicate_ids"] or probe["failed_lookups"])
 
     def _throughput(self):
         single, ha = self.throughput["single"], self.throughput["ha"]
@@ -285,11 +291,14 @@ class Figures:
         k = self.kills
         flood, cli = k["flood"], k["cli"]
         lost = len(cli["lost"]) + flood["missing"]
-        twice = cli["twice"] + flood["duplicate_ids"]
+        twice = cli["twice"]  # over the CLI's and the flood's ids together
         self.row(f"{len(k['gaps'])} leader kill -9s: acked (CLI + API)", "-",
                  f"{k['cli_acknowledged']} + {flood['acknowledged']}")
         self.row("  lost, stored differently, ids twice", "-",
                  f"{lost}, {flood['mismatched']}, {twice}")
+        if flood["failed_lookups"]:
+            self.row("  lookups that failed (not checked)", "-",
+                     str(flood["failed_lookups"]))
         self.row("  answered again, s (median / worst)", "-",
                  f"{statistics.median(k['gaps']):.2f} / {max(k['gaps']):.2f}")
         return bool(lost or twice or flood["mismatched"] or

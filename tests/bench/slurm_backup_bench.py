@@ -80,9 +80,8 @@ class SlurmLab:
             os.makedirs(os.path.join(self.dir, sub))
         self.nodes = [f"n{i:03d}" for i in range(1, nodes + 1)]
         self.conf = render(self.dir, nodes, timeout)
+        # The template's AuthInfo names this socket.
         self.munged = Munged(os.path.join(self.dir, "munge-run"))
-        with open(self.conf, "a") as f:
-            f.write(f"AuthInfo=socket={self.munged.socket}\n")
         self.env = {**os.environ, "SLURM_CONF": self.conf}
         self.ctld = {}     # name -> Popen
         self.slurmd = []   # Popen
@@ -173,9 +172,30 @@ class SbatchLoad:
         return None
 
 
+def ctld_up(lab, name):
+    return f"{name} is UP" in lab.ping()
+
+
+def hand_back(lab):
+    """Starts the killed primary again: it asks the backup for control and
+    the backup returns to standby. Returns False when the backup did not
+    (it is then killed and started again, so the next round has one)."""
+    lab.start_ctld("ctla")
+    wait_for(lambda: ctld_up(lab, "ctla"), 300, "the primary back in control")
+    try:
+        wait_for(lambda: ctld_up(lab, "ctlb"), 60, "the backup in standby")
+        return True
+    except AssertionError:
+        lab.ctld["ctlb"].send_signal(signal.SIGKILL)
+        lab.ctld["ctlb"].wait(timeout=10)
+        lab.start_ctld("ctlb")
+        wait_for(lambda: ctld_up(lab, "ctlb"), 300, "the backup restarted")
+        return False
+
+
 def measure(timeout, rounds, nodes):
     lab = SlurmLab(nodes, timeout)
-    gaps = []
+    gaps, stuck = [], 0
     try:
         lab.start()
         load = SbatchLoad(lab)
@@ -189,11 +209,13 @@ def measure(timeout, rounds, nodes):
             lab.ctld["ctla"].wait(timeout=10)
             gaps.append(wait_for(lambda: load.answered_after(killed_at),
                                  timeout * 3 + 300, "sbatch answered again"))
+            returned = hand_back(lab)
+            stuck += not returned
             print(f"  SlurmctldTimeout={timeout}: kill -9 {round_number + 1}: "
-                  f"sbatch answered again after {gaps[-1]:.2f} s", flush=True)
-            lab.start_ctld("ctla")
-            wait_for(lambda: "ctla is UP" in lab.ping() and
-                     "ctlb is UP" in lab.ping(), 300, "the primary back")
+                  f"sbatch answered again after {gaps[-1]:.2f} s"
+                  + ("" if returned else "; the backup did not return to "
+                     "standby after handing control back (restarted)"),
+                  flush=True)
         load.stop.set()
         load.thread.join(timeout=600)
         stored = lab.job_ids()
@@ -201,7 +223,7 @@ def measure(timeout, rounds, nodes):
         lost = [j for j in acked if j not in stored]
         return {"gaps": gaps, "acknowledged": len(acked), "lost": lost,
                 "twice": len(acked) - len(set(acked)),
-                "refused": len(load.refused)}
+                "refused": len(load.refused), "stuck": stuck}
     finally:
         lab.stop()
         if os.environ.get("KEEP") != "1":
@@ -229,12 +251,13 @@ def main():
     for timeout in (int(t) for t in args.timeouts.split(",") if t):
         results[timeout] = measure(timeout, args.rounds, args.nodes)
     print(f"\n  {'SlurmctldTimeout':>16} {'rounds':>6} {'median s':>9} "
-          f"{'worst s':>8} {'acked':>6} {'lost':>5} {'twice':>5} {'refused':>7}")
+          f"{'worst s':>8} {'acked':>6} {'lost':>5} {'twice':>5} {'refused':>7} "
+          f"{'backup stuck':>12}")
     for timeout, r in results.items():
         print(f"  {timeout:>16} {len(r['gaps']):>6} "
               f"{statistics.median(r['gaps']):>9.2f} {max(r['gaps']):>8.2f} "
               f"{r['acknowledged']:>6} {len(r['lost']):>5} {r['twice']:>5} "
-              f"{r['refused']:>7}")
+              f"{r['refused']:>7} {r['stuck']:>12}")
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"  load average after: {load}")
 
