@@ -88,6 +88,12 @@ def parse_args():
     return args
 
 
+def failing():
+    """In a finally clause: whether an exception is on its way out (the
+    cluster's temp dir and logs are then kept)."""
+    return sys.exc_info()[0] is not None
+
+
 def new_ha(args, label, metrics=False):
     return HaCluster(agents=0, controllers=2, etcd_members=args.etcd_members,
                      lease_ttl=args.lease_ttl, auth=args.auth, metrics=metrics,
@@ -119,8 +125,11 @@ def pause_round(cluster, load, client, round_number):
     """SIGSTOP of the leader while API clients submit to it (and only to
     it), SIGCONT once a standby answered. Returns (seconds to a standby's
     answer, seconds from SIGCONT to the old leader stepping down, the acks
-    its clients got after SIGCONT (none may come: its lease lapsed while
-    it was paused), the acks file, the refusals they got by gRPC code)."""
+    its clients received after SIGCONT, the acks file, the refusals they
+    got by gRPC code, how many acks they got). An ack received after
+    SIGCONT may be one the leader committed before it stopped and had not
+    sent yet; one it committed after would be missing from the log, so
+    the audit looks each up."""
     leader = cluster.wait_leader()
     daemon = cluster.controllers[leader]
     log_mark = len(daemon.log_text())
@@ -145,7 +154,8 @@ def pause_round(cluster, load, client, round_number):
     stepped = time.monotonic() - continued_at
     _, summary = client.finish(probe, timeout=60, check=False)
     acks = bench_support.read_acks(acks_path)
-    after = [job_id for job_id, _, when in acks if when > continued_wall]
+    after = [(job_id, name, when) for job_id, name, when in acks
+             if when > continued_wall]
     wait_for(lambda: "standby serving" in daemon.log_text()[log_mark:], 60,
              f"{leader} to serve as a standby again")
     return (gap, stepped, after, acks_path,
@@ -160,6 +170,7 @@ def takeover(args, figures):
                                             bare_environment=True)
         kill_gaps, stop_gaps, step_downs, paused_acks = [], [], [], []
         acks_paths, probe_acks = [], 0
+        late_path = cluster.path("acks.late")  # received after SIGCONT
         with SubmissionLoad(cluster) as load:
             for round_number in range(args.rounds):
                 wait_more_acks([load])
@@ -181,6 +192,9 @@ def takeover(args, figures):
                 step_downs.append(stepped)
                 paused_acks += acks
                 acks_paths.append(path)
+                if acks:
+                    with open(late_path, "a") as late:
+                        late.writelines(f"{j} {n} {w:.6f}\n" for j, n, w in acks)
                 probe_acks += acked
                 print(f"  SIGSTOP {round_number + 1}: answered again after "
                       f"{gap:.2f} s; after SIGCONT the old leader stepped "
@@ -191,15 +205,19 @@ def takeover(args, figures):
         cluster.port = cluster.ports[cluster.wait_leader()]
         audit = ha_figures.audit_ids(cluster, load.acknowledged)
         verdict = ha_figures.verify_acks(cluster, client, acks_paths)
+        late = (ha_figures.verify_acks(cluster, client, [late_path],
+                                        "acks.late.all")
+                if paused_acks else None)
         figures.takeover = {"kill": kill_gaps, "stop": stop_gaps,
                             "step_down": step_downs,
                             "paused_acks": len(paused_acks),
                             "probe": verdict, "probe_acks": probe_acks,
+                            "late": late,
                             "acknowledged": len(load.acknowledged),
                             "refused": len(load.failures), **audit}
     finally:
         cluster.stop_processes()
-        cluster.finish(False)
+        cluster.finish(failing())
 
 
 def throughput(args, figures):
@@ -236,7 +254,7 @@ def throughput(args, figures):
                               for k, v in cli.items()), flush=True)
         finally:
             cluster.stop_processes()
-            cluster.finish(False)
+            cluster.finish(failing())
 
 
 def kills(args, figures):
@@ -288,7 +306,7 @@ def kills(args, figures):
         for load in loads:
             load.stop.set()
         cluster.stop_processes()
-        cluster.finish(False)
+        cluster.finish(failing())
 
 
 def lag(args, figures):
@@ -309,7 +327,7 @@ def lag(args, figures):
                        **sampler.lag(exclude=leader)}
     finally:
         cluster.stop_processes()
-        cluster.finish(False)
+        cluster.finish(failing())
 
 
 def main():
