@@ -79,6 +79,9 @@ class SubmitClient:
         (otherwise they export this process's, as `gantry batch` does)."""
         self.cluster = cluster
         self.auth = auth
+        # The controller's TCP port; None: the cluster's (with several
+        # controllers, set it to the one to talk to).
+        self.port = None
         self.env = cluster.env
         if bare_environment:
             self.env = {k: v for k, v in cluster.env.items()
@@ -90,7 +93,8 @@ class SubmitClient:
         self.script = cluster.write_script("job.sh", TRIVIAL_SCRIPT)
 
     def argv(self, command, *options, batch_words=()):
-        return [self.binary, "--controller", f"127.0.0.1:{self.cluster.port}",
+        port = self.port or self.cluster.port
+        return [self.binary, "--controller", f"127.0.0.1:{port}",
                 "--auth", self.auth, command, *options, "--",
                 *batch_words, self.script]
 

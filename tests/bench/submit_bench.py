@@ -91,6 +91,8 @@ def loop_share(before, after, seconds, acknowledged):
         "passes": delta["gantry_scheduling_pass_count"] / seconds,
         "commit": delta["gantry_store_commit_sum"] / seconds,
         "per_commit": acknowledged / commits if commits else 0,
+        "commit_ms": (1000 * delta["gantry_store_commit_sum"] / commits
+                      if commits else 0),
     }
 
 
@@ -103,40 +105,57 @@ def api_level(args, auth, api, clients):
                                            label=f"submit-{auth}-{api}-{clients}")
     try:
         cluster.start()
-        metrics = cluster.metrics_address()
-        client = bench_support.SubmitClient(cluster, auth)
-        windows, latencies_ms = [], []
-        for run in range(args.runs):
-            latency_file = os.path.join(cluster.dir, f"latencies.{run}")
-            options = ["--clients", str(clients), "--seconds", str(args.seconds),
-                       "--latencies", latency_file, "--tag", f"r{run}"]
-            if args.shared_channel:
-                options.append("--shared-channel")
-            if api == "stream":
-                options += ["--stream", "--batch", str(args.batch),
-                            "--window", str(args.window)]
-            queued = cluster.status()["jobs"]["pending"]
-            cpu_before = bench_support.cpu_seconds(cluster.controller.pid)
-            metrics_before = bench_support.scrape_metrics(metrics, LOOP_METRICS)
-            _, summary = client.run("submit", *options)
-            seconds = summary["seconds"]
-            window = loop_share(
-                metrics_before,
-                bench_support.scrape_metrics(metrics, LOOP_METRICS),
-                seconds, summary["acknowledged"])
-            window.update(
-                queued=queued, rate=summary["per_second"],
-                errors=summary["errors"],
-                cores=(bench_support.cpu_seconds(cluster.controller.pid) -
-                       cpu_before) / seconds,
-                client_cores=summary["cpu_seconds"] / seconds)
-            windows.append(window)
-            with open(latency_file) as f:
-                latencies_ms += [int(line) / 1000 for line in f]
-        return windows, latencies_ms
+        return api_windows(args, cluster, cluster.controller.pid,
+                           cluster.metrics_address(), auth, api, clients)
     finally:
         cluster.stop_processes()
         cluster.finish(False)
+
+
+def api_windows(args, cluster, pid, metrics, auth, api, clients,
+                client=None, extra_pids=None):
+    """--runs windows of `clients` clients of `api` against the started
+    `cluster` (its gantryd: process `pid`, /metrics at `metrics`; the
+    client fleet: `client`, a bench_support.SubmitClient, by default one
+    for `auth`). `extra_pids` ({label: [pid]}): other processes whose cores
+    during each window go in the window's dict under that label (the etcd
+    members, a standby). Returns (windows, every acknowledgement latency in
+    ms)."""
+    client = client or bench_support.SubmitClient(cluster, auth)
+    extra_pids = extra_pids or {}
+    windows, latencies_ms = [], []
+    for run in range(args.runs):
+        latency_file = os.path.join(cluster.dir, f"latencies.{api}.{clients}.{run}")
+        options = ["--clients", str(clients), "--seconds", str(args.seconds),
+                   "--latencies", latency_file, "--tag", f"r{run}"]
+        if args.shared_channel:
+            options.append("--shared-channel")
+        if api == "stream":
+            options += ["--stream", "--batch", str(args.batch),
+                        "--window", str(args.window)]
+        queued = cluster.status()["jobs"]["pending"]
+        cpu_before = bench_support.cpu_seconds(pid)
+        extra_before = {label: sum(map(bench_support.cpu_seconds, pids))
+                        for label, pids in extra_pids.items()}
+        metrics_before = bench_support.scrape_metrics(metrics, LOOP_METRICS)
+        _, summary = client.run("submit", *options)
+        seconds = summary["seconds"]
+        window = loop_share(
+            metrics_before,
+            bench_support.scrape_metrics(metrics, LOOP_METRICS),
+            seconds, summary["acknowledged"])
+        window.update(
+            queued=queued, rate=summary["per_second"],
+            errors=summary["errors"],
+            cores=(bench_support.cpu_seconds(pid) - cpu_before) / seconds,
+            client_cores=summary["cpu_seconds"] / seconds)
+        for label, pids in extra_pids.items():
+            window[label] = (sum(map(bench_support.cpu_seconds, pids)) -
+                             extra_before[label]) / seconds
+        windows.append(window)
+        with open(latency_file) as f:
+            latencies_ms += [int(line) / 1000 for line in f]
+    return windows, latencies_ms
 
 
 def cli_submissions(cluster, script, count, parallel, options=(),

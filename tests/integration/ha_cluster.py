@@ -66,11 +66,26 @@ class HaCluster(GantryCluster):
                 "--reconnect-grace", str(self.reconnect_grace),
                 "--kill-grace", str(self.kill_grace),
                 "--restart-backoff", str(self.restart_backoff),
-                "--metrics-listen", "",
+                "--metrics-listen", "127.0.0.1:0" if self.metrics else "",
                 *self.gantryd_args]
         self.controllers[name] = _Daemon(name, argv, log_path,
                                          {**self.env, **(env or {})})
         return self.controllers[name]
+
+    def metrics_address(self, name=None):
+        """HOST:PORT of the /metrics endpoint of the controller `name` (as
+        the leader, in its current process life: a standby serves none), or
+        of the agent `name`."""
+        if name not in self.controllers:
+            return super().metrics_address(name)
+        daemon = self.controllers[name]
+        pattern = re.compile(r'msg="gantryd ready".* metrics=([0-9.]+:\d+)')
+
+        def address():
+            found = pattern.findall(daemon.log_text())
+            return found[-1] if found else None
+
+        return wait_for(address, 15, f"the metrics address of {name}")
 
     def leader_name(self):
         """The controller that logged "gantryd ready" last in its current
