@@ -24,7 +24,12 @@ bool SameSecret(const std::string& a, const std::string& b) {
 }  // namespace
 
 SnapshotService::SnapshotService(RocksDbStore& store, std::string scratch_dir)
-    : store_(store), scratch_dir_(std::move(scratch_dir)) {}
+    : store_(store), scratch_dir_(std::move(scratch_dir)) {
+  // A copy a crash interrupted would hold old table files (hard links) on
+  // disk until the next copy: drop it now.
+  std::error_code ignored;
+  std::filesystem::remove_all(scratch_dir_ + "/snapshot-out", ignored);
+}
 
 void SnapshotService::SetToken(std::string token) {
   std::lock_guard lock(token_mutex_);
