@@ -17,6 +17,7 @@
 #include "cli/cancel_command.h"
 #include "cli/client_config.h"
 #include "cli/drain_command.h"
+#include "cli/handover_command.h"
 #include "cli/hold_command.h"
 #include "cli/hostlist_command.h"
 #include "cli/hostnames_command.h"
@@ -615,6 +616,16 @@ int RunCommandLine(int argc, char** argv) {
   resume->add_option("NODES", drain_nodes, "Node names or hostlists")
       ->required();
 
+  CLI::App* handover = app.add_subcommand(
+      "handover",
+      "Admin: the leading controller hands leadership to a standby, e.g. "
+      "before an upgrade (scontrol takeover)");
+  std::string handover_standby;
+  handover->add_option("STANDBY", handover_standby,
+                       "The standby's name, or its position (1, 2, ...) "
+                       "among the standbys in name order (default: the most "
+                       "caught-up one)");
+
   CLI::App* topology =
       app.add_subcommand("topology",
                          "Show the switch tree; admins import it with "
@@ -696,6 +707,9 @@ int RunCommandLine(int argc, char** argv) {
   }
   if (resume->parsed()) {
     return gantry::cli::RunDrainCommand(controller, drain_nodes, "", true);
+  }
+  if (handover->parsed()) {
+    return gantry::cli::RunHandoverCommand(controller, handover_standby);
   }
   return 1;
 }
