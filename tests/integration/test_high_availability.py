@@ -80,10 +80,10 @@ class SubmissionLoad:
         self.thread.join(timeout=90)
 
 
-def start_long_job(cluster):
+def start_long_job(cluster, rank_script=RANK_SCRIPT):
     """A 2-node job whose ranks run until released; its id once both
     ranks have recorded themselves (runs())."""
-    script = cluster.write_script("rank.sh", RANK_SCRIPT)
+    script = cluster.write_script("rank.sh", rank_script)
     job = cluster.submit(script, "-N2", "--ntasks-per-node=1",
                          "--max-restarts=0")
     cluster.wait_job(job, "RUNNING")
