@@ -33,6 +33,7 @@
 #include "cli/status_command.h"
 #include "cli/topology_command.h"
 #include "cli/version.h"
+#include "common/controller_targets.h"
 #include "common/tls_credentials.h"
 
 namespace {
@@ -717,6 +718,8 @@ int RunCommandLine(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Follows the leader quickly through a hand-over or a failover.
+  gantry::PollReconnectsOften();
   const int status = RunCommandLine(argc, argv);
   // Everything the command had to say is written: leave without tearing
   // gRPC down (ControllerClient keeps its channel for the process). The

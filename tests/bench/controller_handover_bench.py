@@ -14,14 +14,6 @@ Prints, over --handovers rounds, the median and worst of
 and checks what must hold: no acknowledged job lost, no job id given
 twice, the running job's ranks untouched (each started once).
 
-Known: in about one round in ten, clients reach the successor only after
-4-5 s although it serves within tens of milliseconds of the request
-(gantryd's logs show it ready, agents re-registered); it happens when the
-old leader is the first controller in the clients' list, i.e. while they
-redial the re-executing old leader. Not a leaked listening socket (ss
-shows one per port) nor dropped SYN cookies (nstat); the cause is still
-to be found on the client side (GRPC_TRACE on the CLI).
-
 Run: python3 tests/bench/controller_handover_bench.py --build-dir build
      [--handovers 20] [--etcd-members 3] [--lease-ttl 2]
 """
