@@ -454,6 +454,11 @@ class HighAvailabilityTest(ClusterTestCase):
     def test_status_shows_roles_lag_and_etcd(self):
         cluster = self.start_ha(agents=1, controllers=2)
         leader = cluster.wait_leader()
+        standby = next(n for n in cluster.names if n != leader)
+        # A standby's record appears with its first lease renewal, and
+        # status answers may be a second old.
+        wait_for(lambda: standing_by(cluster, standby), 10,
+                 f"{standby}'s member record")
         status = cluster.status()["replication"]
         self.assertEqual(status["leader"], leader)
         roles = {c["name"]: c["role"] for c in status["controllers"]}
@@ -466,7 +471,6 @@ class HighAvailabilityTest(ClusterTestCase):
         self.assertIn(f"Leader", screen)
         self.assertIn("standby", screen)
         # A standby asked directly names the leader.
-        standby = next(n for n in cluster.names if n != leader)
         env = dict(cluster.env)
         env["GANTRY_CONTROLLER"] = f"127.0.0.1:{cluster.ports[standby]}"
         direct = subprocess.run([cluster.cli_bin, "queue"], env=env,
