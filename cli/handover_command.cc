@@ -35,6 +35,8 @@ std::string LeaderNow(ControllerClient& client) {
 
 absl::StatusOr<std::string> ResolveStandby(
     const v1::ReplicationStatus& replication, const std::string& standby) {
+  // A controller alone refuses the hand-over itself, saying why.
+  if (!replication.enabled()) return standby;
   std::vector<std::string> standbys;
   for (const v1::ControllerMember& member : replication.controllers()) {
     if (member.name() == standby) return standby;

@@ -24,7 +24,8 @@ int RunHandoverCommand(const std::string& controller,
 // `replication` (empty stays empty: the controller picks). A name of a
 // listed controller is taken as is; else digits are a 1-based position
 // among the standbys in name order. NOT_FOUND for a position past them; a
-// name nobody has goes to the controller, which says whom it knows.
+// name nobody has goes to the controller, which says whom it knows (as
+// does anything, for a controller without replication).
 absl::StatusOr<std::string> ResolveStandby(
     const v1::ReplicationStatus& replication, const std::string& standby);
 

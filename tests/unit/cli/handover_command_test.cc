@@ -37,7 +37,11 @@ TEST_CASE("A position past the standbys is refused, naming them") {
   CHECK(third.status().code() == absl::StatusCode::kNotFound);
   CHECK(absl::StrContains(third.status().message(), "ctl2, ctl3"));
   CHECK(!ResolveStandby(replication, "0").ok());
-  CHECK(!ResolveStandby(v1::ReplicationStatus(), "1").ok());
+}
+
+TEST_CASE("A controller without replication gets the words as they are") {
+  // It refuses any hand-over itself: it runs alone.
+  CHECK(*ResolveStandby(v1::ReplicationStatus(), "1") == "1");
 }
 
 TEST_CASE("A controller named by digits is taken by its name") {
