@@ -177,11 +177,7 @@ absl::StatusOr<bool> Leadership::TryToLead(
   absl::StatusOr<etcdserverpb::TxnResponse> response = etcd_.Txn(txn);
   if (!response.ok()) return response.status();
   if (response->succeeded()) {
-    {
-      std::lock_guard lock(mutex_);
-      self_.set_role("leader");
-    }
-    leader_revision_.store(response->header().revision());
+    TookOffice(response->header().revision());
     return true;
   }
   const auto& reads = response->responses();
@@ -224,13 +220,17 @@ absl::StatusOr<bool> Leadership::TakeOverAsSuccessor(
   absl::StatusOr<etcdserverpb::TxnResponse> response = etcd_.Txn(txn);
   if (!response.ok()) return response.status();
   if (!response->succeeded()) return false;
+  TookOffice(response->header().revision());
+  log::Info("taking over as the successor a hand-over named");
+  return true;
+}
+
+void Leadership::TookOffice(int64_t revision) {
   {
     std::lock_guard lock(mutex_);
     self_.set_role("leader");
   }
-  leader_revision_.store(response->header().revision());
-  log::Info("taking over as the successor a hand-over named");
-  return true;
+  leader_revision_.store(revision);
 }
 
 void Leadership::WatchLeaderKeys() {

@@ -100,6 +100,8 @@ class Leadership {
   // leader key if the successor key is still at `successor_revision`.
   absl::StatusOr<bool> TakeOverAsSuccessor(int64_t successor_revision);
   etcdserverpb::PutRequest LeaderPut();
+  // The leader key was created at `revision` for this controller.
+  void TookOffice(int64_t revision);
   // Until Campaign returns: wakes it whenever the leader keys change.
   void WatchLeaderKeys();
 
