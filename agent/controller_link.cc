@@ -74,12 +74,15 @@ size_t ControllerLink::AddEndpoint(const std::string& address) {
 }
 
 void ControllerLink::Run() {
-  int backoff_ms = 200;
-  bool connected_once = false;
   // With several controllers (high availability) a dead or standby one
   // must not hold the agent: no waiting for one to come back, and a
-  // standby's answer names the leader to dial next.
+  // standby's answer names the leader to dial next. The first redial is
+  // quick there: a leader that hands over on purpose is replaced within
+  // a fraction of a second.
   const bool several = several_;
+  const int first_backoff_ms = several ? 50 : 200;
+  int backoff_ms = first_backoff_ms;
+  bool connected_once = false;
   while (!stopping_) {
     const Endpoint& endpoint = endpoints_[current_];
     const std::string address = endpoint.address;
@@ -119,7 +122,7 @@ void ControllerLink::Run() {
       connected_ = true;
       connected_once = true;
       log::Info("connected to controller", {{"controller", address}});
-      backoff_ms = 200;
+      backoff_ms = first_backoff_ms;
       if (on_connected_) on_connected_();
       v1::ControllerMessage message;
       while (stream->Read(&message)) on_message_(message);

@@ -20,6 +20,7 @@
 #include "agent/node_inventory.h"
 #include "agent/simulated_fleet.h"
 #include "agent/verbs_discovery.h"
+#include "common/controller_targets.h"
 #include "common/crash_point.h"
 #include "common/daemon_flags.h"
 #include "common/log.h"
@@ -76,6 +77,8 @@ int RunSimulatedFleet(gantry::agent::SimulatedFleetOptions options,
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Follows the leader quickly through a hand-over or a failover.
+  gantry::PollReconnectsOften();
   // Debian builds abseil with its mutex deadlock detection on, which keeps
   // a graph of every lock gRPC takes: a large part of the CPU of a fleet of
   // thousands of streams, for a check meant for debug builds.

@@ -181,6 +181,9 @@ absl::Status ControllerClient::Invoke(Method<Request, Response> method,
   const auto give_up = std::chrono::steady_clock::now() +
                        (several_ ? kFailoverWindow : std::chrono::seconds(0));
   size_t tried_this_round = 0;
+  // After a full round of refusals: a hand-over completes in tens of
+  // milliseconds, an election after a crash in seconds.
+  auto pause = std::chrono::milliseconds(25);
   while (true) {
     grpc::ClientContext context;
     if (absl::Status ready = Prepare(context, request, timeout); !ready.ok()) {
@@ -207,7 +210,8 @@ absl::Status ControllerClient::Invoke(Method<Request, Response> method,
     if (++tried_this_round >= targets_.size()) {
       // Everyone refused: an election is under way. Give it a moment.
       tried_this_round = 0;
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::milliseconds(200));
     }
   }
 }
@@ -322,6 +326,11 @@ absl::Status ControllerClient::SchedulerReport(
     v1::SchedulerReportResponse& response) {
   v1::SchedulerReportRequest request;
   return Invoke(&Stub::SchedulerReport, request, response);
+}
+
+absl::Status ControllerClient::Handover(const v1::HandoverRequest& request,
+                                        v1::HandoverResponse& response) {
+  return Invoke(&Stub::Handover, request, response);
 }
 
 absl::Status ControllerClient::Cancel(const v1::CancelRequest& request,

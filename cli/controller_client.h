@@ -84,6 +84,11 @@ class ControllerClient {
                           std::vector<v1::JobRecord>& jobs,
                           std::string* cluster_name = nullptr);
   absl::Status SchedulerReport(v1::SchedulerReportResponse& response);
+  // Admin: hand leadership to a standby. The leader re-executes right
+  // after its answer, which may thus be cut short: set request.leader, so
+  // that a retry reaching the new leader is refused instead of obeyed.
+  absl::Status Handover(const v1::HandoverRequest& request,
+                        v1::HandoverResponse& response);
 
   const std::string& target() const { return target_; }
 

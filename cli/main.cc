@@ -17,6 +17,7 @@
 #include "cli/cancel_command.h"
 #include "cli/client_config.h"
 #include "cli/drain_command.h"
+#include "cli/handover_command.h"
 #include "cli/hold_command.h"
 #include "cli/hostlist_command.h"
 #include "cli/hostnames_command.h"
@@ -32,6 +33,7 @@
 #include "cli/status_command.h"
 #include "cli/topology_command.h"
 #include "cli/version.h"
+#include "common/controller_targets.h"
 #include "common/tls_credentials.h"
 
 namespace {
@@ -615,6 +617,16 @@ int RunCommandLine(int argc, char** argv) {
   resume->add_option("NODES", drain_nodes, "Node names or hostlists")
       ->required();
 
+  CLI::App* handover = app.add_subcommand(
+      "handover",
+      "Admin: the leading controller hands leadership to a standby, e.g. "
+      "before an upgrade (scontrol takeover)");
+  std::string handover_standby;
+  handover->add_option("STANDBY", handover_standby,
+                       "The standby's name, or its position (1, 2, ...) "
+                       "among the standbys in name order (default: the most "
+                       "caught-up one)");
+
   CLI::App* topology =
       app.add_subcommand("topology",
                          "Show the switch tree; admins import it with "
@@ -697,12 +709,17 @@ int RunCommandLine(int argc, char** argv) {
   if (resume->parsed()) {
     return gantry::cli::RunDrainCommand(controller, drain_nodes, "", true);
   }
+  if (handover->parsed()) {
+    return gantry::cli::RunHandoverCommand(controller, handover_standby);
+  }
   return 1;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Follows the leader quickly through a hand-over or a failover.
+  gantry::PollReconnectsOften();
   const int status = RunCommandLine(argc, argv);
   // Everything the command had to say is written: leave without tearing
   // gRPC down (ControllerClient keeps its channel for the process). The

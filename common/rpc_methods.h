@@ -103,6 +103,10 @@ template <>
 struct ClientMethod<v1::KeepAllocationRequest> {
   static constexpr std::string_view kName = "KeepAllocation";
 };
+template <>
+struct ClientMethod<v1::HandoverRequest> {
+  static constexpr std::string_view kName = "Handover";
+};
 
 // The name a credential for `Request` is bound to.
 template <class Request>

@@ -32,6 +32,7 @@
 #include "daemon/controller/controller_metrics.h"
 #include "daemon/controller/loop_watchdog.h"
 #include "daemon/controller/submission_size.h"
+#include "daemon/replication/handover.h"
 #include "daemon/replication/replication_status.h"
 #include "daemon/replication/snapshot_install.h"
 #include "daemon/replication/snapshot_service.h"
@@ -413,6 +414,15 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
+  // The metrics endpoint serves from the start: a standby exports its
+  // replication lag there, and the controller's metrics join them once
+  // it leads. Scheduling goes on without its monitoring port: an
+  // unreachable endpoint shows as a down target in Prometheus, and the
+  // error logged says why.
+  auto metrics_registry = std::make_shared<prometheus::Registry>();
+  std::unique_ptr<gantry::MetricsEndpoint> metrics_endpoint =
+      gantry::MetricsEndpoint::StartOrLogError(flags.metrics_listen,
+                                               metrics_registry);
   gantry::StateStore* state = store->get();
   std::unique_ptr<gantry::replication::ReplicatedController> replicated;
   gantry::replication::Elected standby_ports;  // closed once we listen
@@ -437,7 +447,8 @@ int main(int argc, char** argv) {
             },
             {.listen = flags.listen,
              .socket = flags.socket,
-             .tcp_credentials = *tcp_credentials});
+             .tcp_credentials = *tcp_credentials},
+            metrics_registry.get());
     if (!elected.ok()) {
       gantry::log::Error("cannot become the leader",
                          {{"error", elected.status().ToString()}});
@@ -454,7 +465,6 @@ int main(int argc, char** argv) {
 
   boost::asio::io_context io;
   gantry::RealClock clock;
-  auto metrics_registry = std::make_shared<prometheus::Registry>();
   gantry::ControllerMetrics controller_metrics(*metrics_registry);
   gantry::ControllerOptions options;
   options.metrics = &controller_metrics;
@@ -506,12 +516,23 @@ int main(int argc, char** argv) {
                                            flags.max_pending_submissions);
   std::unique_ptr<gantry::replication::ReplicationStatusSource>
       replication_status;
+  std::unique_ptr<gantry::replication::Handover> handover;
   if (replicated) {
     replication_status =
         std::make_unique<gantry::replication::ReplicationStatusSource>(
             *replicated);
     client_service.SetReplicationStatus(
         [source = replication_status.get()] { return source->Get(); });
+    handover = std::make_unique<gantry::replication::Handover>(
+        *replicated, [argv](const std::string& reason) {
+          gantry::replication::StepDown(argv, reason);
+        });
+    client_service.SetHandover(
+        [handover = handover.get()](
+            const gantry::v1::HandoverRequest& request,
+            gantry::ClientServiceImpl::HandoverAnswer answer) {
+          handover->Start(request, std::move(answer));
+        });
   }
   gantry::AgentServiceImpl agent_service(
       io, controller, *authenticator,
@@ -592,11 +613,6 @@ int main(int argc, char** argv) {
   if (!flags.socket.empty()) chmod(flags.socket.c_str(), 0666);
   standby_ports.CloseStandbyPorts();
   std::string host = flags.listen.substr(0, flags.listen.rfind(':'));
-  // Scheduling goes on without its monitoring port: an unreachable
-  // endpoint shows as a down target in Prometheus, and this error says why.
-  std::unique_ptr<gantry::MetricsEndpoint> metrics_endpoint =
-      gantry::MetricsEndpoint::StartOrLogError(flags.metrics_listen,
-                                               metrics_registry);
   gantry::log::Info(
       "gantryd ready",
       {{"version", GANTRY_VERSION},

@@ -11,7 +11,7 @@ constexpr char kSupported[] =
     "Gantry's scontrol has show job [ID], show node [NAME], show partition "
     "[NAME], show hostnames LIST, show hostlist NAMES, show config, hold, "
     "uhold, release, requeue, requeuehold, update JobId=.../NodeName=..., "
-    "ping and version";
+    "takeover, ping and version";
 
 struct GlobalOptions {
   int details = 0;
@@ -184,6 +184,9 @@ Commands:
   requeue ID...              run jobs again (requeuehold: held once pending)
   update JobId=ID KEY=VALUE  TimeLimit=, Partition= (pending), JobName=
   update NodeName=L State=S  DRAIN, DOWN, FAIL, RESUME or IDLE, with Reason=
+  takeover [INDEX|NAME]      the leading controller hands leadership to
+                             a standby (the INDEX-th by name, or NAME;
+                             default: the most caught-up one); admins only
   ping                       whether the controller answers
   version                    the Slurm version Gantry answers as
 
@@ -215,6 +218,16 @@ absl::StatusOr<std::vector<std::string>> ExpandScontrol(
     return std::vector<std::string>{"gantry", "version", "--slurm"};
   }
   if (command == "ping") return std::vector<std::string>{"gantry", "ping"};
+  if (command == "takeover") {
+    // Slurm's INDEX counts backup controllers from 1, as gantry handover
+    // counts standbys.
+    std::vector<std::string> which = Values(Rest(words, 1));
+    if (which.size() > 1) {
+      return absl::InvalidArgumentError(
+          "scontrol takeover takes one controller index or name at most");
+    }
+    return Concat({"gantry", "handover"}, which);
+  }
   if (command == "show") return ExpandShow(words, options);
   if (command == "hold" || command == "release" || command == "uhold" ||
       command == "requeue" || command == "requeuehold") {

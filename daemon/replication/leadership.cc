@@ -1,6 +1,7 @@
 #include "daemon/replication/leadership.h"
 
 #include <algorithm>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
@@ -33,6 +34,7 @@ Leadership::Leadership(EtcdClient& etcd, ReplicationKeys keys,
       keys_(std::move(keys)),
       ttl_seconds_(ttl_seconds),
       on_lost_(std::move(on_lost)),
+      name_(self.name()),
       self_(std::move(self)),
       renewer_([this] { RenewLoop(); }) {}
 
@@ -45,6 +47,7 @@ void Leadership::Stop() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
+    if (leader_watch_) leader_watch_->Cancel();
   }
   wake_.notify_all();
 }
@@ -56,6 +59,11 @@ bool Leadership::Valid() const {
 void Leadership::SetAppliedIndex(uint64_t index) {
   std::lock_guard lock(mutex_);
   self_.set_applied_index(index);
+}
+
+uint64_t Leadership::applied_index() const {
+  std::lock_guard lock(mutex_);
+  return self_.applied_index();
 }
 
 absl::Status Leadership::EnsureLease() {
@@ -132,40 +140,150 @@ void Leadership::RenewLoop() {
   }
 }
 
-absl::StatusOr<bool> Leadership::TryToLead() {
+etcdserverpb::PutRequest Leadership::LeaderPut() {
+  std::lock_guard lock(mutex_);
+  v1::ControllerMember leader = self_;
+  leader.set_role("leader");
+  leader.set_updated_ms(WallMs());
+  etcdserverpb::PutRequest put;
+  put.set_key(keys_.leader());
+  put.set_value(leader.SerializeAsString());
+  put.set_lease(lease_id_);
+  return put;
+}
+
+namespace {
+
+void CompareCreated(etcdserverpb::TxnRequest& txn, const std::string& key,
+                    int64_t revision) {
+  etcdserverpb::Compare* compare = txn.add_compare();
+  compare->set_key(key);
+  compare->set_target(etcdserverpb::Compare::CREATE);
+  compare->set_result(etcdserverpb::Compare::EQUAL);
+  compare->set_create_revision(revision);
+}
+
+}  // namespace
+
+absl::StatusOr<bool> Leadership::TryToLead(
+    std::optional<v1::ControllerMember>& leader) {
+  // The leader key is free, and no hand-over names a successor.
   etcdserverpb::TxnRequest txn;
-  etcdserverpb::Compare* absent = txn.add_compare();
-  absent->set_key(keys_.leader());
-  absent->set_target(etcdserverpb::Compare::CREATE);
-  absent->set_result(etcdserverpb::Compare::EQUAL);
-  absent->set_create_revision(0);
-  {
-    std::lock_guard lock(mutex_);
-    v1::ControllerMember leader = self_;
-    leader.set_role("leader");
-    leader.set_updated_ms(WallMs());
-    etcdserverpb::PutRequest* put = txn.add_success()->mutable_request_put();
-    put->set_key(keys_.leader());
-    put->set_value(leader.SerializeAsString());
-    put->set_lease(lease_id_);
-  }
+  CompareCreated(txn, keys_.leader(), 0);
+  CompareCreated(txn, keys_.successor(), 0);
+  *txn.add_success()->mutable_request_put() = LeaderPut();
   txn.add_failure()->mutable_request_range()->set_key(keys_.leader());
+  txn.add_failure()->mutable_request_range()->set_key(keys_.successor());
   absl::StatusOr<etcdserverpb::TxnResponse> response = etcd_.Txn(txn);
   if (!response.ok()) return response.status();
   if (response->succeeded()) {
-    {
-      std::lock_guard lock(mutex_);
-      self_.set_role("leader");
-    }
-    leader_revision_.store(response->header().revision());
+    TookOffice(response->header().revision());
     return true;
   }
+  const auto& reads = response->responses();
+  if (reads.size() != 2) return false;
+  if (reads[0].response_range().kvs_size() == 1) {
+    leader.emplace();
+    if (!leader->ParseFromString(reads[0].response_range().kvs(0).value())) {
+      leader.reset();
+    }
+    return false;
+  }
+  // No leader, but a hand-over under way: only its successor may lead,
+  // and it will in a moment.
+  if (reads[1].response_range().kvs_size() == 1) {
+    const mvccpb::KeyValue& kv = reads[1].response_range().kvs(0);
+    v1::HandoverRecord record;
+    if (!record.ParseFromString(kv.value())) return false;
+    if (record.successor() == name_) {
+      return TakeOverAsSuccessor(kv.mod_revision());
+    }
+    leader.emplace();
+    leader->set_name(record.successor());
+    leader->set_address(record.successor_address());
+    leader->set_role("successor");
+  }
   return false;
+}
+
+absl::StatusOr<bool> Leadership::TakeOverAsSuccessor(
+    int64_t successor_revision) {
+  etcdserverpb::TxnRequest txn;
+  CompareCreated(txn, keys_.leader(), 0);
+  etcdserverpb::Compare* same = txn.add_compare();
+  same->set_key(keys_.successor());
+  same->set_target(etcdserverpb::Compare::MOD);
+  same->set_result(etcdserverpb::Compare::EQUAL);
+  same->set_mod_revision(successor_revision);
+  *txn.add_success()->mutable_request_put() = LeaderPut();
+  txn.add_success()->mutable_request_delete_range()->set_key(keys_.successor());
+  absl::StatusOr<etcdserverpb::TxnResponse> response = etcd_.Txn(txn);
+  if (!response.ok()) return response.status();
+  if (!response->succeeded()) return false;
+  TookOffice(response->header().revision());
+  log::Info("taking over as the successor a hand-over named");
+  return true;
+}
+
+void Leadership::TookOffice(int64_t revision) {
+  {
+    std::lock_guard lock(mutex_);
+    self_.set_role("leader");
+  }
+  leader_revision_.store(revision);
+}
+
+void Leadership::WatchLeaderKeys() {
+  while (true) {
+    EtcdWatch* watch;
+    {
+      std::lock_guard lock(mutex_);
+      if (!campaigning_ || stopping_) return;
+      // From the current revision: a change before it is found by the
+      // campaign's own poll.
+      leader_watch_ = etcd_.NewWatch(keys_.leader(), PrefixEnd(keys_.leader()),
+                                     /*start_revision=*/0);
+      watch = leader_watch_.get();
+    }
+    absl::Status ended = watch->Run([this](const etcdserverpb::WatchResponse&) {
+      {
+        std::lock_guard lock(mutex_);
+        leader_keys_changed_ = true;
+      }
+      wake_.notify_all();
+    });
+    std::unique_lock lock(mutex_);
+    leader_watch_.reset();
+    if (!campaigning_ || stopping_) return;
+    // Its etcd member went away: the campaign still polls meanwhile.
+    log::Debug("the watch of the leader key ended; watching again",
+               {{"error", ended.ToString()}});
+    wake_.wait_for(lock, std::chrono::milliseconds(500),
+                   [this] { return !campaigning_ || stopping_; });
+  }
 }
 
 absl::Status Leadership::Campaign(
     const OnLeader& on_leader,
     const std::function<void(const std::string&)>& on_trouble) {
+  {
+    std::lock_guard lock(mutex_);
+    campaigning_ = true;
+  }
+  std::thread watcher([this] { WatchLeaderKeys(); });
+  struct StopWatching {
+    Leadership* self;
+    std::thread& watcher;
+    ~StopWatching() {
+      {
+        std::lock_guard lock(self->mutex_);
+        self->campaigning_ = false;
+        if (self->leader_watch_) self->leader_watch_->Cancel();
+      }
+      self->wake_.notify_all();
+      watcher.join();
+    }
+  } stop_watching{this, watcher};
   std::optional<std::string> last_seen;
   while (true) {
     {
@@ -173,8 +291,9 @@ absl::Status Leadership::Campaign(
       if (stopping_) return absl::CancelledError("stopping");
     }
     absl::Status status = EnsureLease();
+    std::optional<v1::ControllerMember> leader;
     if (status.ok()) {
-      absl::StatusOr<bool> won = TryToLead();
+      absl::StatusOr<bool> won = TryToLead(leader);
       if (won.ok() && *won) {
         PublishMember().IgnoreError();  // the renewal thread retries it
         return absl::OkStatus();
@@ -182,19 +301,11 @@ absl::Status Leadership::Campaign(
       status = won.status();
     }
     if (status.ok()) {
-      // Someone else leads: read who, for clients that ask us.
-      etcdserverpb::RangeRequest request;
-      request.set_key(keys_.leader());
-      absl::StatusOr<etcdserverpb::RangeResponse> leader = etcd_.Range(request);
-      std::optional<v1::ControllerMember> record;
-      if (leader.ok() && leader->kvs_size() == 1) {
-        record.emplace();
-        if (!record->ParseFromString(leader->kvs(0).value())) record.reset();
-      }
-      const std::string seen = record ? record->SerializeAsString() : "";
-      if (leader.ok() && seen != last_seen) {
+      // Someone else leads (or is about to): for clients that ask us.
+      const std::string seen = leader ? leader->SerializeAsString() : "";
+      if (seen != last_seen) {
         last_seen = seen;
-        on_leader(record);
+        on_leader(leader);
       }
     } else {
       log::Warn("cannot campaign for leadership in etcd; retrying",
@@ -205,10 +316,62 @@ absl::Status Leadership::Campaign(
         on_leader(std::nullopt);
       }
     }
+    campaign_rounds_.fetch_add(1);
+    // A change of the leader keys (a leader gone, a hand-over) wakes this
+    // at once; the poll covers a watch that is down.
     std::unique_lock lock(mutex_);
     wake_.wait_for(lock, std::chrono::milliseconds(200),
-                   [this] { return stopping_; });
+                   [this] { return stopping_ || leader_keys_changed_; });
+    leader_keys_changed_ = false;
   }
+}
+
+absl::Status Leadership::HandOver(const v1::HandoverRecord& record,
+                                  int64_t record_lease) {
+  const int64_t revision = leader_revision_.load();
+  if (revision == 0) {
+    return absl::FailedPreconditionError("this controller does not lead");
+  }
+  etcdserverpb::TxnRequest txn;
+  CompareCreated(txn, keys_.leader(), revision);
+  etcdserverpb::PutRequest* put = txn.add_success()->mutable_request_put();
+  put->set_key(keys_.successor());
+  put->set_value(record.SerializeAsString());
+  put->set_lease(record_lease);
+  txn.add_success()->mutable_request_delete_range()->set_key(keys_.leader());
+  absl::StatusOr<etcdserverpb::TxnResponse> response = etcd_.Txn(txn);
+  if (!response.ok()) {
+    // The transaction may or may not have been applied: read which.
+    etcdserverpb::RangeRequest read;
+    read.set_key(keys_.leader());
+    absl::StatusOr<etcdserverpb::RangeResponse> leader = etcd_.Range(read);
+    if (!leader.ok()) {
+      return absl::UnavailableError(absl::StrCat(
+          "etcd did not answer (", response.status().message(),
+          "): the hand-over may or may not have happened; gantry status "
+          "shows which controller leads"));
+    }
+    if (leader->kvs_size() == 1 &&
+        leader->kvs(0).create_revision() == revision) {
+      return absl::UnavailableError(
+          absl::StrCat("etcd did not answer the hand-over (",
+                       response.status().message(), "); nothing changed"));
+    }
+    if (leader->kvs_size() == 1) {
+      return absl::FailedPreconditionError(
+          "this controller no longer leads: another took the leader key");
+    }
+    // The leader key is gone: the transaction was applied.
+  } else if (!response->succeeded()) {
+    return absl::FailedPreconditionError(
+        "this controller no longer leads: another took the leader key");
+  }
+  {
+    std::lock_guard lock(mutex_);
+    self_.set_role("standby");
+  }
+  Resign();
+  return absl::OkStatus();
 }
 
 void Leadership::Resign() {

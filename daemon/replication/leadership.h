@@ -12,8 +12,15 @@
 // log's transactions compare the leader key's creation revision, so even a
 // leader that believes itself valid cannot append once replaced.
 //
-// Threading: Campaign on one thread; the renewal thread started by the
-// constructor; everything else from any thread.
+// A leader may also hand over on purpose (HandOver, for gantry handover):
+// in one transaction it names its successor in the successor key and
+// deletes the leader key. While the successor key exists only the standby
+// it names may take the leader key, and every standby's campaign watches
+// both keys, so the named one takes office within a round trip or two.
+//
+// Threading: Campaign on one thread (it runs a watch thread of its own
+// while it waits); the renewal thread started by the constructor;
+// everything else from any thread.
 #pragma once
 
 #include <atomic>
@@ -21,6 +28,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -55,6 +63,9 @@ class Leadership {
       const OnLeader& on_leader,
       const std::function<void(const std::string&)>& on_trouble);
 
+  // Rounds the campaign has gone (each ends in a poll of etcd, answered
+  // or not): a standby that is alive keeps counting.
+  uint64_t campaign_rounds() const { return campaign_rounds_.load(); }
   // The leader key's creation revision once leader (0 before).
   int64_t leader_revision() const { return leader_revision_.load(); }
   bool is_leader() const { return leader_revision_.load() != 0; }
@@ -62,6 +73,17 @@ class Leadership {
   bool Valid() const;
   // The member record's applied index, published with the next renewal.
   void SetAppliedIndex(uint64_t index);
+  uint64_t applied_index() const;
+  const std::string& name() const { return name_; }
+  // Hands leadership over: writes `record` (naming the successor) to the
+  // successor key on lease `record_lease` and deletes the leader key, in
+  // one transaction that holds only while this controller leads. OK: done,
+  // and this controller no longer leads (is_leader false, its lease
+  // revoked). FAILED_PRECONDITION: it was no longer the leader; nothing
+  // written. UNAVAILABLE: etcd did not answer, and a read of the leader
+  // key found it still this controller's (nothing changed) or could not
+  // tell (the message says so).
+  absl::Status HandOver(const v1::HandoverRecord& record, int64_t record_lease);
   // Ends the lease now (a clean stop), so a standby takes over at once.
   void Resign();
   // Makes Campaign return and stops renewing.
@@ -71,20 +93,35 @@ class Leadership {
   void RenewLoop();
   absl::Status EnsureLease();
   absl::Status PublishMember();
-  absl::StatusOr<bool> TryToLead();
+  // One round of the campaign: true once this controller leads; on false,
+  // `leader` is who leads (or the successor a hand-over named), if any.
+  absl::StatusOr<bool> TryToLead(std::optional<v1::ControllerMember>& leader);
+  // The second step for a standby the successor key names: takes the
+  // leader key if the successor key is still at `successor_revision`.
+  absl::StatusOr<bool> TakeOverAsSuccessor(int64_t successor_revision);
+  etcdserverpb::PutRequest LeaderPut();
+  // The leader key was created at `revision` for this controller.
+  void TookOffice(int64_t revision);
+  // Until Campaign returns: wakes it whenever the leader keys change.
+  void WatchLeaderKeys();
 
   EtcdClient& etcd_;
   const ReplicationKeys keys_;
   const int64_t ttl_seconds_;
   const OnLost on_lost_;
+  const std::string name_;
 
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable wake_;
-  v1::ControllerMember self_;  // guarded by mutex_
-  bool stopping_ = false;      // guarded by mutex_
-  int64_t lease_id_ = 0;       // guarded by mutex_
+  v1::ControllerMember self_;                // guarded by mutex_
+  bool stopping_ = false;                    // guarded by mutex_
+  int64_t lease_id_ = 0;                     // guarded by mutex_
+  bool leader_keys_changed_ = false;         // guarded by mutex_
+  std::unique_ptr<EtcdWatch> leader_watch_;  // guarded by mutex_
+  bool campaigning_ = false;                 // guarded by mutex_
 
   std::atomic<int64_t> leader_revision_{0};
+  std::atomic<uint64_t> campaign_rounds_{0};
   // steady_clock ticks until which the lease is surely held.
   std::atomic<int64_t> valid_until_{0};
   std::atomic<bool> lost_reported_{false};

@@ -73,6 +73,7 @@ class ReplicatedController {
 
   // The leader's store (valid after WaitUntilLeader returned OK).
   StateStore& store() { return *store_; }
+  ReplicatedStore& replicated_store() { return *store_; }
   Leadership& leadership() { return *leadership_; }
   EtcdClient& etcd() { return *etcd_; }
   const ReplicationOptions& options() const { return options_; }

@@ -24,7 +24,42 @@ absl::Status ReplicatedStore::Deposed(const std::string& reason) {
   return absl::FailedPreconditionError(absl::StrCat("not committed: ", reason));
 }
 
+bool ReplicatedStore::PauseCommits(std::chrono::milliseconds wait) {
+  std::unique_lock lock(pause_mutex_);
+  paused_ = true;
+  if (pause_changed_.wait_for(lock, wait, [this] { return !committing_; })) {
+    return true;
+  }
+  paused_ = false;
+  lock.unlock();
+  pause_changed_.notify_all();
+  return false;
+}
+
+void ReplicatedStore::ResumeCommits() {
+  {
+    std::lock_guard lock(pause_mutex_);
+    paused_ = false;
+  }
+  pause_changed_.notify_all();
+}
+
 absl::Status ReplicatedStore::Commit(const Batch& batch, bool sync) {
+  {
+    std::unique_lock lock(pause_mutex_);
+    pause_changed_.wait(lock, [this] { return !paused_; });
+    committing_ = true;
+  }
+  struct Done {
+    ReplicatedStore* store;
+    ~Done() {
+      {
+        std::lock_guard lock(store->pause_mutex_);
+        store->committing_ = false;
+      }
+      store->pause_changed_.notify_all();
+    }
+  } done{this};
   const uint64_t index = next_index_.load();
   const std::string bytes = ToReplicated(batch).SerializeAsString();
   bool told = false;

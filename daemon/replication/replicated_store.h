@@ -10,12 +10,19 @@
 // controller leads, the commit fails and `on_deposed` runs: the controller
 // must not act on its memory any more.
 //
+// A leader handing over on purpose pauses commits first (PauseCommits), so
+// that nothing is appended behind the successor's back.
+//
 // Threading: Commit on the StoreWriter's thread, one at a time (as for
-// any StateStore); reads go straight to RocksDB from any thread.
+// any StateStore); reads go straight to RocksDB from any thread; Pause and
+// ResumeCommits from any thread.
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <functional>
+#include <mutex>
 #include <string>
 
 #include "daemon/replication/leadership.h"
@@ -56,6 +63,12 @@ class ReplicatedStore final : public StateStore {
   uint64_t last_index() const { return next_index_.load() - 1; }
   // Whether etcd answered the last append attempt (false while it retries).
   bool etcd_answering() const { return etcd_answering_.load(); }
+  // Returns true once no commit is under way; later ones wait
+  // (acknowledging nothing) until ResumeCommits, and last_index() is final.
+  // False, paused no more, when a commit is still under way after `wait`
+  // (etcd does not answer it).
+  bool PauseCommits(std::chrono::milliseconds wait);
+  void ResumeCommits();
 
  private:
   absl::Status Deposed(const std::string& reason);
@@ -66,6 +79,11 @@ class ReplicatedStore final : public StateStore {
   std::atomic<uint64_t> next_index_;
   std::atomic<bool> etcd_answering_{true};
   const std::function<void(const std::string&)> on_deposed_;
+
+  std::mutex pause_mutex_;
+  std::condition_variable pause_changed_;
+  bool paused_ = false;      // guarded by pause_mutex_
+  bool committing_ = false;  // guarded by pause_mutex_
 };
 
 }  // namespace gantry::replication

@@ -1,20 +1,21 @@
 // Where a replicated controller keeps things in etcd, under one prefix
 // (--etcd-prefix, so several clusters can share one etcd):
 //
-//   PREFIX leader              the leader's ControllerMember, on its lease
-//   PREFIX members/NAME        each controller's ControllerMember, on its
-//                              lease
-//   PREFIX log/INDEX           one LogEntry per group commit, INDEX
-//                              zero-padded
-//   PREFIX chunk/INDEX/PART    the parts of an entry too large for one value
-//   PREFIX log-truncated       INDEX: entries up to it were deleted (every
-//                              controller that follows holds them)
-//   PREFIX snapshot-token      the secret a standby shows the leader to get
-//                              a copy of its state (readable by whoever can
-//                              read the log, which holds the same data)
+//   PREFIX leader            the leader's ControllerMember, on its lease
+//   PREFIX leader-successor  a HandoverRecord while a leader hands over on
+//                            purpose (on a lease of its own, a few seconds)
+//   PREFIX members/NAME      each controller's ControllerMember, on its lease
+//   PREFIX log/INDEX         one LogEntry per group commit, INDEX zero-padded
+//   PREFIX chunk/INDEX/PART  the parts of an entry too large for one value
+//   PREFIX log-truncated     INDEX: entries up to it were deleted (every
+//                            controller that follows holds them)
+//   PREFIX snapshot-token    the secret a standby shows the leader to get a
+//                            copy of its state (readable by whoever can read
+//                            the log, which holds the same data)
 //
-// Zero-padded decimal indexes sort as numbers, so a range read returns the
-// log in order. Thread-safe (immutable).
+// The two leader keys share the prefix `leader()`, so one watch of that
+// prefix sees both. Zero-padded decimal indexes sort as numbers, so a range
+// read returns the log in order. Thread-safe (immutable).
 #pragma once
 
 #include <cstdint>
@@ -29,6 +30,7 @@ class ReplicationKeys {
 
   const std::string& prefix() const { return prefix_; }
   std::string leader() const { return prefix_ + "leader"; }
+  std::string successor() const { return prefix_ + "leader-successor"; }
   std::string members() const { return prefix_ + "members/"; }
   std::string member(const std::string& name) const;
   std::string log_prefix() const { return prefix_ + "log/"; }

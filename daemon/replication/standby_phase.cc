@@ -2,8 +2,13 @@
 
 #include <unistd.h>
 
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "common/systemd_notify.h"
 #include "daemon/replication/standby_service.h"
 
 namespace gantry::replication {
@@ -15,11 +20,53 @@ std::string HostName() {
   return name;
 }
 
+// Under systemd (Type=notify, WatchdogSec=, as the shipped unit has it) a
+// standby is a service doing its job: READY=1 once it answers on its
+// ports, and watchdog pings while its campaign goes round, so that a stuck
+// standby is restarted as a stuck leader is, and a healthy one is neither
+// timed out at start nor killed for want of pings after a step-down.
+class StandbyNotifier {
+ public:
+  explicit StandbyNotifier(const Leadership& leadership)
+      : leadership_(leadership) {
+    systemd::NotifyReady("standby: following the log in etcd");
+    const auto interval = systemd::WatchdogPingInterval();
+    if (interval.count() == 0) return;
+    pinger_ = std::thread([this, interval] {
+      uint64_t seen = leadership_.campaign_rounds();
+      systemd::NotifyWatchdog();
+      std::unique_lock lock(mutex_);
+      while (
+          !stop_changed_.wait_for(lock, interval, [this] { return stop_; })) {
+        const uint64_t rounds = leadership_.campaign_rounds();
+        if (rounds != seen) systemd::NotifyWatchdog();
+        seen = rounds;
+      }
+    });
+  }
+  ~StandbyNotifier() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    stop_changed_.notify_all();
+    if (pinger_.joinable()) pinger_.join();
+  }
+
+ private:
+  const Leadership& leadership_;
+  std::mutex mutex_;
+  std::condition_variable stop_changed_;
+  bool stop_ = false;  // guarded by mutex_
+  std::thread pinger_;
+};
+
 }  // namespace
 
 absl::StatusOr<Elected> StandUntilElected(
     ReplicationOptions options, RocksDbStore& local,
-    ReplicatedController::StepDown step_down, const StandbyPorts& ports) {
+    ReplicatedController::StepDown step_down, const StandbyPorts& ports,
+    prometheus::Registry* metrics) {
   if (options.name.empty()) options.name = HostName();
   auto standby = std::make_unique<StandbyService>(options.name);
   // Two servers: the unix socket must be closed before the controller's
@@ -63,10 +110,18 @@ absl::StatusOr<Elected> StandUntilElected(
   absl::StatusOr<std::unique_ptr<ReplicatedController>> controller =
       ReplicatedController::Create(options, local, std::move(step_down));
   if (!controller.ok()) return controller.status();
+  if (metrics != nullptr) {
+    elected.metrics =
+        std::make_unique<ReplicationMetrics>(*metrics, **controller);
+  }
   log::Info("standby serving", {{"name", options.name},
                                 {"address", options.address},
                                 {"socket", ports.socket}});
-  absl::Status leading = (*controller)->WaitUntilLeader(*standby);
+  absl::Status leading;
+  {
+    StandbyNotifier notifier((*controller)->leadership());
+    leading = (*controller)->WaitUntilLeader(*standby);
+  }
   const auto now = std::chrono::system_clock::now;
   if (socket_server) {
     // Local clients find the socket missing for a moment and retry.
@@ -74,6 +129,7 @@ absl::StatusOr<Elected> StandUntilElected(
     socket_server->Wait();
   }
   if (!leading.ok()) {
+    elected.metrics.reset();  // before the controller it samples
     if (server) server->Shutdown(now());
     return leading;
   }

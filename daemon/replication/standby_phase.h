@@ -5,6 +5,9 @@
 // controller's own server has bound them beside it (gRPC sets
 // SO_REUSEPORT); then Elected::CloseStandbyPorts.
 //
+// The replication metrics (replication_metrics.h) start with the standby,
+// so a standby exports its lag on the metrics endpoint main started first.
+//
 // Threading: main's thread; blocks.
 #pragma once
 
@@ -15,6 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "daemon/replication/replicated_controller.h"
+#include "daemon/replication/replication_metrics.h"
 #include "daemon/replication/standby_service.h"
 
 namespace gantry::replication {
@@ -27,6 +31,9 @@ struct StandbyPorts {
 
 struct Elected {
   std::unique_ptr<ReplicatedController> controller;
+  // The replication metrics, sampled from the standby phase on; they read
+  // `controller`, so they must go first (they are declared after it).
+  std::unique_ptr<ReplicationMetrics> metrics;
   // --listen with the port the standby was given (when it asked for 0).
   std::string listen;
   // The standby's server still answers (pointing callers at this
@@ -39,10 +46,12 @@ struct Elected {
 };
 
 // `options.address` empty: derived from the bound port (the host name for
-// a wildcard host). Errors: the ports cannot be bound (UNAVAILABLE), bad
+// a wildcard host). `metrics`: where the replication metrics go (null:
+// none), from now on. Errors: the ports cannot be bound (UNAVAILABLE), bad
 // etcd endpoints, or WaitUntilLeader's.
 absl::StatusOr<Elected> StandUntilElected(
     ReplicationOptions options, RocksDbStore& local,
-    ReplicatedController::StepDown step_down, const StandbyPorts& ports);
+    ReplicatedController::StepDown step_down, const StandbyPorts& ports,
+    prometheus::Registry* metrics = nullptr);
 
 }  // namespace gantry::replication

@@ -1,14 +1,17 @@
 #include "daemon/rpc/grpc_services.h"
 
 #include <deque>
+#include <future>
 #include <memory>
 #include <mutex>
 
 #include <boost/asio/post.hpp>
 
+#include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "daemon/controller/job_filter.h"
 #include "daemon/controller/request_validation.h"
+#include "daemon/rpc/call_authentication.h"
 #include "daemon/rpc/grpc_status.h"
 #include "daemon/rpc/leadership_fence.h"
 #include "daemon/rpc/submit_stream.h"
@@ -238,6 +241,65 @@ grpc::ServerUnaryReactor* ClientServiceImpl::Drain(
       [this, request](const Caller& caller, UnaryFinish finish) {
         controller_.Drain(*request, caller, finish);
       });
+}
+
+namespace {
+
+// A Handover call's reactor: the answer must be out before gantryd
+// re-executes as a standby, so it says when it is.
+class HandoverReactor final : public grpc::ServerUnaryReactor {
+ public:
+  // Finishes the call and waits until gRPC is done with it, for at most
+  // 200 ms (a client that does not read its answer holds nothing up).
+  void Answer(v1::HandoverResponse* response,
+              absl::StatusOr<v1::HandoverResponse> result) {
+    std::future<void> done = done_.get_future();
+    if (result.ok()) *response = std::move(*result);
+    Finish(ToGrpcStatus(result.status()));
+    done.wait_for(std::chrono::milliseconds(200));
+  }
+  void OnDone() override {
+    done_.set_value();
+    delete this;
+  }
+
+ private:
+  std::promise<void> done_;
+};
+
+}  // namespace
+
+grpc::ServerUnaryReactor* ClientServiceImpl::Handover(
+    grpc::CallbackServerContext* context, const v1::HandoverRequest* request,
+    v1::HandoverResponse* response) {
+  // Not the controller's business (its loop is not involved): this
+  // controller's place among its peers.
+  auto* reactor = new HandoverReactor();
+  absl::StatusOr<Caller> caller = AuthenticateClientCall(
+      authenticator_, *context, kMethodFor<v1::HandoverRequest>, *request,
+      request->user());
+  absl::Status refused = caller.status();
+  if (refused.ok() && !caller->admin) {
+    refused = absl::PermissionDeniedError(absl::StrCat(
+        "handing leadership over needs an admin (root or the admin group); "
+        "you are ",
+        caller->user));
+  } else if (refused.ok() && !handover_) {
+    refused = absl::FailedPreconditionError(
+        "this gantryd runs alone (no --etcd): there is no standby to hand "
+        "leadership to");
+  }
+  if (!refused.ok()) {
+    reactor->Finish(ToGrpcStatus(refused));
+    return reactor;
+  }
+  log::Warn("hand-over requested",
+            {{"user", caller->user}, {"successor", request->successor()}});
+  handover_(*request,
+            [reactor, response](absl::StatusOr<v1::HandoverResponse> result) {
+              reactor->Answer(response, std::move(result));
+            });
+  return reactor;
 }
 
 grpc::ServerUnaryReactor* ClientServiceImpl::ImportTopology(

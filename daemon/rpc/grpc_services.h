@@ -68,6 +68,20 @@ class ClientServiceImpl final : public v1::ClientService::CallbackService {
   void SetReplicationStatus(std::function<v1::ReplicationStatus()> source) {
     replication_status_ = std::move(source);
   }
+  // Hands a replicated controller's leadership to a standby
+  // (daemon/replication/handover.h); unset: Handover is refused, there is
+  // no standby. `answer` is called once, from any thread, and returns once
+  // the answer has gone out (or after a short wait). Set before the
+  // server starts.
+  using HandoverAnswer =
+      std::function<void(absl::StatusOr<v1::HandoverResponse>)>;
+  void SetHandover(
+      std::function<void(const v1::HandoverRequest&, HandoverAnswer)> start) {
+    handover_ = std::move(start);
+  }
+  grpc::ServerUnaryReactor* Handover(grpc::CallbackServerContext* context,
+                                     const v1::HandoverRequest* request,
+                                     v1::HandoverResponse* response) override;
   grpc::ServerUnaryReactor* ListJobs(grpc::CallbackServerContext* context,
                                      const v1::ListJobsRequest* request,
                                      v1::ListJobsResponse* response) override;
@@ -152,6 +166,7 @@ class ClientServiceImpl final : public v1::ClientService::CallbackService {
   SubmitMessageAllocator submit_messages_;
   std::function<void(grpc::StatusCode)> submit_stream_finished_;
   std::function<v1::ReplicationStatus()> replication_status_;
+  std::function<void(const v1::HandoverRequest&, HandoverAnswer)> handover_;
 };
 
 class AgentServiceImpl final

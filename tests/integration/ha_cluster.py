@@ -21,6 +21,10 @@ class HaCluster(GantryCluster):
         self.lease_ttl = lease_ttl
         self.names = [f"ctl{i + 1}" for i in range(controllers)]
         self.ports = {name: free_port() for name in self.names}
+        # With metrics, a fixed port each: a controller that steps down
+        # re-executes and serves them on the same port again.
+        self.metrics_ports = ({name: free_port() for name in self.names}
+                              if self.metrics else {})
         self.controllers = {}  # name -> _Daemon (the live process)
         self._starts = {name: 0 for name in self.names}
         targets = ",".join(f"127.0.0.1:{self.ports[n]}" for n in self.names)
@@ -66,26 +70,24 @@ class HaCluster(GantryCluster):
                 "--reconnect-grace", str(self.reconnect_grace),
                 "--kill-grace", str(self.kill_grace),
                 "--restart-backoff", str(self.restart_backoff),
-                "--metrics-listen", "127.0.0.1:0" if self.metrics else "",
+                "--metrics-listen",
+                f"127.0.0.1:{self.metrics_ports[name]}" if self.metrics else "",
                 *self.gantryd_args]
         self.controllers[name] = _Daemon(name, argv, log_path,
                                          {**self.env, **(env or {})})
         return self.controllers[name]
 
     def metrics_address(self, name=None):
-        """HOST:PORT of the /metrics endpoint of the controller `name` (as
-        the leader, in its current process life: a standby serves none), or
+        """HOST:PORT of the /metrics endpoint of the controller `name`
+        (default: the leader), leader or standby (needs metrics=True), or
         of the agent `name`."""
-        if name not in self.controllers:
+        if name is not None and name not in self.names:
             return super().metrics_address(name)
-        daemon = self.controllers[name]
-        pattern = re.compile(r'msg="gantryd ready".* metrics=([0-9.]+:\d+)')
+        return f"127.0.0.1:{self.metrics_ports[name or self.wait_leader()]}"
 
-        def address():
-            found = pattern.findall(daemon.log_text())
-            return found[-1] if found else None
-
-        return wait_for(address, 15, f"the metrics address of {name}")
+    def handover(self, *args, check=True, uid=None):
+        """`gantry handover ARGS`: the CompletedProcess."""
+        return self.cli("handover", *args, check=check, uid=uid, timeout=60)
 
     def leader_name(self):
         """The controller that logged "gantryd ready" last in its current

@@ -227,7 +227,7 @@ class DebianPackagesTest(unittest.TestCase):
             "gantry cancel --signal US": "USR1 USR2",
             "gantry queue -t P": "PD",
             "gantry nodes -t dr": "drain drng",
-            "gantry h": "hold hostnames hostlist",
+            "gantry h": "hold hostnames handover hostlist",
             "gantry rel": "release",
             "gantry batch --wr": "--wrap",
         }

@@ -46,11 +46,12 @@ TEST_CASE("Each client method name is the RPC taking its request") {
   CheckNamesTheRpcTaking<v1::UpdateJobRequest>();
   CheckNamesTheRpcTaking<v1::EndAllocationRequest>();
   CheckNamesTheRpcTaking<v1::KeepAllocationRequest>();
+  CheckNamesTheRpcTaking<v1::HandoverRequest>();
   // Every RPC is listed above: a new one needs its entry in the table.
   CHECK(v1::SubmitRequest::descriptor()
             ->file()
             ->FindServiceByName("ClientService")
-            ->method_count() == 20);
+            ->method_count() == 21);
 }
 
 TEST_CASE("The agent's method name is its stream's RPC") {

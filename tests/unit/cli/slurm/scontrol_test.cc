@@ -220,5 +220,16 @@ TEST_CASE("scontrol's commands as gantry subcommands", "[scontrol_alias]") {
   CHECK(!ExpandScontrol({"scontrol", "--json", "show", "job"}, ignored).ok());
 }
 
+TEST_CASE("scontrol takeover is gantry handover, with its INDEX",
+          "[slurm_alias]") {
+  CHECK(Expand({"scontrol", "takeover"}) == Words{"gantry", "handover"});
+  CHECK(Expand({"scontrol", "takeover", "2"}) ==
+        Words{"gantry", "handover", "2"});
+  CHECK(Expand({"scontrol", "TAKEOVER", "ctl2"}) ==
+        Words{"gantry", "handover", "ctl2"});
+  Words ignored;
+  CHECK(!ExpandScontrol({"scontrol", "takeover", "1", "2"}, ignored).ok());
+}
+
 }  // namespace
 }  // namespace gantry::cli
