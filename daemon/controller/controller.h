@@ -255,6 +255,13 @@ class Controller {
     std::map<uint32_t, int64_t> step_first_exit_ms;
     // The spec's --constraint, parsed on first need (ParsedConstraint).
     std::shared_ptr<const NodeConstraint> constraint;
+    // After a node fault (in memory): when it was found, and the failed
+    // attempt's other nodes. Until one of them is heard from after that
+    // moment, the restart is not placed on it: nodes that fail together
+    // are found a little apart, and a silent one may be the next found
+    // dead (see ExcludeSilentSurvivors).
+    int64_t node_fault_ms = 0;
+    std::vector<std::string> fault_survivors;
   };
 
   // Persistence (controller.cc).
@@ -470,6 +477,12 @@ class Controller {
   void CutAgent(const std::shared_ptr<AgentLink>& link, const std::string& node,
                 const absl::Status& why);
   void CheckDeadlines();
+  // Node faults (controller_lifecycle.cc): remembers the survivors of a
+  // failed attempt, and keeps the silent ones out of its restart.
+  void NoteNodeFault(JobRuntime& job);
+  void ExcludeSilentSurvivors(const JobRuntime& job,
+                              std::vector<std::string>& excluded) const;
+  void HeardFrom(const std::string& node);
   void ReclassifyRecentFailures(const std::string& node_name);
   void ArmTimer();
   // Node and GPU gauges from the node table (on each timer tick).
@@ -527,7 +540,10 @@ class Controller {
   // When the earliest requeued job becomes eligible (0: none waiting).
   int64_t next_eligible_ms_ = 0;
   int64_t last_check_ms_ = 0;  // when CheckDeadlines last ran
-  uint64_t ticks_ = 0;         // of the periodic timer
+  // Survivors of node faults not heard from since (NoteNodeFault): a
+  // message from one may let a restart be placed.
+  std::set<std::string> silent_survivors_;
+  uint64_t ticks_ = 0;  // of the periodic timer
   std::optional<v1::TopologyRecord> topology_record_;
   std::optional<LoadedTopology> topology_;
   // Fair-share usage per user, charged when a job finishes. Not stored on

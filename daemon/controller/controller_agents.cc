@@ -75,6 +75,7 @@ void Controller::OnAgentMessage(const std::shared_ptr<AgentLink>& link,
   }
   node.deadline_ms = clock_.NowMs() + options_.node_timeout_ms;
   node.record.set_last_seen_ms(clock_.NowMs());
+  HeardFrom(name);
   if (message.has_heartbeat()) {
     OnHealth(node, message.heartbeat());
   }

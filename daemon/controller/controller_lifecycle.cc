@@ -211,6 +211,9 @@ void Controller::FailJob(JobRuntime& job, FailureKind kind, int exit_code,
     record.mutable_attempts(record.attempts_size() - 1)
         ->set_node_fault(kind == FailureKind::kNodeFault);
   }
+  job.node_fault_ms = 0;
+  job.fault_survivors.clear();
+  if (kind == FailureKind::kNodeFault && decision.restart) NoteNodeFault(job);
   JobEvent event{JobEvent::Kind::kRankExited};
   switch (kind) {
     case FailureKind::kApplication:
@@ -381,6 +384,37 @@ void Controller::ReportProgress(const v1::ReportProgressRequest& request,
   }
   RecordCheckpoint(job, request.checkpoint_path(), request.step(), "report");
   AfterCommit([done = std::move(done)] { done(absl::OkStatus()); });
+}
+
+void Controller::NoteNodeFault(JobRuntime& job) {
+  const v1::JobRecord& record = job.record;
+  if (record.attempts_size() == 0) return;
+  job.node_fault_ms = clock_.NowMs();
+  for (const std::string& name :
+       record.attempts(record.attempts_size() - 1).nodes()) {
+    auto node = nodes_.find(name);
+    if (node == nodes_.end() || node->second.record.state() == v1::NODE_DOWN) {
+      continue;
+    }
+    job.fault_survivors.push_back(name);
+    silent_survivors_.insert(name);
+  }
+}
+
+void Controller::ExcludeSilentSurvivors(
+    const JobRuntime& job, std::vector<std::string>& excluded) const {
+  if (job.node_fault_ms == 0) return;
+  for (const std::string& name : job.fault_survivors) {
+    auto node = nodes_.find(name);
+    if (node != nodes_.end() &&
+        node->second.record.last_seen_ms() <= job.node_fault_ms) {
+      excluded.push_back(name);
+    }
+  }
+}
+
+void Controller::HeardFrom(const std::string& node) {
+  if (silent_survivors_.erase(node) > 0) RequestSchedule();
 }
 
 }  // namespace gantry

@@ -113,6 +113,7 @@ void Controller::RunSchedule() {
         continue;
       case GateVerdict::kQueue:
         queue.push_back(PendingJobOf(live->record, ParsedConstraint(*live)));
+        ExcludeSilentSurvivors(*live, queue.back().excluded_nodes);
         queued.emplace_back(id, live);
         continue;
     }

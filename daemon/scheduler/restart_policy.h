@@ -5,13 +5,12 @@
 // - A time limit or a cancel is final: the job ends.
 // - Every restart spends one unit of the job's budget (--max-restarts,
 //   default 3). With the budget spent, the job ends FAILED saying so.
-// - A hang is restarted without delay for the first restart, then with
-//   backoff. A node fault (node down, agent lost, ranks lost, bad
-//   hardware) is too, except that it waits at least the settle time
-//   (--node-fault-settle): nodes that fail together (a leaf switch, a rack's
-//   power) are noticed a little apart, and a restart placed at the first
-//   would land on nodes about to be found dead, and fail again. Failed
-//   nodes are drained, so the new attempt runs elsewhere.
+// - A node fault (node down, agent lost, ranks lost, bad hardware) or a
+//   hang is restarted without delay for the first restart (the failed node
+//   is drained, so the new attempt runs elsewhere), then with backoff; a
+//   node fault waits at least --node-fault-settle (0 by default: the
+//   controller instead keeps the failed attempt's silent nodes out of the
+//   restart, see Controller::ExcludeSilentSurvivors).
 // - An application failure (a rank exits non-zero or by a signal on a
 //   healthy node, or is OOM-killed) ends the job FAILED (OUT_OF_MEMORY)
 //   unless the job asked for restarts itself (--max-restarts N): as in

@@ -7,7 +7,7 @@ and the number of restarts each round took (1 is the goal: not a cascade).
 
 Run: python3 tests/bench/correlated_failure_bench.py --build-dir build
      [--rounds 10] [--node-timeout 2] [--heartbeat-interval 0.5]
-     [--node-fault-settle 1]
+     [--node-fault-settle 0]
 """
 import argparse
 import os
@@ -27,7 +27,7 @@ parser.add_argument("--build-dir", required=True)
 parser.add_argument("--rounds", type=int, default=10)
 parser.add_argument("--node-timeout", type=float, default=2.0)
 parser.add_argument("--heartbeat-interval", type=float, default=0.5)
-parser.add_argument("--node-fault-settle", type=float, default=1.0)
+parser.add_argument("--node-fault-settle", type=float, default=0.0)
 args = parser.parse_args()
 os.environ["GANTRY_BUILD_DIR"] = os.path.abspath(args.build_dir)
 

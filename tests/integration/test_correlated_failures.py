@@ -4,10 +4,10 @@
 A 64-node job runs on simulated nodes (gantry-agent --simulate). Eight of
 its nodes fail within a second, in a mix: four stop answering (their agent
 frozen, found by the heartbeat timeout) and four lose their agent (kill -9,
-found by the dropped stream). gantryd waits --node-fault-settle before it
-places the restart, so all eight are known by then: the job restarts once,
-on the healthy nodes plus spares, and the failed nodes are down and
-drained. Every fleet is stopped by pid."""
+found by the dropped stream). The restart uses the failed attempt's other
+nodes only once heard from after the fault, so it avoids the failed nodes
+not yet found: the job restarts once, on the healthy nodes plus spares,
+and all eight failed nodes end down and drained. Every fleet is stopped by pid."""
 
 import os
 import signal
