@@ -540,9 +540,10 @@ class Controller {
   // When the earliest requeued job becomes eligible (0: none waiting).
   int64_t next_eligible_ms_ = 0;
   int64_t last_check_ms_ = 0;  // when CheckDeadlines last ran
-  // Survivors of node faults not heard from since (NoteNodeFault): a
-  // message from one may let a restart be placed.
-  std::set<std::string> silent_survivors_;
+  // Survivors of node faults not heard from since (NoteNodeFault), with
+  // the fault's time: a message from one after it may let a restart be
+  // placed.
+  std::map<std::string, int64_t> silent_survivors_;
   uint64_t ticks_ = 0;  // of the periodic timer
   std::optional<v1::TopologyRecord> topology_record_;
   std::optional<LoadedTopology> topology_;

@@ -397,7 +397,8 @@ void Controller::NoteNodeFault(JobRuntime& job) {
       continue;
     }
     job.fault_survivors.push_back(name);
-    silent_survivors_.insert(name);
+    int64_t& since = silent_survivors_[name];
+    since = std::max(since, job.node_fault_ms);
   }
 }
 
@@ -414,7 +415,14 @@ void Controller::ExcludeSilentSurvivors(
 }
 
 void Controller::HeardFrom(const std::string& node) {
-  if (silent_survivors_.erase(node) > 0) RequestSchedule();
+  auto silent = silent_survivors_.find(node);
+  // Heard from after the fault (a message in the same millisecond may
+  // have been sent before it).
+  if (silent == silent_survivors_.end() || clock_.NowMs() <= silent->second) {
+    return;
+  }
+  silent_survivors_.erase(silent);
+  RequestSchedule();
 }
 
 }  // namespace gantry

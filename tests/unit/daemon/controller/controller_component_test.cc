@@ -121,9 +121,10 @@ class Harness : public ControllerHarness {
     controller_->OnAgentMessage(agent.link, message);
   }
 
-  uint64_t Submit(uint32_t gpus_per_node) {
+  uint64_t Submit(uint32_t gpus_per_node, uint32_t nodes = 1) {
     v1::SubmitRequest submit;
     v1::JobSpec& spec = *submit.mutable_spec();
+    spec.set_nodes(nodes);
     spec.set_name("train");
     spec.set_script("#!/bin/sh\ntrain\n");
     spec.set_working_dir("/tmp");
@@ -254,6 +255,45 @@ TEST_CASE(
   REQUIRE(job.attempts_size() == 2);
   CHECK(job.attempts(0).node_fault());
   CHECK(job.attempts(1).nodes(0) == alive.name);
+}
+
+TEST_CASE(
+    "after a node fault the restart waits for the attempt's other nodes to "
+    "be heard from",
+    "[controller][component]") {
+  Harness h;
+  FakeAgent n1("n1"), n2("n2"), n3("n3");
+  h.Register(n1);
+  h.Register(n2);
+  const uint64_t id = h.Submit(/*gpus_per_node=*/1, /*nodes=*/2);
+  REQUIRE(h.PumpUntil([&] { return h.Job(id).state() == v1::RUNNING; }));
+  h.Register(n3);  // a spare, free once the job runs
+  // n1 falls silent and is found down; n2 says nothing after that either
+  // (it may be failing too, not yet found).
+  REQUIRE(h.Tick(
+      30, [&] { return h.Node("n1").state() == v1::NODE_DOWN; },
+      [&] {
+        h.Heartbeat(n2);
+        h.Heartbeat(n3);
+      }));
+  // n2's rank of the failed attempt ends (killed), in the same instant as
+  // the fault: its share is free, but n2 is not heard from after the fault.
+  REQUIRE_FALSE(n2.link->Launches().empty());
+  h.RankExited(n2, n2.link->Launches().front(), 143);
+  for (int i = 0; i < 5; ++i) h.Pump();
+  CHECK(h.Job(id).state() == v1::PENDING);
+  CHECK(n3.link->Launches().empty());
+  // Once n2 is heard from, the job restarts on it and the spare.
+  h.clock_.AdvanceMs(10);
+  h.Heartbeat(n2);
+  INFO(h.Job(id).reason_detail());
+  REQUIRE(h.PumpUntil([&] { return h.Job(id).state() == v1::RUNNING; }));
+  const v1::JobRecord job = h.Job(id);
+  CHECK(job.attempt() == 2);
+  std::vector<std::string> nodes(job.attempts(1).nodes().begin(),
+                                 job.attempts(1).nodes().end());
+  std::sort(nodes.begin(), nodes.end());
+  CHECK(nodes == std::vector<std::string>{"n2", "n3"});
 }
 
 TEST_CASE(
