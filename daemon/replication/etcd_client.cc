@@ -65,6 +65,15 @@ std::string PrefixEnd(std::string prefix) {
   return std::string(1, '\0');  // every key
 }
 
+void CompareCreated(etcdserverpb::TxnRequest& txn, const std::string& key,
+                    int64_t revision) {
+  etcdserverpb::Compare* compare = txn.add_compare();
+  compare->set_key(key);
+  compare->set_target(etcdserverpb::Compare::CREATE);
+  compare->set_result(etcdserverpb::Compare::EQUAL);
+  compare->set_create_revision(revision);
+}
+
 absl::StatusOr<std::unique_ptr<EtcdClient>> EtcdClient::Create(
     const std::vector<std::string>& endpoints,
     std::chrono::milliseconds call_timeout) {

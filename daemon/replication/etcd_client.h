@@ -135,4 +135,10 @@ class EtcdWatch {
 // range_end for a prefix query).
 std::string PrefixEnd(std::string prefix);
 
+// Adds to `txn` the condition that `key` was created at `revision` (0: the
+// key is absent): how a leader's writes are fenced by its leader key, and
+// how a key is created only if absent.
+void CompareCreated(etcdserverpb::TxnRequest& txn, const std::string& key,
+                    int64_t revision);
+
 }  // namespace gantry::replication

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/log.h"
+#include "daemon/replication/controller_members.h"
 
 namespace gantry::replication {
 namespace {
@@ -131,21 +132,6 @@ void Handover::Start(v1::HandoverRequest request, Answer answer) {
       });
 }
 
-absl::StatusOr<std::vector<v1::ControllerMember>> Handover::ReadMembers() {
-  etcdserverpb::RangeRequest request;
-  request.set_key(controller_.keys().members());
-  request.set_range_end(PrefixEnd(controller_.keys().members()));
-  absl::StatusOr<etcdserverpb::RangeResponse> read =
-      controller_.etcd().Range(request);
-  if (!read.ok()) return read.status();
-  std::vector<v1::ControllerMember> members;
-  for (const mvccpb::KeyValue& kv : read->kvs()) {
-    v1::ControllerMember member;
-    if (member.ParseFromString(kv.value())) members.push_back(member);
-  }
-  return members;
-}
-
 absl::StatusOr<v1::HandoverResponse> Handover::Run(
     const v1::HandoverRequest& request) {
   Leadership& leadership = controller_.leadership();
@@ -161,7 +147,8 @@ absl::StatusOr<v1::HandoverResponse> Handover::Run(
         "etcd is in trouble (this controller's lease or its last append "
         "went unanswered): no hand-over until it answers again");
   }
-  absl::StatusOr<std::vector<v1::ControllerMember>> members = ReadMembers();
+  absl::StatusOr<std::vector<v1::ControllerMember>> members =
+      ReadControllerMembers(controller_.etcd(), controller_.keys());
   if (!members.ok()) {
     return absl::UnavailableError(
         absl::StrCat("cannot read the standbys from etcd (",

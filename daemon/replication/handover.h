@@ -77,7 +77,6 @@ class Handover {
 
  private:
   absl::StatusOr<v1::HandoverResponse> Run(const v1::HandoverRequest& request);
-  absl::StatusOr<std::vector<v1::ControllerMember>> ReadMembers();
 
   ReplicatedController& controller_;
   const StepDown step_down_;

@@ -152,19 +152,6 @@ etcdserverpb::PutRequest Leadership::LeaderPut() {
   return put;
 }
 
-namespace {
-
-void CompareCreated(etcdserverpb::TxnRequest& txn, const std::string& key,
-                    int64_t revision) {
-  etcdserverpb::Compare* compare = txn.add_compare();
-  compare->set_key(key);
-  compare->set_target(etcdserverpb::Compare::CREATE);
-  compare->set_result(etcdserverpb::Compare::EQUAL);
-  compare->set_create_revision(revision);
-}
-
-}  // namespace
-
 absl::StatusOr<bool> Leadership::TryToLead(
     std::optional<v1::ControllerMember>& leader) {
   // The leader key is free, and no hand-over names a successor.

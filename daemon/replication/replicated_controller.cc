@@ -129,11 +129,7 @@ absl::Status ReplicatedController::PublishSnapshotToken() {
   }
   // Fenced like an append: a deposed leader cannot replace the token.
   etcdserverpb::TxnRequest txn;
-  etcdserverpb::Compare& leading = *txn.add_compare();
-  leading.set_key(keys().leader());
-  leading.set_target(etcdserverpb::Compare::CREATE);
-  leading.set_result(etcdserverpb::Compare::EQUAL);
-  leading.set_create_revision(leadership_->leader_revision());
+  CompareCreated(txn, keys().leader(), leadership_->leader_revision());
   etcdserverpb::PutRequest& put = *txn.add_success()->mutable_request_put();
   put.set_key(keys().snapshot_token());
   put.set_value(token);

@@ -12,16 +12,6 @@ namespace {
 constexpr char kBehindTruncationPayload[] =
     "type.gantry/replication.BehindTruncation";
 
-etcdserverpb::Compare LeaderIs(const std::string& leader_key,
-                               int64_t leader_revision) {
-  etcdserverpb::Compare compare;
-  compare.set_key(leader_key);
-  compare.set_target(etcdserverpb::Compare::CREATE);
-  compare.set_result(etcdserverpb::Compare::EQUAL);
-  compare.set_create_revision(leader_revision);
-  return compare;
-}
-
 }  // namespace
 
 ReplicationLog::ReplicationLog(EtcdClient& etcd, ReplicationKeys keys,
@@ -32,12 +22,8 @@ absl::Status ReplicationLog::AppendPart(const std::string& key,
                                         const std::string& value,
                                         int64_t leader_revision) {
   etcdserverpb::TxnRequest txn;
-  *txn.add_compare() = LeaderIs(keys_.leader(), leader_revision);
-  etcdserverpb::Compare* absent = txn.add_compare();
-  absent->set_key(key);
-  absent->set_target(etcdserverpb::Compare::CREATE);
-  absent->set_result(etcdserverpb::Compare::EQUAL);
-  absent->set_create_revision(0);
+  CompareCreated(txn, keys_.leader(), leader_revision);
+  CompareCreated(txn, key, /*revision=*/0);  // absent
   etcdserverpb::PutRequest* put = txn.add_success()->mutable_request_put();
   put->set_key(key);
   put->set_value(value);
@@ -209,7 +195,7 @@ absl::StatusOr<uint64_t> ReplicationLog::TruncatedThrough() {
 absl::StatusOr<int64_t> ReplicationLog::Truncate(uint64_t through,
                                                  int64_t leader_revision) {
   etcdserverpb::TxnRequest txn;
-  *txn.add_compare() = LeaderIs(keys_.leader(), leader_revision);
+  CompareCreated(txn, keys_.leader(), leader_revision);
   etcdserverpb::DeleteRangeRequest& entries =
       *txn.add_success()->mutable_request_delete_range();
   entries.set_key(keys_.log_prefix());
