@@ -30,7 +30,10 @@
 //
 // Hot spares: nodes marked hot_spare take only restarts of failed jobs, and
 // a restart takes spares before other nodes, so a failed gang comes back
-// fast even on a full cluster.
+// fast even on a full cluster; but only when the spares alone give it a
+// switch span (level, then leaves) no wider than all its free nodes would.
+// Otherwise it is placed as a fresh job would be, spares first within the
+// leaves chosen.
 #pragma once
 
 #include <vector>

@@ -323,15 +323,45 @@ Placement Placer::Place(const PlacementRequest& request,
   if (!free.MayHold(request.job->nodes, request.job->gpus_per_node)) return {};
   if (request.job->HasNodeRestrictions()) return PlaceRestricted(request, free);
   usable_ = &UsableMask(*request.job, request.partition);
-  // A restart takes hot spares first, so a failed gang comes back fast.
+  Placement anywhere = request.topology_aware
+                           ? PlaceByTopology(request, free, false)
+                           : PlaceFirstFit(request, free, false);
+  // A restart takes hot spares first, so a failed gang comes back fast and
+  // the other free nodes stay for the queue; but never at a wider switch
+  // span than the job would get on every free node (spares scattered over
+  // the fabric must not spread a gang that fits under one switch).
   if (request.job->is_restart) {
     Placement on_spares = request.topology_aware
                               ? PlaceByTopology(request, free, true)
                               : PlaceFirstFit(request, free, true);
-    if (on_spares.outcome == PlacementOutcome::kPlaced) return on_spares;
+    if (on_spares.outcome == PlacementOutcome::kPlaced &&
+        (anywhere.outcome != PlacementOutcome::kPlaced ||
+         !request.topology_aware ||
+         SpanOf(on_spares.nodes) <= SpanOf(anywhere.nodes))) {
+      return on_spares;
+    }
   }
-  return request.topology_aware ? PlaceByTopology(request, free, false)
-                                : PlaceFirstFit(request, free, false);
+  return anywhere;
+}
+
+Placer::Span Placer::SpanOf(const std::vector<std::size_t>& chosen) const {
+  Span span;
+  span.leaves = CountLeaves(chosen);
+  if (span.leaves <= 1) return span;
+  span.level = static_cast<uint32_t>(fabric_.group_of_leaf.size()) + 1;
+  const uint32_t first_leaf = fabric_.leaf_of_node[chosen.front()];
+  for (std::size_t level = 0; level < fabric_.group_of_leaf.size(); ++level) {
+    const std::vector<uint32_t>& group_of = fabric_.group_of_leaf[level];
+    const bool one_group =
+        std::all_of(chosen.begin(), chosen.end(), [&](std::size_t node) {
+          return group_of[fabric_.leaf_of_node[node]] == group_of[first_leaf];
+        });
+    if (one_group) {
+      span.level = static_cast<uint32_t>(level) + 1;
+      break;
+    }
+  }
+  return span;
 }
 
 Placement Placer::PlaceRestricted(const PlacementRequest& request,

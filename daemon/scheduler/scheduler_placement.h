@@ -5,6 +5,7 @@
 // (daemon/scheduler/scheduler.cc); pure and single-threaded.
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -142,6 +143,15 @@ class Placer {
   Placement PlaceByTopology(const PlacementRequest& request,
                             const FreeResources& free, bool spares_only);
   uint32_t CountLeaves(const std::vector<std::size_t>& chosen) const;
+  // How far a set of nodes reaches into the fabric: the lowest switch level
+  // that joins them all (0: one leaf), then the leaves they are on. Less is
+  // better, compared in that order.
+  struct Span {
+    uint32_t level = 0;
+    uint32_t leaves = 0;
+    auto operator<=>(const Span&) const = default;
+  };
+  Span SpanOf(const std::vector<std::size_t>& chosen) const;
 
   // Fitting nodes by leaf (ascending) for one kind of live request, brought
   // up to date with the nodes changed since it was last used.
