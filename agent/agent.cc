@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
@@ -211,6 +212,14 @@ void Agent::OnControllerMessage(const v1::ControllerMessage& message) {
       exits_.Acknowledge(message.ack().up_to_sequence());
       break;
     }
+    case v1::ControllerMessage::kProbe: {
+      {
+        std::lock_guard lock(mutex_);
+        beat_now_ = true;
+      }
+      wake_.notify_all();
+      break;
+    }
     default:
       break;
   }
@@ -314,11 +323,12 @@ void Agent::HeartbeatLoop() {
       deadline =
           std::min(deadline, std::chrono::steady_clock::now() + ping_every);
     }
-    wake_.wait_until(lock, deadline);
+    wake_.wait_until(lock, deadline, [this] { return stopping_ || beat_now_; });
     if (stopping_) break;
+    const bool probed = std::exchange(beat_now_, false);
     lock.unlock();
     if (options_.watchdog_ping) options_.watchdog_ping();
-    if (std::chrono::steady_clock::now() - last_beat < beat_every) {
+    if (!probed && std::chrono::steady_clock::now() - last_beat < beat_every) {
       lock.lock();
       continue;
     }

@@ -87,6 +87,8 @@ class Agent {
   ExitJournal exits_;                      // guarded by mutex_
   uint32_t heartbeat_interval_ms_ = 1000;  // guarded by mutex_
   bool stopping_ = false;                  // guarded by mutex_
+  // The controller probed (ControllerMessage.probe): beat now.
+  bool beat_now_ = false;  // guarded by mutex_
 
   std::unique_ptr<RankLauncher> launcher_;
   std::unique_ptr<ControllerLink> link_;

@@ -289,6 +289,9 @@ void SimulatedNode::OnMessage(const v1::ControllerMessage& message) {
     case v1::ControllerMessage::kAck:
       exits_.Acknowledge(message.ack().up_to_sequence());
       break;
+    case v1::ControllerMessage::kProbe:
+      next_heartbeat_ms_ = now;
+      break;
     default:
       break;
   }

@@ -65,7 +65,7 @@ struct Flags {
   uint32_t agent_max_message_bytes = 1 << 20;
   uint32_t max_restarts = 3;
   double restart_backoff = 1.0;
-  double node_fault_settle = 0.0;
+  double node_fault_settle = 1.0;
   double min_job_age = 300;
   double history_retention_days = 30;
   std::string hot_spares;
@@ -177,11 +177,11 @@ void AddFlags(CLI::App& app, Flags& flags) {
       ->capture_default_str()
       ->check(CLI::Range(0.0, 3600.0));
   app.add_option("--node-fault-settle", flags.node_fault_settle,
-                 "Seconds a job hit by a node fault waits at least before "
-                 "it is restarted (its other nodes are used again only once "
-                 "heard from after the fault, which avoids a cascade of "
-                 "restarts when nodes fail together; this adds a fixed "
-                 "wait on top)")
+                 "Seconds after a node fault before the failed job's other "
+                 "nodes serve its restart again: they are then probed and "
+                 "used once they answer, so nodes failing together within "
+                 "this time cost one restart, not one each (spares and "
+                 "other free nodes serve the restart at once)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 60.0));
   app.add_option("--min-job-age", flags.min_job_age,

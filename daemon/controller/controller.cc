@@ -222,6 +222,7 @@ void Controller::Stop() {
   timer_.cancel();
   status_timer_.cancel();
   schedule_timer_.cancel();
+  survivor_probe_timer_.cancel();
   // gantry run waits on its step: tell it to ask the next controller, so
   // the server's shutdown has no call left open.
   for (auto& [id, job] : jobs_) {

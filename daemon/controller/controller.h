@@ -96,10 +96,11 @@ struct ControllerOptions {
   // First backoff before restarting after an application failure; doubles
   // with each restart (see restart_policy.h).
   int64_t restart_backoff_ms = 1000;
-  // The least wait before restarting a job after a node fault, so that
-  // nodes failing together are all known before the restart is placed
-  // (see restart_policy.h).
-  int64_t node_fault_settle_ms = 0;
+  // After a node fault, how long the failed attempt's other nodes must
+  // keep answering before its restart may use them again: nodes failing
+  // together within this time cost one restart, not one each. Spares and
+  // other free nodes serve the restart at once.
+  int64_t node_fault_settle_ms = 1000;
   // Nodes kept free for the restarts of failed jobs (--hot-spares and the
   // partitions' HotSpares together).
   std::set<std::string> hot_spares;
@@ -256,10 +257,10 @@ class Controller {
     // The spec's --constraint, parsed on first need (ParsedConstraint).
     std::shared_ptr<const NodeConstraint> constraint;
     // After a node fault (in memory): when it was found, and the failed
-    // attempt's other nodes. Until one of them is heard from after that
-    // moment, the restart is not placed on it: nodes that fail together
-    // are found a little apart, and a silent one may be the next found
-    // dead (see ExcludeSilentSurvivors).
+    // attempt's other nodes. Until one of them is heard from once the
+    // fault has settled (node_fault_settle_ms after it), the restart is not
+    // placed on it: nodes that fail together are found a little apart, and
+    // a silent one may be the next found dead (controller_fault_survivors.cc).
     int64_t node_fault_ms = 0;
     std::vector<std::string> fault_survivors;
   };
@@ -477,12 +478,15 @@ class Controller {
   void CutAgent(const std::shared_ptr<AgentLink>& link, const std::string& node,
                 const absl::Status& why);
   void CheckDeadlines();
-  // Node faults (controller_lifecycle.cc): remembers the survivors of a
-  // failed attempt, and keeps the silent ones out of its restart.
+  // Node faults (controller_fault_survivors.cc): remembers the survivors
+  // of a failed attempt, probes them once the fault has settled, and keeps
+  // the ones not heard from since out of its restart.
   void NoteNodeFault(JobRuntime& job);
   void ExcludeSilentSurvivors(const JobRuntime& job,
                               std::vector<std::string>& excluded) const;
   void HeardFrom(const std::string& node);
+  void ArmSurvivorProbe();
+  void ProbeSettledSurvivors();
   void ReclassifyRecentFailures(const std::string& node_name);
   void ArmTimer();
   // Node and GPU gauges from the node table (on each timer tick).
@@ -540,10 +544,15 @@ class Controller {
   // When the earliest requeued job becomes eligible (0: none waiting).
   int64_t next_eligible_ms_ = 0;
   int64_t last_check_ms_ = 0;  // when CheckDeadlines last ran
-  // Survivors of node faults not heard from since (NoteNodeFault), with
-  // the fault's time: a message from one after it may let a restart be
+  // Survivors of node faults not heard from since the fault settled
+  // (NoteNodeFault): a message from one after that may let a restart be
   // placed.
-  std::map<std::string, int64_t> silent_survivors_;
+  struct SilentSurvivor {
+    int64_t fault_ms = 0;  // the latest fault it survived
+    bool probed = false;   // asked for a heartbeat since that fault settled
+  };
+  std::map<std::string, SilentSurvivor> silent_survivors_;
+  boost::asio::steady_timer survivor_probe_timer_{io_};
   uint64_t ticks_ = 0;  // of the periodic timer
   std::optional<v1::TopologyRecord> topology_record_;
   std::optional<LoadedTopology> topology_;

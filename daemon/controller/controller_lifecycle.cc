@@ -193,7 +193,6 @@ void Controller::FailJob(JobRuntime& job, FailureKind kind, int exit_code,
   input.previous_exit_code = record.exit_code();
   input.previous_signal = record.exit_signal();
   input.backoff_base_ms = options_.restart_backoff_ms;
-  input.node_fault_settle_ms = options_.node_fault_settle_ms;
   RestartDecision decision = DecideRestart(input);
   if (kind == FailureKind::kOwnCrash) {
     // Neither the job's nor a node's doing: no charge, and the count of
@@ -384,45 +383,6 @@ void Controller::ReportProgress(const v1::ReportProgressRequest& request,
   }
   RecordCheckpoint(job, request.checkpoint_path(), request.step(), "report");
   AfterCommit([done = std::move(done)] { done(absl::OkStatus()); });
-}
-
-void Controller::NoteNodeFault(JobRuntime& job) {
-  const v1::JobRecord& record = job.record;
-  if (record.attempts_size() == 0) return;
-  job.node_fault_ms = clock_.NowMs();
-  for (const std::string& name :
-       record.attempts(record.attempts_size() - 1).nodes()) {
-    auto node = nodes_.find(name);
-    if (node == nodes_.end() || node->second.record.state() == v1::NODE_DOWN) {
-      continue;
-    }
-    job.fault_survivors.push_back(name);
-    int64_t& since = silent_survivors_[name];
-    since = std::max(since, job.node_fault_ms);
-  }
-}
-
-void Controller::ExcludeSilentSurvivors(
-    const JobRuntime& job, std::vector<std::string>& excluded) const {
-  if (job.node_fault_ms == 0) return;
-  for (const std::string& name : job.fault_survivors) {
-    auto node = nodes_.find(name);
-    if (node != nodes_.end() &&
-        node->second.record.last_seen_ms() <= job.node_fault_ms) {
-      excluded.push_back(name);
-    }
-  }
-}
-
-void Controller::HeardFrom(const std::string& node) {
-  auto silent = silent_survivors_.find(node);
-  // Heard from after the fault (a message in the same millisecond may
-  // have been sent before it).
-  if (silent == silent_survivors_.end() || clock_.NowMs() <= silent->second) {
-    return;
-  }
-  silent_survivors_.erase(silent);
-  RequestSchedule();
 }
 
 }  // namespace gantry

@@ -85,10 +85,6 @@ RestartDecision DecideRestart(const RestartInput& input) {
         restarts_used == 0 ? 0
                            : Backoff(input.backoff_base_ms, restarts_used - 1);
   }
-  if (input.kind == FailureKind::kNodeFault) {
-    decision.backoff_ms =
-        std::max(decision.backoff_ms, input.node_fault_settle_ms);
-  }
   return decision;
 }
 

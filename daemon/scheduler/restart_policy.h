@@ -7,10 +7,10 @@
 //   default 3). With the budget spent, the job ends FAILED saying so.
 // - A node fault (node down, agent lost, ranks lost, bad hardware) or a
 //   hang is restarted without delay for the first restart (the failed node
-//   is drained, so the new attempt runs elsewhere), then with backoff; a
-//   node fault waits at least --node-fault-settle (0 by default: the
-//   controller instead keeps the failed attempt's silent nodes out of the
-//   restart, see Controller::ExcludeSilentSurvivors).
+//   is drained, so the new attempt runs elsewhere), then with backoff.
+//   Which nodes the restart may use is the controller's business (the
+//   failed attempt's other nodes only once the fault has settled, see
+//   daemon/controller/controller_fault_survivors.cc).
 // - An application failure (a rank exits non-zero or by a signal on a
 //   healthy node, or is OOM-killed) ends the job FAILED (OUT_OF_MEMORY)
 //   unless the job asked for restarts itself (--max-restarts N): as in
@@ -63,8 +63,6 @@ struct RestartInput {
   int previous_exit_code = 0;
   int previous_signal = 0;
   int64_t backoff_base_ms = 1000;
-  // The least wait before restarting after a node fault.
-  int64_t node_fault_settle_ms = 0;
 };
 
 struct RestartDecision {

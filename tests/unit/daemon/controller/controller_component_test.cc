@@ -50,6 +50,11 @@ class FakeAgentLink : public AgentLink {
     }
     return launches;
   }
+  int Probes() const {
+    return static_cast<int>(std::count_if(
+        sent_.begin(), sent_.end(),
+        [](const v1::ControllerMessage& m) { return m.has_probe(); }));
+  }
   bool closed() const { return closed_; }
   int dropped() const { return dropped_; }
 
@@ -75,6 +80,7 @@ ControllerOptions ComponentOptions() {
   options.node_timeout_ms = 1000;
   options.restart_backoff_ms = 1000;
   options.reconnect_grace_ms = 60'000;
+  options.node_fault_settle_ms = 300;
   return options;
 }
 
@@ -259,7 +265,7 @@ TEST_CASE(
 
 TEST_CASE(
     "after a node fault the restart waits for the attempt's other nodes to "
-    "be heard from",
+    "be heard from once the fault has settled, and probes them",
     "[controller][component]") {
   Harness h;
   FakeAgent n1("n1"), n2("n2"), n3("n3");
@@ -283,8 +289,20 @@ TEST_CASE(
   for (int i = 0; i < 5; ++i) h.Pump();
   CHECK(h.Job(id).state() == v1::PENDING);
   CHECK(n3.link->Launches().empty());
-  // Once n2 is heard from, the job restarts on it and the spare.
+  // Heard from before the fault has settled: a node failing a moment
+  // after the first is still possible, so not yet.
   h.clock_.AdvanceMs(10);
+  h.Heartbeat(n2);
+  for (int i = 0; i < 5; ++i) h.Pump();
+  CHECK(h.Job(id).state() == v1::PENDING);
+  CHECK(n2.link->Probes() == 0);
+  // Once it has settled, the controller asks n2 for a heartbeat (and no
+  // one else: n3 was not in the failed attempt); n2's answer lets the job
+  // restart on it and the spare.
+  h.clock_.AdvanceMs(h.options_.node_fault_settle_ms);
+  REQUIRE(h.PumpUntil([&] { return n2.link->Probes() == 1; }));
+  CHECK(n3.link->Probes() == 0);
+  CHECK(h.Job(id).state() == v1::PENDING);
   h.Heartbeat(n2);
   INFO(h.Job(id).reason_detail());
   REQUIRE(h.PumpUntil([&] { return h.Job(id).state() == v1::RUNNING; }));

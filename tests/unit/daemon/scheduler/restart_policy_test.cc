@@ -76,19 +76,6 @@ TEST_CASE("node faults restart at once, then with backoff", "[restart]") {
   CHECK(DecideRestart(Input(FailureKind::kHang, 1)).restart);
 }
 
-TEST_CASE("a node fault waits the settle time, a hang does not", "[restart]") {
-  RestartInput fault = Input(FailureKind::kNodeFault, 1);
-  fault.node_fault_settle_ms = 1500;
-  CHECK(DecideRestart(fault).backoff_ms == 1500);
-  // Backoff longer than the settle time wins.
-  fault = Input(FailureKind::kNodeFault, 3);
-  fault.node_fault_settle_ms = 1500;
-  CHECK(DecideRestart(fault).backoff_ms == 2000);
-  RestartInput hang = Input(FailureKind::kHang, 1);
-  hang.node_fault_settle_ms = 1500;
-  CHECK(DecideRestart(hang).backoff_ms == 0);
-}
-
 TEST_CASE("the restart budget ends the job", "[restart]") {
   RestartDecision d = DecideRestart(Input(FailureKind::kNodeFault, 4, 3));
   CHECK_FALSE(d.restart);
