@@ -372,7 +372,13 @@ void Controller::ReportProgress(const v1::ReportProgressRequest& request,
     return;
   }
   JobRuntime& job = **found;
-  if (job.record.state() != v1::RUNNING) {
+  // Also while a failed attempt's ranks are stopping (they got SIGTERM and
+  // the kill grace): a rank that saves its state then reports the
+  // checkpoint the restart resumes from, which waits for them (Gate).
+  const bool stopping = job.record.state() == v1::PENDING &&
+                        job.record.attempt() > 0 &&
+                        !job.occupied_nodes.empty();
+  if (job.record.state() != v1::RUNNING && !stopping) {
     done(absl::FailedPreconditionError(
         absl::StrCat("job ", request.job_id(), " is not running")));
     return;

@@ -6,6 +6,7 @@ restarts left) or is restarted on healthy nodes, and its ranks elsewhere
 are stopped; other jobs carry on. And what must not count as a node
 failure: a second agent using a taken name, a stall of gantryd itself."""
 
+import os
 import signal
 import time
 
@@ -148,6 +149,51 @@ wait_for_file release
             for rank in (0, 1):
                 lines = cluster.read(f"ran.{job_id}.{attempt}.{rank}").splitlines()
                 self.assertEqual(len(lines), 1, f"attempt {attempt} rank {rank}: {lines}")
+
+    def test_survivors_save_on_sigterm_and_the_restart_resumes_from_it(self):
+        # Just-in-time checkpointing: after a node fault the surviving ranks
+        # get SIGTERM and the kill grace; a rank that saves its state then
+        # and reports it (gantry checkpoint) gives the restart that state,
+        # not the last periodic checkpoint. The restart waits for them.
+        cluster = self.start_cluster(agents=3, node_timeout=NODE_TIMEOUT,
+                                     kill_grace=10)
+        os.makedirs(cluster.path("ck"), exist_ok=True)
+        script = cluster.write_script("jit.sh", f"""#!/bin/bash
+save() {{
+  sleep 1  # a save takes a while: the restart must wait for it
+  mkdir -p "$GANTRY_CHECKPOINT_DIR/jit.$SLURM_PROCID"
+  {cluster.cli_bin} checkpoint "$GANTRY_CHECKPOINT_DIR/jit.$SLURM_PROCID" \
+    --step 77 || echo "report refused" >> "refused.$SLURM_PROCID"
+  exit 0
+}}
+echo "$GANTRY_ATTEMPT $SLURMD_NODENAME $GANTRY_RESUME_FROM $GANTRY_RESUME_STEP" \
+  > "ran.$SLURM_JOB_ID.$GANTRY_ATTEMPT.$SLURM_PROCID"
+if [ "$GANTRY_ATTEMPT" = 1 ]; then
+  mkdir -p "$GANTRY_CHECKPOINT_DIR/periodic"
+  {cluster.cli_bin} checkpoint "$GANTRY_CHECKPOINT_DIR/periodic" --step 10
+  trap save TERM
+fi
+sleep 60 & wait
+""")
+        job_id = cluster.submit(script, "-N", "2", "--checkpoint-dir", "ck",
+                                "--max-restarts=3")
+        self.assertEqual(cluster.wait_job(job_id, "RUNNING")["nodelist"],
+                         "node[01-02]")
+        cluster.wait_files([f"ran.{job_id}.1.0", f"ran.{job_id}.1.1"])
+        wait_for(lambda: cluster.job(job_id)["latest_checkpoint"]["step"] == 10,
+                 10, "the periodic checkpoint")
+
+        cluster.kill_agent("node02")
+        second = cluster.wait_files([f"ran.{job_id}.2.0", f"ran.{job_id}.2.1"],
+                                    timeout=NODE_TIMEOUT + 15)
+        saved = cluster.path("ck", "jit.0")  # rank 0 survived on node01
+        self.assertFalse(os.path.exists(cluster.path("refused.0")))
+        job = cluster.job(job_id)
+        self.assertEqual(job["latest_checkpoint"]["path"], saved)
+        self.assertEqual(job["attempts"][1]["resumed_from"], saved)
+        for text in second.values():
+            self.assertEqual(text.split()[2:], [saved, "77"], text)
+        cluster.cli("cancel", str(job_id))
 
     def test_agent_restarted_before_the_timeout_restarts_the_job_uncharged(self):
         # A long timeout: what happens must come from the agent's report on
