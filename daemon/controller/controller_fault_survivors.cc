@@ -3,7 +3,8 @@
 // little apart: a killed agent at once, a frozen one at the node timeout,
 // a lost GPU at its next heartbeat, and a second failure may come a moment
 // after the first. So a survivor serves the restart only once it has been
-// heard from after the fault settled (--node-fault-settle after it); until
+// heard from after the fault settled (--node-fault-settle after its first
+// sign, see NoteNodeFault); until
 // then the restart uses spares and other free nodes, or waits. When the
 // settle time is up the controller probes each survivor (a Probe message:
 // "heartbeat now, health checked afresh"), so a healthy one is back in a
@@ -21,14 +22,35 @@ namespace gantry {
 void Controller::NoteNodeFault(JobRuntime& job) {
   const v1::JobRecord& record = job.record;
   if (record.attempts_size() == 0) return;
+  const v1::AttemptRecord& attempt =
+      record.attempts(record.attempts_size() - 1);
+  // The fault counts from its first sign: a node found down (by its
+  // heartbeat timeout, or its stream gone for good) failed after it was
+  // last heard from and before the beat it missed, seconds ago; the settle
+  // time is measured from that missed beat, so a lone failure found late
+  // costs no extra wait. A node found unhealthy (a lost GPU, a port down)
+  // is still talking: its fault is now.
   job.node_fault_ms = clock_.NowMs();
-  for (const std::string& name :
-       record.attempts(record.attempts_size() - 1).nodes()) {
+  for (const std::string& name : attempt.nodes()) {
+    auto node = nodes_.find(name);
+    if (node != nodes_.end() && node->second.record.state() == v1::NODE_DOWN) {
+      job.node_fault_ms = std::min(job.node_fault_ms,
+                                   std::max(node->second.record.last_seen_ms() +
+                                                options_.heartbeat_interval_ms,
+                                            attempt.start_time_ms()));
+    }
+  }
+  for (const std::string& name : attempt.nodes()) {
     auto node = nodes_.find(name);
     if (node == nodes_.end() || node->second.record.state() == v1::NODE_DOWN) {
       continue;
     }
     job.fault_survivors.push_back(name);
+    // Heard from since the fault settled already (found late): alive.
+    if (node->second.record.last_seen_ms() >
+        job.node_fault_ms + options_.node_fault_settle_ms) {
+      continue;
+    }
     SilentSurvivor& silent = silent_survivors_[name];
     if (job.node_fault_ms > silent.fault_ms) {
       silent.fault_ms = job.node_fault_ms;

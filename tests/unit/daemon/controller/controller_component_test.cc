@@ -87,6 +87,8 @@ ControllerOptions ComponentOptions() {
 class Harness : public ControllerHarness {
  public:
   Harness() : ControllerHarness(ComponentOptions()) {}
+  explicit Harness(const ControllerOptions& options)
+      : ControllerHarness(options) {}
 
   // Registers (or re-registers) `agent` on a fresh stream, saying it runs
   // `running`.
@@ -267,7 +269,11 @@ TEST_CASE(
     "after a node fault the restart waits for the attempt's other nodes to "
     "be heard from once the fault has settled, and probes them",
     "[controller][component]") {
-  Harness h;
+  // Settling takes longer than finding n1 dead, so n2's beats meanwhile
+  // do not count.
+  ControllerOptions options = ComponentOptions();
+  options.node_fault_settle_ms = 3000;
+  Harness h(options);
   FakeAgent n1("n1"), n2("n2"), n3("n3");
   h.Register(n1);
   h.Register(n2);
@@ -308,6 +314,37 @@ TEST_CASE(
   REQUIRE(h.PumpUntil([&] { return h.Job(id).state() == v1::RUNNING; }));
   const v1::JobRecord job = h.Job(id);
   CHECK(job.attempt() == 2);
+  std::vector<std::string> nodes(job.attempts(1).nodes().begin(),
+                                 job.attempts(1).nodes().end());
+  std::sort(nodes.begin(), nodes.end());
+  CHECK(nodes == std::vector<std::string>{"n2", "n3"});
+}
+
+TEST_CASE(
+    "a lone node found dead after the settle time restarts its job at once",
+    "[controller][component]") {
+  // Beats every 200 ms, found dead after 1 s of silence, 300 ms to settle.
+  ControllerOptions options = ComponentOptions();
+  options.heartbeat_interval_ms = 200;
+  Harness h(options);
+  FakeAgent n1("n1"), n2("n2"), n3("n3");
+  h.Register(n1);
+  h.Register(n2);
+  const uint64_t id = h.Submit(/*gpus_per_node=*/1, /*nodes=*/2);
+  REQUIRE(h.PumpUntil([&] { return h.Job(id).state() == v1::RUNNING; }));
+  h.Register(n3);
+  // n1 went silent a node timeout ago; n2 kept beating well after that
+  // plus the settle time: it is alive, no need to wait or probe.
+  REQUIRE(h.Tick(
+      30, [&] { return h.Node("n1").state() == v1::NODE_DOWN; },
+      [&] {
+        h.Heartbeat(n2);
+        h.Heartbeat(n3);
+      }));
+  h.RankExited(n2, n2.link->Launches().front(), 143);
+  REQUIRE(h.PumpUntil([&] { return h.Job(id).state() == v1::RUNNING; }));
+  CHECK(n2.link->Probes() == 0);
+  const v1::JobRecord job = h.Job(id);
   std::vector<std::string> nodes(job.attempts(1).nodes().begin(),
                                  job.attempts(1).nodes().end());
   std::sort(nodes.begin(), nodes.end());
