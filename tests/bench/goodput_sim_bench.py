@@ -1,0 +1,120 @@
+"""Goodput under injected failures, from the simulator (gantry-sim goodput):
+the effective training time ratio (ETTR = productive / wall) of Gantry's
+recovery (with and without just-in-time checkpointing in the job), Slurm
+without spares and Kueue's hot swap, on the same failures, for
+
+  long    one 16,384-GPU job (2,048 nodes of 8 GPUs) with 54 days of work,
+          failures at Llama 3's rate (419 in 54 days on those nodes) and
+          mix, plus whole-leaf failures (--leaf-rate), 30-minute
+          checkpoints, 16 hot spares; --seeds runs, their mean and range
+  trace   the Philly trace (../shared/data/traces/philly/pollux_philly.csv)
+          window of --trace-jobs jobs on 64 nodes (+4 spares), at Llama 3's
+          rate and at --stress times it
+
+and prints, per scenario and policy, ETTR and the shares of the wall time
+lost to each cause. Pure computation (no daemons); under a minute.
+
+Run: python3 tests/bench/goodput_sim_bench.py --build-dir build
+     [--seeds 5] [--trace-jobs 20000] [--stress 10] [--leaf-rate 1e-5]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_support import machine_line  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TRACE = os.path.join(HERE, "..", "..", "..", "shared", "data", "traces",
+                     "philly", "pollux_philly.csv")
+SHARES = ["lost", "checkpoint", "detecting", "recovering", "preflight",
+          "queued", "degraded", "starting"]
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--build-dir", required=True)
+parser.add_argument("--seeds", type=int, default=5)
+parser.add_argument("--trace-jobs", type=int, default=20000)
+parser.add_argument("--stress", type=float, default=10.0)
+parser.add_argument("--leaf-rate", type=float, default=1e-5,
+                    help="whole-leaf failures per leaf-hour (an assumption)")
+args = parser.parse_args()
+sim = os.path.join(args.build_dir, "daemon", "simulator", "gantry-sim")
+if not os.path.exists(sim):
+    sys.exit(f"goodput_sim_bench: {sim} not found: build gantry-sim first")
+
+
+def run(extra):
+    started = time.monotonic()
+    out = subprocess.run([sim, "goodput", "--json", *extra], check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out), time.monotonic() - started
+
+
+def table(title, runs, seconds):
+    """One row per policy: the mean over `runs` (and the range of ETTR when
+    there are several)."""
+    print(f"\n{title}  ({len(runs)} run(s), {seconds:.1f} s)")
+    print(f"{'policy':<11} {'ETTR':>7} {'min':>7} {'max':>7} | " +
+          " ".join(f"{s[:6]:>6}" for s in SHARES) +
+          f" | {'fails':>6} {'restr':>6} {'evict':>6} {'catch':>6}")
+    for i, first in enumerate(runs[0]["policies"]):
+        rows = [r["policies"][i] for r in runs]
+        ettr = [r["ettr"] for r in rows]
+        mean = statistics.mean
+        shares = [mean(r["shares"][s] for r in rows) for s in SHARES]
+        counts = [mean(r[k] for r in rows) for k in
+                  ("job_failures", "restarts", "evictions",
+                   "preflight_catches")]
+        print(f"{first['policy']:<11} {mean(ettr):7.4f} {min(ettr):7.4f} "
+              f"{max(ettr):7.4f} | " +
+              " ".join(f"{s:6.4f}" for s in shares) + " | " +
+              " ".join(f"{c:6.1f}" for c in counts))
+
+
+print(machine_line())
+print("gantry-sim goodput: shares are of the wall time from each job's first "
+      "start to its end (GPU-weighted).")
+
+long_args = ["--job-gpus", "16384", "--job-days", "54",
+             "--checkpoint-interval", "1800", "--spares", "16",
+             "--leaf-rate", str(args.leaf_rate)]
+started = time.monotonic()
+runs = [run(long_args + ["--seed", str(seed)])[0]
+        for seed in range(1, args.seeds + 1)]
+table("long: 16,384 GPUs, 54 days of work, Llama 3 rate and mix, leaf "
+      f"failures {args.leaf_rate:g}/leaf-hour, 30-min checkpoints (write 10 "
+      "s), init 120 s, load 60 s, repair 4 h, 16 spares",
+      runs, time.monotonic() - started)
+print("  command: " + " ".join(["gantry-sim", "goodput", *long_args,
+                                 "--seed", "1"]))
+
+# What the 97% target needs: checkpoint costs and restart costs, with JIT.
+fast_args = long_args + ["--init", "60", "--load", "30",
+                         "--checkpoint-write", "5", "--policy", "gantry",
+                         "--policy", "gantry+jit"]
+started = time.monotonic()
+runs = [run(fast_args + ["--seed", str(seed)])[0]
+        for seed in range(1, args.seeds + 1)]
+table("long, faster restarts (init 60 s, load 30 s, write 5 s)", runs,
+      time.monotonic() - started)
+print("  command: " + " ".join(["gantry-sim", "goodput", *fast_args]))
+
+if os.path.exists(TRACE):
+    trace_args = ["--trace", TRACE, "--limit", str(args.trace_jobs),
+                  "--nodes", "64", "--spares", "4",
+                  "--leaf-rate", str(args.leaf_rate),
+                  "--min-nodes-fraction", "0.5"]
+    for scale in (1.0, args.stress):
+        rate = 419.0 / (2048 * 54 * 24) * scale
+        extra = trace_args + ["--node-rate", f"{rate:.6g}", "--seed", "1"]
+        result, seconds = run(extra)
+        table(f"trace: Philly, first {args.trace_jobs} jobs, 64 nodes (+4 "
+              f"spares), {scale:g}x Llama 3's rate, multi-node jobs may "
+              "shrink to half", [result], seconds)
+        print("  command: " + " ".join(["gantry-sim", "goodput", *extra]))
+else:
+    print(f"\ntrace: skipped, {TRACE} not found")
