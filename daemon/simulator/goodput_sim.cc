@@ -252,8 +252,10 @@ class Engine {
     }
   }
 
-  bool FreeSpare() const {
-    for (uint32_t i = config_.cluster.nodes; i < shape_.nodes; ++i) {
+  // Whether a whole node is up and idle for Kueue to swap in: a spare, or
+  // any other node (a repaired one is back in the pool like any other).
+  bool FreeNodeToSwap() const {
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
       if (!node_state_[i].down && node_state_[i].jobs.empty()) return true;
     }
     return false;
@@ -304,7 +306,7 @@ class Engine {
         // training yet), several nodes at once, or no spare to swap in.
         const bool need_spare = failure.fault == FaultClass::kHardware;
         const bool restarting = s.plan.first ? false : in_setup;
-        if (restarting || nodes_hit > 1 || (need_spare && !FreeSpare())) {
+        if (restarting || nodes_hit > 1 || (need_spare && !FreeNodeToSwap())) {
           s.since_ms = ready;
           Evict(s, now);
           return;

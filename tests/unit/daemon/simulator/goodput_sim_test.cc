@@ -27,7 +27,11 @@ GoodputConfig Config() {
 
 // One job on all four nodes with 10 h of work.
 std::vector<GoodputJob> OneJob() {
-  return {{.id = JobId(1), .submit_ms = 0, .work_ms = 10 * kHour, .gpus = 32}};
+  return {{.id = JobId(1),
+           .submit_ms = 0,
+           .work_ms = 10 * kHour,
+           .gpus = 32,
+           .user = "u"}};
 }
 
 FailureEvent Hardware(int64_t ms, std::vector<uint32_t> nodes) {
