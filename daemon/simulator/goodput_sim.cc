@@ -119,7 +119,9 @@ class Engine {
         events_.pop();
         if (Handle(e, now)) ++done;
       }
-      if (done < jobs_.size()) ScheduleNow(now);
+      // Only a job to place or resources freed can start anything.
+      if (done < jobs_.size() && dirty_ && AnyGpuFree()) ScheduleNow(now);
+      dirty_ = false;
     }
     Summarize();
     return std::move(report_);
@@ -141,8 +143,20 @@ class Engine {
     }
   }
 
+  bool AnyGpuFree() const {
+    for (const NodeSnapshot& node : nodes_) {
+      if (node.schedulable && !node.free_gpus.empty()) return true;
+    }
+    return false;
+  }
+
   // Returns true when a job finished.
   bool Handle(const Event& e, int64_t now) {
+    // Failures only take resources away (a failed job's nodes are freed at
+    // its kReady); everything else may let a job start.
+    if (e.type != EventType::kFailure && e.type != EventType::kLatentFailure) {
+      dirty_ = true;
+    }
     switch (e.type) {
       case EventType::kSubmit: {
         JobState& s = jobs_[e.job];
@@ -373,7 +387,7 @@ class Engine {
       if (s.phase == Phase::kRunning || s.phase == Phase::kDown) {
         running.push_back({.id = JobId(j + 1),
                            .shares = s.shares,
-                           .expected_end_ms = now + 1 + ExpectedLeftMs(s)});
+                           .expected_end_ms = ExpectedEndMs(s, now)});
       }
       if (s.phase != Phase::kPending) continue;
       PendingJob p;
@@ -407,8 +421,17 @@ class Engine {
     }
   }
 
-  int64_t ExpectedLeftMs(const JobState& s) const {
-    return Ms(s.work_left_ms * config_.time_limit_factor);
+  // When backfill expects the job to end: its attempt's run time scaled
+  // like a user's time limit; a failed job holding its nodes until its
+  // restart is expected to need them for the rest of its work.
+  int64_t ExpectedEndMs(const JobState& s, int64_t now) const {
+    const double factor = config_.time_limit_factor;
+    if (s.phase == Phase::kRunning) {
+      return std::max(
+          now + 1, s.attempt_start_ms +
+                       Ms(AttemptDurationMs(s.plan, s.work_left_ms) * factor));
+    }
+    return now + 1 + Ms(s.work_left_ms * factor);
   }
 
   void StartAttempt(std::size_t j, std::vector<NodeShare> shares, int64_t now) {
@@ -504,6 +527,7 @@ class Engine {
   std::vector<JobState> jobs_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   uint64_t seq_ = 0;
+  bool dirty_ = false;  // something happened that may let a job start
   FairShare fair_share_;
   GoodputReport report_;
 };

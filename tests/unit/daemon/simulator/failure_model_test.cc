@@ -139,7 +139,7 @@ TEST_CASE("Kinds follow the mix") {
   CHECK(kinds.size() == Llama3FailureMix().size());
 }
 
-TEST_CASE("The same seed gives the same failures; another seed others") {
+TEST_CASE("The same seed gives the same failures, another seed others") {
   FailureModel model;
   model.node_rate_per_hour = 0.01;
   model.leaf_rate_per_hour = 0.01;
@@ -157,7 +157,7 @@ TEST_CASE("The same seed gives the same failures; another seed others") {
   CHECK(draw(3) != draw(4));
 }
 
-TEST_CASE("No rate, no failures; a list replays in time order") {
+TEST_CASE("No rate, no failures, and a list replays in time order") {
   FailureModel model;
   model.node_rate_per_hour = 0;
   ModelFailureSource none(model, Shape(8, 8), 0);

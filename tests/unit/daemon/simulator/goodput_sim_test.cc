@@ -182,7 +182,7 @@ TEST_CASE("slurm: requeued by an operator, back on the repaired node") {
   CHECK(r.Ettr() == Approx(36000.0 / 43440));
 }
 
-TEST_CASE("kueue: one failure is swapped; a second one evicts the job") {
+TEST_CASE("kueue: one failure is swapped, a second one evicts the job") {
   SECTION("one") {
     const GoodputReport r =
         Run(Config(), Policy("kueue", 1), {Hardware(2 * kHour, {0})});
@@ -275,7 +275,7 @@ TEST_CASE("gantry: pre-flight catches a bad node before the ranks start") {
   CHECK(missed.outcomes.front().end_ms == (706 + 36243) * 1000);
 }
 
-TEST_CASE("Software faults keep the node; hangs wait for the watchdog") {
+TEST_CASE("Software faults keep the node, hangs wait for the watchdog") {
   FailureEvent crash = Hardware(2 * kHour, {0});
   crash.fault = FaultClass::kSoftware;
   // No spares needed: node 0 stays up; noticed at once, back at 7,200 s.
