@@ -174,8 +174,13 @@ int RunGoodputCommand(GoodputFlags& f) {
       return Fail(absl::InvalidArgumentError("--gpus-per-node must be >= 1"),
                   2);
     }
-    if (config.cluster.nodes == 0) {
-      config.cluster.nodes = GangFor(f.job_gpus, config.cluster).nodes;
+    const uint32_t job_nodes = GangFor(f.job_gpus, config.cluster).nodes;
+    if (config.cluster.nodes == 0) config.cluster.nodes = job_nodes;
+    if (job_nodes > config.cluster.nodes) {
+      return Fail(absl::InvalidArgumentError(
+                      absl::StrFormat("the job needs %u nodes; --nodes is %u",
+                                      job_nodes, config.cluster.nodes)),
+                  2);
     }
     jobs.push_back(
         {.id = JobId(1),
