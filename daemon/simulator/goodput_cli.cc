@@ -20,7 +20,9 @@ recovery policies on the same failures:
               3 s, one restart for nodes failing together, re-placed on
               the fewest leaf switches; pre-flight before ranks (--preflight
               s, catching --preflight-catch of bad nodes); a job with a node
-              range (--min-nodes-fraction) shrinks when no node is free
+              range (--min-nodes-fraction) shrinks when no node is free,
+              back to full size at its next restart (--grow-at-once: as
+              soon as nodes are free)
   gantry+jit  the same, with the job saving its state from the surviving
               replicas at each failure (just-in-time checkpointing: --jit-save
               s to write, --jit-lost s of work lost); the training code has
@@ -149,6 +151,9 @@ CLI::App* AddGoodputCommand(CLI::App& app, GoodputFlags& f) {
       ->capture_default_str();
   cmd->add_option("--policy", f.only,
                   "Run only these (gantry, gantry+jit, slurm, kueue)");
+  cmd->add_flag("--grow-at-once", f.grow_at_once,
+                "gantry: a shrunk job grows back as soon as nodes are free "
+                "(it can take a new size, e.g. torchrun elastic)");
   cmd->add_flag("--json", f.json, "Print JSON instead of the table");
   return cmd;
 }
@@ -230,6 +235,7 @@ int RunGoodputCommand(GoodputFlags& f) {
     if (policy.kind == RecoveryKind::kGantry) {
       policy.preflight_s = f.preflight_s;
       policy.preflight_catch = f.preflight_catch;
+      policy.grow_at_once = f.grow_at_once;
       if (policy.jit_checkpoint) {
         policy.jit_save_s = f.jit_save_s;
         policy.jit_lost_s = f.jit_lost_s;

@@ -28,6 +28,7 @@ struct GoodputFlags {
   double jit_save_s = 60;
   double jit_lost_s = 10;
   double kueue_backoff_s = 60;
+  bool grow_at_once = false;
   bool json = false;
   std::vector<std::string> only;
   GoodputConfig config;

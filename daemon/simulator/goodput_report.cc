@@ -42,10 +42,10 @@ std::string FormatGoodputTable(const GoodputRunInfo& info,
   absl::StrAppendFormat(
       &out,
       "%-11s %6s | %5s %5s %5s %5s %5s %5s %5s %5s | %5s %5s %5s %5s %5s "
-      "%5s %9s\n",
+      "%5s %5s %9s\n",
       "POLICY", "ETTR", "DEGR", "CKPT", "LOST", "DETCT", "RECOV", "PREFL",
-      "QUEUE", "START", "FAILS", "RESTR", "EVICT", "CATCH", "SHRNK", "DONE",
-      "WALL_D");
+      "QUEUE", "START", "FAILS", "RESTR", "EVICT", "CATCH", "SHRNK", "GROW",
+      "DONE", "WALL_D");
   for (const GoodputReport& r : reports) {
     const TimeSplit& s = r.split;
     const double wall = s.Wall();
@@ -59,13 +59,13 @@ std::string FormatGoodputTable(const GoodputRunInfo& info,
     absl::StrAppendFormat(
         &out,
         "%-11s %6.4f | %5.4f %5.4f %5.4f %5.4f %5.4f %5.4f %5.4f %5.4f | %5d "
-        "%5d %5d %5d %5d %5d %9.2f\n",
+        "%5d %5d %5d %5d %5d %5d %9.2f\n",
         r.policy, r.Ettr(), Share(s.degraded_s, wall),
         Share(s.checkpoint_s, wall), Share(s.lost_s, wall),
         Share(s.detecting_s, wall), Share(s.recovering_s, wall),
         Share(s.preflight_s, wall), Share(s.queued_s, wall),
         Share(s.starting_s, wall), r.job_failures, r.restarts, r.evictions,
-        r.preflight_catches, r.shrunk_attempts, r.jobs_finished,
+        r.preflight_catches, r.shrunk_attempts, r.grows, r.jobs_finished,
         gpus_done > 0 ? wall / gpus_done / 86400 : 0);
   }
   absl::StrAppend(
@@ -77,7 +77,8 @@ std::string FormatGoodputTable(const GoodputRunInfo& info,
       "again, PREFL pre-flight, QUEUE waiting for nodes or an operator, START "
       "the first launch and init.\nFAILS: failures that hit a job; RESTR "
       "restarts; EVICT Kueue evictions; CATCH bad nodes pre-flight caught; "
-      "SHRNK attempts on fewer nodes; DONE jobs finished; WALL_D mean wall "
+      "SHRNK attempts on fewer nodes; GROW planned restarts to grow back; DONE "
+      "jobs finished; WALL_D mean wall "
       "time per finished job (GPU-weighted), days.\n");
   if (!reports.empty() && reports.front().jobs_never_fit > 0) {
     absl::StrAppend(&out, reports.front().jobs_never_fit,
@@ -120,7 +121,8 @@ std::string FormatGoodputJson(const GoodputRunInfo& info,
                           {"restarts", r.restarts},
                           {"evictions", r.evictions},
                           {"preflight_catches", r.preflight_catches},
-                          {"shrunk_attempts", r.shrunk_attempts}};
+                          {"shrunk_attempts", r.shrunk_attempts},
+                          {"grows", r.grows}};
     if (i < info.policies.size()) {
       const RecoveryPolicy& p = info.policies[i];
       row["parameters"] = {{"detect_s", p.detect_s},
@@ -129,6 +131,7 @@ std::string FormatGoodputJson(const GoodputRunInfo& info,
                            {"operator_delay_s", p.operator_delay_s},
                            {"requeue_backoff_s", p.requeue_backoff_s},
                            {"shrink", p.shrink},
+                           {"grow_at_once", p.grow_at_once},
                            {"preflight_s", p.preflight_s},
                            {"preflight_catch", p.preflight_catch},
                            {"jit_checkpoint", p.jit_checkpoint},

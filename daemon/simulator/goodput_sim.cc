@@ -120,6 +120,7 @@ class Engine {
         if (Handle(e, now)) ++done;
       }
       // Only a job to place or resources freed can start anything.
+      if (dirty_ && policy_.grow_at_once) GrowShrunkJobs(now);
       if (done < jobs_.size() && dirty_ && AnyGpuFree()) ScheduleNow(now);
       dirty_ = false;
     }
@@ -228,6 +229,41 @@ class Engine {
       }
     }
     return false;
+  }
+
+  // grow_at_once: a shrunk job in training, with enough whole nodes free
+  // (spares left for failures) to be whole again, writes a checkpoint and
+  // goes back to the queue as a restart.
+  void GrowShrunkJobs(int64_t now) {
+    uint32_t free = 0;
+    for (uint32_t i = 0; i < config_.cluster.nodes; ++i) {
+      if (nodes_[i].schedulable &&
+          nodes_[i].free_gpus.size() == nodes_[i].gpus_total) {
+        ++free;
+      }
+    }
+    for (std::size_t j = 0; j < jobs_.size() && free > 0; ++j) {
+      JobState& s = jobs_[j];
+      const uint32_t used = static_cast<uint32_t>(s.shares.size());
+      if (s.phase != Phase::kRunning || used >= s.gang.nodes ||
+          used + free < s.gang.nodes ||
+          static_cast<double>(now - s.attempt_start_ms) < s.plan.SetupMs()) {
+        continue;
+      }
+      free -= s.gang.nodes - used;
+      // Nothing is lost: the state is saved at a step boundary.
+      s.work_left_ms -=
+          AccountFailed(s.plan, static_cast<double>(now - s.attempt_start_ms),
+                        s.work_left_ms, 0, s.outcome.split);
+      s.outcome.split.checkpoint_s += config_.checkpoint_write_s;
+      ++s.outcome.grows;
+      s.phase = Phase::kDown;
+      s.restart = true;
+      s.trained = true;
+      ++s.gen;
+      s.since_ms = now + Ms(config_.checkpoint_write_s * 1000);
+      Push(s.since_ms, EventType::kReady, j, s.gen);
+    }
   }
 
   void TakeDown(uint32_t n, int64_t now) {
@@ -510,6 +546,7 @@ class Engine {
       report_.evictions += o.evictions;
       report_.preflight_catches += o.preflight_catches;
       report_.shrunk_attempts += o.shrunk_attempts;
+      report_.grows += o.grows;
       if (o.end_ms < 0) continue;
       ++report_.jobs_finished;
       report_.split.Add(o.split, o.gpus);

@@ -22,7 +22,8 @@
 //          are left out), re-placed by the scheduler with hot spares first
 //          and the fewest leaf switches. With shrink on, a job with a node
 //          range restarts on fewer nodes (not below its minimum) when too few
-//          are free, and gets its full size back at its next restart.
+//          are free, and gets its full size back at its next restart (or
+//          at once with grow_at_once, when the job can take that).
 //          With pre-flight on, each attempt checks its nodes before ranks
 //          start: a bad node is caught with probability preflight_catch,
 //          drained, and the job re-placed without a failure.
@@ -68,8 +69,12 @@ struct RecoveryPolicy {
   double operator_delay_s = 0;   // slurm: failure noticed to requeue
   double requeue_backoff_s = 0;  // kueue: eviction to re-admission
   bool shrink = false;           // gantry: jobs with a range shrink
-  double preflight_s = 0;        // gantry: per attempt, 0: off
-  double preflight_catch = 0;    // share of bad nodes it catches
+  // gantry: a shrunk job that can take it (an elastic rendezvous) grows
+  // back as soon as its nodes are free, by a planned restart: a checkpoint
+  // written, then init and load on the full size. Off: at its next restart.
+  bool grow_at_once = false;
+  double preflight_s = 0;      // gantry: per attempt, 0: off
+  double preflight_catch = 0;  // share of bad nodes it catches
   bool jit_checkpoint = false;
   double jit_save_s = 0;
   double jit_lost_s = 0;
@@ -119,6 +124,7 @@ struct GoodputJobOutcome {
   int evictions = 0;  // kueue
   int preflight_catches = 0;
   int shrunk_attempts = 0;
+  int grows = 0;  // planned restarts to grow back (grow_at_once)
   TimeSplit split;
 };
 
@@ -133,6 +139,7 @@ struct GoodputReport {
   int evictions = 0;
   int preflight_catches = 0;
   int shrunk_attempts = 0;
+  int grows = 0;
   // GPU-weighted sums over finished jobs, seconds x GPUs.
   TimeSplit split;
   double Ettr() const { return split.Ettr(); }

@@ -113,6 +113,12 @@ for preflight in ("10", "0"):
                                             "--policy", "gantry"],
              args.seeds)
 
+# Slurm's figure rests on the repair time: a failed node that a reboot
+# fixes in an hour instead of four.
+scenario("long, repair 1 h", long_args + ["--repair", "3600", "--policy",
+                                          "slurm", "--policy", "gantry"],
+         args.seeds)
+
 if os.path.exists(TRACE):
     trace_args = ["--trace", os.path.normpath(TRACE),
                   "--limit", str(args.trace_jobs),
@@ -125,5 +131,9 @@ if os.path.exists(TRACE):
                  f"spares), {scale:g}x Llama 3's rate, multi-node jobs may "
                  "shrink to half", trace_args + ["--node-rate", f"{rate:.6g}"],
                  args.trace_seeds)
+    rate = 419.0 / (2048 * 54 * 24) * args.stress
+    scenario(f"trace, {args.stress:g}x, shrunk jobs grow back at once",
+             trace_args + ["--node-rate", f"{rate:.6g}", "--grow-at-once",
+                           "--policy", "gantry"], args.trace_seeds)
 else:
     print(f"\ntrace: skipped, {TRACE} not found")

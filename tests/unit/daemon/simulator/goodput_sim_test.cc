@@ -249,6 +249,24 @@ TEST_CASE("gantry: no spare and a node range: shrink, not wait") {
   CHECK(fixed.outcomes.front().end_ms == (10800 + 32633) * 1000);
 }
 
+TEST_CASE("gantry: a shrunk job that can take it grows back at once") {
+  GoodputConfig config = Config();
+  config.min_nodes_fraction = 0.75;
+  RecoveryPolicy gantry = Policy("gantry", 0);
+  gantry.grow_at_once = true;
+  const GoodputReport r = Run(config, gantry, {Hardware(2 * kHour, {0})});
+  // On 3 nodes from 7,203 s, training from 7,356 s. Node 0 is back at
+  // 10,800 s: 3,444 s trained at 3/4 (2,583 s of work) are saved by a
+  // 10 s checkpoint; back on 4 nodes at 10,810 s: 153 s, 29,817 s of work
+  // and 8 writes end at 40,860 s.
+  CHECK(r.grows == 1);
+  CHECK(r.restarts == 1);
+  CHECK(Split(r).lost_s == Approx(3487));  // the failure's, none more
+  CHECK(Split(r).degraded_s == Approx(861));
+  CHECK(r.outcomes.front().end_ms == 40860 * 1000);
+  CHECK(r.Ettr() == Approx(36000.0 / 40860));
+}
+
 TEST_CASE("gantry: pre-flight catches a bad node before the ranks start") {
   GoodputConfig config = Config();
   config.bad_nodes = {0};
