@@ -144,11 +144,19 @@ class Engine {
     }
   }
 
+  // Whether a pending job could use a free GPU: hot spares count only for
+  // restarts (they take nothing else).
   bool AnyGpuFree() const {
+    bool spare_free = false;
     for (const NodeSnapshot& node : nodes_) {
-      if (node.schedulable && !node.free_gpus.empty()) return true;
+      if (!node.schedulable || node.free_gpus.empty()) continue;
+      if (!node.hot_spare) return true;
+      spare_free = true;
     }
-    return false;
+    if (!spare_free) return false;
+    return std::any_of(jobs_.begin(), jobs_.end(), [](const JobState& s) {
+      return s.phase == Phase::kPending && s.restart;
+    });
   }
 
   // Returns true when a job finished.
