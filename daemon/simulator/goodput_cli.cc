@@ -41,7 +41,9 @@ trace's jobs (as gantry-sim reads them; duration = work) on --nodes nodes.
 Failures: --node-rate per node-hour (default: Llama 3's 419 in 54 days on
 2,048 nodes) or --gpu-rate per GPU-hour, with the kinds of the Llama 3
 paper's table 5; --leaf-rate whole-leaf-switch failures per leaf-hour.
-The same --seed gives the same failures to every policy.
+The same --seed gives the same failures to every policy. A run stops 100
+times the longest job's work (at least a year) after the last submission;
+jobs unfinished by then are reported and left out of ETTR.
 )";
 
 std::vector<GoodputJob> TraceJobs(const std::vector<TraceJob>& trace) {

@@ -80,6 +80,15 @@ std::string FormatGoodputTable(const GoodputRunInfo& info,
       "SHRNK attempts on fewer nodes; GROW planned restarts to grow back; DONE "
       "jobs finished; WALL_D mean wall "
       "time per finished job (GPU-weighted), days.\n");
+  for (const GoodputReport& r : reports) {
+    const int unfinished = r.jobs - r.jobs_finished;
+    if (unfinished > 0) {
+      absl::StrAppend(&out, r.policy, ": ", unfinished,
+                      " job(s) did not finish within the run (100 times the "
+                      "longest job's work after the last submission); ETTR "
+                      "is over the finished ones.\n");
+    }
+  }
   if (!reports.empty() && reports.front().jobs_never_fit > 0) {
     absl::StrAppend(&out, reports.front().jobs_never_fit,
                     " job(s) need more GPUs than the cluster has and were "

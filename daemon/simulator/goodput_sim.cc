@@ -11,6 +11,9 @@
 namespace gantry::sim {
 namespace {
 
+constexpr int64_t kMinHorizonMs = 365LL * 86400 * 1000;
+constexpr int64_t kHorizonFactor = 100;
+
 enum class EventType {
   kJobEnd,         // an attempt finished its work
   kNodeBack,       // a repaired node returns
@@ -111,8 +114,20 @@ class Engine {
       Push(jobs_[j].job->submit_ms, EventType::kSubmit, j, 0);
     }
     PullFailure();
+    // A model where jobs can never finish (every repaired node bad and
+    // always caught, say) would run for ever: stop long after any job
+    // could have ended; the ones left count as unfinished.
+    int64_t last_submit = 0, longest = 0;
+    for (const JobState& s : jobs_) {
+      last_submit = std::max(last_submit, s.job->submit_ms);
+      longest = std::max(longest, s.job->work_ms);
+    }
+    const int64_t horizon =
+        last_submit +
+        std::max<int64_t>(kMinHorizonMs, kHorizonFactor * longest);
     std::size_t done = 0;
-    while (done < jobs_.size() && !events_.empty()) {
+    while (done < jobs_.size() && !events_.empty() &&
+           events_.top().time_ms <= horizon) {
       const int64_t now = events_.top().time_ms;
       while (!events_.empty() && events_.top().time_ms == now) {
         const Event e = events_.top();

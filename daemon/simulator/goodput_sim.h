@@ -151,6 +151,8 @@ absl::Status ValidateGoodputConfig(const GoodputConfig& config,
 
 // Runs `jobs` under `policy`; failures from `failures` (node indices are
 // those of config.cluster plus the policy's spares, which come last).
+// Stops 100 times the longest job's work (at least a year) after the last
+// submission; jobs not done by then are reported unfinished.
 absl::StatusOr<GoodputReport> SimulateGoodput(
     const std::vector<GoodputJob>& jobs, const GoodputConfig& config,
     const RecoveryPolicy& policy, FailureSource& failures);

@@ -293,6 +293,23 @@ TEST_CASE("gantry: pre-flight catches a bad node before the ranks start") {
   CHECK(missed.outcomes.front().end_ms == (706 + 36243) * 1000);
 }
 
+TEST_CASE("A job that can never run again stops at the horizon") {
+  // The only nodes: node 0 fails and comes back bad every time, and
+  // pre-flight always catches it. The run ends, with the job unfinished.
+  GoodputConfig config = Config();
+  config.bad_after_repair = 1;
+  RecoveryPolicy gantry = Policy("gantry", 0);
+  gantry.preflight_s = 10;
+  gantry.preflight_catch = 1;
+  ListFailureSource source({Hardware(kHour, {0})});
+  absl::StatusOr<GoodputReport> r =
+      SimulateGoodput(OneJob(), config, gantry, source);
+  REQUIRE(r.ok());
+  CHECK(r->jobs_finished == 0);
+  CHECK(r->outcomes.front().end_ms == -1);
+  CHECK(r->preflight_catches > 100);
+}
+
 TEST_CASE("Software faults keep the node, hangs wait for the watchdog") {
   FailureEvent crash = Hardware(2 * kHour, {0});
   crash.fault = FaultClass::kSoftware;
