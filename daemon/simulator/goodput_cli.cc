@@ -67,7 +67,10 @@ int Fail(const absl::Status& status, int code) {
 }  // namespace
 
 CLI::App* AddGoodputCommand(CLI::App& app, GoodputFlags& f) {
-  CLI::App* cmd = app.add_subcommand("goodput", kDescription);
+  CLI::App* cmd = app.add_subcommand(
+      "goodput",
+      "Inject failures into training jobs; ETTR of recovery policies");
+  cmd->footer(kDescription);
   GoodputConfig& c = f.config;
   c.cluster.nodes = 0;  // 0: not given (see --nodes)
   cmd->add_option("--trace", f.trace_path,
