@@ -266,6 +266,7 @@ void Engine::StartAttempt(std::size_t j, std::vector<NodeShare> shares,
     s.outcome.split.queued_s += static_cast<double>(now - s.since_ms) / 1000.0;
   }
   if (s.after_failure) ++s.outcome.restarts;
+  s.swap_attempt = s.after_failure;
   s.after_failure = false;
   s.evicted = false;
   s.phase = Phase::kRunning;

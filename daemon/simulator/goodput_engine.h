@@ -55,6 +55,7 @@ struct JobState {
   bool restart = false;        // the next attempt is a restart
   bool trained = false;        // an attempt got as far as training
   bool after_failure = false;  // the next start is a restart after one
+  bool swap_attempt = false;   // the current attempt is such a restart
   bool evicted = false;        // kueue: back of the queue, no spares
   int64_t queue_time_ms = 0;   // submit time used for the queue order
   int64_t since_ms = 0;        // start of the current down/pending stretch

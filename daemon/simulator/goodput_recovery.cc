@@ -128,10 +128,11 @@ void Engine::JobFailed(std::size_t j, const FailureEvent& failure,
       ready += Ms(policy_.operator_delay_s * 1000);
       break;
     case RecoveryKind::kKueue: {
-      // A second failure during a swap (the attempt had not started
-      // training yet), several nodes at once, or no spare to swap in.
+      // A second failure during a swap (the restarted attempt had not
+      // started training yet), several nodes at once, or no node to swap
+      // in.
       const bool need_spare = failure.fault == FaultClass::kHardware;
-      const bool restarting = s.plan.first ? false : in_setup;
+      const bool restarting = s.swap_attempt && in_setup;
       if (restarting || nodes_hit > 1 || (need_spare && !FreeNodeToSwap())) {
         s.since_ms = ready;
         Evict(s, now);
