@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "daemon/simulator/goodput_cli.h"
 #include "daemon/simulator/report.h"
 #include "daemon/simulator/simulation.h"
 #include "daemon/simulator/trace_reader.h"
@@ -46,6 +47,9 @@ Model: a multi-node job on more leaf switches than ceil(nodes /
 nodes-per-leaf) runs for duration * (1 + F * (leaves used - leaves needed)),
 F = --spread-slowdown. Users' time limits (what backfill plans with) are
 duration * --time-limit-factor; nobody is killed at the limit.
+
+`gantry-sim goodput --help`: failures injected into a long job or a trace,
+and the effective training time ratio of recovery policies.
 )";
 
 }  // namespace
@@ -60,7 +64,7 @@ int main(int argc, char** argv) {
   double start_s = 0, span_s = 0;
   bool json = false;
   std::vector<std::string> only;
-  app.add_option("--trace", trace_path, "Job trace (CSV)")->required();
+  app.add_option("--trace", trace_path, "Job trace (CSV); required");
   app.add_option("--format", format_name, "auto, philly or tiresias")
       ->capture_default_str();
   app.add_option("--nodes", config.cluster.nodes, "Nodes")
@@ -91,7 +95,15 @@ int main(int argc, char** argv) {
   app.add_option("--policy", only,
                  "Run only these policies (gantry, fifo, backfill)");
   app.add_flag("--json", json, "Print JSON instead of the table");
+  GoodputFlags goodput;
+  CLI::App* goodput_command = AddGoodputCommand(app, goodput);
+  app.require_subcommand(0, 1);
   CLI11_PARSE(app, argc, argv);
+  if (goodput_command->parsed()) return RunGoodputCommand(goodput);
+  if (trace_path.empty()) {
+    std::fprintf(stderr, "gantry-sim: --trace is required\n");
+    return 2;
+  }
 
   absl::StatusOr<TraceFormat> format = ParseTraceFormat(format_name);
   if (!format.ok()) {

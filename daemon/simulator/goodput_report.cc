@@ -1,0 +1,156 @@
+#include "daemon/simulator/goodput_report.h"
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace gantry::sim {
+namespace {
+
+double Share(double part, double wall) { return wall > 0 ? part / wall : 0; }
+
+nlohmann::json SplitJson(const TimeSplit& s) {
+  const double wall = s.Wall();
+  return {{"productive", Share(s.productive_s, wall)},
+          {"degraded", Share(s.degraded_s, wall)},
+          {"checkpoint", Share(s.checkpoint_s, wall)},
+          {"lost", Share(s.lost_s, wall)},
+          {"detecting", Share(s.detecting_s, wall)},
+          {"recovering", Share(s.recovering_s, wall)},
+          {"preflight", Share(s.preflight_s, wall)},
+          {"queued", Share(s.queued_s, wall)},
+          {"starting", Share(s.starting_s, wall)}};
+}
+
+}  // namespace
+
+std::string FormatGoodputTable(const GoodputRunInfo& info,
+                               const std::vector<GoodputReport>& reports) {
+  const GoodputConfig& c = info.config;
+  std::string out = absl::StrFormat(
+      "%s\ncluster: %u nodes x %u GPUs, %u nodes/leaf (+ each policy's "
+      "spares)\nfailures: %.3g per node-hour, %.3g whole-leaf per "
+      "leaf-hour, %zu kinds, seed %u\ncosts: checkpoint every %.0f s "
+      "(write %.0f s), init %.0f s, load %.0f s, hang noticed after %.0f s, "
+      "repair %.0f s, bad after repair %.3g\n\n",
+      info.scenario, c.cluster.nodes, c.cluster.gpus_per_node,
+      c.cluster.nodes_per_leaf, info.model.node_rate_per_hour,
+      info.model.leaf_rate_per_hour, info.model.mix.size(), info.model.seed,
+      c.checkpoint_interval_s, c.checkpoint_write_s, c.init_s, c.load_s,
+      c.hang_detect_s, c.repair_s, c.bad_after_repair);
+  absl::StrAppendFormat(
+      &out,
+      "%-11s %6s | %5s %5s %5s %5s %5s %5s %5s %5s | %5s %5s %5s %5s %5s "
+      "%5s %5s %9s\n",
+      "POLICY", "ETTR", "DEGR", "CKPT", "LOST", "DETCT", "RECOV", "PREFL",
+      "QUEUE", "START", "FAILS", "RESTR", "EVICT", "CATCH", "SHRNK", "GROW",
+      "DONE", "WALL_D");
+  for (const GoodputReport& r : reports) {
+    const TimeSplit& s = r.split;
+    const double wall = s.Wall();
+    const double gpus_done = [&] {
+      double g = 0;
+      for (const GoodputJobOutcome& o : r.outcomes) {
+        if (o.end_ms >= 0) g += o.gpus;
+      }
+      return g;
+    }();
+    absl::StrAppendFormat(
+        &out,
+        "%-11s %6.4f | %5.4f %5.4f %5.4f %5.4f %5.4f %5.4f %5.4f %5.4f | %5d "
+        "%5d %5d %5d %5d %5d %5d %9.2f\n",
+        r.policy, r.Ettr(), Share(s.degraded_s, wall),
+        Share(s.checkpoint_s, wall), Share(s.lost_s, wall),
+        Share(s.detecting_s, wall), Share(s.recovering_s, wall),
+        Share(s.preflight_s, wall), Share(s.queued_s, wall),
+        Share(s.starting_s, wall), r.job_failures, r.restarts, r.evictions,
+        r.preflight_catches, r.shrunk_attempts, r.grows, r.jobs_finished,
+        gpus_done > 0 ? wall / gpus_done / 86400 : 0);
+  }
+  absl::StrAppend(
+      &out,
+      "\nETTR: productive / wall, GPU-weighted over finished jobs, wall from "
+      "each job's first start to its end. The next columns are shares of "
+      "the same wall time: DEGR running shrunk, CKPT checkpoint writes, LOST "
+      "work thrown away, DETCT failure to noticed, RECOV noticed to training "
+      "again, PREFL pre-flight, QUEUE waiting for nodes or an operator, START "
+      "the first launch and init.\nFAILS: failures that hit a job; RESTR "
+      "restarts; EVICT Kueue evictions; CATCH bad nodes pre-flight caught; "
+      "SHRNK attempts on fewer nodes; GROW planned restarts to grow back; DONE "
+      "jobs finished; WALL_D mean wall "
+      "time per finished job (GPU-weighted), days.\n");
+  for (const GoodputReport& r : reports) {
+    const int unfinished = r.jobs - r.jobs_finished;
+    if (unfinished > 0) {
+      absl::StrAppend(&out, r.policy, ": ", unfinished,
+                      " job(s) did not finish within the run (100 times the "
+                      "longest job's work after the last submission); ETTR "
+                      "is over the finished ones.\n");
+    }
+  }
+  if (!reports.empty() && reports.front().jobs_never_fit > 0) {
+    absl::StrAppend(&out, reports.front().jobs_never_fit,
+                    " job(s) need more GPUs than the cluster has and were "
+                    "not run.\n");
+  }
+  return out;
+}
+
+std::string FormatGoodputJson(const GoodputRunInfo& info,
+                              const std::vector<GoodputReport>& reports) {
+  const GoodputConfig& c = info.config;
+  nlohmann::json doc;
+  doc["scenario"] = info.scenario;
+  doc["cluster"] = {{"nodes", c.cluster.nodes},
+                    {"gpus_per_node", c.cluster.gpus_per_node},
+                    {"nodes_per_leaf", c.cluster.nodes_per_leaf}};
+  doc["failure_model"] = {{"node_rate_per_hour", info.model.node_rate_per_hour},
+                          {"leaf_rate_per_hour", info.model.leaf_rate_per_hour},
+                          {"seed", info.model.seed}};
+  doc["costs"] = {{"checkpoint_interval_s", c.checkpoint_interval_s},
+                  {"checkpoint_write_s", c.checkpoint_write_s},
+                  {"init_s", c.init_s},
+                  {"load_s", c.load_s},
+                  {"hang_detect_s", c.hang_detect_s},
+                  {"repair_s", c.repair_s},
+                  {"bad_after_repair", c.bad_after_repair},
+                  {"min_nodes_fraction", c.min_nodes_fraction}};
+  nlohmann::json policies = nlohmann::json::array();
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    const GoodputReport& r = reports[i];
+    nlohmann::json row = {{"policy", r.policy},
+                          {"ettr", r.Ettr()},
+                          {"shares", SplitJson(r.split)},
+                          {"jobs", r.jobs},
+                          {"jobs_finished", r.jobs_finished},
+                          {"jobs_never_fit", r.jobs_never_fit},
+                          {"failure_events", r.failure_events},
+                          {"job_failures", r.job_failures},
+                          {"restarts", r.restarts},
+                          {"evictions", r.evictions},
+                          {"preflight_catches", r.preflight_catches},
+                          {"shrunk_attempts", r.shrunk_attempts},
+                          {"grows", r.grows}};
+    if (i < info.policies.size()) {
+      const RecoveryPolicy& p = info.policies[i];
+      row["parameters"] = {{"detect_s", p.detect_s},
+                           {"launch_s", p.launch_s},
+                           {"spares", p.spares},
+                           {"operator_delay_s", p.operator_delay_s},
+                           {"requeue_backoff_s", p.requeue_backoff_s},
+                           {"shrink", p.shrink},
+                           {"grow_at_once", p.grow_at_once},
+                           {"preflight_s", p.preflight_s},
+                           {"preflight_catch", p.preflight_catch},
+                           {"jit_checkpoint", p.jit_checkpoint},
+                           {"jit_save_s", p.jit_save_s},
+                           {"jit_lost_s", p.jit_lost_s}};
+    }
+    policies.push_back(std::move(row));
+  }
+  doc["policies"] = std::move(policies);
+  return doc.dump(2) + "\n";
+}
+
+}  // namespace gantry::sim

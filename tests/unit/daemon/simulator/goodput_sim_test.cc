@@ -1,0 +1,349 @@
+// gantry-sim's goodput engine: each recovery policy on a four-node job and
+// a fixed failure schedule, with every figure worked out by hand in the
+// comments, and the attempt accounting on its own.
+#include <catch2/catch.hpp>
+
+#include "daemon/simulator/goodput_sim.h"
+
+namespace gantry::sim {
+namespace {
+
+constexpr int64_t kHour = 3600 * 1000;
+
+// Four nodes of 8 GPUs on one leaf; checkpoints every hour, 10 s to write;
+// init 100 s, load 50 s; repair 1 h.
+GoodputConfig Config() {
+  GoodputConfig c;
+  c.cluster.nodes = 4;
+  c.cluster.gpus_per_node = 8;
+  c.cluster.nodes_per_leaf = 4;
+  c.checkpoint_interval_s = 3600;
+  c.checkpoint_write_s = 10;
+  c.init_s = 100;
+  c.load_s = 50;
+  c.repair_s = 3600;
+  return c;
+}
+
+// One job on all four nodes with 10 h of work.
+std::vector<GoodputJob> OneJob() {
+  return {{.id = JobId(1),
+           .submit_ms = 0,
+           .work_ms = 10 * kHour,
+           .gpus = 32,
+           .user = "u"}};
+}
+
+FailureEvent Hardware(int64_t ms, std::vector<uint32_t> nodes) {
+  FailureEvent e;
+  e.time_ms = ms;
+  e.nodes = std::move(nodes);
+  e.kind = "faulty GPU";
+  e.correlated = e.nodes.size() > 1;
+  return e;
+}
+
+RecoveryPolicy Policy(const std::string& name, uint32_t spares) {
+  for (RecoveryPolicy p : StandardRecoveryPolicies(spares)) {
+    if (p.name == name) {
+      p.preflight_s = 0;  // on only where a test says
+      return p;
+    }
+  }
+  FAIL("no policy " << name);
+  return {};
+}
+
+GoodputReport Run(const GoodputConfig& config, const RecoveryPolicy& policy,
+                  std::vector<FailureEvent> failures,
+                  std::vector<GoodputJob> jobs = OneJob()) {
+  ListFailureSource source(std::move(failures));
+  absl::StatusOr<GoodputReport> report =
+      SimulateGoodput(jobs, config, policy, source);
+  REQUIRE(report.ok());
+  REQUIRE(report->jobs_finished == static_cast<int>(jobs.size()));
+  return *report;
+}
+
+// The split of the only job, in seconds.
+const TimeSplit& Split(const GoodputReport& r) {
+  return r.outcomes.front().split;
+}
+
+}  // namespace
+
+TEST_CASE("Attempt accounting: duration, checkpoints, lost work") {
+  AttemptPlan plan;
+  plan.launch_ms = 3000;
+  plan.init_ms = 120000;
+  plan.interval_ms = 1000000;
+  plan.write_ms = 10000;
+  // 3,600 s of work: 3 checkpoints written (not one at the very end).
+  CHECK(AttemptDurationMs(plan, 3600000) == 123000 + 3600000 + 30000);
+  // Failing 2,000 s after placement: 1,877 s trained = one cycle (1,010 s)
+  // and 867 s since the checkpoint, lost.
+  TimeSplit split;
+  CHECK(AccountFailed(plan, 2000000, 3600000, -1, split) == 1000000);
+  CHECK(split.starting_s == 123);
+  CHECK(split.productive_s == 1000);
+  CHECK(split.checkpoint_s == 10);
+  CHECK(split.lost_s == Approx(867));
+  CHECK(split.Wall() == Approx(2000));
+  // During a checkpoint write: the whole interval and the write are lost.
+  TimeSplit during;
+  CHECK(AccountFailed(plan, 123000 + 2015000, 3600000, -1, during) == 1000000);
+  CHECK(during.lost_s == Approx(1005));
+  // Just-in-time: only 5 s of the 867 are lost.
+  TimeSplit jit;
+  CHECK(AccountFailed(plan, 2000000, 3600000, 5000, jit) == 1862000);
+  CHECK(jit.lost_s == Approx(5));
+  CHECK(jit.productive_s == Approx(1862));
+  // Shrunk to 3/4: the missing quarter is degraded time.
+  plan.speed = 0.75;
+  TimeSplit shrunk;
+  AccountFinished(plan, 750000, shrunk);
+  CHECK(shrunk.productive_s == Approx(750));
+  CHECK(shrunk.degraded_s == Approx(250));
+  CHECK(shrunk.checkpoint_s == 0);
+}
+
+TEST_CASE("No failures: ETTR is work over work, start and checkpoints") {
+  const GoodputReport r = Run(Config(), Policy("gantry", 1), {});
+  // 3 s launch + 100 s init, 36,000 s of work, 9 checkpoints of 10 s.
+  CHECK(r.outcomes.front().end_ms == (103 + 36000 + 90) * 1000);
+  CHECK(r.Ettr() == Approx(36000.0 / 36193));
+  CHECK(r.restarts == 0);
+}
+
+TEST_CASE("gantry: one node lost, restarted on the spare after detection") {
+  const GoodputReport r =
+      Run(Config(), Policy("gantry", 1), {Hardware(2 * kHour, {0})});
+  // Attempt 1: 103 s starting, one cycle (3,600 s saved, 10 s writing),
+  // 3,487 s lost. Noticed 3 s later, restarted at 7,203 s on the spare:
+  // 3 + 100 + 50 s, then 32,400 s of work and 8 writes: ends at 39,836 s.
+  const TimeSplit& s = Split(r);
+  CHECK(r.outcomes.front().end_ms == 39836 * 1000);
+  CHECK(s.lost_s == Approx(3487));
+  CHECK(s.detecting_s == 3);
+  CHECK(s.recovering_s == 153);
+  CHECK(s.queued_s == 0);
+  CHECK(s.starting_s == 103);
+  CHECK(s.checkpoint_s == 90);
+  CHECK(r.Ettr() == Approx(36000.0 / 39836));
+  CHECK(r.restarts == 1);
+}
+
+TEST_CASE("gantry: a whole leaf at once is one restart") {
+  GoodputConfig config = Config();
+  config.cluster.nodes_per_leaf = 2;  // nodes 0-1 share a leaf
+  const GoodputReport r =
+      Run(config, Policy("gantry", 2), {Hardware(2 * kHour, {0, 1})});
+  CHECK(r.restarts == 1);
+  CHECK(r.job_failures == 1);
+  CHECK(r.Ettr() == Approx(36000.0 / 39836));
+}
+
+TEST_CASE(
+    "gantry: nodes failing apart while the restart is pending cost it "
+    "nothing more") {
+  // Node 1 fails 2 s after node 0, before the failure is noticed (3 s):
+  // still one restart at 7,203 s.
+  const GoodputReport r =
+      Run(Config(), Policy("gantry", 2),
+          {Hardware(2 * kHour, {0}), Hardware(2 * kHour + 2000, {1})});
+  CHECK(r.restarts == 1);
+  CHECK(r.outcomes.front().end_ms == 39836 * 1000);
+}
+
+TEST_CASE("gantry+jit: the state is saved at the failure") {
+  const GoodputReport r =
+      Run(Config(), Policy("gantry+jit", 1), {Hardware(2 * kHour, {0})});
+  // Of the 3,487 s since the checkpoint only the 10 s step is lost; 60 s to
+  // save. Attempt 2 at 7,263 s: 153 s, 28,923 s of work, 8 writes: 36,419 s.
+  const TimeSplit& s = Split(r);
+  CHECK(s.lost_s == Approx(10));
+  CHECK(s.recovering_s == Approx(60 + 153));
+  CHECK(r.outcomes.front().end_ms == 36419 * 1000);
+  CHECK(r.Ettr() == Approx(36000.0 / 36419));
+}
+
+TEST_CASE("slurm: requeued by an operator, back on the repaired node") {
+  const GoodputReport r =
+      Run(Config(), Policy("slurm", 0), {Hardware(2 * kHour, {0})});
+  // Attempt 1: 10 + 100 s starting, 3,600 saved, 3,480 s lost. Noticed
+  // after 300 s, requeued after 1,800 s more (9,300 s), node 0 back at
+  // 10,800 s: 1,500 s queued. Attempt 2: 160 s + 32,400 + 80: 43,440 s.
+  const TimeSplit& s = Split(r);
+  CHECK(s.lost_s == Approx(3480));
+  CHECK(s.detecting_s == 300);
+  CHECK(s.queued_s == Approx(1800 + 1500));
+  CHECK(s.recovering_s == 160);
+  CHECK(r.outcomes.front().end_ms == 43440 * 1000);
+  CHECK(r.Ettr() == Approx(36000.0 / 43440));
+}
+
+TEST_CASE("kueue: one failure is swapped, a second one evicts the job") {
+  SECTION("one") {
+    const GoodputReport r =
+        Run(Config(), Policy("kueue", 1), {Hardware(2 * kHour, {0})});
+    // 30 + 100 s starting, 3,460 s lost, 40 s to notice, back at 7,240 s on
+    // the spare: 180 s + 32,400 + 80 = 39,900 s.
+    CHECK(r.evictions == 0);
+    CHECK(Split(r).lost_s == Approx(3460));
+    CHECK(r.outcomes.front().end_ms == 39900 * 1000);
+  }
+  SECTION("two apart") {
+    // Node 1 fails 20 s later, while node 0 is being replaced: evicted,
+    // re-admitted after 60 s (7,300 s), but only 3 nodes are up (2, 3 and
+    // the spare) until node 0 is back at 10,800 s.
+    const GoodputReport r =
+        Run(Config(), Policy("kueue", 1),
+            {Hardware(2 * kHour, {0}), Hardware(2 * kHour + 20000, {1})});
+    CHECK(r.evictions == 1);
+    CHECK(Split(r).detecting_s == 40);
+    CHECK(Split(r).queued_s == Approx(60 + 3500));
+    CHECK(r.outcomes.front().end_ms == (10800 + 32660) * 1000);
+    CHECK(r.Ettr() == Approx(36000.0 / 43460));
+  }
+  SECTION("two at once") {
+    GoodputConfig config = Config();
+    config.cluster.nodes_per_leaf = 2;
+    const GoodputReport r =
+        Run(config, Policy("kueue", 2), {Hardware(2 * kHour, {0, 1})});
+    // Evicted at once; back at 7,240 + 60 s on nodes 2, 3 and the spares.
+    CHECK(r.evictions == 1);
+    CHECK(r.outcomes.front().end_ms == (7300 + 32660) * 1000);
+  }
+  SECTION("during the restart") {
+    // A rank crash on node 1 (no spare needed) 100 s into the swapped
+    // attempt's start-up (7,340 s): a second failure during the swap.
+    FailureEvent crash = Hardware(7340 * 1000, {1});
+    crash.fault = FaultClass::kSoftware;
+    const GoodputReport r =
+        Run(Config(), Policy("kueue", 1), {Hardware(2 * kHour, {0}), crash});
+    CHECK(r.evictions == 1);
+    // Once training again, a crash is a restart in place, not an eviction.
+    crash.time_ms = 8000 * 1000;
+    const GoodputReport later =
+        Run(Config(), Policy("kueue", 1), {Hardware(2 * kHour, {0}), crash});
+    CHECK(later.evictions == 0);
+    CHECK(later.restarts == 2);
+  }
+}
+
+TEST_CASE("gantry: no spare and a node range: shrink, not wait") {
+  GoodputConfig config = Config();
+  config.min_nodes_fraction = 0.75;  // 3 of 4 nodes
+  const GoodputReport r =
+      Run(config, Policy("gantry", 0), {Hardware(2 * kHour, {0})});
+  // Back at 7,203 s on 3 nodes: 32,400 s of work take 43,200 s, with 11
+  // writes: 153 + 43,200 + 110 s, ending at 50,666 s; a quarter of the
+  // training is degraded.
+  CHECK(r.shrunk_attempts == 1);
+  CHECK(Split(r).degraded_s == Approx(10800));
+  CHECK(r.outcomes.front().end_ms == 50666 * 1000);
+  // Without a range the job waits for the repair (10,800 s) instead.
+  const GoodputReport fixed =
+      Run(Config(), Policy("gantry", 0), {Hardware(2 * kHour, {0})});
+  CHECK(fixed.shrunk_attempts == 0);
+  CHECK(fixed.outcomes.front().end_ms == (10800 + 32633) * 1000);
+}
+
+TEST_CASE("gantry: a shrunk job that can take it grows back at once") {
+  GoodputConfig config = Config();
+  config.min_nodes_fraction = 0.75;
+  RecoveryPolicy gantry = Policy("gantry", 0);
+  gantry.grow_at_once = true;
+  const GoodputReport r = Run(config, gantry, {Hardware(2 * kHour, {0})});
+  // On 3 nodes from 7,203 s, training from 7,356 s. Node 0 is back at
+  // 10,800 s: 3,444 s trained at 3/4 (2,583 s of work) are saved by a
+  // 10 s checkpoint; back on 4 nodes at 10,810 s: 153 s, 29,817 s of work
+  // and 8 writes end at 40,860 s.
+  CHECK(r.grows == 1);
+  CHECK(r.restarts == 1);
+  CHECK(Split(r).lost_s == Approx(3487));  // the failure's, none more
+  CHECK(Split(r).degraded_s == Approx(861));
+  CHECK(r.outcomes.front().end_ms == 40860 * 1000);
+  CHECK(r.Ettr() == Approx(36000.0 / 40860));
+}
+
+TEST_CASE("gantry: pre-flight catches a bad node before the ranks start") {
+  GoodputConfig config = Config();
+  config.bad_nodes = {0};
+  config.bad_fail_after_s = 600;
+  RecoveryPolicy gantry = Policy("gantry", 1);
+  gantry.preflight_s = 10;
+  gantry.preflight_catch = 1;
+  const GoodputReport caught = Run(config, gantry, {});
+  // Placed on 0-3, caught at 13 s; placed on 1-3 and the spare at once:
+  // 3 + 10 + 100 s, 36,000 s of work and 9 writes: 36,216 s, nothing lost.
+  CHECK(caught.preflight_catches == 1);
+  CHECK(caught.restarts == 0);
+  CHECK(Split(caught).preflight_s == 20);
+  CHECK(Split(caught).lost_s == 0);
+  CHECK(caught.outcomes.front().end_ms == 36216 * 1000);
+
+  // Without pre-flight the node fails 600 s into training (703 s): 600 s
+  // lost, 3 s to notice, then 153 s + 36,000 + 90 on the spare.
+  gantry.preflight_s = 0;
+  const GoodputReport missed = Run(config, gantry, {});
+  CHECK(missed.preflight_catches == 0);
+  CHECK(missed.restarts == 1);
+  CHECK(Split(missed).lost_s == Approx(600));
+  CHECK(missed.outcomes.front().end_ms == (706 + 36243) * 1000);
+}
+
+TEST_CASE("A job that can never run again stops at the horizon") {
+  // The only nodes: node 0 fails and comes back bad every time, and
+  // pre-flight always catches it. The run ends, with the job unfinished.
+  GoodputConfig config = Config();
+  config.bad_after_repair = 1;
+  RecoveryPolicy gantry = Policy("gantry", 0);
+  gantry.preflight_s = 10;
+  gantry.preflight_catch = 1;
+  ListFailureSource source({Hardware(kHour, {0})});
+  absl::StatusOr<GoodputReport> r =
+      SimulateGoodput(OneJob(), config, gantry, source);
+  REQUIRE(r.ok());
+  CHECK(r->jobs_finished == 0);
+  CHECK(r->outcomes.front().end_ms == -1);
+  CHECK(r->preflight_catches > 100);
+}
+
+TEST_CASE("Software faults keep the node, hangs wait for the watchdog") {
+  FailureEvent crash = Hardware(2 * kHour, {0});
+  crash.fault = FaultClass::kSoftware;
+  // No spares needed: node 0 stays up; noticed at once, back at 7,200 s.
+  const GoodputReport r = Run(Config(), Policy("gantry", 0), {crash});
+  CHECK(Split(r).detecting_s == 0);
+  CHECK(r.outcomes.front().end_ms == (7200 + 32633) * 1000);
+
+  FailureEvent hang = crash;
+  hang.fault = FaultClass::kHang;
+  const GoodputReport h = Run(Config(), Policy("gantry", 0), {hang});
+  CHECK(Split(h).detecting_s == 600);
+  CHECK(h.outcomes.front().end_ms == (7800 + 32633) * 1000);
+}
+
+TEST_CASE("A failure on an idle node only takes it out for repair") {
+  // Node 4 is the spare: the job never notices.
+  const GoodputReport r =
+      Run(Config(), Policy("gantry", 1), {Hardware(kHour, {4})});
+  CHECK(r.job_failures == 0);
+  CHECK(r.outcomes.front().end_ms == (103 + 36000 + 90) * 1000);
+}
+
+TEST_CASE("Bad settings are refused") {
+  GoodputConfig config = Config();
+  config.checkpoint_interval_s = 0;
+  ListFailureSource none({});
+  CHECK(SimulateGoodput(OneJob(), config, Policy("gantry", 0), none)
+            .status()
+            .code() == absl::StatusCode::kInvalidArgument);
+  config = Config();
+  config.bad_after_repair = 2;
+  CHECK_FALSE(
+      SimulateGoodput(OneJob(), config, Policy("gantry", 0), none).ok());
+}
+
+}  // namespace gantry::sim
