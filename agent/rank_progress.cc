@@ -19,10 +19,11 @@ std::string ProgressFileName(const v1::RankId& rank) {
 }
 
 absl::StatusOr<RankStep> ParseProgress(std::string_view text) {
-  std::string_view line = text.substr(0, text.find('\n'));
-  line = absl::StripAsciiWhitespace(line);
+  // Debian's abseil has its own string_view: convert once.
+  const std::string first_line(text.substr(0, text.find('\n')));
+  const absl::string_view line = absl::StripAsciiWhitespace(first_line);
   if (line.empty()) return absl::NotFoundError("no progress yet");
-  std::vector<std::string_view> words =
+  std::vector<absl::string_view> words =
       absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
   RankStep parsed;
   if (words.size() > 2 || !absl::SimpleAtoi(words[0], &parsed.step) ||

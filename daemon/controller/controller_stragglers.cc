@@ -53,8 +53,8 @@ void Controller::RecordRankProgress(const std::string& node,
         !HoldsShareOn(job.record, node) || report.progress().step() < 0) {
       continue;
     }
-    auto [entry, added] =
-        progress_.try_emplace(job.record.id(), job.record.attempt());
+    auto entry =
+        progress_.try_emplace(job.record.id(), job.record.attempt()).first;
     if (entry->second.attempt() != job.record.attempt()) {
       entry->second = JobProgress(job.record.attempt());
     }
@@ -86,7 +86,7 @@ absl::Status Controller::RecordRankReport(
                      ranks > 0 ? absl::StrCat(" (ranks 0-", ranks - 1, ")")
                                : std::string()));
   }
-  auto [entry, added] = progress_.try_emplace(record.id(), record.attempt());
+  auto entry = progress_.try_emplace(record.id(), record.attempt()).first;
   if (entry->second.attempt() != record.attempt()) {
     entry->second = JobProgress(record.attempt());
   }

@@ -12,7 +12,8 @@ absl::StatusOr<StragglerResponse> ParseStragglerResponse(
   if (text == "report") return StragglerResponse::kReport;
   if (text == "swap") return StragglerResponse::kSwap;
   return absl::InvalidArgumentError(absl::StrCat(
-      "unknown straggler policy \"", text, "\" (off, report or swap)"));
+      "unknown straggler policy \"", std::string(text),
+      "\" (off, report or swap)"));
 }
 
 std::string_view StragglerResponseName(StragglerResponse response) {
