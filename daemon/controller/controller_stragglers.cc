@@ -173,9 +173,12 @@ std::optional<v1::JobStragglers> Controller::StragglerView(
   view.set_job_id(job.record.id());
   view.set_attempt(job.record.attempt());
   const std::vector<StragglerFinding> stragglers = progress.Stragglers();
-  const size_t spares = options_.straggler_response == StragglerResponse::kSwap
-                            ? SparesFor(job)
-                            : 0;
+  // Looked for only when there is something to swap: a walk of the nodes.
+  const size_t spares =
+      options_.straggler_response == StragglerResponse::kSwap &&
+              !stragglers.empty()
+          ? SparesFor(job)
+          : 0;
   for (size_t i = 0; i < stragglers.size(); ++i) {
     const StragglerFinding& finding = stragglers[i];
     v1::Straggler& out = *view.add_stragglers();

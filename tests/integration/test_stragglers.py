@@ -71,6 +71,7 @@ def metric(text, name, **labels):
 class StragglerTestCase(ClusterTestCase):
 
     def submit_training(self, cluster, report="file", base="0.2", slow="0.6"):
+        cluster.add_slurm_commands()  # gantry on the ranks' PATH
         cluster.write_script("train.sh", RANK_SCRIPT)
         with open(cluster.path("slow-node"), "w") as f:
             f.write("node02\n")
@@ -86,6 +87,17 @@ class StragglerTestCase(ClusterTestCase):
                     return view
             return None
         return wait_for(found, timeout, f"{node} a straggler of job {job_id}")
+
+    def checkpoint_changes_nothing(self, cluster, job_id):
+        """Rank 0 records a checkpoint; the job runs on, node02 in it."""
+        cluster.touch("checkpoint-now")
+        wait_for(lambda: cluster.job(job_id)["latest_checkpoint"].get("path"),
+                 20, "the checkpoint")
+        time.sleep(2)
+        job = cluster.job(job_id)
+        self.assertEqual(job["state"], "RUNNING")
+        self.assertEqual(len(job["attempts"]), 1, job["attempts"])
+        self.assertFalse(cluster.nodes()["node02"]["drained"])
 
     def stop(self, cluster, job_id):
         cluster.touch("stop")
@@ -141,14 +153,7 @@ class SwapPolicyTest(StragglerTestCase):
                                   job=job_id, node="node02"), 2.5)
 
         # A checkpoint without a spare: only reported.
-        cluster.touch("checkpoint-now")
-        wait_for(lambda: cluster.job(job_id)["latest_checkpoint"].get("path"),
-                 20, "the first checkpoint")
-        time.sleep(1.5)
-        job = cluster.job(job_id)
-        self.assertEqual(job["state"], "RUNNING")
-        self.assertEqual(len(job["attempts"]), 1, job["attempts"])
-        self.assertFalse(cluster.nodes()["node02"]["drained"])
+        self.checkpoint_changes_nothing(cluster, job_id)
 
         # A spare: the next checkpoint swaps node02 out.
         cluster.cli("resume", "node05")
@@ -205,14 +210,7 @@ class ReportPolicyTest(StragglerTestCase):
         view = self.wait_straggler(cluster, job_id, "node02", timeout=40)
         self.assertEqual(view["stragglers"][0]["action"], "report")
         self.assertEqual(view["stragglers"][0]["rank"], 1)
-        cluster.touch("checkpoint-now")
-        wait_for(lambda: cluster.job(job_id)["latest_checkpoint"].get("path"),
-                 20, "the checkpoint")
-        time.sleep(2)
-        job = cluster.job(job_id)
-        self.assertEqual(job["state"], "RUNNING")
-        self.assertEqual(len(job["attempts"]), 1)
-        self.assertFalse(cluster.nodes()["node02"]["drained"])
+        self.checkpoint_changes_nothing(cluster, job_id)
         self.stop(cluster, job_id)
 
     def test_a_rank_the_job_does_not_have_is_refused(self):
