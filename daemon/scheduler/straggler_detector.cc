@@ -11,9 +11,9 @@ absl::StatusOr<StragglerResponse> ParseStragglerResponse(
   if (text == "off") return StragglerResponse::kOff;
   if (text == "report") return StragglerResponse::kReport;
   if (text == "swap") return StragglerResponse::kSwap;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown straggler policy \"", std::string(text),
-      "\" (off, report or swap)"));
+  return absl::InvalidArgumentError(absl::StrCat("unknown straggler policy \"",
+                                                 std::string(text),
+                                                 "\" (off, report or swap)"));
 }
 
 std::string_view StragglerResponseName(StragglerResponse response) {
