@@ -27,8 +27,8 @@ std::string JobProgressText(const v1::JobStragglers& job, int64_t now_ms) {
     for (const v1::NodeProgress& node : job.nodes()) {
       absl::StrAppend(
           &text, absl::StrFormat(
-                     "     %s  step %d  %.2f s/step (slowest rank %d of "
-                     "%d)  %d s ago\n",
+                     "     %s  step %d  %.2f s/step  slowest rank %d, %d "
+                     "reporting  %d s ago\n",
                      node.node(), node.step(), node.effective_step_seconds(),
                      node.slowest_rank(), node.ranks(),
                      std::max<int64_t>(0, now_ms - node.time_ms()) / 1000));
