@@ -10,6 +10,7 @@
 // land on it again, or wait). Runs on the loop.
 #include <algorithm>
 #include <optional>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -23,12 +24,6 @@ namespace gantry {
 namespace {
 
 constexpr int64_t kCheckEveryMs = 1000;
-
-bool HoldsShareOn(const v1::JobRecord& record, const std::string& node) {
-  return std::any_of(
-      record.allocation().begin(), record.allocation().end(),
-      [&](const v1::NodeAllocation& share) { return share.node() == node; });
-}
 
 std::string Describe(const StragglerFinding& finding, uint64_t job_id) {
   return absl::StrFormat(
@@ -50,7 +45,7 @@ void Controller::RecordRankProgress(const std::string& node,
     JobRuntime& job = it->second;
     if (job.record.state() != v1::RUNNING ||
         job.record.attempt() != report.attempt() ||
-        !HoldsShareOn(job.record, node) || report.progress().step() < 0) {
+        !job.occupied_nodes.count(node) || report.progress().step() < 0) {
       continue;
     }
     auto entry =
@@ -135,11 +130,15 @@ size_t Controller::SparesFor(const JobRuntime& job) const {
   if (record.allocation_size() == 0) return 0;
   const v1::NodeAllocation& share = record.allocation(0);
   const v1::JobSpec& spec = record.spec();
+  std::set<std::string> allocated;
+  for (const v1::NodeAllocation& held : record.allocation()) {
+    allocated.insert(held.node());
+  }
   size_t spares = 0;
   for (const auto& [name, node] : nodes_) {
     const v1::NodeRecord& r = node.record;
     if (r.state() != v1::NODE_UP || r.drained() ||
-        !r.health_problems().empty() || HoldsShareOn(record, name) ||
+        !r.health_problems().empty() || allocated.count(name) ||
         std::find(spec.excluded_nodes().begin(), spec.excluded_nodes().end(),
                   name) != spec.excluded_nodes().end() ||
         std::find(r.partitions().begin(), r.partitions().end(),
@@ -220,7 +219,8 @@ void Controller::SwapStragglersAtCheckpoint(JobRuntime& job) {
   std::vector<std::string> swapped;
   for (const StragglerFinding& finding : stragglers) {
     auto node = nodes_.find(finding.node);
-    if (node == nodes_.end() || !HoldsShareOn(record, finding.node)) continue;
+    if (node == nodes_.end() || !job.occupied_nodes.count(finding.node))
+      continue;
     if (!node->second.record.drained()) {
       DrainNode(node->second, Describe(finding, record.id()));
     }
