@@ -14,6 +14,8 @@ point 4), with real agents on loopback.
 - --straggler-policy=report, ranks reporting with `gantry progress --step N
   --step-time S` (the rank from SLURM_PROCID): the straggler is reported
   and a checkpoint restarts nothing.
+- Every process the agents start gets its own $GANTRY_PROGRESS_FILE: the
+  batch script and each step task of `gantry run`.
 """
 import re
 import time
@@ -228,6 +230,28 @@ class ReportPolicyTest(StragglerTestCase):
         self.assertEqual(result.returncode, 1)
         self.assertIn("--step-time needs --step", result.stderr)
         cluster.cli("cancel", str(job_id))
+
+
+class ProgressFileTest(ClusterTestCase):
+
+    def test_the_batch_script_and_every_step_task_get_their_own(self):
+        # sbatch's way: the script once, its tasks through gantry run.
+        cluster = self.start_cluster(agents=2)
+        cluster.add_slurm_commands()
+        cluster.write_script("steps.sh", (
+            "#!/bin/sh\n"
+            "echo script $GANTRY_PROGRESS_FILE\n"
+            "gantry run -N2 sh -c 'test -f $GANTRY_PROGRESS_FILE && "
+            "echo task $SLURM_PROCID $GANTRY_PROGRESS_FILE'\n"))
+        job_id = cluster.submit("steps.sh", "--nodes", "2", per_task=False)
+        cluster.wait_job(job_id, "COMPLETED", timeout=30)
+        lines = sorted(cluster.read(f"gantry-{job_id}.out").split("\n"))
+        self.assertRegex(lines[1], r"^script /.*/node01/jobs/%d\.1/progress-0$"
+                         % job_id)
+        self.assertRegex(lines[2], r"^task 0 /.*/node01/jobs/%d\.1/"
+                         r"progress-s1-0$" % job_id)
+        self.assertRegex(lines[3], r"^task 1 /.*/node02/jobs/%d\.1/"
+                         r"progress-s1-1$" % job_id)
 
 
 if __name__ == "__main__":
