@@ -340,6 +340,9 @@ void Agent::HeartbeatLoop() {
          launcher_->MeasureUsage(RealClock().NowMs())) {
       *message.mutable_heartbeat()->add_job_usage() = std::move(sample);
     }
+    for (v1::RankProgressReport& report : launcher_->ReadProgress()) {
+      *message.mutable_heartbeat()->add_rank_progress() = std::move(report);
+    }
     if (options_.metrics) {
       options_.metrics->SetRanksRunning(message.heartbeat().running_ranks());
       options_.metrics->SetHealthProblems(

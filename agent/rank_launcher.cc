@@ -23,6 +23,7 @@
 #include "agent/job_directory.h"
 #include "agent/job_usage.h"
 #include "agent/rank_child.h"
+#include "agent/rank_progress.h"
 #include "agent/sanitized_environment.h"
 #include "agent/step_pty.h"
 #include "agent/task_pid_slot.h"
@@ -280,8 +281,13 @@ void RankLauncher::Launch(const v1::LaunchRanks& launch) {
         continue;
       }
       pid_t pid = 0;
+      // The rank's progress file, empty and its own (rank_progress.h).
       absl::Status status =
-          StartOne(launch, rank, script_path, identity, cgroup_procs_path, pid);
+          WriteJobFile(job_dir, ProgressFileName(id), "", identity);
+      if (status.ok()) {
+        status = StartOne(launch, rank, script_path, identity,
+                          cgroup_procs_path, pid);
+      }
       if (!status.ok()) {
         failed.push_back({id, std::string(status.message())});
         continue;
@@ -364,9 +370,17 @@ absl::Status RankLauncher::StartOne(const v1::LaunchRanks& launch,
                                     const std::string& cgroup_procs_path,
                                     pid_t& pid_out) {
   // Everything the child needs is built before vfork (see rank_child.h).
+  std::map<std::string, std::string> rank_environment(
+      rank.environment().begin(), rank.environment().end());
+  v1::RankId id;
+  id.set_rank(rank.rank());
+  id.set_step(launch.step());
+  rank_environment[kProgressFileVariable] = absl::StrCat(
+      work_dir_, "/jobs/", JobDirName(launch.job_id(), launch.attempt()), "/",
+      ProgressFileName(id));
   std::vector<std::string> env_strings = SanitizedRankEnvironment(
       {launch.job_environment().begin(), launch.job_environment().end()},
-      {rank.environment().begin(), rank.environment().end()}, identity);
+      rank_environment, identity);
   // env_strings is not changed after this: the slot points into it.
   const TaskPidSlot task_pid = ReserveTaskPid(env_strings);
   std::vector<char*> envp = PointersTo(env_strings);
@@ -675,6 +689,36 @@ std::vector<v1::JobUsageSample> RankLauncher::MeasureUsage(
     sample.set_source(reading.source);
   }
   return samples;
+}
+
+std::vector<v1::RankProgressReport> RankLauncher::ReadProgress() const {
+  std::map<std::pair<uint64_t, uint32_t>, std::vector<v1::RankId>> jobs;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [pid, rank] : live_) {
+      jobs[{rank.id.job_id(), rank.id.attempt()}].push_back(rank.id);
+    }
+  }
+  // The files are read outside the lock, as in MeasureUsage.
+  std::vector<v1::RankProgressReport> reports;
+  for (const auto& [job, ranks] : jobs) {
+    const std::string job_dir =
+        absl::StrCat(work_dir_, "/jobs/", JobDirName(job.first, job.second));
+    std::vector<std::pair<uint32_t, RankStep>> steps;
+    for (const v1::RankId& rank : ranks) {
+      if (std::optional<RankStep> step =
+              ReadProgressFile(job_dir + "/" + ProgressFileName(rank))) {
+        steps.emplace_back(rank.rank(), *step);
+      }
+    }
+    std::optional<v1::NodeProgress> summary = SummarizeRanks(steps);
+    if (!summary) continue;
+    v1::RankProgressReport& report = reports.emplace_back();
+    report.set_job_id(job.first);
+    report.set_attempt(job.second);
+    *report.mutable_progress() = *std::move(summary);
+  }
+  return reports;
 }
 
 std::vector<KillNoticeTarget> RankLauncher::TakeKillNoticeTargets(

@@ -127,6 +127,11 @@ class RankLauncher {
   // its processes (agent/job_usage.h), as of `now_ms`.
   std::vector<v1::JobUsageSample> MeasureUsage(int64_t now_ms) const;
 
+  // Each job attempt running here with its ranks' progress files read
+  // (agent/rank_progress.h); attempts none of whose ranks wrote one are
+  // left out.
+  std::vector<v1::RankProgressReport> ReadProgress() const;
+
  private:
   struct LiveRank {
     v1::RankId id;

@@ -12,6 +12,7 @@
 #include "cli/output_format.h"
 #include "cli/printable_records.h"
 #include "cli/slurm/scontrol_records.h"
+#include "cli/straggler_view.h"
 #include "common/ids.h"
 
 namespace gantry::cli {
@@ -99,6 +100,9 @@ int RunJobCommand(const std::string& controller, const JobOptions& options) {
   if (options.json) {
     nlohmann::json view = JobToJson(response.job(), NowMs());
     view["history"] = history;
+    if (response.has_progress()) {
+      view["progress"] = JobProgressToJson(response.progress());
+    }
     std::cout << view.dump(2) << "\n";
     return 0;
   }
@@ -134,6 +138,9 @@ int RunJobCommand(const std::string& controller, const JobOptions& options) {
                         : "  resumed from " + attempt.resumed_from())
                 << "\n";
     }
+  }
+  if (response.has_progress()) {
+    std::cout << JobProgressText(response.progress(), NowMs());
   }
   if (job.steps_size() > 0) {
     std::cout << "   Steps:\n";

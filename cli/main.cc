@@ -599,6 +599,18 @@ int RunCommandLine(int argc, char** argv) {
   CLI::App* progress = app.add_subcommand(
       "progress", "From inside a job: report progress (resets --hang-timeout)");
   progress->add_option("--step", progress_step, "Training step reached");
+  double progress_step_time = -1;
+  int64_t progress_rank = -1;
+  progress
+      ->add_option("--step-time", progress_step_time,
+                   "Seconds the rank's last step took (its own work, not "
+                   "waiting on collectives): for the straggler check")
+      ->check(CLI::NonNegativeNumber);
+  progress
+      ->add_option("--rank", progress_rank,
+                   "The rank reporting (default: SLURM_PROCID, else RANK, "
+                   "when --step is given)")
+      ->check(CLI::Range(int64_t{0}, int64_t{0xffffffff}));
   progress->add_option("--job", progress_job,
                        "Job id (default: GANTRY_JOB_ID)");
 
@@ -696,7 +708,8 @@ int RunCommandLine(int argc, char** argv) {
   }
   if (progress->parsed()) {
     return gantry::cli::RunProgressCommand(controller, progress_job, "",
-                                           progress_step);
+                                           progress_step, progress_step_time,
+                                           progress_rank);
   }
   if (std::optional<int> code =
           gantry::cli::RunScontrolCommands(controller, scontrol)) {

@@ -4,14 +4,30 @@
 #include <filesystem>
 #include <iostream>
 
+#include "absl/strings/numbers.h"
 #include "cli/command_support.h"
 #include "cli/controller_client.h"
 #include "cli/job_selector.h"
 
 namespace gantry::cli {
 
+namespace {
+
+// The rank this process is, from the launcher's variables; -1: none.
+int64_t RankFromEnvironment() {
+  for (const char* name : {"SLURM_PROCID", "RANK"}) {
+    const char* value = std::getenv(name);
+    uint32_t rank = 0;
+    if (value != nullptr && absl::SimpleAtoi(value, &rank)) return rank;
+  }
+  return -1;
+}
+
+}  // namespace
+
 int RunProgressCommand(const std::string& controller, const std::string& job,
-                       const std::string& path, int64_t step) {
+                       const std::string& path, int64_t step,
+                       double step_seconds, int64_t rank) {
   const char* command = path.empty() ? "progress" : "checkpoint";
   std::string job_text = job;
   if (job_text.empty()) {
@@ -24,9 +40,19 @@ int RunProgressCommand(const std::string& controller, const std::string& job,
                  "give --job ID\n";
     return 1;
   }
+  if (step_seconds >= 0 && step < 0) {
+    std::cerr << "gantry " << command
+              << ": error: --step-time needs --step (the step it took)\n";
+    return 1;
+  }
   v1::ReportProgressRequest request;
   request.set_job_id(id);
   request.set_step(step);
+  if (step >= 0) {
+    if (rank < 0) rank = RankFromEnvironment();
+    if (rank >= 0) request.set_rank(static_cast<uint32_t>(rank));
+    if (step_seconds > 0) request.set_step_seconds(step_seconds);
+  }
   request.set_user(CurrentUser());
   if (!path.empty()) {
     std::error_code error;

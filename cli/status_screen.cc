@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "cli/output_format.h"
 #include "cli/replication_screen.h"
+#include "cli/straggler_view.h"
 
 namespace gantry::cli {
 namespace {
@@ -387,6 +388,16 @@ std::string RenderStatusScreen(const v1::ClusterStatusResponse& status,
     }
   }
 
+  bool first_straggler = true;
+  for (const v1::JobStragglers& job : status.straggler_jobs()) {
+    for (const std::string& line : StragglerLines(job, status.now_ms())) {
+      screen.Line(first_straggler ? "Stragglers" : "",
+                  Truncate(absl::StrCat("job ", job.job_id(), ": ", line),
+                           kMaxTextWidth));
+      first_straggler = false;
+    }
+  }
+
   std::string summary = absl::StrCat(
       "last hour: ",
       Plural(status.job_failures_last_hour(), "job failure", "job failures"),
@@ -511,6 +522,7 @@ nlohmann::json StatusToJson(const v1::ClusterStatusResponse& status,
         {"degraded_nodes", degraded}}},
       {"node_issues", issues},
       {"recent_failures", failures},
+      {"straggler_jobs", StragglerJobsToJson(status)},
       {"last_hour",
        {{"job_failures", status.job_failures_last_hour()},
         {"restarts", status.restarts_last_hour()},

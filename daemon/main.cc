@@ -42,6 +42,7 @@
 #include "daemon/rpc/leadership_fence.h"
 #include "daemon/rpc/rpc_metrics_interceptor.h"
 #include "daemon/scheduler/partition_config.h"
+#include "daemon/scheduler/straggler_detector.h"
 #include "daemon/store/rocksdb_store.h"
 #include "daemon/store/state_dir.h"
 
@@ -69,6 +70,10 @@ struct Flags {
   double min_job_age = 300;
   double history_retention_days = 30;
   std::string hot_spares;
+  std::string straggler_policy = "report";
+  double straggler_factor = 1.5;
+  double straggler_duration = 60.0;
+  uint32_t straggler_min_peers = 2;
   double priority_weight_age = 1000;
   double priority_weight_job_size = 1000;
   double priority_weight_fairshare = 10000;
@@ -198,6 +203,28 @@ void AddFlags(CLI::App& app, Flags& flags) {
   app.add_option("--hot-spares", flags.hot_spares,
                  "Hostlist of nodes kept free for restarts of failed jobs, "
                  "e.g. node[15-16]");
+  app.add_option("--straggler-policy", flags.straggler_policy,
+                 "What is done about a node whose ranks step well below "
+                 "their peers': off (not looked for), report (gantry job, "
+                 "gantry status, metrics), swap (also drained and swapped "
+                 "out at the job's next checkpoint when a spare is free)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"off", "report", "swap"}));
+  app.add_option("--straggler-factor", flags.straggler_factor,
+                 "A node is slow when its step time is at least this many "
+                 "times the median of its job's other nodes")
+      ->capture_default_str()
+      ->check(CLI::Range(1.05, 100.0));
+  app.add_option("--straggler-duration", flags.straggler_duration,
+                 "Seconds a node must be slow without a break to be a "
+                 "straggler (one slow step is not)")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 86400.0));
+  app.add_option("--straggler-min-peers", flags.straggler_min_peers,
+                 "Other nodes with a known step time a node is judged "
+                 "against: jobs with fewer have no stragglers")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
   app.add_option("--priority-weight-age", flags.priority_weight_age,
                  "Priority points a job gets for waiting --priority-max-age "
                  "(PriorityWeightAge)")
@@ -506,6 +533,15 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.hot_spares = {spares->begin(), spares->end()};
+  options.straggler_response =
+      *gantry::ParseStragglerResponse(flags.straggler_policy);  // checked
+  options.straggler_policy.slow_factor = flags.straggler_factor;
+  options.straggler_policy.min_duration_ms =
+      static_cast<int64_t>(flags.straggler_duration * 1000);
+  options.straggler_policy.min_peers = flags.straggler_min_peers;
+  // A node not heard from in a few heartbeats is not judged, nor a peer.
+  options.straggler_policy.stale_ms =
+      std::max<int64_t>(5000, options.heartbeat_interval_ms * 5);
   gantry::Controller controller(io, *state, clock, options);
   absl::Status started = controller.Start();
   if (!started.ok()) {

@@ -62,6 +62,7 @@
 #include "daemon/controller/caller.h"
 #include "daemon/controller/commit_latencies.h"
 #include "daemon/controller/controller_statistics.h"
+#include "daemon/controller/job_progress.h"
 #include "daemon/controller/node_event_log.h"
 #include "daemon/controller/recent_environments.h"
 #include "daemon/controller/scheduling_input.h"
@@ -70,6 +71,7 @@
 #include "daemon/scheduler/partition_config.h"
 #include "daemon/scheduler/priority.h"
 #include "daemon/scheduler/restart_policy.h"
+#include "daemon/scheduler/straggler_detector.h"
 #include "daemon/store/state_store.h"
 #include "daemon/store/store_writer.h"
 #include "gantry/v1/agent.pb.h"
@@ -126,6 +128,11 @@ struct ControllerOptions {
   std::string cluster_name = kDefaultClusterName;
   // The account of jobs that name none (-A); empty: none.
   std::string default_account;
+  // Stragglers (controller_stragglers.cc): what is done about them
+  // (--straggler-policy) and what makes one (--straggler-factor,
+  // --straggler-duration, --straggler-min-peers).
+  StragglerResponse straggler_response = StragglerResponse::kReport;
+  StragglerPolicy straggler_policy;
 };
 
 class Controller {
@@ -492,6 +499,28 @@ class Controller {
   // Node and GPU gauges from the node table (on each timer tick).
   void PublishNodeMetrics();
 
+  // Stragglers (controller_stragglers.cc). Per-node progress from a
+  // heartbeat's rank_progress, and from a rank's gantry progress
+  // (INVALID_ARGUMENT for a rank the job does not have).
+  void RecordRankProgress(const std::string& node,
+                          const v1::Heartbeat& heartbeat);
+  absl::Status RecordRankReport(JobRuntime& job,
+                                const v1::ReportProgressRequest& request);
+  // Judges the running jobs' nodes (about once a second): logs a new
+  // straggler once, in the job's events too, and publishes the gauges.
+  void CheckStragglers(int64_t now);
+  // A new checkpoint of `job` was recorded: with --straggler-policy=swap,
+  // its stragglers are drained and it restarts from that checkpoint
+  // without them (uncharged), when spare nodes can take their place.
+  void SwapStragglersAtCheckpoint(JobRuntime& job);
+  // Nodes free to take one node's share of `job` in its place: up, not
+  // drained or degraded, in its partition, not excluded, not in its
+  // allocation, and with the share's CPUs, GPUs and memory free.
+  size_t SparesFor(const JobRuntime& job) const;
+  // The job's progress and stragglers for replies; null when none known.
+  std::optional<v1::JobStragglers> StragglerView(const JobRuntime& job,
+                                                 bool with_nodes) const;
+
   // `gantry status` (controller_status.cc): samples GPU utilization every
   // few seconds into utilization_.
   void ArmStatusTimer();
@@ -576,6 +605,10 @@ class Controller {
   CommitLatencies commit_latencies_;
   NodeEventLog node_events_;
   ControllerStatistics statistics_;  // for sdiag
+  // Running attempts' per-node progress, by job id (in memory only: a
+  // restarted controller hears it again within a heartbeat).
+  std::map<uint64_t, JobProgress> progress_;
+  int64_t next_straggler_check_ms_ = 0;
 };
 
 // Where a job's submit environment is stored (StateStore::Environment):

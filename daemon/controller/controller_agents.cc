@@ -438,6 +438,7 @@ void Controller::OnCheckpointReport(const std::string& node_name,
 
 void Controller::OnHealth(NodeRuntime& node, const v1::Heartbeat& heartbeat) {
   RecordUsage(node.record.name(), heartbeat);
+  RecordRankProgress(node.record.name(), heartbeat);
   // Port attributes that changed (state, rate, LID) replace the ones the
   // agent registered with, so gantry nodes shows the ports as they are.
   for (const v1::NetworkDevice& update : heartbeat.port_updates()) {
@@ -677,6 +678,7 @@ void Controller::CheckDeadlines() {
     }
   }
   EndSilentAllocations(now);
+  CheckStragglers(now);
   if (next_eligible_ms_ != 0 && now >= next_eligible_ms_) {
     next_eligible_ms_ = 0;
     RequestSchedule();

@@ -361,6 +361,7 @@ void Controller::RecordCheckpoint(JobRuntime& job, const std::string& path,
                                     {"path", path},
                                     {"step", step},
                                     {"source", source}});
+  SwapStragglersAtCheckpoint(job);
 }
 
 void Controller::ReportProgress(const v1::ReportProgressRequest& request,
@@ -385,6 +386,10 @@ void Controller::ReportProgress(const v1::ReportProgressRequest& request,
   }
   if (request.checkpoint_path().size() > 4096) {
     done(absl::InvalidArgumentError("the checkpoint path is too long"));
+    return;
+  }
+  if (absl::Status status = RecordRankReport(job, request); !status.ok()) {
+    done(status);
     return;
   }
   RecordCheckpoint(job, request.checkpoint_path(), request.step(), "report");

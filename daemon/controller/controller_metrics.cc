@@ -90,7 +90,8 @@ void NodeCensus::Add(NodeMetricState state, uint32_t gpus_total,
                                : GpuMetricState::kDown)] += free;
 }
 
-ControllerMetrics::ControllerMetrics(prometheus::Registry& registry) {
+ControllerMetrics::ControllerMetrics(prometheus::Registry& registry)
+    : stragglers_(registry) {
   auto& jobs = prometheus::BuildGauge()
                    .Name("gantry_jobs")
                    .Help("Jobs the controller holds, by state")

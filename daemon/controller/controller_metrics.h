@@ -19,6 +19,7 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include "daemon/controller/straggler_metrics.h"
 #include "daemon/scheduler/job_state_machine.h"
 #include "gantry/v1/types.pb.h"
 
@@ -84,6 +85,8 @@ class ControllerMetrics {
   // Replaces the node and GPU gauges.
   void PublishNodes(const NodeCensus& census);
 
+  StragglerMetrics& stragglers() { return stragglers_; }
+
  private:
   std::array<prometheus::Gauge*, kJobStatuses> jobs_{};
   std::array<prometheus::Gauge*, kNodeMetricStates> nodes_{};
@@ -92,6 +95,7 @@ class ControllerMetrics {
   prometheus::Histogram* scheduling_pass_ = nullptr;
   prometheus::Histogram* store_commit_ = nullptr;
   prometheus::Family<prometheus::Counter>* restarts_ = nullptr;
+  StragglerMetrics stragglers_;
 };
 
 }  // namespace gantry

@@ -1,5 +1,6 @@
 #include "daemon/controller/request_validation.h"
 
+#include <cmath>
 #include <cstdint>
 #include <regex>
 #include <string>
@@ -152,6 +153,11 @@ absl::Status ValidateReportProgressRequest(
   if (request.step() < -1) {
     return absl::InvalidArgumentError(absl::StrCat(
         "step is ", request.step(), "; it must be -1 (none) or at least 0"));
+  }
+  if (!std::isfinite(request.step_seconds()) || request.step_seconds() < 0 ||
+      request.step_seconds() > 1e9) {
+    return absl::InvalidArgumentError(
+        "step_seconds must be a number of seconds from 0 to 1e9");
   }
   return FirstError({
       CheckDisplayText("checkpoint_path", request.checkpoint_path(),

@@ -1,0 +1,258 @@
+// Controller: stragglers. Per-node progress of the running attempts (from
+// the agents' heartbeats and from ranks' `gantry progress`), judged about
+// once a second by the pure rules of daemon/scheduler/straggler_detector.h;
+// what is found is shown (gantry job, gantry status, metrics) and, with
+// --straggler-policy=swap, acted on at the job's next checkpoint: the
+// straggler is drained with the reason and the job restarts from that
+// checkpoint without it. Such a restart is gantryd's choice, not a failure
+// of the job: it is not charged against --max-restarts. Without a spare
+// node to take its place, a straggler is only reported (a restart would
+// land on it again, or wait). Runs on the loop.
+#include <algorithm>
+#include <optional>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/log.h"
+#include "daemon/controller/controller.h"
+#include "daemon/controller/controller_metrics.h"
+
+namespace gantry {
+
+namespace {
+
+constexpr int64_t kCheckEveryMs = 1000;
+
+std::string Describe(const StragglerFinding& finding, uint64_t job_id) {
+  return absl::StrFormat(
+      "straggler: %.1fx slower than peers in job %d (step %.2f s, peers' "
+      "median %.2f s)",
+      finding.slowdown, job_id, finding.step_seconds,
+      finding.peer_median_seconds);
+}
+
+}  // namespace
+
+void Controller::RecordRankProgress(const std::string& node,
+                                    const v1::Heartbeat& heartbeat) {
+  if (options_.straggler_response == StragglerResponse::kOff) return;
+  const int64_t now = clock_.NowMs();
+  for (const v1::RankProgressReport& report : heartbeat.rank_progress()) {
+    auto it = jobs_.find(report.job_id());
+    if (it == jobs_.end()) continue;
+    JobRuntime& job = it->second;
+    if (job.record.state() != v1::RUNNING ||
+        job.record.attempt() != report.attempt() ||
+        !job.occupied_nodes.count(node) || report.progress().step() < 0) {
+      continue;
+    }
+    auto entry =
+        progress_.try_emplace(job.record.id(), job.record.attempt()).first;
+    if (entry->second.attempt() != job.record.attempt()) {
+      entry->second = JobProgress(job.record.attempt());
+    }
+    if (entry->second.RecordNode(node, report.progress(), now)) {
+      job.record.set_last_progress_ms(now);  // memory is enough, as ever
+    }
+  }
+}
+
+absl::Status Controller::RecordRankReport(
+    JobRuntime& job, const v1::ReportProgressRequest& request) {
+  if (!request.has_rank() || request.step() < 0 ||
+      options_.straggler_response == StragglerResponse::kOff) {
+    return absl::OkStatus();
+  }
+  const v1::JobRecord& record = job.record;
+  const v1::NodeAllocation* holder = nullptr;
+  uint32_t ranks = 0;
+  for (const v1::NodeAllocation& share : record.allocation()) {
+    ranks = std::max(ranks, share.first_rank() + share.rank_count());
+    if (request.rank() >= share.first_rank() &&
+        request.rank() < share.first_rank() + share.rank_count()) {
+      holder = &share;
+    }
+  }
+  if (holder == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("job ", record.id(), " has no rank ", request.rank(),
+                     ranks > 0 ? absl::StrCat(" (ranks 0-", ranks - 1, ")")
+                               : std::string()));
+  }
+  auto entry = progress_.try_emplace(record.id(), record.attempt()).first;
+  if (entry->second.attempt() != record.attempt()) {
+    entry->second = JobProgress(record.attempt());
+  }
+  entry->second.RecordRank(holder->node(), request.rank(), request.step(),
+                           request.step_seconds(), clock_.NowMs());
+  return absl::OkStatus();
+}
+
+void Controller::CheckStragglers(int64_t now) {
+  if (now < next_straggler_check_ms_) return;
+  next_straggler_check_ms_ = now + kCheckEveryMs;
+  // Reports may be a few heartbeats old without the node being stalled.
+  const int64_t slack_ms = 2 * options_.heartbeat_interval_ms + kCheckEveryMs;
+  std::map<uint64_t, v1::JobStragglers> published;
+  for (auto it = progress_.begin(); it != progress_.end();) {
+    auto job_it = jobs_.find(it->first);
+    if (job_it == jobs_.end() || job_it->second.record.state() != v1::RUNNING ||
+        job_it->second.record.attempt() != it->second.attempt()) {
+      it = progress_.erase(it);
+      continue;
+    }
+    JobRuntime& job = job_it->second;
+    JobProgress& progress = it->second;
+    progress.Check(now, options_.straggler_policy, slack_ms);
+    for (const StragglerFinding& finding : progress.Stragglers()) {
+      if (!progress.FirstNotice(finding.node)) continue;
+      const std::string detail = Describe(finding, job.record.id());
+      StageEvent(job.record.id(), finding.node, "straggler", detail);
+      log::Warn("straggler found",
+                {{"job", job.record.id()},
+                 {"attempt", job.record.attempt()},
+                 {"node", finding.node},
+                 {"rank", progress.SlowestRank(finding.node)},
+                 {"slowdown", finding.slowdown}});
+    }
+    if (std::optional<v1::JobStragglers> view = StragglerView(job, false)) {
+      published[it->first] = *std::move(view);
+    }
+    ++it;
+  }
+  if (options_.metrics) options_.metrics->stragglers().Publish(published);
+}
+
+size_t Controller::SparesFor(const JobRuntime& job) const {
+  const v1::JobRecord& record = job.record;
+  if (record.allocation_size() == 0) return 0;
+  const v1::NodeAllocation& share = record.allocation(0);
+  const v1::JobSpec& spec = record.spec();
+  std::set<std::string> allocated;
+  for (const v1::NodeAllocation& held : record.allocation()) {
+    allocated.insert(held.node());
+  }
+  size_t spares = 0;
+  for (const auto& [name, node] : nodes_) {
+    const v1::NodeRecord& r = node.record;
+    if (r.state() != v1::NODE_UP || r.drained() ||
+        !r.health_problems().empty() || allocated.count(name) ||
+        std::find(spec.excluded_nodes().begin(), spec.excluded_nodes().end(),
+                  name) != spec.excluded_nodes().end() ||
+        std::find(r.partitions().begin(), r.partitions().end(),
+                  spec.partition()) == r.partitions().end()) {
+      continue;
+    }
+    const uint32_t gpus_free =
+        static_cast<uint32_t>(r.inventory().gpus_size()) -
+        std::min(static_cast<uint32_t>(r.inventory().gpus_size()),
+                 static_cast<uint32_t>(node.usage.gpus.size()));
+    if (node.usage.cpus + share.cpus() > r.inventory().cpus() ||
+        gpus_free < static_cast<uint32_t>(share.gpu_indices_size()) ||
+        (share.mem_mb() > 0 &&
+         node.usage.mem_mb + share.mem_mb() > r.inventory().memory_mb())) {
+      continue;
+    }
+    ++spares;
+  }
+  return spares;
+}
+
+std::optional<v1::JobStragglers> Controller::StragglerView(
+    const JobRuntime& job, bool with_nodes) const {
+  auto it = progress_.find(job.record.id());
+  if (it == progress_.end() || it->second.attempt() != job.record.attempt() ||
+      job.record.state() != v1::RUNNING) {
+    return std::nullopt;
+  }
+  const JobProgress& progress = it->second;
+  v1::JobStragglers view;
+  view.set_job_id(job.record.id());
+  view.set_attempt(job.record.attempt());
+  const std::vector<StragglerFinding> stragglers = progress.Stragglers();
+  // Looked for only when there is something to swap: a walk of the nodes.
+  const size_t spares =
+      options_.straggler_response == StragglerResponse::kSwap &&
+              !stragglers.empty()
+          ? SparesFor(job)
+          : 0;
+  for (size_t i = 0; i < stragglers.size(); ++i) {
+    const StragglerFinding& finding = stragglers[i];
+    v1::Straggler& out = *view.add_stragglers();
+    out.set_node(finding.node);
+    out.set_rank(progress.SlowestRank(finding.node));
+    out.set_step_seconds(finding.step_seconds);
+    out.set_peer_median_seconds(finding.peer_median_seconds);
+    out.set_slowdown(finding.slowdown);
+    out.set_slow_since_ms(finding.slow_since_ms);
+    if (options_.straggler_response != StragglerResponse::kSwap) {
+      out.set_action("report");
+    } else if (i < spares) {
+      out.set_action("swap at the next checkpoint");
+    } else {
+      out.set_action("report (no spare node)");
+    }
+  }
+  if (with_nodes) {
+    for (v1::NodeProgress& node : progress.Nodes()) {
+      *view.add_nodes() = std::move(node);
+    }
+  }
+  return view;
+}
+
+void Controller::SwapStragglersAtCheckpoint(JobRuntime& job) {
+  if (options_.straggler_response != StragglerResponse::kSwap) return;
+  v1::JobRecord& record = job.record;
+  auto it = progress_.find(record.id());
+  if (it == progress_.end() || it->second.attempt() != record.attempt() ||
+      record.state() != v1::RUNNING) {
+    return;
+  }
+  // Found before this checkpoint (at the last check): the work up to it is
+  // kept, so swapping costs only the restart.
+  std::vector<StragglerFinding> stragglers = it->second.Stragglers();
+  const size_t spares = SparesFor(job);
+  if (stragglers.size() > spares) stragglers.resize(spares);
+  std::vector<std::string> swapped;
+  for (const StragglerFinding& finding : stragglers) {
+    auto node = nodes_.find(finding.node);
+    if (node == nodes_.end() || !job.occupied_nodes.count(finding.node))
+      continue;
+    if (!node->second.record.drained()) {
+      DrainNode(node->second, Describe(finding, record.id()));
+    }
+    swapped.push_back(
+        absl::StrFormat("%s (%.1fx slower)", finding.node, finding.slowdown));
+  }
+  if (swapped.empty()) return;
+  const std::string detail = absl::StrCat("straggler swap at checkpoint ",
+                                          record.latest_checkpoint().path(),
+                                          ": ", absl::StrJoin(swapped, ", "));
+  JobEvent event{JobEvent::Kind::kRequeueRequest};
+  event.requeue = true;
+  if (absl::Status status = ApplyEvent(job, event, detail); !status.ok()) {
+    log::Error("straggler swap: cannot requeue the job",
+               {{"job", record.id()}, {"error", status.ToString()}});
+    return;
+  }
+  // gantryd's choice, not the job's failure: no charge.
+  record.set_uncharged_attempts(record.uncharged_attempts() + 1);
+  if (record.attempts_size() > 0) {
+    record.mutable_attempts(record.attempts_size() - 1)
+        ->set_end_reason("Straggler");
+  }
+  StageJob(job);
+  StageEvent(record.id(), "", "straggler_swap", detail);
+  log::Warn("stragglers swapped out",
+            {{"job", record.id()}, {"detail", detail}});
+  if (options_.metrics) {
+    options_.metrics->stragglers().CountSwaps(
+        static_cast<uint32_t>(swapped.size()));
+  }
+  progress_.erase(it);
+}
+
+}  // namespace gantry
