@@ -233,6 +233,7 @@ TEST_CASE("A range job does not take what a job ahead of it needs",
   std::vector<NodeSnapshot> nodes;
   for (int i = 0; i < 6; ++i) nodes.push_back(Node("n" + std::to_string(i)));
   PendingJob first = RangeJob(1, 0, 2);
+  first.max_tasks_per_node = 4;  // all 4 CPUs of its two nodes
   const ScheduleResult r = Schedule(nodes, {first, RangeJob(2, 2, 6)});
   REQUIRE(r.starts.size() == 2);
   CHECK(r.starts[0].shares.size() == 2);
