@@ -358,6 +358,8 @@ int RunBatchCommand(const std::vector<std::string>& args,
   if (request.test_only) {
     const v1::JobSpec& spec = submit->spec();
     std::cerr << "gantry batch: the controller would accept this job ("
+              << (spec.min_nodes() > 0 ? absl::StrCat(spec.min_nodes(), "-")
+                                       : std::string())
               << std::max<uint32_t>(spec.nodes(), 1) << " node(s)"
               << (spec.partition().empty() ? std::string(", default partition")
                                            : ", partition " + spec.partition())

@@ -221,6 +221,8 @@ class ElasticShrinkTest(ClusterTestCase):
             self.assertEqual(len(result.stderr.strip().splitlines()), 1,
                              result.stderr)
         self.assertEqual(cluster.cli_json("queue")["jobs"], [])
+        checked = cluster.cli("batch", "--test-only", "--nodes=1-8", script)
+        self.assertIn("would accept this job (1-8 node(s)", checked.stderr)
         # A range reaching past the cluster starts on what there is.
         job_id = cluster.submit(script, "--nodes=1-8")
         job = cluster.wait_job(job_id, "COMPLETED")
