@@ -209,6 +209,26 @@ class ElasticShrinkTest(ClusterTestCase):
         cluster.touch("release.3")
         cluster.wait_job(job_id, "COMPLETED", timeout=20)
 
+    def test_survivors_without_ranks_are_heard_before_the_size_is_chosen(self):
+        # sbatch's way: the script runs once, on the first node; the other
+        # nodes hold no ranks, so after the fault they are heard from only
+        # at their next heartbeat (1 s here). The restart must not be sized
+        # before that, or the job would shrink to its first node.
+        cluster = self.start_cluster(agents=4, node_timeout=NODE_TIMEOUT,
+                                     heartbeat_interval=1.0)
+        script = cluster.write_script("once.sh", """#!/bin/bash
+""" + WAIT_FOR_FILE + """
+echo "$SLURM_NNODES $SLURM_JOB_NODELIST" > "batch.$SLURM_JOB_ID.$GANTRY_ATTEMPT"
+wait_for_file never
+""")
+        job_id = cluster.submit(script, "--nodes=1-4", per_task=False)
+        first = cluster.wait_files([f"batch.{job_id}.1"])
+        self.assertEqual(first[f"batch.{job_id}.1"], "4 node[01-04]")
+        self.lose_node(cluster, "node04")
+        second = cluster.wait_files([f"batch.{job_id}.2"], timeout=15)
+        self.assertEqual(second[f"batch.{job_id}.2"], "3 node[01-03]")
+        cluster.cli("cancel", str(job_id))
+
     def test_bad_and_impossible_ranges_are_refused(self):
         cluster = self.start_cluster(agents=2)
         script = cluster.write_script("true.sh", "#!/bin/bash\ntrue\n")
