@@ -30,6 +30,15 @@ bool BelowFullSize(const v1::JobRecord& record) {
          static_cast<uint32_t>(record.allocation_size()) < spec.nodes();
 }
 
+constexpr char kGrowDetailPrefix[] = "resized: ";
+
+// Whether the attempt before the running one ended in a grow (GrowJob).
+bool StartedByGrow(const v1::JobRecord& record) {
+  const int n = record.attempts_size();
+  return n >= 2 &&
+         record.attempts(n - 2).end_detail().rfind(kGrowDetailPrefix, 0) == 0;
+}
+
 }  // namespace
 
 void Controller::ConsiderGrowing() {
@@ -71,6 +80,7 @@ void Controller::ConsiderGrowing() {
     input.elastic = spec.elastic();
     input.others_waiting = waiting_partitions.count(spec.partition()) > 0;
     input.has_checkpoint = record.latest_checkpoint().time_ms() > 0;
+    input.grow_fell_short = StartedByGrow(record);
     input.checkpoint_since_wait =
         job->grow_wait.has_value() &&
         job->grow_wait->attempt == record.attempt() &&
@@ -101,8 +111,8 @@ void Controller::ConsiderGrowing() {
 void Controller::GrowJob(JobRuntime& job, uint32_t to_nodes) {
   v1::JobRecord& record = job.record;
   const std::string detail =
-      absl::StrCat("resized: restarting on ", to_nodes, " node(s) (from ",
-                   record.allocation_size(), ", --elastic)");
+      absl::StrCat(kGrowDetailPrefix, "restarting on ", to_nodes,
+                   " node(s) (from ", record.allocation_size(), ", --elastic)");
   JobEvent event{JobEvent::Kind::kRequeueRequest};
   event.requeue = true;
   if (absl::Status status = ApplyEvent(job, event, detail); !status.ok()) {

@@ -39,7 +39,7 @@ GrowAction DecideGrow(const GrowInput& input) {
   // A restart costs the job its work since the last checkpoint and its
   // start-up: only one that brings it back to its full size is worth it,
   // and never one that takes nodes a waiting job could start on.
-  if (input.others_waiting ||
+  if (input.others_waiting || input.grow_fell_short ||
       input.current_nodes + input.free_nodes < input.range.max) {
     return GrowAction::kNone;
   }

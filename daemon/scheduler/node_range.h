@@ -16,7 +16,8 @@
 //   a torchrun elastic rendezvous) does not wait for a failure: while it
 //   runs below MAX and enough nodes are free to bring it back to MAX (and
 //   no job of its partition is waiting for nodes), it is restarted at its
-//   next checkpoint, or at once when it has never reported one.
+//   next checkpoint, or at once when it has never reported one. A grow
+//   that still lands below MAX is not tried again in the attempt it made.
 // - Tasks per node stay as at the full size (daemon/launch/step_layout.h
 //   JobRanksOnNode lays the tasks out over MAX nodes); the world is the sum
 //   over the nodes the attempt got.
@@ -59,6 +60,10 @@ struct GrowInput {
   // An earlier decision said kAtNextCheckpoint, and a checkpoint newer
   // than the one known then has been recorded since.
   bool checkpoint_since_wait = false;
+  // The running attempt is itself a grow that fell short of MAX (what the
+  // controller counted free did not hold, e.g. under a --switches limit):
+  // no second try in this attempt, so a job never restarts in a loop.
+  bool grow_fell_short = false;
 };
 
 enum class GrowAction {

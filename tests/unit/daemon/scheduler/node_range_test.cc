@@ -95,6 +95,8 @@ TEST_CASE("DecideGrow: only --elastic jobs, only back to full size",
     in.others_waiting = waiting;
     return in;
   };
+  GrowInput short_grow = input(3, 1, true, false);
+  short_grow.grow_fell_short = true;
   GrowInput fixed = input(3, 1, true, false);
   fixed.range = {4, 4};
   const std::vector<Case> cases = {
@@ -112,6 +114,8 @@ TEST_CASE("DecideGrow: only --elastic jobs, only back to full size",
       {"a job waits for nodes", input(3, 1, true, false, false, true),
        GrowAction::kNone},
       {"no range", fixed, GrowAction::kNone},
+      {"this attempt is a grow that fell short: no loop", short_grow,
+       GrowAction::kNone},
   };
   for (const Case& c : cases) {
     INFO(c.what);
