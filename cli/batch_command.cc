@@ -143,6 +143,8 @@ absl::StatusOr<v1::SubmitRequest> BuildSubmitRequest(
   v1::JobSpec& spec = *submit.mutable_spec();
   spec.set_name(request.job_name);
   spec.set_nodes(request.nodes.value_or(0));
+  spec.set_min_nodes(request.min_nodes.value_or(0));
+  spec.set_elastic(request.elastic);
   spec.set_ntasks(request.ntasks.value_or(0));
   spec.set_ntasks_per_node(request.ntasks_per_node.value_or(0));
   spec.set_cpus_per_task(request.cpus_per_task.value_or(1));
@@ -356,6 +358,8 @@ int RunBatchCommand(const std::vector<std::string>& args,
   if (request.test_only) {
     const v1::JobSpec& spec = submit->spec();
     std::cerr << "gantry batch: the controller would accept this job ("
+              << (spec.min_nodes() > 0 ? absl::StrCat(spec.min_nodes(), "-")
+                                       : std::string())
               << std::max<uint32_t>(spec.nodes(), 1) << " node(s)"
               << (spec.partition().empty() ? std::string(", default partition")
                                            : ", partition " + spec.partition())

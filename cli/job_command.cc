@@ -110,6 +110,13 @@ int RunJobCommand(const std::string& controller, const JobOptions& options) {
   const std::string record = ScontrolJobRecord(job, NowMs(), options.details);
   std::cout << (options.one_line ? OneLine(record) : record);
   if (options.slurm_only) return 0;
+  if (job.spec().min_nodes() > 0) {
+    // The size asked for and the size of the current attempt (smaller
+    // after a loss with no replacement free).
+    std::cout << "   NodeRange=" << job.spec().min_nodes() << "-"
+              << job.spec().nodes() << " CurrentNodes=" << job.allocation_size()
+              << " Elastic=" << (job.spec().elastic() ? "yes" : "no") << "\n";
+  }
   if (!job.spec().checkpoint_dir().empty()) {
     std::cout << "   CheckpointDir=" << job.spec().checkpoint_dir() << "\n";
   }

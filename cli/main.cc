@@ -55,7 +55,13 @@ MASTER_PORT, WORLD_SIZE, RANK, LOCAL_RANK) and Gantry's own (GANTRY_*).
 Options:
   -J, --job-name NAME         name of the job
   -N, --nodes N               number of nodes (gang: all start together);
-                              a range MIN-MAX starts on MIN
+                              a range MIN-MAX starts on as many as are free
+                              up to MAX, and after a lost node with no
+                              replacement restarts on fewer, down to MIN
+      --elastic               with a range: the job takes a new size at any
+                              time (torchrun elastic), so it is restarted
+                              onto MAX nodes as soon as they are free (at
+                              its next checkpoint, if it reports them)
   -n, --ntasks N              total number of tasks
       --ntasks-per-node N     tasks on each node
   -c, --cpus-per-task N       CPUs for each task

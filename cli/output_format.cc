@@ -226,6 +226,11 @@ nlohmann::json JobToJson(const v1::JobRecord& job, int64_t now_ms) {
       {"constraint", spec.constraint()},
       {"gpu_type", spec.gpu_type()},
       {"nodes", spec.nodes()},
+      // --nodes=MIN-MAX: nodes is MAX; the attempt's own count is
+      // allocated_nodes (0 while pending).
+      {"min_nodes", spec.min_nodes() > 0 ? spec.min_nodes() : spec.nodes()},
+      {"allocated_nodes", job.allocation_size()},
+      {"elastic", spec.elastic()},
       {"ntasks", tasks
                      ? tasks
                      : (spec.ntasks() ? spec.ntasks()

@@ -29,6 +29,13 @@ absl::Status ResolveNodeLists(JobRequest& request) {
                                       " node(s) and the job gets all of them"));
   }
   if (!request.nodes || *request.nodes < listed) request.nodes = listed;
+  // Every listed node is in every allocation: a range cannot go below them.
+  if (request.min_nodes && *request.min_nodes < listed) {
+    request.min_nodes = listed;
+  }
+  if (request.min_nodes && *request.min_nodes >= *request.nodes) {
+    request.min_nodes.reset();
+  }
   return absl::OkStatus();
 }
 
@@ -135,6 +142,11 @@ absl::Status ResolveDerivedResources(JobRequest& request) {
           "--mem=0 (all of a node's memory): the job gets whole nodes, as "
           "with --exclusive");
     }
+  }
+  if (request.elastic && !request.min_nodes) {
+    request.warnings.push_back(
+        "--elastic has no effect without a node range (--nodes=MIN-MAX): a "
+        "job of one size never grows");
   }
   return absl::OkStatus();
 }

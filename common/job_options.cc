@@ -99,13 +99,15 @@ absl::Status SetCount(const OptionUse& use, JobRequest& request) {
 }
 
 // Slurm's "--nodes=min-max" lets the scheduler start the job on any count in
-// between. Gantry's choice is always the minimum (the size that can start
-// soonest; SLURM_NNODES tells the script), and the user is told so.
+// between: nodes holds MAX, min_nodes MIN (unset for a single count). A
+// later -N replaces an earlier one, range or not.
 absl::Status SetNodes(const OptionUse& use, JobRequest& request) {
   const std::string_view value = *use.value;
   const std::size_t dash = value.find('-');
   if (dash == 0 || dash == std::string_view::npos) {
-    return SetCount<&JobRequest::nodes, kMaxNodes>(use, request);
+    absl::Status status = SetCount<&JobRequest::nodes, kMaxNodes>(use, request);
+    if (status.ok()) request.min_nodes.reset();
+    return status;
   }
   absl::StatusOr<uint32_t> min = ParseCount(value.substr(0, dash), kMaxNodes);
   absl::StatusOr<uint32_t> max = ParseCount(value.substr(dash + 1), kMaxNodes);
@@ -118,13 +120,10 @@ absl::Status SetNodes(const OptionUse& use, JobRequest& request) {
         use, "must be a positive integer or a min-max range such as 2-4");
   }
   if (*max < *min) return InvalidValue(use, "range maximum is below minimum");
-  request.nodes = *min;
-  if (*max != *min) {
-    request.warnings.push_back(
-        Concat(use.source, ": --nodes=", value, ": the job gets ", *min,
-               " node(s), the minimum of the range (Gantry does not grow a job "
-               "toward the maximum)"));
-  }
+  // As Slurm: as many nodes as are free up to MAX, at least MIN (and
+  // Gantry keeps the job running on fewer after a loss, down to MIN).
+  request.nodes = *max;
+  if (*max != *min) request.min_nodes = *min;
   return absl::OkStatus();
 }
 
@@ -554,6 +553,7 @@ constexpr OptionSpec kOptions[] = {
     {"test-only", '\0', Arg::kNone, &SetFlag<&JobRequest::test_only>},
     {"wait", 'W', Arg::kNone, &SetFlag<&JobRequest::wait>},
     {"hold", 'H', Arg::kNone, &SetFlag<&JobRequest::hold>},
+    {"elastic", '\0', Arg::kNone, &SetFlag<&JobRequest::elastic>},
     {"version", 'V', Arg::kNone, &SetVersion},
     {"wrap", '\0', Arg::kRequired, &SetWrap},
     {"gpus", 'G', Arg::kRequired,

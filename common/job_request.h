@@ -10,8 +10,10 @@
 namespace gantry {
 
 struct JobRequest {
-  std::string job_name;                     // -J/--job-name
-  std::optional<uint32_t> nodes;            // -N/--nodes
+  std::string job_name;               // -J/--job-name
+  std::optional<uint32_t> nodes;      // -N/--nodes (a range's MAX)
+  std::optional<uint32_t> min_nodes;  // -N MIN-MAX: MIN; unset: fixed
+  bool elastic = false;  // --elastic: grows back at once (torchrun elastic)
   std::optional<uint32_t> ntasks;           // -n/--ntasks
   std::optional<uint32_t> ntasks_per_node;  // --ntasks-per-node
   std::optional<uint32_t> cpus_per_task;    // -c/--cpus-per-task

@@ -32,7 +32,15 @@ std::string Limit(uint64_t seconds) {
                  : "UNLIMITED";
 }
 
-uint32_t TaskCount(const v1::JobSpec& spec, uint32_t nodes) {
+uint32_t TaskCount(const v1::JobRecord& job, uint32_t nodes) {
+  // An allocated job's tasks are what its attempt got (fewer than asked
+  // for when a --nodes=MIN-MAX job runs below MAX).
+  uint32_t allocated = 0;
+  for (const v1::NodeAllocation& share : job.allocation()) {
+    allocated += share.rank_count();
+  }
+  if (allocated > 0) return allocated;
+  const v1::JobSpec& spec = job.spec();
   if (spec.ntasks()) return spec.ntasks();
   if (spec.ntasks_per_node()) return spec.ntasks_per_node() * nodes;
   return nodes;
@@ -58,7 +66,14 @@ std::string ScontrolJobRecord(const v1::JobRecord& job, int64_t now_ms,
   const uint32_t nodes = job.allocation_size() > 0
                              ? static_cast<uint32_t>(job.allocation_size())
                              : std::max<uint32_t>(spec.nodes(), 1);
-  const uint32_t tasks = TaskCount(spec, nodes);
+  const uint32_t tasks = TaskCount(job, nodes);
+  // Slurm's NumNodes: a pending job's range (MIN-MAX), else the nodes it
+  // holds.
+  const std::string num_nodes =
+      job.allocation_size() == 0 && spec.min_nodes() > 0 &&
+              spec.min_nodes() < spec.nodes()
+          ? absl::StrCat(spec.min_nodes(), "-", spec.nodes())
+          : absl::StrCat(nodes);
   const uint32_t cpus_per_task =
       spec.cpus_per_task() ? spec.cpus_per_task() : 1;
   uint32_t cpus = 0;
@@ -136,7 +151,7 @@ std::string ScontrolJobRecord(const v1::JobRecord& job, int64_t now_ms,
   absl::StrAppend(
       &out, "   BatchHost=",
       job.allocation_size() > 0 ? job.allocation(0).node() : "(null)", "\n");
-  absl::StrAppend(&out, "   NumNodes=", nodes, " NumCPUs=", cpus,
+  absl::StrAppend(&out, "   NumNodes=", num_nodes, " NumCPUs=", cpus,
                   " NumTasks=", tasks, " CPUs/Task=", cpus_per_task,
                   " ReqB:S:C:T=0:0:*:*\n");
   absl::StrAppend(&out, "   TRES=", tres, "\n");

@@ -14,6 +14,10 @@ namespace gantry::cli {
 // 'j'); 0 for a name Gantry does not know.
 char SqueueFieldLetter(std::string_view name);
 
+// -O fields that have no -o letter in squeue stand for these (never a
+// letter a -o format accepts).
+inline constexpr char kMaxNodesField = '\x01';  // MaxNodes
+
 // Every name SqueueFieldLetter knows, in Slurm's spelling.
 const std::vector<std::string>& SqueueFieldNames();
 

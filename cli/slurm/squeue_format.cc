@@ -120,6 +120,8 @@ const char* HeaderOf(char letter) {
       return "WCKEY";
     case 's':
       return "SELECT_JOB_INFO";
+    case kMaxNodesField:
+      return "MAX_NODES";
   }
   return "";
 }
@@ -230,9 +232,13 @@ std::string SqueueValue(char letter, const v1::JobRecord& job, int64_t now_ms,
           static_cast<int64_t>(spec.time_limit_seconds()) -
           ElapsedSeconds(job.start_time_ms(), job.end_time_ms(), now_ms));
     case 'D':
-      return absl::StrCat(job.allocation_size() > 0
-                              ? static_cast<uint32_t>(job.allocation_size())
-                              : std::max<uint32_t>(spec.nodes(), 1));
+      // Slurm's NODES: allocated, or the least a pending job needs (the
+      // MIN of --nodes=MIN-MAX).
+      return absl::StrCat(
+          job.allocation_size() > 0
+              ? static_cast<uint32_t>(job.allocation_size())
+              : std::max<uint32_t>(
+                    spec.min_nodes() > 0 ? spec.min_nodes() : spec.nodes(), 1));
     case 'C':
       return absl::StrCat(CpuCount(job));
     case 'c':
@@ -311,6 +317,10 @@ std::string SqueueValue(char letter, const v1::JobRecord& job, int64_t now_ms,
       return "*:*:*";
     case 'O':
       return "0";
+    case kMaxNodesField:
+      // The size asked for: the MAX of --nodes=MIN-MAX (NODES, %D, is
+      // what the current attempt holds).
+      return absl::StrCat(std::max<uint32_t>(spec.nodes(), 1));
   }
   return "";
 }

@@ -33,7 +33,9 @@ double NumericValue(char letter, const v1::JobRecord& job, int64_t now_ms) {
     case 'K':
       return job.array_task_id();
     case 'D':
-      return job.allocation_size() > 0 ? job.allocation_size() : spec.nodes();
+      return job.allocation_size() > 0 ? job.allocation_size()
+             : spec.min_nodes() > 0    ? spec.min_nodes()
+                                       : spec.nodes();
     case 'Q':
     case 'p':
       return job.state() == v1::PENDING ? job.priority() : 0;

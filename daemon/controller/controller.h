@@ -270,6 +270,15 @@ class Controller {
     // a silent one may be the next found dead (controller_fault_survivors.cc).
     int64_t node_fault_ms = 0;
     std::vector<std::string> fault_survivors;
+    // An --elastic job below its full size that will be restarted onto
+    // more nodes at its next checkpoint (in memory; see ConsiderGrowing):
+    // the attempt, and the time of the checkpoint known when it was
+    // decided. Unset: no grow planned.
+    struct GrowWait {
+      uint32_t attempt = 0;
+      int64_t checkpoint_ms = 0;
+    };
+    std::optional<GrowWait> grow_wait;
   };
 
   // Persistence (controller.cc).
@@ -329,6 +338,19 @@ class Controller {
   // kSchedulingGapFactor times its duration after it ended.
   void SchedulePass();
   void RunSchedule();
+  // Running --elastic jobs below their full size: restarted onto more
+  // nodes when enough are free (controller_elastic.cc,
+  // daemon/scheduler/node_range.h).
+  void ConsiderGrowing();
+  // Every node as the scheduler sees it, and its name at the same index.
+  std::vector<NodeSnapshot> NodeSnapshots(
+      std::vector<const std::string*>& names) const;
+  void GrowJob(JobRuntime& job, uint32_t to_nodes);
+  // A job with a node range after a node fault: whether a node of the
+  // failed attempt is neither heard from since nor found down yet (then
+  // the job's size is not chosen yet; its reason says why). A job of one
+  // size is placed without the silent nodes instead (ExcludeSilentSurvivors).
+  bool AwaitSilentSurvivors(JobRuntime& job) const;
   // Throttled arrays (--array=...%N): how many more of their tasks may join
   // this pass's queue, by array id. Tasks are taken in id order, so the
   // lowest indices start first.

@@ -352,6 +352,8 @@ void Controller::RecordCheckpoint(JobRuntime& job, const std::string& path,
   info.set_step(step);
   info.set_time_ms(now);
   info.set_source(source);
+  // An --elastic job waiting for this checkpoint to grow (ConsiderGrowing).
+  if (job.grow_wait.has_value()) RequestSchedule();
   StageJob(job);
   StageEvent(
       record.id(), "", "checkpoint",

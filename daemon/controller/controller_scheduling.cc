@@ -72,6 +72,7 @@ void Controller::SchedulePass() {
   constexpr int kSchedulingGapFactor = 4;
   const int64_t pass_start_ns = clock_.MonotonicNs();
   RunSchedule();
+  ConsiderGrowing();
   const int64_t pass_end_ns = clock_.MonotonicNs();
   next_pass_allowed_ns_ =
       pass_end_ns + kSchedulingGapFactor * (pass_end_ns - pass_start_ns);
@@ -114,6 +115,10 @@ void Controller::RunSchedule() {
       case GateVerdict::kQueue:
         queue.push_back(PendingJobOf(live->record, ParsedConstraint(*live)));
         ExcludeSilentSurvivors(*live, queue.back().excluded_nodes);
+        if (queue.back().min_nodes > 0 && AwaitSilentSurvivors(*live)) {
+          queue.pop_back();
+          continue;
+        }
         queued.emplace_back(id, live);
         continue;
     }
@@ -122,14 +127,8 @@ void Controller::RunSchedule() {
   // The node snapshot only when there is something to place: every
   // registration asks for a pass, and a fleet of thousands registering
   // would otherwise pay for the whole table each time.
-  std::vector<NodeSnapshot> snapshot;
   std::vector<const std::string*> names;
-  for (const auto& [name, node] : nodes_) {
-    snapshot.push_back(
-        NodeSnapshotOf(node.record, node.link != nullptr, node.usage,
-                       topology_ ? &topology_->topology : nullptr));
-    names.push_back(&name);
-  }
+  std::vector<NodeSnapshot> snapshot = NodeSnapshots(names);
   auto queued_job = [&queued](JobId job_id) -> JobRuntime& {
     auto it = std::lower_bound(
         queued.begin(), queued.end(), job_id.value(),
@@ -315,6 +314,20 @@ bool Controller::DependencyAllowsStart(JobRuntime& job, int64_t now) {
       return false;
   }
   return false;
+}
+
+std::vector<NodeSnapshot> Controller::NodeSnapshots(
+    std::vector<const std::string*>& names) const {
+  std::vector<NodeSnapshot> snapshot;
+  snapshot.reserve(nodes_.size());
+  names.reserve(nodes_.size());
+  for (const auto& [name, node] : nodes_) {
+    snapshot.push_back(
+        NodeSnapshotOf(node.record, node.link != nullptr, node.usage,
+                       topology_ ? &topology_->topology : nullptr));
+    names.push_back(&name);
+  }
+  return snapshot;
 }
 
 // What the running jobs hold and until when, for backfill reservations.

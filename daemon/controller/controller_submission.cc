@@ -59,6 +59,13 @@ std::string ResolvePath(const std::string& pattern, const v1::JobRecord& job) {
   return job.spec().working_dir() + "/" + path;
 }
 
+// "4", or "3-4" for --nodes=3-4.
+std::string NodeRangeText(const v1::JobSpec& spec) {
+  return spec.min_nodes() > 0
+             ? absl::StrCat(spec.min_nodes(), "-", spec.nodes())
+             : absl::StrCat(spec.nodes());
+}
+
 }  // namespace
 
 absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
@@ -78,6 +85,17 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
     return Invalid(absl::StrCat("--nodes=", spec.nodes(),
                                 " is above the limit of ", kMaxNodes));
   }
+  if (!nodes_given && spec.min_nodes() > 0) {
+    return Invalid(absl::StrCat("a node range needs its maximum: min_nodes=",
+                                spec.min_nodes(), " with no nodes"));
+  }
+  if (spec.min_nodes() > spec.nodes()) {
+    return Invalid(absl::StrCat("--nodes=", spec.min_nodes(), "-", spec.nodes(),
+                                ": range maximum is below minimum"));
+  }
+  // A range of one size is no range: stored as a fixed size, so the job
+  // behaves exactly as one without.
+  if (spec.min_nodes() == spec.nodes()) spec.set_min_nodes(0);
   if (spec.ntasks() > 0 && spec.ntasks() < spec.nodes()) {
     return Invalid(absl::StrCat("--ntasks=", spec.ntasks(),
                                 " is fewer than --nodes=", spec.nodes()));
@@ -302,10 +320,13 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
         " is more than any node of partition ", spec.partition(), " has (",
         most_gpus, ")"));
   }
-  if (known > 0 && capable < spec.nodes()) {
+  // A range is refused only when not even its minimum could ever run.
+  const uint32_t least_nodes =
+      spec.min_nodes() > 0 ? spec.min_nodes() : spec.nodes();
+  if (known > 0 && capable < least_nodes) {
     return Invalid(absl::StrCat(
-        "the job needs ", spec.nodes(), " node(s) with ", CpusPerNode(pending),
-        " CPUs",
+        "the job needs ", NodeRangeText(spec), " node(s) with ",
+        CpusPerNode(pending), " CPUs",
         spec.gpus_per_node() ? absl::StrCat(", ", spec.gpus_per_node(), " GPUs")
                              : "",
         spec.mem_per_node_mb()

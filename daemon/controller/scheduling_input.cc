@@ -34,6 +34,7 @@ PendingJob PendingJobOf(const v1::JobRecord& record,
   pending.id = JobId(record.id());
   pending.partition = spec.partition();
   pending.nodes = spec.nodes();
+  pending.min_nodes = spec.min_nodes();
   pending.max_tasks_per_node = JobRanksOnNode(spec, 0);
   pending.cpus_per_task = spec.cpus_per_task();
   pending.gpus_per_node = spec.gpus_per_node();

@@ -51,6 +51,11 @@ absl::Status CheckNodeRestrictions(
   if (spec.gpu_type().size() > 64) return Invalid("the GPU type is too long");
   const auto listed = static_cast<uint32_t>(spec.required_nodes_size());
   if (spec.nodes() < listed) spec.set_nodes(listed);
+  // Every listed node is in every allocation: a range cannot go below them.
+  if (spec.min_nodes() > 0 && spec.min_nodes() < listed) {
+    spec.set_min_nodes(listed);
+  }
+  if (spec.min_nodes() >= spec.nodes()) spec.set_min_nodes(0);
   if (!spec.constraint().empty()) {
     absl::StatusOr<NodeConstraint> constraint =
         NodeConstraint::Parse(spec.constraint());

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <tuple>
@@ -10,6 +11,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "daemon/scheduler/node_range.h"
 #include "daemon/scheduler/scheduler_placement.h"
 
 namespace gantry {
@@ -161,8 +163,18 @@ class Pass {
     return it->second;
   }
 
-  void Consider(const PendingJob& job) {
-    const uint32_t partition = PartitionId(job.partition);
+  void Consider(const PendingJob& requested) {
+    const uint32_t partition = PartitionId(requested.partition);
+    const NodeRange range = NodeRangeOf(requested.nodes, requested.min_nodes);
+    // A job with a node range waits, reserves and never fits as its
+    // minimum would; it starts on as many nodes as fit now (node_range.h).
+    PendingJob at_min;
+    if (range.IsRange()) {
+      at_min = requested;
+      at_min.nodes = range.min;
+      at_min.min_nodes = 0;
+    }
+    const PendingJob& job = range.IsRange() ? at_min : requested;
     if (NeverFits(job, partition)) return;
     if (blocked_[partition]) {
       Wait(job, "Priority", "waiting behind a higher-priority job");
@@ -182,11 +194,43 @@ class Pass {
 
     // A job with node restrictions is placed on its own: no other job's
     // outcome says anything about it.
+    auto place = [&](const PendingJob& sized) {
+      PlacementRequest sized_request = request;
+      sized_request.job = &sized;
+      return sized.HasNodeRestrictions()
+                 ? placer_.Place(sized_request, free_)
+                 : PlaceByShape(
+                       sized_request,
+                       ShapeOf(sized, partition, enforce_switch_limit, end_ms));
+    };
+    std::optional<Placement> min_placement;  // a range's failure at MIN
+    if (range.IsRange()) {
+      PendingJob sized = at_min;
+      Placement largest;
+      uint32_t largest_nodes = 0;
+      const std::optional<uint32_t> size = LargestFittingSize(
+          range, static_cast<uint32_t>(CapableCount(job, partition)),
+          [&](uint32_t nodes) {
+            sized.nodes = nodes;
+            Placement placement = place(sized);
+            if (placement.outcome != PlacementOutcome::kPlaced) {
+              if (nodes == range.min) min_placement = std::move(placement);
+              return false;
+            }
+            if (nodes > largest_nodes) {
+              largest = std::move(placement);
+              largest_nodes = nodes;
+            }
+            return true;
+          });
+      if (size.has_value()) {
+        sized.nodes = *size;
+        Start(sized, largest, end_ms);
+        return;
+      }
+    }
     const Placement placement =
-        job.HasNodeRestrictions()
-            ? placer_.Place(request, free_)
-            : PlaceByShape(request, ShapeOf(job, partition,
-                                            enforce_switch_limit, end_ms));
+        min_placement.has_value() ? *std::move(min_placement) : place(job);
     if (placement.outcome == PlacementOutcome::kPlaced) {
       Start(job, placement, end_ms);
       return;
@@ -237,8 +281,9 @@ class Pass {
     return it->second;
   }
 
-  bool NeverFits(const PendingJob& job, uint32_t partition) {
-    if (job.HasNodeRestrictions()) return RestrictedNeverFits(job, partition);
+  // How many nodes could ever hold one node's share of the job.
+  std::size_t CapableCount(const PendingJob& job, uint32_t partition) {
+    if (job.HasNodeRestrictions()) return placer_.CapableNodes(job, partition);
     const auto key =
         std::make_tuple(job.gpus_per_node, CpusNeeded(job), job.mem_per_node_mb,
                         job.is_restart, partition);
@@ -246,7 +291,16 @@ class Pass {
     if (it == capable_.end()) {
       it = capable_.emplace(key, placer_.CapableNodes(job, partition)).first;
     }
-    if (it->second >= job.nodes) return false;
+    return it->second;
+  }
+
+  bool NeverFits(const PendingJob& job, uint32_t partition) {
+    if (job.HasNodeRestrictions()) return RestrictedNeverFits(job, partition);
+    const auto key =
+        std::make_tuple(job.gpus_per_node, CpusNeeded(job), job.mem_per_node_mb,
+                        job.is_restart, partition);
+    const std::size_t capable = CapableCount(job, partition);
+    if (capable >= job.nodes) return false;
     // The count follows from the key, so the text from the key and the
     // description.
     auto [detail, inserted] = never_fits_details_.try_emplace(
@@ -254,7 +308,7 @@ class Pass {
     if (inserted) {
       detail->second =
           absl::StrCat("needs ", Describe(job), "; partition ", job.partition,
-                       " has ", it->second, " such node(s)");
+                       " has ", capable, " such node(s)");
     }
     Wait(job, "PartitionNodeLimit", detail->second);
     return true;

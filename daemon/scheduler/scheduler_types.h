@@ -43,6 +43,9 @@ struct PendingJob {
   JobId id;
   std::string partition;
   uint32_t nodes = 1;
+  // --nodes=MIN-MAX: nodes is MAX, this MIN; 0: exactly `nodes`. The job
+  // starts on as many as fit now, at least MIN (node_range.h).
+  uint32_t min_nodes = 0;
   uint32_t max_tasks_per_node = 1;  // the most ranks any one node runs
   uint32_t cpus_per_task = 1;
   uint32_t gpus_per_node = 0;

@@ -26,6 +26,9 @@ void Check(bool condition) {
 
 void CheckRequest(const gantry::JobRequest& request) {
   Check(!request.nodes || (*request.nodes >= 1 && *request.nodes <= 100'000));
+  // A range is MIN below MAX, both in bounds.
+  Check(!request.min_nodes || (request.nodes && *request.min_nodes >= 1 &&
+                               *request.min_nodes < *request.nodes));
   Check(!request.ntasks ||
         (*request.ntasks >= 1 && *request.ntasks <= 10'000'000));
   Check(!request.cpus_per_task ||

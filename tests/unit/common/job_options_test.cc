@@ -32,6 +32,8 @@ std::string Describe(const JobRequest& r) {
   };
   if (!r.job_name.empty()) add("job_name=" + r.job_name);
   if (r.nodes) add("nodes=" + std::to_string(*r.nodes));
+  if (r.min_nodes) add("min_nodes=" + std::to_string(*r.min_nodes));
+  if (r.elastic) add("elastic");
   if (r.ntasks) add("ntasks=" + std::to_string(*r.ntasks));
   if (r.ntasks_per_node) {
     add("ntasks_per_node=" + std::to_string(*r.ntasks_per_node));
@@ -83,8 +85,16 @@ TEST_CASE("Every option in every form", "[job_options]") {
       {{"--nodes=02"}, "nodes=2"},
       {{"--nodes=100000"}, "nodes=100000"},
       {{"--nodes=3-3"}, "nodes=3"},
-      // A range keeps the minimum and warns.
-      {{"--nodes=2-4"}, "nodes=2 warnings=1"},
+      // A range: nodes is its maximum, min_nodes its minimum (Slurm's
+      // -N MIN-MAX; the job gets as many as are free).
+      {{"--nodes=2-4"}, "nodes=4 min_nodes=2"},
+      {{"-N", "48-64"}, "nodes=64 min_nodes=48"},
+      {{"-N1-100000"}, "nodes=100000 min_nodes=1"},
+      {{"--nodes=02-04"}, "nodes=4 min_nodes=2"},
+      // A later -N replaces a range, and a range a plain count.
+      {{"--nodes=2-4", "-N", "3"}, "nodes=3"},
+      {{"-N", "3", "--nodes=2-4"}, "nodes=4 min_nodes=2"},
+      {{"--nodes=2-4", "--elastic"}, "nodes=4 min_nodes=2 elastic"},
       {{"-n", "8"}, "ntasks=8"},
       {{"-n8"}, "ntasks=8"},
       {{"--ntasks=8"}, "ntasks=8"},
@@ -174,9 +184,7 @@ TEST_CASE("Accepted but ignored options warn once each", "[job_options]") {
   }
   CHECK(Apply({"--mail-type", "END"})->warnings[0] ==
         "command line: --mail-type=END is not supported yet and is ignored");
-  CHECK(Apply({"--nodes=2-4"})->warnings[0] ==
-        "command line: --nodes=2-4: the job gets 2 node(s), the minimum of the "
-        "range (Gantry does not grow a job toward the maximum)");
+  CHECK(Apply({"--nodes=2-4"})->warnings.empty());
 }
 
 TEST_CASE("exclusive and switches options reach the request", "[job_options]") {
@@ -278,6 +286,18 @@ TEST_CASE("Option errors name the source, option and value", "[job_options]") {
        "min-max range such as 2-4"},
       {{"--nodes=2-200000"},
        "L: invalid value \"2-200000\" for --nodes: must be at most 100000"},
+      {{"--nodes=0-4"},
+       "L: invalid value \"0-4\" for --nodes: must be a positive integer or a "
+       "min-max range such as 2-4"},
+      {{"--nodes=2-"},
+       "L: invalid value \"2-\" for --nodes: must be a positive integer or a "
+       "min-max range such as 2-4"},
+      {{"--nodes=2-4-6"},
+       "L: invalid value \"2-4-6\" for --nodes: must be a positive integer or "
+       "a min-max range such as 2-4"},
+      {{"--nodes=-4"}, "L: invalid value \"-4\" for --nodes: " + kPositive},
+      {{"--nodes=3-2"},
+       "L: invalid value \"3-2\" for --nodes: range maximum is below minimum"},
       {{"--ntasks=10000001"},
        "L: invalid value \"10000001\" for --ntasks: must be at most 10000000"},
       {{"-n", "0"}, "L: invalid value \"0\" for --ntasks: " + kPositive},
@@ -809,6 +829,35 @@ TEST_CASE("GPUs and memory per task, per CPU, per GPU become per node",
   JobRequest no_gpus;
   REQUIRE(ApplyJobOptions({"--mem-per-gpu=1G"}, "x", no_gpus).ok());
   CHECK_FALSE(ResolveDerivedResources(no_gpus).ok());
+}
+
+TEST_CASE("A node range after the other options are resolved",
+          "[job_options]") {
+  struct Case {
+    Words words;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {{"--nodes=2-4"}, "nodes=4 min_nodes=2"},
+      // --nodelist: every listed node is in every allocation, so the
+      // minimum is at least their count, and a range that reaches the
+      // maximum is none.
+      {{"--nodes=1-4", "-w", "a1,a2"}, "nodes=4 min_nodes=2"},
+      {{"--nodes=2-3", "-w", "a[1-3]"}, "nodes=3"},
+      {{"--nodes=1-2", "-w", "a[1-3]"}, "nodes=3 warnings=1"},
+      // --elastic means nothing for one size: said so.
+      {{"-N", "4", "--elastic"}, "nodes=4 elastic warnings=1"},
+      {{"--elastic"}, "elastic warnings=1"},
+      {{"--nodes=3-4", "--elastic"}, "nodes=4 min_nodes=3 elastic"},
+  };
+  for (const Case& c : cases) {
+    INFO("words: " << Catch::Detail::stringify(c.words));
+    JobRequest request;
+    REQUIRE(ApplyJobOptions(c.words, "command line", request).ok());
+    REQUIRE(ResolveDerivedResources(request).ok());
+    request.nodelist.clear();
+    CHECK(Describe(request) == c.expected);
+  }
 }
 
 TEST_CASE("sbatch --deadline and --export-file are kept for submission",
