@@ -32,8 +32,8 @@ struct PreflightNode {
   PreflightListener* listener = nullptr;  // null: no TCP part possible
   // The node's health problems now; empty: healthy.
   std::function<std::vector<std::string>()> health_problems;
-  // python3's path, or empty when python3 cannot import torch.distributed
-  // (the gloo part is then skipped).
+  // python3's path, or empty when python3 has no torch (the gloo part is
+  // then skipped).
   std::string torch_python;
 };
 
@@ -45,8 +45,8 @@ v1::PreflightResult RunPreflightCheck(const v1::PreflightCheck& check,
 // as MB/s; 0 when there is none.
 double ParseBusBandwidthMbps(const std::string& output);
 
-// python3 when it can import torch.distributed with gloo, else empty.
-// Runs python3 once: call it once, at agent start or on the first check.
+// python3 when torch is installed for it, else empty. Runs python3 (a
+// few tens of milliseconds): call it once.
 std::string FindTorchPython();
 
 // The gloo all-reduce script the gang runs (RANK, WORLD_SIZE, MASTER_ADDR,

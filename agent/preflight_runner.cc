@@ -46,10 +46,19 @@ void PreflightRunner::Run(v1::PreflightCheck check) {
   node.listener = listener_.get();
   node.health_problems = health_;
   if (check.gloo()) {
-    std::lock_guard lock(mutex_);
-    // Looked for once: python3 and torch do not come and go.
-    if (!torch_python_) torch_python_ = FindTorchPython();
-    node.torch_python = *torch_python_;
+    std::optional<std::string> known;
+    {
+      std::lock_guard lock(mutex_);
+      known = torch_python_;
+    }
+    // Looked for once: python3 and torch do not come and go. (Two first
+    // checks at once may both look; they find the same.)
+    if (!known) {
+      known = FindTorchPython();
+      std::lock_guard lock(mutex_);
+      torch_python_ = known;
+    }
+    node.torch_python = *known;
   }
   log::Info("pre-flight check", {{"job", check.job_id()},
                                  {"attempt", check.attempt()},

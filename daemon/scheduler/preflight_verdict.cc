@@ -15,7 +15,8 @@ constexpr size_t kFiguresForMedian = 3;
 // A link of the ring, from node `from` to node `from + 1`.
 struct Link {
   bool judged = false;  // both ends answered
-  std::string problem;  // failed (or slow) and why; empty: fine
+  std::string problem;  // failed or slow, and why; empty: fine
+  bool slow = false;    // the problem is only slowness
   double mbps = 0;
 };
 
@@ -40,7 +41,9 @@ std::vector<Link> JudgeLinks(const std::vector<PreflightNodeReport>& reports,
     } else if (!to.receive_problem.empty()) {
       link.problem = absl::StrCat(arrow, ": ", to.receive_problem);
     }
-    link.mbps = to.receive_mbps > 0 ? to.receive_mbps : from.send_mbps;
+    // The better of the two ends' timings: a busy host delays one end's
+    // clock now and then, and a link is slow only if both saw it slow.
+    link.mbps = std::max(to.receive_mbps, from.send_mbps);
     if (link.problem.empty() && link.mbps > 0) figures.push_back(link.mbps);
   }
   median = PreflightMedian(figures);
@@ -49,6 +52,7 @@ std::vector<Link> JudgeLinks(const std::vector<PreflightNodeReport>& reports,
     Link& link = links[i];
     if (!link.judged || !link.problem.empty() || link.mbps <= 0) continue;
     if (link.mbps < slow_factor * median) {
+      link.slow = true;
       link.problem = absl::StrCat(
           reports[i].node, " -> ", reports[(i + 1) % n].node, ": TCP ",
           Mbps(link.mbps), ", below ", absl::StrFormat("%g", slow_factor),
@@ -114,10 +118,14 @@ PreflightVerdict JudgePreflight(const std::vector<PreflightNodeReport>& reports,
           " x the gang's median ", Mbps(verdict.median_site_mbps));
     }
   }
-  // A bad link neither of whose ends was blamed above: both go.
+  // A broken link neither of whose ends was blamed above: both go. (A
+  // slow one alone blames nobody: one end's figures do not say which.)
   for (size_t i = 0; i < links.size(); ++i) {
     const size_t to = (i + 1) % n;
-    if (links[i].problem.empty() || reasons[i] || reasons[to]) continue;
+    if (links[i].problem.empty() || links[i].slow || reasons[i] ||
+        reasons[to]) {
+      continue;
+    }
     reasons[i] = reasons[to] =
         absl::StrCat("pre-flight: ring link bad: ", links[i].problem);
   }

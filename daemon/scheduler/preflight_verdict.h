@@ -6,11 +6,13 @@
 // i-1, so each link has two ends and a failed or slow link does not by
 // itself say which end is bad. A node is blamed for the ring when both of
 // its links (out and in) are bad: a broken or slow NIC, network stack or
-// host shows on both. A bad link whose two ends are otherwise fine is
+// host shows on both. A broken link whose two ends are otherwise fine is
 // blamed on both ends, since running the gang over it would not work
-// either. A link is slow when its bandwidth is below `slow_factor` times
-// the median of the gang's links; per-node figures (a site command's bus
-// bandwidth) likewise against the median of the nodes. Medians need at
+// either; a slow one alone blames nobody. A link's bandwidth is the better
+// of what its two ends timed (a busy host delays one end's clock now and
+// then), and it is slow when below `slow_factor` times the median of the
+// gang's links; per-node figures (a site command's bus bandwidth) likewise
+// against the median of the nodes. Medians need at
 // least three figures: with two, nobody can tell which one is normal.
 //
 // Pure: no I/O, no clock. Thread-compatible.

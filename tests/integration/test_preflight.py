@@ -48,11 +48,16 @@ def site_command(body):
             'echo "# Avg bus bandwidth    : 100.0"; exit 0')
 
 
-def start(test, agents, *extra, preflight="multinode", timeout=10):
+def start(test, agents, *extra, preflight="multinode", timeout=10,
+          gloo="off"):
+    """A cluster whose gantryd runs pre-flights. The gloo all-reduce (a
+    python3 with torch per node, seconds of CPU each) only where a test
+    is about it."""
     return test.start_cluster(
         agents=agents,
         gantryd_args=["--preflight", preflight,
-                      "--preflight-timeout", str(timeout), *extra])
+                      "--preflight-timeout", str(timeout),
+                      "--preflight-gloo", gloo, *extra])
 
 
 def hooked_node(cluster):
@@ -70,7 +75,7 @@ def has_torch():
 class PreflightTest(ClusterTestCase):
 
     def test_gang_passes_then_ranks_start(self):
-        cluster = start(self, 3)
+        cluster = start(self, 3, gloo="auto", timeout=30)
         script = cluster.write_script("ranks.sh", RANK_SCRIPT)
         job_id = cluster.submit(script, "-N", "3")
         job = cluster.wait_job(job_id, "COMPLETED", timeout=30)

@@ -11,6 +11,15 @@
 namespace gantry::agent {
 namespace {
 
+PreflightNode Node(const std::string& name, PreflightListener* listener,
+                   std::vector<std::string> problems = {}) {
+  PreflightNode node;
+  node.node_name = name;
+  node.listener = listener;
+  node.health_problems = [problems] { return problems; };
+  return node;
+}
+
 TEST_CASE("the pre-flight header round-trips and refuses junk") {
   const std::string line =
       FormatPreflightHeader({.token = "00ff", .bytes = 4096});
@@ -77,12 +86,10 @@ TEST_CASE("two agents' checks measure a ring over loopback") {
   std::thread other([&] {
     v1::PreflightCheck mine = check;
     mine.set_index(1);
-    results[1] = RunPreflightCheck(
-        mine, {.node_name = "b", .listener = second->get()}, cancelled);
+    results[1] = RunPreflightCheck(mine, Node("b", second->get()), cancelled);
   });
   check.set_index(0);
-  results[0] = RunPreflightCheck(
-      check, {.node_name = "a", .listener = first->get()}, cancelled);
+  results[0] = RunPreflightCheck(check, Node("a", first->get()), cancelled);
   other.join();
   for (const v1::PreflightResult& result : results) {
     CHECK(result.passed());
@@ -112,12 +119,8 @@ TEST_CASE("a peer that never listens fails the send, not the node") {
   gone->set_address("127.0.0.1");
   gone->set_port(1);  // nothing listens there
   std::atomic<bool> cancelled{false};
-  const v1::PreflightResult result = RunPreflightCheck(
-      check,
-      {.node_name = "a",
-       .listener = mine->get(),
-       .health_problems = [] { return std::vector<std::string>{}; }},
-      cancelled);
+  const v1::PreflightResult result =
+      RunPreflightCheck(check, Node("a", mine->get()), cancelled);
   CHECK(result.passed());
   CHECK_THAT(result.send_problem(), Catch::Contains("connect to 127.0.0.1:1"));
   CHECK_THAT(result.receive_problem(),
@@ -130,11 +133,7 @@ TEST_CASE("an unhealthy node fails its own check") {
   check.add_peers()->set_node("a");
   std::atomic<bool> cancelled{false};
   const v1::PreflightResult result = RunPreflightCheck(
-      check,
-      {.node_name = "a",
-       .health_problems =
-           [] { return std::vector<std::string>{"GPU 1 is gone"}; }},
-      cancelled);
+      check, Node("a", nullptr, {"GPU 1 is gone"}), cancelled);
   CHECK_FALSE(result.passed());
   CHECK(result.problem() == "unhealthy: GPU 1 is gone");
 }

@@ -77,19 +77,34 @@ TEST_CASE("a slow node is the one whose two links are both slow") {
 
 TEST_CASE("a figure above the factor times the median is not slow") {
   std::vector<PreflightNodeReport> reports = Healthy(6);
-  reports[4].receive_mbps = 600;
-  reports[5].receive_mbps = 600;
+  reports[3].send_mbps = reports[4].receive_mbps = 600;
+  reports[4].send_mbps = reports[5].receive_mbps = 600;
   CHECK(JudgePreflight(reports, 0.5, 10000).rejected.empty());
   // The factor is the admin's: a stricter one catches it.
   CHECK(Rejected(JudgePreflight(reports, 0.7, 10000)) ==
         std::vector<std::string>{"n4"});
   // 0 turns the slowness test off.
-  reports[4].receive_mbps = 1;
-  reports[5].receive_mbps = 1;
+  reports[3].send_mbps = reports[4].receive_mbps = 1;
+  reports[4].send_mbps = reports[5].receive_mbps = 1;
   CHECK(JudgePreflight(reports, 0, 10000).rejected.empty());
 }
 
-TEST_CASE("one bad link with both ends otherwise fine rejects both ends") {
+TEST_CASE("a link is as fast as the better of its two ends' timings") {
+  std::vector<PreflightNodeReport> reports = Healthy(6);
+  // n2's clock stalled while it received: n1's send says the link is fine.
+  reports[2].receive_mbps = 50;
+  const PreflightVerdict verdict = JudgePreflight(reports, 0.5, 10000);
+  CHECK(verdict.rejected.empty());
+  CHECK(verdict.median_link_mbps == 1000);
+}
+
+TEST_CASE("one slow link alone blames nobody") {
+  std::vector<PreflightNodeReport> reports = Healthy(6);
+  reports[2].send_mbps = reports[3].receive_mbps = 100;
+  CHECK(JudgePreflight(reports, 0.5, 10000).rejected.empty());
+}
+
+TEST_CASE("one broken link with both ends otherwise fine rejects both ends") {
   std::vector<PreflightNodeReport> reports = Healthy(5);
   reports[1].send_problem = "connection reset";
   const PreflightVerdict verdict = JudgePreflight(reports, 0.5, 10000);
