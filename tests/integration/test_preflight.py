@@ -86,7 +86,9 @@ class PreflightTest(ClusterTestCase):
                         preflight)
         self.assertIn("on 3 nodes; TCP ring median", preflight["summary"])
         self.assertEqual(preflight["swapped"], [])
-        self.assertLess(preflight["seconds"], 8, preflight)
+        # gloo starts a python3 with torch per node: seconds of CPU each on
+        # a small shared test machine.
+        self.assertLess(preflight["seconds"], 25, preflight)
         if has_torch():
             self.assertIn("gloo all-reduce", preflight["summary"])
         for rank in range(3):
@@ -143,15 +145,19 @@ class PreflightTest(ClusterTestCase):
         # It stays waiting: no node is free to replace the drained one.
         time.sleep(1.5)
         self.assertEqual(cluster.job(job_id)["state"], "PENDING")
+        # sinfo -R's reason column (20 characters, as Slurm's), and the
+        # whole reason in the node's record.
         sinfo = cluster.cli("nodes", "-R").stdout
-        self.assertIn("ECC errors", sinfo)
+        self.assertIn("pre-flight: site che", sinfo)
+        self.assertIn(bad, sinfo)
+        self.assertIn("ECC errors", cluster.nodes()[bad]["drain_reason"])
         cluster.cli("resume", bad)
         job = cluster.wait_job(job_id, "COMPLETED", timeout=30)
         self.assertEqual(len(job["attempts"]), 2)
 
     def test_hung_check_is_cut_off_at_the_timeout(self):
         cluster = start(self, 4, "--preflight-command",
-                        site_command("sleep 600"), timeout=3)
+                        site_command("sleep 607"), timeout=3)
         script = cluster.write_script("ranks.sh", RANK_SCRIPT)
         began = time.monotonic()
         job_id = cluster.submit(script, "-N", "3")
@@ -166,8 +172,10 @@ class PreflightTest(ClusterTestCase):
         self.assertLess(first["seconds"], 5.5, first)
         self.assertLess(took, 25)
         # The hung command was killed with its process group.
-        self.assertEqual(
-            self.sh("pgrep -f 'sleep 600' || true").stdout.strip(), "")
+        left = cluster.sh("pgrep -f '^sleep 607$' || true").stdout.split()
+        self.assertEqual(left, [], cluster.sh(
+            "ps -o pid,ppid,pgid,etime,args -p " + ",".join(left or ["1"])
+        ).stdout)
 
     def test_node_well_below_the_median_is_swapped_out_as_slow(self):
         cluster = start(self, 5, "--preflight-command", site_command(
