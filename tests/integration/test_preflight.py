@@ -21,6 +21,7 @@ address.
 """
 
 import os
+import subprocess
 import time
 
 import gantry_cluster
@@ -65,11 +66,12 @@ def hooked_node(cluster):
 
 
 def has_torch():
-    try:
-        import torch.distributed  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """Whether the agents' python3 (/usr/bin/python3) has torch, as the
+    agent finds it."""
+    return subprocess.run(
+        ["/usr/bin/python3", "-c", "import importlib.util, sys; "
+         "sys.exit(0 if importlib.util.find_spec('torch') else 1)"],
+        check=False).returncode == 0
 
 
 class PreflightTest(ClusterTestCase):
