@@ -4,9 +4,10 @@
 // agent's pre-flight listener announced when it registered. The policy
 // knobs (PreflightOptions) come from gantryd's flags.
 //
-// A check lost with a controller restart is not resumed: the attempt's
-// record says its pre-flight began and never ended, and its launch goes
-// out when the agents report back (controller_preflight.cc).
+// A check lost with a controller restart is run again: the attempt's
+// record says its pre-flight began and never ended, and once every node
+// of the allocation is back the restarted controller sends a new check
+// (Controller::HoldForPreflight).
 //
 // Not thread-safe: owned by the controller's loop.
 #pragma once

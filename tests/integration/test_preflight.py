@@ -16,6 +16,8 @@ address.
 - A node well below the gang's median (the site command's bus bandwidth)
   is swapped out as slow.
 - --preflight=no skips the check where the cluster runs it by default.
+- A check interrupted by a gantryd restart (kill -9) is run again, and
+  the job starts uncharged.
 - Simulated nodes (gantry-agent --simulate) answer checks too, a failing
   and a silent one are swapped out.
 """
@@ -209,6 +211,29 @@ class PreflightTest(ClusterTestCase):
         bad = cluster.cli("batch", "--preflight=maybe", script, check=False)
         self.assertNotEqual(bad.returncode, 0)
         self.assertIn("--preflight", bad.stderr)
+
+    def test_check_lost_with_a_controller_restart_runs_again(self):
+        # Every node's site check takes 3 s the first time: gantryd is
+        # killed meanwhile, and the restarted one checks the gang anew
+        # once the agents are back.
+        slow_once = (f'm=${gantry_cluster.MARKER_VARIABLE}/work/slow-'
+                     '$GANTRY_PREFLIGHT_NODE; if [ ! -e $m ]; then touch $m; '
+                     'sleep 3; fi')
+        cluster = start(self, 2, "--preflight-command", slow_once, timeout=20)
+        script = cluster.write_script("ranks.sh", RANK_SCRIPT)
+        job_id = cluster.submit(script, "-N", "2")
+        gantry_cluster.wait_for(
+                lambda: os.path.exists(cluster.path("slow-node01")) and
+                os.path.exists(cluster.path("slow-node02")), 10,
+                "both checks to start")
+        cluster.restart_controller()
+        job = cluster.wait_job(job_id, "COMPLETED", timeout=40)
+        self.assertEqual(len(job["attempts"]), 1, job["attempts"])
+        self.assertEqual(job["uncharged_attempts"], 0)
+        self.assertTrue(
+            job["attempts"][0]["preflight"]["summary"].startswith("passed"))
+        self.assertIn("pre-flight started",
+                      cluster.controller.log_text())
 
     def test_simulated_fleet_swaps_failing_and_silent_nodes(self):
         cluster = self.start_cluster(
