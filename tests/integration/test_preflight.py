@@ -16,6 +16,8 @@ address.
 - A node well below the gang's median (the site command's bus bandwidth)
   is swapped out as slow.
 - --preflight=no skips the check where the cluster runs it by default.
+- A node whose agent dies during its check is swapped out when found
+  down, uncharged.
 - A check interrupted by a gantryd restart (kill -9) is run again, and
   the job starts uncharged.
 - Simulated nodes (gantry-agent --simulate) answer checks too, a failing
@@ -234,6 +236,26 @@ class PreflightTest(ClusterTestCase):
             job["attempts"][0]["preflight"]["summary"].startswith("passed"))
         self.assertIn("pre-flight started",
                       cluster.controller.log_text())
+
+    def test_node_lost_during_its_check_is_swapped_out_uncharged(self):
+        # The hooked node's agent dies in the middle of its check (the site
+        # command kills its parent, the agent).
+        cluster = start(self, 4, "--preflight-command",
+                        site_command("kill -9 $PPID; sleep 1"), timeout=30)
+        script = cluster.write_script("ranks.sh", RANK_SCRIPT)
+        job_id = cluster.submit(script, "-N", "3", "--max-restarts", "0")
+        job = cluster.wait_job(job_id, "COMPLETED", timeout=40)
+        bad = hooked_node(cluster)
+        first = job["attempts"][0]
+        self.assertEqual(first["end_reason"], "Preflight")
+        self.assertEqual([s["node"] for s in first["preflight"]["swapped"]],
+                         [bad])
+        # Found down at the node timeout (5 s), not at the check's 30 s.
+        self.assertLess(first["preflight"]["seconds"], 15, first)
+        self.assertNotIn(bad, job["attempts"][-1]["nodes"])
+        node = cluster.nodes()[bad]
+        self.assertEqual(node["state"], "down")
+        self.assertTrue(node["drained"])
 
     def test_simulated_fleet_swaps_failing_and_silent_nodes(self):
         cluster = self.start_cluster(
