@@ -88,6 +88,16 @@ Agent::Agent(AgentOptions options, v1::NodeInventory inventory)
       options_.controller, [this] { return MakeRegister(); },
       [this](const v1::ControllerMessage& m) { OnControllerMessage(m); },
       [this] { OnConnected(); }, options_.munge_socket, options_.tls);
+  preflight_ = std::make_unique<PreflightRunner>(
+      options_.node_name, options_.address, options_.preflight_port,
+      [this] { return health_->Check(); },
+      [this](const v1::PreflightResult& result) {
+        v1::AgentMessage message;
+        *message.mutable_preflight_result() = result;
+        // Lost with a broken stream: the controller's deadline for the
+        // check then counts this node as not answering.
+        link_->Send(message);
+      });
 }
 
 Agent::~Agent() {
@@ -124,7 +134,10 @@ v1::Register Agent::MakeRegister() {
     std::lock_guard lock(mutex_);
     exits = exits_;
   }
-  return BuildRegister(identity_, inventory_, exits, launcher_->Running());
+  v1::Register reg =
+      BuildRegister(identity_, inventory_, exits, launcher_->Running());
+  reg.set_preflight_port(preflight_ ? preflight_->port() : 0);
+  return reg;
 }
 
 void Agent::OnConnected() {
@@ -220,6 +233,9 @@ void Agent::OnControllerMessage(const v1::ControllerMessage& message) {
       wake_.notify_all();
       break;
     }
+    case v1::ControllerMessage::kPreflight:
+      preflight_->Start(message.preflight());
+      break;
     default:
       break;
   }

@@ -22,6 +22,7 @@
 #include "agent/checkpoint_watcher.h"
 #include "agent/controller_link.h"
 #include "agent/health_monitor.h"
+#include "agent/preflight_runner.h"
 #include "agent/rank_launcher.h"
 #include "gantry/v1/agent.pb.h"
 
@@ -50,6 +51,8 @@ struct AgentOptions {
   CgroupSettings cgroups;
   // Where the agent reports its metrics; null: nowhere. Must outlive it.
   AgentMetrics* metrics = nullptr;
+  // TCP port of the pre-flight listener on `address` (0: any free port).
+  uint32_t preflight_port = 0;
 };
 
 class Agent {
@@ -94,6 +97,8 @@ class Agent {
   std::unique_ptr<ControllerLink> link_;
   std::unique_ptr<CheckpointWatcher> checkpoints_;
   std::unique_ptr<HealthMonitor> health_;
+  // Last: its checks use the link and the health monitor, so it goes first.
+  std::unique_ptr<PreflightRunner> preflight_;
 };
 
 }  // namespace gantry::agent

@@ -144,6 +144,12 @@ int main(int argc, char** argv) {
                  "agent stops")
       ->capture_default_str()
       ->check(CLI::Range(0, 3600));
+  app.add_option("--preflight-port", options.preflight_port,
+                 "TCP port on --address where the pre-flight gang checks of "
+                 "jobs on this node receive from their peers (0: any free "
+                 "port, announced to gantryd)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65535));
   std::string sysfs_root;
   app.add_option("--sysfs-root", sysfs_root,
                  "Where GPUs are looked up on the PCI bus for health checks "
@@ -205,6 +211,16 @@ int main(int argc, char** argv) {
                  "GANTRY_SIMULATED_EXIT_CODE")
       ->capture_default_str()
       ->check(CLI::Range(0, 255));
+  app.add_option("--simulate-preflight", fleet.preflight_plan_path,
+                 "File saying which simulated nodes fail, are slow in or "
+                 "never answer pre-flight gang checks (NAME fail [WHY], NAME "
+                 "slow, NAME silent per line), read at every check (empty: "
+                 "all pass)");
+  app.add_option("--simulate-preflight-ms", fleet.preflight_ms,
+                 "Milliseconds a simulated node takes to answer a pre-flight "
+                 "check")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 600000));
   app.add_option("--simulate-threads", fleet.threads,
                  "Threads serving the simulated nodes (each drives its share "
                  "of the streams asynchronously)")

@@ -328,6 +328,8 @@ SimulatedFleet::SimulatedFleet(SimulatedFleetOptions options,
   shared_.use_munge = options_.use_munge;
   shared_.munge_socket = options_.munge_socket;
   shared_.gang_starts = &gang_starts_;
+  shared_.preflight_plan_path = options_.preflight_plan_path;
+  shared_.preflight_ms = options_.preflight_ms;
   const uint32_t threads = std::max<uint32_t>(1, options_.threads);
   for (uint32_t i = 0; i < threads; ++i) {
     shards_.push_back(

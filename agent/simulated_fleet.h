@@ -48,6 +48,9 @@ struct SimulatedFleetOptions {
   uint32_t nodes_per_connection = 1;
   // Dials in progress per shard (stream start to Register written).
   uint32_t dials_per_thread = 64;
+  // Simulated pre-flight checks (simulated_preflight.h).
+  std::string preflight_plan_path;
+  uint32_t preflight_ms = 200;
 };
 
 // INVALID_ARGUMENT unless the options make valid node names (the

@@ -4,9 +4,11 @@
 #include <chrono>
 
 #include "absl/strings/numbers.h"
+#include "agent/simulated_preflight.h"
 #include "common/log.h"
 #include "common/munge_credential.h"
 #include "common/rpc_methods.h"
+#include "common/text_file.h"
 
 namespace gantry::agent {
 namespace {
@@ -292,10 +294,42 @@ void SimulatedNode::OnMessage(const v1::ControllerMessage& message) {
     case v1::ControllerMessage::kProbe:
       next_heartbeat_ms_ = now;
       break;
+    case v1::ControllerMessage::kPreflight:
+      StartPreflight(message.preflight(), now);
+      break;
     default:
       break;
   }
   ScheduleWake();
+}
+
+void SimulatedNode::StartPreflight(const v1::PreflightCheck& check,
+                                   int64_t now_ms) {
+  SimulatedPreflightPlan plan;
+  if (!shared_.preflight_plan_path.empty()) {
+    absl::StatusOr<std::string> text =
+        ReadWholeFile(shared_.preflight_plan_path);
+    absl::StatusOr<SimulatedPreflightPlan> parsed =
+        text.ok() ? ParseSimulatedPreflightPlan(*text)
+                  : absl::StatusOr<SimulatedPreflightPlan>(text.status());
+    if (parsed.ok()) {
+      plan = std::move(*parsed);
+    } else {
+      // A plan that cannot be read fails this node's check: a test that
+      // meant something else must not pass by accident.
+      log::Warn("simulated pre-flight plan unusable",
+                {{"node", name()}, {"error", parsed.status().ToString()}});
+      plan[name()] = {.kind = SimulatedPreflightBehavior::Kind::kFail,
+                      .why = std::string(parsed.status().message())};
+    }
+  }
+  std::optional<v1::PreflightResult> result =
+      SimulatePreflight(check, name(), plan, shared_.preflight_ms);
+  if (!result) return;
+  v1::AgentMessage message;
+  *message.mutable_preflight_result() = std::move(*result);
+  preflight_answers_.emplace_back(now_ms + shared_.preflight_ms,
+                                  std::move(message));
 }
 
 void SimulatedNode::RecordEnds(std::vector<SimulatedRankEnd> ends) {
@@ -326,6 +360,11 @@ void SimulatedNode::OnWake(int64_t at_ms) {
   wake_pending_ms_ = kNever;
   const int64_t now = host_.NowMs();
   RecordEnds(ranks_.TakeDue(now));
+  while (!preflight_answers_.empty() &&
+         preflight_answers_.front().first <= now) {
+    Send(std::move(preflight_answers_.front().second));
+    preflight_answers_.pop_front();
+  }
   if (state_ == State::kConnected && now >= next_heartbeat_ms_) {
     SendHeartbeat(now);
   }
@@ -338,6 +377,9 @@ void SimulatedNode::OnWake(int64_t at_ms) {
 
 void SimulatedNode::ScheduleWake() {
   int64_t next = ranks_.NextDueMs();
+  if (!preflight_answers_.empty()) {
+    next = std::min(next, preflight_answers_.front().first);
+  }
   if (state_ == State::kConnected) next = std::min(next, next_heartbeat_ms_);
   if (state_ == State::kIdle && !stopping_ && !waiting_for_dial_) {
     next = std::min(next, redial_at_ms_);

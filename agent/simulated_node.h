@@ -74,6 +74,10 @@ struct SimulatedNodeShared {
   bool use_munge = true;
   std::string munge_socket;
   GangStartLog* gang_starts = nullptr;
+  // Pre-flight checks (simulated_preflight.h): the plan file, read at
+  // every check (empty: every node passes), and how long one takes.
+  std::string preflight_plan_path;
+  uint32_t preflight_ms = 200;
 };
 
 // The shard that drives a node: its completion queue, its clock, its
@@ -141,6 +145,9 @@ class SimulatedNode {
   void FinishWhenIdle();
   void RecordEnds(std::vector<SimulatedRankEnd> ends);
   void SendHeartbeat(int64_t now_ms);
+  // Answers a pre-flight check after the fleet's simulated time, as the
+  // plan says.
+  void StartPreflight(const v1::PreflightCheck& check, int64_t now_ms);
   // Asks the host for a wake at the earliest thing this node waits for.
   void ScheduleWake();
 
@@ -167,6 +174,8 @@ class SimulatedNode {
   bool heartbeat_queued_ = false;
 
   SimulatedRanks ranks_;
+  // Pre-flight answers not yet due, in due order (one delay for all).
+  std::deque<std::pair<int64_t, v1::AgentMessage>> preflight_answers_;
   ExitJournal exits_;
   uint32_t heartbeat_interval_ms_ = 1000;
   int64_t next_heartbeat_ms_ = 0;

@@ -186,6 +186,7 @@ absl::StatusOr<v1::SubmitRequest> BuildSubmitRequest(
   }
   if (request.max_restarts) spec.set_max_restarts(*request.max_restarts);
   spec.set_hang_timeout_seconds(request.hang_timeout_seconds.value_or(0));
+  if (request.preflight.has_value()) spec.set_preflight(*request.preflight);
   spec.set_exclusive(request.exclusive);
   spec.set_script_once(!request.per_task);
   spec.set_max_switches(request.max_switches.value_or(0));

@@ -10,6 +10,7 @@
 #include "cli/controller_client.h"
 #include "cli/job_selector.h"
 #include "cli/output_format.h"
+#include "cli/preflight_view.h"
 #include "cli/printable_records.h"
 #include "cli/slurm/scontrol_records.h"
 #include "cli/straggler_view.h"
@@ -143,7 +144,8 @@ int RunJobCommand(const std::string& controller, const JobOptions& options) {
                 << (attempt.resumed_from().empty()
                         ? ""
                         : "  resumed from " + attempt.resumed_from())
-                << "\n";
+                << "\n"
+                << PreflightLines(attempt, NowMs());
     }
   }
   if (response.has_progress()) {

@@ -121,6 +121,11 @@ Options:
                               up to the cluster's default, 3)
       --hang-timeout TIME     a job with no progress (checkpoint or
                               `gantry progress`) for this long is restarted
+      --preflight[=yes|no]    run the pre-flight gang check (node health,
+                              a TCP ring and gloo all-reduce between the
+                              nodes, the site's check) before the ranks
+                              start, at every attempt; =no skips it (default:
+                              the cluster's policy, gantryd --preflight)
       --exclusive             whole nodes: no other job shares them
       --switches N[@WAIT]     at most N leaf switches; after WAIT (a --time
                               value) any placement will do

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "cli/preflight_view.h"
 #include "common/cluster_name.h"
 #include "common/hostlist.h"
 #include "common/option_values.h"
@@ -184,7 +185,8 @@ nlohmann::json JobToJson(const v1::JobRecord& job, int64_t now_ms) {
          {"end_reason", attempt.end_reason()},
          {"end_detail", attempt.end_detail()},
          {"node_fault", attempt.node_fault()},
-         {"resumed_from", attempt.resumed_from()}});
+         {"resumed_from", attempt.resumed_from()},
+         {"preflight", PreflightJson(attempt)}});
   }
   nlohmann::json steps = nlohmann::json::array();
   for (const v1::StepRecord& step : job.steps()) {

@@ -252,6 +252,19 @@ absl::Status SetHangTimeout(const OptionUse& use, JobRequest& request) {
 // --exclusive alone means whole nodes; Slurm's --exclusive=user|mcs|topo
 // share a node with some other jobs, which Gantry cannot express, so they
 // ask for whole nodes too and say so.
+// --preflight alone, or =yes: check; =no: skip it, whatever the cluster's
+// policy.
+absl::Status SetPreflight(const OptionUse& use, JobRequest& request) {
+  if (!use.value.has_value() || *use.value == "yes") {
+    request.preflight = true;
+  } else if (*use.value == "no") {
+    request.preflight = false;
+  } else {
+    return InvalidValue(use, "expected yes or no");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status SetExclusive(const OptionUse& use, JobRequest& request) {
   if (use.value.has_value()) {
     if (*use.value != "user" && *use.value != "mcs" && *use.value != "topo") {
@@ -533,6 +546,7 @@ constexpr OptionSpec kOptions[] = {
      &SetText<&JobRequest::checkpoint_dir>},
     {"max-restarts", '\0', Arg::kRequired, &SetMaxRestarts},
     {"hang-timeout", '\0', Arg::kRequired, &SetHangTimeout},
+    {"preflight", '\0', Arg::kOptional, &SetPreflight},
     {"mail-type", '\0', Arg::kRequired, &WarnIgnored},
     {"mail-user", '\0', Arg::kRequired, &WarnIgnored},
     // Names the job carries (squeue, sacct, SLURM_JOB_ACCOUNT); no account

@@ -29,6 +29,7 @@ struct JobRequest {
   std::string checkpoint_dir;                    // --checkpoint-dir
   std::optional<uint32_t> max_restarts;          // --max-restarts (0 allowed)
   std::optional<uint64_t> hang_timeout_seconds;  // --hang-timeout
+  std::optional<bool> preflight;                 // --preflight[=yes|no]
   bool exclusive = false;                        // --exclusive: whole nodes
   std::optional<uint32_t> max_switches;          // --switches=N[@maxwait]
   std::optional<uint64_t> switches_max_wait_seconds;  // the @maxwait part

@@ -67,6 +67,12 @@ struct Flags {
   uint32_t max_restarts = 3;
   double restart_backoff = 1.0;
   double node_fault_settle = 1.0;
+  std::string preflight = "off";
+  double preflight_timeout = 30.0;
+  double preflight_slow_factor = 0.5;
+  double preflight_megabytes = 4.0;
+  std::string preflight_command;
+  std::string preflight_gloo = "auto";
   double min_job_age = 300;
   double history_retention_days = 30;
   std::string hot_spares;
@@ -189,6 +195,40 @@ void AddFlags(CLI::App& app, Flags& flags) {
                  "other free nodes serve the restart at once)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 60.0));
+  app.add_option("--preflight", flags.preflight,
+                 "Which jobs run the pre-flight gang check (per-node health, "
+                 "a TCP ring between their nodes, gloo all-reduce, "
+                 "--preflight-command) before their ranks start, at every "
+                 "attempt, when they do not say (--preflight / "
+                 "--preflight=no): off, multinode (jobs of two or more "
+                 "nodes) or all")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"off", "multinode", "all"}));
+  app.add_option("--preflight-timeout", flags.preflight_timeout,
+                 "Seconds a pre-flight check may take; a node that has not "
+                 "passed by then is swapped out")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 3600.0));
+  app.add_option("--preflight-slow-factor", flags.preflight_slow_factor,
+                 "A node whose pre-flight bandwidth is below this times the "
+                 "gang's median is swapped out as slow (0: only failures)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--preflight-megabytes", flags.preflight_megabytes,
+                 "Megabytes each node sends to the next in the pre-flight "
+                 "TCP ring")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1024.0));
+  app.add_option("--preflight-command", flags.preflight_command,
+                 "A site's own pre-flight check, run by /bin/sh on every node "
+                 "of the job (e.g. nccl-tests' all_reduce_perf); a non-zero "
+                 "exit swaps the node out, and an \"Avg bus bandwidth\" "
+                 "line is compared with the gang's (empty: none)");
+  app.add_option("--preflight-gloo", flags.preflight_gloo,
+                 "auto: the pre-flight also runs a PyTorch gloo all-reduce "
+                 "across the job's nodes where python3 has torch; off: never")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "off"}));
   app.add_option("--min-job-age", flags.min_job_age,
                  "Seconds a finished job stays in the live state (gantry "
                  "queue --all, dependencies) before it moves to the history, "
@@ -524,6 +564,14 @@ int main(int argc, char** argv) {
   options.node_fault_settle_ms =
       static_cast<int64_t>(flags.node_fault_settle * 1000);
   options.min_job_age_ms = static_cast<int64_t>(flags.min_job_age * 1000);
+  options.preflight.mode = *gantry::ParsePreflightMode(flags.preflight);
+  options.preflight.timeout_ms =
+      static_cast<int64_t>(flags.preflight_timeout * 1000);
+  options.preflight.slow_factor = flags.preflight_slow_factor;
+  options.preflight.transfer_bytes =
+      static_cast<uint64_t>(flags.preflight_megabytes * 1024 * 1024);
+  options.preflight.site_command = flags.preflight_command;
+  options.preflight.gloo = flags.preflight_gloo == "auto";
   options.history_retention_ms =
       static_cast<int64_t>(flags.history_retention_days * 24 * 3600 * 1000);
   absl::StatusOr<std::vector<std::string>> spares =

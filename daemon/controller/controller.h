@@ -64,11 +64,13 @@
 #include "daemon/controller/controller_statistics.h"
 #include "daemon/controller/job_progress.h"
 #include "daemon/controller/node_event_log.h"
+#include "daemon/controller/preflight_rounds.h"
 #include "daemon/controller/recent_environments.h"
 #include "daemon/controller/scheduling_input.h"
 #include "daemon/controller/utilization_history.h"
 #include "daemon/scheduler/job_state_machine.h"
 #include "daemon/scheduler/partition_config.h"
+#include "daemon/scheduler/preflight_verdict.h"
 #include "daemon/scheduler/priority.h"
 #include "daemon/scheduler/restart_policy.h"
 #include "daemon/scheduler/straggler_detector.h"
@@ -133,6 +135,8 @@ struct ControllerOptions {
   // --straggler-duration, --straggler-min-peers).
   StragglerResponse straggler_response = StragglerResponse::kReport;
   StragglerPolicy straggler_policy;
+  // The pre-flight gang check before ranks start (controller_preflight.cc).
+  PreflightOptions preflight;
 };
 
 class Controller {
@@ -415,6 +419,27 @@ class Controller {
   // what it asked for.
   void SendWarningSignal(JobRuntime& job, int64_t now);
 
+  // The pre-flight gang check (controller_preflight.cc).
+  // At start: marks the attempt's pre-flight begun when the job wants one.
+  void MarkPreflight(JobRuntime& job);
+  // Sends the check to the allocation's nodes (instead of the launch).
+  void SendPreflight(JobRuntime& job);
+  void OnPreflightResult(const std::string& node,
+                         const v1::PreflightResult& result);
+  // Rounds past their deadline get their verdict without the missing.
+  void CheckPreflights(int64_t now);
+  // True while the job's pre-flight runs (the periodic checks leave it
+  // be); starts a check the controller lost when it restarted.
+  bool HoldForPreflight(JobRuntime& job);
+  // A node of the job went down during its pre-flight: the verdict now,
+  // with the node rejected, instead of a node fault. False when the job
+  // is not in its pre-flight.
+  bool PreflightTakesNodeLoss(JobRuntime& job, const std::string& node);
+  void FinishPreflight(JobRuntime& job);
+  void RejectPreflight(JobRuntime& job,
+                       const std::vector<PreflightRejection>& rejected,
+                       size_t gang);
+
   // Node administration (controller_nodes.cc).
   // Sets the node's partitions and hot-spare mark from the options.
   void AssignPartitions(v1::NodeRecord& record) const;
@@ -631,6 +656,7 @@ class Controller {
   // restarted controller hears it again within a heartbeat).
   std::map<uint64_t, JobProgress> progress_;
   int64_t next_straggler_check_ms_ = 0;
+  PreflightRounds preflights_;       // in memory (preflight_rounds.h)
 };
 
 // Where a job's submit environment is stored (StateStore::Environment):

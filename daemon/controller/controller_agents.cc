@@ -82,6 +82,9 @@ void Controller::OnAgentMessage(const std::shared_ptr<AgentLink>& link,
   if (message.has_checkpoint()) {
     OnCheckpointReport(name, message.checkpoint());
   }
+  if (message.has_preflight_result()) {
+    OnPreflightResult(name, message.preflight_result());
+  }
   if (message.has_rank_event()) {
     OnRankEvent(name, message.rank_event());
     uint64_t sequence = message.rank_event().sequence();
@@ -146,6 +149,7 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
   v1::NodeRecord& record = node.record;
   record.set_name(name);
   record.set_address(reg.address());
+  preflights_.NotePort(name, reg.preflight_port());
   record.set_boot_id(reg.boot_id());
   record.set_agent_instance(reg.agent_instance());
   record.set_agent_version(reg.agent_version());
@@ -668,6 +672,7 @@ void Controller::CheckDeadlines() {
                        " s reached"));
       continue;
     }
+    if (HoldForPreflight(job)) continue;
     int64_t hang_ms =
         static_cast<int64_t>(record.spec().hang_timeout_seconds()) * 1000;
     if (hang_ms > 0 && now - record.last_progress_ms() > hang_ms) {
@@ -677,6 +682,7 @@ void Controller::CheckDeadlines() {
                        " s (hang timeout)"));
     }
   }
+  CheckPreflights(now);
   EndSilentAllocations(now);
   CheckStragglers(now);
   if (next_eligible_ms_ != 0 && now >= next_eligible_ms_) {

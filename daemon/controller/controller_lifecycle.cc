@@ -61,6 +61,7 @@ void Controller::StartJob(JobRuntime& job) {
     return;
   }
   TakeNodeShares(job);
+  MarkPreflight(job);
   std::string nodelist = absl::StrJoin(node_names, ",");
   StageEvent(record.id(), "", "started",
              absl::StrCat(

@@ -152,6 +152,20 @@ ControllerMetrics::ControllerMetrics(prometheus::Registry& registry)
                        "Failed job attempts requeued for another attempt, "
                        "by how the attempt ended")
                    .Register(registry);
+  preflight_ = &prometheus::BuildHistogram()
+                    .Name("gantry_preflight_duration_seconds")
+                    .Help(
+                        "Time of a job attempt's pre-flight gang check, "
+                        "from its start to its verdict")
+                    .Register(registry)
+                    .Add({}, prometheus::Histogram::BucketBoundaries{
+                                 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120});
+  preflight_swapped_ =
+      &prometheus::BuildCounter()
+           .Name("gantry_preflight_nodes_swapped_total")
+           .Help("Nodes a pre-flight gang check swapped out of a job")
+           .Register(registry)
+           .Add({});
 }
 
 void ControllerMetrics::JobAdded(JobStatus status) {
@@ -182,6 +196,11 @@ void ControllerMetrics::ObserveStoreCommit(double seconds) {
 
 void ControllerMetrics::CountRestart(const std::string& reason) {
   restarts_->Add({{"reason", reason}}).Increment();
+}
+
+void ControllerMetrics::ObservePreflight(double seconds, size_t swapped) {
+  preflight_->Observe(seconds);
+  preflight_swapped_->Increment(static_cast<double>(swapped));
 }
 
 void ControllerMetrics::PublishNodes(const NodeCensus& census) {

@@ -81,6 +81,9 @@ class ControllerMetrics {
   // `reason`: the state machine's word for how the attempt ended
   // (NonZeroExitCode, Signal, NodeFail, Hang, ...): a small fixed set.
   void CountRestart(const std::string& reason);
+  // A pre-flight gang check ended after `seconds`, swapping out `swapped`
+  // nodes.
+  void ObservePreflight(double seconds, size_t swapped);
 
   // Replaces the node and GPU gauges.
   void PublishNodes(const NodeCensus& census);
@@ -96,6 +99,8 @@ class ControllerMetrics {
   prometheus::Histogram* store_commit_ = nullptr;
   prometheus::Family<prometheus::Counter>* restarts_ = nullptr;
   StragglerMetrics stragglers_;
+  prometheus::Histogram* preflight_ = nullptr;
+  prometheus::Counter* preflight_swapped_ = nullptr;
 };
 
 }  // namespace gantry

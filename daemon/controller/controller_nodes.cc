@@ -108,6 +108,7 @@ void Controller::MarkNodeDown(NodeRuntime& node, const std::string& why) {
       }
       continue;
     }
+    if (PreflightTakesNodeLoss(job, name)) continue;
     job.live_ranks[name] = 0;  // its ranks are lost with it
     FailJob(job, FailureKind::kNodeFault, 0, 0, false,
             absl::StrCat("node ", name, " is down: ", why));

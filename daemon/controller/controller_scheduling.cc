@@ -146,6 +146,7 @@ void Controller::RunSchedule() {
   for (JobWait& wait : result.waits) {
     queued_job(wait.job_id).expected_start_ms = wait.expected_start_ms;
     v1::JobRecord& record = queued_job(wait.job_id).record;
+    wait.detail = WithPreflightNote(record, wait.detail);
     // Most jobs wait as they did in the last pass: leave their text be.
     if (record.reason() != wait.reason) {
       record.set_reason(std::move(wait.reason));

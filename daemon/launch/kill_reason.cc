@@ -17,6 +17,7 @@ v1::KillRanks::Reason KillReasonFor(JobEvent::Kind kind, bool requeue) {
     // Not Slurm's two notices (cancel, time limit): none is written.
     case JobEvent::Kind::kDeadline:
     case JobEvent::Kind::kClientGone:
+    case JobEvent::Kind::kPreflightFailed:
       return v1::KillRanks::REASON_OTHER;
   }
   return v1::KillRanks::REASON_OTHER;

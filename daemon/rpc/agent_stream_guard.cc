@@ -275,6 +275,19 @@ absl::Status ValidateCheckpoint(const v1::CheckpointReport& report) {
   return CheckLength("checkpoint source", report.source(), kMaxShortString);
 }
 
+absl::Status ValidatePreflightResult(const v1::PreflightResult& result) {
+  if (result.job_id() == 0) return Invalid("a pre-flight result of job 0");
+  for (const std::string* text :
+       {&result.problem(), &result.send_problem(), &result.receive_problem(),
+        &result.gloo_problem()}) {
+    if (absl::Status s = CheckLength("pre-flight problem", *text, kMaxPath);
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 TokenBucket::TokenBucket(double rate_per_second, double burst, int64_t now_ms)
@@ -316,6 +329,8 @@ absl::Status ValidateAgentMessage(const v1::AgentMessage& message) {
       return ValidateRankEvent(message.rank_event());
     case v1::AgentMessage::kCheckpoint:
       return ValidateCheckpoint(message.checkpoint());
+    case v1::AgentMessage::kPreflightResult:
+      return ValidatePreflightResult(message.preflight_result());
     case v1::AgentMessage::BODY_NOT_SET:
       break;
   }

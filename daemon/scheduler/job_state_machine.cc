@@ -111,6 +111,9 @@ absl::StatusOr<JobTransition> ApplyJobEvent(JobStatus current,
     case JobEvent::Kind::kHang:
       if (current != JobStatus::kRunning) return Stay(current);
       return End(current, JobStatus::kFailed, "Hang", event.requeue);
+    case JobEvent::Kind::kPreflightFailed:
+      if (current != JobStatus::kRunning) return Stay(current);
+      return End(current, JobStatus::kNodeFail, "Preflight", event.requeue);
     case JobEvent::Kind::kRequeueRequest:
       if (current == JobStatus::kPending) {
         return absl::FailedPreconditionError(

@@ -60,6 +60,9 @@ struct JobEvent {
     // --deadline: a pending job can no longer end by it, or a running one
     // reached it. Ends either DEADLINE (reason DeadLine, as Slurm's).
     kDeadline,
+    // The pre-flight gang check swapped nodes out before any rank started:
+    // the attempt ends (reason Preflight) and the job is placed again.
+    kPreflightFailed,
   };
   Kind kind;
   // For kRankExited.

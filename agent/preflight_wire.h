@@ -1,0 +1,58 @@
+// The TCP exchange of the pre-flight gang check between two agents: the
+// sender (a node's check) connects to its ring successor's listener and
+// sends a header line "GPF1 <token> <bytes>\n", then kPreflightPings
+// one-byte round trips (the receiver echoes each), then <bytes> bytes; the
+// receiver answers "OK\n" once all arrived. Both ends time their part.
+//
+// Blocking socket helpers with an absolute deadline. Thread-safe (no
+// shared state).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace gantry::agent {
+
+using PreflightDeadline = std::chrono::steady_clock::time_point;
+
+inline constexpr int kPreflightPings = 16;
+// The most a sender may announce: the listener reads no more per check.
+inline constexpr uint64_t kPreflightMaxBytes = 1ULL << 30;
+inline constexpr size_t kPreflightMaxTokenLength = 64;
+
+struct PreflightHeader {
+  std::string token;
+  uint64_t bytes = 0;
+};
+
+std::string FormatPreflightHeader(const PreflightHeader& header);
+// INVALID_ARGUMENT for anything but "GPF1 <hex token> <bytes>" within the
+// limits above (the trailing newline already removed).
+absl::StatusOr<PreflightHeader> ParsePreflightHeader(const std::string& line);
+
+// What the sender measured.
+struct PreflightSendFigures {
+  double mbps = 0;           // bytes over first write to the receiver's OK
+  double round_trip_us = 0;  // median of the pings
+};
+
+// Connects to host:port and runs the sender's side. UNAVAILABLE (connect
+// refused, reset), DEADLINE_EXCEEDED; the message says what failed.
+absl::StatusOr<PreflightSendFigures> SendPreflight(
+    const std::string& host, uint32_t port, const PreflightHeader& header,
+    PreflightDeadline deadline);
+
+// Socket helpers shared with the listener. Each returns false (errno set;
+// ETIMEDOUT past the deadline) when the transfer did not complete.
+bool SendAllBy(int fd, const char* data, size_t size,
+               PreflightDeadline deadline);
+bool ReceiveAllBy(int fd, char* data, size_t size, PreflightDeadline deadline);
+// Reads one '\n'-terminated line of at most `limit` bytes, byte by byte
+// (the bulk data follows it on the stream).
+bool ReceiveLineBy(int fd, std::string& line, size_t limit,
+                   PreflightDeadline deadline);
+
+}  // namespace gantry::agent
