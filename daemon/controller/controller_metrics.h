@@ -19,6 +19,7 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include "daemon/controller/goodput.h"
 #include "daemon/scheduler/job_state_machine.h"
 #include "gantry/v1/types.pb.h"
 
@@ -84,6 +85,12 @@ class ControllerMetrics {
   // Replaces the node and GPU gauges.
   void PublishNodes(const NodeCensus& census);
 
+  // Goodput (daemon/controller/goodput.h): the last day's split of the
+  // jobs' wall time and its ETTR, replaced; and a job's whole split, added
+  // to the per-segment counters when it ends.
+  void PublishGoodput(const GoodputTotals& last_day);
+  void CountFinishedGoodput(const GoodputTotals& job);
+
  private:
   std::array<prometheus::Gauge*, kJobStatuses> jobs_{};
   std::array<prometheus::Gauge*, kNodeMetricStates> nodes_{};
@@ -92,6 +99,9 @@ class ControllerMetrics {
   prometheus::Histogram* scheduling_pass_ = nullptr;
   prometheus::Histogram* store_commit_ = nullptr;
   prometheus::Family<prometheus::Counter>* restarts_ = nullptr;
+  std::array<prometheus::Gauge*, kGoodputSegments> goodput_last_day_{};
+  prometheus::Gauge* ettr_last_day_ = nullptr;
+  std::array<prometheus::Counter*, kGoodputSegments> goodput_total_{};
 };
 
 }  // namespace gantry

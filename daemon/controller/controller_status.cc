@@ -56,6 +56,10 @@ v1::ClusterStatusResponse Controller::ClusterStatus() const {
   status.set_last_commit_seconds(commit_latencies_.last());
   status.set_median_commit_seconds(commit_latencies_.Median());
   status.set_commits_sampled(static_cast<uint32_t>(commit_latencies_.count()));
+  const GoodputTotals goodput = GoodputLastDay();
+  *status.mutable_goodput_last_day() = ToProto(goodput);
+  status.set_ettr_last_day(goodput.Ettr());
+  status.set_goodput_window_seconds(retired_goodput_.window_ms() / 1000);
   return status;
 }
 
