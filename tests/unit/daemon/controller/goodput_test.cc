@@ -21,7 +21,7 @@ int64_t T(int64_t seconds) { return kBase + seconds * kSecond; }
 struct Attempt {
   int64_t start = 0, preflight_start = 0, preflight_end = 0, ranks_running = 0,
           first_progress = 0, last_checkpoint = 0, fault = 0, end = 0;
-  std::string end_reason;
+  std::string end_reason = "";
 };
 
 v1::JobRecord Job(v1::JobState state, int64_t submit, int64_t end,
