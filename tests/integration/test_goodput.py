@@ -32,9 +32,9 @@ if [ "$SLURM_PROCID" = 0 ]; then
     sleep 0.5
     mkdir -p "$GANTRY_CHECKPOINT_DIR/step1"
     {cli} checkpoint "$GANTRY_CHECKPOINT_DIR/step1" --step 1 || exit 9
-    touch "checkpointed.$SLURM_JOB_ID"
+    echo done > "checkpointed.$SLURM_JOB_ID"
   else
-    touch "progressed.$SLURM_JOB_ID"
+    echo done > "progressed.$SLURM_JOB_ID"
   fi
 fi
 echo "$SLURMD_NODENAME" > "rank.$SLURM_JOB_ID.$GANTRY_ATTEMPT.$SLURM_PROCID"
@@ -95,6 +95,8 @@ class GoodputTest(ClusterTestCase):
 
         text = cluster.cli("job", str(job_id)).stdout
         self.assertIn("Goodput: ETTR", text)
+        print("\n" + next(line.strip() for line in text.splitlines()
+                          if "Goodput:" in line))
         self.assertIn("lost ", text)
 
         def cluster_split():
