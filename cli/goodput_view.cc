@@ -23,8 +23,10 @@ std::vector<std::pair<const char*, int64_t>> Segments(
           {"recovering", split.recovering_ms()}};
 }
 
-// Seconds with a tenth when short: detection and recovery take seconds.
+// Milliseconds under a second, seconds with a tenth under a minute:
+// detection and recovery are that short.
 std::string Span(int64_t ms) {
+  if (ms < 1'000) return absl::StrCat(ms, "ms");
   if (ms < 60'000) {
     char text[32];
     std::snprintf(text, sizeof text, "%.1fs", static_cast<double>(ms) / 1000.0);

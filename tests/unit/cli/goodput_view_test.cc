@@ -15,10 +15,11 @@ TEST_CASE("a goodput split reads as the ratio and its non-zero segments") {
   split.set_productive_ms(3'723'000);
   split.set_lost_ms(61'000);
   split.set_detecting_ms(3'100);
+  split.set_recovering_ms(40);
   split.set_ettr(0.9823);
   CHECK(GoodputLine(split) ==
         "ETTR 98.2%: queued 4.0s, starting 2.5s, productive 1:02:03, "
-        "lost 1:01, detecting 3.1s");
+        "lost 1:01, detecting 3.1s, recovering 40ms");
 }
 
 TEST_CASE("a goodput split in JSON has every segment in seconds") {
