@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "cli/command_support.h"
 #include "cli/controller_client.h"
+#include "cli/goodput_view.h"
 #include "cli/job_selector.h"
 #include "cli/output_format.h"
 #include "cli/preflight_view.h"
@@ -150,6 +151,9 @@ int RunJobCommand(const std::string& controller, const JobOptions& options) {
   }
   if (response.has_progress()) {
     std::cout << JobProgressText(response.progress(), NowMs());
+  }
+  if (job.has_goodput()) {
+    std::cout << "   Goodput: " << GoodputLine(job.goodput()) << "\n";
   }
   if (job.steps_size() > 0) {
     std::cout << "   Steps:\n";

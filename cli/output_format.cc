@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "cli/preflight_view.h"
+#include "cli/goodput_view.h"
 #include "common/cluster_name.h"
 #include "common/hostlist.h"
 #include "common/option_values.h"
@@ -152,6 +153,15 @@ std::vector<std::string> StepNodeNames(const v1::StepRecord& step) {
   return names;
 }
 
+namespace {
+
+// A time that may not be known: null rather than "Unknown".
+nlohmann::json OptionalTime(int64_t epoch_ms) {
+  return epoch_ms > 0 ? nlohmann::json(FormatTime(epoch_ms)) : nlohmann::json();
+}
+
+}  // namespace
+
 nlohmann::json JobToJson(const v1::JobRecord& job, int64_t now_ms) {
   const v1::JobSpec& spec = job.spec();
   nlohmann::json allocation = nlohmann::json::array();
@@ -186,7 +196,12 @@ nlohmann::json JobToJson(const v1::JobRecord& job, int64_t now_ms) {
          {"end_detail", attempt.end_detail()},
          {"node_fault", attempt.node_fault()},
          {"resumed_from", attempt.resumed_from()},
-         {"preflight", PreflightJson(attempt)}});
+         {"preflight", PreflightJson(attempt)},
+         // Goodput times (null: not known or did not happen).
+         {"ranks_running_time", OptionalTime(attempt.ranks_running_ms())},
+         {"first_progress_time", OptionalTime(attempt.first_progress_ms())},
+         {"last_checkpoint_time", OptionalTime(attempt.last_checkpoint_ms())},
+         {"fault_time", OptionalTime(attempt.fault_time_ms())}});
   }
   nlohmann::json steps = nlohmann::json::array();
   for (const v1::StepRecord& step : job.steps()) {
@@ -276,6 +291,9 @@ nlohmann::json JobToJson(const v1::JobRecord& job, int64_t now_ms) {
       {"attempts", attempts},
       {"script_once", spec.script_once()},
       {"steps", steps},
+      // GetJob replies only (gantry job ID): null elsewhere.
+      {"goodput",
+       job.has_goodput() ? GoodputToJson(job.goodput()) : nlohmann::json()},
   };
 }
 

@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cli/goodput_view.h"
 #include "cli/output_format.h"
 #include "cli/replication_screen.h"
 #include "cli/straggler_view.h"
@@ -397,6 +398,8 @@ std::string RenderStatusScreen(const v1::ClusterStatusResponse& status,
       first_straggler = false;
     }
   }
+  screen.Line("Goodput", absl::StrCat("last day: ",
+                                      GoodputLine(status.goodput_last_day())));
 
   std::string summary = absl::StrCat(
       "last hour: ",
@@ -528,7 +531,12 @@ nlohmann::json StatusToJson(const v1::ClusterStatusResponse& status,
         {"restarts", status.restarts_last_hour()},
         {"node_failures", status.node_failures_last_hour()}}},
       {"next_job_id", status.next_job_id()},
-      {"replication", ReplicationToJson(status.replication())}};
+      {"replication", ReplicationToJson(status.replication())},
+      {"goodput_last_day", [&] {
+         nlohmann::json goodput = GoodputToJson(status.goodput_last_day());
+         goodput["window_seconds"] = status.goodput_window_seconds();
+         return goodput;
+       }()}};
 }
 
 }  // namespace gantry::cli

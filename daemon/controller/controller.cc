@@ -195,6 +195,9 @@ absl::Status Controller::Start() {
     if (record->end_time_ms() > 0) ChargeUsage(*record);
     finished_order_.emplace_back(record->end_time_ms(), record->id());
   }
+  RestoreGoodput(snapshot->retired_usage
+                     ? snapshot->retired_usage->retired_goodput()
+                     : v1::GoodputLedgerRecord());
   log::Info("state loaded",
             {{"state_dir", options_.state_dir},
              {"jobs", jobs_.size()},
@@ -246,6 +249,7 @@ void Controller::UpdateLive(JobRuntime& job) {
 }
 
 void Controller::StageJob(const JobRuntime& job) {
+  UpdateGoodput(job);
   batch_.jobs.push_back(job.record);
   AfterCommit(nullptr);
 }

@@ -22,6 +22,8 @@
 //   controller_retention.cc   finished jobs to the history, expiry
 //   controller_topology.cc    the switch tree
 //   controller_status.cc      `gantry status` sampling
+//   controller_goodput.cc     goodput accounting: attempt times, the
+//                             cluster's last day
 //
 // Threading: every method runs on the loop thread of the io_context given at
 // construction (gRPC handlers post to it). Nothing here takes a lock; the
@@ -63,6 +65,7 @@
 #include "daemon/controller/commit_latencies.h"
 #include "daemon/controller/controller_statistics.h"
 #include "daemon/controller/job_progress.h"
+#include "daemon/controller/goodput_ledger.h"
 #include "daemon/controller/node_event_log.h"
 #include "daemon/controller/preflight_rounds.h"
 #include "daemon/controller/recent_environments.h"
@@ -283,6 +286,9 @@ class Controller {
       int64_t checkpoint_ms = 0;
     };
     std::optional<GrowWait> grow_wait;
+    // Ranks of the current attempt reported started, until all have been
+    // (AttemptRecord.ranks_running_ms; in memory only).
+    std::set<uint32_t> started_ranks;
   };
 
   // Persistence (controller.cc).
@@ -382,9 +388,11 @@ class Controller {
   absl::Status ApplyEvent(JobRuntime& job, const JobEvent& event,
                           const std::string& detail);
   // A running job's attempt failed: asks the restart policy, then requeues
-  // the job or ends it.
+  // the job or ends it. `fault_time_ms`: when the failure happened (a
+  // silent node's last message, a hung job's last progress); 0: now.
   void FailJob(JobRuntime& job, FailureKind kind, int exit_code, int signal,
-               bool all_ranks_exited, const std::string& detail);
+               bool all_ranks_exited, const std::string& detail,
+               int64_t fault_time_ms = 0);
   // Whether losing the node ends the job's attempt: its ranks or step
   // tasks run there, or (script_once) the node is in its running
   // allocation.
@@ -567,6 +575,24 @@ class Controller {
   // The job's progress and stragglers for replies; null when none known.
   std::optional<v1::JobStragglers> StragglerView(const JobRuntime& job,
                                                  bool with_nodes) const;
+  // Goodput (controller_goodput.cc).
+  // A rank of the job's attempt `attempt` started; once all have, the
+  // attempt's ranks_running_ms is set.
+  void NoteRankStarted(JobRuntime& job, uint32_t attempt, uint32_t rank);
+  // A progress report, or a new checkpoint, of the running attempt.
+  void NoteProgress(JobRuntime& job, bool checkpoint);
+  // The job's timeline as of now replaces what the tracker counted for it.
+  void UpdateGoodput(const JobRuntime& job);
+  // A job leaves the live state: its time moves to the retired ledger.
+  void RetireGoodput(uint64_t job_id);
+  // At start: the retired jobs' ledger as stored, and every loaded job.
+  void RestoreGoodput(const v1::GoodputLedgerRecord& retired);
+  // The live jobs' timelines up to now, old buckets dropped, the gauges
+  // published (every few seconds).
+  void RefreshGoodput();
+  GoodputTotals GoodputLastDay() const;
+  // A job ended: its split goes into the counters.
+  void CountFinishedGoodput(const v1::JobRecord& record);
 
   // `gantry status` (controller_status.cc): samples GPU utilization every
   // few seconds into utilization_.
@@ -657,6 +683,10 @@ class Controller {
   std::map<uint64_t, JobProgress> progress_;
   int64_t next_straggler_check_ms_ = 0;
   PreflightRounds preflights_;       // in memory (preflight_rounds.h)
+  // The last day's goodput (controller_goodput.cc): of the jobs in jobs_,
+  // and of those retired from it (stored with retired_usage_).
+  GoodputTracker goodput_;
+  GoodputLedger retired_goodput_;
 };
 
 // Where a job's submit environment is stored (StateStore::Environment):

@@ -19,6 +19,8 @@ namespace {
 
 constexpr auto kTickInterval = std::chrono::milliseconds(250);
 constexpr uint64_t kTicksPerNodeCensus = 4;
+// The live jobs' goodput up to now (the last day's figure): every 5 s.
+constexpr uint64_t kTicksPerGoodputRefresh = 20;
 
 // In a RankId given to CheckRankHeld: any rank of the job on the node (a
 // checkpoint report names the job, not a rank).
@@ -222,6 +224,9 @@ void Controller::ReconcileRanks(const std::string& node_name,
   for (const v1::RankId& rank : reg.running()) {
     running.insert({rank.job_id(), rank.attempt(), rank.step(), rank.rank()});
     auto it = jobs_.find(rank.job_id());
+    if (it != jobs_.end() && rank.step() == 0) {
+      NoteRankStarted(it->second, rank.attempt(), rank.rank());
+    }
     bool current = it != jobs_.end() &&
                    it->second.record.state() == v1::RUNNING &&
                    it->second.record.attempt() == rank.attempt();
@@ -360,6 +365,11 @@ void Controller::OnRankEvent(const std::string& node_name,
                                 {"rank", event.rank().rank()},
                                 {"node", node_name},
                                 {"pid", event.pid()}});
+    auto started = jobs_.find(event.rank().job_id());
+    if (started != jobs_.end() && event.rank().step() == 0) {
+      NoteRankStarted(started->second, event.rank().attempt(),
+                      event.rank().rank());
+    }
     return;
   }
   if (event.rank().step() != 0) {
@@ -405,7 +415,8 @@ void Controller::OnRankEvent(const std::string& node_name,
           (peer->second.record.state() != v1::NODE_UP || !peer->second.link)) {
         FailJob(job, FailureKind::kNodeFault, 0, 0, all_exited,
                 absl::StrCat(DescribeExit(event, node_name), " while node ",
-                             share.node(), " was unreachable"));
+                             share.node(), " was unreachable"),
+                peer->second.record.last_seen_ms());
         return;
       }
     }
@@ -591,6 +602,13 @@ void Controller::ReclassifyRecentFailures(const std::string& node_name) {
     }
     last.set_node_fault(true);
     last.set_end_reason("NodeFail");
+    // The node's last message, not the rank's exit, is when it failed.
+    if (auto node = nodes_.find(node_name); node != nodes_.end()) {
+      const int64_t seen = node->second.record.last_seen_ms();
+      if (seen >= last.start_time_ms() && seen < last.fault_time_ms()) {
+        last.set_fault_time_ms(seen);
+      }
+    }
     last.set_end_detail(absl::StrCat(last.end_detail(), "; node ", node_name,
                                      " lost its agent at the same time"));
     record.set_repeated_app_failures(0);
@@ -610,6 +628,7 @@ void Controller::ArmTimer() {
     // Once a second is fresh enough for any scrape, and each census walks
     // every node.
     if (++ticks_ % kTicksPerNodeCensus == 0) PublishNodeMetrics();
+    if (ticks_ % kTicksPerGoodputRefresh == 0) RefreshGoodput();
     ArmTimer();
   });
 }
@@ -679,7 +698,8 @@ void Controller::CheckDeadlines() {
       FailJob(
           job, FailureKind::kHang, 0, 0, false,
           absl::StrCat("no progress for ", record.spec().hang_timeout_seconds(),
-                       " s (hang timeout)"));
+                       " s (hang timeout)"),
+          record.last_progress_ms());
     }
   }
   CheckPreflights(now);

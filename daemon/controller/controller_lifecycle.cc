@@ -46,6 +46,7 @@ void Controller::StartJob(JobRuntime& job) {
   }
   job.exited_ranks.clear();
   job.live_ranks.clear();
+  job.started_ranks.clear();
   record.clear_steps();
   job.step_waiters.clear();
   job.step_first_exit_ms.clear();
@@ -154,6 +155,7 @@ absl::Status Controller::ApplyEvent(JobRuntime& job, const JobEvent& event,
         }
         ++finished_jobs_;
         ChargeUsage(record);
+        CountFinishedGoodput(record);
         finished_order_.emplace_back(clock_.NowMs(), record.id());
         RequestSchedule();  // jobs may depend on this one
         StageEvent(record.id(), "",
@@ -174,7 +176,7 @@ absl::Status Controller::ApplyEvent(JobRuntime& job, const JobEvent& event,
 
 void Controller::FailJob(JobRuntime& job, FailureKind kind, int exit_code,
                          int signal, bool all_ranks_exited,
-                         const std::string& detail) {
+                         const std::string& detail, int64_t fault_time_ms) {
   v1::JobRecord& record = job.record;
   if (record.state() != v1::RUNNING) return;
   RestartInput input;
@@ -208,8 +210,16 @@ void Controller::FailJob(JobRuntime& job, FailureKind kind, int exit_code,
     record.set_exit_signal(signal);
   }
   if (record.attempts_size() > 0) {
-    record.mutable_attempts(record.attempts_size() - 1)
-        ->set_node_fault(kind == FailureKind::kNodeFault);
+    v1::AttemptRecord& attempt =
+        *record.mutable_attempts(record.attempts_size() - 1);
+    attempt.set_node_fault(kind == FailureKind::kNodeFault);
+    // Goodput (goodput.h): from the fault to now the failure went unseen.
+    if (kind != FailureKind::kCancelled && kind != FailureKind::kTimeLimit) {
+      const int64_t now = clock_.NowMs();
+      attempt.set_fault_time_ms(
+          std::clamp(fault_time_ms > 0 ? fault_time_ms : now,
+                     std::min(attempt.start_time_ms(), now), now));
+    }
   }
   job.node_fault_ms = 0;
   job.fault_survivors.clear();
@@ -342,6 +352,9 @@ void Controller::RecordCheckpoint(JobRuntime& job, const std::string& path,
   const int64_t now = clock_.NowMs();
   record.set_last_progress_ms(now);
   if (step >= 0) record.set_progress_step(step);
+  // The job's own reports are progress; a marker file only when it
+  // changed (below): the one an attempt resumed from is read again.
+  if (source == "report") NoteProgress(job, /*checkpoint=*/false);
   if (path.empty()) return;  // progress only: memory is enough
   const v1::CheckpointInfo& latest = record.latest_checkpoint();
   // Markers are re-read every few seconds: only a new checkpoint counts, and
@@ -355,6 +368,7 @@ void Controller::RecordCheckpoint(JobRuntime& job, const std::string& path,
   info.set_source(source);
   // An --elastic job waiting for this checkpoint to grow (ConsiderGrowing).
   if (job.grow_wait.has_value()) RequestSchedule();
+  NoteProgress(job, /*checkpoint=*/true);
   StageJob(job);
   StageEvent(
       record.id(), "", "checkpoint",

@@ -166,6 +166,33 @@ ControllerMetrics::ControllerMetrics(prometheus::Registry& registry)
            .Help("Nodes a pre-flight gang check swapped out of a job")
            .Register(registry)
            .Add({});
+  auto& last_day =
+      prometheus::BuildGauge()
+          .Name("gantry_goodput_last_day_seconds")
+          .Help(
+              "Wall time of the jobs over the last day, by what it went "
+              "to: queued, preflight, starting, productive, lost, "
+              "detecting, recovering")
+          .Register(registry);
+  auto& finished =
+      prometheus::BuildCounter()
+          .Name("gantry_goodput_seconds_total")
+          .Help("Wall time of the jobs that ended, by what it went to")
+          .Register(registry);
+  for (size_t i = 0; i < kGoodputSegments; ++i) {
+    const std::string segment(
+        GoodputSegmentName(static_cast<GoodputSegment>(i)));
+    goodput_last_day_[i] = &last_day.Add({{"segment", segment}});
+    goodput_total_[i] = &finished.Add({{"segment", segment}});
+  }
+  ettr_last_day_ =
+      &prometheus::BuildGauge()
+           .Name("gantry_ettr_last_day")
+           .Help(
+               "Effective training time ratio over the last day: productive "
+               "time over the jobs' wall time after they first started")
+           .Register(registry)
+           .Add({});
 }
 
 void ControllerMetrics::JobAdded(JobStatus status) {
@@ -201,6 +228,19 @@ void ControllerMetrics::CountRestart(const std::string& reason) {
 void ControllerMetrics::ObservePreflight(double seconds, size_t swapped) {
   preflight_->Observe(seconds);
   preflight_swapped_->Increment(static_cast<double>(swapped));
+void ControllerMetrics::PublishGoodput(const GoodputTotals& last_day) {
+  for (size_t i = 0; i < kGoodputSegments; ++i) {
+    goodput_last_day_[i]->Set(static_cast<double>(last_day.ms[i]) / 1000.0);
+  }
+  ettr_last_day_->Set(last_day.Ettr());
+}
+
+void ControllerMetrics::CountFinishedGoodput(const GoodputTotals& job) {
+  for (size_t i = 0; i < kGoodputSegments; ++i) {
+    if (job.ms[i] > 0) {
+      goodput_total_[i]->Increment(static_cast<double>(job.ms[i]) / 1000.0);
+    }
+  }
 }
 
 void ControllerMetrics::PublishNodes(const NodeCensus& census) {

@@ -20,6 +20,7 @@
 #include <prometheus/registry.h>
 
 #include "daemon/controller/straggler_metrics.h"
+#include "daemon/controller/goodput.h"
 #include "daemon/scheduler/job_state_machine.h"
 #include "gantry/v1/types.pb.h"
 
@@ -89,6 +90,11 @@ class ControllerMetrics {
   void PublishNodes(const NodeCensus& census);
 
   StragglerMetrics& stragglers() { return stragglers_; }
+  // Goodput (daemon/controller/goodput.h): the last day's split of the
+  // jobs' wall time and its ETTR, replaced; and a job's whole split, added
+  // to the per-segment counters when it ends.
+  void PublishGoodput(const GoodputTotals& last_day);
+  void CountFinishedGoodput(const GoodputTotals& job);
 
  private:
   std::array<prometheus::Gauge*, kJobStatuses> jobs_{};
@@ -101,6 +107,9 @@ class ControllerMetrics {
   StragglerMetrics stragglers_;
   prometheus::Histogram* preflight_ = nullptr;
   prometheus::Counter* preflight_swapped_ = nullptr;
+  std::array<prometheus::Gauge*, kGoodputSegments> goodput_last_day_{};
+  prometheus::Gauge* ettr_last_day_ = nullptr;
+  std::array<prometheus::Counter*, kGoodputSegments> goodput_total_{};
 };
 
 }  // namespace gantry

@@ -110,8 +110,10 @@ void Controller::MarkNodeDown(NodeRuntime& node, const std::string& why) {
     }
     if (PreflightTakesNodeLoss(job, name)) continue;
     job.live_ranks[name] = 0;  // its ranks are lost with it
+    // It failed when it was last heard from.
     FailJob(job, FailureKind::kNodeFault, 0, 0, false,
-            absl::StrCat("node ", name, " is down: ", why));
+            absl::StrCat("node ", name, " is down: ", why),
+            node.record.last_seen_ms());
     ReleaseNodeShare(job, name);
   }
 }

@@ -123,6 +123,8 @@ absl::StatusOr<v1::GetJobResponse> Controller::GetJob(
     *response.mutable_job() = std::move(**retired);
   }
   job_id = response.job().id();
+  *response.mutable_job()->mutable_goodput() =
+      ToProto(SumTimeline(GoodputTimeline(response.job(), clock_.NowMs())));
   response.mutable_job()->mutable_spec()->clear_environment();
   // Others see a job as squeue shows it, not what it runs.
   if (!caller.MayManage(response.job().uid())) {

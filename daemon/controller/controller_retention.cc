@@ -82,6 +82,7 @@ void Controller::RetireFinishedJobs(int64_t now) {
       continue;
     }
     ChargeUsage(job.record, retired_usage_);
+    RetireGoodput(id);
     if (options_.metrics) {
       options_.metrics->JobRetired(FromProto(job.record.state()));
     }
@@ -94,6 +95,9 @@ void Controller::RetireFinishedJobs(int64_t now) {
   }
   if (retired == 0) return;
   batch_.retired_usage = ToRecord(retired_usage_);
+  retired_goodput_.Prune(now);
+  *batch_.retired_usage->mutable_retired_goodput() =
+      retired_goodput_.ToRecord();
   AfterCommit(nullptr);
   log::Debug("finished jobs moved to the history",
              {{"jobs", retired}, {"in_memory", jobs_.size()}});

@@ -108,6 +108,12 @@ v1::ClusterStatusResponse Sample() {
   event->set_detail("heartbeats stopped");
   status.set_job_failures_last_hour(1);
   status.set_restarts_last_hour(1);
+  v1::GoodputSplit& goodput = *status.mutable_goodput_last_day();
+  goodput.set_productive_ms(7'200'000);
+  goodput.set_lost_ms(90'000);
+  goodput.set_detecting_ms(4'000);
+  goodput.set_ettr(0.9872);
+  status.set_goodput_window_seconds(86'400);
   status.set_node_failures_last_hour(1);
   status.set_next_job_id(17);
   return status;
@@ -142,6 +148,8 @@ TEST_CASE("the plain screen shows every topic and no escape codes",
       "             node03 mlx5_1 port 1 DOWN\n",
       "Attention    node04  down              heartbeats stopped\n",
       "             node2   drained (busy)    maintenance\n",
+      "Goodput      last day: ETTR 98.7%: productive 2:00:00, lost 1:30, "
+      "detecting 4.0s\n",
       "Failures     last hour: 1 job failure (1 restarted), 1 node failure\n",
       "             11-14 22:12:20  restarted  job 7 attempt 1 on node01: "
       "NonZeroExitCode, rank 0 on node01 exited with code 3\n",
@@ -256,6 +264,9 @@ TEST_CASE("the JSON document keeps the old keys and adds the new ones",
   CHECK(json["controller"] == "unix:/x.sock");
   CHECK(json["uptime_seconds"] == 3723);
   CHECK(json["next_job_id"] == 17);
+  CHECK(json["goodput_last_day"]["ettr"] == 0.9872);
+  CHECK(json["goodput_last_day"]["lost_seconds"] == 90.0);
+  CHECK(json["goodput_last_day"]["window_seconds"] == 86'400);
   CHECK(json["nodes"]["total"] == 4);
   CHECK(json["nodes"]["up"] == 3);
   CHECK(json["nodes"]["down"] == 1);

@@ -129,6 +129,31 @@ class Harness : public ControllerHarness {
     controller_->OnAgentMessage(agent.link, message);
   }
 
+  void RankStarted(FakeAgent& agent, const v1::LaunchRanks& launch) {
+    v1::AgentMessage message;
+    v1::RankEvent& event = *message.mutable_rank_event();
+    event.set_kind(v1::RankEvent::STARTED);
+    event.mutable_rank()->set_job_id(launch.job_id());
+    event.mutable_rank()->set_attempt(launch.attempt());
+    event.mutable_rank()->set_rank(launch.ranks(0).rank());
+    controller_->OnAgentMessage(agent.link, message);
+    Pump();
+  }
+
+  // gantry progress (empty path) or gantry checkpoint, from the job.
+  void ReportProgress(uint64_t id, const std::string& checkpoint,
+                      int64_t step) {
+    v1::ReportProgressRequest request;
+    request.set_job_id(id);
+    request.set_checkpoint_path(checkpoint);
+    request.set_step(step);
+    std::optional<absl::Status> reported;
+    controller_->ReportProgress(
+        request, kAlice, [&](absl::Status status) { reported = status; });
+    REQUIRE(PumpUntil([&] { return reported.has_value(); }));
+    REQUIRE(reported->ok());
+  }
+
   uint64_t Submit(uint32_t gpus_per_node, uint32_t nodes = 1) {
     v1::SubmitRequest submit;
     v1::JobSpec& spec = *submit.mutable_spec();
@@ -529,6 +554,79 @@ TEST_CASE(
                 r.set_name("evil\x1b[2J");
               }).ok());
   CHECK(h.Job(id).spec().name() == "renamed");
+}
+
+TEST_CASE(
+    "an attempt's goodput times: ranks running, progress, checkpoint, and a "
+    "silent node's last message as the fault",
+    "[controller][component][goodput]") {
+  Harness h;
+  FakeAgent n1("n1"), n2("n2");
+  h.Register(n1);
+  h.Register(n2);
+  const uint64_t id = h.Submit(2);
+  REQUIRE(h.PumpUntil([&] {
+    return n1.link->Launches().size() + n2.link->Launches().size() == 1;
+  }));
+  FakeAgent& lost = n1.link->Launches().empty() ? n2 : n1;
+  FakeAgent& alive = &lost == &n1 ? n2 : n1;
+  const v1::LaunchRanks launch = lost.link->Launches().front();
+
+  h.clock_.AdvanceMs(100);
+  const int64_t running_at = h.clock_.NowMs();
+  h.RankStarted(lost, launch);
+  CHECK(h.Job(id).attempts(0).ranks_running_ms() == running_at);
+  h.clock_.AdvanceMs(100);
+  const int64_t progress_at = h.clock_.NowMs();
+  h.ReportProgress(id, "", 1);
+  h.clock_.AdvanceMs(100);
+  const int64_t checkpoint_at = h.clock_.NowMs();
+  h.ReportProgress(id, "/ck/step2", 2);
+  h.clock_.AdvanceMs(100);
+  h.ReportProgress(id, "", 3);  // progress again: the first one stays
+  h.clock_.AdvanceMs(200);
+  const int64_t last_heard = h.clock_.NowMs();
+  h.Heartbeat(lost);
+  {
+    const v1::AttemptRecord attempt = h.Job(id).attempts(0);
+    CHECK(attempt.first_progress_ms() == progress_at);
+    CHECK(attempt.last_checkpoint_ms() == checkpoint_at);
+    CHECK(attempt.fault_time_ms() == 0);
+  }
+
+  REQUIRE(h.Tick(
+      30, [&] { return !alive.link->Launches().empty(); },
+      [&] { h.Heartbeat(alive); }));
+  const v1::JobRecord job = h.Job(id);
+  REQUIRE(job.attempts_size() == 2);
+  const v1::AttemptRecord& failed = job.attempts(0);
+  CHECK(failed.node_fault());
+  CHECK(failed.fault_time_ms() == last_heard);
+  CHECK(failed.end_time_ms() - failed.fault_time_ms() >=
+        h.options_.node_timeout_ms);
+  CHECK(job.attempts(1).ranks_running_ms() == 0);
+  // The reply carries the split: the work after the checkpoint was lost,
+  // the node's silence was detection.
+  const v1::GoodputSplit& split = job.goodput();
+  CHECK(split.starting_ms() == progress_at - failed.start_time_ms());
+  CHECK(split.productive_ms() == checkpoint_at - progress_at);
+  CHECK(split.lost_ms() == last_heard - checkpoint_at);
+  CHECK(split.detecting_ms() == failed.end_time_ms() - last_heard);
+  CHECK(split.queued_ms() + split.starting_ms() + split.productive_ms() +
+            split.lost_ms() + split.detecting_ms() + split.recovering_ms() +
+            split.preflight_ms() ==
+        h.clock_.NowMs() - job.submit_time_ms());
+  // `gantry status` counts it in the last day, also after a restart.
+  h.Pump();
+  const v1::ClusterStatusResponse before = h.controller_->ClusterStatus();
+  CHECK(before.goodput_last_day().lost_ms() == split.lost_ms());
+  CHECK(before.goodput_last_day().detecting_ms() == split.detecting_ms());
+  h.StopController();
+  h.StartController();
+  const v1::ClusterStatusResponse after = h.controller_->ClusterStatus();
+  CHECK(after.goodput_last_day().lost_ms() == split.lost_ms());
+  CHECK(after.goodput_last_day().detecting_ms() == split.detecting_ms());
+  CHECK(after.ettr_last_day() > 0);
 }
 
 }  // namespace

@@ -114,5 +114,35 @@ TEST_CASE("a scrape sees job counts follow the state changes", "[metrics]") {
   CHECK(Sample(registry, "gantry_gpus", "state", "idle") == 0.0);
 }
 
+TEST_CASE("the last day's goodput replaces its gauges; ended jobs add up",
+          "[metrics]") {
+  prometheus::Registry registry;
+  ControllerMetrics metrics(registry);
+  GoodputTotals day;
+  day[GoodputSegment::kQueued] = 10'000;
+  day[GoodputSegment::kProductive] = 9'000;
+  day[GoodputSegment::kLost] = 1'000;
+  metrics.PublishGoodput(day);
+  day[GoodputSegment::kLost] = 500;
+  metrics.PublishGoodput(day);
+  CHECK(Sample(registry, "gantry_goodput_last_day_seconds", "segment",
+               "lost") == 0.5);
+  CHECK(Sample(registry, "gantry_goodput_last_day_seconds", "segment",
+               "recovering") == 0.0);
+  double ettr = -1;
+  for (const prometheus::MetricFamily& family : registry.Collect()) {
+    if (family.name == "gantry_ettr_last_day") {
+      ettr = family.metric.at(0).gauge.value;
+    }
+  }
+  CHECK(ettr == Approx(9.0 / 9.5));
+  metrics.CountFinishedGoodput(day);
+  metrics.CountFinishedGoodput(day);
+  CHECK(Sample(registry, "gantry_goodput_seconds_total", "segment",
+               "productive") == 18.0);
+  CHECK(Sample(registry, "gantry_goodput_seconds_total", "segment",
+               "detecting") == 0.0);
+}
+
 }  // namespace
 }  // namespace gantry
