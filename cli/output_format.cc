@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "cli/preflight_view.h"
 #include "cli/goodput_view.h"
+#include "cli/preflight_view.h"
 #include "common/cluster_name.h"
 #include "common/hostlist.h"
 #include "common/option_values.h"

@@ -64,8 +64,8 @@
 #include "daemon/controller/caller.h"
 #include "daemon/controller/commit_latencies.h"
 #include "daemon/controller/controller_statistics.h"
-#include "daemon/controller/job_progress.h"
 #include "daemon/controller/goodput_ledger.h"
+#include "daemon/controller/job_progress.h"
 #include "daemon/controller/node_event_log.h"
 #include "daemon/controller/preflight_rounds.h"
 #include "daemon/controller/recent_environments.h"
@@ -682,7 +682,7 @@ class Controller {
   // restarted controller hears it again within a heartbeat).
   std::map<uint64_t, JobProgress> progress_;
   int64_t next_straggler_check_ms_ = 0;
-  PreflightRounds preflights_;       // in memory (preflight_rounds.h)
+  PreflightRounds preflights_;  // in memory (preflight_rounds.h)
   // The last day's goodput (controller_goodput.cc): of the jobs in jobs_,
   // and of those retired from it (stored with retired_usage_).
   GoodputTracker goodput_;

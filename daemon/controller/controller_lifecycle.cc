@@ -394,8 +394,7 @@ void Controller::ReportProgress(const v1::ReportProgressRequest& request,
   // the kill grace): a rank that saves its state then reports the
   // checkpoint the restart resumes from, which waits for them (Gate).
   const bool stopping = job.record.state() == v1::PENDING &&
-                        job.record.attempt() > 0 &&
-                        !job.occupied_nodes.empty();
+                        job.record.attempt() > 0 && !job.occupied_nodes.empty();
   if (job.record.state() != v1::RUNNING && !stopping) {
     done(absl::FailedPreconditionError(
         absl::StrCat("job ", request.job_id(), " is not running")));

@@ -228,6 +228,8 @@ void ControllerMetrics::CountRestart(const std::string& reason) {
 void ControllerMetrics::ObservePreflight(double seconds, size_t swapped) {
   preflight_->Observe(seconds);
   preflight_swapped_->Increment(static_cast<double>(swapped));
+}
+
 void ControllerMetrics::PublishGoodput(const GoodputTotals& last_day) {
   for (size_t i = 0; i < kGoodputSegments; ++i) {
     goodput_last_day_[i]->Set(static_cast<double>(last_day.ms[i]) / 1000.0);

@@ -19,8 +19,8 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
-#include "daemon/controller/straggler_metrics.h"
 #include "daemon/controller/goodput.h"
+#include "daemon/controller/straggler_metrics.h"
 #include "daemon/scheduler/job_state_machine.h"
 #include "gantry/v1/types.pb.h"
 

@@ -54,7 +54,8 @@ void Controller::RecordRankProgress(const std::string& node,
       entry->second = JobProgress(job.record.attempt());
     }
     if (entry->second.RecordNode(node, report.progress(), now)) {
-      job.record.set_last_progress_ms(now);  // memory is enough, as ever
+      job.record.set_last_progress_ms(now);     // memory is enough, as ever
+      NoteProgress(job, /*checkpoint=*/false);  // the attempt's first
     }
   }
 }

@@ -182,6 +182,7 @@ sleep 60 & wait
         cluster.wait_files([f"ran.{job_id}.1.0", f"ran.{job_id}.1.1"])
         wait_for(lambda: cluster.job(job_id)["latest_checkpoint"]["step"] == 10,
                  10, "the periodic checkpoint")
+        time.sleep(2)  # work after the periodic checkpoint
 
         cluster.kill_agent("node02")
         second = cluster.wait_files([f"ran.{job_id}.2.0", f"ran.{job_id}.2.1"],
@@ -193,6 +194,10 @@ sleep 60 & wait
         self.assertEqual(job["attempts"][1]["resumed_from"], saved)
         for text in second.values():
             self.assertEqual(text.split()[2:], [saved, "77"], text)
+        # The state saved at the fault loses none of the work since the
+        # periodic checkpoint.
+        goodput = cluster.job(job_id)["goodput"]
+        self.assertLess(goodput["lost_seconds"], 0.5, goodput)
         cluster.cli("cancel", str(job_id))
 
     def test_agent_restarted_before_the_timeout_restarts_the_job_uncharged(self):

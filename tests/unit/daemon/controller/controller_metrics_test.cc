@@ -114,7 +114,7 @@ TEST_CASE("a scrape sees job counts follow the state changes", "[metrics]") {
   CHECK(Sample(registry, "gantry_gpus", "state", "idle") == 0.0);
 }
 
-TEST_CASE("the last day's goodput replaces its gauges; ended jobs add up",
+TEST_CASE("the last day's goodput replaces its gauges, and ended jobs add up",
           "[metrics]") {
   prometheus::Registry registry;
   ControllerMetrics metrics(registry);
