@@ -21,24 +21,28 @@ std::string FormatTable(const RunInfo& info,
       c.nodes_per_leaf, c.Leaves(), c.Spines(), info.config.spread_slowdown,
       info.config.time_limit_factor);
   absl::StrAppendFormat(
-      &out, "%-9s %5s %6s %10s %10s %10s %10s %6s %7s %6s %6s %7s %7s %7s\n",
-      "POLICY", "JOBS", "UTIL", "DELAY_MEAN", "DELAY_P50", "DELAY_P99",
-      "JCT_MEAN", "MULTI", "FEWEST", "LEAVES", "BACKF", "CALLS", "WALL_S",
-      "CPU_S");
+      &out,
+      "%-9s %5s %6s %6s %10s %10s %10s %10s %6s %7s %6s %6s %7s %7s %7s\n",
+      "POLICY", "JOBS", "UTIL", "USEFUL", "DELAY_MEAN", "DELAY_P50",
+      "DELAY_P99", "JCT_MEAN", "MULTI", "FEWEST", "LEAVES", "BACKF", "CALLS",
+      "WALL_S", "CPU_S");
   for (const PolicyReport& r : reports) {
     absl::StrAppendFormat(
         &out,
-        "%-9s %5d %6.3f %10.0f %10.0f %10.0f %10.0f %6d %7.3f %6.2f %6d %7d "
-        "%7.2f %7.2f\n",
-        r.policy, r.jobs_run, r.utilization, r.delay_mean_s, r.delay_p50_s,
-        r.delay_p99_s, r.jct_mean_s, r.multi_node_jobs, r.fewest_leaves_share,
-        r.mean_leaves, r.backfilled_jobs, r.schedule_calls, r.wall_s, r.cpu_s);
+        "%-9s %5d %6.3f %6.3f %10.0f %10.0f %10.0f %10.0f %6d %7.3f %6.2f %6d "
+        "%7d %7.2f %7.2f\n",
+        r.policy, r.jobs_run, r.utilization, r.useful_utilization,
+        r.delay_mean_s, r.delay_p50_s, r.delay_p99_s, r.jct_mean_s,
+        r.multi_node_jobs, r.fewest_leaves_share, r.mean_leaves,
+        r.backfilled_jobs, r.schedule_calls, r.wall_s, r.cpu_s);
   }
   int never_fit = reports.empty() ? 0 : reports.front().jobs_never_fit;
   absl::StrAppend(
       &out,
-      "\nUTIL: held GPU-time / (GPUs x busy period, first submit to last end). "
-      "DELAY, JCT in seconds.\nWALL_S, CPU_S: wall and CPU time of each "
+      "\nUTIL: held GPU-time / (GPUs x busy period, first submit to last end), "
+      "slowed-down time included; USEFUL: work at full speed (GPUs asked x "
+      "trace duration) / the same. DELAY, JCT in seconds.\nWALL_S, CPU_S: wall "
+      "and CPU time of each "
       "simulation.\nMULTI: multi-node jobs; FEWEST: share of them "
       "on the fewest possible leaf switches; LEAVES: mean leaf switches per "
       "multi-node job.\n");
@@ -73,6 +77,7 @@ std::string FormatJson(const RunInfo& info,
                         {"jobs_run", r.jobs_run},
                         {"jobs_never_fit", r.jobs_never_fit},
                         {"utilization", r.utilization},
+                        {"useful_utilization", r.useful_utilization},
                         {"busy_period_s", r.busy_period_s},
                         {"delay_mean_s", r.delay_mean_s},
                         {"delay_p50_s", r.delay_p50_s},

@@ -59,7 +59,7 @@ void Summarize(const SimConfig& config, PolicyReport& report,
   report.jobs_run = static_cast<int>(outcomes.size());
   if (outcomes.empty()) return;
   std::vector<double> delays;
-  double held_gpu_ms = 0, jct_sum = 0;
+  double held_gpu_ms = 0, useful_gpu_ms = 0, jct_sum = 0;
   int fewest = 0;
   double leaves_sum = 0;
   for (const JobOutcome& o : outcomes) {
@@ -67,6 +67,7 @@ void Summarize(const SimConfig& config, PolicyReport& report,
     jct_sum += static_cast<double>(o.end_ms - o.submit_ms) / 1000.0;
     held_gpu_ms += static_cast<double>(o.gpus_held) *
                    static_cast<double>(o.end_ms - o.start_ms);
+    useful_gpu_ms += o.useful_gpu_ms;
     if (o.nodes > 1) {
       ++report.multi_node_jobs;
       leaves_sum += o.leaves_used;
@@ -76,9 +77,11 @@ void Summarize(const SimConfig& config, PolicyReport& report,
   const double n = static_cast<double>(outcomes.size());
   const int64_t busy_ms = std::max<int64_t>(1, last_end_ms - first_submit_ms);
   report.busy_period_s = static_cast<double>(busy_ms) / 1000.0;
-  report.utilization =
-      held_gpu_ms / (static_cast<double>(busy_ms) *
-                     static_cast<double>(config.cluster.TotalGpus()));
+  const double capacity_gpu_ms =
+      static_cast<double>(busy_ms) *
+      static_cast<double>(config.cluster.TotalGpus());
+  report.utilization = held_gpu_ms / capacity_gpu_ms;
+  report.useful_utilization = useful_gpu_ms / capacity_gpu_ms;
   double delay_sum = 0;
   for (double d : delays) delay_sum += d;
   report.delay_mean_s = delay_sum / n;
@@ -260,6 +263,8 @@ absl::StatusOr<PolicyReport> Simulate(const std::vector<TraceJob>& trace_jobs,
       o.start_ms = now;
       o.nodes = gang.nodes;
       o.gpus_held = gpus_held;
+      o.useful_gpu_ms =
+          static_cast<double>(job.gpus) * static_cast<double>(job.duration_ms);
       o.leaves_used = static_cast<uint32_t>(leaves.size());
       o.leaves_needed = gang.LeavesNeeded(shape);
       const double slowdown =

@@ -55,6 +55,9 @@ struct JobOutcome {
   int64_t end_ms = 0;
   uint32_t nodes = 0;
   uint32_t gpus_held = 0;  // nodes * GPUs per node as allocated
+  // The job's work at full speed: the GPUs it asked for times the trace's
+  // duration (no spread slowdown).
+  double useful_gpu_ms = 0;
   uint32_t leaves_used = 0;
   uint32_t leaves_needed = 0;
 };
@@ -66,6 +69,10 @@ struct PolicyReport {
   // Held GPU-time / (all GPUs * busy period); busy period = first submit to
   // last completion.
   double utilization = 0;
+  // Work at full speed / (all GPUs * busy period): what the GPUs did,
+  // where `utilization` also counts the time a spread-out gang ran slower
+  // (a worse placement holds GPUs longer and looks busier).
+  double useful_utilization = 0;
   double busy_period_s = 0;
   double delay_mean_s = 0, delay_p50_s = 0, delay_p99_s = 0;
   double jct_mean_s = 0;  // completion - submit

@@ -181,6 +181,7 @@ TEST_CASE("Simulated delays, JCT and utilization match the hand count") {
   CHECK(fifo.jct_mean_s == Approx(135));
   CHECK(fifo.busy_period_s == Approx(220));
   CHECK(fifo.utilization == Approx(1440.0 / (8 * 220)));
+  CHECK(fifo.useful_utilization == Approx(1440.0 / (8 * 220)));
   CHECK(fifo.backfilled_jobs == 0);
   for (const char* name : {"gantry", "backfill"}) {
     INFO(name);
@@ -217,6 +218,7 @@ TEST_CASE("Spreading over more leaves than needed costs run time") {
   CHECK(gantry.fewest_leaves_share == Approx(1));
   CHECK(gantry.jct_mean_s == Approx(100));
   CHECK(gantry.utilization == Approx(1200.0 / (16 * 101)));
+  CHECK(gantry.useful_utilization == Approx(1200.0 / (16 * 101)));
   for (const char* name : {"fifo", "backfill"}) {
     INFO(name);
     const PolicyReport& r = Find(reports, name);
@@ -224,6 +226,10 @@ TEST_CASE("Spreading over more leaves than needed costs run time") {
     CHECK(r.fewest_leaves_share == Approx(0));
     CHECK(r.jct_mean_s == Approx((100 + 150) / 2.0));
     CHECK(r.utilization == Approx(1600.0 / (16 * 151)));
+    // The slowed-down 50 s held 8 GPUs but did no more work: a worse
+    // placement looks busier by UTIL, not by USEFUL.
+    CHECK(r.useful_utilization == Approx(1200.0 / (16 * 151)));
+    CHECK(r.useful_utilization < gantry.useful_utilization);
   }
 }
 
