@@ -133,6 +133,7 @@ int main(int argc, char** argv) {
   info.format = std::string(TraceFormatName(trace->format));
   info.rows_read = static_cast<int>(trace->jobs.size());
   info.skipped_rows = trace->skipped_rows;
+  info.cpu_only_rows = trace->cpu_only_rows;
   info.config = config;
   const std::vector<TraceJob> jobs =
       SelectWindow(std::move(trace->jobs), start_s, span_s, limit);

@@ -14,6 +14,7 @@ struct RunInfo {
   std::string format;
   int rows_read = 0;       // jobs parsed from the file
   int skipped_rows = 0;    // malformed rows
+  int cpu_only_rows = 0;   // 0-GPU rows, left out by rule
   int jobs_in_window = 0;  // after --start/--span/--limit
   SimConfig config;
 };

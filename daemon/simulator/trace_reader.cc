@@ -109,7 +109,8 @@ std::string ParseRow(TraceFormat format, const Columns& columns,
     return absl::StrCat("bad duration \"", std::string(duration), "\"");
   }
   const std::string_view gpus = cells[columns.gpus];
-  if (!ParseNumber(gpus, &job->gpus) || job->gpus == 0) {
+  // 0 parses: a CPU-only job, which the caller leaves out by rule.
+  if (!ParseNumber(gpus, &job->gpus)) {
     return absl::StrCat("bad GPU count \"", std::string(gpus), "\"");
   }
   job->user = columns.user >= 0 ? std::string(cells[columns.user]) : "";
@@ -223,6 +224,13 @@ absl::StatusOr<Trace> ParseTrace(std::string_view text, TraceFormat format,
       if (trace.skipped_rows++ == 0) {
         trace.first_skip = absl::StrCat("line ", job.line, ": ", why);
       }
+      continue;
+    }
+    // The simulator places GPUs; CPU-only jobs (real rows of the Philly
+    // and Alibaba traces) take none and are left out by rule, counted
+    // apart from malformed rows.
+    if (job.gpus == 0) {
+      ++trace.cpu_only_rows;
       continue;
     }
     job.id = JobId(trace.jobs.size() + 1);

@@ -41,7 +41,8 @@ struct Trace {
   TraceFormat format = TraceFormat::kAuto;  // the one used
   std::vector<TraceJob> jobs;               // in file order
   int skipped_rows = 0;                     // malformed rows left out
-  std::string first_skip;                   // "line 17: <why>", if any
+  int cpu_only_rows = 0;   // well-formed rows of 0 GPUs, left out by rule
+  std::string first_skip;  // "line 17: <why>", if any
 };
 
 // "philly", "tiresias" or "auto" (kAuto). INVALID_ARGUMENT otherwise.

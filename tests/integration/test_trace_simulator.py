@@ -98,10 +98,12 @@ class TraceSimulatorTest(unittest.TestCase):
                         "2017-10-09 07:03:55,30,2,60,b\n"
                         "2017-10-09 07:04:55,30,0,0,b\n")
             result = run_sim("--trace", path, "--nodes", "2", "--json")
-            self.assertIn("skipped 3 malformed rows; first: line 3: bad "
+            self.assertIn("skipped 2 malformed rows; first: line 3: bad "
                           "duration", result.stderr)
             report = json.loads(result.stdout)
-            self.assertEqual(report["skipped_rows"], 3)
+            self.assertEqual(report["skipped_rows"], 2)
+            # The 0-GPU row is a CPU job, left out by rule, not malformed.
+            self.assertEqual(report["cpu_only_rows"], 1)
             self.assertEqual([p["jobs_run"] for p in report["policies"]],
                              [2, 2, 2])
 

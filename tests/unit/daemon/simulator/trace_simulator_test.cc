@@ -63,16 +63,33 @@ TEST_CASE("Malformed trace rows are skipped and counted, the rest is read") {
       "2017-10-09 07:01:55,66.0,1\n"         // line 3: too few columns
       "2017-13-09 07:01:55,66.0,1,66.0,a\n"  // bad month
       "2017-10-09 07:01:55,-5,1,66.0,a\n"    // negative duration
-      "2017-10-09 07:01:55,66.0,0,66.0,a\n"  // no GPUs
+      "2017-10-09 07:01:55,66.0,x,66.0,a\n"  // bad GPU count
       "2017-10-09 07:01:55,abc,1,66.0,a\n"   // not a number
       "2017-10-09 07:02:00,10,2,20,b\n",
       TraceFormat::kAuto, "t");
   REQUIRE(trace.ok());
   CHECK(trace->jobs.size() == 2);
   CHECK(trace->skipped_rows == 5);
+  CHECK(trace->cpu_only_rows == 0);
   CHECK(trace->first_skip == "line 3: expected 5 columns, found 3");
   CHECK(trace->jobs[1].id == JobId(2));
   CHECK(trace->jobs[1].line == 8);
+}
+
+TEST_CASE("CPU-only rows are left out by rule, not counted as malformed") {
+  absl::StatusOr<Trace> trace = ParseTrace(
+      "timestamp,duration,num_gpus,gpu_time,cluster\n"
+      "2017-10-09 07:01:55,66.0,0,0,a\n"
+      "2017-10-09 07:02:00,10,2,20,b\n"
+      "2017-10-09 07:03:00,10,0,0,b\n",
+      TraceFormat::kAuto, "t");
+  REQUIRE(trace.ok());
+  REQUIRE(trace->jobs.size() == 1);
+  CHECK(trace->jobs[0].id == JobId(1));
+  CHECK(trace->jobs[0].line == 3);
+  CHECK(trace->skipped_rows == 0);
+  CHECK(trace->first_skip.empty());
+  CHECK(trace->cpu_only_rows == 2);
 }
 
 TEST_CASE("Tiresias traces are detected by header, columns found by name") {
