@@ -290,6 +290,32 @@ TEST_CASE(
   CHECK(job.attempts(1).nodes(0) == alive.name);
 }
 
+// A 2-node job (one GPU a node) on n1 and n2, and n3 registered once it
+// runs, a spare; then n1 falls silent until it is found down while n2 and n3
+// keep beating. Returns the job's id.
+uint64_t LoseOneNodeOfTwo(Harness& h, FakeAgent& n1, FakeAgent& n2,
+                          FakeAgent& n3) {
+  h.Register(n1);
+  h.Register(n2);
+  const uint64_t id = h.Submit(/*gpus_per_node=*/1, /*nodes=*/2);
+  REQUIRE(h.PumpUntil([&] { return h.Job(id).state() == v1::RUNNING; }));
+  h.Register(n3);
+  REQUIRE(h.Tick(
+      30, [&] { return h.Node("n1").state() == v1::NODE_DOWN; },
+      [&] {
+        h.Heartbeat(n2);
+        h.Heartbeat(n3);
+      }));
+  return id;
+}
+
+std::vector<std::string> SortedNodes(const v1::AttemptRecord& attempt) {
+  std::vector<std::string> nodes(attempt.nodes().begin(),
+                                 attempt.nodes().end());
+  std::sort(nodes.begin(), nodes.end());
+  return nodes;
+}
+
 TEST_CASE(
     "after a node fault the restart waits for the attempt's other nodes to "
     "be heard from once the fault has settled, and probes them",
@@ -300,19 +326,9 @@ TEST_CASE(
   options.node_fault_settle_ms = 3000;
   Harness h(options);
   FakeAgent n1("n1"), n2("n2"), n3("n3");
-  h.Register(n1);
-  h.Register(n2);
-  const uint64_t id = h.Submit(/*gpus_per_node=*/1, /*nodes=*/2);
-  REQUIRE(h.PumpUntil([&] { return h.Job(id).state() == v1::RUNNING; }));
-  h.Register(n3);  // a spare, free once the job runs
-  // n1 falls silent and is found down; n2 says nothing after that either
-  // (it may be failing too, not yet found).
-  REQUIRE(h.Tick(
-      30, [&] { return h.Node("n1").state() == v1::NODE_DOWN; },
-      [&] {
-        h.Heartbeat(n2);
-        h.Heartbeat(n3);
-      }));
+  // n2 says nothing after n1 is found down (it may be failing too, not yet
+  // found).
+  const uint64_t id = LoseOneNodeOfTwo(h, n1, n2, n3);
   // n2's rank of the failed attempt ends (killed), in the same instant as
   // the fault: its share is free, but n2 is not heard from after the fault.
   REQUIRE_FALSE(n2.link->Launches().empty());
@@ -339,10 +355,7 @@ TEST_CASE(
   REQUIRE(h.PumpUntil([&] { return h.Job(id).state() == v1::RUNNING; }));
   const v1::JobRecord job = h.Job(id);
   CHECK(job.attempt() == 2);
-  std::vector<std::string> nodes(job.attempts(1).nodes().begin(),
-                                 job.attempts(1).nodes().end());
-  std::sort(nodes.begin(), nodes.end());
-  CHECK(nodes == std::vector<std::string>{"n2", "n3"});
+  CHECK(SortedNodes(job.attempts(1)) == std::vector<std::string>{"n2", "n3"});
 }
 
 TEST_CASE(
@@ -353,27 +366,14 @@ TEST_CASE(
   options.heartbeat_interval_ms = 200;
   Harness h(options);
   FakeAgent n1("n1"), n2("n2"), n3("n3");
-  h.Register(n1);
-  h.Register(n2);
-  const uint64_t id = h.Submit(/*gpus_per_node=*/1, /*nodes=*/2);
-  REQUIRE(h.PumpUntil([&] { return h.Job(id).state() == v1::RUNNING; }));
-  h.Register(n3);
   // n1 went silent a node timeout ago; n2 kept beating well after that
   // plus the settle time: it is alive, no need to wait or probe.
-  REQUIRE(h.Tick(
-      30, [&] { return h.Node("n1").state() == v1::NODE_DOWN; },
-      [&] {
-        h.Heartbeat(n2);
-        h.Heartbeat(n3);
-      }));
+  const uint64_t id = LoseOneNodeOfTwo(h, n1, n2, n3);
   h.RankExited(n2, n2.link->Launches().front(), 143);
   REQUIRE(h.PumpUntil([&] { return h.Job(id).state() == v1::RUNNING; }));
   CHECK(n2.link->Probes() == 0);
-  const v1::JobRecord job = h.Job(id);
-  std::vector<std::string> nodes(job.attempts(1).nodes().begin(),
-                                 job.attempts(1).nodes().end());
-  std::sort(nodes.begin(), nodes.end());
-  CHECK(nodes == std::vector<std::string>{"n2", "n3"});
+  CHECK(SortedNodes(h.Job(id).attempts(1)) ==
+        std::vector<std::string>{"n2", "n3"});
 }
 
 TEST_CASE(
