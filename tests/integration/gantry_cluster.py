@@ -98,11 +98,34 @@ def shared_data(*parts):
     return os.path.join(root, *parts)
 
 
+# A real 4-GPU server (NVIDIA H100, many CPUs) as hwloc saw it, and the PCI
+# bus ids of its GPUs.
+H100_XML = shared_data("hwloc", "dell-xe8640-4xH100-ndr.flux-ipa20.v2.xml")
+H100_GPUS = ["0000:4e:00.0", "0000:5f:00.0", "0000:cb:00.0", "0000:db:00.0"]
+
+
 def gpu_node_agent_args(*names):
-    """Agent arguments that make each named node a 4-GPU server (NVIDIA
-    H100, many CPUs), from a real server's hwloc XML in ../shared/data."""
-    xml = shared_data("hwloc", "dell-xe8640-4xH100-ndr.flux-ipa20.v2.xml")
-    return {name: ["--hwloc-xml", xml] for name in names}
+    """Agent arguments that make each named node a 4-GPU server (H100_XML)."""
+    return {name: ["--hwloc-xml", H100_XML] for name in names}
+
+
+def h100_node_with_fake_sysfs(cluster, name):
+    """Makes the agent `name` of `cluster` (before it starts) the H100
+    server whose GPUs sit on the PCI bus of a fake sysfs tree of its own
+    (--sysfs-root), so that a test can pull one (pull_gpu). Returns the
+    tree's root."""
+    root = os.path.join(cluster.dir, f"sysfs-{name}")
+    for bus_id in H100_GPUS:
+        os.makedirs(os.path.join(root, "bus", "pci", "devices", bus_id))
+    cluster.agent_args[name] = ["--hwloc-xml", H100_XML, "--sysfs-root", root]
+    return root
+
+
+def pull_gpu(sysfs_root, index):
+    """Takes GPU `index` of H100_GPUS off the fake PCI bus at sysfs_root,
+    as if it had died."""
+    os.rmdir(os.path.join(sysfs_root, "bus", "pci", "devices",
+                          H100_GPUS[index]))
 
 
 def main():

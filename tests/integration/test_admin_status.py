@@ -12,11 +12,10 @@ import os
 import pty
 import subprocess
 
-from gantry_cluster import (ClusterTestCase, GantryCluster, build_dir, main,
-                            shared_data, wait_for)
+from gantry_cluster import (H100_XML, ClusterTestCase, GantryCluster,
+                            build_dir, h100_node_with_fake_sysfs, main,
+                            pull_gpu, wait_for)
 
-H100_XML = shared_data("hwloc", "dell-xe8640-4xH100-ndr.flux-ipa20.v2.xml")
-H100_GPUS = ["0000:4e:00.0", "0000:5f:00.0", "0000:cb:00.0", "0000:db:00.0"]
 ESCAPE = "\x1b["
 
 
@@ -55,12 +54,7 @@ class AdminStatusTest(ClusterTestCase):
         self.addCleanup(cluster.stop_processes)
         self.sysfs = {}
         for name in ("node01", "node02"):
-            root = os.path.join(cluster.dir, f"sysfs-{name}")
-            for bus_id in H100_GPUS:
-                os.makedirs(os.path.join(root, "bus", "pci", "devices", bus_id))
-            self.sysfs[name] = root
-            cluster.agent_args[name] = ["--hwloc-xml", H100_XML,
-                                        "--sysfs-root", root]
+            self.sysfs[name] = h100_node_with_fake_sysfs(cluster, name)
         return cluster.start()
 
     def status_text(self, cluster, *args, env=None):
@@ -166,8 +160,7 @@ class AdminStatusTest(ClusterTestCase):
         # A GPU vanishes under the running job: its node is degraded, the
         # job restarted; with the other node drained it waits, and runs
         # again once the admin resumes that node.
-        os.rmdir(os.path.join(self.sysfs[busy], "bus", "pci", "devices",
-                              H100_GPUS[3]))
+        pull_gpu(self.sysfs[busy], 3)
         wait_for(lambda: c.nodes()[busy]["health_problems"], 10,
                  f"{busy} to report the lost GPU")
         status = wait_for(

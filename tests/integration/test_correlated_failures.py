@@ -26,8 +26,9 @@ import signal
 import time
 
 import gantry_cluster
-from gantry_cluster import (WAIT_FOR_FILE, ClusterTestCase, GantryCluster,
-                            expand_hostlist, shared_data, wait_for)
+from gantry_cluster import (H100_XML, WAIT_FOR_FILE, ClusterTestCase,
+                            GantryCluster, expand_hostlist,
+                            h100_node_with_fake_sysfs, pull_gpu, wait_for)
 
 STEADY, FROZEN, KILLED, SPARES = 56, 4, 4, 16
 
@@ -82,9 +83,6 @@ def correlated_failure_round(cluster):
     return job, time.monotonic() - failed_at, names(STEADY + 1, FROZEN + KILLED)
 
 
-H100_XML = shared_data("hwloc", "dell-xe8640-4xH100-ndr.flux-ipa20.v2.xml")
-H100_GPUS = ["0000:4e:00.0", "0000:5f:00.0", "0000:cb:00.0", "0000:db:00.0"]
-
 # Each rank says where it runs, per attempt, then waits for `release`.
 RANK_SCRIPT = """#!/bin/bash
 """ + WAIT_FOR_FILE + """
@@ -104,12 +102,7 @@ def real_agent_cluster(job_nodes, spares, **options):
     cluster.sysfs = {}
     for i in range(1, total + 1):
         name = GantryCluster.node_name(i)
-        root = os.path.join(cluster.dir, f"sysfs-{name}")
-        for bus_id in H100_GPUS:
-            os.makedirs(os.path.join(root, "bus", "pci", "devices", bus_id))
-        cluster.sysfs[name] = root
-        cluster.agent_args[name] = ["--hwloc-xml", H100_XML,
-                                    "--sysfs-root", root]
+        cluster.sysfs[name] = h100_node_with_fake_sysfs(cluster, name)
     return cluster
 
 
@@ -142,8 +135,7 @@ def real_agent_failure_round(cluster, job_nodes, failures):
         elif how == "freeze":
             cluster.signal_agent(name, signal.SIGSTOP)
         else:
-            os.rmdir(os.path.join(cluster.sysfs[name], "bus", "pci",
-                                  "devices", H100_GPUS[1]))
+            pull_gpu(cluster.sysfs[name], 1)
     failed_at = time.monotonic()
 
     def running_again():

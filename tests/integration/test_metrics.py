@@ -18,10 +18,9 @@ import urllib.parse
 import urllib.request
 
 import gantry_cluster
-from gantry_cluster import ClusterTestCase, GantryCluster, shared_data, wait_for
+from gantry_cluster import (H100_GPUS, H100_XML, ClusterTestCase,
+                            GantryCluster, h100_node_with_fake_sysfs, wait_for)
 
-H100_XML = shared_data("hwloc", "dell-xe8640-4xH100-ndr.flux-ipa20.v2.xml")
-H100_GPUS = ["0000:4e:00.0", "0000:5f:00.0", "0000:cb:00.0", "0000:db:00.0"]
 
 PROMTOOL = "/usr/bin/promtool"
 PROMETHEUS = "/usr/bin/prometheus"
@@ -72,11 +71,7 @@ class MetricsTest(ClusterTestCase):
             if os.path.exists(H100_XML):
                 cls.gpus_per_node = len(H100_GPUS)
                 for name in ("node01", "node02"):
-                    root = os.path.join(cluster.dir, f"sysfs-{name}")
-                    for bus_id in H100_GPUS:
-                        os.makedirs(os.path.join(root, "bus", "pci", "devices", bus_id))
-                    cluster.agent_args[name] = ["--hwloc-xml", H100_XML,
-                                                "--sysfs-root", root]
+                    h100_node_with_fake_sysfs(cluster, name)
             cluster.start()
             cls.cluster = cluster
             gpus = ["--gpus-per-node=2"] if cls.gpus_per_node else []

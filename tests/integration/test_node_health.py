@@ -6,12 +6,9 @@ The agent describes a real 4xH100 server from its hwloc XML and looks its
 GPUs up in a fake sysfs tree (--sysfs-root), so the test can pull a GPU."""
 import os
 
-from gantry_cluster import (ClusterTestCase, GantryCluster, main, shared_data,
+from gantry_cluster import (H100_XML, ClusterTestCase, GantryCluster,
+                            h100_node_with_fake_sysfs, main, pull_gpu,
                             wait_for)
-
-H100_XML = shared_data("hwloc", "dell-xe8640-4xH100-ndr.flux-ipa20.v2.xml")
-H100_GPUS = ["0000:4e:00.0", "0000:5f:00.0", "0000:cb:00.0", "0000:db:00.0"]
-
 
 class NodeHealthTest(ClusterTestCase):
 
@@ -21,13 +18,8 @@ class NodeHealthTest(ClusterTestCase):
         cluster = GantryCluster(agents=2, label=self.id())
         self._clusters.append(cluster)
         self.addCleanup(cluster.stop_processes)
-        sysfs = {}
-        for name in ("node01", "node02"):
-            root = os.path.join(cluster.dir, f"sysfs-{name}")
-            for bus_id in H100_GPUS:
-                os.makedirs(os.path.join(root, "bus", "pci", "devices", bus_id))
-            sysfs[name] = root
-            cluster.agent_args[name] = ["--hwloc-xml", H100_XML, "--sysfs-root", root]
+        sysfs = {name: h100_node_with_fake_sysfs(cluster, name)
+                 for name in ("node01", "node02")}
         cluster.start()
         self.assertEqual(len(cluster.nodes()["node01"]["gpus"]), 4)
 
@@ -37,7 +29,7 @@ class NodeHealthTest(ClusterTestCase):
         job_id = cluster.submit(script, "--gpus-per-node=4")
         job = cluster.wait_job(job_id, "RUNNING")
         first = job["nodelist"]
-        os.rmdir(os.path.join(sysfs[first], "bus", "pci", "devices", H100_GPUS[2]))
+        pull_gpu(sysfs[first], 2)
 
         wait_for(lambda: cluster.nodes()[first]["health_problems"], 10,
                  f"{first} to report the lost GPU")
