@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "absl/strings/match.h"
+#include "daemon/scheduler/single_node_fit.h"
 
 namespace gantry::scheduler_internal {
 
@@ -477,6 +478,14 @@ Placement Placer::PlaceByTopology(const PlacementRequest& request,
   }
   if (total < need) return {};
   const std::vector<std::vector<std::size_t>>& fitting = *by_leaf;
+  if (need == 1) {  // no switch to share: best fit over all leaves
+    Placement placement;
+    placement.outcome = PlacementOutcome::kPlaced;
+    placement.leaf_switches = 1;
+    placement.nodes.push_back(TightestSingleNode(fitting, touched_leaves_, free,
+                                                 nodes_, job.is_restart));
+    return placement;
+  }
 
   std::vector<uint32_t>& leaves = touched_leaves_;
   const uint32_t limit = request.enforce_switch_limit ? job.max_switches : 0;

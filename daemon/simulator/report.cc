@@ -23,19 +23,21 @@ std::string FormatTable(const RunInfo& info,
       info.config.spread_slowdown, info.config.time_limit_factor);
   absl::StrAppendFormat(
       &out,
-      "%-9s %5s %6s %6s %10s %10s %10s %10s %6s %7s %6s %6s %7s %7s %7s\n",
+      "%-9s %5s %6s %6s %10s %10s %10s %10s %10s %6s %7s %6s %11s %6s %7s %7s "
+      "%7s\n",
       "POLICY", "JOBS", "UTIL", "USEFUL", "DELAY_MEAN", "DELAY_P50",
-      "DELAY_P99", "JCT_MEAN", "MULTI", "FEWEST", "LEAVES", "BACKF", "CALLS",
-      "WALL_S", "CPU_S");
+      "DELAY_P99", "JCT_MEAN", "JCT_P99", "MULTI", "FEWEST", "LEAVES",
+      "MULTI_DELAY", "BACKF", "CALLS", "WALL_S", "CPU_S");
   for (const PolicyReport& r : reports) {
     absl::StrAppendFormat(
         &out,
-        "%-9s %5d %6.3f %6.3f %10.0f %10.0f %10.0f %10.0f %6d %7.3f %6.2f %6d "
-        "%7d %7.2f %7.2f\n",
+        "%-9s %5d %6.3f %6.3f %10.0f %10.0f %10.0f %10.0f %10.0f %6d %7.3f "
+        "%6.2f %11.0f %6d %7d %7.2f %7.2f\n",
         r.policy, r.jobs_run, r.utilization, r.useful_utilization,
-        r.delay_mean_s, r.delay_p50_s, r.delay_p99_s, r.jct_mean_s,
+        r.delay_mean_s, r.delay_p50_s, r.delay_p99_s, r.jct_mean_s, r.jct_p99_s,
         r.multi_node_jobs, r.fewest_leaves_share, r.mean_leaves,
-        r.backfilled_jobs, r.schedule_calls, r.wall_s, r.cpu_s);
+        r.multi_delay_mean_s, r.backfilled_jobs, r.schedule_calls, r.wall_s,
+        r.cpu_s);
   }
   int never_fit = reports.empty() ? 0 : reports.front().jobs_never_fit;
   absl::StrAppend(
@@ -46,7 +48,7 @@ std::string FormatTable(const RunInfo& info,
       "and CPU time of each "
       "simulation.\nMULTI: multi-node jobs; FEWEST: share of them "
       "on the fewest possible leaf switches; LEAVES: mean leaf switches per "
-      "multi-node job.\n");
+      "multi-node job; MULTI_DELAY: their mean queueing delay.\n");
   if (never_fit > 0) {
     absl::StrAppend(&out, never_fit,
                     " job(s) need more GPUs than the cluster has and were not "
@@ -85,9 +87,11 @@ std::string FormatJson(const RunInfo& info,
                         {"delay_p50_s", r.delay_p50_s},
                         {"delay_p99_s", r.delay_p99_s},
                         {"jct_mean_s", r.jct_mean_s},
+                        {"jct_p99_s", r.jct_p99_s},
                         {"multi_node_jobs", r.multi_node_jobs},
                         {"fewest_leaves_share", r.fewest_leaves_share},
                         {"mean_leaves", r.mean_leaves},
+                        {"multi_delay_mean_s", r.multi_delay_mean_s},
                         {"backfilled_jobs", r.backfilled_jobs},
                         {"schedule_calls", r.schedule_calls},
                         {"wall_s", r.wall_s},

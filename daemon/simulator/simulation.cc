@@ -58,19 +58,22 @@ void Summarize(const SimConfig& config, PolicyReport& report,
   const auto& outcomes = report.outcomes;
   report.jobs_run = static_cast<int>(outcomes.size());
   if (outcomes.empty()) return;
-  std::vector<double> delays;
+  std::vector<double> delays, jcts;
+  double multi_delay_sum = 0;
   double held_gpu_ms = 0, useful_gpu_ms = 0, jct_sum = 0;
   int fewest = 0;
   double leaves_sum = 0;
   for (const JobOutcome& o : outcomes) {
     delays.push_back(static_cast<double>(o.start_ms - o.submit_ms) / 1000.0);
-    jct_sum += static_cast<double>(o.end_ms - o.submit_ms) / 1000.0;
+    jcts.push_back(static_cast<double>(o.end_ms - o.submit_ms) / 1000.0);
+    jct_sum += jcts.back();
     held_gpu_ms += static_cast<double>(o.gpus_held) *
                    static_cast<double>(o.end_ms - o.start_ms);
     useful_gpu_ms += o.useful_gpu_ms;
     if (o.nodes > 1) {
       ++report.multi_node_jobs;
       leaves_sum += o.leaves_used;
+      multi_delay_sum += delays.back();
       if (o.leaves_used <= o.leaves_needed) ++fewest;
     }
   }
@@ -88,10 +91,12 @@ void Summarize(const SimConfig& config, PolicyReport& report,
   report.delay_p50_s = Percentile(delays, 0.50);
   report.delay_p99_s = Percentile(delays, 0.99);
   report.jct_mean_s = jct_sum / n;
+  report.jct_p99_s = Percentile(std::move(jcts), 0.99);
   if (report.multi_node_jobs > 0) {
     report.fewest_leaves_share =
         fewest / static_cast<double>(report.multi_node_jobs);
     report.mean_leaves = leaves_sum / report.multi_node_jobs;
+    report.multi_delay_mean_s = multi_delay_sum / report.multi_node_jobs;
   }
 }
 

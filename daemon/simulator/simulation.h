@@ -75,10 +75,11 @@ struct PolicyReport {
   double useful_utilization = 0;
   double busy_period_s = 0;
   double delay_mean_s = 0, delay_p50_s = 0, delay_p99_s = 0;
-  double jct_mean_s = 0;  // completion - submit
+  double jct_mean_s = 0, jct_p99_s = 0;  // completion - submit
   int multi_node_jobs = 0;
   double fewest_leaves_share = 0;  // of multi-node jobs; 0 when none
   double mean_leaves = 0;          // per multi-node job; 0 when none
+  double multi_delay_mean_s = 0;   // of multi-node jobs; 0 when none
   int backfilled_jobs = 0;
   int64_t schedule_calls = 0;
   double wall_s = 0;                 // set by the caller that timed the run

@@ -77,7 +77,8 @@ class TraceSimulatorTest(unittest.TestCase):
         for policy in POLICIES:
             self.assertRegex(table, rf"(?m)^{policy}\s+60\s")
         for column in ("UTIL", "DELAY_MEAN", "DELAY_P50", "DELAY_P99",
-                       "JCT_MEAN", "FEWEST", "LEAVES", "WALL_S"):
+                       "JCT_MEAN", "JCT_P99", "FEWEST", "LEAVES",
+                       "MULTI_DELAY", "WALL_S"):
             self.assertIn(column, table)
         report = json.loads(run_sim("--trace", path, "--nodes", "4",
                                     "--gpus-per-node", "4", "--json").stdout)

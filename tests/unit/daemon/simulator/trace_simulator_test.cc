@@ -196,6 +196,8 @@ TEST_CASE("Simulated delays, JCT and utilization match the hand count") {
   CHECK(fifo.delay_p50_s == Approx(0));
   CHECK(fifo.delay_p99_s == Approx(180));
   CHECK(fifo.jct_mean_s == Approx(135));
+  CHECK(fifo.jct_p99_s == Approx(200));
+  CHECK(fifo.multi_delay_mean_s == Approx(90));
   CHECK(fifo.busy_period_s == Approx(220));
   CHECK(fifo.utilization == Approx(1440.0 / (8 * 220)));
   CHECK(fifo.useful_utilization == Approx(1440.0 / (8 * 220)));
@@ -206,6 +208,8 @@ TEST_CASE("Simulated delays, JCT and utilization match the hand count") {
     CHECK(r.delay_mean_s == Approx(30));
     CHECK(r.delay_p99_s == Approx(90));
     CHECK(r.jct_mean_s == Approx(97.5));
+    CHECK(r.jct_p99_s == Approx(190));
+    CHECK(r.multi_delay_mean_s == Approx(90));
     CHECK(r.utilization == Approx(0.9));
     CHECK(r.backfilled_jobs == 1);
     // Job 3 needs both leaves, which is the fewest possible.
