@@ -478,12 +478,12 @@ Placement Placer::PlaceByTopology(const PlacementRequest& request,
   }
   if (total < need) return {};
   const std::vector<std::vector<std::size_t>>& fitting = *by_leaf;
-  if (need == 1) {  // no switch to share: best fit over all leaves
+  if (need == 1) {  // no switch to share: see single_node_fit.h
     Placement placement;
     placement.outcome = PlacementOutcome::kPlaced;
     placement.leaf_switches = 1;
-    placement.nodes.push_back(TightestSingleNode(fitting, touched_leaves_, free,
-                                                 nodes_, job.is_restart));
+    placement.nodes.push_back(ChooseSingleNode(fitting, touched_leaves_, free,
+                                               nodes_, job.is_restart));
     return placement;
   }
 

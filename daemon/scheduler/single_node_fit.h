@@ -1,11 +1,11 @@
-// Where a one-node job goes under topology-aware placement. A job on one
-// node uses no switch, so the leaf matters only as a tie-break: the node is
-// chosen by how tightly the job fills it (best fit), across every leaf.
-// Choosing the leaf first (the one with the fewest fitting nodes) would
-// count a node with one free GPU the same as an idle one, so small jobs
-// broke whole nodes while fragmented ones stayed free and the whole-node
-// jobs behind them waited (issue 23 point 8). Internal to the scheduler
-// core; pure, thread-compatible.
+// Where a one-node job goes under topology-aware placement. Such a job uses
+// no switch, so what matters is what it leaves for others: idle nodes for
+// whole-node jobs, and idle nodes gathered under few leaves for gangs.
+// Choosing the leaf first (the one with the fewest fitting nodes, as for a
+// gang) counted a node with one free GPU the same as an idle one, so small
+// jobs broke idle nodes while fragmented ones stayed free, and the
+// whole-node jobs behind them waited (issue 23 point 8). Internal to the
+// scheduler core; pure, thread-compatible.
 #pragma once
 
 #include <cstddef>
@@ -17,13 +17,19 @@
 
 namespace gantry::scheduler_internal {
 
-// The fitting node a one-node job should take: a restart's hot spares
-// first, then the node with the fewest free GPUs, then the fewest free
-// CPUs; among nodes equal in that, the one on the leaf with the fewest
-// fitting nodes (gangs keep the roomier leaves whole), then the lowest
-// index. `leaves` are the leaves that have a fitting node, `fitting[leaf]`
-// those nodes; at least one node must fit.
-std::size_t TightestSingleNode(
+// The fitting node a one-node job should take, by these rules in order:
+//  1. a restart's hot spares first;
+//  2. a node already in use before an idle one (nothing free is wasted by
+//     filling a used node; an idle node broken is lost to whole-node jobs);
+//  3. a node on a leaf with no idle node before one on a leaf that has
+//     some: the used nodes there drain and the leaf comes back whole for a
+//     gang;
+//  4. the fewest free GPUs (best fit), then the leaf with the fewest idle
+//     nodes, then the fewest free CPUs, then the leaf with the fewest
+//     fitting nodes, then the lowest index.
+// `leaves` are the leaves that have a fitting node, `fitting[leaf]` those
+// nodes; at least one node must fit.
+std::size_t ChooseSingleNode(
     const std::vector<std::vector<std::size_t>>& fitting,
     const std::vector<uint32_t>& leaves, const FreeResources& free,
     const std::vector<NodeSnapshot>& nodes, bool prefer_spares);
