@@ -21,9 +21,23 @@ import gantry_cluster  # noqa: E402
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
+# The Philly trace of the shared data folder beside the checkout, for the
+# simulator benchmarks (goodput_sim_bench.py, trace_figures_bench.py).
+PHILLY_TRACE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                            "..", "..", "shared", "data", "traces", "philly",
+                            "pollux_philly.csv")
+
 # A job that would do nothing if it ran; the benchmarks give gantryd no
 # nodes, so it pends (what a sweep does on a full cluster).
 TRIVIAL_SCRIPT = "#!/bin/bash\ntrue\n"
+
+
+def gantry_sim(build_dir, bench):
+    """The built gantry-sim; exits naming `bench` when it is not built."""
+    sim = os.path.join(build_dir, "daemon", "simulator", "gantry-sim")
+    if not os.path.exists(sim):
+        sys.exit(f"{bench}: {sim} not found: build gantry-sim first")
+    return sim
 
 
 def percentile(values, fraction):

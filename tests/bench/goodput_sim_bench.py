@@ -28,11 +28,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_support import machine_line  # noqa: E402
+from bench_support import PHILLY_TRACE as TRACE  # noqa: E402
+from bench_support import gantry_sim, machine_line  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-TRACE = os.path.join(HERE, "..", "..", "..", "shared", "data", "traces",
-                     "philly", "pollux_philly.csv")
 SHARES = ["lost", "checkpoint", "detecting", "recovering", "preflight",
           "queued", "degraded", "starting"]
 
@@ -45,9 +43,7 @@ parser.add_argument("--stress", type=float, default=10.0)
 parser.add_argument("--leaf-rate", type=float, default=1e-5,
                     help="whole-leaf failures per leaf-hour (an assumption)")
 args = parser.parse_args()
-sim = os.path.join(args.build_dir, "daemon", "simulator", "gantry-sim")
-if not os.path.exists(sim):
-    sys.exit(f"goodput_sim_bench: {sim} not found: build gantry-sim first")
+sim = gantry_sim(args.build_dir, "goodput_sim_bench")
 
 
 def run(extra):
