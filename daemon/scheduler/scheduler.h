@@ -7,8 +7,10 @@
 // Placement is gang (all-or-nothing) and topology-aware: among feasible
 // placements the lowest switch level that can hold the job, then the fewest
 // leaf switches, then the tightest fit (fullest leaves that still fit, to
-// keep whole leaves free for big jobs). On each node GPUs are chosen so they
-// spread over distinct HCAs, which pairs every rank's GPU with its own NIC.
+// keep whole leaves free for big jobs). A one-node job shares no switch and
+// is placed by what it leaves free instead (single_node_fit.h). On each
+// node GPUs are chosen so they spread over distinct HCAs, which pairs every
+// rank's GPU with its own NIC.
 //
 // Queue policy (per partition):
 //  - backfill=false: strict priority order; the first job that cannot start
