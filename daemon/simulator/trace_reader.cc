@@ -54,6 +54,12 @@ std::string Refusal(const std::vector<std::string_view>& header) {
     return "an Alibaba pai_job_table has no GPU counts; replay "
            "pai_task_table with --format alibaba2020";
   }
+  if (Find(header, "gpu_milli") >= 0 && Find(header, "num_gpu") >= 0 &&
+      Find(header, "creation_time") < 0) {
+    return "an openb pod list without creation/deletion/scheduled times "
+           "(openb_pod_list_multigpu*) has no arrivals or run times to "
+           "replay; use openb_pod_list_default.csv or another with times";
+  }
   return "";
 }
 

@@ -34,7 +34,8 @@
 // allocates whole GPUs, and counted (fractional_gpu_rows).
 // Pollux's workload-N.csv (name,time,application,num_replicas,batch_size) is
 // refused: its jobs run "until the model reaches its target accuracy", so
-// the file holds no run time to replay. So is pai_job_table (no GPU counts).
+// the file holds no run time to replay. So are pai_job_table (no GPU counts)
+// and the 2023 openb pod lists without times (openb_pod_list_multigpu*).
 #pragma once
 
 #include <cstdint>
@@ -87,9 +88,9 @@ std::string_view TraceFormatName(TraceFormat format);
 // column count, a value that is not a number or timestamp, a negative
 // duration, no GPUs) is counted in skipped_rows, never fatal; blank lines are
 // ignored. Errors: INVALID_ARGUMENT for an empty input, a header that matches
-// no known format (or not the one asked for), a Pollux workload file or a
-// pai_job_table. With kAlibaba2020 a first row that is not a header is read
-// as data in the published column order.
+// no known format (or not the one asked for), a Pollux workload file, a
+// pai_job_table or an openb pod list without times. With kAlibaba2020 a first
+// row that is not a header is read as data in the published column order.
 absl::StatusOr<Trace> ParseTrace(std::string_view text, TraceFormat format,
                                  const std::string& source);
 

@@ -153,6 +153,18 @@ TEST_CASE("openb pod lists: creation is submit, GPU shares get a whole GPU") {
   CHECK(trace->first_skip.rfind("line 7: ends (10001550) before", 0) == 0);
 }
 
+TEST_CASE("openb pod lists without times are refused: nothing to replay") {
+  // openb_pod_list_multigpu*.csv: the pods' resources only.
+  absl::StatusOr<Trace> trace = ParseTrace(
+      "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n"
+      "openb-pod-0000,12000,16384,1,1000\n",
+      TraceFormat::kAuto, "openb_pod_list_multigpu50.csv");
+  REQUIRE(trace.status().code() == absl::StatusCode::kInvalidArgument);
+  CHECK(
+      std::string(trace.status().message()).find("no arrivals or run times") !=
+      std::string::npos);
+}
+
 TEST_CASE("Acme Seren rows: offset times, run time from start to end") {
   // InternLM/AcmeTrace data/job_trace/trace_seren.csv: header as published;
   // the first two rows are the README's examples.
