@@ -62,6 +62,18 @@ int Find(const std::vector<std::string_view>& header, std::string_view name) {
   return -1;
 }
 
+Columns ColumnsFrom(const std::vector<std::string_view>& header,
+                    std::initializer_list<ColumnName> names) {
+  Columns columns;
+  columns.count = header.size();
+  columns.complete = true;
+  for (const ColumnName& column : names) {
+    columns.*column.field = Find(header, column.name);
+    if (column.required && columns.*column.field < 0) columns.complete = false;
+  }
+  return columns;
+}
+
 bool ParseSecondsMs(std::string_view text, int64_t* ms) {
   double seconds = 0;
   if (!ParseNumber(text, &seconds) || !std::isfinite(seconds) || seconds < 0 ||

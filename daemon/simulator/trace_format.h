@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -82,6 +83,19 @@ bool ParseNumber(std::string_view text, T* value) {
 
 // The index of the column called `name`, or -1.
 int Find(const std::vector<std::string_view>& header, std::string_view name);
+
+// One column a format reads: where its index goes, its header name, and
+// whether the format needs it.
+struct ColumnName {
+  int Columns::*field;
+  std::string_view name;
+  bool required = true;
+};
+
+// The columns of `header` named in `names`; complete when every required
+// one is there.
+Columns ColumnsFrom(const std::vector<std::string_view>& header,
+                    std::initializer_list<ColumnName> names);
 
 // Seconds (possibly fractional) to ms; false unless finite, >= 0, sane.
 bool ParseSecondsMs(std::string_view text, int64_t* ms);

@@ -16,16 +16,11 @@ namespace gantry::sim::trace_format {
 namespace {
 
 Columns AcmeColumns(const std::vector<std::string_view>& header) {
-  Columns columns;
-  columns.count = header.size();
-  columns.gpus = Find(header, "gpu_num");
-  columns.submit = Find(header, "submit_time");
-  columns.start = Find(header, "start_time");
-  columns.end = Find(header, "end_time");
-  columns.user = Find(header, "user");
-  columns.complete = columns.gpus >= 0 && columns.submit >= 0 &&
-                     columns.start >= 0 && columns.end >= 0;
-  return columns;
+  return ColumnsFrom(header, {{&Columns::gpus, "gpu_num"},
+                              {&Columns::submit, "submit_time"},
+                              {&Columns::start, "start_time"},
+                              {&Columns::end, "end_time"},
+                              {&Columns::user, "user", false}});
 }
 
 // "YYYY-MM-DD HH:MM:SS" with an optional UTC offset ("+08:00", "-05:00",

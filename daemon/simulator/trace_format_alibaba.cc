@@ -30,32 +30,20 @@ namespace gantry::sim::trace_format {
 namespace {
 
 Columns Alibaba2020Columns(const std::vector<std::string_view>& header) {
-  Columns columns;
-  columns.count = header.size();
-  columns.group = Find(header, "job_name");
-  columns.instances = Find(header, "inst_num");
-  columns.start = Find(header, "start_time");
-  columns.end = Find(header, "end_time");
-  columns.share = Find(header, "plan_gpu");
-  columns.user = Find(header, "user");
-  columns.complete = columns.group >= 0 && columns.instances >= 0 &&
-                     columns.start >= 0 && columns.end >= 0 &&
-                     columns.share >= 0;
-  return columns;
+  return ColumnsFrom(header, {{&Columns::group, "job_name"},
+                              {&Columns::instances, "inst_num"},
+                              {&Columns::start, "start_time"},
+                              {&Columns::end, "end_time"},
+                              {&Columns::share, "plan_gpu"},
+                              {&Columns::user, "user", false}});
 }
 
 Columns Alibaba2023Columns(const std::vector<std::string_view>& header) {
-  Columns columns;
-  columns.count = header.size();
-  columns.gpus = Find(header, "num_gpu");
-  columns.share = Find(header, "gpu_milli");
-  columns.submit = Find(header, "creation_time");
-  columns.start = Find(header, "scheduled_time");
-  columns.end = Find(header, "deletion_time");
-  columns.complete = columns.gpus >= 0 && columns.share >= 0 &&
-                     columns.submit >= 0 && columns.start >= 0 &&
-                     columns.end >= 0;
-  return columns;
+  return ColumnsFrom(header, {{&Columns::gpus, "num_gpu"},
+                              {&Columns::share, "gpu_milli"},
+                              {&Columns::submit, "creation_time"},
+                              {&Columns::start, "scheduled_time"},
+                              {&Columns::end, "deletion_time"}});
 }
 
 // start and end cells into job->duration_ms; sets *start_ms. Empty cells

@@ -6,27 +6,17 @@ namespace gantry::sim::trace_format {
 namespace {
 
 Columns PhillyColumns(const std::vector<std::string_view>& header) {
-  Columns columns;
-  columns.count = header.size();
-  columns.submit = Find(header, "timestamp");
-  columns.duration = Find(header, "duration");
-  columns.gpus = Find(header, "num_gpus");
-  columns.user = Find(header, "cluster");
-  columns.complete =
-      columns.submit >= 0 && columns.duration >= 0 && columns.gpus >= 0;
-  return columns;
+  return ColumnsFrom(header, {{&Columns::submit, "timestamp"},
+                              {&Columns::duration, "duration"},
+                              {&Columns::gpus, "num_gpus"},
+                              {&Columns::user, "cluster", false}});
 }
 
 Columns TiresiasColumns(const std::vector<std::string_view>& header) {
-  Columns columns;
-  columns.count = header.size();
-  columns.submit = Find(header, "submit_time");
-  columns.duration = Find(header, "duration");
-  columns.gpus = Find(header, "num_gpu");
-  columns.user = Find(header, "model_name");
-  columns.complete =
-      columns.submit >= 0 && columns.duration >= 0 && columns.gpus >= 0;
-  return columns;
+  return ColumnsFrom(header, {{&Columns::submit, "submit_time"},
+                              {&Columns::duration, "duration"},
+                              {&Columns::gpus, "num_gpu"},
+                              {&Columns::user, "model_name", false}});
 }
 
 // The duration, GPU and user cells both formats share; the submit cell is
