@@ -1,3 +1,7 @@
+// The trace reader's loop (trace_reader.h): finds the header and the format,
+// turns each row into a job through the format's entry (trace_format.h),
+// counts what is left out and folds the rows of one job together. Pure;
+// thread-safe.
 #include "daemon/simulator/trace_reader.h"
 
 #include <algorithm>
