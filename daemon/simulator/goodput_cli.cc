@@ -75,7 +75,8 @@ CLI::App* AddGoodputCommand(CLI::App& app, GoodputFlags& f) {
   c.cluster.nodes = 0;  // 0: not given (see --nodes)
   cmd->add_option("--trace", f.trace_path,
                   "Job trace (CSV); none: one long job");
-  cmd->add_option("--format", f.format, "auto, philly or tiresias")
+  cmd->add_option("--format", f.format,
+                  "auto, philly, tiresias, alibaba2020, alibaba2023 or acme")
       ->capture_default_str();
   cmd->add_option("--limit", f.limit, "First N jobs of the window (0: all)")
       ->capture_default_str();

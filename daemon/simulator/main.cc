@@ -37,11 +37,26 @@ Trace formats (detected from the header row; --format to insist):
   tiresias  job_id,num_gpu,submit_time,...,duration,... (tiresias/60_job.csv):
             submit_time (s), duration (s), num_gpu; model_name = user;
             iterations and interval are ignored.
+  alibaba2020  pai_task_table of Alibaba cluster-trace-gpu-v2020; the raw
+            file has no header row, so give --format alibaba2020 (or put
+            pai_task_table.header on top). Tasks of one job_name are one
+            gang of sum(inst_num x ceil(plan_gpu / 100)) GPUs, from the
+            first task's start_time to the last one's end_time (s).
+  alibaba2023  openb_pod_list_*.csv of cluster-trace-gpu-v2023: submit =
+            creation_time, run time = deletion_time - scheduled_time (s),
+            num_gpu GPUs; a share (gpu_milli < 1000) gets a whole GPU.
+  acme      trace_seren.csv / trace_kalos.csv of InternLM/AcmeTrace:
+            submit_time (with its UTC offset), run time = end_time -
+            start_time, gpu_num, user.
   Pollux workload-N.csv files are refused: they hold no run time (jobs
-  train to a target accuracy).
+  train to a target accuracy); so are Alibaba pai_job_table files (no
+  GPUs).
 A job with G GPUs runs on one node when G <= --gpus-per-node, else on
 ceil(G / gpus-per-node) whole nodes (one rank per GPU). Malformed rows are
-skipped and counted.
+skipped and counted. Rows of no GPU and rows that never ran (no start or
+end time) are left out by rule and counted; failed and cancelled jobs ran
+for their run time and are replayed. GPU shares are rounded up to whole
+GPUs (Gantry allocates whole GPUs) and counted.
 
 Model: a multi-node job on more leaf switches than ceil(nodes /
 nodes-per-leaf) runs for duration * (1 + F * (leaves used - leaves needed)),
@@ -65,7 +80,8 @@ int main(int argc, char** argv) {
   bool json = false;
   std::vector<std::string> only;
   app.add_option("--trace", trace_path, "Job trace (CSV); required");
-  app.add_option("--format", format_name, "auto, philly or tiresias")
+  app.add_option("--format", format_name,
+                 "auto, philly, tiresias, alibaba2020, alibaba2023 or acme")
       ->capture_default_str();
   app.add_option("--nodes", config.cluster.nodes, "Nodes")
       ->capture_default_str();
@@ -134,6 +150,8 @@ int main(int argc, char** argv) {
   info.rows_read = static_cast<int>(trace->jobs.size());
   info.skipped_rows = trace->skipped_rows;
   info.cpu_only_rows = trace->cpu_only_rows;
+  info.not_run_rows = trace->not_run_rows;
+  info.fractional_gpu_rows = trace->fractional_gpu_rows;
   info.config = config;
   const std::vector<TraceJob> jobs =
       SelectWindow(std::move(trace->jobs), start_s, span_s, limit);

@@ -12,15 +12,17 @@ std::string FormatTable(const RunInfo& info,
   const ClusterShape& c = info.config.cluster;
   std::string out = absl::StrFormat(
       "trace %s (%s): %d jobs read, %d malformed rows skipped, %d CPU-only "
-      "rows left out, %d in window\n"
+      "rows and %d never-run rows left out, %d GPU shares rounded up to a "
+      "GPU, %d in window\n"
       "cluster: %u nodes x %u GPUs = %u GPUs; %u nodes/leaf, %u leaves, %u "
       "spine(s)\n"
       "model: spread slowdown %.3g per extra leaf, time limit = duration x "
       "%.3g\n\n",
       info.trace_path, info.format, info.rows_read, info.skipped_rows,
-      info.cpu_only_rows, info.jobs_in_window, c.nodes, c.gpus_per_node,
-      c.TotalGpus(), c.nodes_per_leaf, c.Leaves(), c.Spines(),
-      info.config.spread_slowdown, info.config.time_limit_factor);
+      info.cpu_only_rows, info.not_run_rows, info.fractional_gpu_rows,
+      info.jobs_in_window, c.nodes, c.gpus_per_node, c.TotalGpus(),
+      c.nodes_per_leaf, c.Leaves(), c.Spines(), info.config.spread_slowdown,
+      info.config.time_limit_factor);
   absl::StrAppendFormat(
       &out,
       "%-9s %5s %6s %6s %10s %10s %10s %10s %10s %6s %7s %6s %11s %6s %7s %7s "
@@ -66,6 +68,8 @@ std::string FormatJson(const RunInfo& info,
   doc["rows_read"] = info.rows_read;
   doc["skipped_rows"] = info.skipped_rows;
   doc["cpu_only_rows"] = info.cpu_only_rows;
+  doc["not_run_rows"] = info.not_run_rows;
+  doc["fractional_gpu_rows"] = info.fractional_gpu_rows;
   doc["jobs_in_window"] = info.jobs_in_window;
   doc["cluster"] = {{"nodes", c.nodes},
                     {"gpus_per_node", c.gpus_per_node},

@@ -12,10 +12,12 @@ namespace gantry::sim {
 struct RunInfo {
   std::string trace_path;
   std::string format;
-  int rows_read = 0;       // jobs parsed from the file
-  int skipped_rows = 0;    // malformed rows
-  int cpu_only_rows = 0;   // 0-GPU rows, left out by rule
-  int jobs_in_window = 0;  // after --start/--span/--limit
+  int rows_read = 0;            // jobs parsed from the file
+  int skipped_rows = 0;         // malformed rows
+  int cpu_only_rows = 0;        // 0-GPU rows, left out by rule
+  int not_run_rows = 0;         // rows with no start/end time, left out by rule
+  int fractional_gpu_rows = 0;  // GPU shares rounded up to a whole GPU
+  int jobs_in_window = 0;       // after --start/--span/--limit
   SimConfig config;
 };
 

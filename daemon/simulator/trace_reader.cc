@@ -1,15 +1,32 @@
+// The trace reader's loop (trace_reader.h): finds the header and the format,
+// turns each row into a job through the format's entry (trace_format.h),
+// counts what is left out and folds the rows of one job together. Pure;
+// thread-safe.
 #include "daemon/simulator/trace_reader.h"
 
-#include <charconv>
-#include <cmath>
+#include <algorithm>
+#include <array>
+#include <unordered_map>
 
 #include "absl/strings/str_cat.h"
 #include "common/split_view.h"
 #include "common/text.h"
 #include "common/text_file.h"
+#include "daemon/simulator/trace_format.h"
 
 namespace gantry::sim {
 namespace {
+
+using trace_format::Columns;
+using trace_format::FormatSpec;
+using trace_format::RowKind;
+using trace_format::RowRead;
+
+// In the order auto-detection tries them; no two match the same header.
+constexpr std::array<const FormatSpec*, 5> kFormats = {
+    &trace_format::kPhilly, &trace_format::kTiresias,
+    &trace_format::kAlibaba2020, &trace_format::kAlibaba2023,
+    &trace_format::kAcme};
 
 // What is trimmed around lines and cells: blanks and line ends, not the
 // rest of ASCII white space (\v, \f), which stays part of the text.
@@ -21,154 +38,78 @@ std::vector<std::string_view> SplitRow(std::string_view line) {
   return cells;
 }
 
-template <typename T>
-bool ParseNumber(std::string_view text, T* value) {
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, *value);
-  return ec == std::errc() && ptr == end && !text.empty();
-}
-
-// Where each needed column sits, by header name.
-struct Columns {
-  int submit = -1;
-  int duration = -1;
-  int gpus = -1;
-  int user = -1;  // optional
-  std::size_t count = 0;
-};
-
-int Find(const std::vector<std::string_view>& header, std::string_view name) {
-  for (std::size_t i = 0; i < header.size(); ++i) {
-    if (header[i] == name) return static_cast<int>(i);
+const FormatSpec* SpecFor(TraceFormat format) {
+  for (const FormatSpec* spec : kFormats) {
+    if (spec->format == format) return spec;
   }
-  return -1;
+  return nullptr;
 }
 
-Columns ColumnsFor(TraceFormat format,
-                   const std::vector<std::string_view>& header) {
-  Columns columns;
-  columns.count = header.size();
-  if (format == TraceFormat::kPhilly) {
-    columns.submit = Find(header, "timestamp");
-    columns.duration = Find(header, "duration");
-    columns.gpus = Find(header, "num_gpus");
-    columns.user = Find(header, "cluster");
-  } else {
-    columns.submit = Find(header, "submit_time");
-    columns.duration = Find(header, "duration");
-    columns.gpus = Find(header, "num_gpu");
-    columns.user = Find(header, "model_name");
+// Files that look like traces but cannot be replayed: "" or why not.
+std::string Refusal(const std::vector<std::string_view>& header) {
+  using trace_format::Find;
+  if (Find(header, "num_replicas") >= 0 && Find(header, "application") >= 0) {
+    return "a Pollux workload file has no run times (its jobs train to a "
+           "target accuracy), so it cannot be replayed; use "
+           "philly/pollux_philly.csv or a Tiresias trace";
   }
-  return columns;
+  if (Find(header, "inst_id") >= 0 && Find(header, "job_name") >= 0 &&
+      Find(header, "plan_gpu") < 0 && Find(header, "task_name") < 0) {
+    return "an Alibaba pai_job_table has no GPU counts; replay "
+           "pai_task_table with --format alibaba2020";
+  }
+  if (Find(header, "gpu_milli") >= 0 && Find(header, "num_gpu") >= 0 &&
+      Find(header, "creation_time") < 0) {
+    return "an openb pod list without creation/deletion/scheduled times "
+           "(openb_pod_list_multigpu*) has no arrivals or run times to "
+           "replay; use openb_pod_list_default.csv or another with times";
+  }
+  return "";
 }
 
-bool Complete(const Columns& columns) {
-  return columns.submit >= 0 && columns.duration >= 0 && columns.gpus >= 0;
+std::string UnknownFormat(std::string_view header_line) {
+  std::string known;
+  for (const FormatSpec* spec : kFormats) {
+    absl::StrAppend(&known, known.empty() ? "" : "; ",
+                    std::string(spec->summary));
+  }
+  return absl::StrCat("unknown trace format (header \"",
+                      std::string(header_line), "\"); known: ", known);
 }
 
-// Seconds (possibly fractional) to ms; false unless finite and >= 0.
-bool ParseSecondsMs(std::string_view text, int64_t* ms) {
-  double seconds = 0;
-  if (!ParseNumber(text, &seconds) || !std::isfinite(seconds) || seconds < 0 ||
-      seconds > 1e12) {
+// Rows of one job (alibaba2020's tasks) folded into the first: the gang is
+// every task's GPUs, from the earliest start to the latest end.
+bool Merge(const TraceJob& task, TraceJob* job, std::string* why) {
+  const uint64_t gpus = uint64_t{job->gpus} + task.gpus;
+  if (gpus > trace_format::kMaxGpusPerJob) {
+    *why = absl::StrCat("its job asks for ", gpus, " GPUs (over ",
+                        trace_format::kMaxGpusPerJob, ")");
     return false;
   }
-  *ms = static_cast<int64_t>(std::llround(seconds * 1000.0));
+  const int64_t end = std::max(job->submit_ms + job->duration_ms,
+                               task.submit_ms + task.duration_ms);
+  job->gpus = static_cast<uint32_t>(gpus);
+  job->submit_ms = std::min(job->submit_ms, task.submit_ms);
+  job->duration_ms = end - job->submit_ms;
   return true;
-}
-
-// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
-// days_from_civil algorithm).
-int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const auto yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<int64_t>(doe) - 719468;
-}
-
-// Parses one data row into `job`; the reason on failure.
-std::string ParseRow(TraceFormat format, const Columns& columns,
-                     const std::vector<std::string_view>& cells,
-                     TraceJob* job) {
-  if (cells.size() != columns.count) {
-    return absl::StrCat("expected ", columns.count, " columns, found ",
-                        cells.size());
-  }
-  const std::string_view submit = cells[columns.submit];
-  if (format == TraceFormat::kPhilly) {
-    if (!ParseTimestampMs(submit, &job->submit_ms)) {
-      return absl::StrCat("bad timestamp \"", std::string(submit), "\"");
-    }
-  } else if (!ParseSecondsMs(submit, &job->submit_ms)) {
-    return absl::StrCat("bad submit time \"", std::string(submit), "\"");
-  }
-  const std::string_view duration = cells[columns.duration];
-  if (!ParseSecondsMs(duration, &job->duration_ms)) {
-    return absl::StrCat("bad duration \"", std::string(duration), "\"");
-  }
-  const std::string_view gpus = cells[columns.gpus];
-  // 0 parses: a CPU-only job, which the caller leaves out by rule.
-  if (!ParseNumber(gpus, &job->gpus)) {
-    return absl::StrCat("bad GPU count \"", std::string(gpus), "\"");
-  }
-  job->user = columns.user >= 0 ? std::string(cells[columns.user]) : "";
-  return "";
 }
 
 }  // namespace
 
 absl::StatusOr<TraceFormat> ParseTraceFormat(std::string_view name) {
   if (name == "auto") return TraceFormat::kAuto;
-  if (name == "philly") return TraceFormat::kPhilly;
-  if (name == "tiresias") return TraceFormat::kTiresias;
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown trace format \"", std::string(name),
-                   "\" (known: auto, philly, tiresias)"));
+  std::string known = "auto";
+  for (const FormatSpec* spec : kFormats) {
+    if (name == spec->name) return spec->format;
+    absl::StrAppend(&known, ", ", std::string(spec->name));
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown trace format \"", std::string(name), "\" (known: ", known, ")"));
 }
 
 std::string_view TraceFormatName(TraceFormat format) {
-  switch (format) {
-    case TraceFormat::kPhilly:
-      return "philly";
-    case TraceFormat::kTiresias:
-      return "tiresias";
-    case TraceFormat::kAuto:
-      break;
-  }
-  return "auto";
-}
-
-bool ParseTimestampMs(std::string_view text, int64_t* ms) {
-  // YYYY-MM-DD HH:MM:SS, digits exactly where expected.
-  if (text.size() != 19 || text[4] != '-' || text[7] != '-' ||
-      text[10] != ' ' || text[13] != ':' || text[16] != ':') {
-    return false;
-  }
-  auto number = [&](std::size_t at, std::size_t len, int* out) {
-    int value = 0;
-    for (std::size_t i = at; i < at + len; ++i) {
-      if (text[i] < '0' || text[i] > '9') return false;
-      value = value * 10 + (text[i] - '0');
-    }
-    *out = value;
-    return true;
-  };
-  int year, month, day, hour, minute, second;
-  if (!number(0, 4, &year) || !number(5, 2, &month) || !number(8, 2, &day) ||
-      !number(11, 2, &hour) || !number(14, 2, &minute) ||
-      !number(17, 2, &second)) {
-    return false;
-  }
-  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 ||
-      minute > 59 || second > 60) {
-    return false;
-  }
-  const int64_t days = DaysFromCivil(year, static_cast<unsigned>(month),
-                                     static_cast<unsigned>(day));
-  *ms = ((days * 24 + hour) * 60 + minute) * 60'000LL + second * 1000LL;
-  return true;
+  const FormatSpec* spec = SpecFor(format);
+  return spec != nullptr ? spec->name : "auto";
 }
 
 absl::StatusOr<Trace> ParseTrace(std::string_view text, TraceFormat format,
@@ -182,57 +123,87 @@ absl::StatusOr<Trace> ParseTrace(std::string_view text, TraceFormat format,
     return absl::InvalidArgumentError(
         absl::StrCat(source, ": empty trace (no header row)"));
   }
-  const std::vector<std::string_view> header = SplitRow(lines[first]);
-  if (Find(header, "num_replicas") >= 0 && Find(header, "application") >= 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        source,
-        ": a Pollux workload file has no run times (its jobs train to a "
-        "target accuracy), so it cannot be replayed; use "
-        "philly/pollux_philly.csv or a Tiresias trace"));
+  const std::string_view header_line = TrimChars(lines[first], kBlanks);
+  std::vector<std::string_view> header = SplitRow(lines[first]);
+  if (const std::string why = Refusal(header); !why.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(source, ": ", why));
   }
-  Trace trace;
-  if (format == TraceFormat::kAuto) {
-    for (TraceFormat candidate :
-         {TraceFormat::kPhilly, TraceFormat::kTiresias}) {
-      if (Complete(ColumnsFor(candidate, header))) {
-        format = candidate;
+  const FormatSpec* spec = SpecFor(format);
+  if (spec == nullptr) {
+    for (const FormatSpec* candidate : kFormats) {
+      if (candidate->columns(header).complete) {
+        spec = candidate;
         break;
       }
     }
-    if (format == TraceFormat::kAuto) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          source, ": unknown trace format (header \"",
-          std::string(TrimChars(lines[first], kBlanks)),
-          "\"); known: philly (timestamp,duration,num_gpus,...), tiresias "
-          "(job_id,num_gpu,submit_time,...,duration,...)"));
+    if (spec == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(source, ": ", UnknownFormat(header_line)));
     }
   }
-  const Columns columns = ColumnsFor(format, header);
-  if (!Complete(columns)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        source, ": header \"", std::string(TrimChars(lines[first], kBlanks)),
-        "\" lacks the columns of the ", std::string(TraceFormatName(format)),
-        " format"));
+  std::size_t first_data = first + 1;
+  Columns columns = spec->columns(header);
+  if (!columns.complete && !spec->published_header.empty()) {
+    // A raw file without its header row: the published column order, and
+    // the first line is data.
+    header = SplitRow(spec->published_header);
+    columns = spec->columns(header);
+    first_data = first;
   }
-  trace.format = format;
-  for (std::size_t i = first + 1; i < lines.size(); ++i) {
+  if (!columns.complete) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        source, ": header \"", std::string(header_line),
+        "\" lacks the columns of the ", std::string(spec->name), " format"));
+  }
+  Trace trace;
+  trace.format = spec->format;
+  std::unordered_map<std::string, std::size_t> job_of_group;
+  auto skip = [&trace](int line, const std::string& why) {
+    if (trace.skipped_rows++ == 0) {
+      trace.first_skip = absl::StrCat("line ", line, ": ", why);
+    }
+  };
+  for (std::size_t i = first_data; i < lines.size(); ++i) {
     if (TrimChars(lines[i], kBlanks).empty()) continue;
     TraceJob job;
     job.line = static_cast<int>(i + 1);
-    const std::string why = ParseRow(format, columns, SplitRow(lines[i]), &job);
-    if (!why.empty()) {
-      if (trace.skipped_rows++ == 0) {
-        trace.first_skip = absl::StrCat("line ", job.line, ": ", why);
-      }
+    const std::vector<std::string_view> cells = SplitRow(lines[i]);
+    if (cells.size() != columns.count) {
+      skip(job.line, absl::StrCat("expected ", columns.count,
+                                  " columns, found ", cells.size()));
       continue;
     }
-    // The simulator places GPUs; CPU-only jobs (real rows of the Philly
-    // and Alibaba traces) take none and are left out by rule, counted
-    // apart from malformed rows.
-    if (job.gpus == 0) {
+    RowRead row;
+    if (std::string why = spec->parse(columns, cells, &job, &row);
+        !why.empty()) {
+      skip(job.line, why);
+      continue;
+    }
+    // The simulator places GPUs: CPU-only rows (real rows of the Philly,
+    // Alibaba and Acme traces) take none, and rows that never ran have no
+    // run time; both are left out by rule, counted apart from malformed
+    // rows.
+    if (row.kind == RowKind::kCpuOnly) {
       ++trace.cpu_only_rows;
       continue;
     }
+    if (row.kind == RowKind::kNotRun) {
+      ++trace.not_run_rows;
+      continue;
+    }
+    if (!row.group.empty()) {
+      const auto [it, fresh] =
+          job_of_group.try_emplace(row.group, trace.jobs.size());
+      if (!fresh) {
+        if (std::string why; !Merge(job, &trace.jobs[it->second], &why)) {
+          skip(job.line, why);
+          continue;
+        }
+        trace.fractional_gpu_rows += row.rounded_up ? 1 : 0;
+        continue;
+      }
+    }
+    trace.fractional_gpu_rows += row.rounded_up ? 1 : 0;
     job.id = JobId(trace.jobs.size() + 1);
     trace.jobs.push_back(std::move(job));
   }

@@ -1,5 +1,6 @@
 """gantry-sim: the scheduler core in virtual time over the public traces in
-../shared/data/traces. One table with the three policies and sane numbers;
+../shared/data/traces and small files in the published Alibaba and Acme
+schemas. One table with the three policies and sane numbers;
 malformed rows are skipped with a counted warning; a missing file or a trace
 without run times is a clear error. `gantry-sim goodput`: failure injection
 into a long job, four recovery policies, reproducible by seed, bad settings
@@ -125,6 +126,85 @@ class TraceSimulatorTest(unittest.TestCase):
             result = run_sim("--trace", path, check=False)
             self.assertNotEqual(result.returncode, 0)
             self.assertIn("unknown trace format", result.stderr)
+
+    def write(self, tmp, name, text):
+        path = os.path.join(tmp, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def test_published_formats_replay(self):
+        # Small files in the published schemas of Alibaba's 2020 task table
+        # (headerless, as released), its 2023 openb pod lists and Acme's
+        # Seren trace; the real ones are checked by trace_formats_test.
+        with tempfile.TemporaryDirectory() as tmp:
+            pai = self.write(tmp, "pai_task_table.csv",
+                             "j1,tensorflow,1.0,Terminated,100.0,400.0,600.0,"
+                             "29.3,50.0,MISC\n"
+                             "j2,ps,1.0,Terminated,200.0,900.0,600.0,29.3,,\n"
+                             "j2,worker,3.0,Failed,210.0,800.0,800.0,58.6,"
+                             "400.0,V100\n"
+                             "j3,worker,1.0,Running,300.0,,600.0,29.3,100.0,"
+                             "T4\n")
+            result = run_sim("--trace", pai, "--nodes", "4", check=False)
+            self.assertNotEqual(result.returncode, 0)
+            self.assertIn("give --format alibaba2020", result.stderr)
+            report = json.loads(run_sim(
+                "--trace", pai, "--format", "alibaba2020", "--nodes", "4",
+                "--json").stdout)
+            self.assertEqual(report["format"], "alibaba2020")
+            # j1 (half a GPU -> 1) and j2 (3 workers x 4 GPUs, one gang).
+            self.assertEqual(report["rows_read"], 2)
+            self.assertEqual(report["cpu_only_rows"], 1)
+            self.assertEqual(report["not_run_rows"], 1)
+            self.assertEqual(report["fractional_gpu_rows"], 1)
+            self.assertEqual(report["skipped_rows"], 0)
+            for p in report["policies"]:
+                self.assertEqual(p["jobs_run"], 2)
+                # 12 GPUs on 8-GPU nodes: j2 is a 2-node job.
+                self.assertEqual(p["multi_node_jobs"], 1)
+
+            openb = self.write(
+                tmp, "openb_pod_list_default.csv",
+                "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,"
+                "pod_phase,creation_time,deletion_time,scheduled_time\n"
+                "openb-pod-0000,12000,16384,1,1000,,LS,Running,0,600,0\n"
+                "openb-pod-0001,6000,12288,1,460,,LS,Running,10,700,12\n"
+                "openb-pod-0002,88000,327680,8,1000,,Burstable,Succeeded,20,"
+                "900,25\n"
+                "openb-pod-0003,20000,65536,0,0,,LS,Running,30,800,31\n"
+                "openb-pod-0004,8000,30720,2,1000,,LS,Pending,40,950,\n")
+            table = run_sim("--trace", openb, "--nodes", "2").stdout
+            self.assertIn("(alibaba2023): 3 jobs read, 0 malformed rows "
+                          "skipped, 1 CPU-only rows and 1 never-run rows "
+                          "left out, 1 GPU shares rounded up", table)
+            for policy in POLICIES:
+                self.assertRegex(table, rf"(?m)^{policy}\s+3\s")
+
+            seren = self.write(
+                tmp, "trace_seren.csv",
+                "job_id,user,node_num,gpu_num,cpu_num,type,state,submit_time,"
+                "start_time,end_time,duration,queue,gpu_time\n"
+                "5778432,u5907,1,8,128,Other,FAILED,2023-03-01 00:18:22+08:00,"
+                "2023-03-01 00:18:54+08:00,2023-03-01 00:20:51+08:00,117,32,"
+                "936.0\n"
+                "5778469,u5907,2,16,256,Pretrain,COMPLETED,"
+                "2023-03-01 00:23:58+08:00,2023-03-01 00:24:11+08:00,"
+                "2023-03-01 01:09:04+08:00,2693,13,43088.0\n")
+            report = json.loads(run_sim("--trace", seren, "--nodes", "4",
+                                        "--json").stdout)
+            self.assertEqual(report["format"], "acme")
+            for p in report["policies"]:
+                self.assertEqual(p["jobs_run"], 2)
+                self.assertEqual(p["multi_node_jobs"], 1)
+
+            job_table = self.write(
+                tmp, "pai_job_table.csv",
+                "job_name,inst_id,user,status,start_time,end_time\n"
+                "j1,i1,u1,Terminated,100.0,400.0\n")
+            result = run_sim("--trace", job_table, check=False)
+            self.assertNotEqual(result.returncode, 0)
+            self.assertIn("no GPU counts", result.stderr)
 
     def test_goodput_long_job_policies_and_seed(self):
         # A 512-GPU job with 20 days of work at 20x Llama 3's rate: dozens
