@@ -91,6 +91,16 @@ class GpuVendorAndPackingTest(ClusterTestCase):
 
     def test_gpus_by_job_shape(self):
         c = self.cluster
+        # Where the agent found each GPU, as the scheduler sees it.
+        gpus = c.cli_json("nodes", "node02")["gpus"]
+        self.assertEqual([(g["pcie_switches"], g["host_bridge"], g["package"])
+                          for g in gpus],
+                         [(["0000:01:00.0"], "0000:[00-07]", 0),
+                          (["0000:41:00.0"], "0000:[40-47]", 0),
+                          (["0000:81:00.0"], "0000:[80-87]", 1),
+                          (["0000:c1:00.0"], "0000:[c0-c8]", 1)])
+        self.assertEqual([g["nearest_hca"] for g in gpus],
+                         ["mlx5_0", "mlx5_0", "mlx5_1", "mlx5_1"])
         # One node: both GPUs on one socket (0 and 1 share package 0 and
         # HCA mlx5_0), not one per HCA across the sockets.
         job_id = self.sbatch(["-w", "node02", "-N", "1", "-G", "2"], "true")
