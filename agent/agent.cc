@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "agent/agent_metrics.h"
+#include "agent/gpu_environment.h"
 #include "agent/kill_notice.h"
 #include "agent/node_inventory.h"
 #include "common/clock.h"
@@ -196,7 +197,7 @@ void Agent::OnControllerMessage(const v1::ControllerMessage& message) {
           environment[kTlsServerNameVariable] = options_.tls.server_name;
         }
       }
-      AddNetworkEnvironment(with_controller);
+      AddNodeEnvironment(with_controller);
       launcher_->Launch(with_controller);
       if (launch.step() == 0) CrashPoint("agent.launch.after_start");
       break;
@@ -271,7 +272,7 @@ void Agent::WriteKillNotices(const v1::KillRanks& kill) {
   }
 }
 
-void Agent::AddNetworkEnvironment(v1::LaunchRanks& launch) const {
+void Agent::AddNodeEnvironment(v1::LaunchRanks& launch) const {
   const std::vector<Nic> nics = NicsOf(inventory_);
   for (v1::RankLaunch& rank : *launch.mutable_ranks()) {
     const std::vector<uint32_t> gpus(rank.gpu_indices().begin(),
@@ -281,6 +282,10 @@ void Agent::AddNetworkEnvironment(v1::LaunchRanks& launch) const {
       if (!launch.job_environment().contains(key)) {
         (*rank.mutable_environment())[key] = value;
       }
+    }
+    // As the controller's CUDA_VISIBLE_DEVICES, these override the job's.
+    for (auto& [key, value] : GpuRuntimeEnvironment(inventory_, gpus)) {
+      (*rank.mutable_environment())[key] = std::move(value);
     }
   }
 }

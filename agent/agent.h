@@ -75,8 +75,10 @@ class Agent {
                     bool out_of_memory);
   void HeartbeatLoop();
   // NCCL_IB_HCA, NCCL_SOCKET_IFNAME and NCCL_IB_GID_INDEX for each rank,
-  // from this node's compute and management networks and the rank's GPUs.
-  void AddNetworkEnvironment(v1::LaunchRanks& launch) const;
+  // from this node's compute and management networks and the rank's GPUs,
+  // and the GPU visibility variables this node's GPU vendors read
+  // (gpu_environment.h).
+  void AddNodeEnvironment(v1::LaunchRanks& launch) const;
   // Slurm's "*** JOB N ON NODE CANCELLED AT ... ***" lines for what `kill`
   // stops here, when its reason is one Slurm announces (kill_notice.h).
   void WriteKillNotices(const v1::KillRanks& kill);

@@ -31,6 +31,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "agent/gpu_locality.h"
 #include "common/ibnetdiscover_parser.h"
 
 namespace gantry::agent {
@@ -565,6 +566,7 @@ v1::NodeInventory Summarize(hwloc_topology_t topology, std::string source) {
   const std::vector<std::pair<int, hwloc_obj_t>> hcas =
       AddNetworkDevices(topology, &inventory);
   PairGpusWithHcas(gpus, hcas, &inventory);
+  SetGpuLocality(topology, gpus, &inventory);
   inventory.set_source(std::move(source));
   return inventory;
 }

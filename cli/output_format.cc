@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <ctime>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -301,13 +303,18 @@ nlohmann::json NodeToJson(const v1::NodeRecord& node) {
   const v1::NodeInventory& inventory = node.inventory();
   nlohmann::json gpus = nlohmann::json::array();
   for (const v1::GpuInfo& gpu : inventory.gpus()) {
+    const std::vector<std::string> switches(gpu.pcie_switches().begin(),
+                                            gpu.pcie_switches().end());
     gpus.push_back({{"index", gpu.index()},
                     {"vendor", gpu.vendor()},
                     {"model", gpu.model()},
                     {"pci_bus_id", gpu.pci_bus_id()},
                     {"numa_node", gpu.numa_node()},
                     {"nearest_hca", gpu.nearest_hca()},
-                    {"hca_locality", gpu.hca_locality()}});
+                    {"hca_locality", gpu.hca_locality()},
+                    {"pcie_switches", switches},
+                    {"host_bridge", gpu.host_bridge()},
+                    {"package", gpu.package()}});
   }
   nlohmann::json network = nlohmann::json::array();
   for (const v1::NetworkDevice& device : inventory.network_devices()) {

@@ -6,6 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "daemon/launch/node_restrictions.h"
 #include "daemon/launch/step_layout.h"
+#include "daemon/scheduler/gpu_choice.h"
 
 namespace gantry {
 namespace {
@@ -23,6 +24,23 @@ std::vector<std::string> SwitchPath(const Topology& topology,
     name = sw->parents.front().name;
   }
   return path;
+}
+
+// Where the node's GPUs sit, for packing a one-node job's GPUs.
+std::vector<uint32_t> GpuGroupsOf(const v1::NodeInventory& inventory) {
+  std::vector<GpuPlace> places(static_cast<std::size_t>(inventory.gpus_size()));
+  for (const v1::GpuInfo& gpu : inventory.gpus()) {
+    if (gpu.index() >= places.size()) continue;
+    GpuPlace& place = places[gpu.index()];
+    if (!gpu.pcie_switches().empty()) {
+      place.inner_switch = gpu.pcie_switches(0);
+      place.outer_switch = gpu.pcie_switches(gpu.pcie_switches_size() - 1);
+    }
+    place.host_bridge = gpu.host_bridge();
+    place.numa_node = gpu.numa_node();
+    place.package = gpu.package();
+  }
+  return GpuGroups(places);
 }
 
 }  // namespace
@@ -82,6 +100,7 @@ NodeSnapshot NodeSnapshotOf(const v1::NodeRecord& record, bool reachable,
     if (gpu.index() >= s.gpu_hca.size()) s.gpu_hca.resize(gpu.index() + 1);
     s.gpu_hca[gpu.index()] = gpu.nearest_hca();
   }
+  s.gpu_groups = GpuGroupsOf(inventory);
   if (topology != nullptr) s.switch_path = SwitchPath(*topology, s.name);
   s.features = {record.features().begin(), record.features().end()};
   for (const v1::GpuInfo& gpu : inventory.gpus()) {

@@ -18,6 +18,7 @@ constexpr size_t kMaxText = 64 << 10;     // a launch failure's message
 constexpr size_t kMaxPath = 4096;         // a checkpoint's path
 constexpr uint32_t kMaxCpus = 1 << 16;    // hardware threads of one node
 constexpr uint32_t kMaxNumaNodes = 4096;  // also packages
+constexpr int kMaxPcieSwitchDepth = 16;   // switches above one GPU
 constexpr uint64_t kMaxMemoryMb = uint64_t{1} << 30;  // a petabyte
 constexpr int kMaxGpus = 1024;
 constexpr int kMaxDevices = 256;    // network devices, ports of one, problems
@@ -147,17 +148,27 @@ absl::Status ValidateInventory(const v1::NodeInventory& inventory) {
                                   " twice or out of range"));
     }
     seen[gpu.index()] = true;
-    if (absl::Status s =
-            CheckLengths("a GPU field",
-                         {&gpu.vendor(), &gpu.model(), &gpu.pci_bus_id(),
-                          &gpu.nearest_hca(), &gpu.hca_locality()},
-                         kMaxShortString);
+    if (absl::Status s = CheckLengths(
+            "a GPU field",
+            {&gpu.vendor(), &gpu.model(), &gpu.pci_bus_id(), &gpu.nearest_hca(),
+             &gpu.hca_locality(), &gpu.host_bridge()},
+            kMaxShortString);
         !s.ok()) {
       return s;
     }
-    if (!ValidNumaNode(gpu.numa_node())) {
-      return Invalid(
-          absl::StrCat("GPU ", gpu.index(), " on NUMA node ", gpu.numa_node()));
+    if (absl::Status s = CheckEach(
+            "PCIe switches above one GPU", gpu.pcie_switches(),
+            kMaxPcieSwitchDepth,
+            [](const std::string& name) {
+              return CheckDisplayText("a PCIe switch", name, kMaxShortString);
+            });
+        !s.ok()) {
+      return s;
+    }
+    if (!ValidNumaNode(gpu.numa_node()) || !ValidNumaNode(gpu.package())) {
+      return Invalid(absl::StrCat("GPU ", gpu.index(), " on NUMA node ",
+                                  gpu.numa_node(), " of package ",
+                                  gpu.package()));
     }
   }
   if (absl::Status s = CheckCount(

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "absl/strings/match.h"
+#include "daemon/scheduler/gpu_choice.h"
 #include "daemon/scheduler/single_node_fit.h"
 
 namespace gantry::scheduler_internal {
@@ -752,8 +753,7 @@ NodeShare ShareOn(std::size_t node_index, const NodeSnapshot& node,
   share.node = NodeId(node_index);
   share.cpus = job.exclusive ? free.cpus[node_index] : CpusNeeded(job);
   share.mem_mb = job.exclusive ? free.mem_mb[node_index] : job.mem_per_node_mb;
-  share.gpus =
-      ChooseGpus(free.gpus[node_index], node.gpu_hca, job.gpus_per_node);
+  share.gpus = ChooseGpusFor(job, node, free.gpus[node_index]);
   return share;
 }
 

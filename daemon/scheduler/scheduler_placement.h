@@ -195,7 +195,8 @@ bool UsableBy(const NodeSnapshot& node, const PendingJob& job);
 uint32_t CpusNeeded(const PendingJob& job);
 
 // The share of one node the job takes: CPUs and memory (all of them when
-// exclusive) and GPUs spread over distinct HCAs.
+// exclusive) and GPUs as gpu_choice.h picks them (spread over distinct HCAs
+// for a job on several nodes, packed close together for one on one node).
 NodeShare ShareOn(std::size_t node_index, const NodeSnapshot& node,
                   const PendingJob& job, const FreeResources& free);
 

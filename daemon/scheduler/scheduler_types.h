@@ -34,6 +34,9 @@ struct NodeSnapshot {
   std::vector<std::string> switch_path;
   // Per GPU index: the name of its nearest compute HCA, "" when unknown.
   std::vector<std::string> gpu_hca;
+  // Where the GPUs sit (PCIe switch, host bridge, NUMA node, package), as
+  // gpu_choice.h's GpuGroups gives it; empty: unknown.
+  std::vector<uint32_t> gpu_groups;
   std::vector<std::string> features;  // for --constraint
   // The GPUs' model names, lower case, for --gres=gpu:TYPE:N.
   std::vector<std::string> gpu_models;

@@ -148,6 +148,22 @@ TEST_CASE("a registration with absurd or inconsistent values is malformed") {
   CHECK(Invalid(message));
   inventory.mutable_network_devices(0)->mutable_ports(0)->set_rate_gbps(200);
   CHECK(ValidateAgentMessage(message).ok());
+  // Where a GPU sits: a package out of range, a switch name that is no
+  // text, or a tree deeper than any real one.
+  v1::GpuInfo& gpu = *inventory.mutable_gpus(1);
+  gpu.set_package(-2);
+  CHECK(Invalid(message));
+  gpu.set_package(1);
+  gpu.add_pcie_switches("0000:32:00.0");
+  gpu.set_host_bridge("0000:[2b-3b]");
+  CHECK(ValidateAgentMessage(message).ok());
+  gpu.add_pcie_switches("bad\nname");
+  CHECK(Invalid(message));
+  gpu.mutable_pcie_switches()->RemoveLast();
+  for (int i = 0; i < 16; ++i) gpu.add_pcie_switches("0000:2c:00.0");
+  CHECK(Invalid(message));
+  gpu.clear_pcie_switches();
+  CHECK(ValidateAgentMessage(message).ok());
   message.mutable_register_()->set_address(std::string(10000, 'x'));
   CHECK(Invalid(message));
 }

@@ -4,7 +4,10 @@
 //
 //   options backfill=yes topology=yes now=MS
 //   nodes HOSTLIST path=LEAF/SPINE/CORE gpus=8 cpus=64 mem=MB
-//         [hca=mlx5_0,mlx5_0,...] [partitions=a,b] [spare] [down]
+//         [hca=mlx5_0,mlx5_0,...] [switch=s0,s0,...] [numa=0,0,...]
+//         [package=0,0,...] [partitions=a,b] [spare] [down]
+//     (switch, numa, package: where each GPU sits, for one-node jobs'
+//     packing; a switch named "-" is none)
 //   running ID end=MS NODE:CPUS:GPU,GPU[:MEM] ...   (their resources are used)
 //   job ID nodes=N [gpus=G] [tasks=T] [cpus=C] [mem=MB] [time=MS]
 //       [switches=N[@MS]] [exclusive] [restart] [partition=P]
@@ -24,6 +27,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/hostlist.h"
+#include "daemon/scheduler/gpu_choice.h"
 #include "daemon/scheduler/scheduler.h"
 
 namespace gantry {
@@ -58,6 +62,9 @@ void ParseNodes(const std::vector<std::string>& words, GoldenCase& c) {
   REQUIRE(names.ok());
   NodeSnapshot shape;
   shape.partitions = {"main"};
+  std::vector<std::string> switches;
+  std::vector<std::string> numa;
+  std::vector<std::string> packages;
   for (std::size_t i = 2; i < words.size(); ++i) {
     std::pair<std::string, std::string> kv = absl::StrSplit(words[i], '=');
     const auto& [key, value] = kv;
@@ -71,6 +78,12 @@ void ParseNodes(const std::vector<std::string>& words, GoldenCase& c) {
       shape.mem_total_mb = Number(value);
     } else if (key == "hca") {
       shape.gpu_hca = absl::StrSplit(value, ',');
+    } else if (key == "switch") {
+      switches = absl::StrSplit(value, ',');
+    } else if (key == "numa") {
+      numa = absl::StrSplit(value, ',');
+    } else if (key == "package") {
+      packages = absl::StrSplit(value, ',');
     } else if (key == "partitions") {
       shape.partitions = absl::StrSplit(value, ',');
     } else if (key == "spare") {
@@ -80,6 +93,20 @@ void ParseNodes(const std::vector<std::string>& words, GoldenCase& c) {
     } else {
       FAIL("unknown node key " << key);
     }
+  }
+  if (!switches.empty() || !numa.empty() || !packages.empty()) {
+    std::vector<GpuPlace> places(shape.gpus_total);
+    for (std::size_t g = 0; g < places.size(); ++g) {
+      if (g < switches.size() && switches[g] != "-") {
+        places[g].inner_switch = places[g].outer_switch = switches[g];
+      }
+      if (g < numa.size())
+        places[g].numa_node = static_cast<int>(Number(numa[g]));
+      if (g < packages.size()) {
+        places[g].package = static_cast<int>(Number(packages[g]));
+      }
+    }
+    shape.gpu_groups = GpuGroups(places);
   }
   shape.cpus_free = shape.cpus_total;
   shape.mem_free_mb = shape.mem_total_mb;
