@@ -9,6 +9,9 @@
 // leaf switches, then the tightest fit (fullest leaves that still fit, to
 // keep whole leaves free for big jobs). On each node GPUs are chosen so they
 // spread over distinct HCAs, which pairs every rank's GPU with its own NIC.
+// No job spans parts of the fabric that no switch joins, and nodes missing
+// from an imported tree are used last, never beside listed ones
+// (fabric_parts.h has the rules).
 //
 // Queue policy (per partition):
 //  - backfill=false: strict priority order; the first job that cannot start
@@ -19,8 +22,9 @@
 //    now and either ends (now + time_limit) before that time or uses none of
 //    the reserved nodes. A job with time_limit_ms 0 is taken to run forever.
 //
-// A job that can never fit on its partition's nodes does not block anyone
-// and waits with reason "PartitionNodeLimit".
+// A job that can never fit on its partition's nodes (nor within one part of
+// the fabric) does not block anyone and waits with reason
+// "PartitionNodeLimit".
 //
 // Node restrictions (--nodelist, --exclude, --constraint) narrow the nodes a
 // job may use. With a matching-OR constraint ([a|b]) each choice is tried

@@ -60,6 +60,8 @@ class FabricPartsTest(ClusterTestCase):
         self.assertEqual(report["unknown_agents"], ["extra1"])
 
         script = c.write_script("hold.sh", "#!/bin/bash\nsleep 120\n")
+        # Whole nodes, so that each job's nodes are taken from the others.
+        whole = "--exclusive"
         # Seven nodes, but at most three of one part: refused, with why.
         refused = c.cli("batch", "--parsable", "--per-task", "-N", "4", script,
                         check=False)
@@ -69,26 +71,26 @@ class FabricPartsTest(ClusterTestCase):
             "connected part of the fabric (no switch joins leafC, spineA, "
             "spineB and the nodes outside the topology)", refused.stderr)
 
-        trunk = c.submit(script, "-N", "3")
+        trunk = c.submit(script, whole, "-N", "3")
         self.assertEqual(self.nodes_of(c, trunk), ["node1", "node2", "node9"])
-        leaf = c.submit(script, "-N", "2")
+        leaf = c.submit(script, whole, "-N", "2")
         self.assertEqual(self.nodes_of(c, leaf), ["node33", "node34"])
         # node17 (spineB) and extra1 are free: two nodes, but not together.
-        apart = c.submit(script, "-N", "2")
+        apart = c.submit(script, whole, "-N", "2")
         wait_for(lambda: c.job(apart)["reason"], 10, "a reason for the job")
         waiting = c.job(apart)
         self.assertEqual((waiting["state"], waiting["reason"]),
                          ("PENDING", "Resources"), waiting)
         # A single node: the listed one first, the unlisted one last.
         c.cli("cancel", str(apart))
-        first = c.submit(script, "-N", "1")
+        first = c.submit(script, whole, "-N", "1")
         self.assertEqual(self.nodes_of(c, first), ["node17"])
-        last = c.submit(script, "-N", "1")
+        last = c.submit(script, whole, "-N", "1")
         self.assertEqual(self.nodes_of(c, last), ["extra1"])
 
         # A 3-node job waits for spineA; a re-import cuts spineA in two, so
         # it can never run: it says so rather than waiting silently.
-        queued = c.submit(script, "-N", "3")
+        queued = c.submit(script, whole, "-N", "3")
         with open(c.path("split.conf"), "w") as f:
             f.write(SPLIT)
         c.cli("topology", "import", "split.conf")
