@@ -8,11 +8,13 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "cli/command_support.h"
 #include "cli/controller_client.h"
 #include "cli/output_format.h"
 #include "cli/printable_records.h"
 #include "common/hostlist.h"
+#include "common/terminal_text.h"
 
 namespace gantry::cli {
 namespace {
@@ -77,7 +79,13 @@ int RunTopologyCommand(const std::string& controller, const std::string& file,
     status = client.GetTopology(report);
   }
   if (!status.ok()) return Fail("topology", status);
+  // The tree is one line per switch: each line is escaped for the terminal
+  // (switch names come from files), the line breaks are kept.
+  std::vector<std::string> tree_lines =
+      absl::StrSplit(report.description(), '\n');
+  for (std::string& line : tree_lines) line = EscapeForTerminal(line);
   MakePrintable(report, json ? OutputKind::kJson : OutputKind::kTerminal);
+  if (!json) report.set_description(absl::StrJoin(tree_lines, "\n"));
   if (json) {
     nlohmann::json parts = nlohmann::json::array();
     for (const v1::TopologyPart& part : report.parts()) {

@@ -45,6 +45,9 @@ class FabricPartsTest(ClusterTestCase):
     def test_jobs_stay_within_one_part_and_unlisted_nodes_come_last(self):
         c = self.start()
         text = c.cli("topology").stdout
+        # The tree, a line per switch (breaks kept, not escaped).
+        self.assertIn("\nlevel 1 spineA children=leafA1*1,leafA2*1\n", text)
+        self.assertIn("\nlevel 0 leafC nodes=node[33-40]\n", text)
         self.assertIn("Connected parts: 3 (no switch joins one to another; "
                       "a job runs within one)", text)
         self.assertIn("  spineA: 16 node(s) node[1-16]\n", text)
