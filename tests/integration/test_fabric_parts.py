@@ -2,10 +2,12 @@
 case 6, ../shared/data/fabric/slurm) with an agent the tree does not list:
 gantryd refuses a job bigger than every part at submit, never starts a job
 across parts or beside the unlisted node, takes the unlisted node last,
-and a job queued before a re-import that splits the fabric waits with
-PartitionNodeLimit and says why. `gantry topology` shows the parts and the
-rule for unlisted nodes."""
+a job queued before a re-import that splits the fabric waits with
+PartitionNodeLimit and says why, and an elastic job does not grow onto a
+part its nodes cannot reach. `gantry topology` shows the parts and the rule
+for unlisted nodes."""
 import os
+import time
 
 import gantry_cluster
 from gantry_cluster import ClusterTestCase, main, shared_data, wait_for
@@ -106,6 +108,29 @@ class FabricPartsTest(ClusterTestCase):
         self.assertIn("at most 2 of them in one connected part of the fabric",
                       job["reason_detail"], job)
         for job_id in (trunk, leaf, last, queued):
+            c.cli("cancel", str(job_id))
+
+    def test_an_elastic_job_does_not_grow_onto_another_part(self):
+        c = self.start()
+        script = c.write_script("hold.sh", "#!/bin/bash\nsleep 120\n")
+        holds = [c.submit(script, "--exclusive", "-w", nodes)
+                 for nodes in ("node[1,9]", "node[33-34]", "extra1")]
+        for job_id in holds:
+            c.wait_job(job_id, "RUNNING")
+        # node2 (spineA) and node17 (spineB) are free: the job starts on one
+        # of them, and the other cannot join it.
+        elastic = c.submit(script, "--exclusive", "--nodes=1-2", "--elastic")
+        running = self.nodes_of(c, elastic)
+        self.assertIn(running, (["node2"], ["node17"]))
+        # A pass (a node freed) looks at growing it: no restart follows.
+        c.cli("cancel", str(holds[2]))
+        deadline = time.monotonic() + 3.0
+        while time.monotonic() < deadline:
+            job = c.job(elastic)
+            self.assertEqual((job["state"], job["attempt"]), ("RUNNING", 1),
+                             job)
+            time.sleep(0.2)
+        for job_id in (elastic, holds[0], holds[1]):
             c.cli("cancel", str(job_id))
 
 
