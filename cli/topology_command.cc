@@ -7,13 +7,53 @@
 
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "cli/command_support.h"
 #include "cli/controller_client.h"
 #include "cli/output_format.h"
 #include "cli/printable_records.h"
 #include "common/hostlist.h"
+#include "common/terminal_text.h"
 
 namespace gantry::cli {
+namespace {
+
+// What gantryd's --unlisted-nodes lets nodes outside the fabric take.
+std::string UnlistedRule(const std::string& policy) {
+  if (policy == "never") return "they take no jobs: --unlisted-nodes=never";
+  if (policy == "single") {
+    return "single-node jobs only, when no listed node fits: "
+           "--unlisted-nodes=single";
+  }
+  return "jobs go there only when nothing on listed nodes fits, and never "
+         "beside listed nodes: --unlisted-nodes=last";
+}
+
+// The connected parts: one line each when there are several, since jobs
+// then never cross from one to another.
+void PrintParts(const v1::TopologyReport& report) {
+  const int count = report.parts_size();
+  if (count <= 1) {
+    std::cout << "Connected parts: " << count
+              << (count == 1 ? " (every listed node reaches every other)" : "")
+              << "\n";
+    return;
+  }
+  std::cout << "Connected parts: " << count
+            << " (no switch joins one to another; a job runs within one)\n";
+  for (const v1::TopologyPart& part : report.parts()) {
+    std::cout << "  " << part.name() << ": " << part.node_count() << " node(s) "
+              << part.nodes();
+    if (part.top_switches_size() > 1) {
+      std::cout << " (top switches " << absl::StrJoin(part.top_switches(), ",")
+                << ")";
+    }
+    std::cout << "\n";
+  }
+}
+
+}  // namespace
 
 int RunTopologyCommand(const std::string& controller, const std::string& file,
                        const std::string& format, bool json) {
@@ -39,8 +79,23 @@ int RunTopologyCommand(const std::string& controller, const std::string& file,
     status = client.GetTopology(report);
   }
   if (!status.ok()) return Fail("topology", status);
+  // The tree is one line per switch: each line is escaped for the terminal
+  // (switch names come from files), the line breaks are kept.
+  std::vector<std::string> tree_lines =
+      absl::StrSplit(report.description(), '\n');
+  for (std::string& line : tree_lines) line = EscapeForTerminal(line);
   MakePrintable(report, json ? OutputKind::kJson : OutputKind::kTerminal);
+  if (!json) report.set_description(absl::StrJoin(tree_lines, "\n"));
   if (json) {
+    nlohmann::json parts = nlohmann::json::array();
+    for (const v1::TopologyPart& part : report.parts()) {
+      parts.push_back({{"name", part.name()},
+                       {"top_switches",
+                        std::vector<std::string>(part.top_switches().begin(),
+                                                 part.top_switches().end())},
+                       {"nodes", part.nodes()},
+                       {"node_count", part.node_count()}});
+    }
     std::cout << nlohmann::json{{"present", report.present()},
                                 {"format", report.format()},
                                 {"source", report.source()},
@@ -56,7 +111,9 @@ int RunTopologyCommand(const std::string& controller, const std::string& file,
                                 {"unknown_agents",
                                  std::vector<std::string>(
                                      report.unknown_agents().begin(),
-                                     report.unknown_agents().end())}}
+                                     report.unknown_agents().end())},
+                                {"parts", parts},
+                                {"unlisted_nodes", report.unlisted_nodes()}}
                      .dump(2)
               << "\n";
     return 0;
@@ -76,10 +133,15 @@ int RunTopologyCommand(const std::string& controller, const std::string& file,
                                     report.unserved().end());
   std::vector<std::string> unknown(report.unknown_agents().begin(),
                                    report.unknown_agents().end());
+  PrintParts(report);
   std::cout << "In the fabric, no agent: "
             << (unserved.empty() ? "none" : CompressHostlist(unserved)) << "\n"
             << "Agents the fabric does not know: "
-            << (unknown.empty() ? "none" : CompressHostlist(unknown)) << "\n";
+            << (unknown.empty() ? "none" : CompressHostlist(unknown));
+  if (!unknown.empty()) {
+    std::cout << " (" << UnlistedRule(report.unlisted_nodes()) << ")";
+  }
+  std::cout << "\n";
   return 0;
 }
 

@@ -249,6 +249,7 @@ absl::StatusOr<Topology> Topology::Build(TopologySpec spec) {
     t.level_count_ = std::max(t.level_count_, level[i] + 1);
   }
   t.ComputeLeafDistances();
+  t.ComputeParts();
   return t;
 }
 
@@ -336,6 +337,67 @@ void Topology::ComputeLeafDistances() {
       }
     }
   }
+}
+
+void Topology::ComputeParts() {
+  const size_t n = switches_.size();
+  // Union-find over switches: links join their ends, a node its leaves.
+  std::vector<int> up(n);
+  for (size_t i = 0; i < n; ++i) up[i] = static_cast<int>(i);
+  const auto find = [&up](int s) {
+    while (up[s] != s) s = up[s] = up[up[s]];
+    return s;
+  };
+  const auto join = [&](int a, int b) {
+    a = find(a);
+    b = find(b);
+    if (a != b) up[std::max(a, b)] = std::min(a, b);  // lowest index roots
+  };
+  for (size_t i = 0; i < n; ++i) {
+    for (const auto* list : {&switches_[i].children, &switches_[i].peers}) {
+      for (const Neighbor& m : *list) {
+        join(static_cast<int>(i), SwitchIndex(m.name));
+      }
+    }
+  }
+  for (const auto& [node, leaves] : node_leaves_) {
+    for (int leaf : leaves) join(leaves.front(), leaf);
+  }
+  // Parts numbered by their first switch in spec order (the root of each
+  // set is its lowest index).
+  std::vector<int> part_of_root(n, -1);
+  part_of_switch_.assign(n, -1);
+  parts_.clear();
+  for (size_t i = 0; i < n; ++i) {
+    const int root = find(static_cast<int>(i));
+    if (part_of_root[root] < 0) {
+      part_of_root[root] = static_cast<int>(parts_.size());
+      parts_.emplace_back();
+    }
+    part_of_switch_[i] = part_of_root[root];
+  }
+  std::vector<std::vector<int>> tops(parts_.size());
+  for (size_t i = 0; i < n; ++i) {
+    if (switches_[i].parents.empty()) {
+      tops[part_of_switch_[i]].push_back(static_cast<int>(i));
+    }
+  }
+  for (size_t p = 0; p < parts_.size(); ++p) {
+    // Undirected fabrics put peers at the top level, all without parents.
+    std::stable_sort(tops[p].begin(), tops[p].end(), [&](int a, int b) {
+      return switches_[a].level > switches_[b].level;
+    });
+    for (int s : tops[p]) parts_[p].tops.push_back(switches_[s].name);
+  }
+  for (const std::string& node : node_names_) {
+    parts_[part_of_switch_[node_leaves_.find(node)->second.front()]]
+        .nodes.push_back(node);
+  }
+}
+
+int Topology::PartOf(std::string_view node) const {
+  const std::vector<int>* leaves = LeavesOf(node);
+  return leaves == nullptr ? -1 : part_of_switch_[leaves->front()];
 }
 
 std::optional<int> Topology::Distance(std::string_view a,

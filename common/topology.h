@@ -109,6 +109,26 @@ class Topology {
   // trunks).
   std::vector<std::string> Roots() const;
 
+  // A connected part of the fabric: switches that reach each other over
+  // links (any direction), and the nodes attached to them. Nodes of two
+  // different parts cannot reach each other through any switch (Slurm's
+  // "disconnected trunks"), so no job may span them.
+  struct Part {
+    // The part's top switches (highest level first, then spec order);
+    // the first one names the part.
+    std::vector<std::string> tops;
+    std::vector<std::string> nodes;  // in the order first attached
+    const std::string& name() const { return tops.front(); }
+  };
+  // In the order of each part's first switch in the spec; empty without
+  // switches.
+  const std::vector<Part>& parts() const { return parts_; }
+  // Index into parts() of the part a node hangs from; -1 for an unknown
+  // node. A multi-homed node joins the switches of its leaves into one
+  // part (with one fabric per rail, the rails reach each other through the
+  // nodes, as NCCL's traffic does).
+  int PartOf(std::string_view node) const;
+
   // Every node, in the order first attached.
   const std::vector<std::string>& nodes() const { return node_names_; }
   bool HasNode(std::string_view node) const;
@@ -142,6 +162,7 @@ class Topology {
   int SwitchIndex(std::string_view name) const;  // -1 when unknown
   const std::vector<int>* LeavesOf(std::string_view node) const;
   void ComputeLeafDistances();
+  void ComputeParts();
 
   std::string source_;
   std::vector<Switch> switches_;
@@ -158,6 +179,8 @@ class Topology {
   std::vector<int> leaf_slot_;
   int leaf_rows_ = 0;
   std::vector<uint16_t> leaf_hops_;
+  std::vector<Part> parts_;
+  std::vector<int> part_of_switch_;
 };
 
 }  // namespace gantry

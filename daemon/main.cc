@@ -41,6 +41,7 @@
 #include "daemon/rpc/grpc_services.h"
 #include "daemon/rpc/leadership_fence.h"
 #include "daemon/rpc/rpc_metrics_interceptor.h"
+#include "daemon/scheduler/fabric_parts.h"
 #include "daemon/scheduler/partition_config.h"
 #include "daemon/scheduler/straggler_detector.h"
 #include "daemon/store/rocksdb_store.h"
@@ -76,6 +77,7 @@ struct Flags {
   double min_job_age = 300;
   double history_retention_days = 30;
   std::string hot_spares;
+  std::string unlisted_nodes = "last";
   std::string straggler_policy = "report";
   double straggler_factor = 1.5;
   double straggler_duration = 60.0;
@@ -243,6 +245,12 @@ void AddFlags(CLI::App& app, Flags& flags) {
   app.add_option("--hot-spares", flags.hot_spares,
                  "Hostlist of nodes kept free for restarts of failed jobs, "
                  "e.g. node[15-16]");
+  app.add_option("--unlisted-nodes", flags.unlisted_nodes,
+                 "What nodes missing from the imported topology take: last "
+                 "(any job, only when nothing on listed nodes fits), single "
+                 "(single-node jobs only, last) or never")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"last", "single", "never"}));
   app.add_option("--straggler-policy", flags.straggler_policy,
                  "What is done about a node whose ranks step well below "
                  "their peers': off (not looked for), report (gantry job, "
@@ -581,6 +589,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.hot_spares = {spares->begin(), spares->end()};
+  options.unlisted_nodes =
+      *gantry::ParseUnlistedNodes(flags.unlisted_nodes);  // checked
   options.straggler_response =
       *gantry::ParseStragglerResponse(flags.straggler_policy);  // checked
   options.straggler_policy.slow_factor = flags.straggler_factor;

@@ -71,6 +71,7 @@
 #include "daemon/controller/recent_environments.h"
 #include "daemon/controller/scheduling_input.h"
 #include "daemon/controller/utilization_history.h"
+#include "daemon/scheduler/fabric_parts.h"
 #include "daemon/scheduler/job_state_machine.h"
 #include "daemon/scheduler/partition_config.h"
 #include "daemon/scheduler/preflight_verdict.h"
@@ -111,6 +112,9 @@ struct ControllerOptions {
   // Nodes kept free for the restarts of failed jobs (--hot-spares and the
   // partitions' HotSpares together).
   std::set<std::string> hot_spares;
+  // What nodes missing from the imported switch tree take
+  // (daemon/scheduler/fabric_parts.h).
+  UnlistedNodes unlisted_nodes = UnlistedNodes::kLast;
   // Priority factors and fair-share decay (daemon/scheduler/priority.h).
   PriorityWeights priority_weights;
   // Where the controller reports its metrics; null: nowhere (unit tests).

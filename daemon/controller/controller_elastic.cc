@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "daemon/controller/controller.h"
 #include "daemon/controller/scheduling_input.h"
+#include "daemon/scheduler/fabric_parts.h"
 #include "daemon/scheduler/node_range.h"
 #include "daemon/scheduler/scheduler.h"
 
@@ -72,7 +73,23 @@ void Controller::ConsiderGrowing() {
     for (const v1::NodeAllocation& share : record.allocation()) {
       probe.excluded_nodes.push_back(share.node());
     }
-    const bool fits = !Schedule(snapshot, {probe}).starts.empty();
+    // The missing nodes must join the job's own in one part of the fabric
+    // (fabric_parts.h): a restart at full size could not use others, and
+    // would come back at the same size.
+    if (topology_ && !record.allocation().empty()) {
+      const std::string part =
+          FabricPartName(topology_->topology, record.allocation(0).node());
+      for (const auto& [name, node] : nodes_) {
+        if (FabricPartName(topology_->topology, name) != part) {
+          probe.excluded_nodes.push_back(name);
+        }
+      }
+    }
+    SchedulerOptions probe_options;
+    probe_options.backfill = false;
+    probe_options.unlisted_nodes = options_.unlisted_nodes;
+    const bool fits =
+        !Schedule(snapshot, {probe}, {}, probe_options).starts.empty();
     GrowInput input;
     input.range = NodeRangeOf(spec.nodes(), spec.min_nodes());
     input.current_nodes = current;

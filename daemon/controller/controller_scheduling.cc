@@ -139,8 +139,9 @@ void Controller::RunSchedule() {
   for (const PendingJob& pending : queue) {
     queued_job(pending.id).priority = pending.priority;
   }
-  ScheduleResult result = Schedule(snapshot, queue, RunningJobs(names),
-                                   SchedulerOptions{true, true, now});
+  ScheduleResult result =
+      Schedule(snapshot, queue, RunningJobs(names),
+               SchedulerOptions{true, true, now, options_.unlisted_nodes});
   // A job that starts now may release an `after` dependency: look again.
   if (dependency_waiters > 0 && !result.starts.empty()) RequestSchedule();
   for (JobWait& wait : result.waits) {

@@ -24,6 +24,7 @@
 #include "daemon/controller/user_hold.h"
 #include "daemon/launch/node_restrictions.h"
 #include "daemon/launch/step_layout.h"
+#include "daemon/scheduler/fabric_parts.h"
 #include "daemon/scheduler/job_deadline.h"
 #include "daemon/scheduler/scheduler.h"
 
@@ -304,12 +305,18 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
     return spread;
   }
   pending = PendingJobOf(job, nullptr);
+  // No job spans parts of the fabric that no switch joins, nor mixes
+  // nodes outside the tree with listed ones (fabric_parts.h).
+  PartTally parts;
   for (const auto& [name, node] : nodes_) {
     SetNodeCapacity(node.record, capacity);
     if (!NodeServesJob(capacity, pending)) continue;
     ++known;
     most_gpus = std::max(most_gpus, capacity.gpus_total);
-    if (NodeCouldEverHold(capacity, pending)) ++capable;
+    if (NodeCouldEverHold(capacity, pending)) {
+      ++capable;
+      parts.Add(topology_ ? FabricPartName(topology_->topology, name) : "");
+    }
   }
   if (known > 0 && spec.gpus_per_node() > most_gpus) {
     return Invalid(absl::StrCat(
@@ -323,7 +330,9 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
   // A range is refused only when not even its minimum could ever run.
   const uint32_t least_nodes =
       spec.min_nodes() > 0 ? spec.min_nodes() : spec.nodes();
-  if (known > 0 && capable < least_nodes) {
+  if (known > 0 &&
+      (capable < least_nodes ||
+       parts.Largest(options_.unlisted_nodes, least_nodes) < least_nodes)) {
     return Invalid(absl::StrCat(
         "the job needs ", NodeRangeText(spec), " node(s) with ",
         CpusPerNode(pending), " CPUs",
@@ -333,7 +342,8 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
             ? absl::StrCat(", ", spec.mem_per_node_mb(), " MB")
             : "",
         " each; partition ", spec.partition(), " has ", capable,
-        " such node(s)"));
+        " such node(s)",
+        parts.LimitNote(options_.unlisted_nodes, least_nodes)));
   }
   return job;
 }

@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/hostlist.h"
 #include "common/ibnetdiscover_parser.h"
 #include "common/log.h"
 #include "common/slurm_topology_parser.h"
@@ -165,6 +166,15 @@ v1::TopologyReport Controller::TopologyReport() const {
   report.set_switches(static_cast<uint32_t>(tree.switches().size()));
   report.set_levels(static_cast<uint32_t>(tree.level_count()));
   report.set_nodes(static_cast<uint32_t>(tree.nodes().size()));
+  for (const Topology::Part& part : tree.parts()) {
+    if (part.nodes.empty()) continue;  // switches with no node matter not
+    v1::TopologyPart* shown = report.add_parts();
+    shown->set_name(part.name());
+    for (const std::string& top : part.tops) shown->add_top_switches(top);
+    shown->set_nodes(CompressHostlist(part.nodes));
+    shown->set_node_count(static_cast<uint32_t>(part.nodes.size()));
+  }
+  report.set_unlisted_nodes(UnlistedNodesName(options_.unlisted_nodes));
   if (topology_record_->format() == "slurm") {
     // Matched by name: compare with the agents registered now.
     for (const std::string& node : tree.nodes()) {

@@ -6,25 +6,11 @@
 #include "absl/strings/ascii.h"
 #include "daemon/launch/node_restrictions.h"
 #include "daemon/launch/step_layout.h"
+#include "daemon/scheduler/fabric_parts.h"
 #include "daemon/scheduler/gpu_choice.h"
 
 namespace gantry {
 namespace {
-
-// The switches above a node, leaf first; the first parent wherever a switch
-// has several (the scheduler sees a tree). Empty for a node not in the tree.
-std::vector<std::string> SwitchPath(const Topology& topology,
-                                    const std::string& node) {
-  std::vector<std::string> path;
-  std::optional<std::string> name = topology.LeafSwitchOf(node);
-  while (name.has_value() && path.size() < 64) {
-    path.push_back(*name);
-    const Topology::Switch* sw = topology.FindSwitch(*name);
-    if (sw == nullptr || sw->parents.empty()) break;
-    name = sw->parents.front().name;
-  }
-  return path;
-}
 
 // Where the node's GPUs sit, for packing a one-node job's GPUs.
 std::vector<uint32_t> GpuGroupsOf(const v1::NodeInventory& inventory) {
@@ -101,7 +87,7 @@ NodeSnapshot NodeSnapshotOf(const v1::NodeRecord& record, bool reachable,
     s.gpu_hca[gpu.index()] = gpu.nearest_hca();
   }
   s.gpu_groups = GpuGroupsOf(inventory);
-  if (topology != nullptr) s.switch_path = SwitchPath(*topology, s.name);
+  if (topology != nullptr) SetFabricPlace(*topology, s);
   s.features = {record.features().begin(), record.features().end()};
   for (const v1::GpuInfo& gpu : inventory.gpus()) {
     s.gpu_models.push_back(absl::AsciiStrToLower(gpu.model()));

@@ -136,7 +136,7 @@ class Pass {
        const std::vector<RunningJob>& running, const SchedulerOptions& options)
       : nodes_(nodes),
         options_(options),
-        fabric_(BuildFabricIndex(nodes)),
+        fabric_(BuildFabricIndex(nodes, options.unlisted_nodes)),
         placer_(nodes, fabric_),
         free_(FreeResources::Of(nodes, fabric_)),
         reserved_from_(nodes.size(), kNever) {
@@ -307,8 +307,8 @@ class Pass {
         std::make_pair(DescribeKeyOf(job), key));
     if (inserted) {
       detail->second =
-          absl::StrCat("needs ", Describe(job), "; partition ", job.partition,
-                       " has ", capable, " such node(s)");
+          absl::StrCat("needs ", Describe(job), "; ",
+                       placer_.CapableText(job, partition, capable));
     }
     Wait(job, "PartitionNodeLimit", detail->second);
     return true;
@@ -325,8 +325,8 @@ class Pass {
                           ? ""
                           : absl::StrCat(" of GPU type ", job.gpu_type),
                       " on nodes that match its --nodelist, --exclude, "
-                      "--constraint and GPU type; partition ",
-                      job.partition, " has ", capable, " such node(s)"));
+                      "--constraint and GPU type; ",
+                      placer_.CapableText(job, partition, capable)));
     return true;
   }
 

@@ -9,8 +9,12 @@
 // leaf switches, then the tightest fit (fullest leaves that still fit, to
 // keep whole leaves free for big jobs). A one-node job shares no switch and
 // is placed by what it leaves free instead (single_node_fit.h). On each
-// node GPUs are chosen so they spread over distinct HCAs, which pairs every
-// rank's GPU with its own NIC.
+// node GPUs are chosen by the job's shape (gpu_choice.h): spread over
+// distinct HCAs for a multi-node job, which pairs every rank's GPU with its
+// own NIC; packed close together for a one-node job.
+// No job spans parts of the fabric that no switch joins, and nodes missing
+// from an imported tree are used last, never beside listed ones
+// (fabric_parts.h has the rules).
 //
 // Queue policy (per partition):
 //  - backfill=false: strict priority order; the first job that cannot start
@@ -21,8 +25,9 @@
 //    now and either ends (now + time_limit) before that time or uses none of
 //    the reserved nodes. A job with time_limit_ms 0 is taken to run forever.
 //
-// A job that can never fit on its partition's nodes does not block anyone
-// and waits with reason "PartitionNodeLimit".
+// A job that can never fit on its partition's nodes (nor within one part of
+// the fabric) does not block anyone and waits with reason
+// "PartitionNodeLimit".
 //
 // Node restrictions (--nodelist, --exclude, --constraint) narrow the nodes a
 // job may use. With a matching-OR constraint ([a|b]) each choice is tried

@@ -7,22 +7,26 @@
 #include <string_view>
 
 #include "absl/strings/match.h"
+#include "daemon/scheduler/fabric_parts.h"
 #include "daemon/scheduler/gpu_choice.h"
 #include "daemon/scheduler/single_node_fit.h"
 
 namespace gantry::scheduler_internal {
 
-FabricIndex BuildFabricIndex(const std::vector<NodeSnapshot>& nodes) {
+FabricIndex BuildFabricIndex(const std::vector<NodeSnapshot>& nodes,
+                             UnlistedNodes unlisted) {
   FabricIndex index;
+  index.unlisted = unlisted;
+  const bool any_in_tree = AnyInTree(nodes);
   std::size_t depth = 1;
   for (const NodeSnapshot& node : nodes) {
     depth = std::max(depth, node.switch_path.size());
   }
   // Switch names at one level are unique across the tree, so a name is a
   // group key; nodes with a shorter path sit under their topmost switch, and
-  // nodes outside the tree share the key "" (one flat leaf).
-  auto key_at = [](const NodeSnapshot& node, std::size_t level) {
-    if (node.switch_path.empty()) return std::string();
+  // nodes outside the tree have a key of their own (fabric_parts.h).
+  auto key_at = [any_in_tree](const NodeSnapshot& node, std::size_t level) {
+    if (node.switch_path.empty()) return UnlistedKey(node, any_in_tree);
     return node.switch_path[std::min(level, node.switch_path.size() - 1)];
   };
   std::map<std::string, uint32_t> leaf_ids;
@@ -58,8 +62,7 @@ FabricIndex BuildFabricIndex(const std::vector<NodeSnapshot>& nodes) {
     index.group_of_leaf.push_back(std::move(groups));
     index.groups_at_level.push_back(static_cast<uint32_t>(group_ids.size()));
   }
-  index.group_of_leaf.emplace_back(index.leaf_count, 0);  // virtual root
-  index.groups_at_level.push_back(1);
+  AddPartLevel(nodes, first_node_of_leaf, any_in_tree, index);
   return index;
 }
 
@@ -250,10 +253,10 @@ std::size_t Placer::CapableNodes(const PendingJob& job, uint32_t partition) {
         job.constraint ? job.constraint->ChoiceCount() : 1;
     for (std::size_t choice = 0; choice < choices; ++choice) {
       BuildRestrictedMask(job, choice, false, restricted_mask_);
-      std::size_t count = 0;
-      for (std::size_t i = 0; i < nodes_.size(); ++i) {
-        count += restricted_mask_[i] && CapableOf(nodes_[i], job);
-      }
+      const std::size_t count =
+          CountCapableInPart(job, required, [&](std::size_t i) {
+            return restricted_mask_[i] && CapableOf(nodes_[i], job);
+          });
       const bool listed_capable =
           std::all_of(required.begin(), required.end(), [&](std::size_t i) {
             return restricted_mask_[i] && CapableOf(nodes_[i], job);
@@ -265,15 +268,13 @@ std::size_t Placer::CapableNodes(const PendingJob& job, uint32_t partition) {
   const std::vector<uint8_t>& usable = UsableByMask(job, partition);
   // CapableOf, with UsableBy answered from the mask.
   const uint32_t cpus = CpusNeeded(job);
-  std::size_t count = 0;
-  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+  return CountCapableInPart(job, {}, [&](std::size_t i) {
     const NodeSnapshot& node = nodes_[i];
-    count +=
-        usable[i] && node.cpus_total >= cpus &&
-        node.gpus_total >= job.gpus_per_node &&
-        (job.mem_per_node_mb == 0 || node.mem_total_mb >= job.mem_per_node_mb);
-  }
-  return count;
+    return usable[i] && node.cpus_total >= cpus &&
+           node.gpus_total >= job.gpus_per_node &&
+           (job.mem_per_node_mb == 0 ||
+            node.mem_total_mb >= job.mem_per_node_mb);
+  });
 }
 
 bool Placer::Fits(std::size_t i, const PendingJob& job,
@@ -325,17 +326,13 @@ Placement Placer::Place(const PlacementRequest& request,
   if (!free.MayHold(request.job->nodes, request.job->gpus_per_node)) return {};
   if (request.job->HasNodeRestrictions()) return PlaceRestricted(request, free);
   usable_ = &UsableMask(*request.job, request.partition);
-  Placement anywhere = request.topology_aware
-                           ? PlaceByTopology(request, free, false)
-                           : PlaceFirstFit(request, free, false);
+  Placement anywhere = PlaceOnFabric(request, free, false);
   // A restart takes hot spares first, so a failed gang comes back fast and
   // the other free nodes stay for the queue; but never at a wider switch
   // span than the job would get on every free node (spares scattered over
   // the fabric must not spread a gang that fits under one switch).
   if (request.job->is_restart) {
-    Placement on_spares = request.topology_aware
-                              ? PlaceByTopology(request, free, true)
-                              : PlaceFirstFit(request, free, true);
+    Placement on_spares = PlaceOnFabric(request, free, true);
     if (on_spares.outcome == PlacementOutcome::kPlaced &&
         (anywhere.outcome != PlacementOutcome::kPlaced ||
          !request.topology_aware ||
@@ -348,6 +345,10 @@ Placement Placer::Place(const PlacementRequest& request,
 
 Placer::Span Placer::SpanOf(const std::vector<std::size_t>& chosen) const {
   Span span;
+  span.unlisted =
+      std::any_of(chosen.begin(), chosen.end(), [&](std::size_t node) {
+        return fabric_.IsUnlisted(fabric_.leaf_of_node[node]);
+      });
   span.leaves = CountLeaves(chosen);
   if (span.leaves <= 1) return span;
   span.level = static_cast<uint32_t>(fabric_.group_of_leaf.size()) + 1;
@@ -389,6 +390,19 @@ Placement Placer::PlaceRestricted(const PlacementRequest& request,
       job.constraint ? job.constraint->ChoiceCount() : 1;
   for (std::size_t choice = 0; choice < choices; ++choice) {
     BuildRestrictedMask(job, choice, true, restricted_mask_);
+    // The rest of the job comes from the listed nodes' part.
+    if (!required.empty()) {
+      const uint32_t part = PartOfNode(required.front());
+      for (std::size_t i = 0; i < nodes_.size(); ++i) {
+        if (PartOfNode(i) != part) restricted_mask_[i] = 0;
+      }
+      if ((part == fabric_.unlisted_part &&
+           !UnlistedNodesServe(fabric_.unlisted, job.nodes)) ||
+          !std::all_of(required.begin(), required.end(),
+                       [&](std::size_t i) { return restricted_mask_[i]; })) {
+        continue;
+      }
+    }
     usable_ = &restricted_mask_;
     const bool listed_fit =
         std::all_of(required.begin(), required.end(), [&](std::size_t i) {
@@ -399,9 +413,7 @@ Placement Placer::PlaceRestricted(const PlacementRequest& request,
     placement.nodes = required;
     if (rest.nodes > 0) {
       for (std::size_t i : required) restricted_mask_[i] = 0;
-      Placement others = request.topology_aware
-                             ? PlaceByTopology(rest_request, free, false)
-                             : PlaceFirstFit(rest_request, free, false);
+      Placement others = PlaceOnFabric(rest_request, free, false);
       if (others.outcome != PlacementOutcome::kPlaced) continue;
       placement.nodes.insert(placement.nodes.end(), others.nodes.begin(),
                              others.nodes.end());
@@ -419,21 +431,30 @@ Placement Placer::PlaceRestricted(const PlacementRequest& request,
 }
 
 Placement Placer::PlaceFirstFit(const PlacementRequest& request,
-                                const FreeResources& free, bool spares_only) {
+                                const FreeResources& free, bool spares_only,
+                                LeafScope scope) {
   const PendingJob& job = *request.job;
-  Placement placement;
+  // Fitting nodes by part of the fabric, in node order; the first part
+  // to hold the job takes it.
+  fit_by_part_.resize(fabric_.part_names.size());
+  for (std::vector<std::size_t>& list : fit_by_part_) list.clear();
+  const std::vector<std::size_t>* chosen = nullptr;
   // A restart looks at spares first (pass 0), then at the rest.
-  for (int pass = job.is_restart ? 0 : 1; pass < (spares_only ? 1 : 2);
-       ++pass) {
-    for (std::size_t i = 0;
-         i < nodes_.size() && placement.nodes.size() < job.nodes; ++i) {
+  for (int pass = job.is_restart ? 0 : 1;
+       pass < (spares_only ? 1 : 2) && chosen == nullptr; ++pass) {
+    for (std::size_t i = 0; i < nodes_.size() && chosen == nullptr; ++i) {
       if (job.is_restart && nodes_[i].hot_spare != (pass == 0)) continue;
+      if (!InScope(fabric_.leaf_of_node[i], scope)) continue;
       if (request.filter.Allows(i) && Fits(i, job, free)) {
-        placement.nodes.push_back(i);
+        std::vector<std::size_t>& list = fit_by_part_[PartOfNode(i)];
+        list.push_back(i);
+        if (list.size() >= job.nodes) chosen = &list;
       }
     }
   }
-  if (placement.nodes.size() < job.nodes) return {};
+  if (chosen == nullptr) return {};
+  Placement placement;
+  placement.nodes = *chosen;
   placement.leaf_switches = CountLeaves(placement.nodes);
   placement.outcome =
       request.enforce_switch_limit && placement.leaf_switches > job.max_switches
@@ -443,7 +464,8 @@ Placement Placer::PlaceFirstFit(const PlacementRequest& request,
 }
 
 Placement Placer::PlaceByTopology(const PlacementRequest& request,
-                                  const FreeResources& free, bool spares_only) {
+                                  const FreeResources& free, bool spares_only,
+                                  LeafScope scope) {
   const PendingJob& job = *request.job;
   const std::size_t need = job.nodes;
   // Fitting nodes grouped by leaf, touching only leaves that have one.
@@ -459,12 +481,16 @@ Placement Placer::PlaceByTopology(const PlacementRequest& request,
     by_leaf = &set.by_leaf;
     total = set.total;
     for (uint32_t leaf = 0; leaf < fabric_.leaf_count; ++leaf) {
-      if (!set.by_leaf[leaf].empty()) touched_leaves_.push_back(leaf);
+      if (!set.by_leaf[leaf].empty() && InScope(leaf, scope)) {
+        touched_leaves_.push_back(leaf);
+      }
     }
   } else {
     ++stamp_;
     for (uint32_t leaf = 0; leaf < fabric_.leaf_count; ++leaf) {
-      if (!free.LeafMayHold(leaf, job.gpus_per_node)) continue;
+      if (!InScope(leaf, scope) || !free.LeafMayHold(leaf, job.gpus_per_node)) {
+        continue;
+      }
       for (std::size_t i : fabric_.nodes_of_leaf[leaf]) {
         if (!FitsRequest(i, request, free, spares_only)) continue;
         if (leaf_stamp_[leaf] != stamp_) {

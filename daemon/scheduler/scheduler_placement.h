@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "daemon/scheduler/scheduler_types.h"
 
 namespace gantry::scheduler_internal {
@@ -21,8 +22,10 @@ namespace gantry::scheduler_internal {
 inline constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 
 // Leaves and switch groups, built once per pass. Level 0 is the leaf; the
-// last level always holds every leaf in one group (a virtual root), so a job
-// that fits only across spines still has a level to land on.
+// last level groups the leaves by connected part of the fabric (for a
+// connected fabric, one group: a virtual root, so a job that fits only
+// across spines still has a level to land on). No job spans two groups of
+// the last level (fabric_parts.h).
 struct FabricIndex {
   std::vector<uint32_t> leaf_of_node;
   std::vector<std::vector<std::size_t>> nodes_of_leaf;  // ascending
@@ -30,9 +33,21 @@ struct FabricIndex {
   // group_of_leaf[level][leaf], for levels 1..; group ids are dense per level.
   std::vector<std::vector<uint32_t>> group_of_leaf;
   std::vector<uint32_t> groups_at_level;
+  // The part of each leaf (the last level's group), the parts' names (""
+  // for the unlisted nodes' part) and that part's number, kNoPart when no
+  // node is unlisted.
+  static constexpr uint32_t kNoPart = 0xFFFFFFFF;
+  std::vector<uint32_t> part_of_leaf;
+  std::vector<std::string> part_names;
+  uint32_t unlisted_part = kNoPart;
+  UnlistedNodes unlisted = UnlistedNodes::kLast;
+  bool IsUnlisted(uint32_t leaf) const {
+    return part_of_leaf[leaf] == unlisted_part;
+  }
 };
 
-FabricIndex BuildFabricIndex(const std::vector<NodeSnapshot>& nodes);
+FabricIndex BuildFabricIndex(const std::vector<NodeSnapshot>& nodes,
+                             UnlistedNodes unlisted = UnlistedNodes::kLast);
 
 // What is still free while a pass hands resources out.
 struct FreeResources {
@@ -117,6 +132,13 @@ class Placer {
   // Drops the fitting sets of live requests (call when reservations change).
   void ForgetFittingSets() { fitting_sets_.clear(); }
 
+  // "partition P has N such node(s)" for a job CapableNodes found
+  // `capable` nodes for, with what narrowed them below the partition's
+  // (connected parts, unlisted nodes, --nodelist across parts)
+  // (fabric_parts.cc).
+  std::string CapableText(const PendingJob& job, uint32_t partition,
+                          std::size_t capable);
+
  private:
   bool Fits(std::size_t node, const PendingJob& job,
             const FreeResources& free) const;
@@ -138,15 +160,37 @@ class Placer {
                          std::vector<std::size_t>& indices) const;
   Placement PlaceRestricted(const PlacementRequest& request,
                             const FreeResources& free);
-  Placement PlaceFirstFit(const PlacementRequest& request,
+  // Which leaves a placement may use: listed ones (all, when no node is
+  // unlisted) or the unlisted ones, never both (fabric_parts.h).
+  enum class LeafScope { kListed, kUnlisted };
+  bool InScope(uint32_t leaf, LeafScope scope) const {
+    return fabric_.IsUnlisted(leaf) == (scope == LeafScope::kUnlisted);
+  }
+  // On listed leaves, else (as the unlisted rule lets) on unlisted ones, by
+  // topology or first fit (fabric_parts.cc).
+  Placement PlaceOnFabric(const PlacementRequest& request,
                           const FreeResources& free, bool spares_only);
+  Placement PlaceFirstFit(const PlacementRequest& request,
+                          const FreeResources& free, bool spares_only,
+                          LeafScope scope);
   Placement PlaceByTopology(const PlacementRequest& request,
-                            const FreeResources& free, bool spares_only);
+                            const FreeResources& free, bool spares_only,
+                            LeafScope scope);
+  // The most nodes of one part that `capable` admits and the unlisted rule
+  // lets the job use; with `required` (--nodelist) only their part, and 0
+  // when they are in several (fabric_parts.cc).
+  std::size_t CountCapableInPart(const PendingJob& job,
+                                 const std::vector<std::size_t>& required,
+                                 absl::FunctionRef<bool(std::size_t)> capable);
+  uint32_t PartOfNode(std::size_t node) const {
+    return fabric_.part_of_leaf[fabric_.leaf_of_node[node]];
+  }
   uint32_t CountLeaves(const std::vector<std::size_t>& chosen) const;
   // How far a set of nodes reaches into the fabric: the lowest switch level
   // that joins them all (0: one leaf), then the leaves they are on. Less is
   // better, compared in that order.
   struct Span {
+    uint32_t unlisted = 0;  // 1: on unlisted nodes, worse than any other
     uint32_t level = 0;
     uint32_t leaves = 0;
     auto operator<=>(const Span&) const = default;
@@ -183,6 +227,8 @@ class Placer {
   std::vector<uint8_t> restricted_mask_;          // see BuildRestrictedMask
   std::map<FittingKey, FittingSet> fitting_sets_;
   std::vector<std::size_t> candidates_;
+  std::vector<std::vector<std::size_t>> fit_by_part_;  // for PlaceFirstFit
+  std::vector<std::size_t> capable_by_part_;           // for CountCapableInPart
 };
 
 // Whether the node has GPUs of this type (lower case): a GPU model naming

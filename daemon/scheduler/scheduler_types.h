@@ -30,8 +30,15 @@ struct NodeSnapshot {
   uint64_t mem_total_mb = 0;
   uint64_t mem_free_mb = 0;
   // Switch names from the node's leaf up to the root. Empty: not in the
-  // tree; all such nodes are treated as one flat leaf.
+  // tree. With no tree at all every node is empty and the cluster is one
+  // flat leaf; beside nodes in a tree, an empty one is unlisted, placed
+  // only as SchedulerOptions::unlisted_nodes says (fabric_parts.h).
   std::vector<std::string> switch_path;
+  // The connected part of the fabric the node is in (Topology::Part's
+  // name): nodes of different parts reach each other through no switch, so
+  // no job spans two. Empty: the last switch of switch_path names it, right
+  // for a tree whose switches have one parent each.
+  std::string fabric_part;
   // Per GPU index: the name of its nearest compute HCA, "" when unknown.
   std::vector<std::string> gpu_hca;
   // Where the GPUs sit (PCIe switch, host bridge, NUMA node, package), as
@@ -95,10 +102,19 @@ struct RunningJob {
   bool exclusive = false;  // holds its nodes whole
 };
 
+// Where nodes missing from the imported switch tree may take jobs
+// (gantryd --unlisted-nodes; fabric_parts.h has the rules).
+enum class UnlistedNodes {
+  kLast,        // any job, only when no placement on listed nodes fits now
+  kSingleNode,  // single-node jobs only, and last
+  kNever,       // no job (as Slurm's tree plugin)
+};
+
 struct SchedulerOptions {
   bool backfill = true;
   bool topology_aware = true;  // false: first fit in node order
   int64_t now_ms = 0;
+  UnlistedNodes unlisted_nodes = UnlistedNodes::kLast;
 };
 
 struct JobStart {

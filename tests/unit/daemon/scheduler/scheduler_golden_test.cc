@@ -2,8 +2,8 @@
 // file describes a cluster, running jobs and a pending queue, then the
 // decisions expected after a line "--- expected". The input format:
 //
-//   options backfill=yes topology=yes now=MS
-//   nodes HOSTLIST path=LEAF/SPINE/CORE gpus=8 cpus=64 mem=MB
+//   options backfill=yes topology=yes now=MS unlisted=last|single|never
+//   nodes HOSTLIST [path=LEAF/SPINE/CORE] gpus=8 cpus=64 mem=MB
 //         [hca=mlx5_0,mlx5_0,...] [switch=s0,s0,...] [numa=0,0,...]
 //         [package=0,0,...] [partitions=a,b] [spare] [down]
 //     (switch, numa, package: where each GPU sits, for one-node jobs'
@@ -12,7 +12,10 @@
 //   job ID nodes=N [gpus=G] [tasks=T] [cpus=C] [mem=MB] [time=MS]
 //       [switches=N[@MS]] [exclusive] [restart] [partition=P]
 //
-// The queue is taken in file order (already priority order). Output lines:
+// A path's last switch names the node's connected part of the fabric
+// (NodeSnapshot::fabric_part); beside nodes with a path, one without is
+// missing from the tree (fabric_parts.h). The queue is taken in file order
+// (already priority order). Output lines:
 //   start ID leaves=K [backfill] NODE[GPUS] ...
 //   wait ID REASON [at=MS]
 //   reserve ID at=MS NODE,NODE...
@@ -27,6 +30,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/hostlist.h"
+#include "daemon/scheduler/fabric_parts.h"
 #include "daemon/scheduler/gpu_choice.h"
 #include "daemon/scheduler/scheduler.h"
 
@@ -196,6 +200,11 @@ void ParseOptions(const std::vector<std::string>& words, GoldenCase& c) {
     if (kv.first == "backfill") c.options.backfill = kv.second == "yes";
     if (kv.first == "topology") c.options.topology_aware = kv.second == "yes";
     if (kv.first == "now") c.options.now_ms = Number(kv.second);
+    if (kv.first == "unlisted") {
+      absl::StatusOr<UnlistedNodes> policy = ParseUnlistedNodes(kv.second);
+      REQUIRE(policy.ok());
+      c.options.unlisted_nodes = *policy;
+    }
   }
 }
 
