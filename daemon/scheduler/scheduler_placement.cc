@@ -506,6 +506,8 @@ Placement Placer::PlaceByTopology(const PlacementRequest& request,
   if (total < need) return {};
   const std::vector<std::vector<std::size_t>>& fitting = *by_leaf;
   if (need == 1) {  // no switch to share: see single_node_fit.h
+    // `total` of a live set counts fitting nodes outside `scope` too.
+    if (touched_leaves_.empty()) return {};
     Placement placement;
     placement.outcome = PlacementOutcome::kPlaced;
     placement.leaf_switches = 1;
