@@ -159,6 +159,13 @@ class GpuTypeTest(ClusterTestCase):
         node = cluster.cli_json("nodes", "node03")
         models = {gpu["model"] for gpu in node["gpus"]}
         self.assertEqual(models, {"GA100 [A100 SXM4 40GB]"})
+        # sinfo and scontrol name the types that select each node.
+        gres = cluster.sh("sinfo -N -h -o '%N %G'").stdout.split("\n")
+        self.assertEqual(sorted(filter(None, gres)),
+                         ["node01 gpu:h100:4", "node02 gpu:v100:4",
+                          "node03 gpu:a100:4"])
+        self.assertIn("Gres=gpu:a100:4",
+                      cluster.sh("scontrol show node node03").stdout)
 
     def test_a_type_no_node_has_is_refused_at_submit(self):
         cluster = self.cluster
