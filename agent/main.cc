@@ -14,6 +14,7 @@
 #include <prometheus/registry.h>
 #include <CLI/CLI.hpp>
 
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "agent/agent.h"
 #include "agent/agent_metrics.h"
@@ -131,6 +132,12 @@ int main(int argc, char** argv) {
                  "Discover the node from a saved hwloc XML topology instead "
                  "of this machine")
       ->check(CLI::ExistingFile);
+  std::string pci_ids_path;
+  app.add_option("--pci-ids", pci_ids_path,
+                 "PCI ID database (pci.ids) that names GPUs hwloc knows only "
+                 "by their vendor and device ids, as in XML files written "
+                 "without it (default: the first of " +
+                     absl::StrJoin(gantry::PciIds::SystemPaths(), ", ") + ")");
   std::string features;
   app.add_option("--features", features,
                  "Features of this node, comma separated (Slurm's NodeName "
@@ -297,17 +304,32 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  absl::StatusOr<gantry::v1::NodeInventory> inventory =
-      simulate            ? (simulate_topology.empty()
-                                 ? absl::StatusOr<gantry::v1::NodeInventory>(
-                            gantry::agent::SyntheticNodeInventory())
-                                 : gantry::agent::DiscoverFromHwlocXml(simulate_topology))
-      : hwloc_xml.empty() ? gantry::agent::DiscoverThisMachine()
-                          : gantry::agent::DiscoverFromHwlocXml(hwloc_xml);
-  if (!inventory.ok()) {
-    gantry::log::Error("node discovery failed",
-                       {{"error", inventory.status().ToString()}});
-    return 1;
+  absl::StatusOr<gantry::v1::NodeInventory> inventory;
+  {
+    // Read once for discovery and let go: the names are in the inventory.
+    const absl::StatusOr<gantry::PciIds> pci_ids =
+        pci_ids_path.empty()
+            ? gantry::PciIds::LoadFirst(gantry::PciIds::SystemPaths())
+            : gantry::PciIds::Load(pci_ids_path);
+    const gantry::PciIds none;
+    const gantry::PciIds& names = pci_ids.ok() ? *pci_ids : none;
+    inventory = simulate ? (simulate_topology.empty()
+                                ? absl::StatusOr<gantry::v1::NodeInventory>(
+                                      gantry::agent::SyntheticNodeInventory())
+                                : gantry::agent::DiscoverFromHwlocXml(
+                                      simulate_topology, names))
+                : hwloc_xml.empty()
+                    ? gantry::agent::DiscoverThisMachine(names)
+                    : gantry::agent::DiscoverFromHwlocXml(hwloc_xml, names);
+    if (!inventory.ok()) {
+      gantry::log::Error("node discovery failed",
+                         {{"error", inventory.status().ToString()}});
+      return 1;
+    }
+    if (std::string note = gantry::agent::UnnamedGpuNote(*inventory, pci_ids);
+        !note.empty()) {
+      gantry::log::Warn(note);
+    }
   }
   gantry::NetworkRoleOverrides overrides;
   for (const std::string& entry : role_overrides) {

@@ -31,7 +31,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "agent/gpu_locality.h"
+#include "common/gpu_type.h"
 #include "common/ibnetdiscover_parser.h"
 
 namespace gantry::agent {
@@ -310,8 +312,10 @@ unsigned long NameNumber(const char* name) {
 }
 
 // The model reported by a compute backend is the marketing name; the PCI
-// name (from pci.ids) is the fallback, e.g. for files with DRM devices only.
-std::string ModelOf(hwloc_obj_t pcidev) {
+// name (from pci.ids, as hwloc looked it up) is the fallback, e.g. for files
+// with DRM devices only; then the agent's own look-up in pci.ids, for files
+// written where hwloc had no names; last the PCI ids themselves.
+std::string ModelOf(hwloc_obj_t pcidev, const PciIds& pci_ids) {
   for (hwloc_obj_t child = pcidev->io_first_child; child != nullptr;
        child = child->next_sibling) {
     if (child->type != HWLOC_OBJ_OS_DEVICE) continue;
@@ -319,16 +323,13 @@ std::string ModelOf(hwloc_obj_t pcidev) {
     if (!model.empty()) return model;
   }
   std::string model = InfoOrEmpty(pcidev, "PCIDevice");
-  if (model.empty()) {
-    // Files written without pci.ids names: the PCI ids still tell models
-    // apart ("PCI 10de:20b0" is an A100).
-    char ids[24];
-    std::snprintf(ids, sizeof(ids), "PCI %04x:%04x",
-                  pcidev->attr->pcidev.vendor_id,
-                  pcidev->attr->pcidev.device_id);
-    model = ids;
+  if (!model.empty()) return model;
+  const auto& a = pcidev->attr->pcidev;
+  if (std::optional<std::string> name =
+          pci_ids.DeviceName(a.vendor_id, a.device_id)) {
+    return *std::move(name);
   }
-  return model;
+  return UnnamedGpuModel(a.vendor_id, a.device_id);
 }
 
 struct FoundGpu {
@@ -340,6 +341,7 @@ struct FoundGpu {
 
 // Adds the GPUs in index order and returns their hwloc objects, by index.
 std::vector<hwloc_obj_t> AddGpus(hwloc_topology_t topology,
+                                 const PciIds& pci_ids,
                                  v1::NodeInventory* inventory) {
   std::vector<FoundGpu> found;
 
@@ -367,7 +369,7 @@ std::vector<hwloc_obj_t> AddGpus(hwloc_topology_t topology,
     gpu.address = AddressOf(dev);
     gpu.object = dev;
     gpu.info.set_vendor(VendorName(a.vendor_id));
-    gpu.info.set_model(ModelOf(dev));
+    gpu.info.set_model(ModelOf(dev, pci_ids));
     gpu.info.set_pci_bus_id(PciBusId(dev));
     gpu.info.set_numa_node(NearestNumaNode(topology, dev));
     found.push_back(std::move(gpu));
@@ -395,7 +397,7 @@ std::vector<hwloc_obj_t> AddGpus(hwloc_topology_t topology,
     gpu.address = address;
     gpu.object = pci;
     gpu.info.set_vendor(VendorFromOsDevice(osdev, FamilyOf(osdev)));
-    gpu.info.set_model(ModelOf(pci));
+    gpu.info.set_model(ModelOf(pci, pci_ids));
     gpu.info.set_pci_bus_id(PciBusId(pci));
     gpu.info.set_numa_node(NearestNumaNode(topology, pci));
     found.push_back(std::move(gpu));
@@ -552,7 +554,8 @@ uint32_t CountOf(hwloc_topology_t topology, hwloc_obj_type_t type) {
 }
 
 // Everything but memory, which depends on where the topology came from.
-v1::NodeInventory Summarize(hwloc_topology_t topology, std::string source) {
+v1::NodeInventory Summarize(hwloc_topology_t topology, std::string source,
+                            const PciIds& pci_ids) {
   v1::NodeInventory inventory;
   const uint32_t pus = CountOf(topology, HWLOC_OBJ_PU);
   const uint32_t cores = CountOf(topology, HWLOC_OBJ_CORE);
@@ -562,7 +565,7 @@ v1::NodeInventory Summarize(hwloc_topology_t topology, std::string source) {
   inventory.set_cores(cores > 0 ? cores : pus);
   inventory.set_packages(packages > 0 ? packages : (pus > 0 ? 1 : 0));
   inventory.set_numa_nodes(std::max<uint32_t>(numa_nodes, 1));
-  const std::vector<hwloc_obj_t> gpus = AddGpus(topology, &inventory);
+  const std::vector<hwloc_obj_t> gpus = AddGpus(topology, pci_ids, &inventory);
   const std::vector<std::pair<int, hwloc_obj_t>> hcas =
       AddNetworkDevices(topology, &inventory);
   PairGpusWithHcas(gpus, hcas, &inventory);
@@ -587,6 +590,10 @@ uint64_t HwlocMemoryMb(hwloc_topology_t topology) {
 }  // namespace
 
 absl::StatusOr<v1::NodeInventory> DiscoverThisMachine() {
+  return DiscoverThisMachine(PciIds());
+}
+
+absl::StatusOr<v1::NodeInventory> DiscoverThisMachine(const PciIds& pci_ids) {
   absl::StatusOr<TopologyPtr> topology = NewTopology();
   if (!topology.ok()) return topology.status();
   if (hwloc_topology_load(topology->get()) != 0) {
@@ -601,7 +608,8 @@ absl::StatusOr<v1::NodeInventory> DiscoverThisMachine() {
         "HWLOC_SYNTHETIC or HWLOC_COMPONENTS set in the environment?); use "
         "DiscoverFromHwlocXml for a saved topology");
   }
-  v1::NodeInventory inventory = Summarize(topology->get(), "this machine");
+  v1::NodeInventory inventory =
+      Summarize(topology->get(), "this machine", pci_ids);
   const std::optional<uint64_t> meminfo_mb = MemTotalMbFromProc();
   inventory.set_memory_mb(
       meminfo_mb.has_value() ? *meminfo_mb : HwlocMemoryMb(topology->get()));
@@ -611,6 +619,11 @@ absl::StatusOr<v1::NodeInventory> DiscoverThisMachine() {
 
 absl::StatusOr<v1::NodeInventory> DiscoverFromHwlocXml(
     const std::string& path) {
+  return DiscoverFromHwlocXml(path, PciIds());
+}
+
+absl::StatusOr<v1::NodeInventory> DiscoverFromHwlocXml(const std::string& path,
+                                                       const PciIds& pci_ids) {
   if (path.empty()) {
     return absl::InvalidArgumentError("empty hwloc XML path");
   }
@@ -641,11 +654,40 @@ absl::StatusOr<v1::NodeInventory> DiscoverFromHwlocXml(
     return absl::InvalidArgumentError(
         HwlocRefusal(path, "hwloc_topology_load", errno));
   }
-  v1::NodeInventory inventory = Summarize(topology->get(), path);
+  v1::NodeInventory inventory = Summarize(topology->get(), path, pci_ids);
   inventory.set_memory_mb(HwlocMemoryMb(topology->get()));
   // A saved topology says nothing about routes.
   AssignNetworkRoles({}, "", &inventory);
   return inventory;
+}
+
+std::vector<std::string> UnnamedGpuModels(const v1::NodeInventory& inventory) {
+  std::vector<std::string> unnamed;
+  for (const v1::GpuInfo& gpu : inventory.gpus()) {
+    if (IsUnnamedGpuModel(gpu.model()) &&
+        std::find(unnamed.begin(), unnamed.end(), gpu.model()) ==
+            unnamed.end()) {
+      unnamed.push_back(gpu.model());
+    }
+  }
+  return unnamed;
+}
+
+std::string UnnamedGpuNote(const v1::NodeInventory& inventory,
+                           const absl::StatusOr<PciIds>& pci_ids) {
+  const std::vector<std::string> unnamed = UnnamedGpuModels(inventory);
+  if (unnamed.empty()) return "";
+  return absl::StrCat(
+      "GPUs known only by their PCI ids (", absl::StrJoin(unnamed, ", "),
+      ") keep them as their model: ",
+      pci_ids.ok()
+          ? absl::StrCat(pci_ids->source().empty() ? "the PCI ID database"
+                                                   : pci_ids->source(),
+                         " does not list them (a newer pci.ids "
+                         "package may)")
+          : absl::StrCat(pci_ids.status().message(),
+                         " (install the pci.ids package)"),
+      "; jobs cannot ask for them by type (--gres=gpu:TYPE:N)");
 }
 
 std::string DefaultRouteInterfaceOfThisMachine() {

@@ -83,6 +83,10 @@ int Update(const std::string& controller, const ScontrolCommands& commands) {
   AddSelectors(*selectors, *request.mutable_filter());
   if (update->partition) request.set_partition(*update->partition);
   if (update->name) request.set_name(*update->name);
+  if (update->gpus_per_node) {
+    request.set_gpus_per_node(*update->gpus_per_node);
+    request.set_gpu_type(update->gpu_type);
+  }
   if (update->time_limit_seconds && update->time_limit_delta == 0) {
     request.set_time_limit_seconds(*update->time_limit_seconds);
   }
@@ -220,8 +224,9 @@ void AddScontrolCommands(CLI::App& app, ScontrolCommands& commands) {
                              "Held once pending (scontrol requeuehold)");
   commands.update = app.add_subcommand(
       "update",
-      "Change a job (JobId=ID TimeLimit=T Partition=P JobName=N; only "
-      "admins raise a time limit) or, for admins, nodes (NodeName=N "
+      "Change a job (JobId=ID TimeLimit=T Partition=P JobName=N "
+      "Gres=gpu:TYPE:N; only admins raise a time limit) or, for admins, nodes "
+      "(NodeName=N "
       "State=DRAIN|RESUME Reason=...) (scontrol update)");
   commands.update->add_option("KEY=VALUE", commands.words, "Assignments")
       ->required();

@@ -46,7 +46,9 @@ set(CPACK_DEBIAN_AGENT_DESCRIPTION
     "Gantry node agent (gantry-agent)\nOne per GPU node: discovers the node, registers with gantryd, and\nstarts, watches and stops the ranks of jobs as their users.")
 # Ranks call `gantry progress` and `gantry checkpoint` on the node.
 set(CPACK_DEBIAN_AGENT_PACKAGE_DEPENDS "${gantry_client_dep}")
-set(CPACK_DEBIAN_AGENT_PACKAGE_RECOMMENDS "munge")
+# pci.ids names GPUs that hwloc knows only by their PCI ids (agent/main.cc
+# --pci-ids); without it they keep the ids and cannot be asked for by type.
+set(CPACK_DEBIAN_AGENT_PACKAGE_RECOMMENDS "munge, pci.ids")
 set(CPACK_DEBIAN_AGENT_PACKAGE_CONTROL_EXTRA
     ${gantry_scripts}/agent/postinst ${gantry_scripts}/agent/prerm
     ${gantry_scripts}/agent/postrm)

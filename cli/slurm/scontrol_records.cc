@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "cli/output_format.h"
+#include "cli/slurm/node_gres.h"
 #include "cli/slurm/sinfo_format.h"
 #include "common/hostlist.h"
 
@@ -285,11 +286,7 @@ std::string ScontrolNodeRecord(const v1::NodeRecord& node) {
                   " CPULoad=N/A\n");
   absl::StrAppend(&out, "   AvailableFeatures=", features, "\n");
   absl::StrAppend(&out, "   ActiveFeatures=", features, "\n");
-  absl::StrAppend(&out, "   Gres=",
-                  inventory.gpus_size() > 0
-                      ? absl::StrCat("gpu:", inventory.gpus_size())
-                      : "(null)",
-                  "\n");
+  absl::StrAppend(&out, "   Gres=", NodeGres(inventory), "\n");
   absl::StrAppend(
       &out, "   NodeAddr=", node.address(), " NodeHostName=", node.name(),
       " Version=", node.agent_version().empty() ? "N/A" : node.agent_version(),

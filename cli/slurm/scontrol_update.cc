@@ -5,13 +5,15 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/hostlist.h"
+#include "common/job_options.h"
 #include "common/option_values.h"
 
 namespace gantry::cli {
 namespace {
 
 constexpr char kJobKeys[] =
-    "JobId, TimeLimit (+/- to change it), Partition, JobName (or Name)";
+    "JobId, TimeLimit (+/- to change it), Partition, JobName (or Name), "
+    "Gres (or TresPerNode)";
 constexpr char kNodeKeys[] =
     "NodeName, State (DRAIN, DOWN, FAIL, RESUME, IDLE, UNDRAIN), Reason";
 
@@ -56,6 +58,29 @@ absl::Status SetTimeLimit(const std::string& value, ScontrolUpdate& update) {
   return absl::OkStatus();
 }
 
+// Gres=gpu:a100:2, TresPerNode=gres/gpu:a100:2 (or gres:gpu:..., as
+// scontrol show job prints it), the same words as sbatch --gres.
+absl::Status SetGres(const std::string& key, std::string value,
+                     ScontrolUpdate& update) {
+  for (std::string_view prefix : {"gres/", "gres:"}) {
+    if (value.rfind(prefix, 0) == 0) value.erase(0, prefix.size());
+  }
+  if (value.empty() || absl::AsciiStrToLower(value) == "(null)") {
+    update.gpus_per_node = 0;
+    update.gpu_type.clear();
+    return absl::OkStatus();
+  }
+  JobRequest request;
+  if (absl::Status status =
+          ApplyJobOptions({"--gres=" + value}, key + "=", request);
+      !status.ok()) {
+    return status;
+  }
+  update.gpus_per_node = request.gpus_per_node.value_or(0);
+  update.gpu_type = request.gpu_type;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<ScontrolUpdate> ParseScontrolUpdate(
@@ -90,6 +115,8 @@ absl::StatusOr<ScontrolUpdate> ParseScontrolUpdate(
             absl::StrCat(word.substr(0, equals), "= needs a name"));
       }
       update.name = value;
+    } else if (key == "gres" || key == "trespernode") {
+      status = SetGres(word.substr(0, equals), value, update);
     } else if (key == "nodename") {
       node = true;
       absl::StatusOr<std::vector<std::string>> hosts = ExpandHostlist(value);
@@ -127,16 +154,19 @@ absl::StatusOr<ScontrolUpdate> ParseScontrolUpdate(
     if (update.job_ids.empty()) {
       return absl::InvalidArgumentError("JobId= needs a job id");
     }
-    if (!update.time_limit_seconds && !update.partition && !update.name) {
+    if (!update.time_limit_seconds && !update.partition && !update.name &&
+        !update.gpus_per_node) {
       return absl::InvalidArgumentError(
           absl::StrCat("nothing to update for the job: give ", kJobKeys));
     }
     return update;
   }
   update.entity = ScontrolUpdate::Entity::kNode;
-  if (update.time_limit_seconds || update.partition || update.name) {
+  if (update.time_limit_seconds || update.partition || update.name ||
+      update.gpus_per_node) {
     return absl::InvalidArgumentError(
-        "TimeLimit, Partition and JobName are for JobId=, not NodeName=");
+        "TimeLimit, Partition, JobName and Gres are for JobId=, not "
+        "NodeName=");
   }
   if (!state) {
     return absl::InvalidArgumentError(

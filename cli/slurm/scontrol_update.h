@@ -1,8 +1,9 @@
 // `scontrol update` assignments ("JobId=12 TimeLimit=2:00:00",
 // "NodeName=n[1-2] State=DRAIN Reason=fan"), parsed into what Gantry can
-// change: a job's time limit (absolute, or +/- relative), partition and
-// name; a node's state (drain, resume; down and fail drain it) and reason.
-// Keys are case-insensitive, as scontrol takes them.
+// change: a job's time limit (absolute, or +/- relative), partition,
+// name and GPUs per node (Gres=gpu:TYPE:N); a node's state (drain, resume; down
+// and fail drain it) and reason. Keys are case-insensitive, as scontrol takes
+// them.
 //
 // Pure; thread-safe.
 #pragma once
@@ -27,6 +28,10 @@ struct ScontrolUpdate {
   int time_limit_delta = 0;  // +1, -1, or 0 for absolute
   std::optional<std::string> partition;
   std::optional<std::string> name;
+  // Gres=gpu[:TYPE][:N] (TresPerNode=gres/gpu...): the GPUs per node and
+  // their type ("" for any), both replaced; an empty value: no GPUs.
+  std::optional<uint32_t> gpus_per_node;
+  std::string gpu_type;
   // Nodes: host names (hostlists expanded), the wanted state (drain or
   // resume) and the reason.
   std::vector<std::string> nodes;

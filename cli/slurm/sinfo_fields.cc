@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "cli/output_format.h"
 #include "cli/slurm/long_fields.h"
+#include "cli/slurm/node_gres.h"
 #include "common/option_values.h"
 #include "common/text.h"
 
@@ -134,9 +135,7 @@ std::string SinfoNodeValue(char letter, const v1::NodeRecord& node,
     case 'c':
       return absl::StrCat(inventory.cpus());
     case 'G':
-      return inventory.gpus_size() > 0
-                 ? absl::StrCat("gpu:", inventory.gpus_size())
-                 : "(null)";
+      return NodeGres(inventory);
     case 'm':
       return absl::StrCat(inventory.memory_mb());
     case 'f':

@@ -174,7 +174,7 @@ class Controller {
   // (controller_job_update.cc).
   void Requeue(const v1::RequeueRequest& request, const Caller& caller,
                std::function<void(v1::RequeueResponse)> done);
-  // scontrol update JobId=...: time limit, partition, name.
+  // scontrol update JobId=...: time limit, partition, name, GPUs.
   void UpdateJob(const v1::UpdateJobRequest& request, const Caller& caller,
                  std::function<void(v1::UpdateJobResponse)> done);
   // One page of job summaries (daemon/controller/job_filter.h: no payloads)
@@ -322,6 +322,9 @@ class Controller {
   // made (controller_job_update.cc).
   absl::Status ApplyJobUpdate(const v1::UpdateJobRequest& request,
                               const Caller& caller, JobRuntime& job);
+  // Whether some node of the job's partition could have its GPU type
+  // (gpu_type_census.h); INVALID_ARGUMENT naming the types there if not.
+  absl::Status CheckGpuType(const v1::JobRecord& job) const;
   // Applies a partition's limits to a submission (default time, MaxTime,
   // MaxNodes); INVALID_ARGUMENT naming the limit when it is exceeded.
   absl::Status ApplyPartitionLimits(const PartitionConfig& partition,

@@ -1,14 +1,67 @@
 // Controller: what changes a job after submission besides cancel and hold:
 // scontrol requeue (another run of a running or finished job) and scontrol
-// update JobId=... (time limit, partition, name). Each request names jobs
-// by id or filter and gets one result per job. Runs on the loop.
+// update JobId=... (time limit, partition, name, GPUs per node and type). Each
+// request names jobs by id or filter and gets one result per job. Runs on the
+// loop.
 #include "absl/strings/str_cat.h"
 #include "common/option_values.h"
+#include "common/request_limits.h"
 #include "daemon/controller/controller.h"
+#include "daemon/controller/gpu_type_census.h"
 #include "daemon/controller/request_validation.h"
+#include "daemon/controller/scheduling_input.h"
 #include "daemon/controller/user_hold.h"
 
 namespace gantry {
+namespace {
+
+// The most GPUs a job may ask for on one node (as at submission).
+constexpr uint32_t kMaxGpusPerNode = 64;
+
+// scontrol update Gres=: the GPUs per node and their type, for a pending
+// job that asked for them per node (a job's --gpus total was spread over
+// its nodes at submission; changing one part alone would leave the other
+// wrong).
+absl::Status UpdateGpus(const v1::UpdateJobRequest& request,
+                        const v1::JobRecord& record, v1::JobSpec& updated) {
+  if (record.state() != v1::PENDING) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "job ", record.id(), " is ", v1::JobState_Name(record.state()),
+        ": its GPUs change only while it is pending"));
+  }
+  if (updated.gpus() > 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "job ", record.id(), " asked for GPUs per job (--gpus=", updated.gpus(),
+        "): Gres= changes GPUs per node only"));
+  }
+  if (request.has_gpus_per_node()) {
+    if (request.gpus_per_node() > kMaxGpusPerNode) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Gres=gpu:", request.gpus_per_node(),
+                       " is above the limit of ", kMaxGpusPerNode));
+    }
+    updated.set_gpus_per_node(request.gpus_per_node());
+    // --mem-per-gpu was turned into memory per node at submission.
+    if (updated.mem_per_gpu_mb() > 0) {
+      const uint64_t memory =
+          updated.mem_per_gpu_mb() * updated.gpus_per_node();
+      if (memory == 0 || memory > limits::kMaxMemoryPerNodeMb) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "job ", record.id(), " asked for --mem-per-gpu: ",
+            memory == 0 ? "it needs GPUs" : "more than 1 PiB per node"));
+      }
+      updated.set_mem_per_node_mb(memory);
+    }
+  }
+  if (request.has_gpu_type()) updated.set_gpu_type(request.gpu_type());
+  if (updated.gpus_per_node() == 0) updated.clear_gpu_type();
+  if (updated.gpu_type().size() > 64) {
+    return absl::InvalidArgumentError("the GPU type is too long");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 void Controller::Requeue(const v1::RequeueRequest& request,
                          const Caller& caller,
@@ -104,13 +157,45 @@ absl::Status Controller::ApplyJobUpdate(const v1::UpdateJobRequest& request,
     }
     updated.set_name(request.name());
   }
+  const bool gpus_change =
+      request.has_gpus_per_node() || request.has_gpu_type();
+  if (gpus_change) {
+    if (absl::Status gpus = UpdateGpus(request, record, updated); !gpus.ok()) {
+      return gpus;
+    }
+  }
   // The same bounds as at submission: text others will read, a time
   // limit the arithmetic on it can hold.
   if (absl::Status valid = ValidateJobSpecFields(updated); !valid.ok()) {
     return valid;
   }
+  // A typed GPU request must stay one some node could match, in the job's
+  // partition, new or not, as at submission.
+  if (gpus_change || updated.partition() != spec.partition()) {
+    v1::JobRecord candidate = record;
+    *candidate.mutable_spec() = updated;
+    if (absl::Status type = CheckGpuType(candidate); !type.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("job ", record.id(), ": ", type.message()));
+    }
+  }
   spec.Swap(&updated);
   return absl::OkStatus();
+}
+
+absl::Status Controller::CheckGpuType(const v1::JobRecord& job) const {
+  const PendingJob pending = PendingJobOf(job, nullptr);
+  if (pending.gpu_type.empty()) return absl::OkStatus();
+  GpuTypeCensus census(pending);
+  NodeSnapshot node;
+  for (const auto& [name, runtime] : nodes_) {
+    SetNodeCapacity(runtime.record, node);
+    SetGpuTypes(runtime.record, node);
+    census.Add(node,
+               GpuTypesMayChange(runtime.record, started_ms_, clock_.NowMs(),
+                                 options_.reconnect_grace_ms));
+  }
+  return census.Verdict();
 }
 
 void Controller::UpdateJob(const v1::UpdateJobRequest& request,

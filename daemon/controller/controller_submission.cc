@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <optional>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/crash_point.h"
@@ -17,6 +16,7 @@
 #include "common/request_limits.h"
 #include "daemon/controller/controller.h"
 #include "daemon/controller/controller_metrics.h"
+#include "daemon/controller/gpu_type_census.h"
 #include "daemon/controller/request_validation.h"
 #include "daemon/controller/scheduling_input.h"
 #include "daemon/controller/submission_size.h"
@@ -287,16 +287,10 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
   // As Slurm: with no -N, -n N and -G/--gpus=G take as many nodes as the
   // partition's largest nodes need for them.
   LargestNodes largest;
+  const bool typed = !pending.gpu_type.empty();
   for (const auto& [name, node] : nodes_) {
     SetNodeCapacity(node.record, capacity);
-    capacity.gpu_models.clear();
-    if (!pending.gpu_type.empty()) {
-      for (const v1::GpuInfo& gpu : node.record.inventory().gpus()) {
-        capacity.gpu_models.push_back(absl::AsciiStrToLower(gpu.model()));
-      }
-      capacity.features.assign(node.record.features().begin(),
-                               node.record.features().end());
-    }
+    if (typed) SetGpuTypes(node.record, capacity);
     largest.Add(capacity, pending);
   }
   if (absl::Status spread =
@@ -308,23 +302,33 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
   // No job spans parts of the fabric that no switch joins, nor mixes
   // nodes outside the tree with listed ones (fabric_parts.h).
   PartTally parts;
+  // --gres=gpu:TYPE:N: only nodes that could have the type count below.
+  GpuTypeCensus gpu_types(pending);
   for (const auto& [name, node] : nodes_) {
     SetNodeCapacity(node.record, capacity);
+    if (typed) SetGpuTypes(node.record, capacity);
+    const bool could_have_type = gpu_types.Add(
+        capacity,
+        typed && GpuTypesMayChange(node.record, started_ms_, clock_.NowMs(),
+                                   options_.reconnect_grace_ms));
     if (!NodeServesJob(capacity, pending)) continue;
     ++known;
+    if (!could_have_type) continue;
     most_gpus = std::max(most_gpus, capacity.gpus_total);
     if (NodeCouldEverHold(capacity, pending)) {
       ++capable;
       parts.Add(topology_ ? FabricPartName(topology_->topology, name) : "");
     }
   }
+  if (absl::Status type = gpu_types.Verdict(); !type.ok()) return type;
   if (known > 0 && spec.gpus_per_node() > most_gpus) {
     return Invalid(absl::StrCat(
         spec.gpus() > 0 ? absl::StrCat("--gpus=", spec.gpus(), " over ",
                                        spec.nodes(), " node(s): ")
                         : "",
         "--gpus-per-node=", spec.gpus_per_node(),
-        " is more than any node of partition ", spec.partition(), " has (",
+        " is more than any node of partition ", spec.partition(), " has",
+        typed ? absl::StrCat(" of GPU type ", pending.gpu_type) : "", " (",
         most_gpus, ")"));
   }
   // A range is refused only when not even its minimum could ever run.
@@ -336,8 +340,11 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
     return Invalid(absl::StrCat(
         "the job needs ", NodeRangeText(spec), " node(s) with ",
         CpusPerNode(pending), " CPUs",
-        spec.gpus_per_node() ? absl::StrCat(", ", spec.gpus_per_node(), " GPUs")
-                             : "",
+        spec.gpus_per_node()
+            ? absl::StrCat(
+                  ", ", spec.gpus_per_node(), " GPUs",
+                  typed ? absl::StrCat(" of type ", pending.gpu_type) : "")
+            : "",
         spec.mem_per_node_mb()
             ? absl::StrCat(", ", spec.mem_per_node_mb(), " MB")
             : "",

@@ -1,9 +1,11 @@
 #include "daemon/controller/scheduling_input.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "common/gpu_type.h"
 #include "daemon/launch/node_restrictions.h"
 #include "daemon/launch/step_layout.h"
 #include "daemon/scheduler/fabric_parts.h"
@@ -69,6 +71,26 @@ void SetNodeCapacity(const v1::NodeRecord& record, NodeSnapshot& snapshot) {
   snapshot.mem_total_mb = inventory.memory_mb();
 }
 
+void SetGpuTypes(const v1::NodeRecord& record, NodeSnapshot& snapshot) {
+  snapshot.features.assign(record.features().begin(), record.features().end());
+  snapshot.gpu_models.clear();
+  snapshot.gpu_types.clear();
+  for (const v1::GpuInfo& gpu : record.inventory().gpus()) {
+    std::string model = absl::AsciiStrToLower(gpu.model());
+    if (std::find(snapshot.gpu_models.begin(), snapshot.gpu_models.end(),
+                  model) != snapshot.gpu_models.end()) {
+      continue;
+    }
+    std::string type = GpuTypeOf(model);
+    if (!type.empty() &&
+        std::find(snapshot.gpu_types.begin(), snapshot.gpu_types.end(), type) ==
+            snapshot.gpu_types.end()) {
+      snapshot.gpu_types.push_back(std::move(type));
+    }
+    snapshot.gpu_models.push_back(std::move(model));
+  }
+}
+
 NodeSnapshot NodeSnapshotOf(const v1::NodeRecord& record, bool reachable,
                             const NodeUsage& usage, const Topology* topology) {
   const v1::NodeInventory& inventory = record.inventory();
@@ -88,10 +110,7 @@ NodeSnapshot NodeSnapshotOf(const v1::NodeRecord& record, bool reachable,
   }
   s.gpu_groups = GpuGroupsOf(inventory);
   if (topology != nullptr) SetFabricPlace(*topology, s);
-  s.features = {record.features().begin(), record.features().end()};
-  for (const v1::GpuInfo& gpu : inventory.gpus()) {
-    s.gpu_models.push_back(absl::AsciiStrToLower(gpu.model()));
-  }
+  SetGpuTypes(record, s);
   s.mem_free_mb = inventory.memory_mb() > usage.mem_mb
                       ? inventory.memory_mb() - usage.mem_mb
                       : 0;

@@ -43,6 +43,10 @@ NodeSnapshot NodeSnapshotOf(const v1::NodeRecord& record, bool reachable,
 // allocates nothing per node.
 void SetNodeCapacity(const v1::NodeRecord& record, NodeSnapshot& snapshot);
 
+// Sets what --gres=gpu:TYPE:N and --constraint look at: the node's
+// features, its GPUs' distinct models (lower case) and their types.
+void SetGpuTypes(const v1::NodeRecord& record, NodeSnapshot& snapshot);
+
 // The scheduler's decision back into the record: the allocation in rank
 // order, `names` being the snapshot's node names by index.
 void SetAllocation(const JobStart& start,

@@ -528,6 +528,10 @@ bool NodeCouldEverHold(const NodeSnapshot& node, const PendingJob& job) {
   return scheduler_internal::CapableOf(node, job);
 }
 
+bool NodeHasGpuType(const NodeSnapshot& node, const std::string& type) {
+  return scheduler_internal::HasGpuType(node, type);
+}
+
 uint32_t CpusPerNode(const PendingJob& job) {
   return scheduler_internal::CpusNeeded(job);
 }

@@ -64,6 +64,10 @@ bool NodeServesJob(const NodeSnapshot& node, const PendingJob& job);
 // Whether it is big enough for one node's share of the job: total (not
 // free) CPUs, GPUs and memory, and NodeServesJob.
 bool NodeCouldEverHold(const NodeSnapshot& node, const PendingJob& job);
+// Whether the node has GPUs of the job's --gres=gpu:TYPE (`type` in lower
+// case): one of that type, a model having it as whole words, or a feature
+// of that name.
+bool NodeHasGpuType(const NodeSnapshot& node, const std::string& type);
 // CPUs the job takes on each of its nodes.
 uint32_t CpusPerNode(const PendingJob& job);
 

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "absl/strings/match.h"
+#include "common/gpu_type.h"
 #include "daemon/scheduler/fabric_parts.h"
 #include "daemon/scheduler/gpu_choice.h"
 #include "daemon/scheduler/single_node_fit.h"
@@ -199,8 +200,11 @@ const std::vector<uint8_t>& Placer::UsableByMask(const PendingJob& job,
 }
 
 bool HasGpuType(const NodeSnapshot& node, const std::string& type) {
+  for (const std::string& gpu_type : node.gpu_types) {
+    if (gpu_type == type) return true;
+  }
   for (const std::string& model : node.gpu_models) {
-    if (model.find(type) != std::string::npos) return true;
+    if (TypeIsWordsOfModel(model, type)) return true;
   }
   for (const std::string& feature : node.features) {
     if (absl::EqualsIgnoreCase(feature, type)) return true;

@@ -231,8 +231,8 @@ class Placer {
   std::vector<std::size_t> capable_by_part_;           // for CountCapableInPart
 };
 
-// Whether the node has GPUs of this type (lower case): a GPU model naming
-// it, or a feature of that name.
+// Whether the node has GPUs of this type (lower case): a GPU of that type,
+// a GPU model having it as whole words, or a feature of that name.
 bool HasGpuType(const NodeSnapshot& node, const std::string& type);
 
 // Whether the job could ever use this node (partition, spare rule, size).

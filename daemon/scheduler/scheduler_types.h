@@ -45,8 +45,10 @@ struct NodeSnapshot {
   // gpu_choice.h's GpuGroups gives it; empty: unknown.
   std::vector<uint32_t> gpu_groups;
   std::vector<std::string> features;  // for --constraint
-  // The GPUs' model names, lower case, for --gres=gpu:TYPE:N.
+  // For --gres=gpu:TYPE:N: the GPUs' distinct model names, lower case, and
+  // their types (common/gpu_type.h GpuTypeOf).
   std::vector<std::string> gpu_models;
+  std::vector<std::string> gpu_types;
 };
 
 struct PendingJob {
@@ -77,8 +79,9 @@ struct PendingJob {
   std::vector<std::string> required_nodes;
   std::vector<std::string> excluded_nodes;
   std::shared_ptr<const NodeConstraint> constraint;
-  // --gres=gpu:TYPE:N: nodes with a GPU model naming TYPE or a feature
-  // TYPE (case does not matter); lower case, empty: any.
+  // --gres=gpu:TYPE:N: nodes with a GPU of type TYPE, or whose model has
+  // TYPE as whole words, or a feature TYPE (case does not matter); lower
+  // case, empty: any.
   std::string gpu_type;
   bool HasNodeRestrictions() const {
     return !required_nodes.empty() || !excluded_nodes.empty() ||

@@ -2,8 +2,9 @@
 """Choosing nodes and talking to the job near its end, as sbatch does:
 -w/--nodelist, -x/--exclude and -C/--constraint (node features from
 gantry-agent --features) and GPU types (--gres=gpu:h100:2, matched with
-the GPU models of real servers' hwloc XML) place jobs where they say and
-refuse what can never hold; sinfo -o prints the nodes' features; --signal warns a job
+the GPU models of real servers' hwloc XML, named from pci.ids where a file
+has only PCI ids) place jobs where they say and refuse what can never hold,
+a GPU type no node has at submit; sinfo -o prints the nodes' features; --signal warns a job
 before its time limit and scancel --signal [-b|-f] reaches the steps, the
 batch script or both; --open-mode decides whether output files start
 afresh."""
@@ -114,11 +115,17 @@ SHARED_HWLOC = gantry_cluster.shared_data("hwloc")
 GPU_SERVERS = {
     "node01": "dell-xe8640-4xH100-ndr.flux-ipa20.v2.xml",  # 4x H100
     "node02": "ibm-power9-4xV100-2xCX5.flux-sierra.v1.xml",  # 4x V100
+    # 4x A100 known only by PCI ids (10de:20b0): named from pci.ids.
+    "node03": "meluxina-gpu-4xA100-2xHDR.psmgmt-mel2001.v1.xml",
 }
+# Where Debian's pci.ids package puts the database (the agent's default).
+SYSTEM_PCI_IDS = "/usr/share/misc/pci.ids"
 
 
 class GpuTypeTest(ClusterTestCase):
-    """--gres=gpu:TYPE:N on nodes described by real servers' hwloc XML."""
+    """--gres=gpu:TYPE:N on nodes described by real servers' hwloc XML:
+    placed by type, named from pci.ids where the file has only PCI ids,
+    refused at submit (and on scontrol update) where no node has it."""
 
     @classmethod
     def setUpClass(cls):
@@ -128,29 +135,71 @@ class GpuTypeTest(ClusterTestCase):
             raise unittest.SkipTest(
                 f"{SHARED_HWLOC} lacks {missing}: the GPU type test "
                 "needs the real servers' topologies")
+        if not os.path.exists(SYSTEM_PCI_IDS):
+            raise unittest.SkipTest(
+                f"{SYSTEM_PCI_IDS} is absent (apt-get install pci.ids): the "
+                "A100 node is known only by its PCI ids")
         cls.cluster = cls.start_class_cluster(
-            agents=2,
+            agents=3,
             agent_args={name: ["--hwloc-xml", os.path.join(SHARED_HWLOC, xml)]
                         for name, xml in GPU_SERVERS.items()})
+        cls.cluster.add_slurm_commands()
 
     def test_gpu_type_picks_the_model(self):
         cluster = self.cluster
         script = cluster.write_script("gpu.sh", "#!/bin/bash\ntrue\n")
         for options, node in [(["--gres=gpu:h100:2"], "node01"),
                               (["--gpus-per-node=V100:1"], "node02"),
+                              (["--gres=gpu:a100:4"], "node03"),
                               (["--gres=gpu:2"], None)]:
             job_id = cluster.submit(script, *options)
             job = cluster.wait_job(job_id, "COMPLETED")
             if node:
                 self.assertEqual(job["nodelist"], node, options)
-        job_id = cluster.submit(script, "--gres=gpu:a100:1")
-        job = cluster.job(job_id)
-        self.assertEqual((job["state"], job["reason"]),
-                         ("PENDING", "PartitionNodeLimit"), job)
-        self.assertIn("GPU type a100", job["reason_detail"])
-        self.assertIn("gres/gpu:a100:1",
-                      cluster.cli("queue", "-o", "%i %b").stdout)
-        cluster.cli("cancel", str(job_id))
+        node = cluster.cli_json("nodes", "node03")
+        models = {gpu["model"] for gpu in node["gpus"]}
+        self.assertEqual(models, {"GA100 [A100 SXM4 40GB]"})
+        # sinfo and scontrol name the types that select each node.
+        gres = cluster.sh("sinfo -N -h -o '%N %G'").stdout.split("\n")
+        self.assertEqual(sorted(filter(None, gres)),
+                         ["node01 gpu:h100:4", "node02 gpu:v100:4",
+                          "node03 gpu:a100:4"])
+        self.assertIn("Gres=gpu:a100:4",
+                      cluster.sh("scontrol show node node03").stdout)
+
+    def test_a_type_no_node_has_is_refused_at_submit(self):
+        cluster = self.cluster
+        script = cluster.write_script("gpu.sh", "#!/bin/bash\ntrue\n")
+        before = cluster.cli_json("queue", "--all")
+        expected = ("no node in partition main has GPU type mi250x "
+                    "(GPU types there: a100, h100, v100)")
+        for command in [["batch", "--gres=gpu:mi250x:1", script],
+                        ["run", "--gres=gpu:mi250x:1", "true"]]:
+            result = cluster.cli(*command, check=False)
+            self.assertNotEqual(result.returncode, 0, command)
+            self.assertIn(expected, result.stderr, command)
+        sbatch = cluster.sh(f"sbatch --gres=gpu:a10:1 {script}")
+        self.assertNotEqual(sbatch.returncode, 0)
+        self.assertIn("has GPU type a10 (GPU types there", sbatch.stderr)
+        self.assertEqual(cluster.cli_json("queue", "--all"), before)
+
+    def test_update_of_the_gres_is_checked_too(self):
+        cluster = self.cluster
+        script = cluster.write_script("gpu.sh", "#!/bin/bash\ntrue\n")
+        job_id = cluster.submit(script, "--hold", "--gres=gpu:h100:1")
+        refused = cluster.sh(
+            f"scontrol update JobId={job_id} Gres=gpu:mi250x:1")
+        self.assertNotEqual(refused.returncode, 0)
+        self.assertIn("no node in partition main has GPU type mi250x",
+                      refused.stderr)
+        self.assertEqual(cluster.job(job_id)["gpu_type"], "h100")
+        update = cluster.sh(
+            f"scontrol update JobId={job_id} TresPerNode=gres/gpu:a100:2")
+        self.assertEqual(update.returncode, 0, update.stderr)
+        cluster.cli("release", str(job_id))
+        job = cluster.wait_job(job_id, "COMPLETED")
+        self.assertEqual(job["nodelist"], "node03")
+        self.assertEqual((job["gpu_type"], job["gpus_per_node"]), ("a100", 2))
 
 
 class JobSignalsTest(ClusterTestCase):

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "common/gpu_type.h"
 #include "tests/unit/support/shared_data.h"
 
 namespace gantry::agent {
@@ -455,14 +456,117 @@ TEST_CASE("a GPU is counted once whatever OS devices hang from it") {
   CHECK(cpx.gpus(1).model() == "Aqua Vanjaram [Instinct MI300A]");
 }
 
-TEST_CASE("GPUs known only by PCI ids still get a model") {
+absl::StatusOr<PciIds> SystemPciIds() {
+  return PciIds::LoadFirst(PciIds::SystemPaths());
+}
+
+TEST_CASE("GPUs known only by PCI ids are named from pci.ids") {
   GANTRY_REQUIRE_SHARED_DATA(HwlocDir());
-  const v1::NodeInventory inv =
-      Load("meluxina-gpu-4xA100-2xHDR.psmgmt-mel2001.v1.xml");
-  REQUIRE(inv.gpus_size() == 4);
-  for (const v1::GpuInfo& gpu : inv.gpus()) {
-    CHECK(gpu.vendor() == "NVIDIA");
-    CHECK(gpu.model() == "PCI 10de:20b0");
+  // Written where hwloc had no pci.ids: "PCI 10de:20b0", nothing more.
+  const std::string meluxina =
+      HwlocDir() + "/meluxina-gpu-4xA100-2xHDR.psmgmt-mel2001.v1.xml";
+  SECTION("without a database the PCI ids stay, and the agent says so") {
+    absl::StatusOr<v1::NodeInventory> inv = DiscoverFromHwlocXml(meluxina);
+    REQUIRE(inv.ok());
+    REQUIRE(inv->gpus_size() == 4);
+    for (const v1::GpuInfo& gpu : inv->gpus()) {
+      CHECK(gpu.vendor() == "NVIDIA");
+      CHECK(gpu.model() == "PCI 10de:20b0");
+    }
+    CHECK(UnnamedGpuModels(*inv) == std::vector<std::string>{"PCI 10de:20b0"});
+    const std::string note = UnnamedGpuNote(
+        *inv, absl::NotFoundError("no PCI ID database (pci.ids) at /x"));
+    CHECK(note.find("PCI 10de:20b0") != std::string::npos);
+    CHECK(note.find("no PCI ID database (pci.ids) at /x") != std::string::npos);
+    CHECK(note.find("install the pci.ids package") != std::string::npos);
+  }
+  SECTION("a database that lacks the id keeps it too") {
+    const PciIds other = PciIds::Parse(
+        "10de  NVIDIA Corporation\n\t2330  GH100[H100 SXM5]\n", "/tmp/old.ids");
+    absl::StatusOr<v1::NodeInventory> inv =
+        DiscoverFromHwlocXml(meluxina, other);
+    REQUIRE(inv.ok());
+    CHECK(inv->gpus(0).model() == "PCI 10de:20b0");
+    const std::string note = UnnamedGpuNote(*inv, other);
+    CHECK(note.find("/tmp/old.ids does not list them") != std::string::npos);
+  }
+  SECTION("a fixture that has the id names every GPU") {
+    const PciIds fixture = PciIds::Parse(
+        "10de  NVIDIA Corporation\n\t20b0  GA100 [A100 SXM4 40GB]\n");
+    absl::StatusOr<v1::NodeInventory> inv =
+        DiscoverFromHwlocXml(meluxina, fixture);
+    REQUIRE(inv.ok());
+    for (const v1::GpuInfo& gpu : inv->gpus()) {
+      CHECK(gpu.model() == "GA100 [A100 SXM4 40GB]");
+      CHECK(GpuTypeOf(gpu.model()) == "a100");
+    }
+    CHECK(UnnamedGpuModels(*inv).empty());
+    CHECK(UnnamedGpuNote(*inv, fixture).empty());
+  }
+  SECTION("the system's pci.ids names them A100") {
+    absl::StatusOr<PciIds> system = SystemPciIds();
+    if (!system.ok()) {
+      GANTRY_SKIP(system.status().message()
+                  << " (Debian: apt-get install pci.ids)");
+    }
+    absl::StatusOr<v1::NodeInventory> inv =
+        DiscoverFromHwlocXml(meluxina, *system);
+    REQUIRE(inv.ok());
+    REQUIRE(inv->gpus_size() == 4);
+    for (const v1::GpuInfo& gpu : inv->gpus()) {
+      CHECK(gpu.model() == "GA100 [A100 SXM4 40GB]");
+      CHECK(GpuTypeOf(gpu.model()) == "a100");
+    }
+  }
+}
+
+// The GPU type of every real server's GPUs, by PCI bus id order, with the
+// system's pci.ids. Names that the files carry win over pci.ids, so only
+// the meluxina file (ids alone) depends on it.
+TEST_CASE("the GPUs of every real server have a name and a type") {
+  GANTRY_REQUIRE_SHARED_DATA(HwlocDir());
+  absl::StatusOr<PciIds> system = SystemPciIds();
+  if (!system.ok()) {
+    GANTRY_SKIP(system.status().message()
+                << " (Debian: apt-get install pci.ids)");
+  }
+  const std::map<std::string, std::vector<std::string>> types = {
+      {"aws-g4dn.metal-8xT4-efa.mpibind.v2.xml",
+       std::vector<std::string>(8, "t4")},
+      {"dell-xe8640-4xH100-ndr.flux-ipa20.v2.xml",
+       std::vector<std::string>(4, "h100")},
+      // ROCm calls these MI250X GCDs "AMD INSTINCT MI200 (MCM) ...".
+      {"hpe-ex235a-8xMI250X-gcd-slingshot.mpibind-tioga.v2.xml",
+       std::vector<std::string>(8, "mi200")},
+      {"hpe-ex255a-4xMI300A-slingshot-CPX.flux-tuo.v2.xml",
+       std::vector<std::string>(4, "mi300a")},
+      {"hpe-ex255a-4xMI300A-slingshot-SPX.flux-tuo.v2.xml",
+       std::vector<std::string>(4, "mi300a")},
+      {"ibm-power9-4xV100-2xCX5.flux-sierra.v1.xml",
+       std::vector<std::string>(4, "v100")},
+      {"ibm-power9-lassen-4xV100-2xCX5.mpibind.v2.xml",
+       std::vector<std::string>(4, "v100")},
+      {"meluxina-gpu-4xA100-2xHDR.psmgmt-mel2001.v1.xml",
+       std::vector<std::string>(4, "a100")},
+      {"nvidia-dgx2h-16xV100.hwloc.v2.xml",
+       std::vector<std::string>(16, "v100")},
+      {"supermicro-x9drg-3xM2075-ib-wholeio.hwloc.v2.xml",
+       {"m2075", "m2075", "k40m", "r9"}},
+  };
+  for (const Expected& e : Table()) {
+    if (e.refused) continue;
+    INFO(e.file);
+    absl::StatusOr<v1::NodeInventory> inv =
+        DiscoverFromHwlocXml(HwlocDir() + "/" + e.file, *system);
+    REQUIRE(inv.ok());
+    CHECK(UnnamedGpuModels(*inv).empty());
+    std::vector<std::string> found;
+    for (const v1::GpuInfo& gpu : inv->gpus()) {
+      found.push_back(GpuTypeOf(gpu.model()));
+    }
+    auto it = types.find(e.file);
+    CHECK(found ==
+          (it == types.end() ? std::vector<std::string>{} : it->second));
   }
 }
 
@@ -643,7 +747,7 @@ TEST_CASE("synthetic file: VFs, Intel classes, GPUs without a PCI parent") {
   REQUIRE(inv.gpus_size() == 4);
   CHECK(inv.gpus(0).pci_bus_id() == "0000:3b:00.0");  // not its VF 3b:00.4
   CHECK(inv.gpus(0).vendor() == "NVIDIA");
-  CHECK(inv.gpus(0).model() == "PCI 10de:20b0");
+  CHECK(inv.gpus(0).model() == "PCI 10de:20b0");      // no pci.ids given
   CHECK(inv.gpus(1).pci_bus_id() == "0000:4c:00.0");  // not the iGPU 00:02.0
   CHECK(inv.gpus(1).vendor() == "Intel");
   for (int i : {2, 3}) {  // nvml0/nvml1; cuda0/cuda1 are the same two GPUs

@@ -174,6 +174,40 @@ TEST_CASE("scontrol update of jobs and nodes", "[scontrol_update]") {
   CHECK(absl::StrContains(unknown.status().message(), "\"Nice\""));
 }
 
+TEST_CASE("scontrol update Gres= replaces a job's GPUs per node and type",
+          "[scontrol_update]") {
+  struct Row {
+    const char* word;
+    uint32_t gpus;
+    const char* type;
+  };
+  for (const Row& row :
+       {Row{"Gres=gpu:a100:2", 2, "a100"}, Row{"gres=gpu:4", 4, ""},
+        Row{"Gres=gpu:h100", 1, "h100"}, Row{"Gres=gpu", 1, ""},
+        Row{"TresPerNode=gres/gpu:v100:3", 3, "v100"},
+        Row{"TresPerNode=gres:gpu:2", 2, ""}, Row{"Gres=", 0, ""},
+        Row{"Gres=(null)", 0, ""}}) {
+    INFO(row.word);
+    absl::StatusOr<ScontrolUpdate> update =
+        ParseScontrolUpdate({"JobId=7", row.word});
+    INFO(update.status().ToString());
+    REQUIRE(update.ok());
+    REQUIRE(update->gpus_per_node.has_value());
+    CHECK(*update->gpus_per_node == row.gpus);
+    CHECK(update->gpu_type == row.type);
+  }
+  for (const char* bad : {"Gres=mps:100", "Gres=gpu:a100:2:x", "Gres=gpu:a/b:1",
+                          "Gres=gpu:a100:-1"}) {
+    INFO(bad);
+    const absl::StatusOr<ScontrolUpdate> update =
+        ParseScontrolUpdate({"JobId=7", bad});
+    CHECK(update.status().code() == absl::StatusCode::kInvalidArgument);
+  }
+  CHECK_FALSE(ParseScontrolUpdate({"NodeName=n1", "Gres=gpu:1"}).ok());
+  CHECK(ParseScontrolUpdate({"JobId=7"}).status().message().find("Gres") !=
+        std::string::npos);
+}
+
 Words Expand(const Words& argv, Words* notes = nullptr) {
   Words ignored;
   absl::StatusOr<Words> words = ExpandScontrol(argv, notes ? *notes : ignored);

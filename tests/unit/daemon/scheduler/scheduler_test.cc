@@ -233,10 +233,17 @@ TEST_CASE("constraint picks nodes by feature and matching OR keeps one",
 TEST_CASE("a GPU type picks nodes by GPU model or feature",
           "[scheduler][restrictions]") {
   std::vector<NodeSnapshot> nodes = {Node("a", 64, 8), Node("h", 64, 8),
-                                     Node("f", 64, 8)};
-  nodes[0].gpu_models.assign(8, "nvidia a100-sxm4-80gb");
-  nodes[1].gpu_models.assign(8, "nvidia h100 80gb hbm3");
+                                     Node("f", 64, 8), Node("s", 64, 8),
+                                     Node("r", 64, 8)};
+  nodes[0].gpu_models = {"nvidia a100-sxm4-80gb"};
+  nodes[1].gpu_models = {"nvidia h100 80gb hbm3"};
   nodes[2].features = {"A100"};
+  // An A10 is no A100: types are whole words, not parts of them.
+  nodes[3].gpu_models = {"nvidia a10"};
+  nodes[3].gpu_types = {"a10"};
+  // A type that is no word of the model: "rtx4090" of "... RTX 4090".
+  nodes[4].gpu_models = {"nvidia geforce rtx 4090"};
+  nodes[4].gpu_types = {"rtx4090"};
   PendingJob job = Job(1, 2, 1, 1, 8);
   job.gpu_type = "a100";
   ScheduleResult r = Schedule(nodes, {job});
@@ -247,6 +254,15 @@ TEST_CASE("a GPU type picks nodes by GPU model or feature",
   }
   std::sort(got.begin(), got.end());
   CHECK(got == std::vector<std::size_t>{0, 2});
+  for (const auto& [type, node] :
+       {std::pair<const char*, std::size_t>{"a10", 3}, {"rtx4090", 4}}) {
+    PendingJob one = Job(2, 1, 1, 1, 8);
+    one.gpu_type = type;
+    r = Schedule(nodes, {one});
+    INFO(type);
+    REQUIRE(r.starts.size() == 1);
+    CHECK(r.starts[0].shares[0].node.index() == node);
+  }
   job.gpu_type = "v100";
   r = Schedule(nodes, {job});
   REQUIRE(r.waits.size() == 1);
