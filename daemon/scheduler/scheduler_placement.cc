@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "absl/strings/match.h"
+#include "daemon/scheduler/cache_preference.h"
 
 namespace gantry::scheduler_internal {
 
@@ -602,7 +603,19 @@ Placement Placer::PlaceByTopology(const PlacementRequest& request,
     placement.nodes.insert(placement.nodes.end(), candidates.begin(),
                            candidates.begin() + want);
   }
-  return placement;
+  if (job.datasets.empty()) return placement;
+  CacheChoiceInput cache{&nodes_,
+                         &fabric_,
+                         &free,
+                         &job,
+                         &fitting,
+                         &leaves,
+                         limit,
+                         [this](const std::vector<std::size_t>& chosen) {
+                           const Span span = SpanOf(chosen);
+                           return std::make_pair(span.level, span.leaves);
+                         }};
+  return PreferCachedNodes(cache, std::move(placement));
 }
 
 bool Placer::FitsRequest(std::size_t node, const PlacementRequest& request,
