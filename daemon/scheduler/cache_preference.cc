@@ -95,15 +95,17 @@ class CacheChooser {
            free_.cpus[i] == nodes_[i].cpus_total;
   }
 
-  // A one-node job: by default only among nodes as tight as the one the
-  // placer chose (packing comes first), with DatasetLocality::kCache among
-  // all fitting nodes.
+  // A one-node job: by default only among nodes of the leaf the placer
+  // chose that are as tight a fit (packing comes first: moving to another
+  // leaf would break the placer's choice of leaf, which keeps whole leaves
+  // free for gangs), with DatasetLocality::kCache among all fitting nodes.
   std::optional<Candidate> SingleNode(std::size_t chosen) const {
     const bool any = job_.dataset_locality == DatasetLocality::kCache;
     std::optional<std::size_t> best;
     for (uint32_t leaf : *in_.leaves) {
       for (std::size_t i : fitting_[leaf]) {
         const bool as_tight =
+            fabric_.leaf_of_node[i] == fabric_.leaf_of_node[chosen] &&
             free_.gpus[i].size() == free_.gpus[chosen].size() &&
             free_.cpus[i] == free_.cpus[chosen] && Idle(i) == Idle(chosen) &&
             nodes_[i].hot_spare == nodes_[chosen].hot_spare;
