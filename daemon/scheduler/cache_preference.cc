@@ -35,16 +35,14 @@ class CacheChooser {
         fitting_(*input.fitting),
         score_(nodes_.size(), 0) {
     for (uint32_t leaf : *in_.leaves) {
-      for (std::size_t i : fitting_[leaf]) {
+      for (std::size_t i : fitting_[leaf])
         score_[i] = CachedBytes(nodes_[i], job_);
-        any_cached_ = any_cached_ || score_[i] > 0;
-      }
     }
   }
 
   Placement Choose(Placement chosen) {
-    if (!any_cached_) return chosen;
     const uint64_t chosen_score = ScoreOf(chosen.nodes);
+    const std::size_t chosen_held = HeldOf(chosen.nodes);
     std::optional<Candidate> best;
     if (job_.nodes == 1) {
       best = SingleNode(chosen.nodes.front());
@@ -53,7 +51,10 @@ class CacheChooser {
     } else {
       best = WithinSpan(in_.span_of(chosen.nodes));
     }
-    if (!best.has_value() || best->score <= chosen_score) return chosen;
+    if (!best.has_value() || best->score < chosen_score ||
+        (best->score == chosen_score && HeldOf(best->nodes) >= chosen_held)) {
+      return chosen;
+    }
     Placement placement;
     placement.outcome = PlacementOutcome::kPlaced;
     placement.nodes = std::move(best->nodes);
@@ -69,6 +70,7 @@ class CacheChooser {
       return nodes_[a].hot_spare;
     }
     if (score_[a] != score_[b]) return score_[a] > score_[b];
+    if (Held(a) != Held(b)) return Held(a) < Held(b);
     if (free_.gpus[a].size() != free_.gpus[b].size()) {
       return free_.gpus[a].size() < free_.gpus[b].size();
     }
@@ -80,6 +82,16 @@ class CacheChooser {
     uint64_t score = 0;
     for (std::size_t i : chosen) score += score_[i];
     return score;
+  }
+
+  // Datasets of others the job's copy may evict on the node.
+  std::size_t Held(std::size_t i) const {
+    return score_[i] > 0 ? 0 : nodes_[i].cached_datasets.size();
+  }
+  std::size_t HeldOf(const std::vector<std::size_t>& chosen) const {
+    std::size_t held = 0;
+    for (std::size_t i : chosen) held += Held(i);
+    return held;
   }
 
   uint32_t LeavesOf(const std::vector<std::size_t>& chosen) const {
@@ -137,7 +149,10 @@ class CacheChooser {
     const int level = static_cast<int>(span.first) - 1;
     for (const std::vector<uint32_t>& group : GroupsAt(level)) {
       std::optional<Candidate> candidate = InGroup(group, span.second);
-      if (candidate && (!best || candidate->score > best->score) &&
+      if (candidate &&
+          (!best || candidate->score > best->score ||
+           (candidate->score == best->score &&
+            HeldOf(candidate->nodes) < HeldOf(best->nodes))) &&
           in_.span_of(candidate->nodes) <= span) {
         best = std::move(candidate);
       }
@@ -263,7 +278,6 @@ class CacheChooser {
   const FreeResources& free_;
   const std::vector<std::vector<std::size_t>>& fitting_;
   std::vector<uint64_t> score_;  // per node; set for fitting nodes only
-  bool any_cached_ = false;
   std::vector<std::size_t> scratch_;
 };
 

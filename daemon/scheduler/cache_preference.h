@@ -11,9 +11,12 @@
 //  - DatasetLocality::kCache: to the placement that finds the most bytes
 //    cached, at the narrowest span that finds them (--switches still
 //    holds).
-// Ties keep the placer's choice, so a job whose data is cached nowhere is
-// placed exactly as without datasets. Internal to the scheduler core; pure,
-// thread-compatible.
+// At equal bytes cached, nodes holding fewer other datasets come first:
+// the job's copy will evict less there (a job whose data is cached nowhere
+// would otherwise land on the nodes packing favours and evict, every time,
+// the data the jobs before it left there; gantry-sim cache measures this).
+// Remaining ties keep the placer's choice. Internal to the scheduler core;
+// pure, thread-compatible.
 #pragma once
 
 #include <cstddef>
