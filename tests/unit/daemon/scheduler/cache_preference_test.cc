@@ -126,7 +126,7 @@ TEST_CASE("a gang spanning leaves takes the leaves holding its data",
 
 TEST_CASE(
     "over random clusters the default keeps the span and finds at least as "
-    "much cached; the opt-in finds at least as much as the default",
+    "much cached, and the opt-in at least as much as the default",
     "[scheduler][cache]") {
   std::mt19937 random(24);
   int moved = 0, widened_by_opt_in = 0;
