@@ -50,6 +50,11 @@ class CacheChooser {
       best = WidestUseful();
     } else {
       best = WithinSpan(in_.span_of(chosen.nodes));
+      // Not more bytes elsewhere: keep the placer's leaves (its packing),
+      // and choose the nodes within them.
+      if (best.has_value() && best->score <= chosen_score) {
+        best = SameLeaves(chosen.nodes);
+      }
     }
     if (!best.has_value() || best->score < chosen_score ||
         (best->score == chosen_score && HeldOf(best->nodes) >= chosen_held)) {
@@ -149,15 +154,52 @@ class CacheChooser {
     const int level = static_cast<int>(span.first) - 1;
     for (const std::vector<uint32_t>& group : GroupsAt(level)) {
       std::optional<Candidate> candidate = InGroup(group, span.second);
-      if (candidate &&
-          (!best || candidate->score > best->score ||
-           (candidate->score == best->score &&
-            HeldOf(candidate->nodes) < HeldOf(best->nodes))) &&
+      if (candidate && (!best || candidate->score > best->score) &&
           in_.span_of(candidate->nodes) <= span) {
         best = std::move(candidate);
       }
     }
     return best;
+  }
+
+  // As many nodes from each of the chosen placement's leaves, the best of
+  // each leaf: the most bytes cached, then the tightest (as the placer),
+  // then the fewest other datasets.
+  Candidate SameLeaves(const std::vector<std::size_t>& chosen) {
+    Candidate candidate;
+    std::size_t k = 0;
+    while (k < chosen.size()) {
+      const uint32_t leaf = fabric_.leaf_of_node[chosen[k]];
+      std::size_t count = 0;
+      while (k < chosen.size() && fabric_.leaf_of_node[chosen[k]] == leaf) {
+        ++count;
+        ++k;
+      }
+      scratch_.assign(fitting_[leaf].begin(), fitting_[leaf].end());
+      std::partial_sort(
+          scratch_.begin(), scratch_.begin() + count, scratch_.end(),
+          [&](std::size_t a, std::size_t b) {
+            if (job_.is_restart && nodes_[a].hot_spare != nodes_[b].hot_spare) {
+              return nodes_[a].hot_spare;
+            }
+            if (score_[a] != score_[b]) {
+              return score_[a] > score_[b];
+            }
+            if (free_.gpus[a].size() != free_.gpus[b].size()) {
+              return free_.gpus[a].size() < free_.gpus[b].size();
+            }
+            if (free_.cpus[a] != free_.cpus[b]) {
+              return free_.cpus[a] < free_.cpus[b];
+            }
+            if (Held(a) != Held(b)) return Held(a) < Held(b);
+            return a < b;
+          });
+      std::sort(scratch_.begin(), scratch_.begin() + count);
+      candidate.nodes.insert(candidate.nodes.end(), scratch_.begin(),
+                             scratch_.begin() + count);
+    }
+    candidate.score = ScoreOf(candidate.nodes);
+    return candidate;
   }
 
   // DatasetLocality::kCache: the most bytes cached, then the narrowest span
