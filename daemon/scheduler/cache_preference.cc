@@ -35,8 +35,10 @@ class CacheChooser {
         fitting_(*input.fitting),
         score_(nodes_.size(), 0) {
     for (uint32_t leaf : *in_.leaves) {
-      for (std::size_t i : fitting_[leaf])
+      for (std::size_t i : fitting_[leaf]) {
         score_[i] = CachedBytes(nodes_[i], job_);
+        any_cached_ = any_cached_ || score_[i] > 0;
+      }
     }
   }
 
@@ -46,15 +48,17 @@ class CacheChooser {
     std::optional<Candidate> best;
     if (job_.nodes == 1) {
       best = SingleNode(chosen.nodes.front());
-    } else if (job_.dataset_locality == DatasetLocality::kCache) {
-      best = WidestUseful();
-    } else {
-      best = WithinSpan(in_.span_of(chosen.nodes));
-      // Not more bytes elsewhere: keep the placer's leaves (its packing),
-      // and choose the nodes within them.
-      if (best.has_value() && best->score <= chosen_score) {
-        best = SameLeaves(chosen.nodes);
-      }
+    } else if (any_cached_) {
+      // (Without a cached byte anywhere there is nothing to move for, and
+      // the searches over groups of leaves are skipped.)
+      best = job_.dataset_locality == DatasetLocality::kCache
+                 ? WidestUseful()
+                 : WithinSpan(in_.span_of(chosen.nodes));
+    }
+    // Not more bytes elsewhere: keep the placer's leaves (its packing),
+    // and choose the nodes within them.
+    if (job_.nodes > 1 && (!best.has_value() || best->score <= chosen_score)) {
+      best = SameLeaves(chosen.nodes);
     }
     if (!best.has_value() || best->score < chosen_score ||
         (best->score == chosen_score && HeldOf(best->nodes) >= chosen_held)) {
@@ -320,6 +324,7 @@ class CacheChooser {
   const FreeResources& free_;
   const std::vector<std::vector<std::size_t>>& fitting_;
   std::vector<uint64_t> score_;  // per node; set for fitting nodes only
+  bool any_cached_ = false;      // some fitting node holds some of the data
   std::vector<std::size_t> scratch_;
 };
 

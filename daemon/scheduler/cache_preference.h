@@ -4,19 +4,21 @@
 // already hold them in their cache:
 //  - DatasetLocality::kTopology (the default): only to a placement of no
 //    wider switch span (the level that joins the nodes, then the number of
-//    leaves) that finds strictly more bytes cached. A one-node job uses no
+//    leaves) that finds strictly more bytes cached; otherwise it keeps the
+//    placer's leaves, as many nodes on each, and picks those nodes by bytes
+//    cached, then tightness, then other datasets held. A one-node job uses no
 //    switch; it moves only to a node as tight a fit as the one chosen (the
 //    same free GPUs and CPUs, and idle only if that one was), so the cache
 //    never undoes packing.
 //  - DatasetLocality::kCache: to the placement that finds the most bytes
 //    cached, at the narrowest span that finds them (--switches still
 //    holds).
-// At equal bytes cached, nodes holding fewer other datasets come first:
-// the job's copy will evict less there (a job whose data is cached nowhere
-// would otherwise land on the nodes packing favours and evict, every time,
-// the data the jobs before it left there; gantry-sim cache measures this).
-// Remaining ties keep the placer's choice. Internal to the scheduler core;
-// pure, thread-compatible.
+// At equal bytes cached (and fit), nodes holding fewer other datasets come
+// first: the job's copy will evict less there (a job whose data is cached
+// nowhere would otherwise land on the nodes packing favours and evict, every
+// time, the data the jobs before it left there; gantry-sim cache measures
+// this). Remaining ties keep the placer's choice. Internal to the scheduler
+// core; pure, thread-compatible.
 #pragma once
 
 #include <cstddef>
