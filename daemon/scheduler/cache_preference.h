@@ -8,9 +8,8 @@
 //    placer's leaves, as many nodes on each, and picks those nodes by bytes
 //    cached, then tightness, then other datasets held. A one-node job uses no
 //    switch; it moves only to a node of the same leaf as tight a fit as the
-//    one chosen (the
-//    same free GPUs and CPUs, and idle only if that one was), so the cache
-//    never undoes packing.
+//    one chosen (the same free GPUs and CPUs, and idle only if that one
+//    was), so the cache never undoes packing.
 //  - DatasetLocality::kCache: to the placement that finds the most bytes
 //    cached, at the narrowest span that finds them (--switches still
 //    holds).
