@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "daemon/simulator/trace_reader.h"
+#include "daemon/simulator/trace_window_flags.h"
 
 namespace gantry::sim {
 namespace {
@@ -133,14 +134,8 @@ CLI::App* AddCacheCommand(CLI::App& app, CacheFlags& f) {
       "cache", "Datasets on trace jobs; shared-storage bytes by placement");
   cmd->footer(kDescription);
   ClusterShape& c = f.config.cluster;
-  cmd->add_option("--trace", f.trace_path, "Job trace (CSV); required");
-  cmd->add_option("--format", f.format,
-                  "auto, philly, tiresias, alibaba2020, alibaba2023 or acme")
-      ->capture_default_str();
-  cmd->add_option("--limit", f.limit, "First N jobs of the window (0: all)")
-      ->capture_default_str();
-  cmd->add_option("--start", f.start_s, "Window start (s after first submit)");
-  cmd->add_option("--span", f.span_s, "Window length in s (0: to the end)");
+  AddTraceWindowFlags(cmd, "Job trace (CSV); required", f.trace_path, f.format,
+                      f.limit, f.start_s, f.span_s);
   cmd->add_option("--nodes", c.nodes, "Nodes")->capture_default_str();
   cmd->add_option("--gpus-per-node", c.gpus_per_node, "GPUs per node")
       ->capture_default_str();
