@@ -192,6 +192,9 @@ absl::StatusOr<v1::SubmitRequest> BuildSubmitRequest(
   spec.set_max_switches(request.max_switches.value_or(0));
   spec.set_switches_max_wait_seconds(
       request.switches_max_wait_seconds.value_or(0));
+  spec.set_dataset_locality(request.dataset_locality_cache
+                                ? v1::DATASET_LOCALITY_CACHE
+                                : v1::DATASET_LOCALITY_TOPOLOGY);
   spec.set_dependency(request.dependency);
   spec.set_array(request.array);
   for (const std::string& node : request.nodelist) {

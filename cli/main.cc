@@ -129,6 +129,12 @@ Options:
       --exclusive             whole nodes: no other job shares them
       --switches N[@WAIT]     at most N leaf switches; after WAIT (a --time
                               value) any placement will do
+      --dataset-locality topology|cache
+                              for a job with --dataset: topology (default)
+                              keeps the narrowest switch span and prefers
+                              nodes holding the datasets among equal ones;
+                              cache takes the nodes holding the most, even
+                              across more switches (--switches still holds)
       --signal [B:]SIG[@SEC]  send SIG (USR1, TERM, 10, ...) SEC seconds
                               (default 60) before the time limit: to the
                               step tasks, or with B: to the batch script

@@ -304,6 +304,16 @@ absl::Status SetSwitches(const OptionUse& use, JobRequest& request) {
   return absl::OkStatus();
 }
 
+// --dataset-locality=topology|cache: what placement puts first for a job
+// with datasets (daemon/scheduler/cache_preference.h).
+absl::Status SetDatasetLocality(const OptionUse& use, JobRequest& request) {
+  if (*use.value != "topology" && *use.value != "cache") {
+    return InvalidValue(use, "expected topology or cache");
+  }
+  request.dataset_locality_cache = *use.value == "cache";
+  return absl::OkStatus();
+}
+
 absl::Status SetDependency(const OptionUse& use, JobRequest& request) {
   const std::string text(*use.value);
   absl::StatusOr<JobDependency> parsed = ParseDependency(text);
@@ -590,6 +600,7 @@ constexpr OptionSpec kOptions[] = {
     {"exclude", 'x', Arg::kRequired, &SetHostlist<&JobRequest::exclude>},
     {"exclusive", '\0', Arg::kOptional, &SetExclusive},
     {"switches", '\0', Arg::kRequired, &SetSwitches},
+    {"dataset-locality", '\0', Arg::kRequired, &SetDatasetLocality},
     {"dependency", 'd', Arg::kRequired, &SetDependency},
     {"array", 'a', Arg::kRequired, &SetArray},
     {"nice", '\0', Arg::kOptional, &WarnIgnored},

@@ -33,6 +33,9 @@ struct JobRequest {
   bool exclusive = false;                        // --exclusive: whole nodes
   std::optional<uint32_t> max_switches;          // --switches=N[@maxwait]
   std::optional<uint64_t> switches_max_wait_seconds;  // the @maxwait part
+  // --dataset-locality=cache: placement puts cached datasets before the
+  // switch span (default topology: the span first).
+  bool dataset_locality_cache = false;
   std::string dependency;  // -d/--dependency, checked (job_dependency.h)
   std::string array;       // -a/--array, canonical (job_array.h); empty: none
   // --per-task: the script is every task (on every node) instead of

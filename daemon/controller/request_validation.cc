@@ -108,6 +108,13 @@ absl::Status ValidateJobSpecFields(const v1::JobSpec& spec) {
       AtMost("max_switches (--switches)", spec.max_switches(), kMaxSwitches),
       Duration("switches_max_wait_seconds (--switches=N@TIME)",
                spec.switches_max_wait_seconds()),
+      v1::DatasetLocality_IsValid(spec.dataset_locality())
+          ? absl::OkStatus()
+          : absl::InvalidArgumentError(
+                absl::StrCat("dataset_locality (--dataset-locality) is ",
+                             spec.dataset_locality(),
+                             "; it must be 0 (topology) or 1 "
+                             "(cache)")),
       CheckDisplayText("dependency (--dependency)", spec.dependency(),
                        kMaxDependencyBytes),
       spec.begin_time_ms() < 0

@@ -58,6 +58,10 @@ PendingJob PendingJobOf(const v1::JobRecord& record,
         record.submit_time_ms() +
         static_cast<int64_t>(spec.switches_max_wait_seconds()) * 1000;
   }
+  pending.dataset_locality =
+      spec.dataset_locality() == v1::DATASET_LOCALITY_CACHE
+          ? DatasetLocality::kCache
+          : DatasetLocality::kTopology;
   return pending;
 }
 

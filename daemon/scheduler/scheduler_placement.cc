@@ -8,6 +8,7 @@
 
 #include "absl/strings/match.h"
 #include "common/gpu_type.h"
+#include "daemon/scheduler/cache_preference.h"
 #include "daemon/scheduler/fabric_parts.h"
 #include "daemon/scheduler/gpu_choice.h"
 #include "daemon/scheduler/single_node_fit.h"
@@ -517,7 +518,9 @@ Placement Placer::PlaceByTopology(const PlacementRequest& request,
     placement.leaf_switches = 1;
     placement.nodes.push_back(ChooseSingleNode(fitting, touched_leaves_, free,
                                                nodes_, job.is_restart));
-    return placement;
+    return PreferCached(job, free, fitting, touched_leaves_,
+                        request.enforce_switch_limit ? job.max_switches : 0,
+                        std::move(placement));
   }
 
   std::vector<uint32_t>& leaves = touched_leaves_;
@@ -644,7 +647,27 @@ Placement Placer::PlaceByTopology(const PlacementRequest& request,
     placement.nodes.insert(placement.nodes.end(), candidates.begin(),
                            candidates.begin() + want);
   }
-  return placement;
+  return PreferCached(job, free, fitting, leaves, limit, std::move(placement));
+}
+
+Placement Placer::PreferCached(
+    const PendingJob& job, const FreeResources& free,
+    const std::vector<std::vector<std::size_t>>& fitting,
+    const std::vector<uint32_t>& leaves, uint32_t max_leaves,
+    Placement placement) {
+  if (job.datasets.empty()) return placement;
+  CacheChoiceInput cache{&nodes_,
+                         &fabric_,
+                         &free,
+                         &job,
+                         &fitting,
+                         &leaves,
+                         max_leaves,
+                         [this](const std::vector<std::size_t>& chosen) {
+                           const Span span = SpanOf(chosen);
+                           return std::make_pair(span.level, span.leaves);
+                         }};
+  return PreferCachedNodes(cache, std::move(placement));
 }
 
 bool Placer::FitsRequest(std::size_t node, const PlacementRequest& request,

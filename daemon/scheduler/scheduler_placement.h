@@ -173,6 +173,12 @@ class Placer {
   Placement PlaceFirstFit(const PlacementRequest& request,
                           const FreeResources& free, bool spares_only,
                           LeafScope scope);
+  // `placement` (chosen from `fitting` on `leaves`), or where the job's
+  // datasets are cached at no worse span (cache_preference.h).
+  Placement PreferCached(const PendingJob& job, const FreeResources& free,
+                         const std::vector<std::vector<std::size_t>>& fitting,
+                         const std::vector<uint32_t>& leaves,
+                         uint32_t max_leaves, Placement placement);
   Placement PlaceByTopology(const PlacementRequest& request,
                             const FreeResources& free, bool spares_only,
                             LeafScope scope);

@@ -18,6 +18,36 @@
 
 namespace gantry {
 
+// A dataset as the scheduler matches it between a job and the node caches:
+// the uid of the job's owner and the dataset's source directory on shared
+// storage (absolute, normal form). The controller computes the same key
+// from a job's --dataset=NAME:PATH and from an agent's cache inventory. The
+// content version is left out on purpose: placement only prefers a node,
+// and a copy found stale at staging is staged again, costing what a miss
+// would have cost.
+struct DatasetKey {
+  uint32_t owner_uid = 0;
+  std::string path;
+  auto operator<=>(const DatasetKey&) const = default;
+};
+
+// A dataset a job reads, with its size in bytes when known (0: unknown,
+// weighed as one byte so that a hit still counts).
+struct DatasetNeed {
+  DatasetKey key;
+  uint64_t bytes = 0;
+};
+
+// What a job with datasets puts first (--dataset-locality).
+enum class DatasetLocality : uint8_t {
+  // The switch span (level, then leaves) as without datasets; among
+  // placements of the same span, the one finding the most bytes cached.
+  kTopology,
+  // The most bytes cached, then the narrowest span that finds them: a job
+  // that reads far more than it communicates may take a wider span.
+  kCache,
+};
+
 struct NodeSnapshot {
   std::string name;
   bool schedulable = true;  // registered, reachable, not drained
@@ -49,6 +79,8 @@ struct NodeSnapshot {
   // their types (common/gpu_type.h GpuTypeOf).
   std::vector<std::string> gpu_models;
   std::vector<std::string> gpu_types;
+  // Datasets in the node's cache, sorted and unique (see DatasetKey).
+  std::vector<DatasetKey> cached_datasets;
 };
 
 struct PendingJob {
@@ -83,6 +115,10 @@ struct PendingJob {
   // TYPE as whole words, or a feature TYPE (case does not matter); lower
   // case, empty: any.
   std::string gpu_type;
+  // --dataset=NAME:PATH: what the job reads; nodes holding them are
+  // preferred as dataset_locality says (daemon/scheduler/cache_preference.h).
+  std::vector<DatasetNeed> datasets;
+  DatasetLocality dataset_locality = DatasetLocality::kTopology;
   bool HasNodeRestrictions() const {
     return !required_nodes.empty() || !excluded_nodes.empty() ||
            constraint != nullptr || !gpu_type.empty();
@@ -136,7 +172,10 @@ struct JobWait {
   int64_t expected_start_ms = 0;  // set for a reserved job; 0: unknown
 };
 
-// Nodes held back for a blocked job (EASY backfill).
+// Nodes held back for a blocked job (EASY backfill). `nodes` are the ones
+// the job is expected to start on at start_ms, in rank order, chosen as its
+// start would choose them (cache preference included): where the
+// controller can stage the job's datasets while it waits.
 struct Reservation {
   JobId job_id;
   int64_t start_ms = 0;

@@ -8,6 +8,7 @@
 #include "daemon/simulator/goodput_report.h"
 #include "daemon/simulator/simulation.h"
 #include "daemon/simulator/trace_reader.h"
+#include "daemon/simulator/trace_window_flags.h"
 
 namespace gantry::sim {
 namespace {
@@ -73,15 +74,8 @@ CLI::App* AddGoodputCommand(CLI::App& app, GoodputFlags& f) {
   cmd->footer(kDescription);
   GoodputConfig& c = f.config;
   c.cluster.nodes = 0;  // 0: not given (see --nodes)
-  cmd->add_option("--trace", f.trace_path,
-                  "Job trace (CSV); none: one long job");
-  cmd->add_option("--format", f.format,
-                  "auto, philly, tiresias, alibaba2020, alibaba2023 or acme")
-      ->capture_default_str();
-  cmd->add_option("--limit", f.limit, "First N jobs of the window (0: all)")
-      ->capture_default_str();
-  cmd->add_option("--start", f.start_s, "Window start (s after first submit)");
-  cmd->add_option("--span", f.span_s, "Window length in s (0: to the end)");
+  AddTraceWindowFlags(cmd, "Job trace (CSV); none: one long job", f.trace_path,
+                      f.format, f.limit, f.start_s, f.span_s);
   cmd->add_option("--job-gpus", f.job_gpus, "The long job's GPUs")
       ->capture_default_str();
   cmd->add_option("--job-days", f.job_days,

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "daemon/simulator/cache_cli.h"
 #include "daemon/simulator/goodput_cli.h"
 #include "daemon/simulator/report.h"
 #include "daemon/simulator/simulation.h"
@@ -65,6 +66,8 @@ duration * --time-limit-factor; nobody is killed at the limit.
 
 `gantry-sim goodput --help`: failures injected into a long job or a trace,
 and the effective training time ratio of recovery policies.
+`gantry-sim cache --help`: datasets on the trace's jobs, and the bytes read
+from shared storage with and without cache-aware placement.
 )";
 
 }  // namespace
@@ -113,9 +116,12 @@ int main(int argc, char** argv) {
   app.add_flag("--json", json, "Print JSON instead of the table");
   GoodputFlags goodput;
   CLI::App* goodput_command = AddGoodputCommand(app, goodput);
+  CacheFlags cache;
+  CLI::App* cache_command = AddCacheCommand(app, cache);
   app.require_subcommand(0, 1);
   CLI11_PARSE(app, argc, argv);
   if (goodput_command->parsed()) return RunGoodputCommand(goodput);
+  if (cache_command->parsed()) return RunCacheCommand(cache);
   if (trace_path.empty()) {
     std::fprintf(stderr, "gantry-sim: --trace is required\n");
     return 2;

@@ -25,6 +25,64 @@ struct Completion {
   }
 };
 
+// The dataset model's side of a run: which job reads what, and the nodes'
+// caches as jobs start and end.
+class DatasetReads {
+ public:
+  DatasetReads(const SimConfig& config, std::size_t nodes)
+      : config_(config),
+        caches_(config.datasets ? nodes : 0,
+                config.datasets ? static_cast<uint64_t>(std::llround(
+                                      config.datasets->cache_gb * 1e9))
+                                : 0) {}
+
+  void Attach(const TraceJob& job, PendingJob& pending) {
+    if (!config_.datasets) return;
+    std::optional<DatasetNeed> need = DatasetOf(*config_.datasets, job);
+    if (!need) return;
+    if (config_.cache_aware) {
+      pending.datasets = {*need};
+      pending.dataset_locality = config_.dataset_locality;
+    }
+    needs_.emplace(job.id, *std::move(need));
+  }
+
+  // What the scheduler sees of the caches (only when cache-aware).
+  void ShowCaches(std::vector<NodeSnapshot>& nodes) {
+    if (!config_.cache_aware || shown_version_ == caches_.version()) return;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      nodes[i].cached_datasets = caches_.Held(i);
+    }
+    shown_version_ = caches_.version();
+  }
+
+  void Start(const RunningJob& job, int64_t now, PolicyReport& report) {
+    auto it = needs_.find(job.id);
+    if (it == needs_.end()) return;
+    for (const NodeShare& share : job.shares) {
+      report.dataset_bytes += it->second.bytes;
+      if (!caches_.Read(share.node.index(), it->second, now)) {
+        report.shared_bytes += it->second.bytes;
+      }
+    }
+  }
+
+  void End(const RunningJob& job) {
+    auto it = needs_.find(job.id);
+    if (it == needs_.end()) return;
+    for (const NodeShare& share : job.shares) {
+      caches_.Release(share.node.index(), it->second.key);
+    }
+    needs_.erase(it);
+  }
+
+ private:
+  const SimConfig& config_;
+  NodeCaches caches_;
+  std::unordered_map<JobId, DatasetNeed> needs_;
+  uint64_t shown_version_ = UINT64_MAX;
+};
+
 double Percentile(std::vector<double> values, double fraction) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
@@ -182,6 +240,7 @@ absl::StatusOr<PolicyReport> Simulate(const std::vector<TraceJob>& trace_jobs,
   std::priority_queue<Completion, std::vector<Completion>, std::greater<>>
       completions;
   FairShare fair_share(config.weights.half_life_ms);
+  DatasetReads reads(config, nodes.size());
 
   const int64_t first_submit_ms = jobs.front().submit_ms;
   int64_t last_end_ms = first_submit_ms;
@@ -198,6 +257,7 @@ absl::StatusOr<PolicyReport> Simulate(const std::vector<TraceJob>& trace_jobs,
         Give(nodes[share.node.index()], share);
         free_gpus += share.gpus.size();
       }
+      reads.End(it->second.job);
       const JobOutcome& o = it->second.outcome;
       fair_share.AddUsage(
           it->second.user,
@@ -224,6 +284,7 @@ absl::StatusOr<PolicyReport> Simulate(const std::vector<TraceJob>& trace_jobs,
           1, static_cast<int64_t>(
                  std::llround(static_cast<double>(job.duration_ms) *
                               config.time_limit_factor)));
+      reads.Attach(job, p);
       pending.push_back(std::move(p));
     }
     if (pending.empty() || free_gpus == 0) continue;
@@ -240,6 +301,7 @@ absl::StatusOr<PolicyReport> Simulate(const std::vector<TraceJob>& trace_jobs,
     if (policy.priority_order) {
       OrderQueue(pending, fair_share, config.weights, now);
     }
+    reads.ShowCaches(nodes);
     SchedulerOptions options;
     options.backfill = policy.backfill;
     options.topology_aware = policy.topology_aware;
@@ -285,6 +347,7 @@ absl::StatusOr<PolicyReport> Simulate(const std::vector<TraceJob>& trace_jobs,
       if (start.backfilled) ++report.backfilled_jobs;
       r.job.id = job.id;
       r.job.shares = std::move(start.shares);
+      reads.Start(r.job, now, report);
       r.job.expected_end_ms =
           now + std::max<int64_t>(1, static_cast<int64_t>(std::llround(
                                          static_cast<double>(job.duration_ms) *

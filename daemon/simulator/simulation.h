@@ -19,12 +19,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "daemon/scheduler/priority.h"
 #include "daemon/simulator/cluster_model.h"
+#include "daemon/simulator/dataset_model.h"
 #include "daemon/simulator/trace_reader.h"
 
 namespace gantry::sim {
@@ -46,6 +48,13 @@ struct SimConfig {
   double spread_slowdown = 0.1;
   double time_limit_factor = 1.5;
   PriorityWeights weights;
+  // Datasets for the jobs and caches on the nodes (dataset_model.h); none:
+  // jobs read nothing. With cache_aware the scheduler sees both (placement
+  // by cache, dataset_locality); without, the caches fill all the same and
+  // serve what lands on their nodes by chance.
+  std::optional<DatasetModelConfig> datasets;
+  bool cache_aware = false;
+  DatasetLocality dataset_locality = DatasetLocality::kTopology;
 };
 
 struct JobOutcome {
@@ -81,6 +90,10 @@ struct PolicyReport {
   double mean_leaves = 0;          // per multi-node job; 0 when none
   double multi_delay_mean_s = 0;   // of multi-node jobs; 0 when none
   int backfilled_jobs = 0;
+  // With datasets: the bytes the jobs' nodes read (each node its job's
+  // dataset once, at start), and those read from shared storage (misses).
+  uint64_t dataset_bytes = 0;
+  uint64_t shared_bytes = 0;
   int64_t schedule_calls = 0;
   double wall_s = 0;                 // set by the caller that timed the run
   double cpu_s = 0;                  // likewise, process CPU time

@@ -252,5 +252,36 @@ class TraceSimulatorTest(unittest.TestCase):
             self.assertTrue(result.stderr.startswith("gantry-sim: "), args)
 
 
+    def test_cache_placements_and_bad_settings(self):
+        self.require_data(PHILLY)
+        args = ["cache", "--trace", PHILLY, "--limit", "500", "--nodes",
+                "16", "--nodes-per-leaf", "4", "--leaves-per-spine", "2",
+                "--cache-gb", "1000", "--seed", "3", "--json"]
+        report = json.loads(run_sim(*args).stdout)
+        self.assertEqual(json.loads(run_sim(*args).stdout), report)
+        rows = {r["placement"]: r for r in report["placements"]}
+        self.assertEqual(set(rows),
+                         {"topology", "cache+topology", "cache-first"})
+        read = rows["topology"]["dataset_bytes"]
+        self.assertGreater(read, 0)
+        for name, r in rows.items():
+            with self.subTest(placement=name):
+                self.assertEqual(r["jobs_run"], 500)
+                self.assertEqual(r["dataset_bytes"], read)
+                self.assertLessEqual(r["shared_bytes"], read)
+                self.assertGreater(r["shared_bytes"], 0)
+        for flags, message in (
+                (["--dataset-gb", "0-10"], "--dataset-gb must be MIN-MAX"),
+                (["--dataset-gb", "big"], "--dataset-gb big: expected"),
+                (["--datasets-per-user", "0"], "--datasets-per-user must be"),
+                (["--job-share", "2"], "--job-share must be 0 to 1")):
+            result = run_sim("cache", "--trace", PHILLY, *flags, check=False)
+            self.assertNotEqual(result.returncode, 0, flags)
+            self.assertEqual(result.stdout, "", flags)
+            self.assertIn(message, result.stderr, flags)
+            self.assertTrue(result.stderr.startswith("gantry-sim: "), flags)
+        result = run_sim("cache", check=False)
+        self.assertIn("cache: --trace is required", result.stderr)
+
 if __name__ == "__main__":
     main()

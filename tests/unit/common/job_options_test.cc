@@ -219,6 +219,23 @@ TEST_CASE("exclusive and switches options reach the request", "[job_options]") {
   }
 }
 
+TEST_CASE("the dataset-locality option takes topology or cache",
+          "[job_options]") {
+  CHECK_FALSE(Apply({})->dataset_locality_cache);
+  CHECK(Apply({"--dataset-locality=cache"})->dataset_locality_cache);
+  CHECK_FALSE(
+      Apply({"--dataset-locality", "topology"})->dataset_locality_cache);
+  // The last one wins, as for every option.
+  CHECK_FALSE(Apply({"--dataset-locality=cache", "--dataset-locality=topology"})
+                  ->dataset_locality_cache);
+  const absl::StatusOr<JobRequest> bad =
+      Apply({"--dataset-locality=nearby"}, "L");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(std::string(bad.status().message()) ==
+        "L: invalid value \"nearby\" for --dataset-locality: expected "
+        "topology or cache");
+}
+
 TEST_CASE(
     "Hold and wrap options reach the request, wrap from the command line only",
     "[job_options]") {

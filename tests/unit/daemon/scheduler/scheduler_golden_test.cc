@@ -8,9 +8,13 @@
 //         [package=0,0,...] [partitions=a,b] [spare] [down]
 //     (switch, numa, package: where each GPU sits, for one-node jobs'
 //     packing; a switch named "-" is none)
+//         [cache=DATASET,DATASET...]   (datasets in the nodes' caches)
 //   running ID end=MS NODE:CPUS:GPU,GPU[:MEM] ...   (their resources are used)
 //   job ID nodes=N [gpus=G] [tasks=T] [cpus=C] [mem=MB] [time=MS]
 //       [switches=N[@MS]] [exclusive] [restart] [partition=P]
+//       [data=DATASET[:BYTES],...] [locality=topology|cache]
+//
+// A DATASET name stands for the key (uid 1000, "/datasets/NAME").
 //
 // A path's last switch names the node's connected part of the fabric
 // (NodeSnapshot::fabric_part); beside nodes with a path, one without is
@@ -49,6 +53,10 @@ uint64_t Number(const std::string& text) {
   uint64_t value = 0;
   if (!absl::SimpleAtoi(text, &value)) FAIL("not a number: " << text);
   return value;
+}
+
+DatasetKey GoldenDataset(const std::string& name) {
+  return DatasetKey{1000, "/datasets/" + name};
 }
 
 std::vector<uint32_t> GpuList(const std::string& text) {
@@ -94,6 +102,11 @@ void ParseNodes(const std::vector<std::string>& words, GoldenCase& c) {
       shape.hot_spare = true;
     } else if (key == "down") {
       shape.schedulable = false;
+    } else if (key == "cache") {
+      for (absl::string_view name : absl::StrSplit(value, ',')) {
+        shape.cached_datasets.push_back(GoldenDataset(std::string(name)));
+      }
+      std::sort(shape.cached_datasets.begin(), shape.cached_datasets.end());
     } else {
       FAIL("unknown node key " << key);
     }
@@ -187,6 +200,18 @@ void ParseJob(const std::vector<std::string>& words, GoldenCase& c) {
       job.is_restart = true;
     } else if (key == "partition") {
       job.partition = value;
+    } else if (key == "data") {
+      for (absl::string_view item : absl::StrSplit(value, ',')) {
+        std::pair<std::string, std::string> name_bytes =
+            absl::StrSplit(item, ':');
+        job.datasets.push_back(
+            {GoldenDataset(name_bytes.first),
+             name_bytes.second.empty() ? 0 : Number(name_bytes.second)});
+      }
+    } else if (key == "locality") {
+      REQUIRE((value == "topology" || value == "cache"));
+      job.dataset_locality = value == "cache" ? DatasetLocality::kCache
+                                              : DatasetLocality::kTopology;
     } else {
       FAIL("unknown job key " << key);
     }
