@@ -162,6 +162,19 @@ nlohmann::json OptionalTime(int64_t epoch_ms) {
 
 }  // namespace
 
+namespace {
+
+// --dataset declarations, as {name, path} objects in the job's order.
+nlohmann::json DatasetsToJson(const v1::JobSpec& spec) {
+  nlohmann::json datasets = nlohmann::json::array();
+  for (const v1::DatasetRef& dataset : spec.datasets()) {
+    datasets.push_back({{"name", dataset.name()}, {"path", dataset.path()}});
+  }
+  return datasets;
+}
+
+}  // namespace
+
 nlohmann::json JobToJson(const v1::JobRecord& job, int64_t now_ms) {
   const v1::JobSpec& spec = job.spec();
   nlohmann::json allocation = nlohmann::json::array();
@@ -279,6 +292,7 @@ nlohmann::json JobToJson(const v1::JobRecord& job, int64_t now_ms) {
        job.error_path().empty() ? job.output_path() : job.error_path()},
       {"master_port", job.master_port()},
       {"checkpoint_dir", spec.checkpoint_dir()},
+      {"datasets", DatasetsToJson(spec)},
       {"latest_checkpoint",
        {{"path", job.latest_checkpoint().path()},
         {"step", job.latest_checkpoint().step()},
