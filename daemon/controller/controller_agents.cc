@@ -420,6 +420,12 @@ void Controller::OnRankEvent(const std::string& node_name,
         return;
       }
     }
+    if (launch_failed && event.node_fault()) {
+      // The node's own failure (its dataset cache): restart elsewhere.
+      FailJob(job, FailureKind::kNodeFault, 0, 0, all_exited,
+              DescribeExit(event, node_name), clock_.NowMs());
+      return;
+    }
     int exit_code =
         launch_failed && event.exit_code() == 0 ? 127 : event.exit_code();
     FailJob(job,
