@@ -11,6 +11,7 @@ import hashlib
 import os
 import pwd
 import re
+import time
 import unittest
 
 import gantry_cluster
@@ -167,6 +168,41 @@ class DatasetCacheTest(ClusterTestCase):
             cache = os.path.join(self.cluster.dir, "agents", name, "datasets")
             for root, _, files in os.walk(cache):
                 self.assertNotIn("shard2.bin", files, root)
+
+
+class DatasetNodeFaultTest(ClusterTestCase):
+    """A node whose cache is unusable fails the attempt as the node's
+    fault: the job restarts on the other node, which has no copy and
+    stages one."""
+
+    def test_unusable_cache_is_a_node_fault_and_the_restart_stages_again(self):
+        not_a_directory = "/proc/version"  # the agent cannot make it a cache
+        self.cluster = self.start_cluster(
+            agents=2, agent_args={"node01": ["--cache-dir", not_a_directory]})
+        shared = self.cluster.path("shared", "data")
+        os.makedirs(shared)
+        with open(os.path.join(shared, "x.bin"), "wb") as f:
+            f.write(b"x" * 4096)
+        script = self.cluster.write_script(
+            "list.sh", "#!/bin/bash\nls \"$GANTRY_DATASET_data\" > listed\n")
+        # Placed first on node01 (the scheduler takes the lowest names at
+        # equal cost), which cannot stage: a node fault, and the restart on
+        # node02, which has no copy, stages one.
+        job_id = self.cluster.submit(script, f"--dataset=data:{shared}")
+        job = self.cluster.wait_job(job_id, "COMPLETED", timeout=60)
+        self.assertEqual(self.cluster.read("listed").strip(), "x.bin")
+        attempts = job["attempts"]
+        self.assertEqual([a["nodes"] for a in attempts],
+                         [["node01"], ["node02"]], attempts)
+        first = attempts[0]
+        self.assertTrue(first["node_fault"], first)
+        self.assertIn("has no usable dataset cache", first["end_detail"])
+        self.assertIn("node01", first["end_detail"])
+        staged = [line for line in
+                  self.cluster.agents["node02"].log_text().splitlines()
+                  if "dataset staged" in line]
+        self.assertEqual(len(staged), 1, staged)
+        self.assertIn("hit=no", staged[0])
 
 
 if __name__ == "__main__":
