@@ -127,7 +127,14 @@ void Agent::OpenDatasetCache() {
       dataset_cache_.get(), problem, options_.node_name,
       [this](const v1::LaunchRanks& launch) { StartRanks(launch); },
       [this](const v1::LaunchRanks& launch, const std::string& message,
-             bool node_fault) { FailLaunch(launch, message, node_fault); });
+             bool node_fault) { FailLaunch(launch, message, node_fault); },
+      [this](const v1::DatasetProgress& progress) {
+        v1::AgentMessage message;
+        *message.mutable_dataset_progress() = progress;
+        // Lost with a broken stream: the next report, or the ranks'
+        // start, tells the controller as much.
+        link_->Send(message);
+      });
 }
 
 void Agent::StartRanks(const v1::LaunchRanks& launch) {

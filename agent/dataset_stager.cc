@@ -1,5 +1,6 @@
 #include "agent/dataset_stager.h"
 
+#include <chrono>
 #include <thread>
 #include <utility>
 
@@ -9,6 +10,12 @@
 #include "common/log.h"
 
 namespace gantry::agent {
+namespace {
+
+// How often a stage in progress reports to the controller.
+constexpr auto kProgressEvery = std::chrono::seconds(2);
+
+}  // namespace
 
 DatasetUser DatasetUserOf(const RankIdentity& identity) {
   DatasetUser user;
@@ -21,12 +28,14 @@ DatasetUser DatasetUserOf(const RankIdentity& identity) {
 }
 
 DatasetStager::DatasetStager(DatasetCache* cache, std::string cache_problem,
-                             std::string node_name, Ready ready, Failed failed)
+                             std::string node_name, Ready ready, Failed failed,
+                             Progress progress)
     : cache_(cache),
       cache_problem_(std::move(cache_problem)),
       node_name_(std::move(node_name)),
       ready_(std::move(ready)),
       failed_(std::move(failed)),
+      progress_(std::move(progress)),
       starter_(&DatasetStager::StartReadyLaunches, this) {}
 
 DatasetStager::~DatasetStager() {
@@ -104,8 +113,21 @@ void DatasetStager::Run(v1::LaunchRanks launch) {
     log::Info("staging dataset", {{"job", launch.job_id()},
                                   {"dataset", dataset.name()},
                                   {"path", dataset.path()}});
-    absl::StatusOr<StagedDataset> staged = cache_->Stage(
-        launch.job_id(), user, dataset.name(), dataset.path(), {});
+    v1::DatasetProgress report;
+    report.set_job_id(launch.job_id());
+    report.set_attempt(launch.attempt());
+    report.set_dataset(dataset.name());
+    auto last_sent = std::chrono::steady_clock::now();
+    absl::StatusOr<StagedDataset> staged =
+        cache_->Stage(launch.job_id(), user, dataset.name(), dataset.path(),
+                      [&](uint64_t done, uint64_t total) {
+                        const auto now = std::chrono::steady_clock::now();
+                        if (now - last_sent < kProgressEvery) return;
+                        last_sent = now;
+                        report.set_bytes_done(done);
+                        report.set_bytes_total(total);
+                        progress_(report);
+                      });
     if (!staged.ok()) {
       cache_->Release(launch.job_id());
       failed_(launch,
@@ -120,6 +142,12 @@ void DatasetStager::Run(v1::LaunchRanks launch) {
                                  {"bytes", staged->bytes_total},
                                  {"copied", staged->bytes_copied},
                                  {"resumed", staged->bytes_resumed}});
+    report.set_bytes_done(staged->bytes_total);
+    report.set_bytes_total(staged->bytes_total);
+    report.set_done(true);
+    report.set_hit(staged->hit);
+    report.set_bytes_copied(staged->bytes_copied);
+    progress_(report);
     environment[DatasetVariableName(dataset.name())] = staged->local_path;
   }
   if (Cancelled(launch)) {

@@ -38,10 +38,14 @@ class DatasetStager {
   using Failed = std::function<void(
       const v1::LaunchRanks&, const std::string& message, bool node_fault)>;
 
+  // Reports how far a dataset is staged (to the controller).
+  using Progress = std::function<void(const v1::DatasetProgress&)>;
+
   // `cache` may be null (no usable cache on this node: every launch with
   // datasets fails as the node's fault, with `cache_problem` as the reason).
   DatasetStager(DatasetCache* cache, std::string cache_problem,
-                std::string node_name, Ready ready, Failed failed);
+                std::string node_name, Ready ready, Failed failed,
+                Progress progress);
   ~DatasetStager();
 
   // Stages `launch`'s datasets as its user, then calls `ready` with the
@@ -65,6 +69,7 @@ class DatasetStager {
   const std::string node_name_;
   const Ready ready_;
   const Failed failed_;
+  const Progress progress_;
   std::mutex mutex_;
   std::condition_variable idle_;
   int running_ = 0;  // GUARDED_BY(mutex_)

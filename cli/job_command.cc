@@ -127,6 +127,18 @@ int RunJobCommand(const std::string& controller, const JobOptions& options) {
     std::cout << "   Dataset=" << EscapeForTerminal(dataset.name()) << ":"
               << EscapeForTerminal(dataset.path()) << "\n";
   }
+  for (const v1::DatasetStaging& staging : job.dataset_staging()) {
+    // Bytes staged per node: done/total, and how many came from shared
+    // storage (a hit copies none).
+    std::cout << "   DatasetStaging=" << EscapeForTerminal(staging.node())
+              << ":" << EscapeForTerminal(staging.dataset()) << " "
+              << staging.bytes_done() << "/" << staging.bytes_total()
+              << " bytes "
+              << (!staging.done() ? "staging"
+                  : staging.hit() ? "cached"
+                                  : "copied")
+              << " Copied=" << staging.bytes_copied() << "\n";
+  }
   if (!job.latest_checkpoint().path().empty()) {
     std::cout << "   LatestCheckpoint=" << job.latest_checkpoint().path()
               << " Step=" << job.latest_checkpoint().step()

@@ -87,6 +87,9 @@ void Controller::OnAgentMessage(const std::shared_ptr<AgentLink>& link,
   if (message.has_preflight_result()) {
     OnPreflightResult(name, message.preflight_result());
   }
+  if (message.has_dataset_progress()) {
+    OnDatasetProgress(name, message.dataset_progress());
+  }
   if (message.has_rank_event()) {
     OnRankEvent(name, message.rank_event());
     uint64_t sequence = message.rank_event().sequence();

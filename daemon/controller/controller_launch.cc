@@ -44,6 +44,10 @@ void Controller::SendLaunch(uint64_t job_id, uint32_t attempt,
     stored.swap(*loaded->mutable_variables());
     environment = &stored;
   }
+  if (only_node == nullptr) {
+    // A new attempt stages afresh (its nodes report anew).
+    it->second.record.clear_dataset_staging();
+  }
   const std::string& first_node = record.allocation(0).node();
   std::string master_addr = nodes_.at(first_node).record.address();
   for (int i = 0; i < record.allocation_size(); ++i) {

@@ -95,11 +95,20 @@ class DatasetCacheTest(ClusterTestCase):
         for line in first:
             self.assertEqual(line["hit"], "no")
             self.assertEqual(int(line["copied"]), self.total)
-        self.assertIn("Dataset=train:" + self.shared,
-                      self.cluster.cli("job", str(job_id)).stdout)
+        shown = self.cluster.cli("job", str(job_id)).stdout
+        self.assertIn("Dataset=train:" + self.shared, shown)
+        # Bytes staged per node, as the nodes reported them.
+        for node in ("node01", "node02"):
+            self.assertIn(f"DatasetStaging={node}:train {self.total}/"
+                          f"{self.total} bytes copied Copied={self.total}",
+                          shown)
+        staging = self.cluster.job(job_id)["dataset_staging"]
+        self.assertEqual(sorted(e["node"] for e in staging),
+                         ["node01", "node02"])
+        self.assertTrue(all(e["done"] and not e["hit"] for e in staging))
 
         # A rerun: every byte from the nodes' caches.
-        _, again = self.run_job("second")
+        rerun_id, again = self.run_job("second")
         self.assertEqual({again[r][0] for r in again}, paths)
         rerun = self.staged_lines()[len(first):]
         self.assertEqual(len(rerun), 2, rerun)
@@ -109,6 +118,10 @@ class DatasetCacheTest(ClusterTestCase):
               f"({100.0 * served / (2 * self.total):.1f}% from cache)")
         self.assertEqual(served, 2 * self.total)
         self.assertEqual(copied, 0)
+        rerun_staging = self.cluster.job(rerun_id)["dataset_staging"]
+        self.assertTrue(all(e["hit"] and e["bytes_copied"] == 0
+                            for e in rerun_staging), rerun_staging)
+        self.assertEqual(len(rerun_staging), 2)
 
         # A changed file: a new version, staged again, the old one gone.
         with open(os.path.join(self.shared, "shard1.bin"), "wb") as f:
