@@ -53,10 +53,13 @@ void Controller::OnDatasetProgress(const std::string& node_name,
   for (const v1::DatasetStaging& staging : record.dataset_staging()) {
     if (staging.done()) ++done;
   }
+  // A running job's reason is otherwise "None".
   if (done < expected) {
-    if (record.reason().empty()) record.set_reason(kStagingReason);
+    if (record.reason().empty() || record.reason() == "None") {
+      record.set_reason(kStagingReason);
+    }
   } else if (record.reason() == kStagingReason) {
-    record.clear_reason();
+    record.set_reason("None");
   }
   if (progress.done()) {
     log::Info("dataset staged", {{"job", progress.job_id()},
