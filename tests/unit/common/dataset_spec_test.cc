@@ -84,7 +84,7 @@ TEST_CASE("a job's dataset list: bounded, names unique", "[dataset_spec]") {
   CHECK_THAT(Message(CheckDatasetList(many)), Catch::Contains("the limit is"));
 }
 
-TEST_CASE("--dataset: several allowed, the command line wins per name",
+TEST_CASE("the dataset option: several allowed, the command line wins per name",
           "[dataset_spec]") {
   JobRequest request;
   REQUIRE(ApplyScriptDirectives("#!/bin/sh\n"
@@ -102,7 +102,8 @@ TEST_CASE("--dataset: several allowed, the command line wins per name",
   CHECK(request.datasets[1].path == "/shared/eval");
 }
 
-TEST_CASE("--dataset errors name the option and the line", "[dataset_spec]") {
+TEST_CASE("dataset option errors name the option and the line",
+          "[dataset_spec]") {
   JobRequest request;
   absl::Status status = ApplyScriptDirectives(
       "#!/bin/sh\n#SBATCH --dataset=bad-name:/x\n", request);
