@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cstdlib>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "agent/agent_metrics.h"
+#include "agent/dataset_stage_process.h"
 #include "agent/gpu_environment.h"
 #include "agent/kill_notice.h"
 #include "agent/node_inventory.h"
@@ -99,10 +101,76 @@ Agent::Agent(AgentOptions options, v1::NodeInventory inventory)
         // check then counts this node as not answering.
         link_->Send(message);
       });
+  OpenDatasetCache();
+}
+
+void Agent::OpenDatasetCache() {
+  dataset_worker_ = std::make_unique<UserProcessDatasetWorker>(
+      std::filesystem::read_symlink("/proc/self/exe").string());
+  DatasetCacheOptions cache_options;
+  cache_options.root = options_.cache_dir.empty()
+                           ? options_.work_dir + "/datasets"
+                           : options_.cache_dir;
+  cache_options.capacity_bytes = options_.cache_size_bytes;
+  cache_options.per_user_bytes = options_.cache_user_limit_bytes;
+  std::string problem;
+  absl::StatusOr<std::unique_ptr<DatasetCache>> cache =
+      DatasetCache::Open(cache_options, *dataset_worker_, clock_);
+  if (cache.ok()) {
+    dataset_cache_ = std::move(*cache);
+  } else {
+    problem = std::string(cache.status().message());
+    // Jobs without datasets run as ever; those with one fail here as the
+    // node's fault and go elsewhere.
+    log::Warn("dataset cache unusable", {{"error", problem}});
+  }
+  stager_ = std::make_unique<DatasetStager>(
+      dataset_cache_.get(), problem, options_.node_name,
+      [this](const v1::LaunchRanks& launch) { StartRanks(launch); },
+      [this](const v1::LaunchRanks& launch, const std::string& message,
+             bool node_fault) { FailLaunch(launch, message, node_fault); },
+      [this](const v1::DatasetProgress& progress) {
+        v1::AgentMessage message;
+        *message.mutable_dataset_progress() = progress;
+        // Lost with a broken stream: the next report, or the ranks'
+        // start, tells the controller as much.
+        link_->Send(message);
+      });
+}
+
+void Agent::StartRanks(const v1::LaunchRanks& launch) {
+  launcher_->Launch(launch);
+  if (launch.step() == 0) CrashPoint("agent.launch.after_start");
+}
+
+void Agent::FailLaunch(const v1::LaunchRanks& launch,
+                       const std::string& message, bool node_fault) {
+  log::Warn("launch failed", {{"job", launch.job_id()},
+                              {"attempt", launch.attempt()},
+                              {"error", message}});
+  for (const v1::RankLaunch& rank : launch.ranks()) {
+    v1::RankId id;
+    id.set_job_id(launch.job_id());
+    id.set_attempt(launch.attempt());
+    id.set_rank(rank.rank());
+    id.set_step(launch.step());
+    RankOutcome outcome;
+    outcome.exit_code = 127;
+    outcome.launch_failed = true;
+    outcome.node_fault = node_fault;
+    outcome.message = message;
+    v1::RankEvent event;
+    {
+      std::lock_guard lock(mutex_);
+      event = exits_.Record(RankEndedEvent(id, outcome));
+    }
+    link_->Send(RankEventMessage(event));
+  }
 }
 
 Agent::~Agent() {
   Stop();
+  stager_.reset();
   // The launcher first: its reaper may still be handing a rank's exit to
   // OnRankExited, which uses the link and the watchers declared after it
   // (and so destroyed before it).
@@ -198,8 +266,11 @@ void Agent::OnControllerMessage(const v1::ControllerMessage& message) {
         }
       }
       AddNodeEnvironment(with_controller);
-      launcher_->Launch(with_controller);
-      if (launch.step() == 0) CrashPoint("agent.launch.after_start");
+      if (launch.step() == 0 && launch.datasets_size() > 0) {
+        stager_->Stage(std::move(with_controller));
+      } else {
+        StartRanks(with_controller);
+      }
       break;
     }
     case v1::ControllerMessage::kKill: {
@@ -215,7 +286,10 @@ void Agent::OnControllerMessage(const v1::ControllerMessage& message) {
             /*batch_script=*/kill.scope() == v1::KillRanks::SCOPE_BATCH_SCRIPT);
         break;
       }
-      if (!kill.signal_only()) WriteKillNotices(kill);
+      if (!kill.signal_only()) {
+        WriteKillNotices(kill);
+        if (kill.step() == 0) stager_->Cancel(kill.job_id(), kill.attempt());
+      }
       launcher_->Kill(kill.job_id(), kill.attempt(), kill.signal(),
                       kill.grace_seconds(),
                       /*escalate=*/!kill.signal_only(), kill.step());
@@ -308,13 +382,6 @@ void Agent::OnRankExited(const v1::RankId& rank, int exit_code, int signal,
   if (options_.metrics) {
     options_.metrics->CountRankEnded(launch_failed, exit_code, signal);
   }
-  v1::RankEvent event;
-  {
-    std::lock_guard lock(mutex_);
-    event = exits_.Record(RankEndedEvent(rank, outcome));
-  }
-  CrashPoint("agent.exit.before_report");
-  link_->Send(RankEventMessage(event));
   bool attempt_over = true;
   for (const v1::RankId& other : launcher_->Running()) {
     // Running() still lists this rank until this callback returns.
@@ -325,6 +392,16 @@ void Agent::OnRankExited(const v1::RankId& rank, int exit_code, int signal,
       attempt_over = false;
     }
   }
+  // Unpinned before the controller hears of the end, so the job's next
+  // run (or a changed version) finds its datasets free.
+  if (attempt_over && rank.step() == 0) stager_->Release(rank.job_id());
+  v1::RankEvent event;
+  {
+    std::lock_guard lock(mutex_);
+    event = exits_.Record(RankEndedEvent(rank, outcome));
+  }
+  CrashPoint("agent.exit.before_report");
+  link_->Send(RankEventMessage(event));
   if (attempt_over) checkpoints_->Forget(rank.job_id(), rank.attempt());
 }
 

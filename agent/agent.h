@@ -21,9 +21,12 @@
 #include "agent/agent_messages.h"
 #include "agent/checkpoint_watcher.h"
 #include "agent/controller_link.h"
+#include "agent/dataset_cache.h"
+#include "agent/dataset_stager.h"
 #include "agent/health_monitor.h"
 #include "agent/preflight_runner.h"
 #include "agent/rank_launcher.h"
+#include "common/clock.h"
 #include "gantry/v1/agent.pb.h"
 
 namespace gantry::agent {
@@ -53,6 +56,11 @@ struct AgentOptions {
   AgentMetrics* metrics = nullptr;
   // TCP port of the pre-flight listener on `address` (0: any free port).
   uint32_t preflight_port = 0;
+  // The dataset cache ([agent] cache-dir, cache-size, cache-user-limit;
+  // an empty cache_dir means WORK_DIR/datasets).
+  std::string cache_dir;
+  uint64_t cache_size_bytes = 0;
+  uint64_t cache_user_limit_bytes = 0;  // 0: no limit beyond the size
 };
 
 class Agent {
@@ -82,6 +90,14 @@ class Agent {
   // Slurm's "*** JOB N ON NODE CANCELLED AT ... ***" lines for what `kill`
   // stops here, when its reason is one Slurm announces (kill_notice.h).
   void WriteKillNotices(const v1::KillRanks& kill);
+  // Opens the dataset cache and its stager (an unusable cache is logged:
+  // the agent serves jobs without datasets all the same).
+  void OpenDatasetCache();
+  // Starts `launch`'s ranks (once its datasets, if any, are staged).
+  void StartRanks(const v1::LaunchRanks& launch);
+  // Reports every rank of `launch` as not started, saying why.
+  void FailLaunch(const v1::LaunchRanks& launch, const std::string& message,
+                  bool node_fault);
 
   const AgentOptions options_;
   const v1::NodeInventory inventory_;
@@ -101,6 +117,11 @@ class Agent {
   std::unique_ptr<HealthMonitor> health_;
   // Last: its checks use the link and the health monitor, so it goes first.
   std::unique_ptr<PreflightRunner> preflight_;
+  RealClock clock_;
+  std::unique_ptr<DatasetWorker> dataset_worker_;
+  std::unique_ptr<DatasetCache> dataset_cache_;  // null: unusable
+  // Reset first in the destructor: its threads start and fail launches.
+  std::unique_ptr<DatasetStager> stager_;
 };
 
 }  // namespace gantry::agent

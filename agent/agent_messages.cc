@@ -76,6 +76,7 @@ v1::RankEvent RankEndedEvent(const v1::RankId& rank,
   event.set_signal(outcome.signal);
   event.set_message(outcome.message);
   event.set_out_of_memory(outcome.out_of_memory);
+  event.set_node_fault(outcome.node_fault);
   return event;
 }
 

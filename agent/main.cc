@@ -9,7 +9,11 @@
 #include <algorithm>
 #include <iostream>
 #include <set>
+#include <string>
+#include <string_view>
 #include <thread>
+#include <tuple>
+#include <vector>
 
 #include <prometheus/registry.h>
 #include <CLI/CLI.hpp>
@@ -18,6 +22,7 @@
 #include "absl/synchronization/mutex.h"
 #include "agent/agent.h"
 #include "agent/agent_metrics.h"
+#include "agent/dataset_stage_process.h"
 #include "agent/node_inventory.h"
 #include "agent/simulated_fleet.h"
 #include "agent/verbs_discovery.h"
@@ -28,6 +33,7 @@
 #include "common/metrics_endpoint.h"
 #include "common/network_roles.h"
 #include "common/node_constraint.h"
+#include "common/option_values.h"
 #include "common/systemd_notify.h"
 #include "common/tls_credentials.h"
 
@@ -84,6 +90,13 @@ int main(int argc, char** argv) {
   // a graph of every lock gRPC takes: a large part of the CPU of a fleet of
   // thousands of streams, for a check meant for debug builds.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  // A dataset helper (agent/dataset_stage_process.h): the agent's binary
+  // started again to read and write trees as a job's user.
+  if (argc >= 2 &&
+      std::string_view(argv[1]) == gantry::agent::kDatasetWorkerFlag) {
+    return gantry::agent::RunDatasetWorker(
+        std::vector<std::string>(argv + 2, argv + argc));
+  }
   // Before the flags: GANTRY_CRASH_AT=list needs none.
   if (absl::Status armed =
           gantry::CheckCrashPointsArmed(gantry::kAgentCrashPoints);
@@ -177,6 +190,20 @@ int main(int argc, char** argv) {
   app.add_option("--network-role", role_overrides,
                  "Override a device's network role: NAME=compute|storage|"
                  "management (repeatable), e.g. mlx5_4=storage");
+  app.add_option("--cache-dir", options.cache_dir,
+                 "Local directory of the dataset cache (--dataset): made "
+                 "root-owned 0711, with a 0700 directory per user in it "
+                 "(empty: WORK_DIR/datasets)");
+  std::string cache_size = "100G";
+  app.add_option("--cache-size", cache_size,
+                 "Most the dataset cache holds (K, M, G, T suffixes); least "
+                 "recently used datasets no job uses are evicted past it")
+      ->capture_default_str();
+  std::string cache_user_limit = "0";
+  app.add_option("--cache-user-limit", cache_user_limit,
+                 "Most one user's datasets may take of the cache (K, M, G, T "
+                 "suffixes; 0: no limit beyond --cache-size)")
+      ->capture_default_str();
   app.add_option("--metrics-listen", metrics_listen,
                  "IP:PORT of the Prometheus /metrics endpoint, e.g. "
                  "0.0.0.0:9818 (port 0: any free; empty: none)");
@@ -265,6 +292,22 @@ int main(int argc, char** argv) {
   }
   options.features = *parsed_features;
   fleet.features = *parsed_features;
+  for (auto [flag, text, bytes] :
+       {std::tuple("--cache-size", &cache_size, &options.cache_size_bytes),
+        std::tuple("--cache-user-limit", &cache_user_limit,
+                   &options.cache_user_limit_bytes)}) {
+    absl::StatusOr<uint64_t> mb = gantry::MemoryMb(*text);
+    if (!mb.ok()) {
+      std::cerr << "gantry-agent: " << flag << ": " << mb.status().message()
+                << "\n";
+      return 2;
+    }
+    *bytes = *mb << 20;
+  }
+  if (options.cache_size_bytes == 0) {
+    std::cerr << "gantry-agent: --cache-size must be more than 0\n";
+    return 2;
+  }
   options.cgroups.enabled = cgroups_mode != "off";
   options.cgroups.node_name = options.node_name;
   options.sysfs_root =

@@ -52,6 +52,8 @@ struct RankOutcome {
   bool launch_failed = false;  // never started; `message` says why
   // Ended by the kernel's OOM killer acting in the job's cgroup.
   bool out_of_memory = false;
+  // launch_failed because of the node (its dataset cache), not the job.
+  bool node_fault = false;
   std::string message;
 };
 

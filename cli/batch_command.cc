@@ -20,6 +20,7 @@
 #include "cli/slurm/slurm_words.h"
 #include "cli/version.h"
 #include "common/begin_time.h"
+#include "common/dataset_spec.h"
 #include "common/derived_resources.h"
 #include "common/export_environment.h"
 #include "common/export_file.h"
@@ -92,6 +93,28 @@ absl::StatusOr<int64_t> TimeMs(const std::string& text, int64_t now_ms) {
   // "now+N" counts from this moment, not from the start of its second.
   const bool relative = absl::AsciiStrToLower(text.substr(0, 3)) == "now";
   return relative ? now_ms + (*at - now_ms / 1000) * 1000 : *at * 1000;
+}
+
+// A --dataset path as the job spec holds it: absolute (a relative one is
+// taken from the job's working directory), in normal form, and naming a
+// directory that exists here, since the nodes see the same shared storage.
+absl::StatusOr<std::string> DatasetPathForSpec(
+    const DatasetDeclaration& dataset, const std::string& working_dir) {
+  std::filesystem::path path(dataset.path);
+  if (path.is_relative()) path = working_dir / path;
+  std::string normal = path.lexically_normal().string();
+  while (normal.size() > 1 && normal.back() == '/') normal.pop_back();
+  if (absl::Status status = CheckDatasetPath(normal); !status.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--dataset ", dataset.name, ": ", status.message()));
+  }
+  std::error_code error;
+  if (!std::filesystem::is_directory(normal, error)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--dataset ", dataset.name, ": ", normal,
+                     " does not exist or is not a directory"));
+  }
+  return normal;
 }
 
 }  // namespace
@@ -208,6 +231,14 @@ absl::StatusOr<v1::SubmitRequest> BuildSubmitRequest(
   spec.set_warning_signal_batch_only(request.warning_signal_batch_only);
   spec.set_append_output(request.append_output.value_or(false));
   spec.set_hold(request.hold);
+  for (const DatasetDeclaration& dataset : request.datasets) {
+    absl::StatusOr<std::string> path =
+        DatasetPathForSpec(dataset, working_dir.string());
+    if (!path.ok()) return path.status();
+    v1::DatasetRef& ref = *spec.add_datasets();
+    ref.set_name(dataset.name);
+    ref.set_path(*path);
+  }
   spec.set_script(script);
   for (const std::string& arg : script_args) spec.add_script_args(arg);
   std::map<std::string, std::string> environment;

@@ -16,6 +16,7 @@
 #include "cli/slurm/scontrol_records.h"
 #include "cli/straggler_view.h"
 #include "common/ids.h"
+#include "common/terminal_text.h"
 
 namespace gantry::cli {
 
@@ -121,6 +122,22 @@ int RunJobCommand(const std::string& controller, const JobOptions& options) {
   }
   if (!job.spec().checkpoint_dir().empty()) {
     std::cout << "   CheckpointDir=" << job.spec().checkpoint_dir() << "\n";
+  }
+  for (const v1::DatasetRef& dataset : job.spec().datasets()) {
+    std::cout << "   Dataset=" << EscapeForTerminal(dataset.name()) << ":"
+              << EscapeForTerminal(dataset.path()) << "\n";
+  }
+  for (const v1::DatasetStaging& staging : job.dataset_staging()) {
+    // Bytes staged per node: done/total, and how many came from shared
+    // storage (a hit copies none).
+    std::cout << "   DatasetStaging=" << EscapeForTerminal(staging.node())
+              << ":" << EscapeForTerminal(staging.dataset()) << " "
+              << staging.bytes_done() << "/" << staging.bytes_total()
+              << " bytes "
+              << (!staging.done() ? "staging"
+                  : staging.hit() ? "cached"
+                                  : "copied")
+              << " Copied=" << staging.bytes_copied() << "\n";
   }
   if (!job.latest_checkpoint().path().empty()) {
     std::cout << "   LatestCheckpoint=" << job.latest_checkpoint().path()

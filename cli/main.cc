@@ -116,6 +116,11 @@ Options:
                               (no gantry run needed; each task a rank)
       --checkpoint-dir DIR    where the job writes checkpoints; a restart
                               resumes from the latest (GANTRY_RESUME_FROM)
+      --dataset NAME:PATH     a directory on shared storage that each node
+                              copies to its local cache before the ranks
+                              start; they find the copy in
+                              GANTRY_DATASET_<NAME> (NAME: letters, digits,
+                              _). Several allowed
       --max-restarts N        restart up to N times, after the job's own
                               failures too (without it: node faults only,
                               up to the cluster's default, 3)

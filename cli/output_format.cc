@@ -164,6 +164,34 @@ nlohmann::json OptionalTime(int64_t epoch_ms) {
 
 }  // namespace
 
+namespace {
+
+// --dataset declarations, as {name, path} objects in the job's order.
+nlohmann::json DatasetsToJson(const v1::JobSpec& spec) {
+  nlohmann::json datasets = nlohmann::json::array();
+  for (const v1::DatasetRef& dataset : spec.datasets()) {
+    datasets.push_back({{"name", dataset.name()}, {"path", dataset.path()}});
+  }
+  return datasets;
+}
+
+// Each node's staging of each dataset, for the current attempt.
+nlohmann::json DatasetStagingToJson(const v1::JobRecord& job) {
+  nlohmann::json staging = nlohmann::json::array();
+  for (const v1::DatasetStaging& entry : job.dataset_staging()) {
+    staging.push_back({{"node", entry.node()},
+                       {"dataset", entry.dataset()},
+                       {"bytes_done", entry.bytes_done()},
+                       {"bytes_total", entry.bytes_total()},
+                       {"done", entry.done()},
+                       {"hit", entry.hit()},
+                       {"bytes_copied", entry.bytes_copied()}});
+  }
+  return staging;
+}
+
+}  // namespace
+
 nlohmann::json JobToJson(const v1::JobRecord& job, int64_t now_ms) {
   const v1::JobSpec& spec = job.spec();
   nlohmann::json allocation = nlohmann::json::array();
@@ -281,6 +309,8 @@ nlohmann::json JobToJson(const v1::JobRecord& job, int64_t now_ms) {
        job.error_path().empty() ? job.output_path() : job.error_path()},
       {"master_port", job.master_port()},
       {"checkpoint_dir", spec.checkpoint_dir()},
+      {"datasets", DatasetsToJson(spec)},
+      {"dataset_staging", DatasetStagingToJson(job)},
       {"latest_checkpoint",
        {{"path", job.latest_checkpoint().path()},
         {"step", job.latest_checkpoint().step()},

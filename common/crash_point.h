@@ -60,7 +60,7 @@ inline constexpr std::array<std::string_view, 12> kControllerCrashPoints = {
     "gantryd.snapshot.between_renames",
 };
 
-inline constexpr std::array<std::string_view, 5> kAgentCrashPoints = {
+inline constexpr std::array<std::string_view, 6> kAgentCrashPoints = {
     // The launch arrived, no rank forked yet.
     "agent.launch.after_receive_before_start",
     // Every rank of the launch started, the controller not yet told.
@@ -71,6 +71,10 @@ inline constexpr std::array<std::string_view, 5> kAgentCrashPoints = {
     "agent.register.before_send",
     // A step's launch arrived, its tasks not yet started.
     "agent.step.after_receive_before_start",
+    // A dataset file is copied, verified and journaled, the rest of the
+    // tree not yet: the next stage resumes from the journal and never
+    // serves the partial copy.
+    "agent.dataset.after_file_copied",
 };
 
 // A crash point's name, checked at compile time against the lists above, so

@@ -13,6 +13,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "common/begin_time.h"
+#include "common/dataset_spec.h"
 #include "common/directive_lexer.h"
 #include "common/edit_distance.h"
 #include "common/export_environment.h"
@@ -441,6 +442,29 @@ absl::Status SetHostlist(const OptionUse& use, JobRequest& request) {
   return absl::OkStatus();
 }
 
+// --dataset=NAME:PATH (several allowed). The path is checked for
+// absoluteness where it is made absolute (the submitting command knows the
+// working directory) and again by gantryd.
+absl::Status SetDataset(const OptionUse& use, JobRequest& request) {
+  if (absl::Status status = CheckText(use); !status.ok()) return status;
+  absl::StatusOr<DatasetDeclaration> parsed = ParseDatasetOption(*use.value);
+  if (!parsed.ok()) return InvalidValue(use, StatusMessage(parsed.status()));
+  std::vector<DatasetDeclaration>& list = request.datasets;
+  auto same = std::find_if(list.begin(), list.end(),
+                           [&](const DatasetDeclaration& dataset) {
+                             return dataset.name == parsed->name;
+                           });
+  if (same != list.end()) {
+    same->path = std::move(parsed->path);
+  } else if (list.size() >= kMaxDatasetsPerJob) {
+    return InvalidValue(
+        use, Concat("more than ", kMaxDatasetsPerJob, " datasets in one job"));
+  } else {
+    list.push_back(*std::move(parsed));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status SetConstraint(const OptionUse& use, JobRequest& request) {
   absl::StatusOr<NodeConstraint> parsed = NodeConstraint::Parse(*use.value);
   if (!parsed.ok()) return InvalidValue(use, StatusMessage(parsed.status()));
@@ -595,6 +619,7 @@ constexpr OptionSpec kOptions[] = {
     {"wait-all-nodes", '\0', Arg::kRequired, &Accept},
     {"hint", '\0', Arg::kRequired, &WarnIgnored},
     {"signal", '\0', Arg::kRequired, &SetSignal},
+    {"dataset", '\0', Arg::kRequired, &SetDataset},
     {"constraint", 'C', Arg::kRequired, &SetConstraint},
     {"nodelist", 'w', Arg::kRequired, &SetHostlist<&JobRequest::nodelist>},
     {"exclude", 'x', Arg::kRequired, &SetHostlist<&JobRequest::exclude>},

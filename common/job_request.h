@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "common/dataset_spec.h"
+
 namespace gantry {
 
 struct JobRequest {
@@ -80,6 +82,9 @@ struct JobRequest {
   bool warning_signal_batch_only = false;
   // --open-mode: append to the output files instead of truncating them.
   std::optional<bool> append_output;
+  // --dataset=NAME:PATH, in order; a NAME given again replaces the earlier
+  // one (so the command line wins over a directive).
+  std::vector<DatasetDeclaration> datasets;
   // Options accepted but with no effect here; each gets a one-line warning.
   std::vector<std::string> warnings;
 };

@@ -522,6 +522,9 @@ class Controller {
   void OnHealth(NodeRuntime& node, const v1::Heartbeat& heartbeat);
   void OnCheckpointReport(const std::string& node,
                           const v1::CheckpointReport& report);
+  // A node's dataset staging progress (controller_datasets.cc).
+  void OnDatasetProgress(const std::string& node,
+                         const v1::DatasetProgress& progress);
   // How a registering agent relates to the node's last registration.
   enum class AgentContinuity {
     kSameAgent,       // the same process redialled: it has all it was sent

@@ -87,6 +87,9 @@ void Controller::OnAgentMessage(const std::shared_ptr<AgentLink>& link,
   if (message.has_preflight_result()) {
     OnPreflightResult(name, message.preflight_result());
   }
+  if (message.has_dataset_progress()) {
+    OnDatasetProgress(name, message.dataset_progress());
+  }
   if (message.has_rank_event()) {
     OnRankEvent(name, message.rank_event());
     uint64_t sequence = message.rank_event().sequence();
@@ -419,6 +422,12 @@ void Controller::OnRankEvent(const std::string& node_name,
                 peer->second.record.last_seen_ms());
         return;
       }
+    }
+    if (launch_failed && event.node_fault()) {
+      // The node's own failure (its dataset cache): restart elsewhere.
+      FailJob(job, FailureKind::kNodeFault, 0, 0, all_exited,
+              DescribeExit(event, node_name), clock_.NowMs());
+      return;
     }
     int exit_code =
         launch_failed && event.exit_code() == 0 ? 127 : event.exit_code();

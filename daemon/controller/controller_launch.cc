@@ -44,6 +44,15 @@ void Controller::SendLaunch(uint64_t job_id, uint32_t attempt,
     stored.swap(*loaded->mutable_variables());
     environment = &stored;
   }
+  if (only_node == nullptr) {
+    // A new attempt stages afresh (its nodes report anew), and shows it
+    // until they all have (controller_datasets.cc).
+    it->second.record.clear_dataset_staging();
+    if (record.spec().datasets_size() > 0 &&
+        (record.reason().empty() || record.reason() == "None")) {
+      it->second.record.set_reason("Staging");
+    }
+  }
   const std::string& first_node = record.allocation(0).node();
   std::string master_addr = nodes_.at(first_node).record.address();
   for (int i = 0; i < record.allocation_size(); ++i) {
@@ -86,6 +95,7 @@ void Controller::SendLaunch(uint64_t job_id, uint32_t attempt,
     launch.set_cpus(share.cpus());
     launch.set_mem_mb(share.mem_mb());
     launch.set_checkpoint_dir(record.spec().checkpoint_dir());
+    *launch.mutable_datasets() = record.spec().datasets();
     // Rank 0's node watches for framework checkpoint markers.
     launch.set_watch_checkpoints(i == 0 &&
                                  !record.spec().checkpoint_dir().empty());

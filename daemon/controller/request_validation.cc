@@ -4,8 +4,10 @@
 #include <cstdint>
 #include <regex>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/dataset_spec.h"
 #include "common/request_limits.h"
 #include "common/terminal_text.h"
 
@@ -59,6 +61,23 @@ absl::Status FirstError(std::initializer_list<absl::Status> checks) {
     if (!check.ok()) return check;
   }
   return absl::OkStatus();
+}
+
+absl::Status CheckDatasets(const v1::JobSpec& spec) {
+  if (spec.datasets().empty()) return absl::OkStatus();
+  if (spec.allocation_only()) {
+    // Staging happens before an attempt's ranks start; an allocation starts
+    // none (its steps come later, from the client).
+    return absl::InvalidArgumentError(
+        "--dataset is for batch jobs; an srun or salloc allocation cannot "
+        "declare datasets");
+  }
+  std::vector<DatasetDeclaration> datasets;
+  datasets.reserve(spec.datasets_size());
+  for (const v1::DatasetRef& ref : spec.datasets()) {
+    datasets.push_back({ref.name(), ref.path()});
+  }
+  return CheckDatasetList(datasets);
 }
 
 }  // namespace
@@ -148,6 +167,7 @@ absl::Status ValidateJobSpecFields(const v1::JobSpec& spec) {
              spec.warning_signal_seconds(), kMaxWarningSeconds, " s"),
       CheckDisplayText("gpu_type (--gres=gpu:TYPE:N)", spec.gpu_type(),
                        kMaxNameBytes),
+      CheckDatasets(spec),
   });
 }
 

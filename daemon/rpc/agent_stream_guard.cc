@@ -286,6 +286,14 @@ absl::Status ValidateCheckpoint(const v1::CheckpointReport& report) {
   return CheckLength("checkpoint source", report.source(), kMaxShortString);
 }
 
+absl::Status ValidateDatasetProgress(const v1::DatasetProgress& progress) {
+  if (progress.job_id() == 0) return Invalid("dataset progress of job 0");
+  if (progress.bytes_done() > progress.bytes_total()) {
+    return Invalid("dataset progress past its total");
+  }
+  return CheckLength("dataset name", progress.dataset(), kMaxShortString);
+}
+
 absl::Status ValidatePreflightResult(const v1::PreflightResult& result) {
   if (result.job_id() == 0) return Invalid("a pre-flight result of job 0");
   for (const std::string* text :
@@ -342,6 +350,8 @@ absl::Status ValidateAgentMessage(const v1::AgentMessage& message) {
       return ValidateCheckpoint(message.checkpoint());
     case v1::AgentMessage::kPreflightResult:
       return ValidatePreflightResult(message.preflight_result());
+    case v1::AgentMessage::kDatasetProgress:
+      return ValidateDatasetProgress(message.dataset_progress());
     case v1::AgentMessage::BODY_NOT_SET:
       break;
   }

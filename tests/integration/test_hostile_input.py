@@ -118,6 +118,26 @@ class HostileRequestsTest(ClusterTestCase):
                 self.assert_refused("Submit", self.submit_text(**overrides),
                                     field)
 
+    def test_bad_dataset_declarations_are_refused(self):
+        def dataset(name, path):
+            return (f"{{ name: {text_string(name)} "
+                    f"path: {text_string(path)} }}")
+        cases = [
+            (dataset(b"a", b"/data/../etc"), "--dataset a: ", "normal form"),
+            (dataset(b"a", b"relative"), "must be absolute"),
+            (dataset(b"a", b"/"), "not / itself"),
+            (dataset(b"a", b"/x\x00y"), "control characters"),
+            (dataset(b"bad-name", b"/x"), "letters, digits and underscores"),
+            (dataset(b"GANTRY_X=1;", b"/x"), "letters, digits"),
+        ]
+        for value, *expected in cases:
+            with self.subTest(value=value):
+                self.assert_refused(
+                    "Submit", self.submit_text(datasets=value), *expected)
+        twice = self.submit_text(datasets=dataset(b"a", b"/x")).replace(
+            "spec {", "spec { datasets: " + dataset(b"a", b"/y"))
+        self.assert_refused("Submit", twice, "declared twice")
+
     def test_numbers_out_of_range_are_refused_naming_the_limit(self):
         cases = [
             ({"time_limit_seconds": U64_MAX},

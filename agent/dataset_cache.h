@@ -1,0 +1,189 @@
+// The node's dataset cache: which datasets are on local disk, for whom,
+// at which content version, and what to evict when space runs out.
+//
+// Layout: ROOT (root-owned, 0711: users may pass through, not list) holds
+// one directory per user, ROOT/<uid> (owned by the user, 0700), and in it
+// one entry per dataset version, ROOT/<uid>/<name>.<version> (layout of an
+// entry: dataset_tree.h). Only the user (and root) can read their copies.
+// The source tree is read, and the copy written, by a DatasetWorker, which
+// in the agent is a helper process running as the user
+// (dataset_stage_process.h); the cache itself only creates the per-user
+// directory, keeps the books and decides.
+//
+// A stage scans the source as the user to learn its content version; an
+// entry of that version is a hit (nothing is copied); otherwise space is
+// made (least recently used entries first, never one pinned by a job, and
+// within the user's own limit), the tree is copied, and older versions of
+// the same dataset are dropped. A successful stage pins the entry for the
+// job until Release, so nothing a running or about-to-run job uses is ever
+// evicted.
+//
+// Thread-safe: one mutex guards the books; the scan and the copy run
+// outside it, and two stages of the same dataset for the same user wait for
+// each other rather than copy twice.
+#pragma once
+
+#include <sys/types.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "agent/dataset_tree.h"
+#include "common/clock.h"
+
+namespace gantry::agent {
+
+// Who a stage acts for.
+struct DatasetUser {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::vector<gid_t> groups;
+  std::string name;          // for messages
+  bool switch_user = false;  // false: act as the agent itself (tests, non-root)
+};
+
+// Reads and writes trees with the user's credentials.
+class DatasetWorker {
+ public:
+  virtual ~DatasetWorker() = default;
+  virtual absl::StatusOr<DatasetManifest> Scan(const DatasetUser& user,
+                                               const std::string& source) = 0;
+  // Copies `source` into `entry`; fails ABORTED if its version is no
+  // longer `version`.
+  virtual absl::StatusOr<CopyResult> Copy(const DatasetUser& user,
+                                          const std::string& source,
+                                          const std::string& version,
+                                          const std::string& entry,
+                                          const StageProgress& progress) = 0;
+  // Removes `path` (an entry or a partial copy) and everything in it.
+  virtual absl::Status Remove(const DatasetUser& user,
+                              const std::string& path) = 0;
+};
+
+// A worker with this process's own credentials (tests; an agent that is
+// not root can only stage as itself).
+class InProcessDatasetWorker : public DatasetWorker {
+ public:
+  absl::StatusOr<DatasetManifest> Scan(const DatasetUser& user,
+                                       const std::string& source) override;
+  absl::StatusOr<CopyResult> Copy(const DatasetUser& user,
+                                  const std::string& source,
+                                  const std::string& version,
+                                  const std::string& entry,
+                                  const StageProgress& progress) override;
+  absl::Status Remove(const DatasetUser& user,
+                      const std::string& path) override;
+};
+
+struct DatasetCacheOptions {
+  std::string root;             // [agent] cache-dir
+  uint64_t capacity_bytes = 0;  // [agent] cache-size
+  uint64_t per_user_bytes = 0;  // [agent] cache-user-limit; 0: capacity
+};
+
+struct StagedDataset {
+  std::string local_path;  // what GANTRY_DATASET_<NAME> names
+  std::string version;
+  bool hit = false;            // served from the cache, nothing copied
+  uint64_t bytes_total = 0;    // the dataset's size
+  uint64_t bytes_copied = 0;   // read from shared storage this time
+  uint64_t bytes_resumed = 0;  // found in an interrupted copy
+};
+
+// One cached entry, as `gantry cache` lists it.
+struct CachedDataset {
+  uid_t uid = 0;
+  std::string name;
+  std::string version;
+  uint64_t bytes = 0;
+  int64_t last_use_ms = 0;
+  std::set<uint64_t> jobs;  // pinning jobs
+};
+
+struct DatasetCacheCounters {
+  uint64_t hits = 0;
+  uint64_t misses = 0;
+  uint64_t bytes_staged = 0;
+  uint64_t bytes_evicted = 0;
+  uint64_t evictions = 0;
+};
+
+class DatasetCache {
+ public:
+  // Opens the cache at options.root: creates it (root-owned, 0711) when
+  // absent and reads the entries already there. FAILED_PRECONDITION when it
+  // is unusable (not a directory, writable by others, not creatable).
+  static absl::StatusOr<std::unique_ptr<DatasetCache>> Open(
+      DatasetCacheOptions options, DatasetWorker& worker, Clock& clock);
+
+  // Makes `source` available for `job` as user `user` under `name`, pinned
+  // for the job. Errors: those of the worker's scan and copy (naming the
+  // file), RESOURCE_EXHAUSTED when the cache or the user's limit cannot
+  // make room (saying how much is pinned), FAILED_PRECONDITION when the
+  // user's directory is unusable.
+  absl::StatusOr<StagedDataset> Stage(uint64_t job, const DatasetUser& user,
+                                      const std::string& name,
+                                      const std::string& source,
+                                      const StageProgress& progress);
+
+  // Unpins everything `job` pinned.
+  void Release(uint64_t job);
+
+  // Evicts (uid, name), every version not pinned. NOT_FOUND when none is
+  // cached; FAILED_PRECONDITION when a job pins it.
+  absl::Status Evict(uid_t uid, const std::string& name);
+
+  std::vector<CachedDataset> List() const;
+  uint64_t UsedBytes() const;
+  DatasetCacheCounters Counters() const;
+
+  // Whether a stage failure is the node's (its disk, its cache directory)
+  // rather than the job's (its files, its quota).
+  static bool IsNodeFault(const absl::Status& status);
+
+ private:
+  using Key =
+      std::tuple<uid_t, std::string, std::string>;  // uid, name, version
+
+  struct Entry {
+    uint64_t bytes = 0;
+    int64_t last_use_ms = 0;
+    std::set<uint64_t> jobs;
+    bool staging = false;  // being copied: counted, never evicted
+  };
+
+  DatasetCache(DatasetCacheOptions options, DatasetWorker& worker,
+               Clock& clock);
+  absl::Status Load();
+  absl::StatusOr<std::string> UserDirectory(const DatasetUser& user);
+  std::string EntryPath(const Key& key) const;
+  // Frees room for `bytes` more for `uid`; the lock is held.
+  absl::Status MakeRoom(uid_t uid, uint64_t bytes,
+                        std::unique_lock<std::mutex>& lock,
+                        const DatasetUser& user);
+  uint64_t UserBytes(uid_t uid) const;
+  // How to act as the owner of uid's entries, for removing them.
+  DatasetUser OwnerOf(uid_t uid) const;
+  void Touch(const Key& key);
+
+  const DatasetCacheOptions options_;
+  DatasetWorker& worker_;
+  Clock& clock_;
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::map<Key, Entry> entries_;   // GUARDED_BY(mutex_)
+  DatasetCacheCounters counters_;  // GUARDED_BY(mutex_)
+};
+
+}  // namespace gantry::agent

@@ -1,0 +1,59 @@
+// The dataset worker the agent uses as root: every scan, copy and removal
+// runs in a helper process (the agent's own binary, started with
+// kDatasetWorkerFlag) that first becomes the job's user for good (groups,
+// gid, uid; real, effective and saved) and only then touches a path, so the
+// user's permissions alone decide what of the shared tree can be read and
+// what in the cache can be changed. The helper is a fresh process started
+// with posix_spawn (safe from the agent's threads), so it may allocate and
+// use the library freely; it reports over a pipe, one line per message:
+//
+//   manifest VERSION BYTES FILES      (scan)
+//   progress DONE TOTAL               (copy, as it goes)
+//   copied BYTES_COPIED BYTES_RESUMED (copy, at the end)
+//   removed                           (remove)
+//   error CODE MESSAGE                (any; CODE is an absl::StatusCode)
+//
+// Thread-safe: each call has its own process and pipe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "agent/dataset_cache.h"
+
+namespace gantry::agent {
+
+// argv[1] of a helper process.
+inline constexpr char kDatasetWorkerFlag[] = "--dataset-worker";
+
+class UserProcessDatasetWorker : public DatasetWorker {
+ public:
+  // `binary`: the agent's own executable (/proc/self/exe).
+  explicit UserProcessDatasetWorker(std::string binary);
+
+  absl::StatusOr<DatasetManifest> Scan(const DatasetUser& user,
+                                       const std::string& source) override;
+  absl::StatusOr<CopyResult> Copy(const DatasetUser& user,
+                                  const std::string& source,
+                                  const std::string& version,
+                                  const std::string& entry,
+                                  const StageProgress& progress) override;
+  absl::Status Remove(const DatasetUser& user,
+                      const std::string& path) override;
+
+ private:
+  // Runs the helper with `operation` and reads its lines; `progress` gets
+  // progress lines; returns the final line's words.
+  absl::StatusOr<std::vector<std::string>> Run(
+      const DatasetUser& user, const std::vector<std::string>& operation,
+      const StageProgress& progress);
+
+  const std::string binary_;
+};
+
+// The helper's main: `args` are argv[2..]: UID GID GROUPS(comma list, may
+// be "-") SWITCH(0|1) OPERATION ARGS... Writes the lines above to standard
+// output; returns the exit status.
+int RunDatasetWorker(const std::vector<std::string>& args);
+
+}  // namespace gantry::agent

@@ -1,0 +1,498 @@
+#include "agent/dataset_tree.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "common/crash_point.h"
+
+namespace gantry::agent {
+namespace {
+
+constexpr char kJournal[] = "journal";
+constexpr char kManifest[] = "manifest";
+constexpr size_t kChunk = 1 << 20;
+
+// Closes a file descriptor when it goes out of scope.
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+absl::Status ErrnoStatus(int error, const std::string& what,
+                         const std::string& path) {
+  const std::string message =
+      absl::StrCat(what, " ", path, ": ", std::strerror(error));
+  switch (error) {
+    case ENOENT:
+      return absl::NotFoundError(message);
+    case EACCES:
+    case EPERM:
+      return absl::PermissionDeniedError(message);
+    case ENOTDIR:
+    case ELOOP:
+      return absl::InvalidArgumentError(message);
+    default:
+      return absl::UnavailableError(message);
+  }
+}
+
+// A failure on the cache's side (the node's disk): INTERNAL, which the
+// cache reports as the node's fault rather than the job's.
+absl::Status LocalError(int error, const std::string& what,
+                        const std::string& path) {
+  return absl::InternalError(absl::StrCat("local cache: ", what, " ", path,
+                                          ": ", std::strerror(error)));
+}
+
+struct DirCloser {
+  void operator()(DIR* dir) const { closedir(dir); }
+};
+
+int64_t MtimeNs(const struct stat& st) {
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 +
+         st.st_mtim.tv_nsec;
+}
+
+// SHA-256 over a stream of chunks.
+class Digest {
+ public:
+  Digest() : context_(EVP_MD_CTX_new(), &EVP_MD_CTX_free) {
+    EVP_DigestInit_ex(context_.get(), EVP_sha256(), nullptr);
+  }
+  void Add(const void* data, size_t size) {
+    EVP_DigestUpdate(context_.get(), data, size);
+  }
+  std::string Hex() {
+    unsigned char bytes[EVP_MAX_MD_SIZE];
+    unsigned int length = 0;
+    EVP_DigestFinal_ex(context_.get(), bytes, &length);
+    return absl::BytesToHexString(absl::string_view(
+        reinterpret_cast<const char*>(bytes), static_cast<size_t>(length)));
+  }
+
+ private:
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> context_;
+};
+
+struct ScanState {
+  const std::string& top;
+  DatasetManifest manifest;
+};
+
+absl::Status ScanDirectory(ScanState& state, int dir_fd,
+                           const std::string& relative, int depth) {
+  const std::string shown =
+      relative.empty() ? state.top : state.top + "/" + relative;
+  if (depth > kMaxDatasetDepth) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        shown, " is more than ", kMaxDatasetDepth, " directories deep"));
+  }
+  const int listing_fd = dup(dir_fd);
+  if (listing_fd < 0) return ErrnoStatus(errno, "cannot read", shown);
+  std::unique_ptr<DIR, DirCloser> dir(fdopendir(listing_fd));
+  if (dir == nullptr) {
+    close(listing_fd);
+    return ErrnoStatus(errno, "cannot read", shown);
+  }
+  std::vector<std::string> names;
+  errno = 0;
+  while (struct dirent* item = readdir(dir.get())) {
+    const std::string name = item->d_name;
+    if (name == "." || name == "..") continue;
+    names.push_back(name);
+    errno = 0;
+  }
+  if (errno != 0) return ErrnoStatus(errno, "cannot read", shown);
+  std::sort(names.begin(), names.end());
+  for (const std::string& name : names) {
+    const std::string path = relative.empty() ? name : relative + "/" + name;
+    const std::string full = state.top + "/" + path;
+    struct stat st {};
+    if (fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      return ErrnoStatus(errno, "cannot read", full);
+    }
+    if (state.manifest.entries.size() >= kMaxDatasetEntries) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          state.top, " holds more than ", kMaxDatasetEntries, " entries"));
+    }
+    DatasetEntry entry;
+    entry.path = path;
+    entry.mode = st.st_mode & 07777;
+    entry.mtime_ns = MtimeNs(st);
+    if (S_ISREG(st.st_mode)) {
+      entry.kind = DatasetEntry::Kind::kFile;
+      entry.size = static_cast<uint64_t>(st.st_size);
+      state.manifest.total_bytes += entry.size;
+      ++state.manifest.file_count;
+      state.manifest.entries.push_back(std::move(entry));
+    } else if (S_ISLNK(st.st_mode)) {
+      entry.kind = DatasetEntry::Kind::kSymlink;
+      std::string target(static_cast<size_t>(st.st_size) + 1, '\0');
+      const ssize_t length =
+          readlinkat(dir_fd, name.c_str(), target.data(), target.size());
+      if (length < 0) return ErrnoStatus(errno, "cannot read link", full);
+      target.resize(static_cast<size_t>(length));
+      entry.link_target = std::move(target);
+      state.manifest.entries.push_back(std::move(entry));
+    } else if (S_ISDIR(st.st_mode)) {
+      entry.kind = DatasetEntry::Kind::kDirectory;
+      state.manifest.entries.push_back(std::move(entry));
+      Fd child(openat(dir_fd, name.c_str(),
+                      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (child.get() < 0) return ErrnoStatus(errno, "cannot read", full);
+      if (absl::Status status =
+              ScanDirectory(state, child.get(), path, depth + 1);
+          !status.ok()) {
+        return status;
+      }
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          full, " is not a regular file, directory or symbolic link"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The content version: the user's manifest file's digest when there is
+// one, else a digest of every entry's identity.
+absl::StatusOr<std::string> ContentVersion(const std::string& source,
+                                           int top_fd,
+                                           const DatasetManifest& manifest) {
+  Digest digest;
+  const bool user_manifest =
+      std::any_of(manifest.entries.begin(), manifest.entries.end(),
+                  [](const DatasetEntry& e) {
+                    return e.kind == DatasetEntry::Kind::kFile &&
+                           e.path == kDatasetManifestFile;
+                  });
+  if (user_manifest) {
+    Fd fd(openat(top_fd, kDatasetManifestFile,
+                 O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    const std::string path = source + "/" + kDatasetManifestFile;
+    if (fd.get() < 0) return ErrnoStatus(errno, "cannot read", path);
+    digest.Add("user-manifest\n", 14);
+    char buffer[65536];
+    while (true) {
+      const ssize_t n = read(fd.get(), buffer, sizeof(buffer));
+      if (n < 0) return ErrnoStatus(errno, "cannot read", path);
+      if (n == 0) break;
+      digest.Add(buffer, static_cast<size_t>(n));
+    }
+  } else {
+    for (const DatasetEntry& e : manifest.entries) {
+      const std::string line =
+          absl::StrCat(static_cast<int>(e.kind), " ", e.size, " ", e.mtime_ns,
+                       " ", e.path.size(), ":", e.path, " ",
+                       e.link_target.size(), ":", e.link_target, "\n");
+      digest.Add(line.data(), line.size());
+    }
+  }
+  return digest.Hex().substr(0, 32);
+}
+
+// Journal lines: "<sha256> <size> <path as hex>", one per file copied and
+// verified. A torn last line (a crash mid-write) is ignored.
+std::map<std::string, std::pair<uint64_t, std::string>> ReadJournal(
+    const std::string& path) {
+  std::map<std::string, std::pair<uint64_t, std::string>> done;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string sha, hex_path;
+    uint64_t size = 0;
+    if (!(fields >> sha >> size >> hex_path) || sha.size() != 64) continue;
+    done[absl::HexStringToBytes(hex_path)] = {size, sha};
+  }
+  return done;
+}
+
+// Hashes the whole regular file at `fd` from its start.
+absl::StatusOr<std::pair<uint64_t, std::string>> HashFile(
+    int fd, const std::string& shown) {
+  if (lseek(fd, 0, SEEK_SET) != 0) return ErrnoStatus(errno, "seek", shown);
+  Digest digest;
+  std::vector<char> buffer(kChunk);
+  uint64_t total = 0;
+  while (true) {
+    const ssize_t n = read(fd, buffer.data(), buffer.size());
+    if (n < 0) return ErrnoStatus(errno, "cannot read", shown);
+    if (n == 0) break;
+    digest.Add(buffer.data(), static_cast<size_t>(n));
+    total += static_cast<uint64_t>(n);
+  }
+  return std::make_pair(total, digest.Hex());
+}
+
+absl::Status WriteAll(int fd, const char* data, size_t size,
+                      const std::string& shown) {
+  while (size > 0) {
+    const ssize_t n = write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return LocalError(errno, "cannot write", shown);
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+struct CopyContext {
+  const std::string& source;
+  const DatasetManifest& manifest;
+  std::string data;  // the partial copy's data directory
+  const StageProgress& progress;
+  uint64_t done = 0;
+};
+
+// Copies one regular file and verifies the copy; returns its digest.
+absl::StatusOr<std::string> CopyFile(CopyContext& context,
+                                     const DatasetEntry& entry) {
+  const std::string from = context.source + "/" + entry.path;
+  const std::string to = context.data + "/" + entry.path;
+  Fd in(open(from.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (in.get() < 0) return ErrnoStatus(errno, "cannot read", from);
+  struct stat st {};
+  if (fstat(in.get(), &st) != 0) return ErrnoStatus(errno, "cannot read", from);
+  if (!S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) != entry.size ||
+      MtimeNs(st) != entry.mtime_ns) {
+    return absl::AbortedError(
+        absl::StrCat(from, " changed while the dataset was being staged"));
+  }
+  // Read-write: the copy is read back through the same descriptor.
+  Fd out(open(to.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+              0600));
+  if (out.get() < 0) return LocalError(errno, "cannot write", to);
+  Digest digest;
+  std::vector<char> buffer(kChunk);
+  uint64_t copied = 0;
+  while (true) {
+    const ssize_t n = read(in.get(), buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoStatus(errno, "cannot read", from);
+    if (n == 0) break;
+    digest.Add(buffer.data(), static_cast<size_t>(n));
+    if (absl::Status status =
+            WriteAll(out.get(), buffer.data(), static_cast<size_t>(n), to);
+        !status.ok()) {
+      return status;
+    }
+    copied += static_cast<uint64_t>(n);
+    context.done += static_cast<uint64_t>(n);
+    if (context.progress) {
+      context.progress(context.done, context.manifest.total_bytes);
+    }
+  }
+  if (copied != entry.size) {
+    return absl::AbortedError(
+        absl::StrCat(from, " changed while the dataset was being staged"));
+  }
+  if (fdatasync(out.get()) != 0) return LocalError(errno, "cannot sync", to);
+  const std::string written = digest.Hex();
+  absl::StatusOr<std::pair<uint64_t, std::string>> check =
+      HashFile(out.get(), to);
+  if (!check.ok()) return check.status();
+  if (check->first != entry.size || check->second != written) {
+    return absl::DataLossError(absl::StrCat(
+        "the copy of ", from, " read back differs from what was written"));
+  }
+  const struct timespec times[2] = {st.st_atim, st.st_mtim};
+  futimens(out.get(), times);
+  fchmod(out.get(), (entry.mode & 0777) | 0400);
+  return written;
+}
+
+// Whether the file already in the partial copy is the one the journal
+// recorded (a copy interrupted after its journal line is trusted only if
+// it still reads back the same).
+bool AlreadyCopied(const std::string& to, uint64_t size,
+                   const std::string& sha) {
+  Fd fd(open(to.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  if (fd.get() < 0) return false;
+  absl::StatusOr<std::pair<uint64_t, std::string>> check =
+      HashFile(fd.get(), to);
+  return check.ok() && check->first == size && check->second == sha;
+}
+
+absl::Status SyncPath(const std::string& path) {
+  Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0 || fsync(fd.get()) != 0) {
+    return LocalError(errno, "cannot sync", path);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string DatasetDataPath(const std::string& entry) {
+  return entry + "/data";
+}
+
+std::string DatasetPartialPath(const std::string& entry) {
+  return entry + ".partial";
+}
+
+absl::StatusOr<DatasetManifest> ScanDatasetTree(const std::string& source) {
+  Fd top(open(source.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (top.get() < 0) {
+    if (errno == ENOTDIR || errno == ELOOP) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(source, " is not a directory"));
+    }
+    return ErrnoStatus(errno, "cannot read", source);
+  }
+  ScanState state{source, {}};
+  if (absl::Status status = ScanDirectory(state, top.get(), "", 0);
+      !status.ok()) {
+    return status;
+  }
+  absl::StatusOr<std::string> version =
+      ContentVersion(source, top.get(), state.manifest);
+  if (!version.ok()) return version.status();
+  state.manifest.version = *version;
+  return std::move(state.manifest);
+}
+
+absl::StatusOr<CopyResult> CopyDatasetTree(const std::string& source,
+                                           const DatasetManifest& manifest,
+                                           const std::string& entry,
+                                           const StageProgress& progress) {
+  if (access((entry + "/" + kManifest).c_str(), F_OK) == 0) {
+    return absl::AlreadyExistsError(absl::StrCat(entry, " is complete"));
+  }
+  const std::string partial = DatasetPartialPath(entry);
+  CopyContext context{source, manifest, DatasetDataPath(partial), progress};
+  for (const std::string& dir : {partial, context.data}) {
+    if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+      return LocalError(errno, "cannot create", dir);
+    }
+  }
+  const std::string journal_path = partial + "/" + kJournal;
+  auto journaled = ReadJournal(journal_path);
+  Fd journal(open(journal_path.c_str(),
+                  O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
+                  0600));
+  if (journal.get() < 0) return LocalError(errno, "cannot write", journal_path);
+  CopyResult result;
+  for (const DatasetEntry& e : manifest.entries) {
+    const std::string to = context.data + "/" + e.path;
+    if (e.kind == DatasetEntry::Kind::kDirectory) {
+      if (mkdir(to.c_str(), 0700) != 0 && errno != EEXIST) {
+        return LocalError(errno, "cannot create", to);
+      }
+      continue;
+    }
+    if (e.kind == DatasetEntry::Kind::kSymlink) {
+      unlink(to.c_str());
+      if (symlink(e.link_target.c_str(), to.c_str()) != 0) {
+        return LocalError(errno, "cannot create", to);
+      }
+      continue;
+    }
+    auto it = journaled.find(e.path);
+    if (it != journaled.end() && it->second.first == e.size &&
+        AlreadyCopied(to, e.size, it->second.second)) {
+      result.bytes_resumed += e.size;
+      context.done += e.size;
+      if (progress) progress(context.done, manifest.total_bytes);
+      continue;
+    }
+    absl::StatusOr<std::string> sha = CopyFile(context, e);
+    if (!sha.ok()) return sha.status();
+    result.bytes_copied += e.size;
+    const std::string line = absl::StrCat(*sha, " ", e.size, " ",
+                                          absl::BytesToHexString(e.path), "\n");
+    if (absl::Status status =
+            WriteAll(journal.get(), line.data(), line.size(), journal_path);
+        !status.ok()) {
+      return status;
+    }
+    CrashPoint("agent.dataset.after_file_copied");
+  }
+  // Directory modes last: a read-only directory would refuse its files.
+  for (auto e = manifest.entries.rbegin(); e != manifest.entries.rend(); ++e) {
+    if (e->kind == DatasetEntry::Kind::kDirectory) {
+      chmod((context.data + "/" + e->path).c_str(), (e->mode & 0777) | 0700);
+    }
+  }
+  const std::string manifest_text =
+      absl::StrCat("version ", manifest.version, "\nbytes ",
+                   manifest.total_bytes, "\nfiles ", manifest.file_count, "\n");
+  const std::string manifest_path = partial + "/" + kManifest;
+  {
+    Fd out(open(manifest_path.c_str(),
+                O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (out.get() < 0) return LocalError(errno, "cannot write", manifest_path);
+    if (absl::Status status = WriteAll(out.get(), manifest_text.data(),
+                                       manifest_text.size(), manifest_path);
+        !status.ok()) {
+      return status;
+    }
+    if (fsync(out.get()) != 0) {
+      return LocalError(errno, "cannot sync", manifest_path);
+    }
+  }
+  if (absl::Status status = SyncPath(partial); !status.ok()) return status;
+  unlink(journal_path.c_str());
+  if (rename(partial.c_str(), entry.c_str()) != 0) {
+    return LocalError(errno, "cannot complete", entry);
+  }
+  const size_t slash = entry.rfind('/');
+  if (slash != std::string::npos && slash > 0) {
+    (void)SyncPath(entry.substr(0, slash));
+  }
+  return result;
+}
+
+absl::StatusOr<uint64_t> CompleteDatasetBytes(const std::string& entry) {
+  // The entry lives in a directory its user controls: never follow a link
+  // or block on a FIFO planted in the manifest's place.
+  const std::string path = entry + "/" + kManifest;
+  Fd fd(open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (fd.get() < 0) {
+    return absl::NotFoundError(absl::StrCat(entry, " is not complete"));
+  }
+  struct stat st {};
+  char text[4096];
+  ssize_t length = -1;
+  if (fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode)) {
+    length = read(fd.get(), text, sizeof(text) - 1);
+  }
+  if (length < 0) {
+    return absl::DataLossError(absl::StrCat(path, " is unreadable"));
+  }
+  std::istringstream in(std::string(text, static_cast<size_t>(length)));
+  std::string key;
+  uint64_t value = 0;
+  while (in >> key) {
+    if (key == "bytes" && in >> value) return value;
+    std::string skip;
+    in >> skip;
+  }
+  return absl::DataLossError(absl::StrCat(path, " has no size"));
+}
+
+}  // namespace gantry::agent

@@ -1,0 +1,74 @@
+// Dataset staging as the nodes report it (issue: dataset cache): each
+// node's progress per dataset goes into the job's record, for `gantry
+// job`, and the job's reason says Staging until every node is done.
+//
+// Runs on the controller's loop, like every Controller method.
+#include <string>
+
+#include "common/log.h"
+#include "daemon/controller/controller.h"
+
+namespace gantry {
+
+namespace {
+
+// The reason a running job shows while its nodes stage its datasets.
+constexpr char kStagingReason[] = "Staging";
+
+}  // namespace
+
+void Controller::OnDatasetProgress(const std::string& node_name,
+                                   const v1::DatasetProgress& progress) {
+  auto it = jobs_.find(progress.job_id());
+  if (it == jobs_.end()) return;
+  v1::JobRecord& record = it->second.record;
+  if (record.attempt() != progress.attempt() || record.state() != v1::RUNNING) {
+    return;  // a stale report of an earlier attempt
+  }
+  bool on_node = false;
+  for (const v1::NodeAllocation& share : record.allocation()) {
+    on_node = on_node || share.node() == node_name;
+  }
+  if (!on_node) return;  // only the job's own nodes speak for it
+  v1::DatasetStaging* entry = nullptr;
+  for (v1::DatasetStaging& staging : *record.mutable_dataset_staging()) {
+    if (staging.node() == node_name &&
+        staging.dataset() == progress.dataset()) {
+      entry = &staging;
+    }
+  }
+  if (entry == nullptr) {
+    entry = record.add_dataset_staging();
+    entry->set_node(node_name);
+    entry->set_dataset(progress.dataset());
+  }
+  entry->set_bytes_done(progress.bytes_done());
+  entry->set_bytes_total(progress.bytes_total());
+  entry->set_done(progress.done());
+  entry->set_hit(progress.hit());
+  entry->set_bytes_copied(progress.bytes_copied());
+  // Every node must report every dataset before staging is over.
+  const int expected = record.allocation_size() * record.spec().datasets_size();
+  int done = 0;
+  for (const v1::DatasetStaging& staging : record.dataset_staging()) {
+    if (staging.done()) ++done;
+  }
+  // A running job's reason is otherwise "None".
+  if (done < expected) {
+    if (record.reason().empty() || record.reason() == "None") {
+      record.set_reason(kStagingReason);
+    }
+  } else if (record.reason() == kStagingReason) {
+    record.set_reason("None");
+  }
+  if (progress.done()) {
+    log::Info("dataset staged", {{"job", progress.job_id()},
+                                 {"node", node_name},
+                                 {"dataset", progress.dataset()},
+                                 {"hit", progress.hit() ? "yes" : "no"},
+                                 {"bytes", progress.bytes_total()},
+                                 {"copied", progress.bytes_copied()}});
+  }
+}
+
+}  // namespace gantry

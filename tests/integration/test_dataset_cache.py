@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""Datasets staged into each node's cache before a job's ranks start
+(--dataset=NAME:PATH): a 2-node job reads its dataset from
+GANTRY_DATASET_<NAME>, a rerun is served from the cache (bytes copied and
+bytes served are read from the agents' "dataset staged" log lines), a
+changed file is staged again, and a file the job's user cannot read is a
+clear job error naming the node and the file. Needs root for the last
+(to submit as another user)."""
+
+import hashlib
+import os
+import pwd
+import re
+import time
+import unittest
+
+import gantry_cluster
+from gantry_cluster import ClusterTestCase
+
+OTHER_USER = "nobody"
+MIB = 1 << 20
+
+READER = """#!/bin/bash
+# Each rank: where its copy is, and the copy's digest.
+out="$1/rank-$SLURM_PROCID"
+{ echo "$GANTRY_DATASET_train"
+  cat "$GANTRY_DATASET_train"/shard*.bin "$GANTRY_DATASET_train"/sub/labels \
+    | sha256sum | cut -d' ' -f1
+  # The original path stays valid.
+  cat "$2"/shard*.bin "$2"/sub/labels | sha256sum | cut -d' ' -f1
+} > "$out.tmp" && mv "$out.tmp" "$out"
+"""
+
+
+def tree_digest(top):
+    digest = hashlib.sha256()
+    names = sorted(n for n in os.listdir(top) if n.startswith("shard"))
+    for name in names + ["sub/labels"]:
+        with open(os.path.join(top, name), "rb") as f:
+            digest.update(f.read())
+    return digest.hexdigest()
+
+
+class DatasetCacheTest(ClusterTestCase):
+
+    def setUp(self):
+        self.cluster = self.start_cluster(agents=2)
+        self.shared = self.cluster.path("shared", "train")
+        os.makedirs(os.path.join(self.shared, "sub"))
+        for i in range(3):
+            with open(os.path.join(self.shared, f"shard{i}.bin"), "wb") as f:
+                f.write(bytes([65 + i]) * MIB)
+        with open(os.path.join(self.shared, "sub", "labels"), "w") as f:
+            f.write("cat\ndog\n")
+        self.total = 3 * MIB + 8
+        self.script = self.cluster.write_script("reader.sh", READER)
+
+    def staged_lines(self):
+        """Every "dataset staged" log line of every agent, as dicts, oldest
+        first."""
+        lines = []
+        for name in sorted(self.cluster.agents):
+            for line in self.cluster.agents[name].log_text().splitlines():
+                if "dataset staged" in line:
+                    fields = dict(re.findall(r'(\w+)=("[^"]*"|\S+)', line))
+                    fields["node"] = name
+                    lines.append(fields)
+        # In time order, so a slice is one run's lines.
+        return sorted(lines, key=lambda fields: fields["ts"])
+
+    def run_job(self, out_dir):
+        os.makedirs(self.cluster.path(out_dir), exist_ok=True)
+        job_id = self.cluster.submit(
+            self.script, "-N", "2", f"--dataset=train:{self.shared}",
+            args=(self.cluster.path(out_dir), self.shared))
+        self.cluster.wait_job(job_id, "COMPLETED", timeout=60)
+        ranks = {}
+        for rank in (0, 1):
+            with open(self.cluster.path(out_dir, f"rank-{rank}")) as f:
+                ranks[rank] = f.read().split()
+        return job_id, ranks
+
+    def test_stage_reuse_and_change(self):
+        expected = tree_digest(self.shared)
+        job_id, ranks = self.run_job("first")
+        paths = {ranks[r][0] for r in ranks}
+        self.assertEqual(len(paths), 2, "each node has its own copy")
+        for rank, (path, copy_digest, original_digest) in ranks.items():
+            self.assertTrue(path.endswith("/data"), path)
+            self.assertNotEqual(path, self.shared)
+            self.assertEqual(copy_digest, expected, f"rank {rank}'s copy")
+            self.assertEqual(original_digest, expected)
+        first = self.staged_lines()
+        self.assertEqual(len(first), 2, first)
+        for line in first:
+            self.assertEqual(line["hit"], "no")
+            self.assertEqual(int(line["copied"]), self.total)
+        shown = self.cluster.cli("job", str(job_id)).stdout
+        self.assertIn("Dataset=train:" + self.shared, shown)
+        # Bytes staged per node, as the nodes reported them.
+        for node in ("node01", "node02"):
+            self.assertIn(f"DatasetStaging={node}:train {self.total}/"
+                          f"{self.total} bytes copied Copied={self.total}",
+                          shown)
+        staging = self.cluster.job(job_id)["dataset_staging"]
+        self.assertEqual(sorted(e["node"] for e in staging),
+                         ["node01", "node02"])
+        self.assertTrue(all(e["done"] and not e["hit"] for e in staging))
+
+        # A rerun: every byte from the nodes' caches.
+        rerun_id, again = self.run_job("second")
+        self.assertEqual({again[r][0] for r in again}, paths)
+        rerun = self.staged_lines()[len(first):]
+        self.assertEqual(len(rerun), 2, rerun)
+        served = sum(int(l["bytes"]) for l in rerun if l["hit"] == "yes")
+        copied = sum(int(l["copied"]) for l in rerun)
+        print(f"rerun: {served} bytes served from cache, {copied} copied "
+              f"({100.0 * served / (2 * self.total):.1f}% from cache)")
+        self.assertEqual(served, 2 * self.total)
+        self.assertEqual(copied, 0)
+        rerun_staging = self.cluster.job(rerun_id)["dataset_staging"]
+        self.assertTrue(all(e["hit"] and e["bytes_copied"] == 0
+                            for e in rerun_staging), rerun_staging)
+        self.assertEqual(len(rerun_staging), 2)
+
+        # A changed file: a new version, staged again, the old one gone.
+        with open(os.path.join(self.shared, "shard1.bin"), "wb") as f:
+            f.write(b"Z" * MIB)
+        changed_digest = tree_digest(self.shared)
+        _, changed = self.run_job("third")
+        for rank, (path, copy_digest, _) in changed.items():
+            self.assertNotIn(path, paths, "a new version has its own entry")
+            self.assertEqual(copy_digest, changed_digest, f"rank {rank}")
+        restaged = self.staged_lines()[len(first) + len(rerun):]
+        self.assertEqual([l["hit"] for l in restaged], ["no", "no"])
+        for old in paths:
+            self.assertFalse(os.path.exists(old), f"{old} was not dropped")
+
+    def test_cache_directory_is_private_to_its_user(self):
+        _, ranks = self.run_job("first")
+        path = ranks[0][0]
+        user_dir = os.path.dirname(os.path.dirname(path))
+        self.assertEqual(os.stat(user_dir).st_mode & 0o777, 0o700)
+        self.assertEqual(os.stat(os.path.dirname(user_dir)).st_mode & 0o777,
+                         0o711)
+
+    def test_bad_declarations_are_refused_with_the_form(self):
+        for value, message in (
+                ("train", "expected NAME:PATH"),
+                ("bad-name:/tmp", "letters, digits and underscores"),
+                (f"train:{self.cluster.path('missing')}",
+                 "does not exist or is not a directory")):
+            result = self.cluster.cli("batch", f"--dataset={value}",
+                                      self.script, check=False)
+            self.assertNotEqual(result.returncode, 0, value)
+            self.assertIn(message, result.stderr, value)
+        self.assertIn("--dataset NAME:PATH",
+                      self.cluster.cli("batch", "--help").stdout)
+
+    @unittest.skipUnless(os.geteuid() == 0, "needs root to act as another user")
+    def test_file_the_user_cannot_read_is_a_clear_job_error(self):
+        other = pwd.getpwnam(OTHER_USER)
+        os.chmod(self.cluster.dir, 0o755)
+        user_dir = self.cluster.path("user")
+        os.makedirs(user_dir)
+        os.chown(user_dir, other.pw_uid, other.pw_gid)
+        secret = os.path.join(self.shared, "shard2.bin")
+        os.chmod(secret, 0o600)  # root's; nobody may not read it
+        script = self.cluster.write_script(
+            "true.sh", "#!/bin/bash\ntrue\n", directory=user_dir)
+        job_id = self.cluster.submit(
+            script, "-N", "2", f"--dataset=train:{self.shared}",
+            "--no-requeue", cwd=user_dir, uid=other.pw_uid)
+        job = self.cluster.wait_job(job_id, "FAILED", timeout=60)
+        detail = job["reason_detail"]
+        self.assertIn(secret, detail)
+        self.assertIn("Permission denied", detail)
+        self.assertRegex(detail, r"on node node0[12]")
+        # Nothing of the secret reached any cache.
+        for name in self.cluster.agents:
+            cache = os.path.join(self.cluster.dir, "agents", name, "datasets")
+            for root, _, files in os.walk(cache):
+                self.assertNotIn("shard2.bin", files, root)
+
+
+class DatasetNodeFaultTest(ClusterTestCase):
+    """A node whose cache is unusable fails the attempt as the node's
+    fault: the job restarts on the other node, which has no copy and
+    stages one."""
+
+    def test_unusable_cache_is_a_node_fault_and_the_restart_stages_again(self):
+        not_a_directory = "/proc/version"  # the agent cannot make it a cache
+        self.cluster = self.start_cluster(
+            agents=2, agent_args={"node01": ["--cache-dir", not_a_directory]})
+        shared = self.cluster.path("shared", "data")
+        os.makedirs(shared)
+        with open(os.path.join(shared, "x.bin"), "wb") as f:
+            f.write(b"x" * 4096)
+        script = self.cluster.write_script(
+            "list.sh", "#!/bin/bash\nls \"$GANTRY_DATASET_data\" > listed\n")
+        # Placed first on node01 (the scheduler takes the lowest names at
+        # equal cost), which cannot stage: a node fault, and the restart on
+        # node02, which has no copy, stages one.
+        job_id = self.cluster.submit(script, f"--dataset=data:{shared}")
+        job = self.cluster.wait_job(job_id, "COMPLETED", timeout=60)
+        self.assertEqual(self.cluster.read("listed").strip(), "x.bin")
+        attempts = job["attempts"]
+        self.assertEqual([a["nodes"] for a in attempts],
+                         [["node01"], ["node02"]], attempts)
+        first = attempts[0]
+        self.assertTrue(first["node_fault"], first)
+        self.assertIn("has no usable dataset cache", first["end_detail"])
+        self.assertIn("node01", first["end_detail"])
+        staged = [line for line in
+                  self.cluster.agents["node02"].log_text().splitlines()
+                  if "dataset staged" in line]
+        self.assertEqual(len(staged), 1, staged)
+        self.assertIn("hit=no", staged[0])
+
+
+if __name__ == "__main__":
+    gantry_cluster.main()
