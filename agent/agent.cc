@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "agent/agent_metrics.h"
+#include "agent/dataset_cache_report.h"
 #include "agent/dataset_stage_process.h"
 #include "agent/gpu_environment.h"
 #include "agent/kill_notice.h"
@@ -126,9 +127,15 @@ void Agent::OpenDatasetCache() {
   }
   stager_ = std::make_unique<DatasetStager>(
       dataset_cache_.get(), problem, options_.node_name,
-      [this](const v1::LaunchRanks& launch) { StartRanks(launch); },
+      [this](const v1::LaunchRanks& launch) {
+        BeatIfCacheChanged();
+        StartRanks(launch);
+      },
       [this](const v1::LaunchRanks& launch, const std::string& message,
-             bool node_fault) { FailLaunch(launch, message, node_fault); },
+             bool node_fault) {
+        BeatIfCacheChanged();
+        FailLaunch(launch, message, node_fault);
+      },
       [this](const v1::DatasetProgress& progress) {
         v1::AgentMessage message;
         *message.mutable_dataset_progress() = progress;
@@ -206,7 +213,33 @@ v1::Register Agent::MakeRegister() {
   v1::Register reg =
       BuildRegister(identity_, inventory_, exits, launcher_->Running());
   reg.set_preflight_port(preflight_ ? preflight_->port() : 0);
+  if (std::optional<v1::DatasetCacheReport> cache = CacheReport(true)) {
+    *reg.mutable_dataset_cache() = std::move(*cache);
+  }
   return reg;
+}
+
+std::optional<v1::DatasetCacheReport> Agent::CacheReport(bool always) {
+  if (dataset_cache_ == nullptr) return std::nullopt;
+  // The generation first: a change racing with List is reported again.
+  const uint64_t generation = dataset_cache_->Generation();
+  {
+    std::lock_guard lock(mutex_);
+    if (!always && generation == cache_reported_) return std::nullopt;
+    cache_reported_ = generation;
+  }
+  return DatasetCacheReportOf(dataset_cache_->List());
+}
+
+void Agent::BeatIfCacheChanged() {
+  if (dataset_cache_ == nullptr) return;
+  const uint64_t generation = dataset_cache_->Generation();
+  {
+    std::lock_guard lock(mutex_);
+    if (generation == cache_reported_) return;
+    beat_now_ = true;
+  }
+  wake_.notify_all();
 }
 
 void Agent::OnConnected() {
@@ -440,6 +473,9 @@ void Agent::HeartbeatLoop() {
     }
     for (v1::RankProgressReport& report : launcher_->ReadProgress()) {
       *message.mutable_heartbeat()->add_rank_progress() = std::move(report);
+    }
+    if (std::optional<v1::DatasetCacheReport> cache = CacheReport(false)) {
+      *message.mutable_heartbeat()->mutable_dataset_cache() = std::move(*cache);
     }
     if (options_.metrics) {
       options_.metrics->SetRanksRunning(message.heartbeat().running_ranks());

@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -82,6 +83,12 @@ class Agent {
                     bool launch_failed, const std::string& message,
                     bool out_of_memory);
   void HeartbeatLoop();
+  // The cache's content when it changed since the last report (or
+  // `always`), noting it as reported.
+  std::optional<v1::DatasetCacheReport> CacheReport(bool always);
+  // After a stage: beats now if the cache changed, so that the controller
+  // knows where the data is before it places the next job.
+  void BeatIfCacheChanged();
   // NCCL_IB_HCA, NCCL_SOCKET_IFNAME and NCCL_IB_GID_INDEX for each rank,
   // from this node's compute and management networks and the rank's GPUs,
   // and the GPU visibility variables this node's GPU vendors read
@@ -110,6 +117,8 @@ class Agent {
   bool stopping_ = false;                  // guarded by mutex_
   // The controller probed (ControllerMessage.probe): beat now.
   bool beat_now_ = false;  // guarded by mutex_
+  // The dataset cache's generation last reported (Register, heartbeat).
+  uint64_t cache_reported_ = ~uint64_t{0};  // guarded by mutex_
 
   std::unique_ptr<RankLauncher> launcher_;
   std::unique_ptr<ControllerLink> link_;

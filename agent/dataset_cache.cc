@@ -208,6 +208,7 @@ DatasetCacheCounters DatasetCache::Counters() const {
 
 void DatasetCache::Touch(const Key& key) {
   Entry& entry = entries_[key];
+  ++generation_;
   entry.last_use_ms = clock_.NowMs();
   // Kept on disk as the entry's mtime, so a restarted agent keeps the
   // order; the link itself, never what it might point to.
@@ -273,6 +274,7 @@ absl::Status DatasetCache::MakeRoom(uid_t uid, uint64_t bytes,
   for (const Key& key : victims) {
     const uint64_t freed = entries_[key].bytes;
     entries_.erase(key);
+    ++generation_;
     counters_.bytes_evicted += freed;
     ++counters_.evictions;
     (void)worker_.Remove(
@@ -302,6 +304,7 @@ absl::StatusOr<StagedDataset> DatasetCache::Stage(
     });
     if (auto it = entries_.find(key); it != entries_.end()) {
       it->second.jobs.insert(job);
+      it->second.source = source;
       Touch(key);
       ++counters_.hits;
       staged.hit = true;
@@ -341,6 +344,7 @@ absl::StatusOr<StagedDataset> DatasetCache::Stage(
       return copied.status();
     }
     entry.jobs.insert(job);
+    entry.source = source;
     Touch(key);
     ++counters_.misses;
     if (copied.ok()) {
@@ -392,6 +396,7 @@ absl::Status DatasetCache::Evict(uid_t uid, const std::string& name) {
       counters_.bytes_evicted += entries_[key].bytes;
       ++counters_.evictions;
       entries_.erase(key);
+      ++generation_;
     }
   }
   const DatasetUser owner = OwnerOf(uid);
@@ -410,9 +415,14 @@ std::vector<CachedDataset> DatasetCache::List() const {
   for (const auto& [key, entry] : entries_) {
     if (entry.staging) continue;
     list.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key),
-                    entry.bytes, entry.last_use_ms, entry.jobs});
+                    entry.bytes, entry.last_use_ms, entry.jobs, entry.source});
   }
   return list;
+}
+
+uint64_t DatasetCache::Generation() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return generation_;
 }
 
 bool DatasetCache::IsNodeFault(const absl::Status& status) {

@@ -109,6 +109,9 @@ struct CachedDataset {
   uint64_t bytes = 0;
   int64_t last_use_ms = 0;
   std::set<uint64_t> jobs;  // pinning jobs
+  // Where it was staged from; empty for an entry found on disk at Open and
+  // not staged since (the source is kept in memory only).
+  std::string source;
 };
 
 struct DatasetCacheCounters {
@@ -145,6 +148,9 @@ class DatasetCache {
   absl::Status Evict(uid_t uid, const std::string& name);
 
   std::vector<CachedDataset> List() const;
+  // Grows whenever what List returns changes (a stage, a hit, an
+  // eviction), so that a reporter can tell whether to report again.
+  uint64_t Generation() const;
   uint64_t UsedBytes() const;
   DatasetCacheCounters Counters() const;
 
@@ -161,6 +167,7 @@ class DatasetCache {
     int64_t last_use_ms = 0;
     std::set<uint64_t> jobs;
     bool staging = false;  // being copied: counted, never evicted
+    std::string source;
   };
 
   DatasetCache(DatasetCacheOptions options, DatasetWorker& worker,
@@ -184,6 +191,7 @@ class DatasetCache {
   std::condition_variable changed_;
   std::map<Key, Entry> entries_;   // GUARDED_BY(mutex_)
   DatasetCacheCounters counters_;  // GUARDED_BY(mutex_)
+  uint64_t generation_ = 0;        // GUARDED_BY(mutex_)
 };
 
 }  // namespace gantry::agent

@@ -250,6 +250,9 @@ class Controller {
     std::shared_ptr<AgentLink> link;
     int64_t deadline_ms = 0;  // DOWN if not heard from by then
     NodeUsage usage;          // the shares of the jobs placed here
+    // What the agent last reported its dataset cache holds (in memory: an
+    // agent reports it again when it registers).
+    v1::DatasetCacheReport dataset_cache;
   };
   struct JobRuntime {
     v1::JobRecord record;
@@ -359,6 +362,8 @@ class Controller {
   // nodes when enough are free (controller_elastic.cc,
   // daemon/scheduler/node_range.h).
   void ConsiderGrowing();
+  // The queued jobs' datasets weighed by the sizes the nodes report.
+  void SetDatasetSizes(std::vector<PendingJob>& queue) const;
   // Every node as the scheduler sees it, and its name at the same index.
   std::vector<NodeSnapshot> NodeSnapshots(
       std::vector<const std::string*>& names) const;

@@ -80,6 +80,9 @@ void Controller::OnAgentMessage(const std::shared_ptr<AgentLink>& link,
   HeardFrom(name);
   if (message.has_heartbeat()) {
     OnHealth(node, message.heartbeat());
+    if (message.heartbeat().has_dataset_cache()) {
+      node.dataset_cache = message.heartbeat().dataset_cache();
+    }
   }
   if (message.has_checkpoint()) {
     OnCheckpointReport(name, message.checkpoint());
@@ -161,6 +164,7 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
   record.set_simulated(reg.simulated());
   *record.mutable_features() = reg.features();
   *record.mutable_inventory() = reg.inventory();
+  node.dataset_cache = reg.dataset_cache();
   record.set_state(v1::NODE_UP);
   record.clear_reason();
   record.set_registered_time_ms(now);

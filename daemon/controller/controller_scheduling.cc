@@ -129,6 +129,7 @@ void Controller::RunSchedule() {
   // would otherwise pay for the whole table each time.
   std::vector<const std::string*> names;
   std::vector<NodeSnapshot> snapshot = NodeSnapshots(names);
+  SetDatasetSizes(queue);
   auto queued_job = [&queued](JobId job_id) -> JobRuntime& {
     auto it = std::lower_bound(
         queued.begin(), queued.end(), job_id.value(),
@@ -318,15 +319,29 @@ bool Controller::DependencyAllowsStart(JobRuntime& job, int64_t now) {
   return false;
 }
 
+// Weighs the queued jobs' datasets by the sizes the nodes report.
+void Controller::SetDatasetSizes(std::vector<PendingJob>& queue) const {
+  if (std::none_of(queue.begin(), queue.end(), [](const PendingJob& job) {
+        return !job.datasets.empty();
+      })) {
+    return;
+  }
+  DatasetSizes sizes;
+  for (const auto& [name, node] : nodes_) {
+    AddDatasetSizes(node.dataset_cache, sizes);
+  }
+  for (PendingJob& job : queue) gantry::SetDatasetSizes(sizes, job);
+}
+
 std::vector<NodeSnapshot> Controller::NodeSnapshots(
     std::vector<const std::string*>& names) const {
   std::vector<NodeSnapshot> snapshot;
   snapshot.reserve(nodes_.size());
   names.reserve(nodes_.size());
   for (const auto& [name, node] : nodes_) {
-    snapshot.push_back(
-        NodeSnapshotOf(node.record, node.link != nullptr, node.usage,
-                       topology_ ? &topology_->topology : nullptr));
+    snapshot.push_back(NodeSnapshotOf(
+        node.record, node.link != nullptr, node.usage,
+        topology_ ? &topology_->topology : nullptr, node.dataset_cache));
     names.push_back(&name);
   }
   return snapshot;

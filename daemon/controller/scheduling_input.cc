@@ -1,6 +1,7 @@
 #include "daemon/controller/scheduling_input.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -29,6 +30,13 @@ std::vector<uint32_t> GpuGroupsOf(const v1::NodeInventory& inventory) {
     place.package = gpu.package();
   }
   return GpuGroups(places);
+}
+
+// What keys a cached copy: entries found on disk at the agent's start and
+// not staged since have no source and key nothing.
+std::optional<DatasetKey> KeyOf(const v1::CachedDatasetEntry& entry) {
+  if (entry.source().empty()) return std::nullopt;
+  return DatasetKey{entry.owner_uid(), entry.source()};
 }
 
 }  // namespace
@@ -62,7 +70,31 @@ PendingJob PendingJobOf(const v1::JobRecord& record,
       spec.dataset_locality() == v1::DATASET_LOCALITY_CACHE
           ? DatasetLocality::kCache
           : DatasetLocality::kTopology;
+  for (const v1::DatasetRef& dataset : spec.datasets()) {
+    DatasetNeed need;
+    need.key = DatasetKey{record.uid(), dataset.path()};
+    if (std::none_of(pending.datasets.begin(), pending.datasets.end(),
+                     [&](const DatasetNeed& n) { return n.key == need.key; })) {
+      pending.datasets.push_back(std::move(need));
+    }
+  }
   return pending;
+}
+
+void AddDatasetSizes(const v1::DatasetCacheReport& cache, DatasetSizes& sizes) {
+  for (const v1::CachedDatasetEntry& entry : cache.entries()) {
+    if (std::optional<DatasetKey> key = KeyOf(entry)) {
+      uint64_t& bytes = sizes[*key];
+      bytes = std::max(bytes, entry.bytes());
+    }
+  }
+}
+
+void SetDatasetSizes(const DatasetSizes& sizes, PendingJob& job) {
+  for (DatasetNeed& need : job.datasets) {
+    auto it = sizes.find(need.key);
+    need.bytes = it == sizes.end() ? 0 : it->second;
+  }
 }
 
 void SetNodeCapacity(const v1::NodeRecord& record, NodeSnapshot& snapshot) {
@@ -96,7 +128,8 @@ void SetGpuTypes(const v1::NodeRecord& record, NodeSnapshot& snapshot) {
 }
 
 NodeSnapshot NodeSnapshotOf(const v1::NodeRecord& record, bool reachable,
-                            const NodeUsage& usage, const Topology* topology) {
+                            const NodeUsage& usage, const Topology* topology,
+                            const v1::DatasetCacheReport& cache) {
   const v1::NodeInventory& inventory = record.inventory();
   NodeSnapshot s;
   s.name = record.name();
@@ -118,6 +151,15 @@ NodeSnapshot NodeSnapshotOf(const v1::NodeRecord& record, bool reachable,
   s.mem_free_mb = inventory.memory_mb() > usage.mem_mb
                       ? inventory.memory_mb() - usage.mem_mb
                       : 0;
+  for (const v1::CachedDatasetEntry& entry : cache.entries()) {
+    if (std::optional<DatasetKey> key = KeyOf(entry)) {
+      s.cached_datasets.push_back(std::move(*key));
+    }
+  }
+  std::sort(s.cached_datasets.begin(), s.cached_datasets.end());
+  s.cached_datasets.erase(
+      std::unique(s.cached_datasets.begin(), s.cached_datasets.end()),
+      s.cached_datasets.end());
   return s;
 }
 

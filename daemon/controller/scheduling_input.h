@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -15,6 +16,7 @@
 #include "common/node_constraint.h"
 #include "common/topology.h"
 #include "daemon/scheduler/scheduler_types.h"
+#include "gantry/v1/agent.pb.h"
 #include "gantry/v1/types.pb.h"
 
 namespace gantry {
@@ -27,15 +29,27 @@ struct NodeUsage {
 };
 
 // The job as the scheduler sees it: size, partition, priority inputs,
-// restrictions. `constraint` is the spec's parsed --constraint (null: none).
+// restrictions, datasets (keyed by the record's uid and each path, sizes
+// unknown until SetDatasetSizes). `constraint` is the spec's parsed
+// --constraint (null: none).
 PendingJob PendingJobOf(const v1::JobRecord& record,
                         std::shared_ptr<const NodeConstraint> constraint);
 
 // The node with what is free on it. `reachable`: its agent's stream is up.
 // `topology`: the switch tree (null: none imported; the node is then on the
-// one flat leaf).
+// one flat leaf). `cache`: what its agent last reported its dataset cache
+// holds (entries without a source path key nothing and are left out).
 NodeSnapshot NodeSnapshotOf(const v1::NodeRecord& record, bool reachable,
-                            const NodeUsage& usage, const Topology* topology);
+                            const NodeUsage& usage, const Topology* topology,
+                            const v1::DatasetCacheReport& cache);
+
+// The size of each cached dataset, from the nodes' cache reports (the
+// largest reported copy), for weighing a job's datasets.
+using DatasetSizes = std::map<DatasetKey, uint64_t>;
+void AddDatasetSizes(const v1::DatasetCacheReport& cache, DatasetSizes& sizes);
+// Sets each of the job's datasets' size from `sizes` (0 where no node
+// reports a copy).
+void SetDatasetSizes(const DatasetSizes& sizes, PendingJob& job);
 
 // Sets only what never changes while the node runs: its partitions, spare
 // mark and size, enough for NodeCouldEverHold (daemon/scheduler/scheduler.h).

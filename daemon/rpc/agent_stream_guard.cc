@@ -25,6 +25,7 @@ constexpr int kMaxDevices = 256;    // network devices, ports of one, problems
 constexpr int kMaxRanks = 1 << 16;  // ranks one node reports in a Register
 constexpr double kMaxRateGbps = 1e6;
 constexpr double kMaxLoad = 1e6;
+constexpr int kMaxCachedDatasets = 4096;  // entries of one node's cache
 
 absl::Status Invalid(const std::string& what) {
   return absl::InvalidArgumentError(what);
@@ -214,6 +215,27 @@ absl::Status ValidateRankEvent(const v1::RankEvent& event) {
   return CheckLength("rank event message", event.message(), kMaxText);
 }
 
+// A dataset's name, version and source come from the job's declaration and
+// the files it names: bounded, not refused as display text.
+absl::Status ValidateCachedDataset(const v1::CachedDatasetEntry& entry) {
+  if (absl::Status s =
+          CheckLength("cached dataset name", entry.name(), kMaxShortString);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = CheckLength("cached dataset version", entry.version(),
+                                   kMaxShortString);
+      !s.ok()) {
+    return s;
+  }
+  return CheckLength("cached dataset source", entry.source(), kMaxPath);
+}
+
+absl::Status ValidateCacheReport(const v1::DatasetCacheReport& report) {
+  return CheckEach("cached datasets", report.entries(), kMaxCachedDatasets,
+                   ValidateCachedDataset);
+}
+
 absl::Status ValidateRegister(const v1::Register& reg) {
   if (!ValidNodeName(reg.node_name())) {
     return Invalid(absl::StrCat(
@@ -248,7 +270,7 @@ absl::Status ValidateRegister(const v1::Register& reg) {
       !s.ok()) {
     return s;
   }
-  return absl::OkStatus();
+  return ValidateCacheReport(reg.dataset_cache());
 }
 
 absl::Status ValidateHeartbeat(const v1::Heartbeat& heartbeat) {
@@ -274,7 +296,7 @@ absl::Status ValidateHeartbeat(const v1::Heartbeat& heartbeat) {
       !s.ok()) {
     return s;
   }
-  return absl::OkStatus();
+  return ValidateCacheReport(heartbeat.dataset_cache());
 }
 
 absl::Status ValidateCheckpoint(const v1::CheckpointReport& report) {

@@ -4,8 +4,10 @@
 GANTRY_DATASET_<NAME>, a rerun is served from the cache (bytes copied and
 bytes served are read from the agents' "dataset staged" log lines), a
 changed file is staged again, and a file the job's user cannot read is a
-clear job error naming the node and the file. Needs root for the last
-(to submit as another user)."""
+clear job error naming the node and the file. Placement: the next job
+reading a dataset lands on the node whose cache holds its user's copy, and
+another user's job is neither steered by nor served from it. Needs root
+for the tests that submit as another user."""
 
 import hashlib
 import os
@@ -216,6 +218,68 @@ class DatasetNodeFaultTest(ClusterTestCase):
                   if "dataset staged" in line]
         self.assertEqual(len(staged), 1, staged)
         self.assertIn("hit=no", staged[0])
+
+
+class DatasetPlacementTest(ClusterTestCase):
+    """gantryd places a job where its user's copy of its dataset is: the
+    agents report their caches, and between two equally good free nodes the
+    one holding the copy wins, though the scheduler would otherwise take
+    the lowest name (node01)."""
+
+    def setUp(self):
+        self.cluster = self.start_cluster(agents=2)
+        self.shared = self.cluster.path("shared", "train")
+        os.makedirs(self.shared)
+        with open(os.path.join(self.shared, "shard.bin"), "wb") as f:
+            f.write(b"s" * MIB)
+        self.total = MIB
+        self.reader = "#!/bin/bash\nls \"$GANTRY_DATASET_train\" >/dev/null\n"
+
+    def place(self, *options, directory=None, uid=None):
+        """Submits a 1-node job reading the dataset; returns (node, its
+        staging entry)."""
+        script = self.cluster.write_script(
+            f"reader{uid or ''}.sh", self.reader, directory=directory)
+        job_id = self.cluster.submit(
+            script, *options, f"--dataset=train:{self.shared}",
+            "--no-requeue", cwd=directory, uid=uid)
+        job = self.cluster.wait_job(job_id, "COMPLETED", timeout=60)
+        nodes = job["attempts"][-1]["nodes"]
+        self.assertEqual(len(nodes), 1, job["attempts"])
+        staging = job["dataset_staging"]
+        self.assertEqual(len(staging), 1, staging)
+        self.assertEqual(staging[0]["node"], nodes[0])
+        return nodes[0], staging[0]
+
+    def test_next_job_lands_where_its_users_copy_is(self):
+        node, first = self.place("--nodelist=node02")
+        self.assertEqual(node, "node02")
+        self.assertFalse(first["hit"], first)
+        self.assertEqual(first["bytes_copied"], self.total)
+        # node01 is as free and comes first by name: only the cache makes
+        # the difference.
+        node, again = self.place()
+        self.assertEqual(node, "node02", "not placed where the copy is")
+        self.assertTrue(again["hit"], again)
+        self.assertEqual(again["bytes_copied"], 0)
+
+    @unittest.skipUnless(os.geteuid() == 0, "needs root to act as another user")
+    def test_another_users_copy_neither_steers_nor_serves(self):
+        node, _ = self.place("--nodelist=node02")
+        self.assertEqual(node, "node02")
+        other = pwd.getpwnam(OTHER_USER)
+        os.chmod(self.cluster.dir, 0o755)
+        user_dir = self.cluster.path("user")
+        os.makedirs(user_dir)
+        os.chown(user_dir, other.pw_uid, other.pw_gid)
+        node, theirs = self.place(directory=user_dir, uid=other.pw_uid)
+        self.assertEqual(node, "node01", "steered by another user's copy")
+        self.assertFalse(theirs["hit"], theirs)
+        self.assertEqual(theirs["bytes_copied"], self.total)
+        # Their own copy now steers their next job, and still not root's.
+        node, again = self.place(directory=user_dir, uid=other.pw_uid)
+        self.assertEqual(node, "node01")
+        self.assertTrue(again["hit"], again)
 
 
 if __name__ == "__main__":

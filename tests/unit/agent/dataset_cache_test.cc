@@ -305,6 +305,35 @@ TEST_CASE("evicting by hand refuses a pinned dataset", "[dataset_cache]") {
   CHECK(f.cache->Evict(getuid(), "a").code() == absl::StatusCode::kNotFound);
 }
 
+TEST_CASE("the listing names each copy's source and changes show",
+          "[dataset_cache]") {
+  Fixture f;
+  WriteFile(f.Source("a") + "/x", "data");
+  const uint64_t empty = f.cache->Generation();
+  REQUIRE(f.cache->Stage(1, Me(), "a", f.Source("a"), {}).ok());
+  const uint64_t staged = f.cache->Generation();
+  CHECK(staged != empty);
+  std::vector<CachedDataset> list = f.cache->List();
+  REQUIRE(list.size() == 1);
+  CHECK(list[0].source == f.Source("a"));
+  CHECK(list[0].uid == getuid());
+  f.cache->Release(1);
+  CHECK(f.cache->Generation() == staged);  // unpinning changes no content
+  // Found on disk by a restarted agent: no source until staged again.
+  f.Reopen();
+  REQUIRE(f.cache->List().size() == 1);
+  CHECK(f.cache->List()[0].source.empty());
+  const uint64_t reopened = f.cache->Generation();
+  REQUIRE(f.cache->Stage(2, Me(), "a", f.Source("a"), {})->hit);
+  CHECK(f.cache->Generation() != reopened);
+  CHECK(f.cache->List()[0].source == f.Source("a"));
+  f.cache->Release(2);
+  const uint64_t before_evict = f.cache->Generation();
+  REQUIRE(f.cache->Evict(getuid(), "a").ok());
+  CHECK(f.cache->Generation() != before_evict);
+  CHECK(f.cache->List().empty());
+}
+
 TEST_CASE("a source that cannot be read is the job's error, naming the file",
           "[dataset_cache]") {
   Fixture f;

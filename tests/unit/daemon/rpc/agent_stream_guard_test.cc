@@ -191,6 +191,32 @@ TEST_CASE("heartbeats and rank events with absurd values are malformed") {
   CHECK(Invalid(job_zero));
 }
 
+TEST_CASE("a dataset cache report is bounded in entries and string sizes") {
+  auto with_entry = [](const std::string& source, const std::string& name) {
+    v1::AgentMessage message = Heartbeat();
+    v1::CachedDatasetEntry* entry =
+        message.mutable_heartbeat()->mutable_dataset_cache()->add_entries();
+    entry->set_owner_uid(1000);
+    entry->set_source(source);
+    entry->set_name(name);
+    entry->set_version("3-17");
+    entry->set_bytes(1 << 20);
+    return message;
+  };
+  CHECK(ValidateAgentMessage(with_entry("/shared/train", "train")).ok());
+  CHECK(Invalid(with_entry(std::string(5000, 'p'), "train")));
+  CHECK(Invalid(with_entry("/shared/train", std::string(300, 'n'))));
+  v1::AgentMessage many = Heartbeat();
+  for (int i = 0; i < 5000; ++i) {
+    many.mutable_heartbeat()->mutable_dataset_cache()->add_entries();
+  }
+  CHECK(Invalid(many));
+  v1::AgentMessage reg = RegisterAs("node01");
+  *reg.mutable_register_()->mutable_dataset_cache() =
+      many.heartbeat().dataset_cache();
+  CHECK(Invalid(reg));
+}
+
 TEST_CASE("a message of no known kind is malformed") {
   CHECK(Invalid(v1::AgentMessage()));
 }
