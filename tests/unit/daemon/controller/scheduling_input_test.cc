@@ -37,6 +37,7 @@ TEST_CASE("a job's datasets are keyed by its owner and path",
           "[controller][scheduling_input]") {
   v1::JobRecord record;
   record.set_uid(1001);
+  record.mutable_spec()->set_nodes(1);
   for (const char* path : {"/shared/b", "/shared/a", "/shared/b"}) {
     v1::DatasetRef* ref = record.mutable_spec()->add_datasets();
     ref->set_name("x");
