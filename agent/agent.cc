@@ -156,11 +156,7 @@ void Agent::FailLaunch(const v1::LaunchRanks& launch,
                               {"attempt", launch.attempt()},
                               {"error", message}});
   for (const v1::RankLaunch& rank : launch.ranks()) {
-    v1::RankId id;
-    id.set_job_id(launch.job_id());
-    id.set_attempt(launch.attempt());
-    id.set_rank(rank.rank());
-    id.set_step(launch.step());
+    const v1::RankId id = RankIdOf(launch, rank);
     RankOutcome outcome;
     outcome.exit_code = 127;
     outcome.launch_failed = true;

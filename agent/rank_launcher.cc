@@ -120,6 +120,15 @@ std::string ErrnoText(const std::string& what, const std::string& path) {
 
 }  // namespace
 
+v1::RankId RankIdOf(const v1::LaunchRanks& launch, const v1::RankLaunch& rank) {
+  v1::RankId id;
+  id.set_job_id(launch.job_id());
+  id.set_attempt(launch.attempt());
+  id.set_rank(rank.rank());
+  id.set_step(launch.step());
+  return id;
+}
+
 absl::StatusOr<RankIdentity> ResolveLaunchIdentity(
     const v1::LaunchRanks& launch, const std::string& node_name) {
   IdentityRequest request;
@@ -271,11 +280,7 @@ void RankLauncher::Launch(const v1::LaunchRanks& launch) {
   {
     std::lock_guard lock(mutex_);
     for (const v1::RankLaunch& rank : launch.ranks()) {
-      v1::RankId id;
-      id.set_job_id(launch.job_id());
-      id.set_attempt(launch.attempt());
-      id.set_rank(rank.rank());
-      id.set_step(launch.step());
+      const v1::RankId id = RankIdOf(launch, rank);
       if (!prepared.ok()) {
         failed.push_back({id, std::string(prepared.message())});
         continue;

@@ -63,6 +63,9 @@ struct RankLauncherOptions {
   std::unique_ptr<JobCgroups> cgroups;  // null: process groups only
 };
 
+// The id of `rank` of `launch` (job, attempt, rank, step).
+v1::RankId RankIdOf(const v1::LaunchRanks& launch, const v1::RankLaunch& rank);
+
 // Who `launch`'s ranks run as on node `node_name` (see rank_identity.h):
 // the job's user when the agent is root, else the agent's own user.
 // Errors: FAILED_PRECONDITION, as ResolveRankIdentity.
