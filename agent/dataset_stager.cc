@@ -117,7 +117,8 @@ void DatasetStager::Run(v1::LaunchRanks launch) {
     report.set_job_id(launch.job_id());
     report.set_attempt(launch.attempt());
     report.set_dataset(dataset.name());
-    auto last_sent = std::chrono::steady_clock::now();
+    const auto started = std::chrono::steady_clock::now();
+    auto last_sent = started;
     absl::StatusOr<StagedDataset> staged =
         cache_->Stage(launch.job_id(), user, dataset.name(), dataset.path(),
                       [&](uint64_t done, uint64_t total) {
@@ -136,12 +137,16 @@ void DatasetStager::Run(v1::LaunchRanks launch) {
               DatasetCache::IsNodeFault(staged.status()));
       return;
     }
-    log::Info("dataset staged", {{"job", launch.job_id()},
-                                 {"dataset", dataset.name()},
-                                 {"hit", staged->hit ? "yes" : "no"},
-                                 {"bytes", staged->bytes_total},
-                                 {"copied", staged->bytes_copied},
-                                 {"resumed", staged->bytes_resumed}});
+    log::Info("dataset staged",
+              {{"job", launch.job_id()},
+               {"dataset", dataset.name()},
+               {"hit", staged->hit ? "yes" : "no"},
+               {"bytes", staged->bytes_total},
+               {"copied", staged->bytes_copied},
+               {"resumed", staged->bytes_resumed},
+               {"ms", std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::steady_clock::now() - started)
+                          .count()}});
     report.set_bytes_done(staged->bytes_total);
     report.set_bytes_total(staged->bytes_total);
     report.set_done(true);
