@@ -479,6 +479,10 @@ void Agent::HeartbeatLoop() {
           message.heartbeat().health_problems_size());
       // A stream that broke since the last beat shows here.
       options_.metrics->SetControllerConnected(link_->connected());
+      if (dataset_cache_ != nullptr) {
+        options_.metrics->SetDatasetCache(dataset_cache_->Counters(),
+                                          dataset_cache_->UsedBytes());
+      }
     }
     link_->Send(message);
     lock.lock();

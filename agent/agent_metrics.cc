@@ -11,6 +11,22 @@ prometheus::Gauge& MakeGauge(prometheus::Registry& registry,
       {});
 }
 
+prometheus::Counter& MakeCounter(prometheus::Registry& registry,
+                                 const std::string& name,
+                                 const std::string& help) {
+  return prometheus::BuildCounter()
+      .Name(name)
+      .Help(help)
+      .Register(registry)
+      .Add({});
+}
+
+// Grows `counter` to `total` from `seen` (the total it was given last).
+void GrowTo(prometheus::Counter& counter, uint64_t total, uint64_t& seen) {
+  if (total > seen) counter.Increment(static_cast<double>(total - seen));
+  seen = total;
+}
+
 }  // namespace
 
 std::string_view RankExitOutcome(int exit_code, int signal) {
@@ -45,7 +61,22 @@ AgentMetrics::AgentMetrics(prometheus::Registry& registry)
       launches_failed_(launches_.Add({{"outcome", "failed"}})),
       exits_success_(exits_.Add({{"outcome", "success"}})),
       exits_failure_(exits_.Add({{"outcome", "failure"}})),
-      exits_signal_(exits_.Add({{"outcome", "signal"}})) {}
+      exits_signal_(exits_.Add({{"outcome", "signal"}})),
+      cache_hits_(MakeCounter(registry, "gantry_agent_dataset_cache_hits_total",
+                              "Datasets a job found in this node's cache "
+                              "(the version it reads, whole)")),
+      cache_misses_(MakeCounter(
+          registry, "gantry_agent_dataset_cache_misses_total",
+          "Datasets this node had to copy from shared storage (or finish "
+          "copying) for a job")),
+      cache_bytes_staged_(MakeCounter(
+          registry, "gantry_agent_dataset_bytes_staged_total",
+          "Bytes this node copied from shared storage into its cache")),
+      cache_bytes_evicted_(
+          MakeCounter(registry, "gantry_agent_dataset_bytes_evicted_total",
+                      "Bytes of datasets evicted from this node's cache")),
+      cache_bytes_(MakeGauge(registry, "gantry_agent_dataset_cache_bytes",
+                             "Bytes the node's dataset cache holds")) {}
 
 void AgentMetrics::SetHealthProblems(size_t problems) {
   node_healthy_.Set(problems == 0 ? 1 : 0);
@@ -58,6 +89,15 @@ void AgentMetrics::SetRanksRunning(size_t ranks) {
 
 void AgentMetrics::SetControllerConnected(bool connected) {
   controller_connected_.Set(connected ? 1 : 0);
+}
+
+void AgentMetrics::SetDatasetCache(const DatasetCacheCounters& totals,
+                                   uint64_t bytes_used) {
+  GrowTo(cache_hits_, totals.hits, cache_seen_.hits);
+  GrowTo(cache_misses_, totals.misses, cache_seen_.misses);
+  GrowTo(cache_bytes_staged_, totals.bytes_staged, cache_seen_.bytes_staged);
+  GrowTo(cache_bytes_evicted_, totals.bytes_evicted, cache_seen_.bytes_evicted);
+  cache_bytes_.Set(static_cast<double>(bytes_used));
 }
 
 void AgentMetrics::CountRankStarted() { launches_started_.Increment(); }

@@ -1,5 +1,6 @@
 // The agent's Prometheus metrics: node health, ranks running, rank launches
-// and exits by outcome, and whether the controller stream is up. The Agent
+// and exits by outcome, whether the controller stream is up, and the
+// dataset cache's hits, misses, bytes staged and evicted, and size. The Agent
 // calls the update methods; gantry-agent serves the registry they live in
 // (--metrics-listen).
 //
@@ -9,12 +10,15 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
+
+#include "agent/dataset_cache.h"
 
 namespace gantry::agent {
 
@@ -34,6 +38,12 @@ class AgentMetrics {
   void SetRanksRunning(size_t ranks);
   void SetControllerConnected(bool connected);
 
+  // From each heartbeat: the dataset cache's totals since the agent
+  // started (DatasetCache::Counters) and the bytes it holds now. Called
+  // from one thread only (the counters grow by the change since the last
+  // call).
+  void SetDatasetCache(const DatasetCacheCounters& totals, uint64_t bytes_used);
+
   void CountRankStarted();
   // A rank ended; `launch_failed`: it never started (no exec).
   void CountRankEnded(bool launch_failed, int exit_code, int signal);
@@ -50,6 +60,12 @@ class AgentMetrics {
   prometheus::Counter& exits_success_;
   prometheus::Counter& exits_failure_;
   prometheus::Counter& exits_signal_;
+  prometheus::Counter& cache_hits_;
+  prometheus::Counter& cache_misses_;
+  prometheus::Counter& cache_bytes_staged_;
+  prometheus::Counter& cache_bytes_evicted_;
+  prometheus::Gauge& cache_bytes_;
+  DatasetCacheCounters cache_seen_;  // the totals of the last call
 };
 
 }  // namespace gantry::agent

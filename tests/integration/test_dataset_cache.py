@@ -15,6 +15,7 @@ import pwd
 import re
 import time
 import unittest
+import urllib.request
 
 import gantry_cluster
 from gantry_cluster import ClusterTestCase
@@ -218,6 +219,41 @@ class DatasetNodeFaultTest(ClusterTestCase):
                   if "dataset staged" in line]
         self.assertEqual(len(staged), 1, staged)
         self.assertIn("hit=no", staged[0])
+
+
+class DatasetMetricsTest(ClusterTestCase):
+    """The agent's Prometheus endpoint counts the cache's misses, hits and
+    bytes staged, and shows the bytes it holds."""
+
+    def test_a_stage_and_a_hit_show_in_the_agents_metrics(self):
+        cluster = self.start_cluster(agents=1, metrics=True)
+        source = cluster.path("shared", "small")
+        os.makedirs(source)
+        with open(os.path.join(source, "data.bin"), "wb") as f:
+            f.write(b"x" * 100000)
+        script = cluster.write_script("true.sh", "#!/bin/bash\nexit 0\n")
+        for _ in range(2):
+            job_id = cluster.submit(script, f"--dataset=small:{source}")
+            cluster.wait_job(job_id, "COMPLETED", timeout=60)
+        url = f"http://{cluster.metrics_address('node01')}/metrics"
+
+        def samples():
+            text = urllib.request.urlopen(url, timeout=5).read().decode()
+            values = dict(line.rsplit(" ", 1) for line in text.splitlines()
+                          if line.startswith("gantry_agent_dataset"))
+            # Heartbeats update them: wait for the one after the hit.
+            hits = values.get("gantry_agent_dataset_cache_hits_total")
+            return values if hits is not None and float(hits) == 1 else None
+
+        values = gantry_cluster.wait_for(samples, 10, "the hit in the metrics")
+        self.assertEqual(float(values["gantry_agent_dataset_cache_misses_total"]),
+                         1)
+        self.assertEqual(
+            float(values["gantry_agent_dataset_bytes_staged_total"]), 100000)
+        self.assertEqual(float(values["gantry_agent_dataset_cache_bytes"]),
+                         100000)
+        self.assertEqual(
+            float(values["gantry_agent_dataset_bytes_evicted_total"]), 0)
 
 
 class DatasetPlacementTest(ClusterTestCase):

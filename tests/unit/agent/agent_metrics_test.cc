@@ -66,5 +66,31 @@ TEST_CASE("health, ranks and the controller stream are gauges", "[metrics]") {
   CHECK(Sample(registry, "gantry_agent_node_healthy") == 1.0);
 }
 
+TEST_CASE("the dataset cache's totals become counters that only grow",
+          "[metrics]") {
+  prometheus::Registry registry;
+  AgentMetrics metrics(registry);
+  DatasetCacheCounters totals;
+  totals.hits = 2;
+  totals.misses = 1;
+  totals.bytes_staged = 4096;
+  metrics.SetDatasetCache(totals, 4096);
+  // A heartbeat with nothing new adds nothing.
+  metrics.SetDatasetCache(totals, 4096);
+  CHECK(Sample(registry, "gantry_agent_dataset_cache_hits_total") == 2.0);
+  CHECK(Sample(registry, "gantry_agent_dataset_cache_misses_total") == 1.0);
+  CHECK(Sample(registry, "gantry_agent_dataset_bytes_staged_total") == 4096.0);
+  CHECK(Sample(registry, "gantry_agent_dataset_bytes_evicted_total") == 0.0);
+  CHECK(Sample(registry, "gantry_agent_dataset_cache_bytes") == 4096.0);
+  totals.misses = 2;
+  totals.bytes_staged = 6144;
+  totals.bytes_evicted = 4096;
+  metrics.SetDatasetCache(totals, 2048);
+  CHECK(Sample(registry, "gantry_agent_dataset_cache_misses_total") == 2.0);
+  CHECK(Sample(registry, "gantry_agent_dataset_bytes_staged_total") == 6144.0);
+  CHECK(Sample(registry, "gantry_agent_dataset_bytes_evicted_total") == 4096.0);
+  CHECK(Sample(registry, "gantry_agent_dataset_cache_bytes") == 2048.0);
+}
+
 }  // namespace
 }  // namespace gantry::agent
