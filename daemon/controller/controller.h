@@ -528,6 +528,10 @@ class Controller {
   void OnCheckpointReport(const std::string& node,
                           const v1::CheckpointReport& report);
   // A node's dataset staging progress (controller_datasets.cc).
+  // Shows a running job's reason as Staging while its nodes stage its
+  // datasets (`staging`), back to None once they are done; another reason
+  // (a hold, a straggler) is left as it is (controller_datasets.cc).
+  static void ShowStaging(v1::JobRecord& record, bool staging);
   void OnDatasetProgress(const std::string& node,
                          const v1::DatasetProgress& progress);
   // How a registering agent relates to the node's last registration.

@@ -17,6 +17,17 @@ constexpr char kStagingReason[] = "Staging";
 
 }  // namespace
 
+void Controller::ShowStaging(v1::JobRecord& record, bool staging) {
+  // A running job's reason is otherwise "None".
+  if (staging) {
+    if (record.reason().empty() || record.reason() == "None") {
+      record.set_reason(kStagingReason);
+    }
+  } else if (record.reason() == kStagingReason) {
+    record.set_reason("None");
+  }
+}
+
 void Controller::OnDatasetProgress(const std::string& node_name,
                                    const v1::DatasetProgress& progress) {
   auto it = jobs_.find(progress.job_id());
@@ -53,14 +64,7 @@ void Controller::OnDatasetProgress(const std::string& node_name,
   for (const v1::DatasetStaging& staging : record.dataset_staging()) {
     if (staging.done()) ++done;
   }
-  // A running job's reason is otherwise "None".
-  if (done < expected) {
-    if (record.reason().empty() || record.reason() == "None") {
-      record.set_reason(kStagingReason);
-    }
-  } else if (record.reason() == kStagingReason) {
-    record.set_reason("None");
-  }
+  ShowStaging(record, done < expected);
   if (progress.done()) {
     log::Info("dataset staged", {{"job", progress.job_id()},
                                  {"node", node_name},

@@ -48,9 +48,8 @@ void Controller::SendLaunch(uint64_t job_id, uint32_t attempt,
     // A new attempt stages afresh (its nodes report anew), and shows it
     // until they all have (controller_datasets.cc).
     it->second.record.clear_dataset_staging();
-    if (record.spec().datasets_size() > 0 &&
-        (record.reason().empty() || record.reason() == "None")) {
-      it->second.record.set_reason("Staging");
+    if (record.spec().datasets_size() > 0) {
+      ShowStaging(it->second.record, true);
     }
   }
   const std::string& first_node = record.allocation(0).node();
