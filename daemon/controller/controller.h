@@ -64,6 +64,7 @@
 #include "daemon/controller/caller.h"
 #include "daemon/controller/commit_latencies.h"
 #include "daemon/controller/controller_statistics.h"
+#include "daemon/controller/dataset_requests.h"
 #include "daemon/controller/goodput_ledger.h"
 #include "daemon/controller/job_progress.h"
 #include "daemon/controller/node_event_log.h"
@@ -534,6 +535,23 @@ class Controller {
   static void ShowStaging(v1::JobRecord& record, bool staging);
   void OnDatasetProgress(const std::string& node,
                          const v1::DatasetProgress& progress);
+  // Asks `node`'s agent to copy `dataset` into its cache as `owner` (a
+  // prefetch; `job_id` non-zero: staged ahead for that waiting job, pinned
+  // for it at most `hold_ms`), or to drop the owner's dataset `name`.
+  // Returns the request's id in dataset_requests_; NOT_FOUND for an
+  // unknown node, UNAVAILABLE when its agent is not connected
+  // (controller_datasets.cc).
+  absl::StatusOr<uint64_t> SendDatasetPrefetch(const std::string& node,
+                                               const DatasetOwner& owner,
+                                               const v1::DatasetRef& dataset,
+                                               uint64_t job_id,
+                                               int64_t hold_ms);
+  absl::StatusOr<uint64_t> SendDatasetEvict(const std::string& node,
+                                            uint32_t owner_uid,
+                                            const std::string& name);
+  // An agent's answer to one of those requests.
+  void OnDatasetCacheResult(const std::string& node,
+                            const v1::DatasetCacheResult& result);
   // How a registering agent relates to the node's last registration.
   enum class AgentContinuity {
     kSameAgent,       // the same process redialled: it has all it was sent
@@ -706,6 +724,8 @@ class Controller {
   // and of those retired from it (stored with retired_usage_).
   GoodputTracker goodput_;
   GoodputLedger retired_goodput_;
+  // Prefetches and evictions sent to agents, and their answers.
+  DatasetRequests dataset_requests_;
 };
 
 // Where a job's submit environment is stored (StateStore::Environment):

@@ -93,6 +93,9 @@ void Controller::OnAgentMessage(const std::shared_ptr<AgentLink>& link,
   if (message.has_dataset_progress()) {
     OnDatasetProgress(name, message.dataset_progress());
   }
+  if (message.has_dataset_cache_result()) {
+    OnDatasetCacheResult(name, message.dataset_cache_result());
+  }
   if (message.has_rank_event()) {
     OnRankEvent(name, message.rank_event());
     uint64_t sequence = message.rank_event().sequence();
@@ -525,6 +528,7 @@ void Controller::OnAgentGone(const std::shared_ptr<AgentLink>& link,
   link_nodes_.erase(known);
   if (node.link != link) return;
   node.link.reset();
+  dataset_requests_.NodeGone(node.record.name(), clock_.NowMs());
   ReclassifyRecentFailures(node.record.name());
   if (node.record.state() == v1::NODE_UP) {
     node.record.set_state(v1::NODE_UNREACHABLE);

@@ -75,4 +75,89 @@ void Controller::OnDatasetProgress(const std::string& node_name,
   }
 }
 
+absl::StatusOr<uint64_t> Controller::SendDatasetPrefetch(
+    const std::string& node, const DatasetOwner& owner,
+    const v1::DatasetRef& dataset, uint64_t job_id, int64_t hold_ms) {
+  auto it = nodes_.find(node);
+  if (it == nodes_.end()) {
+    return absl::NotFoundError("no node named " + node);
+  }
+  if (!it->second.link) {
+    return absl::UnavailableError("node " + node + " has no connected agent");
+  }
+  DatasetRequest request;
+  request.kind = DatasetRequest::Kind::kPrefetch;
+  request.node = node;
+  request.owner_uid = owner.uid;
+  request.dataset = dataset.name();
+  request.path = dataset.path();
+  request.job_id = job_id;
+  request.sent_ms = clock_.NowMs();
+  const uint64_t id = dataset_requests_.Add(std::move(request));
+  v1::ControllerMessage message;
+  v1::DatasetPrefetch& prefetch = *message.mutable_dataset_prefetch();
+  prefetch.set_request_id(id);
+  prefetch.set_uid(owner.uid);
+  prefetch.set_gid(owner.gid);
+  prefetch.set_user(owner.user);
+  *prefetch.mutable_dataset() = dataset;
+  prefetch.set_job_id(job_id);
+  prefetch.set_hold_ms(hold_ms);
+  it->second.link->Send(message);
+  return id;
+}
+
+absl::StatusOr<uint64_t> Controller::SendDatasetEvict(const std::string& node,
+                                                      uint32_t owner_uid,
+                                                      const std::string& name) {
+  auto it = nodes_.find(node);
+  if (it == nodes_.end()) {
+    return absl::NotFoundError("no node named " + node);
+  }
+  if (!it->second.link) {
+    return absl::UnavailableError("node " + node + " has no connected agent");
+  }
+  DatasetRequest request;
+  request.kind = DatasetRequest::Kind::kEvict;
+  request.node = node;
+  request.owner_uid = owner_uid;
+  request.dataset = name;
+  request.sent_ms = clock_.NowMs();
+  const uint64_t id = dataset_requests_.Add(std::move(request));
+  v1::ControllerMessage message;
+  v1::DatasetEvict& evict = *message.mutable_dataset_evict();
+  evict.set_request_id(id);
+  evict.set_owner_uid(owner_uid);
+  evict.set_name(name);
+  it->second.link->Send(message);
+  return id;
+}
+
+void Controller::OnDatasetCacheResult(const std::string& node_name,
+                                      const v1::DatasetCacheResult& result) {
+  if (!dataset_requests_.Finish(node_name, result, clock_.NowMs())) {
+    log::Warn("dataset cache answer to no open request",
+              {{"node", node_name}, {"request", result.request_id()}});
+    return;
+  }
+  const DatasetRequest& request = *dataset_requests_.Find(result.request_id());
+  const char* kind =
+      request.kind == DatasetRequest::Kind::kPrefetch ? "prefetch" : "evict";
+  if (result.ok()) {
+    log::Info("dataset cache request done",
+              {{"node", node_name},
+               {"kind", kind},
+               {"dataset", request.dataset},
+               {"job", request.job_id},
+               {"hit", result.hit() ? "yes" : "no"},
+               {"copied", result.bytes_copied()}});
+  } else {
+    log::Warn("dataset cache request failed", {{"node", node_name},
+                                               {"kind", kind},
+                                               {"dataset", request.dataset},
+                                               {"job", request.job_id},
+                                               {"error", result.message()}});
+  }
+}
+
 }  // namespace gantry

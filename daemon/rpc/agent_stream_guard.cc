@@ -26,6 +26,7 @@ constexpr int kMaxRanks = 1 << 16;  // ranks one node reports in a Register
 constexpr double kMaxRateGbps = 1e6;
 constexpr double kMaxLoad = 1e6;
 constexpr int kMaxCachedDatasets = 4096;  // entries of one node's cache
+constexpr int kMaxPinningJobs = 1024;     // jobs pinning one cached entry
 
 absl::Status Invalid(const std::string& what) {
   return absl::InvalidArgumentError(what);
@@ -228,6 +229,9 @@ absl::Status ValidateCachedDataset(const v1::CachedDatasetEntry& entry) {
       !s.ok()) {
     return s;
   }
+  if (entry.pinned_by_jobs_size() > kMaxPinningJobs) {
+    return Invalid("a cached dataset pinned by too many jobs");
+  }
   return CheckLength("cached dataset source", entry.source(), kMaxPath);
 }
 
@@ -316,6 +320,16 @@ absl::Status ValidateDatasetProgress(const v1::DatasetProgress& progress) {
   return CheckLength("dataset name", progress.dataset(), kMaxShortString);
 }
 
+absl::Status ValidateDatasetCacheResult(const v1::DatasetCacheResult& result) {
+  if (result.request_id() == 0) return Invalid("a dataset cache answer to 0");
+  if (absl::Status s =
+          CheckLength("dataset cache answer", result.message(), kMaxPath);
+      !s.ok()) {
+    return s;
+  }
+  return CheckLength("dataset version", result.version(), kMaxShortString);
+}
+
 absl::Status ValidatePreflightResult(const v1::PreflightResult& result) {
   if (result.job_id() == 0) return Invalid("a pre-flight result of job 0");
   for (const std::string* text :
@@ -374,6 +388,8 @@ absl::Status ValidateAgentMessage(const v1::AgentMessage& message) {
       return ValidatePreflightResult(message.preflight_result());
     case v1::AgentMessage::kDatasetProgress:
       return ValidateDatasetProgress(message.dataset_progress());
+    case v1::AgentMessage::kDatasetCacheResult:
+      return ValidateDatasetCacheResult(message.dataset_cache_result());
     case v1::AgentMessage::BODY_NOT_SET:
       break;
   }
