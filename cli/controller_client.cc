@@ -429,4 +429,46 @@ absl::Status ControllerClient::WaitStep(const v1::WaitStepRequest& request,
   return status;
 }
 
+namespace {
+
+// The controller answers a waiting cache request when its wait is over:
+// the call gets that long plus the ordinary margin.
+std::chrono::milliseconds CacheCallTimeout(uint32_t wait_seconds) {
+  return std::chrono::seconds(30) + std::chrono::seconds(wait_seconds);
+}
+
+}  // namespace
+
+absl::Status ControllerClient::ListDatasetCache(
+    const v1::ListDatasetCacheRequest& request,
+    v1::ListDatasetCacheResponse& response) {
+  if (absl::Status size = CheckRequestSize(request, "the cache listing");
+      !size.ok()) {
+    return size;
+  }
+  return Invoke(&Stub::ListDatasetCache, request, response);
+}
+
+absl::Status ControllerClient::PrefetchDataset(
+    const v1::PrefetchDatasetRequest& request,
+    v1::DatasetCacheActionResponse& response) {
+  if (absl::Status size = CheckRequestSize(request, "the prefetch request");
+      !size.ok()) {
+    return size;
+  }
+  return Invoke(&Stub::PrefetchDataset, request, response, nullptr,
+                CacheCallTimeout(request.wait_seconds()));
+}
+
+absl::Status ControllerClient::EvictDataset(
+    const v1::EvictDatasetRequest& request,
+    v1::DatasetCacheActionResponse& response) {
+  if (absl::Status size = CheckRequestSize(request, "the eviction request");
+      !size.ok()) {
+    return size;
+  }
+  return Invoke(&Stub::EvictDataset, request, response, nullptr,
+                CacheCallTimeout(request.wait_seconds()));
+}
+
 }  // namespace gantry::cli

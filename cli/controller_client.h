@@ -89,6 +89,14 @@ class ControllerClient {
   // that a retry reaching the new leader is refused instead of obeyed.
   absl::Status Handover(const v1::HandoverRequest& request,
                         v1::HandoverResponse& response);
+  // `gantry cache`. A prefetch or eviction that waits for its nodes
+  // (request.wait_seconds) gets that long and a little more to answer.
+  absl::Status ListDatasetCache(const v1::ListDatasetCacheRequest& request,
+                                v1::ListDatasetCacheResponse& response);
+  absl::Status PrefetchDataset(const v1::PrefetchDatasetRequest& request,
+                               v1::DatasetCacheActionResponse& response);
+  absl::Status EvictDataset(const v1::EvictDatasetRequest& request,
+                            v1::DatasetCacheActionResponse& response);
 
   const std::string& target() const { return target_; }
 

@@ -14,6 +14,7 @@
 #include "cli/alloc_command.h"
 #include "cli/attach_command.h"
 #include "cli/batch_command.h"
+#include "cli/cache_command.h"
 #include "cli/cancel_command.h"
 #include "cli/client_config.h"
 #include "cli/drain_command.h"
@@ -685,6 +686,8 @@ int RunCommandLine(int argc, char** argv) {
   }
   gantry::cli::ScontrolCommands scontrol;
   gantry::cli::AddScontrolCommands(app, scontrol);
+  gantry::cli::CacheCommands cache;
+  gantry::cli::AddCacheCommands(app, cache);
 
   if (std::optional<int> code =
           gantry::cli::PrecheckCommandLine(app, invoked, words)) {
@@ -735,6 +738,10 @@ int RunCommandLine(int argc, char** argv) {
   }
   if (std::optional<int> code =
           gantry::cli::RunScontrolCommands(controller, scontrol)) {
+    return *code;
+  }
+  if (std::optional<int> code =
+          gantry::cli::RunCacheCommands(controller, cache)) {
     return *code;
   }
   if (drain->parsed()) {

@@ -365,6 +365,24 @@ std::string RenderStatusScreen(const v1::ClusterStatusResponse& status,
     }
   }
 
+  const v1::DatasetCacheUse& cache = status.dataset_cache();
+  if (cache.nodes_reporting() == 0) {
+    screen.Line("Cache", "no node reports a dataset cache");
+  } else {
+    std::string used = FormatBytes(cache.used_bytes());
+    if (cache.capacity_bytes() > 0) {
+      absl::StrAppend(&used, " of ", FormatBytes(cache.capacity_bytes()), " (",
+                      cache.used_bytes() * 100 / cache.capacity_bytes(), "%)");
+    }
+    screen.Line(
+        "Cache",
+        absl::StrCat(used, " on ",
+                     Plural(cache.nodes_reporting(), "node", "nodes"), ", ",
+                     Plural(cache.datasets(), "dataset", "datasets"), " (",
+                     Plural(cache.copies(), "copy", "copies"), ", ",
+                     cache.pinned_copies(), " pinned by jobs)"));
+  }
+
   if (status.node_issues().empty()) {
     screen.Line("Attention", "every node takes work");
   } else {
@@ -432,6 +450,7 @@ std::string RenderStatusScreen(const v1::ClusterStatusResponse& status,
 nlohmann::json StatusToJson(const v1::ClusterStatusResponse& status,
                             const std::string& controller) {
   const v1::StatusNodeCounts& nodes = status.node_counts();
+  const v1::DatasetCacheUse& cache = status.dataset_cache();
   nlohmann::json jobs = {{"pending", status.jobs_pending()},
                          {"running", status.jobs_running()},
                          {"finished", status.jobs_finished()}};
@@ -523,6 +542,13 @@ nlohmann::json StatusToJson(const v1::ClusterStatusResponse& status,
        {{"hca_ports", status.hca_ports_total()},
         {"hca_ports_down", ports},
         {"degraded_nodes", degraded}}},
+      {"dataset_cache",
+       {{"nodes_reporting", cache.nodes_reporting()},
+        {"capacity_bytes", cache.capacity_bytes()},
+        {"used_bytes", cache.used_bytes()},
+        {"datasets", cache.datasets()},
+        {"copies", cache.copies()},
+        {"pinned_copies", cache.pinned_copies()}}},
       {"node_issues", issues},
       {"recent_failures", failures},
       {"straggler_jobs", StragglerJobsToJson(status)},

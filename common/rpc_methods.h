@@ -107,6 +107,18 @@ template <>
 struct ClientMethod<v1::HandoverRequest> {
   static constexpr std::string_view kName = "Handover";
 };
+template <>
+struct ClientMethod<v1::ListDatasetCacheRequest> {
+  static constexpr std::string_view kName = "ListDatasetCache";
+};
+template <>
+struct ClientMethod<v1::PrefetchDatasetRequest> {
+  static constexpr std::string_view kName = "PrefetchDataset";
+};
+template <>
+struct ClientMethod<v1::EvictDatasetRequest> {
+  static constexpr std::string_view kName = "EvictDataset";
+};
 
 // The name a credential for `Request` is bound to.
 template <class Request>

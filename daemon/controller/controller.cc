@@ -226,6 +226,7 @@ void Controller::Stop() {
   status_timer_.cancel();
   schedule_timer_.cancel();
   survivor_probe_timer_.cancel();
+  dataset_cache_waits_.Stop();
   // gantry run waits on its step: tell it to ask the next controller, so
   // the server's shutdown has no call left open.
   for (auto& [id, job] : jobs_) {

@@ -64,6 +64,8 @@
 #include "daemon/controller/caller.h"
 #include "daemon/controller/commit_latencies.h"
 #include "daemon/controller/controller_statistics.h"
+#include "daemon/controller/dataset_cache_view.h"
+#include "daemon/controller/dataset_cache_waits.h"
 #include "daemon/controller/dataset_requests.h"
 #include "daemon/controller/goodput_ledger.h"
 #include "daemon/controller/job_progress.h"
@@ -236,6 +238,19 @@ class Controller {
   // Admin: drain nodes (or resume them).
   void Drain(const v1::DrainRequest& request, const Caller& caller,
              std::function<void(absl::Status)> done);
+  // `gantry cache` (controller_dataset_cache.cc): the caches' copies the
+  // caller may see; a prefetch (as the caller) or an eviction on each
+  // node, `done` once every node answered or the request's wait ran out.
+  // NOT_FOUND for unknown nodes, PERMISSION_DENIED for another user's
+  // datasets without admin rights; nothing is sent then.
+  absl::StatusOr<v1::ListDatasetCacheResponse> ListDatasetCache(
+      const v1::ListDatasetCacheRequest& request, const Caller& caller) const;
+  using DatasetCacheAnswer =
+      std::function<void(absl::StatusOr<v1::DatasetCacheActionResponse>)>;
+  void PrefetchDataset(const v1::PrefetchDatasetRequest& request,
+                       const Caller& caller, DatasetCacheAnswer done);
+  void EvictDataset(const v1::EvictDatasetRequest& request,
+                    const Caller& caller, DatasetCacheAnswer done);
 
   // Agent stream.
   void OnAgentMessage(const std::shared_ptr<AgentLink>& link,
@@ -552,6 +567,15 @@ class Controller {
   // An agent's answer to one of those requests.
   void OnDatasetCacheResult(const std::string& node,
                             const v1::DatasetCacheResult& result);
+  // `gantry cache` (controller_dataset_cache.cc): every node's last cache
+  // report; `send` to each of `nodes` (a node it cannot reach fails at
+  // once), then the answer once every request sent is done or
+  // `wait_seconds` have passed (0: at once).
+  std::vector<NodeCacheState> NodeCaches() const;
+  void SendAndAwait(
+      uint32_t owner_uid, const std::vector<std::string>& nodes,
+      const std::function<absl::StatusOr<uint64_t>(const std::string&)>& send,
+      uint32_t wait_seconds, DatasetCacheAnswer done);
   // How a registering agent relates to the node's last registration.
   enum class AgentContinuity {
     kSameAgent,       // the same process redialled: it has all it was sent
@@ -726,6 +750,8 @@ class Controller {
   GoodputLedger retired_goodput_;
   // Prefetches and evictions sent to agents, and their answers.
   DatasetRequests dataset_requests_;
+  // `gantry cache` calls waiting for their nodes' answers.
+  DatasetCacheWaits dataset_cache_waits_{io_};
 };
 
 // Where a job's submit environment is stored (StateStore::Environment):

@@ -95,6 +95,7 @@ void Controller::OnAgentMessage(const std::shared_ptr<AgentLink>& link,
   }
   if (message.has_dataset_cache_result()) {
     OnDatasetCacheResult(name, message.dataset_cache_result());
+    dataset_cache_waits_.Check(dataset_requests_);
   }
   if (message.has_rank_event()) {
     OnRankEvent(name, message.rank_event());
@@ -529,6 +530,7 @@ void Controller::OnAgentGone(const std::shared_ptr<AgentLink>& link,
   if (node.link != link) return;
   node.link.reset();
   dataset_requests_.NodeGone(node.record.name(), clock_.NowMs());
+  dataset_cache_waits_.Check(dataset_requests_);
   ReclassifyRecentFailures(node.record.name());
   if (node.record.state() == v1::NODE_UP) {
     node.record.set_state(v1::NODE_UNREACHABLE);

@@ -69,6 +69,7 @@ v1::ClusterStatusResponse Controller::ClusterStatus() const {
   *status.mutable_goodput_last_day() = ToProto(goodput);
   status.set_ettr_last_day(goodput.Ettr());
   status.set_goodput_window_seconds(retired_goodput_.window_ms() / 1000);
+  *status.mutable_dataset_cache() = SummarizeDatasetCache(NodeCaches());
   return status;
 }
 

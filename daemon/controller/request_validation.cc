@@ -254,4 +254,77 @@ absl::Status ValidateLaunchStepRequestFields(
   });
 }
 
+namespace {
+
+absl::Status CheckCacheNodes(
+    const google::protobuf::RepeatedPtrField<std::string>& nodes) {
+  if (absl::Status count = AtMost("nodes (--nodes)", nodes.size(),
+                                  kMaxCacheRequestNodes, " names");
+      !count.ok()) {
+    return count;
+  }
+  for (const std::string& node : nodes) {
+    if (!ValidNodeName(node)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "nodes (--nodes): \"", EscapeForTerminal(node.substr(0, 80)),
+          "\" is not a node name"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckCacheWait(uint32_t seconds) {
+  return AtMost("wait_seconds (--timeout)", seconds, kMaxCacheWaitSeconds,
+                " s");
+}
+
+// A NAME as --dataset takes it, the message saying which option.
+absl::Status CheckCacheDatasetName(std::string_view field,
+                                   std::string_view name) {
+  if (absl::Status s = CheckDatasetName(name); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(std::string(field), ": ", s.message()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateListDatasetCacheRequest(
+    const v1::ListDatasetCacheRequest& request) {
+  return FirstError({
+      CheckCacheNodes(request.nodes()),
+      request.dataset().empty()
+          ? absl::OkStatus()
+          : CheckCacheDatasetName("dataset (--dataset)", request.dataset()),
+      ValidateClaimedUser(request.user()),
+  });
+}
+
+absl::Status ValidatePrefetchDatasetRequest(
+    const v1::PrefetchDatasetRequest& request) {
+  if (request.nodes().empty()) {
+    return absl::InvalidArgumentError(
+        "a prefetch needs the nodes to copy to (--nodes)");
+  }
+  std::vector<DatasetDeclaration> dataset = {
+      {request.dataset().name(), request.dataset().path()}};
+  return FirstError({
+      CheckCacheNodes(request.nodes()),
+      CheckDatasetList(dataset),
+      CheckCacheWait(request.wait_seconds()),
+      ValidateClaimedUser(request.user()),
+  });
+}
+
+absl::Status ValidateEvictDatasetRequest(
+    const v1::EvictDatasetRequest& request) {
+  return FirstError({
+      CheckCacheNodes(request.nodes()),
+      CheckCacheDatasetName("the dataset NAME", request.name()),
+      CheckCacheWait(request.wait_seconds()),
+      ValidateClaimedUser(request.user()),
+  });
+}
+
 }  // namespace gantry

@@ -19,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "gantry/v1/client.pb.h"
+#include "gantry/v1/dataset_cache.pb.h"
 #include "gantry/v1/types.pb.h"
 
 namespace gantry {
@@ -48,5 +49,16 @@ absl::Status ValidateImportTopologyRequest(
 // refused, and the CLI escapes the rest when printing.
 absl::Status ValidateLaunchStepRequestFields(
     const v1::LaunchStepRequest& request);
+// `gantry cache`: node lists of at most kMaxCacheRequestNodes names, a
+// dataset NAME and PATH as --dataset takes them (common/dataset_spec.h),
+// a wait of at most kMaxCacheWaitSeconds. A prefetch names its nodes.
+inline constexpr size_t kMaxCacheRequestNodes = 65536;
+inline constexpr uint32_t kMaxCacheWaitSeconds = 7 * 24 * 3600;
+absl::Status ValidateListDatasetCacheRequest(
+    const v1::ListDatasetCacheRequest& request);
+absl::Status ValidatePrefetchDatasetRequest(
+    const v1::PrefetchDatasetRequest& request);
+absl::Status ValidateEvictDatasetRequest(
+    const v1::EvictDatasetRequest& request);
 
 }  // namespace gantry

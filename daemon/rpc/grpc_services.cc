@@ -323,6 +323,42 @@ grpc::ServerUnaryReactor* ClientServiceImpl::GetTopology(
                       });
 }
 
+grpc::ServerUnaryReactor* ClientServiceImpl::ListDatasetCache(
+    grpc::CallbackServerContext* context,
+    const v1::ListDatasetCacheRequest* request,
+    v1::ListDatasetCacheResponse* response) {
+  return relay_.Relay(
+      context, *request, {.user = request->user()},
+      ValidateListDatasetCacheRequest,
+      [this, request, response](const Caller& caller, UnaryFinish finish) {
+        finish.Answer(response, controller_.ListDatasetCache(*request, caller));
+      });
+}
+
+grpc::ServerUnaryReactor* ClientServiceImpl::PrefetchDataset(
+    grpc::CallbackServerContext* context,
+    const v1::PrefetchDatasetRequest* request,
+    v1::DatasetCacheActionResponse* response) {
+  return relay_.Relay(
+      context, *request, {.user = request->user()},
+      ValidatePrefetchDatasetRequest,
+      [this, request, response](const Caller& caller, UnaryFinish finish) {
+        controller_.PrefetchDataset(*request, caller,
+                                    finish.AnswerInto(response));
+      });
+}
+
+grpc::ServerUnaryReactor* ClientServiceImpl::EvictDataset(
+    grpc::CallbackServerContext* context,
+    const v1::EvictDatasetRequest* request,
+    v1::DatasetCacheActionResponse* response) {
+  return relay_.Relay(
+      context, *request, {.user = request->user()}, ValidateEvictDatasetRequest,
+      [this, request, response](const Caller& caller, UnaryFinish finish) {
+        controller_.EvictDataset(*request, caller, finish.AnswerInto(response));
+      });
+}
+
 namespace {
 
 // How long heartbeats may gather in the inbox before the loop takes them:

@@ -144,6 +144,19 @@ class ClientServiceImpl final : public v1::ClientService::CallbackService {
   grpc::ServerUnaryReactor* UpdateJob(grpc::CallbackServerContext* context,
                                       const v1::UpdateJobRequest* request,
                                       v1::UpdateJobResponse* response) override;
+  // `gantry cache`: list, prefetch, evict.
+  grpc::ServerUnaryReactor* ListDatasetCache(
+      grpc::CallbackServerContext* context,
+      const v1::ListDatasetCacheRequest* request,
+      v1::ListDatasetCacheResponse* response) override;
+  grpc::ServerUnaryReactor* PrefetchDataset(
+      grpc::CallbackServerContext* context,
+      const v1::PrefetchDatasetRequest* request,
+      v1::DatasetCacheActionResponse* response) override;
+  grpc::ServerUnaryReactor* EvictDataset(
+      grpc::CallbackServerContext* context,
+      const v1::EvictDatasetRequest* request,
+      v1::DatasetCacheActionResponse* response) override;
 
  private:
   // What Cancel and Hold do to the jobs a request selects.

@@ -292,5 +292,30 @@ TEST_CASE("the JSON document keeps the old keys and adds the new ones",
   CHECK(json["last_hour"]["restarts"] == 1);
 }
 
+TEST_CASE("the dataset caches' use shows on the screen and in JSON",
+          "[status]") {
+  UseUtc();
+  v1::ClusterStatusResponse status = Sample();
+  CHECK(RenderStatusScreen(status, Plain())
+            .find("Cache        no node reports a dataset cache\n") !=
+        std::string::npos);
+  v1::DatasetCacheUse& cache = *status.mutable_dataset_cache();
+  cache.set_nodes_reporting(2);
+  cache.set_capacity_bytes(4ull << 30);
+  cache.set_used_bytes(1ull << 30);
+  cache.set_datasets(1);
+  cache.set_copies(2);
+  cache.set_pinned_copies(1);
+  const std::string screen = RenderStatusScreen(status, Plain());
+  INFO(screen);
+  CHECK(screen.find("Cache        1.0 GiB of 4.0 GiB (25%) on 2 nodes, 1 "
+                    "dataset (2 copies, 1 pinned by jobs)\n") !=
+        std::string::npos);
+  const nlohmann::json json = StatusToJson(status, "unix:/x.sock");
+  CHECK(json["dataset_cache"]["nodes_reporting"] == 2);
+  CHECK(json["dataset_cache"]["used_bytes"] == 1ull << 30);
+  CHECK(json["dataset_cache"]["pinned_copies"] == 1);
+}
+
 }  // namespace
 }  // namespace gantry::cli

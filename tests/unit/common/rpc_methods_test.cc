@@ -47,11 +47,14 @@ TEST_CASE("Each client method name is the RPC taking its request") {
   CheckNamesTheRpcTaking<v1::EndAllocationRequest>();
   CheckNamesTheRpcTaking<v1::KeepAllocationRequest>();
   CheckNamesTheRpcTaking<v1::HandoverRequest>();
+  CheckNamesTheRpcTaking<v1::ListDatasetCacheRequest>();
+  CheckNamesTheRpcTaking<v1::PrefetchDatasetRequest>();
+  CheckNamesTheRpcTaking<v1::EvictDatasetRequest>();
   // Every RPC is listed above: a new one needs its entry in the table.
   CHECK(v1::SubmitRequest::descriptor()
             ->file()
             ->FindServiceByName("ClientService")
-            ->method_count() == 21);
+            ->method_count() == 24);
 }
 
 TEST_CASE("The agent's method name is its stream's RPC") {
