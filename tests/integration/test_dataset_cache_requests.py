@@ -12,8 +12,9 @@ resumes after the agent restarts.
 
 The agent's stream ends at gantry-stream-controller (tests/tools), which
 sends exactly what the test writes and prints what the agent answers, so
-that the agent's side is tested alone. Needs root (the copies are made as
-`nobody`)."""
+that the agent's side is tested alone. The real agent's tests need root
+(the copies are made as `nobody`); gantry-agent --simulate, which has no
+cache and refuses both requests, is tested without."""
 
 import json
 import os
@@ -297,6 +298,40 @@ class DatasetCacheRequestsTest(ClusterTestCase):
         for i in range(5):
             with open(os.path.join(entry, f"shard{i}.bin"), "rb") as f:
                 self.assertEqual(f.read(), bytes([65 + i]) * (64 * KIB))
+
+
+class SimulatedNodeRequestsTest(ClusterTestCase):
+    """gantry-agent --simulate has no cache: it refuses both requests at
+    once, so that none stays open in gantryd."""
+
+    def test_a_simulated_node_refuses_both_requests(self):
+        cluster = self.start_cluster(agents=0, auth="none")
+        controller = StreamController(cluster.path("stream.sock"),
+                                      heartbeat_ms=200)
+        self.addCleanup(controller.stop)
+        argv = [cluster.agent_bin, "--controller", controller.target,
+                "--simulate", "1"]
+        cluster.agents["fleet"] = gantry_cluster._Daemon(
+            "fleet", argv, cluster.path("agent-fleet.1.log"), cluster.env)
+        registered = controller.wait(lambda m: "register" in m, 20,
+                                     "the simulated node's Register")
+        node = registered["register"]["node_name"]
+        for request_id, text in (
+                (7, 'dataset_prefetch { request_id: 7 uid: 1000 gid: 1000 '
+                    'user: "alice" dataset { name: "train" path: "/data" } '
+                    'job_id: 3 hold_ms: 1000 }'),
+                (8, 'dataset_evict { request_id: 8 owner_uid: 1000 '
+                    'name: "train" }')):
+            mark = len(controller.messages())
+            controller.send(text)
+            answer = controller.wait(lambda m: "dataset_cache_result" in m, 10,
+                                     f"the answer to {request_id}",
+                                     after=mark)["dataset_cache_result"]
+            self.assertEqual(int(answer["request_id"]), request_id)
+            self.assertFalse(answer.get("ok", False))
+            self.assertEqual(answer["message"],
+                             f"node {node} is simulated and has no dataset "
+                             "cache")
 
 
 if __name__ == "__main__":
