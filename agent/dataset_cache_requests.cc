@@ -1,6 +1,7 @@
 #include "agent/dataset_cache_requests.h"
 
 #include <chrono>
+#include <limits>
 #include <thread>
 #include <utility>
 
@@ -114,9 +115,14 @@ v1::DatasetCacheResult DatasetCacheRequests::PrefetchNow(
                                     {"user", user->name},
                                     {"job", request.job_id()}});
   const auto started = std::chrono::steady_clock::now();
+  // Saturated: a hold past the end of time is one that never lapses.
+  const int64_t hold_until_ms =
+      request.hold_ms() > std::numeric_limits<int64_t>::max() - received_ms
+          ? std::numeric_limits<int64_t>::max()
+          : received_ms + request.hold_ms();
   absl::StatusOr<StagedDataset> staged =
-      cache_->Prefetch(request.job_id(), received_ms + request.hold_ms(), *user,
-                       dataset.name(), dataset.path(), {});
+      cache_->Prefetch(request.job_id(), hold_until_ms, *user, dataset.name(),
+                       dataset.path(), {});
   if (!staged.ok()) {
     log::Warn("dataset prefetch failed",
               {{"dataset", dataset.name()},

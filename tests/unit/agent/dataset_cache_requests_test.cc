@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -132,6 +133,22 @@ TEST_CASE("a prefetch for a waiting job holds the copy for hold_ms",
   CHECK_FALSE(gone.ok());
   CHECK(gone.message() == "dataset train of uid " + std::to_string(::getuid()) +
                               " is not cached on node n1");
+}
+
+TEST_CASE("a hold too long to count lapses never, and none lapses at once",
+          "[dataset_requests]") {
+  DatasetCacheFixture f;
+  Handler h(f);
+  REQUIRE(h.requests
+              ->PrefetchNow(PrefetchOf(1, "a", f.Source("a"), 12,
+                                       std::numeric_limits<int64_t>::max()))
+              .ok());
+  REQUIRE(
+      h.requests->PrefetchNow(PrefetchOf(2, "b", f.Source("b"), 13, -5)).ok());
+  f.clock.AdvanceMs(int64_t{365} * 24 * 3600 * 1000);
+  f.cache->ExpireHolds();
+  CHECK(f.PinsOf("a") == std::set<uint64_t>{12});
+  CHECK(f.PinsOf("b").empty());
 }
 
 TEST_CASE("an eviction of a running job's dataset names the job",
