@@ -125,6 +125,12 @@ int Prefetch(ControllerClient& client, const CacheCommands& commands) {
   if (absl::Status checked = CheckDatasetPath(normal); !checked.ok()) {
     return Fail(kCommand, checked);
   }
+  std::error_code error;
+  if (!std::filesystem::is_directory(normal, error)) {
+    return Fail(kCommand,
+                absl::InvalidArgumentError(absl::StrCat(
+                    normal, " does not exist or is not a directory")));
+  }
   if (commands.nodes.empty()) {
     return Fail(kCommand, absl::InvalidArgumentError(
                               "a prefetch needs the nodes to copy to: "
@@ -172,12 +178,17 @@ void AddListOptions(CLI::App& command, CacheCommands& commands) {
   command
       .add_option("--nodes,-w", commands.nodes,
                   "Only these nodes: a hostlist such as node[01-04]")
-      ->allow_extra_args(false);
-  command.add_option("--user,-u", commands.user,
-                     "Only this user's copies (admins; a user sees only "
-                     "their own)");
-  command.add_option("--dataset", commands.dataset,
-                     "Only the dataset of this NAME");
+      ->allow_extra_args(false)
+      ->option_text("HOSTLIST");
+  command
+      .add_option("--user,-u", commands.user,
+                  "Only this user's copies (admins; a user sees only their "
+                  "own)")
+      ->option_text("NAME");
+  command
+      .add_option("--dataset", commands.dataset,
+                  "Only the dataset of this NAME")
+      ->option_text("NAME");
   command.add_flag("--json", commands.json, "Machine-readable output");
 }
 
@@ -186,9 +197,10 @@ void AddWaitOptions(CLI::App& command, CacheCommands& commands) {
                    "Return once the nodes are asked, without their answers");
   command
       .add_option("--timeout", commands.timeout_seconds,
-                  "Seconds to wait for every node's answer")
+                  "Seconds to wait for every node's answer (1 to 604800; "
+                  "default 3600)")
       ->check(CLI::Range(1u, 7u * 24 * 3600))
-      ->capture_default_str();
+      ->option_text("SECONDS");
   command.add_flag("--json", commands.json, "Machine-readable output");
 }
 
@@ -222,6 +234,7 @@ void AddCacheCommands(CLI::App& app, CacheCommands& commands) {
       ->add_option("--nodes,-w", commands.nodes,
                    "The nodes to copy to: a hostlist such as node[01-04]")
       ->allow_extra_args(false)
+      ->option_text("HOSTLIST REQUIRED")
       ->required();
   AddWaitOptions(*commands.prefetch, commands);
   commands.evict = commands.cache->add_subcommand(
@@ -233,9 +246,12 @@ void AddCacheCommands(CLI::App& app, CacheCommands& commands) {
   commands.evict
       ->add_option("--nodes,-w", commands.nodes,
                    "Only these nodes (default: every node holding it)")
-      ->allow_extra_args(false);
-  commands.evict->add_option("--user,-u", commands.user,
-                             "Another user's dataset (admins only)");
+      ->allow_extra_args(false)
+      ->option_text("HOSTLIST");
+  commands.evict
+      ->add_option("--user,-u", commands.user,
+                   "Another user's dataset (admins only)")
+      ->option_text("NAME");
   AddWaitOptions(*commands.evict, commands);
   // An option of another subcommand is an error, not the cache's own.
   commands.prefetch->fallthrough(false);

@@ -68,6 +68,14 @@ void Controller::PrefetchDataset(const v1::PrefetchDatasetRequest& request,
     done(known);
     return;
   }
+  if (caller.uid == 0) {
+    // Agents copy no dataset as root (a job's staging runs as its user):
+    // one clear answer here rather than the same refusal from every node.
+    done(absl::PermissionDeniedError(
+        "a prefetch copies the dataset as you, and the nodes copy none as "
+        "root: run gantry cache prefetch as the dataset's user"));
+    return;
+  }
   log::Info("dataset prefetch requested",
             {{"user", caller.user},
              {"dataset", request.dataset().name()},
