@@ -219,7 +219,7 @@ class DebianPackagesTest(unittest.TestCase):
         script = os.path.join(REPO, "packaging", "bash-completion", "gantry")
         cases = {
             "gantry q": "queue",
-            "gantry --controller h:1 ca": "cancel",
+            "gantry --controller h:1 ca": "cancel cache",
             "gantry queue --a": "--all --account --array",
             "gantry topology ": "import",
             "gantry topology import --format i": "ibnetdiscover",
@@ -230,6 +230,10 @@ class DebianPackagesTest(unittest.TestCase):
             "gantry h": "hold hostnames handover hostlist",
             "gantry rel": "release",
             "gantry batch --wr": "--wrap",
+            "gantry cache ": "list prefetch evict",
+            "gantry cache evict --n": "--nodes --no-wait",
+            "gantry cache prefetch --t": "--timeout",
+            "gantry cache --d": "--dataset",
         }
         for line, expected in cases.items():
             words = line.split(" ")
