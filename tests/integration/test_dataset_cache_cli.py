@@ -4,7 +4,8 @@ copies a dataset into two nodes' caches as the user who asks, the listing
 shows each copy's size, version and last use, a job naming the dataset is
 then served from the cache, `gantry status` counts the copies, an eviction
 drops them; a copy a running job pins is refused with the job named; a
-node without an agent fails at once; a user sees only their own copies
+node without an agent fails at once, one that does not answer within
+--timeout is named (and gantryd serves others meanwhile); a user sees only their own copies
 and cannot evict another user's, an admin sees all; bad input and unknown
 nodes are refused before anything is sent. The nodes copy no dataset as
 root, so the tests create a user (needs root) and remove it."""
@@ -13,7 +14,10 @@ import json
 import os
 import pwd
 import secrets
+import signal
 import subprocess
+import threading
+import time
 import unittest
 
 import gantry_cluster
@@ -223,6 +227,40 @@ class DatasetCacheCliTest(CacheCase):
                          "node02: failed: node node02 has no connected agent")
         self.assertTrue(result.stdout.startswith("node01: copied"),
                         result.stdout)
+
+    def test_a_node_that_does_not_answer_in_time_is_named(self):
+        c = self.cluster
+        c.signal_agent("node02", signal.SIGSTOP)  # connected, silent
+        outcome = {}
+
+        def prefetch():
+            outcome["result"] = self.as_user(
+                "cache", "prefetch", f"train:{self.shared}",
+                "--nodes=node[01-02]", "--timeout=3", check=False)
+        waiting = threading.Thread(target=prefetch)
+        try:
+            started = time.monotonic()
+            waiting.start()
+            # gantryd's loop serves others while the call waits.
+            time.sleep(1)
+            asked = time.monotonic()
+            c.cli("cache", "list")
+            self.assertLess(time.monotonic() - asked, 1.5)
+            self.assertTrue(waiting.is_alive(), "answered before its wait")
+            waiting.join(30)
+            waited = time.monotonic() - started
+        finally:
+            c.signal_agent("node02", signal.SIGCONT)
+        result = outcome["result"]
+        self.assertEqual(result.returncode, 1, result.stdout)
+        lines = result.stdout.splitlines()
+        self.assertTrue(lines[0].startswith("node01: copied"), lines)
+        self.assertEqual(lines[1], "node02: no answer within 3 s (the node "
+                                   "carries on; gantry cache list shows when "
+                                   "it is done)")
+        self.assertLess(waited, 10)
+        # The late answer still lands: the copy shows once node02 resumes.
+        self.wait_copies(2)
 
 
 class DatasetCachePrivacyTest(CacheCase):
