@@ -95,9 +95,8 @@ absl::StatusOr<int64_t> TimeMs(const std::string& text, int64_t now_ms) {
   return relative ? now_ms + (*at - now_ms / 1000) * 1000 : *at * 1000;
 }
 
-// A --dataset path as the job spec holds it: absolute (a relative one is
-// taken from the job's working directory), in normal form, and naming a
-// directory that exists here, since the nodes see the same shared storage.
+}  // namespace
+
 absl::StatusOr<std::string> DatasetPathForSpec(
     const DatasetDeclaration& dataset, const std::string& working_dir) {
   std::filesystem::path path(dataset.path);
@@ -116,8 +115,6 @@ absl::StatusOr<std::string> DatasetPathForSpec(
   }
   return normal;
 }
-
-}  // namespace
 
 std::string WrapCommand(const std::string& command) {
   return absl::StrCat(

@@ -39,6 +39,13 @@ absl::StatusOr<v1::SubmitRequest> BuildSubmitRequest(
     const std::vector<std::string>& script_args, const std::string& submit_dir,
     char** environ_entries);
 
+// A --dataset path as a job spec (or gantry cache prefetch) holds it:
+// absolute (a relative one is taken from `working_dir`), in normal form,
+// and naming a directory that exists here, since the nodes see the same
+// shared storage. INVALID_ARGUMENT naming the dataset otherwise.
+absl::StatusOr<std::string> DatasetPathForSpec(
+    const DatasetDeclaration& dataset, const std::string& working_dir);
+
 // The whole command; returns the process exit code.
 int RunBatchCommand(const std::vector<std::string>& args,
                     const std::string& controller_flag);

@@ -9,6 +9,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "cli/batch_command.h"
 #include "cli/cache_view.h"
 #include "cli/command_support.h"
 #include "cli/controller_client.h"
@@ -100,9 +101,19 @@ int List(ControllerClient& client, const CacheCommands& commands) {
   return 0;
 }
 
-// Prints how the request went on each node; 1 if any node failed.
-int Report(const v1::DatasetCacheActionResponse& response,
-           const CacheCommands& commands, bool prefetch, uint32_t wait) {
+// Sends a prefetch or an eviction, waiting for the nodes as the options
+// say, and prints how it went on each node; 1 if any node failed.
+template <class Request>
+int Act(absl::Status (ControllerClient::*call)(const Request&,
+                                               v1::DatasetCacheActionResponse&),
+        ControllerClient& client, Request& request,
+        const CacheCommands& commands, bool prefetch) {
+  const uint32_t wait = commands.no_wait ? 0 : commands.timeout_seconds;
+  request.set_wait_seconds(wait);
+  v1::DatasetCacheActionResponse response;
+  if (absl::Status status = (client.*call)(request, response); !status.ok()) {
+    return Fail(kCommand, status);
+  }
   const CacheActionReport report = CacheActionText(response, prefetch, wait);
   if (commands.json) {
     std::cout << CacheActionJson(response, UserNames()).dump(2) << "\n";
@@ -116,21 +127,12 @@ int Prefetch(ControllerClient& client, const CacheCommands& commands) {
   absl::StatusOr<DatasetDeclaration> dataset =
       ParseDatasetOption(commands.dataset);
   if (!dataset.ok()) return Fail(kCommand, dataset.status());
-  // A relative PATH is taken from here, as --dataset takes it; the nodes
-  // see the same shared storage.
-  std::filesystem::path path(dataset->path);
-  if (path.is_relative()) path = std::filesystem::current_path() / path;
-  std::string normal = path.lexically_normal().string();
-  while (normal.size() > 1 && normal.back() == '/') normal.pop_back();
-  if (absl::Status checked = CheckDatasetPath(normal); !checked.ok()) {
-    return Fail(kCommand, checked);
-  }
+  // A relative PATH is taken from here, as --dataset takes it.
   std::error_code error;
-  if (!std::filesystem::is_directory(normal, error)) {
-    return Fail(kCommand,
-                absl::InvalidArgumentError(absl::StrCat(
-                    normal, " does not exist or is not a directory")));
-  }
+  const std::filesystem::path here = std::filesystem::current_path(error);
+  absl::StatusOr<std::string> path =
+      DatasetPathForSpec(*dataset, here.string());
+  if (!path.ok()) return Fail(kCommand, path.status());
   if (commands.nodes.empty()) {
     return Fail(kCommand, absl::InvalidArgumentError(
                               "a prefetch needs the nodes to copy to: "
@@ -139,19 +141,13 @@ int Prefetch(ControllerClient& client, const CacheCommands& commands) {
   v1::PrefetchDatasetRequest request;
   request.set_user(CurrentUser());
   request.mutable_dataset()->set_name(dataset->name);
-  request.mutable_dataset()->set_path(normal);
+  request.mutable_dataset()->set_path(*path);
   if (absl::Status added = AddNodes(commands.nodes, *request.mutable_nodes());
       !added.ok()) {
     return Fail(kCommand, added);
   }
-  const uint32_t wait = commands.no_wait ? 0 : commands.timeout_seconds;
-  request.set_wait_seconds(wait);
-  v1::DatasetCacheActionResponse response;
-  if (absl::Status status = client.PrefetchDataset(request, response);
-      !status.ok()) {
-    return Fail(kCommand, status);
-  }
-  return Report(response, commands, /*prefetch=*/true, wait);
+  return Act(&ControllerClient::PrefetchDataset, client, request, commands,
+             /*prefetch=*/true);
 }
 
 int Evict(ControllerClient& client, const CacheCommands& commands) {
@@ -164,14 +160,8 @@ int Evict(ControllerClient& client, const CacheCommands& commands) {
   if (absl::Status chosen = Choose(commands, request); !chosen.ok()) {
     return Fail(kCommand, chosen);
   }
-  const uint32_t wait = commands.no_wait ? 0 : commands.timeout_seconds;
-  request.set_wait_seconds(wait);
-  v1::DatasetCacheActionResponse response;
-  if (absl::Status status = client.EvictDataset(request, response);
-      !status.ok()) {
-    return Fail(kCommand, status);
-  }
-  return Report(response, commands, /*prefetch=*/false, wait);
+  return Act(&ControllerClient::EvictDataset, client, request, commands,
+             /*prefetch=*/false);
 }
 
 void AddListOptions(CLI::App& command, CacheCommands& commands) {
