@@ -596,8 +596,8 @@ int RunCommandLine(int argc, char** argv) {
   CLI::App* status = app.add_subcommand(
       "status",
       "Cluster overview for admins: controller health, nodes and GPUs by "
-      "state, GPU utilization, jobs, pending reasons, fabric, recent "
-      "failures");
+      "state, GPU utilization, jobs, pending reasons, fabric, dataset "
+      "caches, recent failures");
   gantry::cli::StatusOptions status_options;
   status->add_flag("--json", status_options.json,
                    "Machine-readable output (a stable JSON document)");
