@@ -210,7 +210,8 @@ class DatasetCache {
   // Applies `pin` to the entry `key` (and drops the job's holds on other
   // versions of the dataset: the job has what it needs). Lock held.
   void PinEntry(const Key& key, const Pin& pin);
-  // Lock held for these three.
+  // Lock held for these three. Pinned counts every hold, lapsed or not:
+  // DropLapsedHolds first.
   void DropLapsedHolds();
   static bool Pinned(const Entry& entry) {
     return !entry.jobs.empty() || !entry.holds.empty();
