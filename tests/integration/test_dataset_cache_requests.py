@@ -221,7 +221,8 @@ class DatasetCacheRequestsTest(ClusterTestCase):
                          "cached on node node01")
 
     def test_a_copy_staged_ahead_is_held_for_its_job_until_the_hold_lapses(self):
-        held = self.prefetch(job=42, hold_ms=3000)
+        sent = time.monotonic()
+        held = self.prefetch(job=42, hold_ms=6000)
         self.assertTrue(held.get("ok"), held)
         report = self.next_report(lambda r: r.get("entries"))
         self.assertEqual(report["entries"][0].get("pinned_by_jobs"), ["42"])
@@ -234,7 +235,9 @@ class DatasetCacheRequestsTest(ClusterTestCase):
         # that heartbeat reports it.
         report = self.next_report(
             lambda r: r.get("entries")
-            and not r["entries"][0].get("pinned_by_jobs"), timeout=10)
+            and not r["entries"][0].get("pinned_by_jobs"), timeout=20)
+        # Not before its time: the hold counts from the request's arrival.
+        self.assertGreaterEqual(time.monotonic() - sent, 6.0)
         self.assertEqual(len(report["entries"]), 1)
         self.assertTrue(self.evict().get("ok"))
 
