@@ -56,6 +56,20 @@ TEST_CASE("a copy staged ahead for a job is held until the hold lapses",
   CHECK(f.cache->Evict(::getuid(), "a").ok());
 }
 
+TEST_CASE("a prefetch counts its bytes, not a job's hit or miss",
+          "[dataset_pins]") {
+  DatasetCacheFixture f;
+  REQUIRE(f.PrefetchFor(7, kMinute, "a").ok());
+  REQUIRE(f.PrefetchFor(0, 0, "a")->hit);
+  CHECK(f.cache->Counters().hits == 0);
+  CHECK(f.cache->Counters().misses == 0);
+  CHECK(f.cache->Counters().bytes_staged == 1000);
+  // The job's own launch then finds it: a hit.
+  REQUIRE(f.cache->Stage(7, ThisProcessUser(), "a", f.Source("a"), {})->hit);
+  CHECK(f.cache->Counters().hits == 1);
+  CHECK(f.cache->Counters().misses == 0);
+}
+
 TEST_CASE("a lapsed hold is dropped when room is made, without a tick",
           "[dataset_pins]") {
   DatasetCacheFixture f(/*capacity_bytes=*/1500);
