@@ -5,8 +5,6 @@
 // dataset at once copy it once.
 #include <catch2/catch.hpp>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <string>
 #include <thread>
 
@@ -137,50 +135,6 @@ TEST_CASE("a job that stages a newer version lets the held one go",
   CHECK(list[0].version == launch->version);
   CHECK(list[0].jobs == std::set<uint64_t>{7});
 }
-
-// Copies through an in-process worker, the first copy held at a gate until
-// the test opens it; counts the copies.
-class GatedWorker : public DatasetWorker {
- public:
-  absl::StatusOr<DatasetManifest> Scan(const DatasetUser& user,
-                                       const std::string& source) override {
-    return inner_.Scan(user, source);
-  }
-  absl::StatusOr<CopyResult> Copy(const DatasetUser& user,
-                                  const std::string& source,
-                                  const std::string& version,
-                                  const std::string& entry,
-                                  const StageProgress& progress) override {
-    {
-      std::unique_lock lock(mutex_);
-      ++copies_;
-      opened_.wait(lock, [this] { return open_; });
-    }
-    return inner_.Copy(user, source, version, entry, progress);
-  }
-  absl::Status Remove(const DatasetUser& user,
-                      const std::string& path) override {
-    return inner_.Remove(user, path);
-  }
-  void Open() {
-    {
-      std::lock_guard lock(mutex_);
-      open_ = true;
-    }
-    opened_.notify_all();
-  }
-  int copies() {
-    std::lock_guard lock(mutex_);
-    return copies_;
-  }
-
- private:
-  InProcessDatasetWorker inner_;
-  std::mutex mutex_;
-  std::condition_variable opened_;
-  bool open_ = false;
-  int copies_ = 0;
-};
 
 TEST_CASE("two prefetches of the same dataset at once copy it once",
           "[dataset_pins]") {
