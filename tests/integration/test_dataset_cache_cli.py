@@ -211,6 +211,55 @@ class DatasetCacheCliTest(CacheCase):
         for name in c.agents:
             self.assertNotIn("dataset staged", c.agents[name].log_text())
 
+    def test_hostile_requests_are_refused_whole(self):
+        """Requests no CLI would send, straight to gantryd: each refused as
+        INVALID_ARGUMENT naming the field, nothing sent to any node."""
+        c = self.cluster
+        tool = os.path.join(gantry_cluster.build_dir(), "tests", "tools",
+                            "gantry-raw-request")
+        if not os.access(tool, os.X_OK):
+            self.skipTest(f"{tool} is not built")
+
+        def raw(method, text):
+            result = subprocess.run(
+                [tool, f"127.0.0.1:{c.port}", method], input=text.encode(),
+                capture_output=True, env=c.env, timeout=30)
+            self.assertNotEqual(result.returncode, 2, result.stderr)
+            return result.stdout.decode(errors="replace")
+
+        def prefetch(path='"/shared/train"', name='"train"',
+                     nodes='nodes: "node01"', wait=60):
+            return (f"dataset {{ name: {name} path: {path} }} {nodes} "
+                    f"wait_seconds: {wait}")
+        many = " ".join(['nodes: "node01"'] * 70000)
+        for method, text, says in (
+                ("PrefetchDataset", prefetch(path='"/shared/\\033[2J"'),
+                 "control"),
+                ("PrefetchDataset", prefetch(path='"shared/train"'),
+                 "absolute"),
+                ("PrefetchDataset", prefetch(path='"/shared/../etc"'),
+                 "normal form"),
+                ("PrefetchDataset", prefetch(name='"1bad"'), "name"),
+                ("PrefetchDataset", prefetch(nodes=""), "--nodes"),
+                ("PrefetchDataset", prefetch(nodes='nodes: "node\\n01"'),
+                 "not a node name"),
+                ("PrefetchDataset", prefetch(nodes=many), "limit"),
+                ("PrefetchDataset", prefetch(wait=4294967295),
+                 "wait_seconds"),
+                ("EvictDataset", 'name: ""', "name"),
+                ("EvictDataset", 'name: "train" nodes: "../etc"',
+                 "not a node name"),
+                ("ListDatasetCache", 'dataset: "a b"', "dataset"),
+                ("ListDatasetCache", 'user: "a\\nb"', "user")):
+            out = raw(method, text)
+            self.assertTrue(out.startswith("3: "), (method, text[:80], out))
+            self.assertIn(says, out, (method, text[:80]))
+        # Well formed: refused only for what it asks (root copies nothing).
+        self.assertTrue(raw("PrefetchDataset", prefetch()).startswith("7: "))
+        self.assertEqual(self.listing()["copies"], [])
+        for name in c.agents:
+            self.assertNotIn("prefetch", c.agents[name].log_text())
+
     def test_node_without_agent_fails_at_once(self):
         c = self.cluster
         c.kill_agent("node02")

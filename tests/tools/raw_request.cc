@@ -4,8 +4,8 @@
 // tests/integration/test_hostile_input.py. A MUNGE credential from
 // $GANTRY_MUNGE_SOCKET (or munged's default) is attached, as the CLI does.
 //
-//   gantry-raw-request TARGET Submit|Drain|ReportProgress|ImportTopology
-//       < request.txtpb
+//   gantry-raw-request TARGET Submit|Drain|ReportProgress|ImportTopology|
+//       ListDatasetCache|PrefetchDataset|EvictDataset < request.txtpb
 //
 // Prints "OK" and the response, or "CODE: message"; exits 0 on OK, 1 when
 // refused, 2 on a usage error.
@@ -61,7 +61,8 @@ int Send(const std::string& text, const std::string& method, Call call) {
 int main(int argc, char** argv) {
   if (argc != 3) {
     std::cerr << "usage: gantry-raw-request TARGET "
-                 "Submit|Drain|ReportProgress|ImportTopology < request\n";
+                 "Submit|Drain|ReportProgress|ImportTopology|"
+                 "ListDatasetCache|PrefetchDataset|EvictDataset < request\n";
     return 2;
   }
   const std::string method = argv[2];
@@ -93,6 +94,24 @@ int main(int argc, char** argv) {
     return Send<ImportTopologyRequest, TopologyReport>(
         text, method, [&](auto* context, const auto& request, auto* response) {
           return stub->ImportTopology(context, request, response);
+        });
+  }
+  if (method == "ListDatasetCache") {
+    return Send<ListDatasetCacheRequest, ListDatasetCacheResponse>(
+        text, method, [&](auto* context, const auto& request, auto* response) {
+          return stub->ListDatasetCache(context, request, response);
+        });
+  }
+  if (method == "PrefetchDataset") {
+    return Send<PrefetchDatasetRequest, DatasetCacheActionResponse>(
+        text, method, [&](auto* context, const auto& request, auto* response) {
+          return stub->PrefetchDataset(context, request, response);
+        });
+  }
+  if (method == "EvictDataset") {
+    return Send<EvictDatasetRequest, DatasetCacheActionResponse>(
+        text, method, [&](auto* context, const auto& request, auto* response) {
+          return stub->EvictDataset(context, request, response);
         });
   }
   std::cerr << "gantry-raw-request: unknown method " << method << "\n";
