@@ -92,7 +92,7 @@ TEST_CASE("names from users and agents are escaped", "[cache_view]") {
   CHECK(text.find('\x1b') == std::string::npos);
 }
 
-TEST_CASE("each node's outcome is one line; a failure fails the command",
+TEST_CASE("each node's outcome is one line, and a failure fails the command",
           "[cache_view]") {
   v1::DatasetCacheActionResponse response;
   v1::DatasetNodeResult& copied = *response.add_results();

@@ -197,7 +197,7 @@ TEST_CASE("unknown nodes and root's prefetch send nothing",
   CHECK(h.n2->prefetches.empty());
 }
 
-TEST_CASE("a node without its agent fails at once; one lost fails its request",
+TEST_CASE("a node without its agent fails at once, one lost fails its request",
           "[dataset_cache_controller]") {
   Harness h;
   h.controller_->OnAgentGone(h.n2);

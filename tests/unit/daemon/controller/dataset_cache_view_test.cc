@@ -75,7 +75,7 @@ TEST_CASE("a user sees their own copies and every node's totals",
   CHECK(text.find("secret") == std::string::npos);
 }
 
-TEST_CASE("a user cannot list another user's copies; an admin can",
+TEST_CASE("a user cannot list another user's copies, an admin can",
           "[dataset_cache_view]") {
   const Cluster cluster;
   v1::ListDatasetCacheRequest request;
