@@ -15,6 +15,7 @@
 #include "cli/controller_client.h"
 #include "common/dataset_spec.h"
 #include "common/hostlist.h"
+#include "common/request_limits.h"
 
 namespace gantry::cli {
 namespace {
@@ -48,7 +49,7 @@ absl::Status AddNodes(const std::vector<std::string>& expressions,
                       google::protobuf::RepeatedPtrField<std::string>& nodes) {
   for (const std::string& expression : expressions) {
     absl::StatusOr<std::vector<std::string>> names =
-        ExpandHostlist(expression, 65536);
+        ExpandHostlist(expression, limits::kMaxCacheRequestNodes);
     if (!names.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("--nodes: invalid node list \"", expression,

@@ -43,4 +43,8 @@ inline constexpr size_t kMaxNameBytes = 256;
 inline constexpr size_t kMaxReasonBytes = 1024;
 inline constexpr size_t kMaxPathBytes = 4096;
 
+// Nodes one `gantry cache` request names (a Slurm hostlist range's own
+// limit).
+inline constexpr size_t kMaxCacheRequestNodes = 65536;
+
 }  // namespace gantry::limits

@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "common/request_limits.h"
 #include "gantry/v1/client.pb.h"
 #include "gantry/v1/dataset_cache.pb.h"
 #include "gantry/v1/types.pb.h"
@@ -52,7 +53,7 @@ absl::Status ValidateLaunchStepRequestFields(
 // `gantry cache`: node lists of at most kMaxCacheRequestNodes names, a
 // dataset NAME and PATH as --dataset takes them (common/dataset_spec.h),
 // a wait of at most kMaxCacheWaitSeconds. A prefetch names its nodes.
-inline constexpr size_t kMaxCacheRequestNodes = 65536;
+using limits::kMaxCacheRequestNodes;
 inline constexpr uint32_t kMaxCacheWaitSeconds = 7 * 24 * 3600;
 absl::Status ValidateListDatasetCacheRequest(
     const v1::ListDatasetCacheRequest& request);
