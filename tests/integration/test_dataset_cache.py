@@ -13,6 +13,7 @@ import hashlib
 import os
 import pwd
 import re
+import shutil
 import time
 import unittest
 import urllib.request
@@ -316,6 +317,56 @@ class DatasetPlacementTest(ClusterTestCase):
         node, again = self.place(directory=user_dir, uid=other.pw_uid)
         self.assertEqual(node, "node01")
         self.assertTrue(again["hit"], again)
+
+
+class DatasetAgentUpgradeTest(ClusterTestCase):
+    """A package upgrade renames a new gantry-agent over the running one's
+    path (or removes it): the dataset helper a running agent starts is still
+    its own build, since it is started as /proc/self/exe, which names the
+    inode the agent runs from, not the path. Here the "new build" is a
+    program that only fails, so a helper started by path would fail every
+    stage."""
+
+    def test_staging_survives_the_binary_being_replaced_and_removed(self):
+        cluster = self.start_cluster(agents=1)
+        installed = cluster.path("bin", "gantry-agent")
+        os.makedirs(os.path.dirname(installed))
+        shutil.copy2(cluster.agent_bin, installed)
+        cluster.kill_agent("node01")
+        cluster.agent_bin = installed
+        cluster.start_agent("node01")
+        gantry_cluster.wait_for(
+            lambda: "agent starting" in cluster.agents["node01"].log_text(),
+            15, "the agent started from its copy")
+        shared = cluster.path("shared", "data")
+        os.makedirs(shared)
+        with open(os.path.join(shared, "x.bin"), "wb") as f:
+            f.write(b"x" * 4096)
+        script = cluster.write_script(
+            "list.sh", "#!/bin/bash\nls \"$GANTRY_DATASET_data\" > listed\n")
+        # As dpkg installs a file: written beside the old one, renamed over.
+        new = installed + ".dpkg-new"
+        with open(new, "w") as f:
+            f.write("#!/bin/sh\nexit 3\n")
+        os.chmod(new, 0o755)
+        os.rename(new, installed)
+        job_id = cluster.submit(script, f"--dataset=data:{shared}",
+                                "--no-requeue")
+        cluster.wait_job(job_id, "COMPLETED", timeout=60)
+        self.assertEqual(cluster.read("listed").strip(), "x.bin")
+        # Removed outright: still the agent's own build.
+        os.unlink(installed)
+        with open(os.path.join(shared, "y.bin"), "wb") as f:
+            f.write(b"y" * 4096)
+        job_id = cluster.submit(script, f"--dataset=data:{shared}",
+                                "--no-requeue")
+        cluster.wait_job(job_id, "COMPLETED", timeout=60)
+        self.assertEqual(cluster.read("listed").split(), ["x.bin", "y.bin"])
+        staged = [line for line in
+                  cluster.agents["node01"].log_text().splitlines()
+                  if "dataset staged" in line]
+        self.assertEqual(len(staged), 2, staged)
+        self.assertTrue(all("hit=no" in line for line in staged), staged)
 
 
 if __name__ == "__main__":
