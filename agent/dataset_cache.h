@@ -5,6 +5,8 @@
 // one directory per user, ROOT/<uid> (owned by the user, 0700), and in it
 // one entry per dataset version, ROOT/<uid>/<name>.<version> (layout of an
 // entry: dataset_tree.h). Only the user (and root) can read their copies.
+// ROOT/.records (root's, 0700) holds the cache's own record of each entry
+// (dataset_record.h).
 // The source tree is read, and the copy written, by a DatasetWorker, which
 // in the agent is a helper process running as the user
 // (dataset_stage_process.h); the cache itself only creates the per-user
@@ -18,9 +20,25 @@
 // job until Release, so nothing a running or about-to-run job uses is ever
 // evicted.
 //
-// Thread-safe: one mutex guards the books; the scan and the copy run
-// outside it, and two stages of the same dataset for the same user wait for
-// each other rather than copy twice.
+// What the cache trusts. A user owns ROOT/<uid> and can write into it,
+// so nothing in it is believed: the cache keeps its own record of each
+// entry in ROOT/.records (root-only, dataset_record.h: owner, name,
+// version, source, size, last use, and a fingerprint of the entry's files
+// taken by the agent itself, dataset_measure.h). The user's directory is
+// audited (walked by the agent without following links) when the cache
+// opens, at every stage of that user, and, on a miss, for every user
+// before room is made: an entry whose files no longer match its
+// fingerprint is never served (dropped, or, while a job still uses it,
+// charged at what it really holds and dropped later), anything the cache
+// does not know is removed as its owner (and charged, by the blocks it
+// holds, while it cannot be), and a partial copy is charged at least its
+// full size. So what a user writes into their directory counts against
+// their limit and the node's capacity by the next stage that needs room,
+// and at most for as long as a copy of theirs is running.
+//
+// Thread-safe: one mutex guards the books; the scan, the copy and the
+// audits' walks run outside it, and two stages of the same dataset for the
+// same user wait for each other rather than copy twice.
 #pragma once
 
 #include <sys/types.h>
@@ -109,9 +127,7 @@ struct CachedDataset {
   uint64_t bytes = 0;
   int64_t last_use_ms = 0;
   std::set<uint64_t> jobs;  // pinning jobs
-  // Where it was staged from; empty for an entry found on disk at Open and
-  // not staged since (the source is kept in memory only).
-  std::string source;
+  std::string source;       // where it was staged from (kept in its record)
 };
 
 struct DatasetCacheCounters {
@@ -125,16 +141,21 @@ struct DatasetCacheCounters {
 class DatasetCache {
  public:
   // Opens the cache at options.root: creates it (root-owned, 0711) when
-  // absent and reads the entries already there. FAILED_PRECONDITION when it
-  // is unusable (not a directory, writable by others, not creatable).
+  // absent, reads the records of the entries already there and audits
+  // every user's directory against them (an entry without a valid record,
+  // or whose files changed, is removed). INTERNAL when it is unusable (not
+  // a directory, writable by others, not creatable).
   static absl::StatusOr<std::unique_ptr<DatasetCache>> Open(
       DatasetCacheOptions options, DatasetWorker& worker, Clock& clock);
 
   // Makes `source` available for `job` as user `user` under `name`, pinned
   // for the job. Errors: those of the worker's scan and copy (naming the
   // file), RESOURCE_EXHAUSTED when the cache or the user's limit cannot
-  // make room (saying how much is pinned), FAILED_PRECONDITION when the
-  // user's directory is unusable.
+  // make room (saying how much is pinned), INVALID_ARGUMENT for a name
+  // that is not a dataset name, ABORTED when the copy was changed while it
+  // was being staged, FAILED_PRECONDITION when the cached copy was changed
+  // while a job still uses it, INTERNAL when the user's directory or the
+  // cache's records are unusable.
   absl::StatusOr<StagedDataset> Stage(uint64_t job, const DatasetUser& user,
                                       const std::string& name,
                                       const std::string& source,
@@ -168,11 +189,32 @@ class DatasetCache {
     std::set<uint64_t> jobs;
     bool staging = false;  // being copied: counted, never evicted
     std::string source;
+    // A finished copy whose fingerprint is known; otherwise a copy was
+    // started (ENTRY.partial, resumable), counted at its full size.
+    bool complete = false;
+    // Its files changed since they were fingerprinted: never served, and
+    // dropped once no job uses it; charged at least what it holds.
+    bool tainted = false;
+    uint64_t measured_bytes = 0;  // blocks held, when tainted or partial
+    uint64_t files = 0;
+    std::string fingerprint;
   };
 
   DatasetCache(DatasetCacheOptions options, DatasetWorker& worker,
                Clock& clock);
   absl::Status Load();
+  // Checks uid's directory against the books (see the top of the file).
+  void Audit(uid_t uid);
+  // Every uid with a directory or an entry.
+  std::vector<uid_t> KnownUids() const;
+  // Drops `key`: its record first, then its files (entry and partial copy)
+  // as `owner`. The lock is held.
+  void Forget(const Key& key, const DatasetUser& owner);
+  // Writes `key`'s record from its entry. The lock is held.
+  absl::Status WriteRecord(const Key& key);
+  // What `entry` counts for: its size, or what it holds if more.
+  static uint64_t Charge(const Entry& entry);
+  uint64_t TotalBytes() const;  // the lock is held
   absl::StatusOr<std::string> UserDirectory(const DatasetUser& user);
   std::string EntryPath(const Key& key) const;
   // Frees room for `bytes` more for `uid`; the lock is held.
@@ -189,9 +231,16 @@ class DatasetCache {
   Clock& clock_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
-  std::map<Key, Entry> entries_;   // GUARDED_BY(mutex_)
-  DatasetCacheCounters counters_;  // GUARDED_BY(mutex_)
-  uint64_t generation_ = 0;        // GUARDED_BY(mutex_)
+  std::string records_dir_;       // ROOT/.records, set by Open
+  std::map<Key, Entry> entries_;  // GUARDED_BY(mutex_)
+  // Blocks held in a user's directory by files the cache does not know and
+  // could not remove.
+  std::map<uid_t, uint64_t> stray_bytes_;  // GUARDED_BY(mutex_)
+  // Unknown names in a user's directory being removed by an audit: a
+  // stage waits for them before it copies under such a name.
+  std::set<std::pair<uid_t, std::string>> removing_;  // GUARDED_BY(mutex_)
+  DatasetCacheCounters counters_;                     // GUARDED_BY(mutex_)
+  uint64_t generation_ = 0;                           // GUARDED_BY(mutex_)
 };
 
 }  // namespace gantry::agent

@@ -369,5 +369,54 @@ class DatasetAgentUpgradeTest(ClusterTestCase):
         self.assertTrue(all("hit=no" in line for line in staged), staged)
 
 
+class DatasetUserDirectoryTest(ClusterTestCase):
+    """A user can write into their own cache directory (their copies are
+    theirs to read, so the directory is theirs), but what they write there
+    is not free: before the next stage the agent removes what it does not
+    know and drops a copy whose files changed, so a job that fills the
+    directory past the node's cache size neither keeps the space nor gets a
+    doctored copy served to the next job."""
+
+    def test_junk_and_a_changed_copy_are_gone_before_the_next_stage(self):
+        cluster = self.start_cluster(
+            agents=1, agent_args={"node01": ["--cache-size", "4M"]})
+        shared = cluster.path("shared", "train")
+        os.makedirs(shared)
+        with open(os.path.join(shared, "shard.bin"), "wb") as f:
+            f.write(b"s" * MIB)
+        expected = hashlib.sha256(b"s" * MIB).hexdigest()
+        # The copy is DIR/<uid>/train.<version>/data: its user's directory
+        # is two levels up.
+        vandal = cluster.write_script("vandal.sh", """#!/bin/bash
+copy="$GANTRY_DATASET_train"
+head -c 8388608 /dev/zero > "$copy/../../junk"
+echo extra >> "$copy/shard.bin"
+dirname "$(dirname "$copy")" > user_dir
+""")
+        job_id = cluster.submit(vandal, f"--dataset=train:{shared}",
+                                "--no-requeue")
+        cluster.wait_job(job_id, "COMPLETED", timeout=60)
+        user_dir = cluster.read("user_dir").strip()
+        self.assertEqual(os.path.getsize(os.path.join(user_dir, "junk")),
+                         8 * MIB, "the job could not write its junk")
+        reader = cluster.write_script(
+            "reader.sh",
+            "#!/bin/bash\nsha256sum \"$GANTRY_DATASET_train/shard.bin\" "
+            "| cut -d' ' -f1 > digest\n")
+        job_id = cluster.submit(reader, f"--dataset=train:{shared}",
+                                "--no-requeue")
+        cluster.wait_job(job_id, "COMPLETED", timeout=60)
+        self.assertEqual(cluster.read("digest").strip(), expected)
+        self.assertFalse(os.path.exists(os.path.join(user_dir, "junk")))
+        left = os.listdir(user_dir)
+        self.assertEqual(len(left), 1, left)
+        self.assertTrue(left[0].startswith("train."), left)
+        staged = [line for line in
+                  cluster.agents["node01"].log_text().splitlines()
+                  if "dataset staged" in line]
+        self.assertEqual(len(staged), 2, staged)
+        self.assertIn("hit=no", staged[1], "the changed copy was served")
+
+
 if __name__ == "__main__":
     gantry_cluster.main()
