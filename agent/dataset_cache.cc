@@ -342,7 +342,7 @@ absl::StatusOr<StagedDataset> DatasetCache::Stage(
   absl::StatusOr<TreeMeasure> measure = absl::UnknownError("not copied");
   absl::Status verified = copied.status();
   if (copied.ok()) {
-    measure = MeasureTree(entry_path);
+    measure = MeasureSettledTree(entry_path);
     verified = CheckCopy(measure, *manifest, entry_path);
   } else if (absl::IsAlreadyExists(copied.status())) {
     verified = absl::AbortedError(absl::StrCat(

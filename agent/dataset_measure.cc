@@ -4,11 +4,15 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <time.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -49,6 +53,10 @@ void Count(Walk& walk, const std::string& relative, const struct stat& st) {
   } else if (!S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode)) {
     walk.measure.plain = false;
   }
+  walk.measure.newest_change_ns =
+      std::max(walk.measure.newest_change_ns,
+               static_cast<int64_t>(st.st_ctim.tv_sec) * 1'000'000'000 +
+                   st.st_ctim.tv_nsec);
   walk.digest.Add(absl::StrCat(relative.size(), ":", relative, " ", st.st_mode,
                                " ", st.st_size, " ", st.st_uid, " ", st.st_ino,
                                " ", st.st_ctim.tv_sec, ".", st.st_ctim.tv_nsec,
@@ -132,6 +140,25 @@ absl::StatusOr<TreeMeasure> MeasureTree(const std::string& path) {
       open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (dir.get() < 0) return Unreadable(parent, errno);
   return MeasureTree(dir.get(), path.substr(slash + 1));
+}
+
+absl::StatusOr<TreeMeasure> MeasureSettledTree(const std::string& path) {
+  constexpr int kAttempts = 200;
+  for (int attempt = 1;; ++attempt) {
+    // A tick for the changes just made (the copy's last) to be in the past:
+    // most often one walk then suffices.
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    // File systems stamp changes from the coarse clock.
+    struct timespec now {};
+    clock_gettime(CLOCK_REALTIME_COARSE, &now);
+    const int64_t started =
+        static_cast<int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+    absl::StatusOr<TreeMeasure> measure = MeasureTree(path);
+    if (!measure.ok() || measure->newest_change_ns < started ||
+        attempt == kAttempts) {
+      return measure;
+    }
+  }
 }
 
 }  // namespace gantry::agent

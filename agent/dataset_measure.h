@@ -14,9 +14,10 @@
 // The fingerprint is a digest of every inode's path, type, size, mode,
 // owner, inode number and change time (ctime). The owner of a file can set
 // its mtime but not its ctime: any write, truncation, rename, link, chmod
-// or new file after a fingerprint was taken changes it (within the
-// kernel's timestamp granularity, a few milliseconds: a change made in the
-// same tick as the measurement, keeping every size, can go unseen).
+// or new file after a fingerprint was taken changes it. A change made in
+// the same timestamp tick as a change the walk saw could keep its ctime, so
+// a fingerprint meant to be checked later is taken by MeasureSettledTree,
+// once the clock has moved past every change in the tree.
 //
 // Thread-compatible: functions share no state.
 #pragma once
@@ -37,6 +38,7 @@ struct TreeMeasure {
   bool plain = true;
   bool bounded = true;  // false: past the bounds, a lower bound
   std::string fingerprint;
+  int64_t newest_change_ns = 0;  // the latest ctime seen
 };
 
 // Measures `name` in the directory `dir_fd`: a directory and all below it,
@@ -47,5 +49,11 @@ absl::StatusOr<TreeMeasure> MeasureTree(int dir_fd, const std::string& name);
 
 // The same for a path whose parent directories the user cannot change.
 absl::StatusOr<TreeMeasure> MeasureTree(const std::string& path);
+
+// MeasureTree(path), repeated (after a short sleep, for at most about two
+// seconds) until the walk started after the newest change time in the
+// tree: any later change to it then has a later ctime and shows in the
+// fingerprint.
+absl::StatusOr<TreeMeasure> MeasureSettledTree(const std::string& path);
 
 }  // namespace gantry::agent

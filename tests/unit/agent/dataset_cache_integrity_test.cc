@@ -172,6 +172,48 @@ TEST_CASE("the node's capacity holds against a user filling their directory",
       fs::exists(UserDir(f) + "/b." + ScanDatasetTree(f.Source("b"))->version));
 }
 
+// Refuses to remove anything named junk, as a file its owner made
+// immutable would be refused.
+class StubbornWorker : public InProcessDatasetWorker {
+ public:
+  absl::Status Remove(const DatasetUser& user,
+                      const std::string& path) override {
+    if (path.find("junk") != std::string::npos) {
+      return absl::PermissionDeniedError("refused");
+    }
+    return InProcessDatasetWorker::Remove(user, path);
+  }
+};
+
+TEST_CASE("another user's files that cannot be removed count for the node",
+          "[dataset_cache]") {
+  TempDir shared, cache_dir;
+  StubbornWorker worker;
+  FakeClock clock;
+  const std::string root = cache_dir.path + "/cache";
+  auto opened = DatasetCache::Open({root, 40000, 0}, worker, clock);
+  INFO(opened.status().ToString());
+  REQUIRE(opened.ok());
+  DatasetCache& cache = **opened;
+  DatasetUser other = Me();
+  other.uid = 4242;
+  other.name = "other";
+  WriteFile(shared.path + "/a/x", std::string(1000, 'a'));
+  WriteFile(shared.path + "/b/x", std::string(1000, 'b'));
+  REQUIRE(cache.Stage(1, other, "a", shared.path + "/a", {}).ok());
+  WriteFile(root + "/4242/junk", std::string(60000, 'j'));
+  // Another user's miss: their directory is walked, the junk charged.
+  auto b = cache.Stage(2, Me(), "b", shared.path + "/b", {});
+  REQUIRE_FALSE(b.ok());
+  CHECK(b.status().code() == absl::StatusCode::kResourceExhausted);
+  CHECK(cache.UsedBytes() >= 61000);
+  fs::remove(root + "/4242/junk");
+  auto again = cache.Stage(3, Me(), "b", shared.path + "/b", {});
+  INFO(again.status().ToString());
+  REQUIRE(again.ok());
+  CHECK(cache.UsedBytes() == 2000);
+}
+
 TEST_CASE("a restarted cache trusts its records, never the user's tree",
           "[dataset_cache]") {
   Fixture f;
