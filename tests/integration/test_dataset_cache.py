@@ -377,7 +377,22 @@ class DatasetUserDirectoryTest(ClusterTestCase):
     directory past the node's cache size neither keeps the space nor gets a
     doctored copy served to the next job."""
 
-    def test_junk_and_a_changed_copy_are_gone_before_the_next_stage(self):
+    VANDAL = """#!/bin/bash
+# The copy is DIR/<uid>/train.<version>/data: its user's directory is two
+# levels up.
+copy="$GANTRY_DATASET_train"
+head -c 8388608 /dev/zero > "$copy/../../junk"
+echo extra >> "$copy/shard.bin"
+dirname "$(dirname "$copy")" > user_dir
+"""
+    READER = """#!/bin/bash
+sha256sum "$GANTRY_DATASET_train/shard.bin" | cut -d' ' -f1 > digest
+"""
+
+    def vandalize_then_read(self, directory=None, uid=None):
+        """A job of user `uid` (None: this test's) fills its cache directory
+        past the node's cache size and changes its copy; the next job of
+        the same user must get a fresh, true copy."""
         cluster = self.start_cluster(
             agents=1, agent_args={"node01": ["--cache-size", "4M"]})
         shared = cluster.path("shared", "train")
@@ -385,29 +400,29 @@ class DatasetUserDirectoryTest(ClusterTestCase):
         with open(os.path.join(shared, "shard.bin"), "wb") as f:
             f.write(b"s" * MIB)
         expected = hashlib.sha256(b"s" * MIB).hexdigest()
-        # The copy is DIR/<uid>/train.<version>/data: its user's directory
-        # is two levels up.
-        vandal = cluster.write_script("vandal.sh", """#!/bin/bash
-copy="$GANTRY_DATASET_train"
-head -c 8388608 /dev/zero > "$copy/../../junk"
-echo extra >> "$copy/shard.bin"
-dirname "$(dirname "$copy")" > user_dir
-""")
-        job_id = cluster.submit(vandal, f"--dataset=train:{shared}",
-                                "--no-requeue")
-        cluster.wait_job(job_id, "COMPLETED", timeout=60)
-        user_dir = cluster.read("user_dir").strip()
-        self.assertEqual(os.path.getsize(os.path.join(user_dir, "junk")),
-                         8 * MIB, "the job could not write its junk")
-        reader = cluster.write_script(
-            "reader.sh",
-            "#!/bin/bash\nsha256sum \"$GANTRY_DATASET_train/shard.bin\" "
-            "| cut -d' ' -f1 > digest\n")
-        job_id = cluster.submit(reader, f"--dataset=train:{shared}",
-                                "--no-requeue")
-        cluster.wait_job(job_id, "COMPLETED", timeout=60)
-        self.assertEqual(cluster.read("digest").strip(), expected)
-        self.assertFalse(os.path.exists(os.path.join(user_dir, "junk")))
+        if uid is not None:
+            os.chmod(cluster.dir, 0o755)
+            directory = cluster.path("user")
+            os.makedirs(directory)
+            os.chown(directory, uid, pwd.getpwuid(uid).pw_gid)
+        out = directory or cluster.path()
+        for name, text in (("vandal.sh", self.VANDAL),
+                           ("reader.sh", self.READER)):
+            script = cluster.write_script(name, text, directory=directory)
+            job_id = cluster.submit(script, f"--dataset=train:{shared}",
+                                    "--no-requeue", cwd=directory, uid=uid)
+            cluster.wait_job(job_id, "COMPLETED", timeout=60)
+            if name == "vandal.sh":
+                with open(os.path.join(out, "user_dir")) as f:
+                    user_dir = f.read().strip()
+                junk = os.path.join(user_dir, "junk")
+                self.assertEqual(os.path.getsize(junk), 8 * MIB,
+                                 "the job could not write its junk")
+                if uid is not None:
+                    self.assertEqual(os.stat(junk).st_uid, uid)
+        with open(os.path.join(out, "digest")) as f:
+            self.assertEqual(f.read().strip(), expected)
+        self.assertFalse(os.path.exists(junk))
         left = os.listdir(user_dir)
         self.assertEqual(len(left), 1, left)
         self.assertTrue(left[0].startswith("train."), left)
@@ -417,6 +432,13 @@ dirname "$(dirname "$copy")" > user_dir
         self.assertEqual(len(staged), 2, staged)
         self.assertIn("hit=no", staged[1], "the changed copy was served")
 
+    def test_junk_and_a_changed_copy_are_gone_before_the_next_stage(self):
+        self.vandalize_then_read()
+
+    @unittest.skipUnless(os.geteuid() == 0, "needs root to act as another user")
+    def test_another_user_cleans_up_as_themselves(self):
+        # Removed by a helper that became the user: their own files.
+        self.vandalize_then_read(uid=pwd.getpwnam(OTHER_USER).pw_uid)
 
 if __name__ == "__main__":
     gantry_cluster.main()
