@@ -300,6 +300,20 @@ class DatasetPlacementTest(ClusterTestCase):
         self.assertTrue(again["hit"], again)
         self.assertEqual(again["bytes_copied"], 0)
 
+    def test_a_restarted_agent_still_steers_placement(self):
+        node, _ = self.place("--nodelist=node02")
+        self.assertEqual(node, "node02")
+        # Both restarted: all gantryd knows of node02's cache comes from
+        # the new agent's registration, whose source paths come from the
+        # cache's records.
+        self.cluster.kill_agent("node02")
+        self.cluster.restart_controller()
+        self.cluster.start_agent("node02")
+        self.cluster.wait_nodes_up(["node01", "node02"])
+        node, again = self.place()
+        self.assertEqual(node, "node02", "not placed where the copy is")
+        self.assertTrue(again["hit"], again)
+
     @unittest.skipUnless(os.geteuid() == 0, "needs root to act as another user")
     def test_another_users_copy_neither_steers_nor_serves(self):
         node, _ = self.place("--nodelist=node02")
