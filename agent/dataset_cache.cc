@@ -333,6 +333,12 @@ absl::StatusOr<StagedDataset> DatasetCache::Stage(
     }
   }
   CrashPoint("agent.dataset.after_partial_record");
+  // This version is not complete, so whatever has its name is not a copy of
+  // the cache's: it would pass for one, or block the copy's final rename.
+  struct stat st {};
+  if (lstat(entry_path.c_str(), &st) == 0) {
+    (void)worker_.Remove(user, entry_path);
+  }
   absl::StatusOr<CopyResult> copied =
       worker_.Copy(user, source, manifest->version, entry_path, progress);
   CrashPoint("agent.dataset.after_copy_before_record");
@@ -341,10 +347,12 @@ absl::StatusOr<StagedDataset> DatasetCache::Stage(
   // restarted agent check it against.
   absl::StatusOr<TreeMeasure> measure = absl::UnknownError("not copied");
   absl::Status verified = copied.status();
+  // A failed copy never makes ENTRY: if it is there, the user made it.
+  const bool foreign = !copied.ok() && lstat(entry_path.c_str(), &st) == 0;
   if (copied.ok()) {
     measure = MeasureSettledTree(entry_path);
     verified = CheckCopy(measure, *manifest, entry_path);
-  } else if (absl::IsAlreadyExists(copied.status())) {
+  } else if (foreign) {
     verified = absl::AbortedError(absl::StrCat(
         entry_path, " appeared while the dataset was being staged"));
   }
@@ -354,7 +362,7 @@ absl::StatusOr<StagedDataset> DatasetCache::Stage(
   entry.staging = false;
   changed_.notify_all();
   if (!verified.ok()) {
-    if (copied.ok() || absl::IsAlreadyExists(copied.status())) {
+    if (copied.ok() || foreign) {
       // What is on disk is not the copy made: never served.
       Forget(key, user);
     }

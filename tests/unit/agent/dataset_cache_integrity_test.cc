@@ -214,6 +214,38 @@ TEST_CASE("another user's files that cannot be removed count for the node",
   CHECK(cache.UsedBytes() == 2000);
 }
 
+// Makes ENTRY itself, as its user could, while the copy runs.
+class RacingWorker : public InProcessDatasetWorker {
+ public:
+  absl::StatusOr<CopyResult> Copy(const DatasetUser& user,
+                                  const std::string& source,
+                                  const std::string& version,
+                                  const std::string& entry,
+                                  const StageProgress& progress) override {
+    WriteFile(entry + "/mine", "x");
+    return InProcessDatasetWorker::Copy(user, source, version, entry, progress);
+  }
+};
+
+TEST_CASE("an entry made by its user during the copy is the job's fault",
+          "[dataset_cache]") {
+  TempDir shared, cache_dir;
+  RacingWorker worker;
+  FakeClock clock;
+  auto opened = DatasetCache::Open({cache_dir.path + "/cache", 1 << 20, 0},
+                                   worker, clock);
+  REQUIRE(opened.ok());
+  WriteFile(shared.path + "/a/x", "data");
+  auto a = (*opened)->Stage(1, Me(), "a", shared.path + "/a", {});
+  REQUIRE_FALSE(a.ok());
+  CHECK(a.status().code() == absl::StatusCode::kAborted);
+  CHECK_THAT(std::string(a.status().message()),
+             Catch::Contains("appeared while the dataset was being staged"));
+  CHECK_FALSE(DatasetCache::IsNodeFault(a.status()));
+  CHECK((*opened)->List().empty());
+  CHECK((*opened)->UsedBytes() == 0);
+}
+
 TEST_CASE("a restarted cache trusts its records, never the user's tree",
           "[dataset_cache]") {
   Fixture f;
