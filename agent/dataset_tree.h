@@ -102,7 +102,8 @@ std::string DatasetPartialPath(const std::string& entry);
 std::string DatasetCompletionPath(const std::string& entry);
 
 // Whether `entry` holds a complete copy (its manifest exists); the total
-// bytes recorded in it when it does.
+// bytes recorded in it when it does. Read from a tree its user can write:
+// the cache itself trusts only its own records (dataset_record.h).
 absl::StatusOr<uint64_t> CompleteDatasetBytes(const std::string& entry);
 
 }  // namespace gantry::agent
