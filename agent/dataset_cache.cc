@@ -254,21 +254,18 @@ absl::StatusOr<StagedDataset> DatasetCache::Stage(
   absl::StatusOr<DatasetManifest> manifest = worker_.Scan(user, source);
   if (!manifest.ok()) return manifest.status();
   const Key key{user.uid, name, manifest->version};
-  // The user's own directory first: a copy of theirs that changed is not
-  // served, and what they wrote into it counts before room is made.
-  Audit(user.uid);
-  bool cached = false;
-  {
+  const auto complete = [&] {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = entries_.find(key);
-    cached = it != entries_.end() && it->second.complete;
-  }
-  if (!cached) {
-    // Room is made within the node's capacity: every user's directory
-    // counts as it really is.
-    for (uid_t uid : KnownUids()) {
-      if (uid != user.uid) Audit(uid);
-    }
+    return it != entries_.end() && it->second.complete;
+  };
+  // A hit's files are checked before they are served (a changed copy is
+  // dropped, or marked while a job uses it). Room is made within the
+  // user's limit and the node's capacity only once every user's directory
+  // counts as it really is.
+  if (complete()) Audit(user.uid, key);
+  if (!complete()) {
+    for (uid_t uid : KnownUids()) Audit(uid);
   }
   const std::string entry_path = EntryPath(key);
   const std::string entry_name = absl::StrCat(name, ".", manifest->version);

@@ -20,21 +20,21 @@
 // job until Release, so nothing a running or about-to-run job uses is ever
 // evicted.
 //
-// What the cache trusts. A user owns ROOT/<uid> and can write into it,
-// so nothing in it is believed: the cache keeps its own record of each
-// entry in ROOT/.records (root-only, dataset_record.h: owner, name,
-// version, source, size, last use, and a fingerprint of the entry's files
-// taken by the agent itself, dataset_measure.h). The user's directory is
-// audited (walked by the agent without following links) when the cache
-// opens, at every stage of that user, and, on a miss, for every user
-// before room is made: an entry whose files no longer match its
-// fingerprint is never served (dropped, or, while a job still uses it,
-// charged at what it really holds and dropped later), anything the cache
-// does not know is removed as its owner (and charged, by the blocks it
-// holds, while it cannot be), and a partial copy is charged at least its
-// full size. So what a user writes into their directory counts against
-// their limit and the node's capacity by the next stage that needs room,
-// and at most for as long as a copy of theirs is running.
+// What the cache trusts. A user owns ROOT/<uid> and can write into it, so
+// nothing in it is believed: the cache keeps its own record of each entry
+// in ROOT/.records (root-only, dataset_record.h: owner, name, version,
+// source, size, last use, and a fingerprint of the entry's files taken by
+// the agent itself, dataset_measure.h). Every user's directory is audited
+// (walked by the agent without following links) when the cache opens and
+// on every miss, before room is made; a hit's entry is checked before it
+// is served. An entry whose files no longer match its fingerprint is never
+// served (dropped, or, while a job still uses it, charged at what it really
+// holds and dropped later), anything the cache does not know is removed as
+// its owner (and charged, by the blocks it holds, while it cannot be), and
+// a partial copy is charged at least its full size. So what a user writes
+// into their directory counts against their limit and the node's capacity
+// by the next stage that needs room; a user's writes into a copy of theirs
+// still running are seen when it ends.
 //
 // Thread-safe: one mutex guards the books; the scan, the copy and the
 // audits' walks run outside it, and two stages of the same dataset for the
@@ -203,8 +203,9 @@ class DatasetCache {
   DatasetCache(DatasetCacheOptions options, DatasetWorker& worker,
                Clock& clock);
   absl::Status Load();
-  // Checks uid's directory against the books (see the top of the file).
-  void Audit(uid_t uid);
+  // Checks uid's directory against the books (see the top of the file);
+  // with `only`, just that complete entry's files.
+  void Audit(uid_t uid, const std::optional<Key>& only = std::nullopt);
   // Every uid with a directory or an entry.
   std::vector<uid_t> KnownUids() const;
   // Drops `key`: its record first, then its files (entry and partial copy)

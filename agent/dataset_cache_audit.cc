@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -136,7 +137,7 @@ absl::Status DatasetCache::Load() {
   return absl::OkStatus();
 }
 
-void DatasetCache::Audit(uid_t uid) {
+void DatasetCache::Audit(uid_t uid, const std::optional<Key>& only) {
   // What to check, by the name it has in the user's directory.
   struct Check {
     Key key;
@@ -149,8 +150,17 @@ void DatasetCache::Audit(uid_t uid) {
   const std::string dir_path = absl::StrCat(options_.root, "/", uid);
   ScopedFd dir(
       open(dir_path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  const std::vector<std::string> names =
-      dir.get() >= 0 ? Names(dir.get()) : std::vector<std::string>{};
+  std::vector<std::string> names;
+  if (only.has_value()) {
+    const std::string name = EntryName(std::get<1>(*only), std::get<2>(*only));
+    struct stat st {};
+    if (dir.get() >= 0 &&
+        fstatat(dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+      names.push_back(name);
+    }
+  } else if (dir.get() >= 0) {
+    names = Names(dir.get());
+  }
   {
     // Sorted under the lock. A stage registers its copy under the lock
     // before the copy creates any file: registered by now, its names are
@@ -160,7 +170,9 @@ void DatasetCache::Audit(uid_t uid) {
     std::map<std::string, Key> known;
     std::set<std::string> busy;
     for (const auto& [key, entry] : entries_) {
-      if (std::get<0>(key) != uid) continue;
+      if (std::get<0>(key) != uid || (only.has_value() && key != *only)) {
+        continue;
+      }
       const std::string name = EntryName(std::get<1>(key), std::get<2>(key));
       const std::string partial = DatasetPartialPath(name);
       if (entry.staging) {
@@ -222,9 +234,11 @@ void DatasetCache::Audit(uid_t uid) {
   std::lock_guard<std::mutex> lock(mutex_);
   for (const std::string& name : unknown) removing_.erase({uid, name});
   changed_.notify_all();
-  if (stray_bytes_[uid] != stray) ++generation_;
-  stray_bytes_[uid] = stray;
-  if (stray == 0) stray_bytes_.erase(uid);
+  if (!only.has_value()) {
+    if (stray_bytes_[uid] != stray) ++generation_;
+    stray_bytes_[uid] = stray;
+    if (stray == 0) stray_bytes_.erase(uid);
+  }
   for (Check& check : checks) {
     auto it = entries_.find(check.key);
     // Restaged or dropped while it was measured: the next audit sees it.
