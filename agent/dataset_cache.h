@@ -14,11 +14,14 @@
 //
 // A stage scans the source as the user to learn its content version; an
 // entry of that version is a hit (nothing is copied); otherwise space is
-// made (least recently used entries first, never one pinned by a job, and
-// within the user's own limit), the tree is copied, and older versions of
-// the same dataset are dropped. A successful stage pins the entry for the
+// made (least recently used entries first, never one a job pins or holds,
+// and within the user's own limit), the tree is copied, and older versions
+// of the same dataset are dropped. A successful stage pins the entry for the
 // job until Release, so nothing a running or about-to-run job uses is ever
-// evicted.
+// evicted. A prefetch stages the same way; one made ahead for a waiting job
+// holds the entry for that job until Release or until the hold lapses (the
+// job went elsewhere), whichever comes first, and one made for no job pins
+// nothing once it is done.
 //
 // What the cache trusts. A user owns ROOT/<uid> and can write into it, so
 // nothing in it is believed: the cache keeps its own record of each entry
@@ -27,14 +30,18 @@
 // the agent itself, dataset_measure.h). Every user's directory is audited
 // (walked by the agent without following links) when the cache opens and
 // on every miss, before room is made; a hit's entry is checked before it
-// is served. An entry whose files no longer match its fingerprint is never
-// served (dropped, or, while a job still uses it, charged at what it really
-// holds and dropped later), anything the cache does not know is removed as
-// its owner (and charged, by the blocks it holds, while it cannot be), and
-// a partial copy is charged at least its full size. So what a user writes
+// is served; a prefetch is a stage in all of this, and leaves the same
+// record. An entry whose files no longer match its fingerprint is never
+// served: it is dropped (also one only held for a waiting job, which then
+// copies it afresh), or, while a running job uses it, charged at what it
+// really holds and dropped once no job uses it. Anything the cache does not
+// know is removed as its owner (and charged, by the blocks it holds, while
+// it cannot be); a held entry is known, so never removed so, nor evicted.
+// A partial copy is charged at least its full size. So what a user writes
 // into their directory counts against their limit and the node's capacity
 // by the next stage that needs room; a user's writes into a copy of theirs
-// still running are seen when it ends.
+// still running are seen when it ends. Holds are not recorded: a restarted
+// agent keeps each entry and its last use, not what it held it for.
 //
 // Thread-safe: one mutex guards the books; the scan, the copy and the
 // audits' walks run outside it, and two stages of the same dataset for the
@@ -161,11 +168,28 @@ class DatasetCache {
                                       const std::string& source,
                                       const StageProgress& progress);
 
-  // Unpins everything `job` pinned.
+  // Stages as Stage does, ahead of any launch (DatasetPrefetch), counted in
+  // bytes_staged but not as a hit or a miss. `job` 0:
+  // nothing stays pinned once the copy is done. Otherwise the entry is held
+  // for `job` until Release(job), or until the clock reaches `hold_until_ms`
+  // if the job has not staged it itself by then (a stage by the job pins it
+  // with no time limit). Errors: as Stage.
+  absl::StatusOr<StagedDataset> Prefetch(uint64_t job, int64_t hold_until_ms,
+                                         const DatasetUser& user,
+                                         const std::string& name,
+                                         const std::string& source,
+                                         const StageProgress& progress);
+
+  // Unpins everything `job` pinned or held.
   void Release(uint64_t job);
 
+  // Drops the holds whose time has passed (the heartbeat's tick; making
+  // room and evicting do it too), so that the next listing shows them gone.
+  void ExpireHolds();
+
   // Evicts (uid, name), every version not pinned. NOT_FOUND when none is
-  // cached; FAILED_PRECONDITION when a job pins it.
+  // cached; FAILED_PRECONDITION when a job pins or holds it (naming the
+  // job) or it is being staged.
   absl::Status Evict(uid_t uid, const std::string& name);
 
   std::vector<CachedDataset> List() const;
@@ -173,6 +197,7 @@ class DatasetCache {
   // eviction), so that a reporter can tell whether to report again.
   uint64_t Generation() const;
   uint64_t UsedBytes() const;
+  uint64_t CapacityBytes() const { return options_.capacity_bytes; }
   DatasetCacheCounters Counters() const;
 
   // Whether a stage failure is the node's (its disk, its cache directory)
@@ -183,17 +208,30 @@ class DatasetCache {
   using Key =
       std::tuple<uid_t, std::string, std::string>;  // uid, name, version
 
+  // What a stage leaves pinned: nothing (job 0), the job until Release
+  // (until_ms 0), or a hold for the job that lapses at until_ms.
+  struct Pin {
+    uint64_t job = 0;
+    int64_t until_ms = 0;
+    // A job's own launch: its hit or miss counts (a prefetch's does not:
+    // the counters say how often jobs found their data; its bytes count).
+    bool launch = false;
+  };
+
   struct Entry {
     uint64_t bytes = 0;
     int64_t last_use_ms = 0;
     std::set<uint64_t> jobs;
+    // Jobs staged ahead for, and when each hold lapses.
+    std::map<uint64_t, int64_t> holds;
     bool staging = false;  // being copied: counted, never evicted
     std::string source;
     // A finished copy whose fingerprint is known; otherwise a copy was
     // started (ENTRY.partial, resumable), counted at its full size.
     bool complete = false;
     // Its files changed since they were fingerprinted: never served, and
-    // dropped once no job uses it; charged at least what it holds.
+    // dropped once no running job uses it (a hold alone does not keep it);
+    // charged at least what it holds.
     bool tainted = false;
     uint64_t measured_bytes = 0;  // blocks held, when tainted or partial
     uint64_t files = 0;
@@ -203,6 +241,22 @@ class DatasetCache {
   DatasetCache(DatasetCacheOptions options, DatasetWorker& worker,
                Clock& clock);
   absl::Status Load();
+  absl::StatusOr<StagedDataset> StageAndPin(const Pin& pin,
+                                            const DatasetUser& user,
+                                            const std::string& name,
+                                            const std::string& source,
+                                            const StageProgress& progress);
+  // Applies `pin` to the entry `key` (and drops the job's holds on other
+  // versions of the dataset: the job has what it needs). Lock held.
+  void PinEntry(const Key& key, const Pin& pin);
+  // Lock held for these three. Pinned counts every hold, lapsed or not:
+  // DropLapsedHolds first.
+  void DropLapsedHolds();
+  static bool Pinned(const Entry& entry) {
+    return !entry.jobs.empty() || !entry.holds.empty();
+  }
+  // The jobs pinning or holding `entry` whose holds have not lapsed.
+  std::set<uint64_t> PinningJobs(const Entry& entry) const;
   // Checks uid's directory against the books (see the top of the file);
   // with `only`, just that complete entry's files.
   void Audit(uid_t uid, const std::optional<Key>& only = std::nullopt);

@@ -255,6 +255,8 @@ void DatasetCache::Audit(uid_t uid, const std::optional<Key>& only) {
       continue;
     }
     if (sound && measure->fingerprint == entry.fingerprint) continue;
+    // No running job uses it: dropped, also when it is held for a waiting
+    // job (staged ahead), which then copies it afresh.
     if (entry.jobs.empty()) {
       log::Warn(
           "dataset cache: dropping a copy whose files changed",

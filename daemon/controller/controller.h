@@ -319,6 +319,10 @@ class Controller {
   // Takes the spec by value: Submit moves the request's in (its exported
   // environment is the bulk of it).
   absl::StatusOr<v1::JobRecord> ValidateSubmission(v1::JobSpec spec) const;
+  // A job whose --nodelist, --exclude or --constraint leave too few nodes
+  // that could ever hold it: INVALID_ARGUMENT saying what it needs and
+  // what there is (controller_submission.cc).
+  absl::Status CheckRestrictedJob(const v1::JobRecord& job) const;
   // The partition of that name; null when none.
   const PartitionConfig* FindPartition(const std::string& name) const;
   const PartitionConfig& DefaultPartition() const;

@@ -23,10 +23,6 @@
 namespace gantry::agent {
 namespace {
 
-std::string Root(Fixture& f) { return f.cache_dir.path + "/cache"; }
-std::string UserDir(Fixture& f) {
-  return Root(f) + "/" + std::to_string(getuid());
-}
 std::string RecordsDir(Fixture& f) { return Root(f) + "/.records"; }
 
 std::set<std::string> Names(const std::string& dir) {
@@ -53,11 +49,6 @@ uint64_t DiskBytes(const std::string& path) {
     }
   }
   return total;
-}
-
-void Append(const std::string& path, size_t bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::app)
-      << std::string(bytes, 'J');
 }
 
 // The books and the disk agree: every listed entry's copy is there, each
@@ -187,7 +178,7 @@ class StubbornWorker : public InProcessDatasetWorker {
 
 TEST_CASE("another user's files that cannot be removed count for the node",
           "[dataset_cache]") {
-  TempDir shared, cache_dir;
+  ScratchDirectory shared, cache_dir;
   StubbornWorker worker;
   FakeClock clock;
   const std::string root = cache_dir.path + "/cache";
@@ -229,7 +220,7 @@ class RacingWorker : public InProcessDatasetWorker {
 
 TEST_CASE("an entry made by its user during the copy is the job's fault",
           "[dataset_cache]") {
-  TempDir shared, cache_dir;
+  ScratchDirectory shared, cache_dir;
   RacingWorker worker;
   FakeClock clock;
   auto opened = DatasetCache::Open({cache_dir.path + "/cache", 1 << 20, 0},

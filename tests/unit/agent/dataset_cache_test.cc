@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -97,7 +98,7 @@ TEST_CASE("a changed file is a new version, never served stale",
 }
 
 TEST_CASE("a user's manifest file is the version", "[dataset_cache]") {
-  TempDir shared;
+  ScratchDirectory shared;
   MakeTree(shared.path + "/d", 1, 10);
   WriteFile(shared.path + "/d/.gantry-manifest", "release 1\n");
   auto before = ScanDatasetTree(shared.path + "/d");
@@ -131,7 +132,7 @@ TEST_CASE("dataset copy until the crash point", "[.dataset_crash_child]") {
 
 TEST_CASE("an interrupted copy is never served and resumes",
           "[dataset_cache]") {
-  TempDir shared, cache;
+  ScratchDirectory shared, cache;
   MakeTree(shared.path + "/d", 5, 4096);
   const std::string entry = cache.path + "/d.0123";
   REQUIRE(
@@ -239,8 +240,14 @@ TEST_CASE("the listing names each copy's source and changes show",
   REQUIRE(list.size() == 1);
   CHECK(list[0].source == f.Source("a"));
   CHECK(list[0].uid == getuid());
+  CHECK(list[0].jobs == std::set<uint64_t>{1});
   f.cache->Release(1);
-  CHECK(f.cache->Generation() == staged);  // unpinning changes no content
+  // The listing names the pinning jobs: unpinning is a change to report.
+  const uint64_t released = f.cache->Generation();
+  CHECK(released != staged);
+  CHECK(f.cache->List()[0].jobs.empty());
+  f.cache->Release(1);
+  CHECK(f.cache->Generation() == released);  // nothing was pinned
   // A restarted agent reads the source from the entry's record.
   f.Reopen();
   REQUIRE(f.cache->List().size() == 1);
@@ -275,7 +282,7 @@ TEST_CASE("a source that cannot be read is the job's error, naming the file",
 
 TEST_CASE("an unusable cache directory is the node's fault",
           "[dataset_cache]") {
-  TempDir dir;
+  ScratchDirectory dir;
   InProcessDatasetWorker worker;
   FakeClock clock;
   WriteFile(dir.path + "/file", "x");

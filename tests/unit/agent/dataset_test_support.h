@@ -1,6 +1,7 @@
-// Helpers for the dataset cache's tests: temporary directories, small
-// trees, and a cache opened on them with an in-process worker and a fake
-// clock.
+// Helpers for the dataset cache's own tests: small trees, and a cache
+// opened on scratch directories (tests/unit/support/dataset_cache_fixture.h)
+// with an in-process worker and a fake clock, that can be reopened as a
+// restarted agent would.
 #pragma once
 
 #include <spawn.h>
@@ -17,19 +18,11 @@
 
 #include "agent/dataset_cache.h"
 #include "common/clock.h"
+#include "tests/unit/support/dataset_cache_fixture.h"
 
 namespace gantry::agent {
 
 namespace fs = std::filesystem;
-
-struct TempDir {
-  TempDir() {
-    char pattern[] = "/tmp/gantry-dataset-test-XXXXXX";
-    path = mkdtemp(pattern);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string path;
-};
 
 inline void WriteFile(const std::string& path, const std::string& text) {
   fs::create_directories(fs::path(path).parent_path());
@@ -52,17 +45,12 @@ inline void MakeTree(const std::string& top, int files, size_t size) {
   fs::create_symlink("meta/labels.txt", top + "/labels");
 }
 
-inline DatasetUser Me() {
-  DatasetUser user;
-  user.uid = getuid();
-  user.gid = getgid();
-  user.name = "tester";
-  return user;
-}
+// This process's user, as the cache's tests stage.
+inline DatasetUser Me() { return ThisProcessUser(); }
 
 struct Fixture {
-  TempDir shared;
-  TempDir cache_dir;
+  ScratchDirectory shared;
+  ScratchDirectory cache_dir;
   InProcessDatasetWorker worker;
   FakeClock clock;
   std::unique_ptr<DatasetCache> cache;
@@ -82,6 +70,20 @@ struct Fixture {
     return shared.path + "/" + name;
   }
 };
+
+// The cache's root, and this process's user's directory in it.
+inline std::string Root(const Fixture& f) {
+  return f.cache_dir.path + "/cache";
+}
+inline std::string UserDir(const Fixture& f) {
+  return Root(f) + "/" + std::to_string(getuid());
+}
+
+// Appends `bytes` bytes to the file at `path` (a user writing into a copy).
+inline void Append(const std::string& path, size_t bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::app)
+      << std::string(bytes, 'J');
+}
 
 // Runs this test binary's hidden test case `test_case` in a child with
 // `env` as its whole environment; true when the child was killed by

@@ -70,6 +70,20 @@ class ControllerHarness {
     return done();
   }
 
+  // Submits `spec` as `caller` and returns the new job's id (the test
+  // fails if the submission is refused).
+  uint64_t SubmitSpec(const v1::JobSpec& spec, const Caller& caller) {
+    v1::SubmitRequest submit;
+    *submit.mutable_spec() = spec;
+    std::optional<absl::StatusOr<JobId>> submitted;
+    controller_->Submit(submit, caller,
+                        [&](absl::StatusOr<JobId> id) { submitted = id; });
+    REQUIRE(PumpUntil([&] { return submitted.has_value(); }));
+    INFO(submitted->status().ToString());
+    REQUIRE(submitted->ok());
+    return (*submitted)->value();
+  }
+
   // Registers node `name` (8 CPUs, 16 GB, no GPUs) on `link`, as its
   // agent's stream.
   void RegisterNode(const std::shared_ptr<AgentLink>& link,
