@@ -1,5 +1,7 @@
 #include "agent/agent.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <ctime>
@@ -143,6 +145,21 @@ void Agent::OpenDatasetCache() {
         // start, tells the controller as much.
         link_->Send(message);
       });
+  cache_requests_ = std::make_unique<DatasetCacheRequests>(
+      dataset_cache_.get(), problem,
+      DatasetCacheRequestsOptions{.node_name = options_.node_name,
+                                  .agent_is_root = ::geteuid() == 0,
+                                  .agent_uid = ::geteuid(),
+                                  .users = &SystemUserDatabase()},
+      clock_, [this](const v1::DatasetCacheResult& result) {
+        // The changed listing follows at once in a heartbeat.
+        BeatIfCacheChanged();
+        v1::AgentMessage message;
+        *message.mutable_dataset_cache_result() = result;
+        // Lost with a broken stream: the controller fails the request
+        // when the stream ends (DatasetRequests::NodeGone).
+        link_->Send(message);
+      });
 }
 
 void Agent::StartRanks(const v1::LaunchRanks& launch) {
@@ -174,6 +191,7 @@ void Agent::FailLaunch(const v1::LaunchRanks& launch,
 Agent::~Agent() {
   Stop();
   stager_.reset();
+  cache_requests_.reset();
   // The launcher first: its reaper may still be handing a rank's exit to
   // OnRankExited, which uses the link and the watchers declared after it
   // (and so destroyed before it).
@@ -224,7 +242,9 @@ std::optional<v1::DatasetCacheReport> Agent::CacheReport(bool always) {
     if (!always && generation == cache_reported_) return std::nullopt;
     cache_reported_ = generation;
   }
-  return DatasetCacheReportOf(dataset_cache_->List());
+  return DatasetCacheReportOf(dataset_cache_->List(),
+                              dataset_cache_->CapacityBytes(),
+                              dataset_cache_->UsedBytes());
 }
 
 void Agent::BeatIfCacheChanged() {
@@ -339,6 +359,12 @@ void Agent::OnControllerMessage(const v1::ControllerMessage& message) {
     }
     case v1::ControllerMessage::kPreflight:
       preflight_->Start(message.preflight());
+      break;
+    case v1::ControllerMessage::kDatasetPrefetch:
+      cache_requests_->Prefetch(message.dataset_prefetch());
+      break;
+    case v1::ControllerMessage::kDatasetEvict:
+      cache_requests_->Evict(message.dataset_evict());
       break;
     default:
       break;
@@ -470,6 +496,8 @@ void Agent::HeartbeatLoop() {
     for (v1::RankProgressReport& report : launcher_->ReadProgress()) {
       *message.mutable_heartbeat()->add_rank_progress() = std::move(report);
     }
+    // A hold for a job that went elsewhere lapses here at the latest.
+    if (dataset_cache_ != nullptr) dataset_cache_->ExpireHolds();
     if (std::optional<v1::DatasetCacheReport> cache = CacheReport(false)) {
       *message.mutable_heartbeat()->mutable_dataset_cache() = std::move(*cache);
     }

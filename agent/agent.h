@@ -23,6 +23,7 @@
 #include "agent/checkpoint_watcher.h"
 #include "agent/controller_link.h"
 #include "agent/dataset_cache.h"
+#include "agent/dataset_cache_requests.h"
 #include "agent/dataset_stager.h"
 #include "agent/health_monitor.h"
 #include "agent/preflight_runner.h"
@@ -131,6 +132,9 @@ class Agent {
   std::unique_ptr<DatasetCache> dataset_cache_;  // null: unusable
   // Reset first in the destructor: its threads start and fail launches.
   std::unique_ptr<DatasetStager> stager_;
+  // Prefetches and evictions the controller asks for; reset with stager_
+  // (its threads answer on the link).
+  std::unique_ptr<DatasetCacheRequests> cache_requests_;
 };
 
 }  // namespace gantry::agent

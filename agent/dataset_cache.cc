@@ -230,10 +230,11 @@ absl::Status DatasetCache::MakeRoom(uid_t uid, uint64_t bytes,
         std::min(user_limit, options_.capacity_bytes), " bytes for user ",
         user.name));
   }
+  DropLapsedHolds();
   // Candidates in least-recently-used order; pinned and copying ones never.
   std::vector<std::pair<int64_t, Key>> order;
   for (const auto& [key, entry] : entries_) {
-    if (entry.jobs.empty() && !entry.staging) {
+    if (!Pinned(entry) && !entry.staging) {
       order.emplace_back(entry.last_use_ms, key);
     }
   }
@@ -287,6 +288,22 @@ absl::Status DatasetCache::MakeRoom(uid_t uid, uint64_t bytes,
 absl::StatusOr<StagedDataset> DatasetCache::Stage(
     uint64_t job, const DatasetUser& user, const std::string& name,
     const std::string& source, const StageProgress& progress) {
+  return StageAndPin({job, 0}, user, name, source, progress);
+}
+
+absl::StatusOr<StagedDataset> DatasetCache::Prefetch(
+    uint64_t job, int64_t hold_until_ms, const DatasetUser& user,
+    const std::string& name, const std::string& source,
+    const StageProgress& progress) {
+  // A hold that has already lapsed pins nothing; 0 would mean "no limit".
+  const Pin pin =
+      job == 0 ? Pin{} : Pin{job, std::max<int64_t>(hold_until_ms, 1)};
+  return StageAndPin(pin, user, name, source, progress);
+}
+
+absl::StatusOr<StagedDataset> DatasetCache::StageAndPin(
+    const Pin& pin, const DatasetUser& user, const std::string& name,
+    const std::string& source, const StageProgress& progress) {
   absl::StatusOr<std::string> user_dir = UserDirectory(user);
   if (!user_dir.ok()) return user_dir.status();
   absl::StatusOr<DatasetManifest> manifest = worker_.Scan(user, source);
@@ -303,7 +320,7 @@ absl::StatusOr<StagedDataset> DatasetCache::Stage(
       return it == entries_.end() || !it->second.staging;
     });
     if (auto it = entries_.find(key); it != entries_.end()) {
-      it->second.jobs.insert(job);
+      PinEntry(key, pin);
       it->second.source = source;
       Touch(key);
       ++counters_.hits;
@@ -343,7 +360,7 @@ absl::StatusOr<StagedDataset> DatasetCache::Stage(
       entries_.erase(key);
       return copied.status();
     }
-    entry.jobs.insert(job);
+    PinEntry(key, pin);
     entry.source = source;
     Touch(key);
     ++counters_.misses;
@@ -352,9 +369,10 @@ absl::StatusOr<StagedDataset> DatasetCache::Stage(
       staged.bytes_resumed = copied->bytes_resumed;
       counters_.bytes_staged += copied->bytes_copied;
     }
+    DropLapsedHolds();
     for (auto& [other, other_entry] : entries_) {
       if (std::get<0>(other) == user.uid && std::get<1>(other) == name &&
-          other != key && other_entry.jobs.empty() && !other_entry.staging) {
+          other != key && !Pinned(other_entry) && !other_entry.staging) {
         superseded.push_back(other);
       }
     }
@@ -368,29 +386,88 @@ absl::StatusOr<StagedDataset> DatasetCache::Stage(
   return staged;
 }
 
+void DatasetCache::PinEntry(const Key& key, const Pin& pin) {
+  if (pin.job == 0) return;
+  Entry& entry = entries_[key];
+  ++generation_;
+  if (pin.until_ms == 0) {
+    entry.jobs.insert(pin.job);
+    // The job's own stage: whatever was held for it ahead is its now, or
+    // (another version) no longer needed.
+    for (auto& [other, other_entry] : entries_) {
+      if (std::get<0>(other) == std::get<0>(key) &&
+          std::get<1>(other) == std::get<1>(key)) {
+        other_entry.holds.erase(pin.job);
+      }
+    }
+    return;
+  }
+  if (entry.jobs.count(pin.job)) return;  // pinned with no time limit
+  int64_t& until = entry.holds[pin.job];
+  until = std::max(until, pin.until_ms);
+}
+
+void DatasetCache::DropLapsedHolds() {
+  const int64_t now = clock_.NowMs();
+  for (auto& [key, entry] : entries_) {
+    for (auto it = entry.holds.begin(); it != entry.holds.end();) {
+      if (it->second > now) {
+        ++it;
+        continue;
+      }
+      it = entry.holds.erase(it);
+      ++generation_;
+    }
+  }
+}
+
+std::set<uint64_t> DatasetCache::PinningJobs(const Entry& entry) const {
+  std::set<uint64_t> jobs = entry.jobs;
+  const int64_t now = clock_.NowMs();
+  for (const auto& [job, until] : entry.holds) {
+    if (until > now) jobs.insert(job);
+  }
+  return jobs;
+}
+
 void DatasetCache::Release(uint64_t job) {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (auto& [key, entry] : entries_) entry.jobs.erase(job);
+  for (auto& [key, entry] : entries_) {
+    // Counted as a change: the listing names the pinning jobs.
+    if (entry.jobs.erase(job) + entry.holds.erase(job) > 0) ++generation_;
+  }
+}
+
+void DatasetCache::ExpireHolds() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  DropLapsedHolds();
 }
 
 absl::Status DatasetCache::Evict(uid_t uid, const std::string& name) {
   std::vector<Key> victims;
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    DropLapsedHolds();
     bool any = false;
     for (const auto& [key, entry] : entries_) {
       if (std::get<0>(key) != uid || std::get<1>(key) != name) continue;
       any = true;
-      if (!entry.jobs.empty() || entry.staging) {
+      if (entry.staging) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "dataset ", name, " of uid ", uid, " is being staged"));
+      }
+      if (Pinned(entry)) {
+        const std::set<uint64_t> jobs = PinningJobs(entry);
         return absl::FailedPreconditionError(absl::StrCat(
             "dataset ", name, " of uid ", uid, " is in use by job ",
-            entry.jobs.empty() ? 0 : *entry.jobs.begin()));
+            *jobs.begin(),
+            entry.holds.count(*jobs.begin()) ? " (staged ahead for it)" : ""));
       }
       victims.push_back(key);
     }
     if (!any) {
       return absl::NotFoundError(
-          absl::StrCat("no dataset ", name, " of uid ", uid, " is cached"));
+          absl::StrCat("dataset ", name, " of uid ", uid, " is not cached"));
     }
     for (const Key& key : victims) {
       counters_.bytes_evicted += entries_[key].bytes;
@@ -415,7 +492,8 @@ std::vector<CachedDataset> DatasetCache::List() const {
   for (const auto& [key, entry] : entries_) {
     if (entry.staging) continue;
     list.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key),
-                    entry.bytes, entry.last_use_ms, entry.jobs, entry.source});
+                    entry.bytes, entry.last_use_ms, PinningJobs(entry),
+                    entry.source});
   }
   return list;
 }

@@ -16,7 +16,10 @@
 // within the user's own limit), the tree is copied, and older versions of
 // the same dataset are dropped. A successful stage pins the entry for the
 // job until Release, so nothing a running or about-to-run job uses is ever
-// evicted.
+// evicted. A prefetch stages the same way; one made ahead for a waiting job
+// holds the entry for that job until Release or until the hold lapses (the
+// job went elsewhere), whichever comes first, and one made for no job pins
+// nothing once it is done.
 //
 // Thread-safe: one mutex guards the books; the scan and the copy run
 // outside it, and two stages of the same dataset for the same user wait for
@@ -140,11 +143,27 @@ class DatasetCache {
                                       const std::string& source,
                                       const StageProgress& progress);
 
-  // Unpins everything `job` pinned.
+  // Stages as Stage does, ahead of any launch (DatasetPrefetch). `job` 0:
+  // nothing stays pinned once the copy is done. Otherwise the entry is held
+  // for `job` until Release(job), or until the clock reaches `hold_until_ms`
+  // if the job has not staged it itself by then (a stage by the job pins it
+  // with no time limit). Errors: as Stage.
+  absl::StatusOr<StagedDataset> Prefetch(uint64_t job, int64_t hold_until_ms,
+                                         const DatasetUser& user,
+                                         const std::string& name,
+                                         const std::string& source,
+                                         const StageProgress& progress);
+
+  // Unpins everything `job` pinned or held.
   void Release(uint64_t job);
 
+  // Drops the holds whose time has passed (the heartbeat's tick; making
+  // room and evicting do it too), so that the next listing shows them gone.
+  void ExpireHolds();
+
   // Evicts (uid, name), every version not pinned. NOT_FOUND when none is
-  // cached; FAILED_PRECONDITION when a job pins it.
+  // cached; FAILED_PRECONDITION when a job pins or holds it (naming the
+  // job) or it is being staged.
   absl::Status Evict(uid_t uid, const std::string& name);
 
   std::vector<CachedDataset> List() const;
@@ -152,6 +171,7 @@ class DatasetCache {
   // eviction), so that a reporter can tell whether to report again.
   uint64_t Generation() const;
   uint64_t UsedBytes() const;
+  uint64_t CapacityBytes() const { return options_.capacity_bytes; }
   DatasetCacheCounters Counters() const;
 
   // Whether a stage failure is the node's (its disk, its cache directory)
@@ -162,10 +182,19 @@ class DatasetCache {
   using Key =
       std::tuple<uid_t, std::string, std::string>;  // uid, name, version
 
+  // What a stage leaves pinned: nothing (job 0), the job until Release
+  // (until_ms 0), or a hold for the job that lapses at until_ms.
+  struct Pin {
+    uint64_t job = 0;
+    int64_t until_ms = 0;
+  };
+
   struct Entry {
     uint64_t bytes = 0;
     int64_t last_use_ms = 0;
     std::set<uint64_t> jobs;
+    // Jobs staged ahead for, and when each hold lapses.
+    std::map<uint64_t, int64_t> holds;
     bool staging = false;  // being copied: counted, never evicted
     std::string source;
   };
@@ -173,6 +202,21 @@ class DatasetCache {
   DatasetCache(DatasetCacheOptions options, DatasetWorker& worker,
                Clock& clock);
   absl::Status Load();
+  absl::StatusOr<StagedDataset> StageAndPin(const Pin& pin,
+                                            const DatasetUser& user,
+                                            const std::string& name,
+                                            const std::string& source,
+                                            const StageProgress& progress);
+  // Applies `pin` to the entry `key` (and drops the job's holds on other
+  // versions of the dataset: the job has what it needs). Lock held.
+  void PinEntry(const Key& key, const Pin& pin);
+  // Lock held for these three.
+  void DropLapsedHolds();
+  static bool Pinned(const Entry& entry) {
+    return !entry.jobs.empty() || !entry.holds.empty();
+  }
+  // The jobs pinning or holding `entry` whose holds have not lapsed.
+  std::set<uint64_t> PinningJobs(const Entry& entry) const;
   absl::StatusOr<std::string> UserDirectory(const DatasetUser& user);
   std::string EntryPath(const Key& key) const;
   // Frees room for `bytes` more for `uid`; the lock is held.

@@ -27,6 +27,21 @@ DatasetUser DatasetUserOf(const RankIdentity& identity) {
   return user;
 }
 
+void LogStaged(std::string_view message, uint64_t job,
+               const std::string& dataset, const StagedDataset& staged,
+               std::chrono::steady_clock::time_point started) {
+  log::Info(message,
+            {{"job", job},
+             {"dataset", dataset},
+             {"hit", staged.hit ? "yes" : "no"},
+             {"bytes", staged.bytes_total},
+             {"copied", staged.bytes_copied},
+             {"resumed", staged.bytes_resumed},
+             {"ms", std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::steady_clock::now() - started)
+                        .count()}});
+}
+
 DatasetStager::DatasetStager(DatasetCache* cache, std::string cache_problem,
                              std::string node_name, Ready ready, Failed failed,
                              Progress progress)
@@ -137,16 +152,8 @@ void DatasetStager::Run(v1::LaunchRanks launch) {
               DatasetCache::IsNodeFault(staged.status()));
       return;
     }
-    log::Info("dataset staged",
-              {{"job", launch.job_id()},
-               {"dataset", dataset.name()},
-               {"hit", staged->hit ? "yes" : "no"},
-               {"bytes", staged->bytes_total},
-               {"copied", staged->bytes_copied},
-               {"resumed", staged->bytes_resumed},
-               {"ms", std::chrono::duration_cast<std::chrono::milliseconds>(
-                          std::chrono::steady_clock::now() - started)
-                          .count()}});
+    LogStaged("dataset staged", launch.job_id(), dataset.name(), *staged,
+              started);
     report.set_bytes_done(staged->bytes_total);
     report.set_bytes_total(staged->bytes_total);
     report.set_done(true);

@@ -14,6 +14,7 @@
 // must not be started from a stage's thread, which ends with the stage.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -22,6 +23,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 
@@ -83,5 +85,11 @@ class DatasetStager {
 
 // The user a launch's files are read as.
 DatasetUser DatasetUserOf(const RankIdentity& identity);
+
+// Logs `message` ("dataset staged", "dataset prefetched") with what the
+// stage of `dataset` for `job` did and how long it took since `started`.
+void LogStaged(std::string_view message, uint64_t job,
+               const std::string& dataset, const StagedDataset& staged,
+               std::chrono::steady_clock::time_point started);
 
 }  // namespace gantry::agent

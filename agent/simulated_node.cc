@@ -297,6 +297,22 @@ void SimulatedNode::OnMessage(const v1::ControllerMessage& message) {
     case v1::ControllerMessage::kPreflight:
       StartPreflight(message.preflight(), now);
       break;
+    case v1::ControllerMessage::kDatasetPrefetch:
+    case v1::ControllerMessage::kDatasetEvict: {
+      // A simulated node has no disk and reports no cache: every request
+      // is refused, at once, so that none stays open in gantryd. (A
+      // pretended copy would show data where there is none.)
+      v1::AgentMessage answer;
+      v1::DatasetCacheResult& result = *answer.mutable_dataset_cache_result();
+      result.set_request_id(message.has_dataset_prefetch()
+                                ? message.dataset_prefetch().request_id()
+                                : message.dataset_evict().request_id());
+      result.set_ok(false);
+      result.set_message("node " + name() +
+                         " is simulated and has no dataset cache");
+      Send(answer);
+      break;
+    }
     default:
       break;
   }

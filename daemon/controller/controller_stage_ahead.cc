@@ -27,7 +27,10 @@ void Controller::StageDatasetsAhead(
     auto job = jobs_.find(reservation.job_id.value());
     if (job == jobs_.end()) continue;
     const v1::JobRecord& record = job->second.record;
-    if (record.state() != v1::PENDING || record.spec().datasets().empty()) {
+    // Agents refuse to prefetch as root (a copy as root could read what
+    // no user may): a root job's datasets are staged at its launch.
+    if (record.state() != v1::PENDING || record.spec().datasets().empty() ||
+        record.uid() == 0) {
       continue;
     }
     StageAheadTarget target;

@@ -6,15 +6,19 @@ both nodes, and before the first job ends its dataset is already in both
 nodes' caches (the files under each agent's cache dir, and `gantry job`
 showing each node's copy done). When the waiting job starts, its staging
 is a hit on every node: nothing copied. gantryd sends each node the
-prefetch once. Every process is stopped by the cluster."""
+prefetch once. Agents never prefetch as root, so the waiting job is
+another user's: needs root. Every process is stopped by the cluster."""
 
 import os
+import pwd
 import re
+import unittest
 
 import gantry_cluster
 from gantry_cluster import ClusterTestCase
 
 MIB = 1 << 20
+OTHER_USER = "nobody"
 
 HOLDER = """#!/bin/bash
 # Holds its node until the test lets it go.
@@ -26,6 +30,7 @@ cat "$GANTRY_DATASET_train"/*.bin | wc -c > "$1/read-$SLURM_PROCID"
 """
 
 
+@unittest.skipUnless(os.geteuid() == 0, "needs root to act as another user")
 class DatasetStageAheadTest(ClusterTestCase):
 
     def setUp(self):
@@ -55,12 +60,16 @@ class DatasetStageAheadTest(ClusterTestCase):
             holder, "--nodelist=node01", "--exclusive", "--time=5:00",
             args=(release,))
         self.cluster.wait_job(holder_id, "RUNNING")
-        reader = self.cluster.write_script("reader.sh", READER)
-        out = self.cluster.path("out")
+        # The waiting job is another user's, who can read the dataset.
+        other = pwd.getpwnam(OTHER_USER)
+        os.chmod(self.cluster.dir, 0o755)
+        out = self.cluster.path("user")
         os.makedirs(out)
+        os.chown(out, other.pw_uid, other.pw_gid)
+        reader = self.cluster.write_script("reader.sh", READER, directory=out)
         waiting_id = self.cluster.submit(
             reader, "-N", "2", "--exclusive", f"--dataset=train:{self.shared}",
-            args=(out,))
+            args=(out,), cwd=out, uid=other.pw_uid)
 
         def staged_ahead():
             job = self.cluster.job(waiting_id)

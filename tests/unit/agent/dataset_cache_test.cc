@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -317,8 +318,14 @@ TEST_CASE("the listing names each copy's source and changes show",
   REQUIRE(list.size() == 1);
   CHECK(list[0].source == f.Source("a"));
   CHECK(list[0].uid == getuid());
+  CHECK(list[0].jobs == std::set<uint64_t>{1});
   f.cache->Release(1);
-  CHECK(f.cache->Generation() == staged);  // unpinning changes no content
+  // The listing names the pinning jobs: unpinning is a change to report.
+  const uint64_t released = f.cache->Generation();
+  CHECK(released != staged);
+  CHECK(f.cache->List()[0].jobs.empty());
+  f.cache->Release(1);
+  CHECK(f.cache->Generation() == released);  // nothing was pinned
   // Found on disk by a restarted agent: no source until staged again.
   f.Reopen();
   REQUIRE(f.cache->List().size() == 1);

@@ -8,29 +8,10 @@
 #include <map>
 
 #include "agent/sanitized_environment.h"
+#include "tests/unit/support/fake_user_database.h"
 
 namespace gantry::agent {
 namespace {
-
-class FakeUsers : public UserDatabase {
- public:
-  std::optional<UserEntry> FindUser(uid_t uid) const override {
-    auto it = users.find(uid);
-    if (it == users.end()) return std::nullopt;
-    return it->second;
-  }
-  std::vector<gid_t> GroupsOf(const std::string& name,
-                              gid_t primary) const override {
-    std::vector<gid_t> result = {primary};
-    auto it = groups.find(name);
-    if (it != groups.end()) {
-      result.insert(result.end(), it->second.begin(), it->second.end());
-    }
-    return result;
-  }
-  std::map<uid_t, UserEntry> users;
-  std::map<std::string, std::vector<gid_t>> groups;
-};
 
 FakeUsers Alice() {
   FakeUsers users;
