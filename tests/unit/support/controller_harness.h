@@ -70,6 +70,19 @@ class ControllerHarness {
     return done();
   }
 
+  // Submits as `caller` and runs the loop until the submission is stored;
+  // the test fails unless it is accepted.
+  uint64_t SubmitAccepted(const v1::SubmitRequest& request,
+                          const Caller& caller) {
+    std::optional<absl::StatusOr<JobId>> submitted;
+    controller_->Submit(request, caller,
+                        [&](absl::StatusOr<JobId> id) { submitted = id; });
+    while (!submitted) io_.run_one();
+    INFO(submitted->status().ToString());
+    REQUIRE(submitted->ok());
+    return (*submitted)->value();
+  }
+
   // Registers node `name` (8 CPUs, 16 GB, no GPUs) on `link`, as its
   // agent's stream.
   void RegisterNode(const std::shared_ptr<AgentLink>& link,

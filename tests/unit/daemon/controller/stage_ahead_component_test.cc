@@ -65,14 +65,9 @@ class Harness : public ControllerHarness {
       dataset.set_name("train");
       dataset.set_path("/shared/train");
     }
-    std::optional<absl::StatusOr<JobId>> submitted;
-    controller_->Submit(submit, caller,
-                        [&](absl::StatusOr<JobId> id) { submitted = id; });
-    while (!submitted) io_.run_one();
-    INFO(submitted->status().ToString());
-    REQUIRE(submitted->ok());
+    const uint64_t id = SubmitAccepted(submit, caller);
     Pump();
-    return (*submitted)->value();
+    return id;
   }
 
   v1::JobRecord Job(uint64_t id) {
