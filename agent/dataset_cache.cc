@@ -288,7 +288,7 @@ absl::Status DatasetCache::MakeRoom(uid_t uid, uint64_t bytes,
 absl::StatusOr<StagedDataset> DatasetCache::Stage(
     uint64_t job, const DatasetUser& user, const std::string& name,
     const std::string& source, const StageProgress& progress) {
-  return StageAndPin({job, 0}, user, name, source, progress);
+  return StageAndPin({job, 0, /*launch=*/true}, user, name, source, progress);
 }
 
 absl::StatusOr<StagedDataset> DatasetCache::Prefetch(
@@ -323,7 +323,7 @@ absl::StatusOr<StagedDataset> DatasetCache::StageAndPin(
       PinEntry(key, pin);
       it->second.source = source;
       Touch(key);
-      ++counters_.hits;
+      if (pin.launch) ++counters_.hits;
       staged.hit = true;
       return staged;
     }
@@ -363,7 +363,7 @@ absl::StatusOr<StagedDataset> DatasetCache::StageAndPin(
     PinEntry(key, pin);
     entry.source = source;
     Touch(key);
-    ++counters_.misses;
+    if (pin.launch) ++counters_.misses;
     if (copied.ok()) {
       staged.bytes_copied = copied->bytes_copied;
       staged.bytes_resumed = copied->bytes_resumed;

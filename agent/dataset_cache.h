@@ -143,7 +143,8 @@ class DatasetCache {
                                       const std::string& source,
                                       const StageProgress& progress);
 
-  // Stages as Stage does, ahead of any launch (DatasetPrefetch). `job` 0:
+  // Stages as Stage does, ahead of any launch (DatasetPrefetch), counted in
+  // bytes_staged but not as a hit or a miss. `job` 0:
   // nothing stays pinned once the copy is done. Otherwise the entry is held
   // for `job` until Release(job), or until the clock reaches `hold_until_ms`
   // if the job has not staged it itself by then (a stage by the job pins it
@@ -187,6 +188,9 @@ class DatasetCache {
   struct Pin {
     uint64_t job = 0;
     int64_t until_ms = 0;
+    // A job's own launch: its hit or miss counts (a prefetch's does not:
+    // the counters say how often jobs found their data; its bytes count).
+    bool launch = false;
   };
 
   struct Entry {
@@ -210,7 +214,8 @@ class DatasetCache {
   // Applies `pin` to the entry `key` (and drops the job's holds on other
   // versions of the dataset: the job has what it needs). Lock held.
   void PinEntry(const Key& key, const Pin& pin);
-  // Lock held for these three.
+  // Lock held for these three. Pinned counts every hold, lapsed or not:
+  // DropLapsedHolds first.
   void DropLapsedHolds();
   static bool Pinned(const Entry& entry) {
     return !entry.jobs.empty() || !entry.holds.empty();

@@ -53,8 +53,26 @@ void DatasetCacheRequests::RunDetached(
 }
 
 void DatasetCacheRequests::Prefetch(v1::DatasetPrefetch request) {
-  RunDetached(
-      [this, request = std::move(request)] { return PrefetchNow(request); });
+  std::lock_guard lock(mutex_);
+  queued_.push_back({std::move(request), clock_.NowMs()});
+  if (prefetchers_ >= kMaxPrefetchers) return;
+  ++prefetchers_;
+  ++running_;
+  std::thread([this] { RunQueuedPrefetches(); }).detach();
+}
+
+void DatasetCacheRequests::RunQueuedPrefetches() {
+  std::unique_lock lock(mutex_);
+  while (!queued_.empty()) {
+    Queued next = std::move(queued_.front());
+    queued_.pop_front();
+    lock.unlock();
+    answer_(PrefetchArrived(next.request, next.received_ms));
+    lock.lock();
+  }
+  --prefetchers_;
+  --running_;
+  idle_.notify_all();
 }
 
 void DatasetCacheRequests::Evict(v1::DatasetEvict request) {
@@ -85,8 +103,11 @@ absl::StatusOr<DatasetUser> DatasetCacheRequests::UserOf(
 
 v1::DatasetCacheResult DatasetCacheRequests::PrefetchNow(
     const v1::DatasetPrefetch& request) {
-  // Where the hold counts from: the request's arrival, not the copy's end.
-  const int64_t received_ms = clock_.NowMs();
+  return PrefetchArrived(request, clock_.NowMs());
+}
+
+v1::DatasetCacheResult DatasetCacheRequests::PrefetchArrived(
+    const v1::DatasetPrefetch& request, int64_t received_ms) {
   const v1::DatasetRef& dataset = request.dataset();
   const std::string what =
       absl::StrCat("dataset ", dataset.name(), " on node ", options_.node_name);

@@ -14,15 +14,23 @@
 // most hold_ms from its arrival (DatasetCache::Prefetch). An eviction drops
 // the owner's unpinned copies, removed with the owner's credentials.
 //
+// At most kMaxPrefetchers prefetches copy at once; the others wait their
+// turn in arrival order (a burst of requests, from staging ahead for many
+// waiting jobs, must not start a copy of each at once on one disk).
+// Evictions never wait behind them.
+//
 // Thread-safe: Prefetch and Evict may be called from any thread (the
-// agent's message thread); each request runs on its own detached thread,
-// the answer is called from it, and the destructor waits for them all.
-// PrefetchNow and EvictNow do the work on the caller's thread.
+// agent's message thread) and return at once; the work runs on detached
+// threads of this object's own, the answer is called from them, and the
+// destructor waits for them all (queued prefetches included). PrefetchNow
+// and EvictNow do the work on the caller's thread.
 #pragma once
 
 #include <sys/types.h>
 
 #include <condition_variable>
+#include <cstdint>
+#include <deque>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -55,7 +63,10 @@ class DatasetCacheRequests {
                        Answer answer);
   ~DatasetCacheRequests();
 
-  // Runs the request off the caller's thread, then answers it.
+  static constexpr int kMaxPrefetchers = 2;
+
+  // Runs the request off the caller's thread, then answers it. A prefetch's
+  // hold counts from here, however long it waits its turn.
   void Prefetch(v1::DatasetPrefetch request);
   void Evict(v1::DatasetEvict request);
 
@@ -66,6 +77,10 @@ class DatasetCacheRequests {
  private:
   // Runs `work` on a thread of its own and answers with what it returns.
   void RunDetached(std::function<v1::DatasetCacheResult()> work);
+  v1::DatasetCacheResult PrefetchArrived(const v1::DatasetPrefetch& request,
+                                         int64_t received_ms);
+  // A prefetcher thread: runs queued prefetches until none is left.
+  void RunQueuedPrefetches();
   // The user to stage as, or why not.
   absl::StatusOr<DatasetUser> UserOf(const v1::DatasetPrefetch& request) const;
 
@@ -77,6 +92,12 @@ class DatasetCacheRequests {
   std::mutex mutex_;
   std::condition_variable idle_;
   int running_ = 0;  // GUARDED_BY(mutex_)
+  struct Queued {
+    v1::DatasetPrefetch request;
+    int64_t received_ms = 0;
+  };
+  std::deque<Queued> queued_;  // GUARDED_BY(mutex_)
+  int prefetchers_ = 0;        // GUARDED_BY(mutex_)
 };
 
 }  // namespace gantry::agent

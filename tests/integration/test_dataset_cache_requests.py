@@ -6,9 +6,10 @@ its user (a copy only that user can read), a second one is a hit, an
 eviction removes it, and the next heartbeat's cache report shows each
 change with the cache's capacity and use. A prefetch for a waiting job
 holds the copy for that job (listed among its pinning jobs, refused to an
-eviction) until its hold lapses. Users are checked as for a launch; a
-failure names the node, the dataset and the file; an interrupted prefetch
-resumes after the agent restarts.
+eviction) until its hold lapses, or, once the job's own launch on the
+node has staged it, until the job's ranks there end. Users are checked
+as for a launch; a failure names the node, the dataset and the file; an
+interrupted prefetch resumes after the agent restarts.
 
 The agent's stream ends at gantry-stream-controller (tests/tools), which
 sends exactly what the test writes and prints what the agent answers, so
@@ -221,7 +222,8 @@ class DatasetCacheRequestsTest(ClusterTestCase):
                          "cached on node node01")
 
     def test_a_copy_staged_ahead_is_held_for_its_job_until_the_hold_lapses(self):
-        held = self.prefetch(job=42, hold_ms=3000)
+        sent = time.monotonic()
+        held = self.prefetch(job=42, hold_ms=6000)
         self.assertTrue(held.get("ok"), held)
         report = self.next_report(lambda r: r.get("entries"))
         self.assertEqual(report["entries"][0].get("pinned_by_jobs"), ["42"])
@@ -234,7 +236,59 @@ class DatasetCacheRequestsTest(ClusterTestCase):
         # that heartbeat reports it.
         report = self.next_report(
             lambda r: r.get("entries")
-            and not r["entries"][0].get("pinned_by_jobs"), timeout=10)
+            and not r["entries"][0].get("pinned_by_jobs"), timeout=20)
+        # Not before its time: the hold counts from the request's arrival.
+        self.assertGreaterEqual(time.monotonic() - sent, 6.0)
+        self.assertEqual(len(report["entries"]), 1)
+        self.assertTrue(self.evict().get("ok"))
+
+    def test_the_jobs_own_launch_keeps_the_copy_until_its_ranks_end(self):
+        held = self.prefetch(job=42, hold_ms=1000)
+        self.assertTrue(held.get("ok"), held)
+        work = self.cluster.path("job42")
+        os.makedirs(work)
+        os.chown(work, self.user.pw_uid, self.user.pw_gid)
+        go = os.path.join(work, "go")
+        # The rank reads its copy, then runs until the test lets it end.
+        script = ("#!/bin/bash\n"
+                  "ls \"$GANTRY_DATASET_train\" > listed\n"
+                  f"while [ ! -e {go} ]; do sleep 0.1; done\n")
+        mark = len(self.controller.messages())
+        self.controller.send(
+            f"launch {{ job_id: 42 attempt: 1 script: {json.dumps(script)} "
+            f"working_dir: {json.dumps(work)} "
+            f"output_path: {json.dumps(work + '/out')} ranks {{ rank: 0 }} "
+            f"uid: {self.user.pw_uid} gid: {self.user.pw_gid} "
+            f'user: "{USER}" datasets {{ name: "train" '
+            f"path: {json.dumps(self.shared)} }} }}")
+        started = self.controller.wait(
+            lambda m: "rank_event" in m, 30, "the rank to start", after=mark)
+        self.assertEqual(started["rank_event"].get("kind"), "STARTED",
+                         started)
+        gantry_cluster.wait_for(
+            lambda: os.path.exists(os.path.join(work, "listed")), 10,
+            "the rank's listing of its copy")
+        # Long past the hold: the running job's own pin has no time limit.
+        time.sleep(2)
+        mark = len(self.controller.messages())
+        # Any beat: its tick has dropped every lapsed hold.
+        self.controller.wait(lambda m: "heartbeat" in m, 5, "a heartbeat",
+                             after=mark)
+        refused = self.evict()
+        self.assertFalse(refused.get("ok", False))
+        self.assertEqual(refused["message"],
+                         f"dataset train of uid {self.user.pw_uid} is in use "
+                         "by job 42 on node node01")
+        # The job's ranks end here: the copy is free, and the report says so.
+        with open(go, "w"):
+            pass
+        self.controller.wait(
+            lambda m: m.get("rank_event", {}).get("kind") == "EXITED", 30,
+            "the rank to end", after=mark)
+        self.last_request_mark = mark
+        report = self.next_report(
+            lambda r: r.get("entries")
+            and not r["entries"][0].get("pinned_by_jobs"))
         self.assertEqual(len(report["entries"]), 1)
         self.assertTrue(self.evict().get("ok"))
 

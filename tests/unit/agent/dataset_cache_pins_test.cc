@@ -5,8 +5,6 @@
 // dataset at once copy it once.
 #include <catch2/catch.hpp>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <string>
 #include <thread>
 
@@ -54,6 +52,20 @@ TEST_CASE("a copy staged ahead for a job is held until the hold lapses",
   f.cache->ExpireHolds();
   CHECK(f.cache->Generation() == before + 1);  // nothing more lapsed
   CHECK(f.cache->Evict(::getuid(), "a").ok());
+}
+
+TEST_CASE("a prefetch counts its bytes, not a job's hit or miss",
+          "[dataset_pins]") {
+  DatasetCacheFixture f;
+  REQUIRE(f.PrefetchFor(7, kMinute, "a").ok());
+  REQUIRE(f.PrefetchFor(0, 0, "a")->hit);
+  CHECK(f.cache->Counters().hits == 0);
+  CHECK(f.cache->Counters().misses == 0);
+  CHECK(f.cache->Counters().bytes_staged == 1000);
+  // The job's own launch then finds it: a hit.
+  REQUIRE(f.cache->Stage(7, ThisProcessUser(), "a", f.Source("a"), {})->hit);
+  CHECK(f.cache->Counters().hits == 1);
+  CHECK(f.cache->Counters().misses == 0);
 }
 
 TEST_CASE("a lapsed hold is dropped when room is made, without a tick",
@@ -123,50 +135,6 @@ TEST_CASE("a job that stages a newer version lets the held one go",
   CHECK(list[0].version == launch->version);
   CHECK(list[0].jobs == std::set<uint64_t>{7});
 }
-
-// Copies through an in-process worker, the first copy held at a gate until
-// the test opens it; counts the copies.
-class GatedWorker : public DatasetWorker {
- public:
-  absl::StatusOr<DatasetManifest> Scan(const DatasetUser& user,
-                                       const std::string& source) override {
-    return inner_.Scan(user, source);
-  }
-  absl::StatusOr<CopyResult> Copy(const DatasetUser& user,
-                                  const std::string& source,
-                                  const std::string& version,
-                                  const std::string& entry,
-                                  const StageProgress& progress) override {
-    {
-      std::unique_lock lock(mutex_);
-      ++copies_;
-      opened_.wait(lock, [this] { return open_; });
-    }
-    return inner_.Copy(user, source, version, entry, progress);
-  }
-  absl::Status Remove(const DatasetUser& user,
-                      const std::string& path) override {
-    return inner_.Remove(user, path);
-  }
-  void Open() {
-    {
-      std::lock_guard lock(mutex_);
-      open_ = true;
-    }
-    opened_.notify_all();
-  }
-  int copies() {
-    std::lock_guard lock(mutex_);
-    return copies_;
-  }
-
- private:
-  InProcessDatasetWorker inner_;
-  std::mutex mutex_;
-  std::condition_variable opened_;
-  bool open_ = false;
-  int copies_ = 0;
-};
 
 TEST_CASE("two prefetches of the same dataset at once copy it once",
           "[dataset_pins]") {

@@ -9,12 +9,14 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/unit/support/dataset_cache_fixture.h"
@@ -38,6 +40,10 @@ struct Handler {
               std::lock_guard lock(mutex);
               answers.push_back(result);
             })) {}
+  size_t Answered() {
+    std::lock_guard lock(mutex);
+    return answers.size();
+  }
   // Waits for every request in progress to be answered (the destructor
   // does), and returns the answers.
   std::vector<v1::DatasetCacheResult> Finish() {
@@ -274,6 +280,40 @@ TEST_CASE("requests off the caller's thread are answered once each",
   CHECK(by_id[1].hit() != by_id[2].hit());
   CHECK_FALSE(by_id[3].ok());
   CHECK_THAT(by_id[3].message(), Catch::Contains("is not cached on node n1"));
+}
+
+TEST_CASE("a burst of prefetches copies two at a time, evictions do not wait",
+          "[dataset_requests]") {
+  GatedWorker worker;
+  DatasetCacheFixture f(1 << 20, &worker);
+  Handler h(f);
+  const int64_t arrived = f.clock.NowMs();
+  for (const std::string name : {"a", "b", "c"}) {
+    h.requests->Prefetch(PrefetchOf(name[0], name, f.Source(name), 5, 1000));
+  }
+  while (worker.copies() < 2) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  // The third waits its turn; an eviction meanwhile is answered.
+  h.requests->Evict(EvictOf(9, ::getuid(), "d"));
+  while (h.Answered() == 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CHECK(worker.copies() == 2);
+  CHECK(h.Answered() == 1);
+  // c's hold counted from its arrival, not from when its turn came.
+  f.clock.SetMs(arrived + 1000);
+  worker.Open();
+  const std::vector<v1::DatasetCacheResult> answers = h.Finish();
+  REQUIRE(answers.size() == 4);
+  CHECK(answers[0].request_id() == 9);
+  for (size_t i = 1; i < answers.size(); ++i) {
+    INFO(answers[i].message());
+    CHECK(answers[i].ok());
+  }
+  CHECK(worker.copies() == 3);
+  CHECK(f.PinsOf("c").empty());
 }
 
 }  // namespace

@@ -8,10 +8,12 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <condition_variable>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 
@@ -47,6 +49,50 @@ inline DatasetUser ThisProcessUser() {
   user.name = "tester";
   return user;
 }
+
+// Copies through an in-process worker, every copy held at a gate until the
+// test opens it; counts the copies begun. Thread-safe.
+class GatedWorker : public DatasetWorker {
+ public:
+  absl::StatusOr<DatasetManifest> Scan(const DatasetUser& user,
+                                       const std::string& source) override {
+    return inner_.Scan(user, source);
+  }
+  absl::StatusOr<CopyResult> Copy(const DatasetUser& user,
+                                  const std::string& source,
+                                  const std::string& version,
+                                  const std::string& entry,
+                                  const StageProgress& progress) override {
+    {
+      std::unique_lock lock(mutex_);
+      ++copies_;
+      opened_.wait(lock, [this] { return open_; });
+    }
+    return inner_.Copy(user, source, version, entry, progress);
+  }
+  absl::Status Remove(const DatasetUser& user,
+                      const std::string& path) override {
+    return inner_.Remove(user, path);
+  }
+  void Open() {
+    {
+      std::lock_guard lock(mutex_);
+      open_ = true;
+    }
+    opened_.notify_all();
+  }
+  int copies() {
+    std::lock_guard lock(mutex_);
+    return copies_;
+  }
+
+ private:
+  InProcessDatasetWorker inner_;
+  std::mutex mutex_;
+  std::condition_variable opened_;
+  bool open_ = false;
+  int copies_ = 0;
+};
 
 struct DatasetCacheFixture {
   ScratchDirectory shared;  // the "shared storage" sources live in
