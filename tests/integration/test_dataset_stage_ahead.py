@@ -6,7 +6,8 @@ both nodes, and before the first job ends its dataset is already in both
 nodes' caches (the files under each agent's cache dir, and `gantry job`
 showing each node's copy done). When the waiting job starts, its staging
 is a hit on every node: nothing copied. gantryd sends each node the
-prefetch once. Agents never prefetch as root, so the waiting job is
+prefetch once; a restarted gantryd, which keeps no record of it, sends it
+again and the agents answer with a hit. Agents never prefetch as root, so the waiting job is
 another user's: needs root. Every process is stopped by the cluster."""
 
 import os
@@ -78,6 +79,11 @@ class DatasetStageAheadTest(ClusterTestCase):
                     if e["state"] == "done"}
             return job if done == {"node01", "node02"} else None
 
+        def sent_to(controller):
+            """The nodes `controller` logged a prefetch to, in order."""
+            return re.findall(r'msg="dataset staged ahead".* node=(\S+)',
+                              controller.log_text())
+
         job = gantry_cluster.wait_for(staged_ahead, 30,
                                       "the dataset staged ahead on both nodes")
         self.assertIn("reserved 2 node(s)", job["reason_detail"])
@@ -96,6 +102,18 @@ class DatasetStageAheadTest(ClusterTestCase):
         for node in ("node01", "node02"):
             self.assertIn(f"StagedAhead={node}:train done {self.total} bytes "
                           f"Copied={self.total}", shown)
+
+        self.assertEqual(sorted(sent_to(self.cluster.controller)),
+                         ["node01", "node02"])
+
+        # gantryd restarts and forgets what it sent: it sends again, and the
+        # copies there are hits.
+        self.cluster.restart_controller()
+        job = gantry_cluster.wait_for(staged_ahead, 30,
+                                      "the prefetches after a restart")
+        for entry in job["staged_ahead"]:
+            self.assertEqual(entry["bytes_copied"], 0, entry)
+            self.assertEqual(entry["bytes_total"], self.total, entry)
 
         # The holder ends; the waiting job starts on its reserved nodes and
         # finds the copies there.
@@ -117,9 +135,8 @@ class DatasetStageAheadTest(ClusterTestCase):
         # Nothing is shown for a job that no longer waits.
         self.assertEqual(job["staged_ahead"], [])
         # One prefetch per node: later passes did not send again.
-        sends = re.findall(r'msg="dataset staged ahead".* node=(\S+)',
-                           self.cluster.controller.log_text())
-        self.assertEqual(sorted(sends), ["node01", "node02"], sends)
+        self.assertEqual(sorted(sent_to(self.cluster.controller)),
+                         ["node01", "node02"])
 
 
 if __name__ == "__main__":
