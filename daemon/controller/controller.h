@@ -71,6 +71,7 @@
 #include "daemon/controller/preflight_rounds.h"
 #include "daemon/controller/recent_environments.h"
 #include "daemon/controller/scheduling_input.h"
+#include "daemon/controller/stage_ahead.h"
 #include "daemon/controller/utilization_history.h"
 #include "daemon/scheduler/fabric_parts.h"
 #include "daemon/scheduler/job_state_machine.h"
@@ -145,6 +146,9 @@ struct ControllerOptions {
   StragglerPolicy straggler_policy;
   // The pre-flight gang check before ranks start (controller_preflight.cc).
   PreflightOptions preflight;
+  // Staging a waiting job's datasets onto its reserved nodes
+  // (daemon/controller/stage_ahead.h; --stage-ahead).
+  StageAheadOptions stage_ahead;
 };
 
 class Controller {
@@ -556,6 +560,14 @@ class Controller {
   // An agent's answer to one of those requests.
   void OnDatasetCacheResult(const std::string& node,
                             const v1::DatasetCacheResult& result);
+  // Staging ahead (controller_stage_ahead.cc): a pass's reservations
+  // become the planner's targets, then SendStagedAhead sends what it
+  // plans; again on each prefetch answer and when it asks to be woken.
+  void StageDatasetsAhead(const std::vector<Reservation>& reservations,
+                          const std::vector<const std::string*>& names);
+  void SendStagedAhead();
+  // A pending job's staged-ahead copies, for GetJob.
+  void ShowStagedAhead(v1::JobRecord& record) const;
   // How a registering agent relates to the node's last registration.
   enum class AgentContinuity {
     kSameAgent,       // the same process redialled: it has all it was sent
@@ -730,6 +742,8 @@ class Controller {
   GoodputLedger retired_goodput_;
   // Prefetches and evictions sent to agents, and their answers.
   DatasetRequests dataset_requests_;
+  // What has been staged ahead for waiting jobs (in memory only).
+  StageAheadPlanner stage_ahead_;
 };
 
 // Where a job's submit environment is stored (StateStore::Environment):
