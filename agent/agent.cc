@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <ctime>
-#include <filesystem>
 #include <fstream>
 #include <utility>
 
@@ -108,8 +107,8 @@ Agent::Agent(AgentOptions options, v1::NodeInventory inventory)
 }
 
 void Agent::OpenDatasetCache() {
-  dataset_worker_ = std::make_unique<UserProcessDatasetWorker>(
-      std::filesystem::read_symlink("/proc/self/exe").string());
+  dataset_worker_ =
+      std::make_unique<UserProcessDatasetWorker>(std::string(kOwnBinary));
   DatasetCacheOptions cache_options;
   cache_options.root = options_.cache_dir.empty()
                            ? options_.work_dir + "/datasets"

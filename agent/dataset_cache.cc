@@ -9,17 +9,20 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "agent/dataset_measure.h"
+#include "common/crash_point.h"
+#include "common/dataset_spec.h"
+#include "common/log.h"
 
 namespace gantry::agent {
 namespace {
-
-constexpr size_t kVersionChars = 32;
 
 absl::Status LocalCacheError(const std::string& what, const std::string& path,
                              int error) {
@@ -27,34 +30,22 @@ absl::Status LocalCacheError(const std::string& what, const std::string& path,
                                           ": ", std::strerror(error)));
 }
 
-// The names in the directory `path` (none when it cannot be read). Only
-// ever ROOT and ROOT/<uid>, whose entries users cannot replace (ROOT is
-// root's).
-std::vector<std::string> DirectoryNames(const std::string& path) {
-  std::vector<std::string> names;
-  std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator(path, error)) {
-    names.push_back(entry.path().filename().string());
+// Whether `measure` of `entry` is exactly the copy of `manifest`: its
+// files, plus the completion manifest the copy writes beside them.
+absl::Status CheckCopy(const absl::StatusOr<TreeMeasure>& measure,
+                       const DatasetManifest& manifest,
+                       const std::string& entry) {
+  struct stat st {};
+  const std::string completion = DatasetCompletionPath(entry);
+  if (measure.ok() && measure->bounded && measure->plain &&
+      lstat(completion.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+      measure->files == manifest.file_count + 1 &&
+      measure->file_bytes ==
+          manifest.total_bytes + static_cast<uint64_t>(st.st_size)) {
+    return absl::OkStatus();
   }
-  return names;
-}
-
-// "imagenet.0123...": the name and the version, or nullopt for anything
-// else (a partial copy, a stray file).
-std::optional<std::pair<std::string, std::string>> SplitEntryName(
-    const std::string& text) {
-  const size_t dot = text.rfind('.');
-  if (dot == std::string::npos || dot == 0 ||
-      text.size() - dot - 1 != kVersionChars) {
-    return std::nullopt;
-  }
-  const std::string version = text.substr(dot + 1);
-  if (!std::all_of(version.begin(), version.end(), [](char c) {
-        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-      })) {
-    return std::nullopt;
-  }
-  return std::make_pair(text.substr(0, dot), version);
+  return absl::AbortedError(absl::StrCat(
+      "the copy in ", entry, " was changed while the dataset was staged"));
 }
 
 }  // namespace
@@ -123,32 +114,6 @@ absl::StatusOr<std::unique_ptr<DatasetCache>> DatasetCache::Open(
   return cache;
 }
 
-absl::Status DatasetCache::Load() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  for (const std::string& user_name : DirectoryNames(options_.root)) {
-    uint32_t uid = 0;
-    if (!absl::SimpleAtoi(user_name, &uid)) continue;
-    const std::string user_dir = options_.root + "/" + user_name;
-    for (const std::string& entry_name : DirectoryNames(user_dir)) {
-      auto split = SplitEntryName(entry_name);
-      if (!split.has_value()) continue;  // partial copies resume or go
-      const std::string path = user_dir + "/" + entry_name;
-      absl::StatusOr<uint64_t> bytes = CompleteDatasetBytes(path);
-      if (!bytes.ok()) continue;
-      struct stat st {};
-      int64_t last_use_ms = 0;
-      if (lstat(path.c_str(), &st) == 0) {
-        last_use_ms = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000 +
-                      st.st_mtim.tv_nsec / 1'000'000;
-      }
-      Entry& entry = entries_[{uid, split->first, split->second}];
-      entry.bytes = *bytes;
-      entry.last_use_ms = last_use_ms;
-    }
-  }
-  return absl::OkStatus();
-}
-
 std::string DatasetCache::EntryPath(const Key& key) const {
   return absl::StrCat(options_.root, "/", std::get<0>(key), "/",
                       std::get<1>(key), ".", std::get<2>(key));
@@ -189,16 +154,17 @@ DatasetUser DatasetCache::OwnerOf(uid_t uid) const {
 uint64_t DatasetCache::UserBytes(uid_t uid) const {
   uint64_t total = 0;
   for (const auto& [key, entry] : entries_) {
-    if (std::get<0>(key) == uid) total += entry.bytes;
+    if (std::get<0>(key) == uid) total += Charge(entry);
+  }
+  if (auto it = stray_bytes_.find(uid); it != stray_bytes_.end()) {
+    total += it->second;
   }
   return total;
 }
 
 uint64_t DatasetCache::UsedBytes() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  uint64_t total = 0;
-  for (const auto& [key, entry] : entries_) total += entry.bytes;
-  return total;
+  return TotalBytes();
 }
 
 DatasetCacheCounters DatasetCache::Counters() const {
@@ -210,12 +176,11 @@ void DatasetCache::Touch(const Key& key) {
   Entry& entry = entries_[key];
   ++generation_;
   entry.last_use_ms = clock_.NowMs();
-  // Kept on disk as the entry's mtime, so a restarted agent keeps the
-  // order; the link itself, never what it might point to.
-  const struct timespec times[2] = {
-      {entry.last_use_ms / 1000, (entry.last_use_ms % 1000) * 1'000'000},
-      {entry.last_use_ms / 1000, (entry.last_use_ms % 1000) * 1'000'000}};
-  utimensat(AT_FDCWD, EntryPath(key).c_str(), times, AT_SYMLINK_NOFOLLOW);
+  // Kept in the entry's record, so a restarted agent keeps the order.
+  if (absl::Status status = WriteRecord(key); !status.ok()) {
+    log::Warn("dataset cache: cannot record a use",
+              {{"error", status.ToString()}});
+  }
 }
 
 absl::Status DatasetCache::MakeRoom(uid_t uid, uint64_t bytes,
@@ -239,8 +204,7 @@ absl::Status DatasetCache::MakeRoom(uid_t uid, uint64_t bytes,
     }
   }
   std::sort(order.begin(), order.end());
-  uint64_t used = 0;
-  for (const auto& [key, entry] : entries_) used += entry.bytes;
+  uint64_t used = TotalBytes();
   uint64_t user_used = UserBytes(uid);
   std::vector<Key> victims;
   // The user's own entries first when the user is over their limit.
@@ -249,8 +213,8 @@ absl::Status DatasetCache::MakeRoom(uid_t uid, uint64_t bytes,
     if (user_used + bytes <= user_limit) break;
     if (std::get<0>(key) != uid) continue;
     victims.push_back(key);
-    user_used -= entries_[key].bytes;
-    used -= entries_[key].bytes;
+    user_used -= Charge(entries_[key]);
+    used -= Charge(entries_[key]);
   }
   if (options_.per_user_bytes != 0 && user_used + bytes > user_limit) {
     return absl::ResourceExhaustedError(
@@ -264,7 +228,7 @@ absl::Status DatasetCache::MakeRoom(uid_t uid, uint64_t bytes,
       continue;
     }
     victims.push_back(key);
-    used -= entries_[key].bytes;
+    used -= Charge(entries_[key]);
   }
   if (used + bytes > options_.capacity_bytes) {
     return absl::ResourceExhaustedError(
@@ -273,14 +237,10 @@ absl::Status DatasetCache::MakeRoom(uid_t uid, uint64_t bytes,
                      " bytes are in use by running or starting jobs"));
   }
   for (const Key& key : victims) {
-    const uint64_t freed = entries_[key].bytes;
-    entries_.erase(key);
-    ++generation_;
-    counters_.bytes_evicted += freed;
+    counters_.bytes_evicted += entries_[key].bytes;
     ++counters_.evictions;
-    (void)worker_.Remove(
-        std::get<0>(key) == user.uid ? user : OwnerOf(std::get<0>(key)),
-        EntryPath(key));
+    Forget(key,
+           std::get<0>(key) == user.uid ? user : OwnerOf(std::get<0>(key)));
   }
   return absl::OkStatus();
 }
@@ -304,22 +264,48 @@ absl::StatusOr<StagedDataset> DatasetCache::Prefetch(
 absl::StatusOr<StagedDataset> DatasetCache::StageAndPin(
     const Pin& pin, const DatasetUser& user, const std::string& name,
     const std::string& source, const StageProgress& progress) {
+  // The name becomes a path in the cache.
+  if (absl::Status valid = CheckDatasetName(name); !valid.ok()) return valid;
   absl::StatusOr<std::string> user_dir = UserDirectory(user);
   if (!user_dir.ok()) return user_dir.status();
   absl::StatusOr<DatasetManifest> manifest = worker_.Scan(user, source);
   if (!manifest.ok()) return manifest.status();
   const Key key{user.uid, name, manifest->version};
+  const auto complete = [&] {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = entries_.find(key);
+    return it != entries_.end() && it->second.complete;
+  };
+  // A hit's files are checked before they are served (a changed copy is
+  // dropped, or marked while a job uses it). Room is made within the
+  // user's limit and the node's capacity only once every user's directory
+  // counts as it really is.
+  if (complete()) Audit(user.uid, key);
+  if (!complete()) {
+    for (uid_t uid : KnownUids()) Audit(uid);
+  }
+  const std::string entry_path = EntryPath(key);
+  const std::string entry_name = absl::StrCat(name, ".", manifest->version);
   StagedDataset staged;
-  staged.local_path = DatasetDataPath(EntryPath(key));
+  staged.local_path = DatasetDataPath(entry_path);
   staged.version = manifest->version;
   staged.bytes_total = manifest->total_bytes;
   {
     std::unique_lock<std::mutex> lock(mutex_);
     changed_.wait(lock, [&] {
       auto it = entries_.find(key);
-      return it == entries_.end() || !it->second.staging;
+      return (it == entries_.end() || !it->second.staging) &&
+             removing_.count({user.uid, entry_name}) == 0 &&
+             removing_.count({user.uid, DatasetPartialPath(entry_name)}) == 0;
     });
-    if (auto it = entries_.find(key); it != entries_.end()) {
+    if (auto it = entries_.find(key);
+        it != entries_.end() && it->second.complete) {
+      if (it->second.tainted) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "the cached copy of dataset ", name, " (", entry_path,
+            ") was changed while a job used it; it is staged again once no "
+            "job uses it"));
+      }
       PinEntry(key, pin);
       it->second.source = source;
       Touch(key);
@@ -327,62 +313,98 @@ absl::StatusOr<StagedDataset> DatasetCache::StageAndPin(
       staged.hit = true;
       return staged;
     }
+    // A partial copy of another version can never be resumed.
+    std::vector<Key> stale;
+    for (const auto& [other, other_entry] : entries_) {
+      if (std::get<0>(other) == user.uid && std::get<1>(other) == name &&
+          other != key && !other_entry.complete && !other_entry.staging) {
+        stale.push_back(other);
+      }
+    }
+    for (const Key& old : stale) Forget(old, user);
+    // A partial copy of this version is resumed: set aside while room is
+    // made (neither counted twice nor evicted for itself), its files kept.
+    std::optional<Entry> partial;
+    if (auto it = entries_.find(key); it != entries_.end()) {
+      partial = std::move(it->second);
+      entries_.erase(it);
+    }
     if (absl::Status room =
             MakeRoom(user.uid, manifest->total_bytes, lock, user);
         !room.ok()) {
+      if (partial.has_value()) entries_[key] = std::move(*partial);
       return room;
     }
     Entry& entry = entries_[key];
     entry.bytes = manifest->total_bytes;
+    entry.files = manifest->file_count;
     entry.staging = true;
+    entry.source = source;
+    entry.last_use_ms = clock_.NowMs();
+    if (absl::Status recorded = WriteRecord(key); !recorded.ok()) {
+      entries_.erase(key);
+      changed_.notify_all();
+      return recorded;
+    }
   }
-  // A partial copy of another version can never be resumed.
-  for (const std::string& other : DirectoryNames(*user_dir)) {
-    const std::string suffix = ".partial";
-    if (other.size() <= suffix.size() ||
-        other.compare(other.size() - suffix.size(), suffix.size(), suffix)) {
-      continue;
-    }
-    auto split = SplitEntryName(other.substr(0, other.size() - suffix.size()));
-    if (split && split->first == name && split->second != manifest->version) {
-      (void)worker_.Remove(user, *user_dir + "/" + other);
-    }
+  CrashPoint("agent.dataset.after_partial_record");
+  // This version is not complete, so whatever has its name is not a copy of
+  // the cache's: it would pass for one, or block the copy's final rename.
+  struct stat st {};
+  if (lstat(entry_path.c_str(), &st) == 0) {
+    (void)worker_.Remove(user, entry_path);
   }
   absl::StatusOr<CopyResult> copied =
-      worker_.Copy(user, source, manifest->version, EntryPath(key), progress);
+      worker_.Copy(user, source, manifest->version, entry_path, progress);
+  CrashPoint("agent.dataset.after_copy_before_record");
+  // Measured by the agent, not read from the copy: it must hold exactly
+  // the files scanned, and its fingerprint is what later stages and a
+  // restarted agent check it against.
+  absl::StatusOr<TreeMeasure> measure = absl::UnknownError("not copied");
+  absl::Status verified = copied.status();
+  // A failed copy never makes ENTRY: if it is there, the user made it.
+  const bool foreign = !copied.ok() && lstat(entry_path.c_str(), &st) == 0;
+  if (copied.ok()) {
+    measure = MeasureSettledTree(entry_path);
+    verified = CheckCopy(measure, *manifest, entry_path);
+  } else if (foreign) {
+    verified = absl::AbortedError(absl::StrCat(
+        entry_path, " appeared while the dataset was being staged"));
+  }
   std::vector<Key> superseded;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    Entry& entry = entries_[key];
-    entry.staging = false;
-    changed_.notify_all();
-    if (!copied.ok() && !absl::IsAlreadyExists(copied.status())) {
-      entries_.erase(key);
-      return copied.status();
+  std::lock_guard<std::mutex> lock(mutex_);
+  Entry& entry = entries_[key];
+  entry.staging = false;
+  changed_.notify_all();
+  if (!verified.ok()) {
+    if (copied.ok() || foreign) {
+      // What is on disk is not the copy made: never served.
+      Forget(key, user);
     }
-    PinEntry(key, pin);
-    entry.source = source;
-    Touch(key);
-    if (pin.launch) ++counters_.misses;
-    if (copied.ok()) {
-      staged.bytes_copied = copied->bytes_copied;
-      staged.bytes_resumed = copied->bytes_resumed;
-      counters_.bytes_staged += copied->bytes_copied;
-    }
-    DropLapsedHolds();
-    for (auto& [other, other_entry] : entries_) {
-      if (std::get<0>(other) == user.uid && std::get<1>(other) == name &&
-          other != key && !Pinned(other_entry) && !other_entry.staging) {
-        superseded.push_back(other);
-      }
-    }
-    for (const Key& old : superseded) {
-      counters_.bytes_evicted += entries_[old].bytes;
-      ++counters_.evictions;
-      entries_.erase(old);
+    // Otherwise kept, with its partial record, for the next stage of this
+    // version to resume, counted at its full size until then.
+    return verified;
+  }
+  entry.complete = true;
+  entry.fingerprint = measure->fingerprint;
+  PinEntry(key, pin);
+  Touch(key);
+  if (pin.launch) ++counters_.misses;
+  staged.bytes_copied = copied->bytes_copied;
+  staged.bytes_resumed = copied->bytes_resumed;
+  counters_.bytes_staged += copied->bytes_copied;
+  DropLapsedHolds();
+  for (auto& [other, other_entry] : entries_) {
+    if (std::get<0>(other) == user.uid && std::get<1>(other) == name &&
+        other != key && !Pinned(other_entry) && !other_entry.staging) {
+      superseded.push_back(other);
     }
   }
-  for (const Key& old : superseded) (void)worker_.Remove(user, EntryPath(old));
+  for (const Key& old : superseded) {
+    counters_.bytes_evicted += entries_[old].bytes;
+    ++counters_.evictions;
+    Forget(old, user);
+  }
   return staged;
 }
 
@@ -456,8 +478,8 @@ absl::Status DatasetCache::Evict(uid_t uid, const std::string& name) {
         return absl::FailedPreconditionError(absl::StrCat(
             "dataset ", name, " of uid ", uid, " is being staged"));
       }
-      if (Pinned(entry)) {
-        const std::set<uint64_t> jobs = PinningJobs(entry);
+      // Empty only when a hold lapsed since DropLapsedHolds read the clock.
+      if (const std::set<uint64_t> jobs = PinningJobs(entry); !jobs.empty()) {
         return absl::FailedPreconditionError(absl::StrCat(
             "dataset ", name, " of uid ", uid, " is in use by job ",
             *jobs.begin(),
@@ -469,18 +491,11 @@ absl::Status DatasetCache::Evict(uid_t uid, const std::string& name) {
       return absl::NotFoundError(
           absl::StrCat("dataset ", name, " of uid ", uid, " is not cached"));
     }
+    const DatasetUser owner = OwnerOf(uid);
     for (const Key& key : victims) {
       counters_.bytes_evicted += entries_[key].bytes;
       ++counters_.evictions;
-      entries_.erase(key);
-      ++generation_;
-    }
-  }
-  const DatasetUser owner = OwnerOf(uid);
-  for (const Key& key : victims) {
-    if (absl::Status status = worker_.Remove(owner, EntryPath(key));
-        !status.ok()) {
-      return status;
+      Forget(key, owner);
     }
   }
   return absl::OkStatus();
@@ -490,7 +505,7 @@ std::vector<CachedDataset> DatasetCache::List() const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<CachedDataset> list;
   for (const auto& [key, entry] : entries_) {
-    if (entry.staging) continue;
+    if (entry.staging || !entry.complete) continue;
     list.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key),
                     entry.bytes, entry.last_use_ms, PinningJobs(entry),
                     entry.source});

@@ -5,6 +5,8 @@
 // one directory per user, ROOT/<uid> (owned by the user, 0700), and in it
 // one entry per dataset version, ROOT/<uid>/<name>.<version> (layout of an
 // entry: dataset_tree.h). Only the user (and root) can read their copies.
+// ROOT/.records (root's, 0700) holds the cache's own record of each entry
+// (dataset_record.h).
 // The source tree is read, and the copy written, by a DatasetWorker, which
 // in the agent is a helper process running as the user
 // (dataset_stage_process.h); the cache itself only creates the per-user
@@ -12,18 +14,38 @@
 //
 // A stage scans the source as the user to learn its content version; an
 // entry of that version is a hit (nothing is copied); otherwise space is
-// made (least recently used entries first, never one pinned by a job, and
-// within the user's own limit), the tree is copied, and older versions of
-// the same dataset are dropped. A successful stage pins the entry for the
+// made (least recently used entries first, never one a job pins or holds,
+// and within the user's own limit), the tree is copied, and older versions
+// of the same dataset are dropped. A successful stage pins the entry for the
 // job until Release, so nothing a running or about-to-run job uses is ever
 // evicted. A prefetch stages the same way; one made ahead for a waiting job
 // holds the entry for that job until Release or until the hold lapses (the
 // job went elsewhere), whichever comes first, and one made for no job pins
 // nothing once it is done.
 //
-// Thread-safe: one mutex guards the books; the scan and the copy run
-// outside it, and two stages of the same dataset for the same user wait for
-// each other rather than copy twice.
+// What the cache trusts. A user owns ROOT/<uid> and can write into it, so
+// nothing in it is believed: the cache keeps its own record of each entry
+// in ROOT/.records (root-only, dataset_record.h: owner, name, version,
+// source, size, last use, and a fingerprint of the entry's files taken by
+// the agent itself, dataset_measure.h). Every user's directory is audited
+// (walked by the agent without following links) when the cache opens and
+// on every miss, before room is made; a hit's entry is checked before it
+// is served; a prefetch is a stage in all of this, and leaves the same
+// record. An entry whose files no longer match its fingerprint is never
+// served: it is dropped (also one only held for a waiting job, which then
+// copies it afresh), or, while a running job uses it, charged at what it
+// really holds and dropped once no job uses it. Anything the cache does not
+// know is removed as its owner (and charged, by the blocks it holds, while
+// it cannot be); a held entry is known, so never removed so, nor evicted.
+// A partial copy is charged at least its full size. So what a user writes
+// into their directory counts against their limit and the node's capacity
+// by the next stage that needs room; a user's writes into a copy of theirs
+// still running are seen when it ends. Holds are not recorded: a restarted
+// agent keeps each entry and its last use, not what it held it for.
+//
+// Thread-safe: one mutex guards the books; the scan, the copy and the
+// audits' walks run outside it, and two stages of the same dataset for the
+// same user wait for each other rather than copy twice.
 #pragma once
 
 #include <sys/types.h>
@@ -112,9 +134,7 @@ struct CachedDataset {
   uint64_t bytes = 0;
   int64_t last_use_ms = 0;
   std::set<uint64_t> jobs;  // pinning jobs
-  // Where it was staged from; empty for an entry found on disk at Open and
-  // not staged since (the source is kept in memory only).
-  std::string source;
+  std::string source;       // where it was staged from (kept in its record)
 };
 
 struct DatasetCacheCounters {
@@ -128,16 +148,21 @@ struct DatasetCacheCounters {
 class DatasetCache {
  public:
   // Opens the cache at options.root: creates it (root-owned, 0711) when
-  // absent and reads the entries already there. FAILED_PRECONDITION when it
-  // is unusable (not a directory, writable by others, not creatable).
+  // absent, reads the records of the entries already there and audits
+  // every user's directory against them (an entry without a valid record,
+  // or whose files changed, is removed). INTERNAL when it is unusable (not
+  // a directory, writable by others, not creatable).
   static absl::StatusOr<std::unique_ptr<DatasetCache>> Open(
       DatasetCacheOptions options, DatasetWorker& worker, Clock& clock);
 
   // Makes `source` available for `job` as user `user` under `name`, pinned
   // for the job. Errors: those of the worker's scan and copy (naming the
   // file), RESOURCE_EXHAUSTED when the cache or the user's limit cannot
-  // make room (saying how much is pinned), FAILED_PRECONDITION when the
-  // user's directory is unusable.
+  // make room (saying how much is pinned), INVALID_ARGUMENT for a name
+  // that is not a dataset name, ABORTED when the copy was changed while it
+  // was being staged, FAILED_PRECONDITION when the cached copy was changed
+  // while a job still uses it, INTERNAL when the user's directory or the
+  // cache's records are unusable.
   absl::StatusOr<StagedDataset> Stage(uint64_t job, const DatasetUser& user,
                                       const std::string& name,
                                       const std::string& source,
@@ -201,6 +226,16 @@ class DatasetCache {
     std::map<uint64_t, int64_t> holds;
     bool staging = false;  // being copied: counted, never evicted
     std::string source;
+    // A finished copy whose fingerprint is known; otherwise a copy was
+    // started (ENTRY.partial, resumable), counted at its full size.
+    bool complete = false;
+    // Its files changed since they were fingerprinted: never served, and
+    // dropped once no running job uses it (a hold alone does not keep it);
+    // charged at least what it holds.
+    bool tainted = false;
+    uint64_t measured_bytes = 0;  // blocks held, when tainted or partial
+    uint64_t files = 0;
+    std::string fingerprint;
   };
 
   DatasetCache(DatasetCacheOptions options, DatasetWorker& worker,
@@ -222,6 +257,19 @@ class DatasetCache {
   }
   // The jobs pinning or holding `entry` whose holds have not lapsed.
   std::set<uint64_t> PinningJobs(const Entry& entry) const;
+  // Checks uid's directory against the books (see the top of the file);
+  // with `only`, just that complete entry's files.
+  void Audit(uid_t uid, const std::optional<Key>& only = std::nullopt);
+  // Every uid with a directory or an entry.
+  std::vector<uid_t> KnownUids() const;
+  // Drops `key`: its record first, then its files (entry and partial copy)
+  // as `owner`. The lock is held.
+  void Forget(const Key& key, const DatasetUser& owner);
+  // Writes `key`'s record from its entry. The lock is held.
+  absl::Status WriteRecord(const Key& key);
+  // What `entry` counts for: its size, or what it holds if more.
+  static uint64_t Charge(const Entry& entry);
+  uint64_t TotalBytes() const;  // the lock is held
   absl::StatusOr<std::string> UserDirectory(const DatasetUser& user);
   std::string EntryPath(const Key& key) const;
   // Frees room for `bytes` more for `uid`; the lock is held.
@@ -238,9 +286,16 @@ class DatasetCache {
   Clock& clock_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
-  std::map<Key, Entry> entries_;   // GUARDED_BY(mutex_)
-  DatasetCacheCounters counters_;  // GUARDED_BY(mutex_)
-  uint64_t generation_ = 0;        // GUARDED_BY(mutex_)
+  std::string records_dir_;       // ROOT/.records, set by Open
+  std::map<Key, Entry> entries_;  // GUARDED_BY(mutex_)
+  // Blocks held in a user's directory by files the cache does not know and
+  // could not remove.
+  std::map<uid_t, uint64_t> stray_bytes_;  // GUARDED_BY(mutex_)
+  // Unknown names in a user's directory being removed by an audit: a
+  // stage waits for them before it copies under such a name.
+  std::set<std::pair<uid_t, std::string>> removing_;  // GUARDED_BY(mutex_)
+  DatasetCacheCounters counters_;                     // GUARDED_BY(mutex_)
+  uint64_t generation_ = 0;                           // GUARDED_BY(mutex_)
 };
 
 }  // namespace gantry::agent

@@ -26,9 +26,18 @@ namespace gantry::agent {
 // argv[1] of a helper process.
 inline constexpr char kDatasetWorkerFlag[] = "--dataset-worker";
 
+// The agent's own executable, for the helper. Spawned by this name, not by
+// the path it resolves to at start: the kernel resolves /proc/self/exe of
+// the spawned child (which shares the agent's memory until it execs) to the
+// inode the agent itself runs from, so a package upgrade that renames a
+// new binary over the old path, or removes it, leaves the helper the same
+// build as the agent that speaks to it (the path would name the new build,
+// whose helper protocol may differ, or nothing at all).
+inline constexpr char kOwnBinary[] = "/proc/self/exe";
+
 class UserProcessDatasetWorker : public DatasetWorker {
  public:
-  // `binary`: the agent's own executable (/proc/self/exe).
+  // `binary`: the agent's own executable (kOwnBinary).
   explicit UserProcessDatasetWorker(std::string binary);
 
   absl::StatusOr<DatasetManifest> Scan(const DatasetUser& user,

@@ -2,7 +2,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,6 +17,8 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "agent/scoped_fd.h"
+#include "agent/sha256_digest.h"
 #include "common/crash_point.h"
 
 namespace gantry::agent {
@@ -26,21 +27,6 @@ namespace {
 constexpr char kJournal[] = "journal";
 constexpr char kManifest[] = "manifest";
 constexpr size_t kChunk = 1 << 20;
-
-// Closes a file descriptor when it goes out of scope.
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 absl::Status ErrnoStatus(int error, const std::string& what,
                          const std::string& path) {
@@ -76,27 +62,6 @@ int64_t MtimeNs(const struct stat& st) {
   return static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 +
          st.st_mtim.tv_nsec;
 }
-
-// SHA-256 over a stream of chunks.
-class Digest {
- public:
-  Digest() : context_(EVP_MD_CTX_new(), &EVP_MD_CTX_free) {
-    EVP_DigestInit_ex(context_.get(), EVP_sha256(), nullptr);
-  }
-  void Add(const void* data, size_t size) {
-    EVP_DigestUpdate(context_.get(), data, size);
-  }
-  std::string Hex() {
-    unsigned char bytes[EVP_MAX_MD_SIZE];
-    unsigned int length = 0;
-    EVP_DigestFinal_ex(context_.get(), bytes, &length);
-    return absl::BytesToHexString(absl::string_view(
-        reinterpret_cast<const char*>(bytes), static_cast<size_t>(length)));
-  }
-
- private:
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> context_;
-};
 
 struct ScanState {
   const std::string& top;
@@ -161,8 +126,8 @@ absl::Status ScanDirectory(ScanState& state, int dir_fd,
     } else if (S_ISDIR(st.st_mode)) {
       entry.kind = DatasetEntry::Kind::kDirectory;
       state.manifest.entries.push_back(std::move(entry));
-      Fd child(openat(dir_fd, name.c_str(),
-                      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      ScopedFd child(openat(dir_fd, name.c_str(),
+                            O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
       if (child.get() < 0) return ErrnoStatus(errno, "cannot read", full);
       if (absl::Status status =
               ScanDirectory(state, child.get(), path, depth + 1);
@@ -182,7 +147,7 @@ absl::Status ScanDirectory(ScanState& state, int dir_fd,
 absl::StatusOr<std::string> ContentVersion(const std::string& source,
                                            int top_fd,
                                            const DatasetManifest& manifest) {
-  Digest digest;
+  Sha256Digest digest;
   const bool user_manifest =
       std::any_of(manifest.entries.begin(), manifest.entries.end(),
                   [](const DatasetEntry& e) {
@@ -190,8 +155,8 @@ absl::StatusOr<std::string> ContentVersion(const std::string& source,
                            e.path == kDatasetManifestFile;
                   });
   if (user_manifest) {
-    Fd fd(openat(top_fd, kDatasetManifestFile,
-                 O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    ScopedFd fd(openat(top_fd, kDatasetManifestFile,
+                       O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
     const std::string path = source + "/" + kDatasetManifestFile;
     if (fd.get() < 0) return ErrnoStatus(errno, "cannot read", path);
     digest.Add("user-manifest\n", 14);
@@ -235,7 +200,7 @@ std::map<std::string, std::pair<uint64_t, std::string>> ReadJournal(
 absl::StatusOr<std::pair<uint64_t, std::string>> HashFile(
     int fd, const std::string& shown) {
   if (lseek(fd, 0, SEEK_SET) != 0) return ErrnoStatus(errno, "seek", shown);
-  Digest digest;
+  Sha256Digest digest;
   std::vector<char> buffer(kChunk);
   uint64_t total = 0;
   while (true) {
@@ -273,7 +238,8 @@ absl::StatusOr<std::string> CopyFile(CopyContext& context,
                                      const DatasetEntry& entry) {
   const std::string from = context.source + "/" + entry.path;
   const std::string to = context.data + "/" + entry.path;
-  Fd in(open(from.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  ScopedFd in(
+      open(from.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (in.get() < 0) return ErrnoStatus(errno, "cannot read", from);
   struct stat st {};
   if (fstat(in.get(), &st) != 0) return ErrnoStatus(errno, "cannot read", from);
@@ -283,10 +249,10 @@ absl::StatusOr<std::string> CopyFile(CopyContext& context,
         absl::StrCat(from, " changed while the dataset was being staged"));
   }
   // Read-write: the copy is read back through the same descriptor.
-  Fd out(open(to.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-              0600));
+  ScopedFd out(open(to.c_str(),
+                    O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (out.get() < 0) return LocalError(errno, "cannot write", to);
-  Digest digest;
+  Sha256Digest digest;
   std::vector<char> buffer(kChunk);
   uint64_t copied = 0;
   while (true) {
@@ -330,7 +296,7 @@ absl::StatusOr<std::string> CopyFile(CopyContext& context,
 // it still reads back the same).
 bool AlreadyCopied(const std::string& to, uint64_t size,
                    const std::string& sha) {
-  Fd fd(open(to.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  ScopedFd fd(open(to.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
   if (fd.get() < 0) return false;
   absl::StatusOr<std::pair<uint64_t, std::string>> check =
       HashFile(fd.get(), to);
@@ -338,7 +304,7 @@ bool AlreadyCopied(const std::string& to, uint64_t size,
 }
 
 absl::Status SyncPath(const std::string& path) {
-  Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  ScopedFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0 || fsync(fd.get()) != 0) {
     return LocalError(errno, "cannot sync", path);
   }
@@ -355,8 +321,13 @@ std::string DatasetPartialPath(const std::string& entry) {
   return entry + ".partial";
 }
 
+std::string DatasetCompletionPath(const std::string& entry) {
+  return entry + "/" + kManifest;
+}
+
 absl::StatusOr<DatasetManifest> ScanDatasetTree(const std::string& source) {
-  Fd top(open(source.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  ScopedFd top(
+      open(source.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (top.get() < 0) {
     if (errno == ENOTDIR || errno == ELOOP) {
       return absl::InvalidArgumentError(
@@ -392,9 +363,9 @@ absl::StatusOr<CopyResult> CopyDatasetTree(const std::string& source,
   }
   const std::string journal_path = partial + "/" + kJournal;
   auto journaled = ReadJournal(journal_path);
-  Fd journal(open(journal_path.c_str(),
-                  O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
-                  0600));
+  ScopedFd journal(open(journal_path.c_str(),
+                        O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
+                        0600));
   if (journal.get() < 0) return LocalError(errno, "cannot write", journal_path);
   CopyResult result;
   for (const DatasetEntry& e : manifest.entries) {
@@ -443,8 +414,9 @@ absl::StatusOr<CopyResult> CopyDatasetTree(const std::string& source,
                    manifest.total_bytes, "\nfiles ", manifest.file_count, "\n");
   const std::string manifest_path = partial + "/" + kManifest;
   {
-    Fd out(open(manifest_path.c_str(),
-                O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
+    ScopedFd out(open(manifest_path.c_str(),
+                      O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+                      0600));
     if (out.get() < 0) return LocalError(errno, "cannot write", manifest_path);
     if (absl::Status status = WriteAll(out.get(), manifest_text.data(),
                                        manifest_text.size(), manifest_path);
@@ -471,7 +443,8 @@ absl::StatusOr<uint64_t> CompleteDatasetBytes(const std::string& entry) {
   // The entry lives in a directory its user controls: never follow a link
   // or block on a FIFO planted in the manifest's place.
   const std::string path = entry + "/" + kManifest;
-  Fd fd(open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  ScopedFd fd(
+      open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (fd.get() < 0) {
     return absl::NotFoundError(absl::StrCat(entry, " is not complete"));
   }

@@ -95,12 +95,15 @@ absl::StatusOr<CopyResult> CopyDatasetTree(const std::string& source,
                                            const std::string& entry,
                                            const StageProgress& progress);
 
-// ENTRY's data directory, and the partial copy's directory.
+// ENTRY's data directory, the partial copy's directory, and the file whose
+// presence says the copy is complete.
 std::string DatasetDataPath(const std::string& entry);
 std::string DatasetPartialPath(const std::string& entry);
+std::string DatasetCompletionPath(const std::string& entry);
 
 // Whether `entry` holds a complete copy (its manifest exists); the total
-// bytes recorded in it when it does.
+// bytes recorded in it when it does. Read from a tree its user can write:
+// the cache itself trusts only its own records (dataset_record.h).
 absl::StatusOr<uint64_t> CompleteDatasetBytes(const std::string& entry);
 
 }  // namespace gantry::agent

@@ -139,6 +139,19 @@ int RunJobCommand(const std::string& controller, const JobOptions& options) {
                                   : "copied")
               << " Copied=" << staging.bytes_copied() << "\n";
   }
+  for (const v1::DatasetStagedAhead& ahead : job.staged_ahead()) {
+    // A waiting job's datasets already copied to its reserved nodes.
+    std::cout << "   StagedAhead=" << EscapeForTerminal(ahead.node()) << ":"
+              << EscapeForTerminal(ahead.dataset()) << " "
+              << StagedAheadStateName(ahead.state());
+    if (ahead.state() == v1::DatasetStagedAhead::DONE) {
+      std::cout << " " << ahead.bytes_total()
+                << " bytes Copied=" << ahead.bytes_copied();
+    } else if (ahead.state() == v1::DatasetStagedAhead::FAILED) {
+      std::cout << ": " << EscapeForTerminal(ahead.message());
+    }
+    std::cout << "\n";
+  }
   if (!job.latest_checkpoint().path().empty()) {
     std::cout << "   LatestCheckpoint=" << job.latest_checkpoint().path()
               << " Step=" << job.latest_checkpoint().step()

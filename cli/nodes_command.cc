@@ -61,11 +61,17 @@ void PrintNodeDetail(const v1::NodeRecord& node) {
                     ? "-"
                     : absl::StrJoin(node.leaf_switches(), ","))
             << " Inventory=" << inventory.source() << "\n";
+  // Where each GPU sits (the scheduler packs a one-node job's GPUs under one
+  // PCIe switch, then host bridge, NUMA node, package): the nearest switch.
   std::vector<std::vector<std::string>> gpus = {
-      {"GPU", "VENDOR", "MODEL", "PCI", "NUMA", "NEAREST_HCA", "VIA"}};
+      {"GPU", "VENDOR", "MODEL", "PCI", "NUMA", "SOCKET", "PCIE_SWITCH",
+       "HOST_BRIDGE", "NEAREST_HCA", "VIA"}};
   for (const v1::GpuInfo& gpu : inventory.gpus()) {
     gpus.push_back({absl::StrCat(gpu.index()), gpu.vendor(), gpu.model(),
                     gpu.pci_bus_id(), absl::StrCat(gpu.numa_node()),
+                    gpu.package() < 0 ? "-" : absl::StrCat(gpu.package()),
+                    gpu.pcie_switches().empty() ? "-" : gpu.pcie_switches(0),
+                    gpu.host_bridge().empty() ? "-" : gpu.host_bridge(),
                     gpu.nearest_hca().empty() ? "-" : gpu.nearest_hca(),
                     gpu.hca_locality().empty() ? "-" : gpu.hca_locality()});
   }

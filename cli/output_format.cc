@@ -190,7 +190,34 @@ nlohmann::json DatasetStagingToJson(const v1::JobRecord& job) {
   return staging;
 }
 
+// A pending job's datasets staged ahead onto its reserved nodes (GetJob
+// replies only: empty elsewhere).
+nlohmann::json StagedAheadToJson(const v1::JobRecord& job) {
+  nlohmann::json ahead = nlohmann::json::array();
+  for (const v1::DatasetStagedAhead& entry : job.staged_ahead()) {
+    ahead.push_back({{"node", entry.node()},
+                     {"dataset", entry.dataset()},
+                     {"state", StagedAheadStateName(entry.state())},
+                     {"message", entry.message()},
+                     {"bytes_total", entry.bytes_total()},
+                     {"bytes_copied", entry.bytes_copied()},
+                     {"sent", FormatTime(entry.sent_ms())}});
+  }
+  return ahead;
+}
+
 }  // namespace
+
+const char* StagedAheadStateName(v1::DatasetStagedAhead::State state) {
+  switch (state) {
+    case v1::DatasetStagedAhead::DONE:
+      return "done";
+    case v1::DatasetStagedAhead::FAILED:
+      return "failed";
+    default:
+      return "copying";
+  }
+}
 
 nlohmann::json JobToJson(const v1::JobRecord& job, int64_t now_ms) {
   const v1::JobSpec& spec = job.spec();
@@ -311,6 +338,7 @@ nlohmann::json JobToJson(const v1::JobRecord& job, int64_t now_ms) {
       {"checkpoint_dir", spec.checkpoint_dir()},
       {"datasets", DatasetsToJson(spec)},
       {"dataset_staging", DatasetStagingToJson(job)},
+      {"staged_ahead", StagedAheadToJson(job)},
       {"latest_checkpoint",
        {{"path", job.latest_checkpoint().path()},
         {"step", job.latest_checkpoint().step()},

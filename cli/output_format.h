@@ -37,6 +37,10 @@ std::vector<std::string> StepNodeNames(const v1::StepRecord& step);
 // right-aligned.
 std::string RenderTable(const std::vector<std::vector<std::string>>& rows);
 
+// A staged-ahead copy's state as `gantry job` shows it: copying, done,
+// failed.
+const char* StagedAheadStateName(v1::DatasetStagedAhead::State state);
+
 nlohmann::json JobToJson(const v1::JobRecord& job, int64_t now_ms);
 nlohmann::json NodeToJson(const v1::NodeRecord& node);
 nlohmann::json EventToJson(const v1::EventRecord& event);

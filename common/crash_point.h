@@ -60,7 +60,7 @@ inline constexpr std::array<std::string_view, 12> kControllerCrashPoints = {
     "gantryd.snapshot.between_renames",
 };
 
-inline constexpr std::array<std::string_view, 6> kAgentCrashPoints = {
+inline constexpr std::array<std::string_view, 11> kAgentCrashPoints = {
     // The launch arrived, no rank forked yet.
     "agent.launch.after_receive_before_start",
     // Every rank of the launch started, the controller not yet told.
@@ -75,6 +75,22 @@ inline constexpr std::array<std::string_view, 6> kAgentCrashPoints = {
     // tree not yet: the next stage resumes from the journal and never
     // serves the partial copy.
     "agent.dataset.after_file_copied",
+    // A dataset record's new text is written and synced beside the old
+    // one, not yet renamed over it: the next open drops the temporary and
+    // keeps the old record (or none).
+    "agent.dataset.record_before_rename",
+    // A copy's partial record is durable, the copy not started: the next
+    // open keeps the record only if a partial copy exists to resume.
+    "agent.dataset.after_partial_record",
+    // The copy is complete on disk, its record still says partial: the
+    // next open never serves it (its files are unverified) and removes it.
+    "agent.dataset.after_copy_before_record",
+    // An entry's record is removed (eviction, a newer version, a changed
+    // copy), its files not yet: the next open removes them as unknown.
+    "agent.dataset.after_unrecord_before_remove",
+    // Files in a user's cache directory that the cache does not know are
+    // found, not yet removed: the next open finds and removes them again.
+    "agent.dataset.before_unknown_removed",
 };
 
 // A crash point's name, checked at compile time against the lists above, so

@@ -75,6 +75,7 @@ struct Flags {
   std::string preflight_command;
   std::string preflight_gloo = "auto";
   double min_job_age = 300;
+  double stage_ahead = 3600;
   double history_retention_days = 30;
   std::string hot_spares;
   std::string unlisted_nodes = "last";
@@ -235,6 +236,13 @@ void AddFlags(CLI::App& app, Flags& flags) {
                  "Seconds a finished job stays in the live state (gantry "
                  "queue --all, dependencies) before it moves to the history, "
                  "where gantry job ID still finds it (Slurm's MinJobAge)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 7.0 * 86400));
+  app.add_option("--stage-ahead", flags.stage_ahead,
+                 "Seconds before a waiting job's expected start (its backfill "
+                 "reservation) from which its datasets (--dataset) are "
+                 "copied into the caches of the nodes reserved for it "
+                 "(0: never)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 7.0 * 86400));
   app.add_option("--history-retention", flags.history_retention_days,
@@ -572,6 +580,8 @@ int main(int argc, char** argv) {
   options.node_fault_settle_ms =
       static_cast<int64_t>(flags.node_fault_settle * 1000);
   options.min_job_age_ms = static_cast<int64_t>(flags.min_job_age * 1000);
+  options.stage_ahead.window_ms =
+      static_cast<int64_t>(flags.stage_ahead * 1000);
   options.preflight.mode = *gantry::ParsePreflightMode(flags.preflight);
   options.preflight.timeout_ms =
       static_cast<int64_t>(flags.preflight_timeout * 1000);

@@ -92,7 +92,8 @@ Controller::Controller(boost::asio::io_context& io, StateStore& store,
       retired_usage_(options_.priority_weights.half_life_ms),
       writer_(io, store),
       fair_share_(options_.priority_weights.half_life_ms),
-      allocation_liveness_(options_.inactive_limit_ms) {}
+      allocation_liveness_(options_.inactive_limit_ms),
+      stage_ahead_(options_.stage_ahead) {}
 
 absl::Status Controller::Start() {
   absl::StatusOr<StateStore::Snapshot> snapshot = store_.Load();
@@ -247,6 +248,8 @@ void Controller::UpdateLive(JobRuntime& job) {
   } else {
     live_jobs_.erase(job.record.id());
   }
+  // Staged ahead only while it waits.
+  if (state != v1::PENDING) stage_ahead_.Forget(job.record.id());
 }
 
 void Controller::StageJob(const JobRuntime& job) {

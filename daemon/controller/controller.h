@@ -73,6 +73,7 @@
 #include "daemon/controller/preflight_rounds.h"
 #include "daemon/controller/recent_environments.h"
 #include "daemon/controller/scheduling_input.h"
+#include "daemon/controller/stage_ahead.h"
 #include "daemon/controller/utilization_history.h"
 #include "daemon/scheduler/fabric_parts.h"
 #include "daemon/scheduler/job_state_machine.h"
@@ -147,6 +148,9 @@ struct ControllerOptions {
   StragglerPolicy straggler_policy;
   // The pre-flight gang check before ranks start (controller_preflight.cc).
   PreflightOptions preflight;
+  // Staging a waiting job's datasets onto its reserved nodes
+  // (daemon/controller/stage_ahead.h; --stage-ahead).
+  StageAheadOptions stage_ahead;
 };
 
 class Controller {
@@ -334,6 +338,10 @@ class Controller {
   // Takes the spec by value: Submit moves the request's in (its exported
   // environment is the bulk of it).
   absl::StatusOr<v1::JobRecord> ValidateSubmission(v1::JobSpec spec) const;
+  // A job whose --nodelist, --exclude or --constraint leave too few nodes
+  // that could ever hold it: INVALID_ARGUMENT saying what it needs and
+  // what there is (controller_submission.cc).
+  absl::Status CheckRestrictedJob(const v1::JobRecord& job) const;
   // The partition of that name; null when none.
   const PartitionConfig* FindPartition(const std::string& name) const;
   const PartitionConfig& DefaultPartition() const;
@@ -576,6 +584,14 @@ class Controller {
       uint32_t owner_uid, const std::vector<std::string>& nodes,
       const std::function<absl::StatusOr<uint64_t>(const std::string&)>& send,
       uint32_t wait_seconds, DatasetCacheAnswer done);
+  // Staging ahead (controller_stage_ahead.cc): a pass's reservations
+  // become the planner's targets, then SendStagedAhead sends what it
+  // plans; again on each prefetch answer and when it asks to be woken.
+  void StageDatasetsAhead(const std::vector<Reservation>& reservations,
+                          const std::vector<const std::string*>& names);
+  void SendStagedAhead();
+  // A pending job's staged-ahead copies, for GetJob.
+  void ShowStagedAhead(v1::JobRecord& record) const;
   // How a registering agent relates to the node's last registration.
   enum class AgentContinuity {
     kSameAgent,       // the same process redialled: it has all it was sent
@@ -752,6 +768,8 @@ class Controller {
   DatasetRequests dataset_requests_;
   // `gantry cache` calls waiting for their nodes' answers.
   DatasetCacheWaits dataset_cache_waits_{io_};
+  // What has been staged ahead for waiting jobs (in memory only).
+  StageAheadPlanner stage_ahead_;
 };
 
 // Where a job's submit environment is stored (StateStore::Environment):

@@ -158,6 +158,8 @@ void Controller::OnDatasetCacheResult(const std::string& node_name,
                                                {"job", request.job_id},
                                                {"error", result.message()}});
   }
+  // A node with room for more, or a failed copy to retry later.
+  if (request.kind == DatasetRequest::Kind::kPrefetch) SendStagedAhead();
 }
 
 }  // namespace gantry

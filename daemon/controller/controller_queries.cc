@@ -105,6 +105,7 @@ absl::StatusOr<v1::GetJobResponse> Controller::GetJob(
     response.mutable_job()->set_priority(it->second.priority);
     response.mutable_job()->set_expected_start_time_ms(
         it->second.expected_start_ms);
+    ShowStagedAhead(*response.mutable_job());
     if (std::optional<v1::JobStragglers> progress =
             StragglerView(it->second, /*with_nodes=*/true)) {
       *response.mutable_progress() = *std::move(progress);

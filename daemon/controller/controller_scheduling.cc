@@ -123,7 +123,10 @@ void Controller::RunSchedule() {
         continue;
     }
   }
-  if (queue.empty()) return;
+  if (queue.empty()) {
+    StageDatasetsAhead({}, {});
+    return;
+  }
   // The node snapshot only when there is something to place: every
   // registration asks for a pass, and a fleet of thousands registering
   // would otherwise pay for the whole table each time.
@@ -162,6 +165,8 @@ void Controller::RunSchedule() {
     SetAllocation(start, names, job.record);
     StartJob(job);
   }
+  // Where the reserved jobs will run: their datasets go there now.
+  StageDatasetsAhead(result.reservations, names);
 }
 
 Controller::GateVerdict Controller::Gate(JobRuntime& job, int64_t now,

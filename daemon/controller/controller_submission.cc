@@ -352,7 +352,46 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
         " such node(s)",
         parts.LimitNote(options_.unlisted_nodes, least_nodes)));
   }
+  if (known > 0) {
+    if (absl::Status restricted = CheckRestrictedJob(job); !restricted.ok()) {
+      return restricted;
+    }
+  }
   return job;
+}
+
+absl::Status Controller::CheckRestrictedJob(const v1::JobRecord& job) const {
+  const v1::JobSpec& spec = job.spec();
+  if (spec.required_nodes().empty() && spec.excluded_nodes().empty() &&
+      spec.constraint().empty()) {
+    return absl::OkStatus();
+  }
+  // Checked by CheckNodeRestrictions above; parsed again for the scheduler.
+  std::shared_ptr<const NodeConstraint> constraint;
+  if (!spec.constraint().empty()) {
+    absl::StatusOr<NodeConstraint> parsed =
+        NodeConstraint::Parse(spec.constraint());
+    if (!parsed.ok()) return parsed.status();
+    constraint = std::make_shared<const NodeConstraint>(*std::move(parsed));
+  }
+  // The scheduler's own test behind PartitionNodeLimit on the nodes the
+  // restrictions leave (each choice of a matching-OR, within one part of
+  // the fabric), as sbatch refuses "Requested node configuration is not
+  // available", rather than a job that waits forever. Only whether the job
+  // could ever fit is read: a pass over one job, nothing is started.
+  std::vector<const std::string*> names;
+  const ScheduleResult result = Schedule(
+      NodeSnapshots(names), {PendingJobOf(job, constraint)}, {},
+      SchedulerOptions{true, true, clock_.NowMs(), options_.unlisted_nodes});
+  for (const JobWait& wait : result.waits) {
+    if (wait.reason == "PartitionNodeLimit") {
+      return Invalid(
+          "requested node configuration is not available: the "
+          "job " +
+          wait.detail);
+    }
+  }
+  return absl::OkStatus();
 }
 
 // Clients send 32 hex digits (cli/controller_client.cc).

@@ -26,9 +26,13 @@ Schedule() the controller calls:
             topology-aware placement
   fifo      submit order, no backfill, first-fit placement
   backfill  priority order + EASY backfill, first-fit placement
-and prints GPU utilization over the busy period, mean/p50/p99 queueing
-delay, mean JCT, the share of multi-node jobs on the fewest possible leaf
-switches and the mean leaf switches per multi-node job.
+and prints, one row per policy: GPU utilization over the busy period
+(UTIL) and the part of it that was work at full speed (USEFUL), mean/p50/p99
+queueing delay (DELAY_*), mean and p99 JCT (JCT_MEAN, JCT_P99), the
+multi-node jobs (MULTI), their share on the fewest possible leaf switches
+(FEWEST), their mean leaf switches (LEAVES) and mean queueing delay
+(MULTI_DELAY), jobs backfilled (BACKF), Schedule() calls, and the wall and
+CPU seconds of the simulation. A footer under the table says the same.
 
 Trace formats (detected from the header row; --format to insist):
   philly    timestamp,duration,num_gpus,... (philly/pollux_philly.csv):

@@ -63,9 +63,16 @@ REPLICATED_CONTROLLER_POINTS = {
 }
 # Points walked elsewhere: a dataset copy killed mid-tree, by
 # tests/unit/agent/dataset_cache_test.cc ("an interrupted copy is never
-# served and resumes").
+# served and resumes"), and every point of the cache's records, by
+# tests/unit/agent/dataset_cache_integrity_test.cc ("the cache opens
+# consistently after a kill at each crash point").
 DATASET_AGENT_POINTS = {
     "agent.dataset.after_file_copied",
+    "agent.dataset.record_before_rename",
+    "agent.dataset.after_partial_record",
+    "agent.dataset.after_copy_before_record",
+    "agent.dataset.after_unrecord_before_remove",
+    "agent.dataset.before_unknown_removed",
 }
 AGENT_POINTS = {
     "agent.launch.after_receive_before_start",

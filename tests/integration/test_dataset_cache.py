@@ -13,6 +13,7 @@ import hashlib
 import os
 import pwd
 import re
+import shutil
 import time
 import unittest
 import urllib.request
@@ -299,6 +300,20 @@ class DatasetPlacementTest(ClusterTestCase):
         self.assertTrue(again["hit"], again)
         self.assertEqual(again["bytes_copied"], 0)
 
+    def test_a_restarted_agent_still_steers_placement(self):
+        node, _ = self.place("--nodelist=node02")
+        self.assertEqual(node, "node02")
+        # Both restarted: all gantryd knows of node02's cache comes from
+        # the new agent's registration, whose source paths come from the
+        # cache's records.
+        self.cluster.kill_agent("node02")
+        self.cluster.restart_controller()
+        self.cluster.start_agent("node02")
+        self.cluster.wait_nodes_up(["node01", "node02"])
+        node, again = self.place()
+        self.assertEqual(node, "node02", "not placed where the copy is")
+        self.assertTrue(again["hit"], again)
+
     @unittest.skipUnless(os.geteuid() == 0, "needs root to act as another user")
     def test_another_users_copy_neither_steers_nor_serves(self):
         node, _ = self.place("--nodelist=node02")
@@ -317,6 +332,127 @@ class DatasetPlacementTest(ClusterTestCase):
         self.assertEqual(node, "node01")
         self.assertTrue(again["hit"], again)
 
+
+class DatasetAgentUpgradeTest(ClusterTestCase):
+    """A package upgrade renames a new gantry-agent over the running one's
+    path (or removes it): the dataset helper a running agent starts is still
+    its own build, since it is started as /proc/self/exe, which names the
+    inode the agent runs from, not the path. Here the "new build" is a
+    program that only fails, so a helper started by path would fail every
+    stage."""
+
+    def test_staging_survives_the_binary_being_replaced_and_removed(self):
+        cluster = self.start_cluster(agents=1)
+        installed = cluster.path("bin", "gantry-agent")
+        os.makedirs(os.path.dirname(installed))
+        shutil.copy2(cluster.agent_bin, installed)
+        cluster.kill_agent("node01")
+        cluster.agent_bin = installed
+        cluster.start_agent("node01")
+        gantry_cluster.wait_for(
+            lambda: "agent starting" in cluster.agents["node01"].log_text(),
+            15, "the agent started from its copy")
+        shared = cluster.path("shared", "data")
+        os.makedirs(shared)
+        with open(os.path.join(shared, "x.bin"), "wb") as f:
+            f.write(b"x" * 4096)
+        script = cluster.write_script(
+            "list.sh", "#!/bin/bash\nls \"$GANTRY_DATASET_data\" > listed\n")
+        # As dpkg installs a file: written beside the old one, renamed over.
+        new = installed + ".dpkg-new"
+        with open(new, "w") as f:
+            f.write("#!/bin/sh\nexit 3\n")
+        os.chmod(new, 0o755)
+        os.rename(new, installed)
+        job_id = cluster.submit(script, f"--dataset=data:{shared}",
+                                "--no-requeue")
+        cluster.wait_job(job_id, "COMPLETED", timeout=60)
+        self.assertEqual(cluster.read("listed").strip(), "x.bin")
+        # Removed outright: still the agent's own build.
+        os.unlink(installed)
+        with open(os.path.join(shared, "y.bin"), "wb") as f:
+            f.write(b"y" * 4096)
+        job_id = cluster.submit(script, f"--dataset=data:{shared}",
+                                "--no-requeue")
+        cluster.wait_job(job_id, "COMPLETED", timeout=60)
+        self.assertEqual(cluster.read("listed").split(), ["x.bin", "y.bin"])
+        staged = [line for line in
+                  cluster.agents["node01"].log_text().splitlines()
+                  if "dataset staged" in line]
+        self.assertEqual(len(staged), 2, staged)
+        self.assertTrue(all("hit=no" in line for line in staged), staged)
+
+
+class DatasetUserDirectoryTest(ClusterTestCase):
+    """A user can write into their own cache directory (their copies are
+    theirs to read, so the directory is theirs), but what they write there
+    is not free: before the next stage the agent removes what it does not
+    know and drops a copy whose files changed, so a job that fills the
+    directory past the node's cache size neither keeps the space nor gets a
+    doctored copy served to the next job."""
+
+    VANDAL = """#!/bin/bash
+# The copy is DIR/<uid>/train.<version>/data: its user's directory is two
+# levels up.
+copy="$GANTRY_DATASET_train"
+head -c 8388608 /dev/zero > "$copy/../../junk"
+echo extra >> "$copy/shard.bin"
+dirname "$(dirname "$copy")" > user_dir
+"""
+    READER = """#!/bin/bash
+sha256sum "$GANTRY_DATASET_train/shard.bin" | cut -d' ' -f1 > digest
+"""
+
+    def vandalize_then_read(self, directory=None, uid=None):
+        """A job of user `uid` (None: this test's) fills its cache directory
+        past the node's cache size and changes its copy; the next job of
+        the same user must get a fresh, true copy."""
+        cluster = self.start_cluster(
+            agents=1, agent_args={"node01": ["--cache-size", "4M"]})
+        shared = cluster.path("shared", "train")
+        os.makedirs(shared)
+        with open(os.path.join(shared, "shard.bin"), "wb") as f:
+            f.write(b"s" * MIB)
+        expected = hashlib.sha256(b"s" * MIB).hexdigest()
+        if uid is not None:
+            os.chmod(cluster.dir, 0o755)
+            directory = cluster.path("user")
+            os.makedirs(directory)
+            os.chown(directory, uid, pwd.getpwuid(uid).pw_gid)
+        out = directory or cluster.path()
+        for name, text in (("vandal.sh", self.VANDAL),
+                           ("reader.sh", self.READER)):
+            script = cluster.write_script(name, text, directory=directory)
+            job_id = cluster.submit(script, f"--dataset=train:{shared}",
+                                    "--no-requeue", cwd=directory, uid=uid)
+            cluster.wait_job(job_id, "COMPLETED", timeout=60)
+            if name == "vandal.sh":
+                with open(os.path.join(out, "user_dir")) as f:
+                    user_dir = f.read().strip()
+                junk = os.path.join(user_dir, "junk")
+                self.assertEqual(os.path.getsize(junk), 8 * MIB,
+                                 "the job could not write its junk")
+                if uid is not None:
+                    self.assertEqual(os.stat(junk).st_uid, uid)
+        with open(os.path.join(out, "digest")) as f:
+            self.assertEqual(f.read().strip(), expected)
+        self.assertFalse(os.path.exists(junk))
+        left = os.listdir(user_dir)
+        self.assertEqual(len(left), 1, left)
+        self.assertTrue(left[0].startswith("train."), left)
+        staged = [line for line in
+                  cluster.agents["node01"].log_text().splitlines()
+                  if "dataset staged" in line]
+        self.assertEqual(len(staged), 2, staged)
+        self.assertIn("hit=no", staged[1], "the changed copy was served")
+
+    def test_junk_and_a_changed_copy_are_gone_before_the_next_stage(self):
+        self.vandalize_then_read()
+
+    @unittest.skipUnless(os.geteuid() == 0, "needs root to act as another user")
+    def test_another_user_cleans_up_as_themselves(self):
+        # Removed by a helper that became the user: their own files.
+        self.vandalize_then_read(uid=pwd.getpwnam(OTHER_USER).pw_uid)
 
 if __name__ == "__main__":
     gantry_cluster.main()

@@ -101,6 +101,12 @@ class GpuVendorAndPackingTest(ClusterTestCase):
                           (["0000:c1:00.0"], "0000:[c0-c8]", 1)])
         self.assertEqual([g["nearest_hca"] for g in gpus],
                          ["mlx5_0", "mlx5_0", "mlx5_1", "mlx5_1"])
+        # The text view says the same, one row per GPU.
+        text = c.cli("nodes", "node02").stdout
+        self.assertIn("PCIE_SWITCH", text)
+        row = next(line for line in text.splitlines()
+                   if "0000:81:00.0" in line and "0000:[80-87]" in line)
+        self.assertEqual(row.split()[0], "2")
         # One node: both GPUs on one socket (0 and 1 share package 0 and
         # HCA mlx5_0), not one per HCA across the sockets.
         job_id = self.sbatch(["-w", "node02", "-N", "1", "-G", "2"], "true")

@@ -4,7 +4,8 @@
 gantry-agent --features) and GPU types (--gres=gpu:h100:2, matched with
 the GPU models of real servers' hwloc XML, named from pci.ids where a file
 has only PCI ids) place jobs where they say and refuse what can never hold,
-a GPU type no node has at submit; sinfo -o prints the nodes' features; --signal warns a job
+a GPU type no node has and nodes the restrictions leave too few of at
+submit; sinfo -o prints the nodes' features; --signal warns a job
 before its time limit and scancel --signal [-b|-f] reaches the steps, the
 batch script or both; --open-mode decides whether output files start
 afresh."""
@@ -69,11 +70,21 @@ class NodeSelectionTest(ClusterTestCase):
     def test_impossible_requests_wait_or_are_refused(self):
         cluster = self.cluster
         script = cluster.write_script("never.sh", "#!/bin/bash\ntrue\n")
-        job_id = cluster.submit(script, "-N", "2", "-C", "h100")
+        # As sbatch: what the restrictions leave could never hold the job
+        # (one node has h100; node01 has none; two nodes are left).
+        for options in (["-N", "2", "-C", "h100"],
+                        ["-w", "node01", "-C", "h100"],
+                        ["-N", "3", "-x", "node02"]):
+            result = cluster.cli("batch", *options, script, check=False)
+            self.assertNotEqual(result.returncode, 0, options)
+            self.assertIn("requested node configuration is not available",
+                          result.stderr, options)
+            self.assertIn("--constraint", result.stderr, options)
+        # One that could run is queued; squeue %f shows what it asked.
+        job_id = cluster.submit(script, "-H", "-C", "h100")
         job = cluster.job(job_id)
-        self.assertEqual(job["state"], "PENDING")
-        self.assertEqual(job["reason"], "PartitionNodeLimit")
-        self.assertIn("--constraint", job["reason_detail"])
+        self.assertEqual((job["state"], job["reason"]),
+                         ("PENDING", "JobHeldUser"))
         queue = cluster.cli("queue", "-j", str(job_id), "-o", "%i %f").stdout
         self.assertIn(f"{job_id} h100", queue)
         cluster.cli("cancel", str(job_id))

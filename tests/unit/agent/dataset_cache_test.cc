@@ -4,9 +4,7 @@
 // and pins that keep a job's dataset from eviction.
 #include "agent/dataset_cache.h"
 
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -19,74 +17,10 @@
 
 #include "agent/dataset_tree.h"
 #include "common/clock.h"
-
-extern char** environ;
+#include "tests/unit/agent/dataset_test_support.h"
 
 namespace gantry::agent {
 namespace {
-
-namespace fs = std::filesystem;
-
-struct TempDir {
-  TempDir() {
-    char pattern[] = "/tmp/gantry-dataset-test-XXXXXX";
-    path = mkdtemp(pattern);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string path;
-};
-
-void WriteFile(const std::string& path, const std::string& text) {
-  fs::create_directories(fs::path(path).parent_path());
-  std::ofstream(path, std::ios::binary) << text;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-// A tree of `files` files of `size` bytes each, plus a subdirectory and a
-// link.
-void MakeTree(const std::string& top, int files, size_t size) {
-  for (int i = 0; i < files; ++i) {
-    WriteFile(top + "/shard" + std::to_string(i) + ".bin",
-              std::string(size, static_cast<char>('a' + i % 26)));
-  }
-  WriteFile(top + "/meta/labels.txt", "cat\ndog\n");
-  fs::create_symlink("meta/labels.txt", top + "/labels");
-}
-
-DatasetUser Me() {
-  DatasetUser user;
-  user.uid = getuid();
-  user.gid = getgid();
-  user.name = "tester";
-  return user;
-}
-
-struct Fixture {
-  TempDir shared;
-  TempDir cache_dir;
-  InProcessDatasetWorker worker;
-  FakeClock clock;
-  std::unique_ptr<DatasetCache> cache;
-
-  explicit Fixture(uint64_t capacity = 1 << 20, uint64_t per_user = 0) {
-    Reopen(capacity, per_user);
-  }
-  void Reopen(uint64_t capacity = 1 << 20, uint64_t per_user = 0) {
-    cache.reset();
-    auto opened = DatasetCache::Open(
-        {cache_dir.path + "/cache", capacity, per_user}, worker, clock);
-    INFO(opened.status().ToString());
-    REQUIRE(opened.ok());
-    cache = std::move(*opened);
-  }
-  std::string Source(const std::string& name) {
-    return shared.path + "/" + name;
-  }
-};
 
 TEST_CASE("a staged dataset is a verified copy in a private directory",
           "[dataset_cache]") {
@@ -164,7 +98,7 @@ TEST_CASE("a changed file is a new version, never served stale",
 }
 
 TEST_CASE("a user's manifest file is the version", "[dataset_cache]") {
-  TempDir shared;
+  ScratchDirectory shared;
   MakeTree(shared.path + "/d", 1, 10);
   WriteFile(shared.path + "/d/.gantry-manifest", "release 1\n");
   auto before = ScanDatasetTree(shared.path + "/d");
@@ -198,26 +132,14 @@ TEST_CASE("dataset copy until the crash point", "[.dataset_crash_child]") {
 
 TEST_CASE("an interrupted copy is never served and resumes",
           "[dataset_cache]") {
-  TempDir shared, cache;
+  ScratchDirectory shared, cache;
   MakeTree(shared.path + "/d", 5, 4096);
   const std::string entry = cache.path + "/d.0123";
-  std::string self = fs::read_symlink("/proc/self/exe").string();
-  std::vector<std::string> env_text = {
-      "GANTRY_CRASH_AT=agent.dataset.after_file_copied:2",
-      "DATASET_TEST_SOURCE=" + shared.path + "/d",
-      "DATASET_TEST_ENTRY=" + entry};
-  std::vector<char*> env;
-  for (std::string& text : env_text) env.push_back(text.data());
-  env.push_back(nullptr);
-  std::string test_name = "dataset copy until the crash point";
-  std::vector<char*> argv = {self.data(), test_name.data(), nullptr};
-  pid_t pid = 0;
-  REQUIRE(posix_spawn(&pid, self.c_str(), nullptr, nullptr, argv.data(),
-                      env.data()) == 0);
-  int status = 0;
-  REQUIRE(waitpid(pid, &status, 0) == pid);
-  REQUIRE(WIFSIGNALED(status));
-  CHECK(WTERMSIG(status) == SIGKILL);
+  REQUIRE(
+      KilledAtCrashPoint("dataset copy until the crash point",
+                         {"GANTRY_CRASH_AT=agent.dataset.after_file_copied:2",
+                          "DATASET_TEST_SOURCE=" + shared.path + "/d",
+                          "DATASET_TEST_ENTRY=" + entry}));
   // Two files copied and journaled, the rest not: no complete entry.
   CHECK_FALSE(fs::exists(entry));
   CHECK(fs::exists(DatasetPartialPath(entry)));
@@ -326,10 +248,10 @@ TEST_CASE("the listing names each copy's source and changes show",
   CHECK(f.cache->List()[0].jobs.empty());
   f.cache->Release(1);
   CHECK(f.cache->Generation() == released);  // nothing was pinned
-  // Found on disk by a restarted agent: no source until staged again.
+  // A restarted agent reads the source from the entry's record.
   f.Reopen();
   REQUIRE(f.cache->List().size() == 1);
-  CHECK(f.cache->List()[0].source.empty());
+  CHECK(f.cache->List()[0].source == f.Source("a"));
   const uint64_t reopened = f.cache->Generation();
   REQUIRE(f.cache->Stage(2, Me(), "a", f.Source("a"), {})->hit);
   CHECK(f.cache->Generation() != reopened);
@@ -360,7 +282,7 @@ TEST_CASE("a source that cannot be read is the job's error, naming the file",
 
 TEST_CASE("an unusable cache directory is the node's fault",
           "[dataset_cache]") {
-  TempDir dir;
+  ScratchDirectory dir;
   InProcessDatasetWorker worker;
   FakeClock clock;
   WriteFile(dir.path + "/file", "x");

@@ -70,6 +70,26 @@ class ControllerHarness {
     return done();
   }
 
+  // Submits as `caller` and runs the loop until the submission is stored;
+  // the test fails unless it is accepted.
+  uint64_t SubmitAccepted(const v1::SubmitRequest& request,
+                          const Caller& caller) {
+    std::optional<absl::StatusOr<JobId>> submitted;
+    controller_->Submit(request, caller,
+                        [&](absl::StatusOr<JobId> id) { submitted = id; });
+    REQUIRE(PumpUntil([&] { return submitted.has_value(); }));
+    INFO(submitted->status().ToString());
+    REQUIRE(submitted->ok());
+    return (*submitted)->value();
+  }
+
+  // The same for a request that is only `spec`.
+  uint64_t SubmitSpec(const v1::JobSpec& spec, const Caller& caller) {
+    v1::SubmitRequest submit;
+    *submit.mutable_spec() = spec;
+    return SubmitAccepted(submit, caller);
+  }
+
   // Registers node `name` (8 CPUs, 16 GB, no GPUs) on `link`, as its
   // agent's stream.
   void RegisterNode(const std::shared_ptr<AgentLink>& link,

@@ -12,18 +12,10 @@
 #include "daemon/controller/agent_link.h"
 #include "daemon/controller/controller.h"
 #include "tests/unit/support/controller_harness.h"
+#include "tests/unit/support/silent_agent_link.h"
 
 namespace gantry {
 namespace {
-
-// A stream the controller may send to; nothing is looked at.
-class SilentLink : public AgentLink {
- public:
-  void Send(const v1::ControllerMessage&) override {}
-  void Close() override {}
-  void Close(const absl::Status&) override {}
-  std::string Peer() const override { return "silent"; }
-};
 
 ControllerOptions StragglerOptions(StragglerResponse response) {
   ControllerOptions options;
@@ -47,19 +39,13 @@ class StragglerHarness : public ControllerHarness {
   }
 
   uint64_t SubmitFourNodes() {
-    v1::SubmitRequest submit;
-    v1::JobSpec& spec = *submit.mutable_spec();
+    v1::JobSpec spec;
     spec.set_nodes(4);
     spec.set_name("train");
     spec.set_script("#!/bin/sh\ntrain\n");
     spec.set_working_dir("/tmp");
     spec.set_max_restarts(0);  // a swap must not need the budget
-    std::optional<absl::StatusOr<JobId>> submitted;
-    controller_->Submit(submit, kAlice,
-                        [&](absl::StatusOr<JobId> id) { submitted = id; });
-    REQUIRE(PumpUntil([&] { return submitted.has_value(); }));
-    REQUIRE(submitted->ok());
-    const uint64_t id = (*submitted)->value();
+    const uint64_t id = SubmitSpec(spec, kAlice);
     REQUIRE(PumpUntil([&] { return Get(id).job().state() == v1::RUNNING; }));
     return id;
   }
