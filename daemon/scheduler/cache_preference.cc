@@ -53,7 +53,7 @@ class CacheChooser {
       // the searches over groups of leaves are skipped.)
       best = job_.dataset_locality == DatasetLocality::kCache
                  ? WidestUseful()
-                 : WithinSpan(in_.span_of(chosen.nodes));
+                 : WithinSpan(in_.span_of(chosen.nodes), FitOf(chosen.nodes));
     }
     // Not more bytes elsewhere: keep the placer's leaves (its packing),
     // and choose the nodes within them.
@@ -151,15 +151,37 @@ class CacheChooser {
     return out;
   }
 
-  // Default: the placement with the most bytes cached among those of the
-  // same switch level as the placer's and no more leaves.
-  std::optional<Candidate> WithinSpan(std::pair<uint32_t, uint32_t> span) {
+  // How a placement packs its leaves: for each leaf it uses, the leaf's
+  // fitting nodes and how many of them it takes, in order. Two placements
+  // of the same fit leave the same room behind, leaf for leaf.
+  std::vector<std::pair<std::size_t, std::size_t>> FitOf(
+      const std::vector<std::size_t>& chosen) const {
+    std::map<uint32_t, std::size_t> taken;
+    for (std::size_t i : chosen) ++taken[fabric_.leaf_of_node[i]];
+    std::vector<std::pair<std::size_t, std::size_t>> fit;
+    for (const auto& [leaf, count] : taken) {
+      fit.emplace_back(fitting_[leaf].size(), count);
+    }
+    std::sort(fit.begin(), fit.end());
+    return fit;
+  }
+
+  // Default: the placement with the most bytes cached among those as good
+  // for the switch tree as the placer's: the same switch level, no more
+  // leaves, and leaves packed as tightly (FitOf). A leaf of a different
+  // fill would change which leaves stay whole for the gangs after it:
+  // over a trace, that costs more locality than the cache gains
+  // (gantry-sim cache on the Philly window of its largest gangs).
+  std::optional<Candidate> WithinSpan(
+      std::pair<uint32_t, uint32_t> span,
+      const std::vector<std::pair<std::size_t, std::size_t>>& fit) {
     std::optional<Candidate> best;
     const int level = static_cast<int>(span.first) - 1;
     for (const std::vector<uint32_t>& group : GroupsAt(level)) {
       std::optional<Candidate> candidate = InGroup(group, span.second);
       if (candidate && (!best || candidate->score > best->score) &&
-          in_.span_of(candidate->nodes) <= span) {
+          in_.span_of(candidate->nodes) <= span &&
+          FitOf(candidate->nodes) == fit) {
         best = std::move(candidate);
       }
     }
@@ -231,8 +253,18 @@ class CacheChooser {
     return best;
   }
 
+  // Between two leaves of `a` and `b` fitting nodes, for `rest` more nodes:
+  // as the placer, one that holds the rest, the tightest such; else the
+  // one with the most room.
+  static bool TighterFor(std::size_t rest, std::size_t a, std::size_t b) {
+    const bool a_holds = a >= rest, b_holds = b >= rest;
+    if (a_holds != b_holds) return a_holds;
+    return a_holds ? a < b : a > b;
+  }
+
   // The job's nodes from at most `max_leaves` leaves of one group: leaves
-  // taken greedily by the bytes they hold (then room), each only if the
+  // taken greedily by the bytes they hold (then as the placer packs: the
+  // tightest that holds the rest, else the most room), each only if the
   // largest of the remaining slots can still hold the rest of the job; then
   // the best nodes of those leaves. None when the group cannot hold it.
   std::optional<Candidate> InGroup(const std::vector<uint32_t>& group,
@@ -277,7 +309,9 @@ class CacheChooser {
           if (gathered + room[k] + more < need) continue;
         }
         if (!pick || value[k] > value[*pick] ||
-            (value[k] == value[*pick] && room[k] > room[*pick])) {
+            (value[k] == value[*pick] &&
+             TighterFor(need - std::min(need, gathered), room[k],
+                        room[*pick]))) {
           pick = k;
         }
       }

@@ -2,11 +2,14 @@
 // the topology-aware placer has chosen a placement, a job that reads
 // datasets (PendingJob::datasets) may be moved to other fitting nodes that
 // already hold them in their cache:
-//  - DatasetLocality::kTopology (the default): only to a placement of no
-//    wider switch span (the level that joins the nodes, then the number of
-//    leaves) that finds strictly more bytes cached; otherwise it keeps the
-//    placer's leaves, as many nodes on each, and picks those nodes by bytes
-//    cached, then tightness, then other datasets held. A one-node job uses no
+//  - DatasetLocality::kTopology (the default): only to a placement as good
+//    for the switch tree (no wider switch span: the level that joins the
+//    nodes, then the number of leaves; and leaves of the same fill: each
+//    leaf it uses has as many fitting nodes, and gives as many, as one of
+//    the placer's, so the same room stays behind) that finds strictly more
+//    bytes cached; otherwise it keeps the placer's leaves, as many nodes on
+//    each, and picks those nodes by bytes cached, then tightness, then
+//    other datasets held. A one-node job uses no
 //    switch; it moves only to a node of the same leaf as tight a fit as the
 //    one chosen (the same free GPUs and CPUs, and idle only if that one
 //    was), so the cache never undoes packing.

@@ -1,12 +1,14 @@
 // Placement by dataset cache (daemon/scheduler/cache_preference.h): the
 // bytes a node holds, the choice of leaves under a leaf limit, and, over
 // seeded random clusters, that the default never widens a gang's switch
-// span for cache hits while finding at least as many bytes cached, and that
+// span nor packs its leaves differently for cache hits while finding at
+// least as many bytes cached, and that
 // DatasetLocality::kCache finds at least as many as the default.
 #include "daemon/scheduler/cache_preference.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -75,6 +77,26 @@ uint64_t BytesCached(const std::vector<NodeSnapshot>& nodes,
   return bytes;
 }
 
+// How a start packs its leaves: for each leaf it uses, the leaf's nodes
+// with all GPUs free (what an 8-GPU gang fits on) and how many it takes.
+std::vector<std::pair<std::size_t, std::size_t>> FitOf(
+    const std::vector<NodeSnapshot>& nodes, const JobStart& start) {
+  std::map<std::string, std::size_t> taken;
+  for (const NodeShare& share : start.shares) {
+    ++taken[nodes[share.node.index()].switch_path.front()];
+  }
+  std::vector<std::pair<std::size_t, std::size_t>> fit;
+  for (const auto& [leaf, count] : taken) {
+    const auto room = static_cast<std::size_t>(
+        std::count_if(nodes.begin(), nodes.end(), [&](const NodeSnapshot& n) {
+          return n.switch_path.front() == leaf && n.free_gpus.size() == 8;
+        }));
+    fit.emplace_back(room, count);
+  }
+  std::sort(fit.begin(), fit.end());
+  return fit;
+}
+
 TEST_CASE("cached bytes count the datasets the node holds for that owner",
           "[scheduler][cache]") {
   NodeSnapshot node = Node("n1", {"l1"});
@@ -90,43 +112,56 @@ TEST_CASE("cached bytes count the datasets the node holds for that owner",
   CHECK(CachedBytes(node, job) == 0);
 }
 
-TEST_CASE("a gang spanning leaves takes the leaves holding its data",
+TEST_CASE("a gang spanning leaves moves only to leaves it packs as tightly",
           "[scheduler][cache]") {
-  // One spine, three leaves of 3, 2 and 1 free nodes; the gang of 4 needs
-  // two leaves. Without datasets: the fullest leaf (l1) and the tightest
-  // that holds the rest (l3). The data is on l2's two nodes (large) and
-  // l3's one (small): l2 and then l1 (l3 cannot complete the gang with l2).
+  // One spine, leaves of 3, 2, 1 and 3 free nodes; the gang of 4 needs two
+  // leaves. Without datasets: the fullest leaf (l1) and the tightest that
+  // holds the rest (l3), which leaves l2 and l4 whole. The data is on l2's
+  // two nodes (large): l2 + l1 would be the same span but leave l1 and l3
+  // with one node each, so the default keeps l1 + l3. When l4 holds the
+  // data instead, l4 + l3 packs as l1 + l3 does: it goes there.
   std::vector<NodeSnapshot> nodes;
-  for (int i = 1; i <= 6; ++i) {
-    const std::string leaf = i <= 3 ? "l1" : i <= 5 ? "l2" : "l3";
+  for (int i = 1; i <= 9; ++i) {
+    const std::string leaf = i <= 3   ? "l1"
+                             : i <= 5 ? "l2"
+                             : i == 6 ? "l3"
+                                      : "l4";
     nodes.push_back(Node("n" + std::to_string(i), {leaf, "s1"}));
   }
   nodes[3].cached_datasets = nodes[4].cached_datasets = {Key(7, "/big")};
-  nodes[5].cached_datasets = {Key(7, "/small")};
   PendingJob job = Gang(1, 4);
+  auto names_of = [&](const ScheduleResult& result) {
+    std::vector<std::string> names;
+    for (const NodeShare& s : result.starts.at(0).shares) {
+      names.push_back(nodes[s.node.index()].name);
+    }
+    return names;
+  };
   const ScheduleResult plain = Schedule(nodes, {job});
-  REQUIRE(plain.starts.size() == 1);
-  std::vector<std::string> names;
-  for (const NodeShare& s : plain.starts[0].shares) {
-    names.push_back(nodes[s.node.index()].name);
-  }
-  CHECK(names == std::vector<std::string>{"n1", "n2", "n3", "n6"});
+  CHECK(names_of(plain) == std::vector<std::string>{"n1", "n2", "n3", "n6"});
 
-  job.datasets = {{Key(7, "/big"), 1000}, {Key(7, "/small"), 10}};
-  const ScheduleResult cached = Schedule(nodes, {job});
-  REQUIRE(cached.starts.size() == 1);
-  names.clear();
-  for (const NodeShare& s : cached.starts[0].shares) {
-    names.push_back(nodes[s.node.index()].name);
-  }
-  CHECK(names == std::vector<std::string>{"n4", "n5", "n1", "n2"});
-  CHECK(cached.starts[0].leaf_switches == 2);
-  CHECK(SpanOf(nodes, cached.starts[0]) == SpanOf(nodes, plain.starts[0]));
+  job.datasets = {{Key(7, "/big"), 1000}};
+  CHECK(names_of(Schedule(nodes, {job})) == names_of(plain));
+  // Asked for (--dataset-locality=cache), the cached leaf wins.
+  job.dataset_locality = DatasetLocality::kCache;
+  const std::vector<std::string> cache_first = names_of(Schedule(nodes, {job}));
+  CHECK(std::count(cache_first.begin(), cache_first.end(), "n4") == 1);
+  CHECK(std::count(cache_first.begin(), cache_first.end(), "n5") == 1);
+
+  job.dataset_locality = DatasetLocality::kTopology;
+  nodes[3].cached_datasets.clear();
+  nodes[4].cached_datasets.clear();
+  for (int i = 6; i < 9; ++i) nodes[i].cached_datasets = {Key(7, "/big")};
+  const ScheduleResult moved = Schedule(nodes, {job});
+  CHECK(names_of(moved) == std::vector<std::string>{"n7", "n8", "n9", "n6"});
+  CHECK(SpanOf(nodes, moved.starts[0]) == SpanOf(nodes, plain.starts[0]));
+  CHECK(FitOf(nodes, moved.starts[0]) == FitOf(nodes, plain.starts[0]));
 }
 
 TEST_CASE(
-    "over random clusters the default keeps the span and finds at least as "
-    "much cached, and the opt-in at least as much as the default",
+    "over random clusters the default keeps the span and the packing of "
+    "leaves and finds at least as much cached, and the opt-in at least as "
+    "much as the default",
     "[scheduler][cache]") {
   std::mt19937 random(24);
   int moved = 0, widened_by_opt_in = 0;
@@ -165,6 +200,7 @@ TEST_CASE(
     CHECK(t.shares.size() == job.nodes);
     CHECK(c.shares.size() == job.nodes);
     CHECK(SpanOf(nodes, t) == SpanOf(nodes, p));
+    CHECK(FitOf(nodes, t) == FitOf(nodes, p));
     CHECK(BytesCached(nodes, job, t) >= BytesCached(nodes, job, p));
     CHECK(BytesCached(nodes, job, c) >= BytesCached(nodes, job, t));
     moved += BytesCached(nodes, job, t) > BytesCached(nodes, job, p);
