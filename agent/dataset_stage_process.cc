@@ -4,6 +4,7 @@
 #include <grp.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -103,7 +104,14 @@ int Operate(const std::vector<std::string>& op) {
 
 }  // namespace
 
-int RunDatasetWorker(const std::vector<std::string>& args) {
+int RunDatasetWorker(const std::vector<std::string>& all_args) {
+  // The first word is the agent's pid; the rest is who to become and what
+  // to do.
+  pid_t parent = 0;
+  if (all_args.empty() || !absl::SimpleAtoi(all_args[0], &parent)) {
+    return SayError(absl::InvalidArgumentError("bad dataset worker arguments"));
+  }
+  const std::vector<std::string> args(all_args.begin() + 1, all_args.end());
   uint32_t uid = 0, gid = 0;
   if (args.size() < 5 || !absl::SimpleAtoi(args[0], &uid) ||
       !absl::SimpleAtoi(args[1], &gid)) {
@@ -124,6 +132,13 @@ int RunDatasetWorker(const std::vector<std::string>& args) {
       return SayError(status);
     }
   }
+  // Die with the agent: a restarted agent resumes an interrupted copy in
+  // the same ENTRY.partial, and a helper of the dead one must not write
+  // there beside it. Armed only now: a change of credentials clears it.
+  // Checked after arming, in case the agent died before.
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) {
+    return SayError(absl::UnavailableError("the agent is gone"));
+  }
   umask(077);
   return Operate(std::vector<std::string>(args.begin() + 4, args.end()));
 }
@@ -134,9 +149,9 @@ UserProcessDatasetWorker::UserProcessDatasetWorker(std::string binary)
 absl::StatusOr<std::vector<std::string>> UserProcessDatasetWorker::Run(
     const DatasetUser& user, const std::vector<std::string>& operation,
     const StageProgress& progress) {
-  std::vector<std::string> words = {binary_, kDatasetWorkerFlag,
-                                    absl::StrCat(user.uid),
-                                    absl::StrCat(user.gid)};
+  std::vector<std::string> words = {
+      binary_, kDatasetWorkerFlag, absl::StrCat(getpid()),
+      absl::StrCat(user.uid), absl::StrCat(user.gid)};
   words.push_back(user.groups.empty() ? "-" : absl::StrJoin(user.groups, ","));
   words.push_back(user.switch_user ? "1" : "0");
   words.insert(words.end(), operation.begin(), operation.end());

@@ -13,7 +13,13 @@
 //   removed                           (remove)
 //   error CODE MESSAGE                (any; CODE is an absl::StatusCode)
 //
-// Thread-safe: each call has its own process and pipe.
+// The helper dies with the agent (PR_SET_PDEATHSIG, armed once it is the
+// user): a copy left behind by a killed agent is resumed by the next one,
+// never written by two processes at once.
+//
+// Thread-safe: each call has its own process and pipe. The thread that
+// spawns a helper waits for it, so the helper's parent-death signal (sent
+// when the spawning thread ends) fires only when the agent dies.
 #pragma once
 
 #include <string>

@@ -9,7 +9,8 @@ holds the copy for that job (listed among its pinning jobs, refused to an
 eviction) until its hold lapses, or, once the job's own launch on the
 node has staged it, until the job's ranks there end. Users are checked
 as for a launch; a failure names the node, the dataset and the file; an
-interrupted prefetch resumes after the agent restarts.
+interrupted prefetch resumes after the agent restarts, and a helper
+copying when the agent is killed dies with it.
 
 The agent's stream ends at gantry-stream-controller (tests/tools), which
 sends exactly what the test writes and prints what the agent answers, so
@@ -21,6 +22,7 @@ import json
 import os
 import pwd
 import queue
+import signal
 import subprocess
 import threading
 import time
@@ -352,6 +354,56 @@ class DatasetCacheRequestsTest(ClusterTestCase):
         for i in range(5):
             with open(os.path.join(entry, f"shard{i}.bin"), "rb") as f:
                 self.assertEqual(f.read(), bytes([65 + i]) * (64 * KIB))
+
+
+    def test_a_copying_helper_dies_with_the_agent(self):
+        # A tree that takes a while to copy (each file is synced), and its
+        # helper caught copying and stopped there: when the agent is
+        # killed the helper must die too, not write on beside the next
+        # agent's resumed copy.
+        big = self.cluster.path("shared", "big")
+        os.makedirs(big)
+        for i in range(48):
+            with open(os.path.join(big, f"part{i:02d}"), "wb") as f:
+                f.write(bytes([i]) * (1 << 20))
+        agent_pid = self.cluster.agents["node01"].process.pid
+        self.controller.send(
+            'dataset_prefetch { request_id: 90 uid: %d gid: %d user: %s '
+            'dataset { name: "big" path: %s } }'
+            % (self.user.pw_uid, self.user.pw_gid, json.dumps(USER),
+               json.dumps(big)))
+        helper = None
+        deadline = time.monotonic() + 20
+        while helper is None and time.monotonic() < deadline:
+            for pid in os.listdir("/proc"):
+                if not pid.isdigit():
+                    continue
+                try:
+                    with open(f"/proc/{pid}/cmdline", "rb") as f:
+                        words = f.read().split(b"\0")
+                except OSError:
+                    continue
+                if (b"--dataset-worker" in words and b"copy" in words
+                        and words[2] == str(agent_pid).encode()):
+                    helper = int(pid)
+                    break
+            time.sleep(0.002)
+        self.assertIsNotNone(helper, "no helper was seen copying")
+        os.kill(helper, signal.SIGSTOP)
+        self.cluster.kill_agent("node01")
+
+        def gone():
+            try:
+                with open(f"/proc/{helper}/stat") as f:
+                    return f.read().rsplit(")", 1)[1].split()[0] in "ZX"
+            except OSError:
+                return True
+        deadline = time.monotonic() + 10
+        while not gone() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not gone():
+            os.kill(helper, signal.SIGKILL)
+            self.fail("the helper outlived the agent")
 
 
 class SimulatedNodeRequestsTest(ClusterTestCase):
