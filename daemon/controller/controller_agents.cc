@@ -196,6 +196,9 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
       static_cast<uint32_t>(options_.heartbeat_interval_ms));
   link->Send(welcome);
   ReconcileRanks(name, reg, continuity);
+  if (continuity != AgentContinuity::kSameAgent) {
+    stage_ahead_.NodeRestarted(name);
+  }
   // The fabric dump matches agents by their HCA GUIDs, known only now.
   if (topology_record_ && topology_record_->format() == "ibnetdiscover") {
     RefreshTopology();

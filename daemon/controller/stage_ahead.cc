@@ -139,4 +139,12 @@ void StageAheadPlanner::Forget(uint64_t job_id) {
   });
 }
 
+void StageAheadPlanner::NodeRestarted(const std::string& node) {
+  for (auto& [job, entries] : sent_) {
+    std::erase_if(entries, [&node](const auto& entry) {
+      return entry.first.first == node;
+    });
+  }
+}
+
 }  // namespace gantry

@@ -91,6 +91,11 @@ class StageAheadPlanner {
   void Sent(const StageAheadSend& send, uint64_t request_id, int64_t now_ms);
   // The job no longer waits: drops its record and its target.
   void Forget(uint64_t job_id);
+  // `node`'s agent restarted (or the node rebooted): the holds it kept for
+  // waiting jobs are gone with it (an agent keeps them in memory only), so
+  // every copy sent there is to be asked for again; the agent answers one
+  // it still holds as a hit and holds it anew.
+  void NodeRestarted(const std::string& node);
   // When a Plan with the same targets and answers may send more (a
   // reservation entering the window, a back-off ending, a pin to renew);
   // 0: not before something changes. Set by Plan.

@@ -277,5 +277,23 @@ TEST_CASE("a job forgotten (started, ended, cancelled) is sent nothing more",
   CHECK(h.PlanAndSend(now + kHour).empty());
 }
 
+TEST_CASE("a node whose agent restarted is asked again, the others are not",
+          "[stage_ahead]") {
+  Harness h;
+  const int64_t now = 1000 * kHour;
+  h.planner.SetTargets({Target(1, now + 10 * kMinute, {"n1", "n2"})});
+  REQUIRE(h.PlanAndSend(now).size() == 2);
+  h.AnswerAll(true, now + 1000);
+  CHECK(h.PlanAndSend(now + 2000).empty());
+  // n2's agent restarted: the hold it kept for job 1 is gone.
+  h.planner.NodeRestarted("n2");
+  const std::vector<StageAheadSend> again = h.PlanAndSend(now + 3000);
+  REQUIRE(again.size() == 1);
+  CHECK(again[0].node == "n2");
+  CHECK(again[0].job_id == 1);
+  CHECK(again[0].hold_ms ==
+        10 * kMinute - 3000 + h.planner.options().hold_margin_ms);
+}
+
 }  // namespace
 }  // namespace gantry
