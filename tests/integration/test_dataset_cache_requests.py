@@ -389,6 +389,20 @@ class DatasetCacheRequestsTest(ClusterTestCase):
                     break
             time.sleep(0.002)
         self.assertIsNotNone(helper, "no helper was seen copying")
+        # Stopped only once it writes the copy, so past the point where it
+        # arms its parent-death signal (it has become the user by then).
+        user_dir = os.path.join(self.cache_dir, str(self.user.pw_uid))
+
+        def writing():
+            for name in os.listdir(user_dir) if os.path.isdir(user_dir) else []:
+                data = os.path.join(user_dir, name, "data")
+                if name.startswith("big.") and name.endswith(".partial") \
+                        and os.path.isdir(data) and os.listdir(data):
+                    return True
+            return False
+        while not writing() and time.monotonic() < deadline:
+            time.sleep(0.002)
+        self.assertTrue(writing(), "the helper wrote nothing")
         os.kill(helper, signal.SIGSTOP)
         self.cluster.kill_agent("node01")
 
