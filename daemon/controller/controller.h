@@ -572,6 +572,14 @@ class Controller {
   absl::StatusOr<uint64_t> SendDatasetEvict(const std::string& node,
                                             uint32_t owner_uid,
                                             const std::string& name);
+  // Records `request` for its node's agent (sent now): its id and the
+  // agent's stream to send it on; the errors of SendDatasetPrefetch.
+  struct OpenedDatasetRequest {
+    uint64_t id = 0;
+    AgentLink* link = nullptr;
+  };
+  absl::StatusOr<OpenedDatasetRequest> OpenDatasetRequest(
+      DatasetRequest request);
   // An agent's answer to one of those requests.
   void OnDatasetCacheResult(const std::string& node,
                             const v1::DatasetCacheResult& result);

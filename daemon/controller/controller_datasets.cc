@@ -75,16 +75,24 @@ void Controller::OnDatasetProgress(const std::string& node_name,
   }
 }
 
+absl::StatusOr<Controller::OpenedDatasetRequest> Controller::OpenDatasetRequest(
+    DatasetRequest request) {
+  auto it = nodes_.find(request.node);
+  if (it == nodes_.end()) {
+    return absl::NotFoundError("no node named " + request.node);
+  }
+  if (!it->second.link) {
+    return absl::UnavailableError("node " + request.node +
+                                  " has no connected agent");
+  }
+  request.sent_ms = clock_.NowMs();
+  return OpenedDatasetRequest{dataset_requests_.Add(std::move(request)),
+                              it->second.link.get()};
+}
+
 absl::StatusOr<uint64_t> Controller::SendDatasetPrefetch(
     const std::string& node, const DatasetOwner& owner,
     const v1::DatasetRef& dataset, uint64_t job_id, int64_t hold_ms) {
-  auto it = nodes_.find(node);
-  if (it == nodes_.end()) {
-    return absl::NotFoundError("no node named " + node);
-  }
-  if (!it->second.link) {
-    return absl::UnavailableError("node " + node + " has no connected agent");
-  }
   DatasetRequest request;
   request.kind = DatasetRequest::Kind::kPrefetch;
   request.node = node;
@@ -92,45 +100,40 @@ absl::StatusOr<uint64_t> Controller::SendDatasetPrefetch(
   request.dataset = dataset.name();
   request.path = dataset.path();
   request.job_id = job_id;
-  request.sent_ms = clock_.NowMs();
-  const uint64_t id = dataset_requests_.Add(std::move(request));
+  absl::StatusOr<OpenedDatasetRequest> opened =
+      OpenDatasetRequest(std::move(request));
+  if (!opened.ok()) return opened.status();
   v1::ControllerMessage message;
   v1::DatasetPrefetch& prefetch = *message.mutable_dataset_prefetch();
-  prefetch.set_request_id(id);
+  prefetch.set_request_id(opened->id);
   prefetch.set_uid(owner.uid);
   prefetch.set_gid(owner.gid);
   prefetch.set_user(owner.user);
   *prefetch.mutable_dataset() = dataset;
   prefetch.set_job_id(job_id);
   prefetch.set_hold_ms(hold_ms);
-  it->second.link->Send(message);
-  return id;
+  opened->link->Send(message);
+  return opened->id;
 }
 
 absl::StatusOr<uint64_t> Controller::SendDatasetEvict(const std::string& node,
                                                       uint32_t owner_uid,
                                                       const std::string& name) {
-  auto it = nodes_.find(node);
-  if (it == nodes_.end()) {
-    return absl::NotFoundError("no node named " + node);
-  }
-  if (!it->second.link) {
-    return absl::UnavailableError("node " + node + " has no connected agent");
-  }
   DatasetRequest request;
   request.kind = DatasetRequest::Kind::kEvict;
   request.node = node;
   request.owner_uid = owner_uid;
   request.dataset = name;
-  request.sent_ms = clock_.NowMs();
-  const uint64_t id = dataset_requests_.Add(std::move(request));
+  absl::StatusOr<OpenedDatasetRequest> opened =
+      OpenDatasetRequest(std::move(request));
+  if (!opened.ok()) return opened.status();
   v1::ControllerMessage message;
   v1::DatasetEvict& evict = *message.mutable_dataset_evict();
-  evict.set_request_id(id);
+  evict.set_request_id(opened->id);
   evict.set_owner_uid(owner_uid);
   evict.set_name(name);
-  it->second.link->Send(message);
-  return id;
+  opened->link->Send(message);
+  return opened->id;
 }
 
 void Controller::OnDatasetCacheResult(const std::string& node_name,
