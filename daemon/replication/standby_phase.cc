@@ -1,5 +1,6 @@
 #include "daemon/replication/standby_phase.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <condition_variable>
@@ -72,30 +73,39 @@ absl::StatusOr<Elected> StandUntilElected(
   // Two servers: the unix socket must be closed before the controller's
   // server binds it (closing a unix listener unlinks its path, which by
   // then would be the controller's), the TCP port only after.
+  // Each server has an endpoint of its own: gRPC registers a callback
+  // generic service with one server only.
+  std::unique_ptr<grpc::CallbackGenericService> endpoint;
   std::unique_ptr<grpc::Server> server;
   int selected_port = 0;
   if (!ports.listen.empty()) {
+    endpoint = standby->NewEndpoint();
     grpc::ServerBuilder builder;
     builder.AddListeningPort(ports.listen, ports.tcp_credentials,
                              &selected_port);
-    builder.RegisterCallbackGenericService(standby.get());
+    builder.RegisterCallbackGenericService(endpoint.get());
     server = builder.BuildAndStart();
     if (!server || selected_port == 0) {
       return absl::UnavailableError(
           absl::StrCat("cannot listen on ", ports.listen));
     }
   }
+  std::unique_ptr<grpc::CallbackGenericService> socket_endpoint;
   std::unique_ptr<grpc::Server> socket_server;
   if (!ports.socket.empty()) {
+    socket_endpoint = standby->NewEndpoint();
     grpc::ServerBuilder builder;
     builder.AddListeningPort("unix:" + ports.socket,
                              grpc::InsecureServerCredentials());
-    builder.RegisterCallbackGenericService(standby.get());
+    builder.RegisterCallbackGenericService(socket_endpoint.get());
     socket_server = builder.BuildAndStart();
     if (!socket_server) {
       return absl::UnavailableError(
           absl::StrCat("cannot listen on ", ports.socket));
     }
+    // As the controller's own socket: every local user may ask, and be
+    // told where the leader is.
+    chmod(ports.socket.c_str(), 0666);
   }
   Elected elected;
   elected.listen = ports.listen;
@@ -140,13 +150,15 @@ absl::StatusOr<Elected> StandUntilElected(
   self.set_address(options.address);
   standby->SetLeader(self);
   elected.controller = std::move(*controller);
-  elected.standby_server = std::move(server);
   elected.standby_service = std::move(standby);
+  elected.standby_endpoint = std::move(endpoint);
+  elected.standby_server = std::move(server);
   return elected;
 }
 
 void Elected::CloseStandbyPorts() {
   if (!standby_server) {
+    standby_endpoint.reset();
     standby_service.reset();
     return;
   }
@@ -157,6 +169,7 @@ void Elected::CloseStandbyPorts() {
                            std::chrono::milliseconds(100));
   standby_server->Wait();
   standby_server.reset();
+  standby_endpoint.reset();
   standby_service.reset();
   log::Info("standby ports closed");
 }

@@ -40,7 +40,10 @@ struct Elected {
   // controller) until the controller's own server listens on the same
   // ports: call CloseStandbyPorts then, so there is no moment when a
   // client or agent finds the port closed and backs off.
+  // In this order: the server goes before the endpoint it serves, and
+  // the endpoint before the service it answers for.
   std::unique_ptr<StandbyService> standby_service;
+  std::unique_ptr<grpc::CallbackGenericService> standby_endpoint;
   std::unique_ptr<grpc::Server> standby_server;
   void CloseStandbyPorts();
 };

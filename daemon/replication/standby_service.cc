@@ -12,6 +12,20 @@ class Refusal final : public grpc::ServerGenericBidiReactor {
   void OnDone() override { delete this; }
 };
 
+// The service one server holds: every call gets the standby's answer.
+class StandbyEndpoint final : public grpc::CallbackGenericService {
+ public:
+  explicit StandbyEndpoint(StandbyService& standby) : standby_(standby) {}
+
+  grpc::ServerGenericBidiReactor* CreateReactor(
+      grpc::GenericCallbackServerContext* context) override {
+    return new Refusal(standby_.Answer(context));
+  }
+
+ private:
+  StandbyService& standby_;
+};
+
 }  // namespace
 
 void StandbyService::SetLeader(
@@ -26,7 +40,11 @@ void StandbyService::SetTrouble(std::string trouble) {
   trouble_ = std::move(trouble);
 }
 
-grpc::ServerGenericBidiReactor* StandbyService::CreateReactor(
+std::unique_ptr<grpc::CallbackGenericService> StandbyService::NewEndpoint() {
+  return std::make_unique<StandbyEndpoint>(*this);
+}
+
+grpc::Status StandbyService::Answer(
     grpc::GenericCallbackServerContext* context) {
   std::string message;
   {
@@ -44,7 +62,7 @@ grpc::ServerGenericBidiReactor* StandbyService::CreateReactor(
                                         : absl::StrCat(" (", trouble_, ")"));
     }
   }
-  return new Refusal(grpc::Status(grpc::StatusCode::UNAVAILABLE, message));
+  return grpc::Status(grpc::StatusCode::UNAVAILABLE, message);
 }
 
 }  // namespace gantry::replication

@@ -4,10 +4,16 @@
 // the CLI and agents, which redial it). A standby holds a copy of the
 // state but no controller, so it answers nothing else.
 //
+// One StandbyService holds the answer (the leader, or why none is known);
+// each gRPC server it answers on gets its own endpoint (NewEndpoint), since
+// gRPC lets a callback generic service be registered with one server only
+// (a standby has two: the TCP port and the unix socket).
+//
 // Thread-safe: the leader is updated from the campaign's thread while gRPC
-// threads answer.
+// threads answer. Endpoints must not outlive the service.
 #pragma once
 
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -20,7 +26,7 @@
 
 namespace gantry::replication {
 
-class StandbyService final : public grpc::CallbackGenericService {
+class StandbyService {
  public:
   explicit StandbyService(std::string self_name)
       : self_name_(std::move(self_name)) {}
@@ -29,8 +35,11 @@ class StandbyService final : public grpc::CallbackGenericService {
   // Why no leader is known (etcd unreachable, no quorum), for the answer.
   void SetTrouble(std::string trouble);
 
-  grpc::ServerGenericBidiReactor* CreateReactor(
-      grpc::GenericCallbackServerContext* context) override;
+  // A service to register with one server; it answers as this one does.
+  std::unique_ptr<grpc::CallbackGenericService> NewEndpoint();
+
+  // The refusal for one call, with the leader in `context`'s trailers.
+  grpc::Status Answer(grpc::GenericCallbackServerContext* context);
 
  private:
   const std::string self_name_;
