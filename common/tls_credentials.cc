@@ -58,19 +58,20 @@ Certificate FirstCertificate(const std::string& pem) {
   return certificate;
 }
 
+absl::StatusOr<std::string> ReadCaFile(const std::string& path) {
+  absl::StatusOr<std::string> roots = ReadPemFile(path, "CA file");
+  if (!roots.ok()) return roots.status();
+  if (!FirstCertificate(*roots)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the CA file ", path, " holds no PEM certificate"));
+  }
+  return roots;
+}
+
 }  // namespace
 
-absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>>
-ServerCredentialsFromFiles(const std::string& cert_path,
-                           const std::string& key_path) {
-  if (cert_path.empty() && key_path.empty()) {
-    return grpc::InsecureServerCredentials();
-  }
-  if (cert_path.empty() || key_path.empty()) {
-    return absl::InvalidArgumentError(
-        "TLS needs both --tls-cert and --tls-key (the certificate and its "
-        "private key), or neither for plain TCP");
-  }
+absl::StatusOr<KeyPair> ReadKeyPair(const std::string& cert_path,
+                                    const std::string& key_path) {
   absl::StatusOr<std::string> chain = ReadPemFile(cert_path, "certificate");
   if (!chain.ok()) return chain.status();
   absl::StatusOr<std::string> key_text = ReadPemFile(key_path, "private key");
@@ -95,10 +96,43 @@ ServerCredentialsFromFiles(const std::string& cert_path,
         absl::StrCat("the private key ", key_path,
                      " does not belong to the certificate ", cert_path));
   }
+  return KeyPair{.certificate_chain = std::move(*chain),
+                 .private_key = std::move(*key_text)};
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>>
+ServerCredentialsFromFiles(const std::string& cert_path,
+                           const std::string& key_path) {
+  if (cert_path.empty() && key_path.empty()) {
+    return grpc::InsecureServerCredentials();
+  }
+  if (cert_path.empty() || key_path.empty()) {
+    return absl::InvalidArgumentError(
+        "TLS needs both --tls-cert and --tls-key (the certificate and its "
+        "private key), or neither for plain TCP");
+  }
+  absl::StatusOr<KeyPair> pair = ReadKeyPair(cert_path, key_path);
+  if (!pair.ok()) return pair.status();
   grpc::SslServerCredentialsOptions options(
       GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
-  options.pem_key_cert_pairs.push_back({*key_text, *chain});
+  options.pem_key_cert_pairs.push_back(
+      {pair->private_key, pair->certificate_chain});
   return grpc::SslServerCredentials(options);
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>>
+MutualTlsChannelCredentials(const std::string& ca_path,
+                            const std::string& cert_path,
+                            const std::string& key_path) {
+  absl::StatusOr<std::string> roots = ReadCaFile(ca_path);
+  if (!roots.ok()) return roots.status();
+  absl::StatusOr<KeyPair> pair = ReadKeyPair(cert_path, key_path);
+  if (!pair.ok()) return pair.status();
+  grpc::SslCredentialsOptions options;
+  options.pem_root_certs = *roots;
+  options.pem_private_key = pair->private_key;
+  options.pem_cert_chain = pair->certificate_chain;
+  return grpc::SslCredentials(options);
 }
 
 ClientTls ClientTlsFromEnvironment() {
@@ -121,12 +155,8 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFor(
   if (IsUnixTarget(target) || tls.ca_path.empty()) {
     return grpc::InsecureChannelCredentials();
   }
-  absl::StatusOr<std::string> roots = ReadPemFile(tls.ca_path, "CA file");
+  absl::StatusOr<std::string> roots = ReadCaFile(tls.ca_path);
   if (!roots.ok()) return roots.status();
-  if (!FirstCertificate(*roots)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the CA file ", tls.ca_path, " holds no PEM certificate"));
-  }
   if (!tls.server_name.empty()) {
     args.SetSslTargetNameOverride(tls.server_name);
   }

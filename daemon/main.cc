@@ -97,6 +97,10 @@ struct Flags {
   std::string tls_key;
   std::vector<std::string> etcd;
   std::string etcd_prefix = "/gantry";
+  std::string etcd_ca;
+  std::string etcd_cert;
+  std::string etcd_key;
+  bool etcd_insecure = false;
   std::string name;
   std::string advertise;
   int64_t lease_ttl = 2;
@@ -340,6 +344,23 @@ void AddFlags(CLI::App& app, Flags& flags) {
   app.add_option("--etcd-prefix", flags.etcd_prefix,
                  "Key prefix of this cluster's records in etcd")
       ->capture_default_str();
+  app.add_option("--etcd-ca", flags.etcd_ca,
+                 "PEM CA that signed the etcd members' certificates: with "
+                 "--etcd-cert and --etcd-key, gantryd speaks TLS to etcd and "
+                 "shows its client certificate (etcd's --client-cert-auth; "
+                 "gantry-etcd-setup certs makes them)");
+  app.add_option("--etcd-cert", flags.etcd_cert,
+                 "PEM client certificate gantryd shows etcd (CN=gantry: the "
+                 "etcd user whose role is limited to --etcd-prefix)");
+  app.add_option("--etcd-key", flags.etcd_key,
+                 "PEM private key of --etcd-cert (readable by gantryd only: "
+                 "refused if every user may read it)");
+  app.add_flag("--etcd-insecure", flags.etcd_insecure,
+               "Speak plain gRPC to etcd, without TLS: anyone who can reach "
+               "etcd's client port can then read every job's script and make "
+               "the leader run jobs as any user. Without it, gantryd --etcd "
+               "refuses to start unless --etcd-ca, --etcd-cert and "
+               "--etcd-key are given");
   app.add_option("--name", flags.name,
                  "This controller's name among its peers (default: the host "
                  "name)");
@@ -516,6 +537,10 @@ int main(int argc, char** argv) {
     absl::StatusOr<gantry::replication::Elected> elected =
         gantry::replication::StandUntilElected(
             {.etcd_endpoints = flags.etcd,
+             .etcd_tls = {.ca_path = flags.etcd_ca,
+                          .cert_path = flags.etcd_cert,
+                          .key_path = flags.etcd_key,
+                          .insecure = flags.etcd_insecure},
              .prefix = flags.etcd_prefix,
              .name = flags.name,
              .address = flags.advertise,
@@ -534,7 +559,9 @@ int main(int argc, char** argv) {
              .tcp_credentials = *tcp_credentials},
             metrics_registry.get());
     if (!elected.ok()) {
-      gantry::log::Error("cannot become the leader",
+      // Also a refusal to start: etcd without TLS, endpoints of several
+      // etcd clusters, TLS files that do not fit.
+      gantry::log::Error("cannot run as one of several controllers",
                          {{"error", elected.status().ToString()}});
       return 1;
     }

@@ -6,7 +6,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/log.h"
 
 namespace gantry::replication {
 namespace {
@@ -30,15 +32,9 @@ bool TryAnotherMember(const grpc::Status& status) {
 }
 
 absl::StatusOr<std::string> Endpoint(std::string endpoint) {
-  for (const char* scheme : {"http://", "https://"}) {
+  for (const absl::string_view scheme : {"http://", "https://"}) {
     if (absl::StartsWith(endpoint, scheme)) {
-      if (std::string(scheme) == "https://") {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "etcd endpoint ", endpoint,
-            ": TLS to etcd is not supported yet; use http:// on a trusted "
-            "network"));
-      }
-      endpoint = endpoint.substr(std::string(scheme).size());
+      endpoint = endpoint.substr(scheme.size());
     }
   }
   const size_t colon = endpoint.rfind(':');
@@ -76,7 +72,7 @@ void CompareCreated(etcdserverpb::TxnRequest& txn, const std::string& key,
 
 absl::StatusOr<std::unique_ptr<EtcdClient>> EtcdClient::Create(
     const std::vector<std::string>& endpoints,
-    std::chrono::milliseconds call_timeout) {
+    std::chrono::milliseconds call_timeout, EtcdTransport transport) {
   if (endpoints.empty()) {
     return absl::InvalidArgumentError("no etcd endpoint given");
   }
@@ -87,12 +83,15 @@ absl::StatusOr<std::unique_ptr<EtcdClient>> EtcdClient::Create(
     checked.push_back(*valid);
   }
   return std::unique_ptr<EtcdClient>(
-      new EtcdClient(std::move(checked), call_timeout));
+      new EtcdClient(std::move(checked), call_timeout, std::move(transport)));
 }
 
 EtcdClient::EtcdClient(std::vector<std::string> endpoints,
-                       std::chrono::milliseconds call_timeout)
-    : endpoints_(std::move(endpoints)), call_timeout_(call_timeout) {
+                       std::chrono::milliseconds call_timeout,
+                       EtcdTransport transport)
+    : endpoints_(std::move(endpoints)),
+      call_timeout_(call_timeout),
+      transport_(std::move(transport)) {
   for (const std::string& endpoint : endpoints_) {
     grpc::ChannelArguments args;
     // etcd members come and go in a failover: redial quickly.
@@ -101,8 +100,8 @@ EtcdClient::EtcdClient(std::vector<std::string> endpoints,
     args.SetMaxReceiveMessageSize(64 << 20);
     Member member;
     member.endpoint = endpoint;
-    member.channel = grpc::CreateCustomChannel(
-        endpoint, grpc::InsecureChannelCredentials(), args);
+    member.channel =
+        grpc::CreateCustomChannel(endpoint, transport_.credentials, args);
     member.kv = etcdserverpb::KV::NewStub(member.channel);
     member.lease = etcdserverpb::Lease::NewStub(member.channel);
     member.watch = etcdserverpb::Watch::NewStub(member.channel);
@@ -113,7 +112,8 @@ EtcdClient::EtcdClient(std::vector<std::string> endpoints,
 
 absl::Status EtcdClient::Call(
     const char* what,
-    const std::function<grpc::Status(Member&, grpc::ClientContext&)>& call) {
+    const std::function<grpc::Status(Member&, grpc::ClientContext&)>& call,
+    const std::function<uint64_t()>& answered_cluster) {
   const auto deadline = std::chrono::system_clock::now() + call_timeout_;
   std::vector<std::string> errors;
   const size_t first = preferred_.load();
@@ -125,6 +125,11 @@ absl::Status EtcdClient::Call(
     grpc::ClientContext context;
     context.set_deadline(deadline);
     grpc::Status status = call(member, context);
+    if (status.ok() && !FromOurCluster(member, answered_cluster())) {
+      status =
+          grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                       ForeignMessage(member.endpoint, answered_cluster()));
+    }
     if (status.ok() || !TryAnotherMember(status)) {
       preferred_.store(index);
       return FromGrpc(status);
@@ -141,16 +146,121 @@ absl::Status EtcdClient::Call(
   return absl::UnavailableError(absl::StrCat(
       "etcd did not answer ", what, " within ", call_timeout_.count(),
       " ms (no quorum, or every member unreachable): ",
-      absl::StrJoin(errors, "; ")));
+      absl::StrJoin(errors, "; "),
+      transport_.tls ? ""
+                     : " (if etcd speaks TLS, give --etcd-ca, --etcd-cert "
+                       "and --etcd-key)"));
+}
+
+std::string EtcdClient::ForeignMessage(const std::string& endpoint,
+                                       uint64_t cluster_id) const {
+  return absl::StrFormat(
+      "etcd member %s answers for etcd cluster %x, not for %x, the cluster "
+      "of the other endpoints: its answers are ignored (a member "
+      "reinstalled or started as a cluster of its own; fix etcd)",
+      endpoint, cluster_id, cluster_id_.load());
+}
+
+bool EtcdClient::FromOurCluster(const Member& member, uint64_t cluster_id) {
+  uint64_t expected = cluster_id_.load();
+  if (expected == 0 && cluster_id != 0 &&
+      cluster_id_.compare_exchange_strong(expected, cluster_id)) {
+    log::Info("etcd cluster",
+              {{"cluster_id", absl::StrFormat("%x", cluster_id)},
+               {"endpoint", member.endpoint}});
+    expected = cluster_id;
+  }
+  const bool ours = cluster_id == 0 || cluster_id == expected;
+  std::lock_guard lock(foreign_mutex_);
+  auto known = foreign_.find(member.endpoint);
+  if (ours) {
+    if (known != foreign_.end()) {
+      foreign_.erase(known);
+      log::Info("etcd member answers for the cluster again",
+                {{"endpoint", member.endpoint}});
+    }
+    return true;
+  }
+  if (known == foreign_.end() || known->second != cluster_id) {
+    foreign_[member.endpoint] = cluster_id;
+    log::Error("ALARM: etcd member of another cluster",
+               {{"endpoint", member.endpoint},
+                {"error", ForeignMessage(member.endpoint, cluster_id)}});
+  }
+  return false;
+}
+
+std::vector<ForeignEtcdMember> EtcdClient::ForeignMembers() const {
+  std::lock_guard lock(foreign_mutex_);
+  std::vector<ForeignEtcdMember> members;
+  for (const auto& [endpoint, cluster_id] : foreign_) {
+    members.push_back({endpoint, cluster_id});
+  }
+  return members;
+}
+
+grpc::Status EtcdClient::AskStatus(Member& member,
+                                   etcdserverpb::StatusResponse& response) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + call_timeout_);
+  etcdserverpb::StatusRequest request;
+  return member.maintenance->Status(&context, request, &response);
+}
+
+absl::Status EtcdClient::CheckOneCluster() {
+  std::map<uint64_t, std::vector<std::string>> by_cluster;
+  std::vector<std::string> silent;
+  for (Member& member : members_) {
+    etcdserverpb::StatusResponse response;
+    grpc::Status status = AskStatus(member, response);
+    if (status.ok()) {
+      by_cluster[response.header().cluster_id()].push_back(member.endpoint);
+    } else {
+      silent.push_back(
+          absl::StrCat(member.endpoint, " (", status.error_message(), ")"));
+    }
+  }
+  if (by_cluster.size() > 1) {
+    std::vector<std::string> parts;
+    for (const auto& [cluster_id, endpoints] : by_cluster) {
+      parts.push_back(absl::StrFormat(
+          "%s: cluster %x", absl::StrJoin(endpoints, ", "), cluster_id));
+    }
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the etcd endpoints are not one etcd cluster (",
+        absl::StrJoin(parts, "; "),
+        "): each would elect a leader of its own (split brain). Members "
+        "started as clusters of their own (Debian's etcd-server makes a "
+        "one-member cluster at install) must be stopped, their data dirs "
+        "wiped, and started with one --initial-cluster, "
+        "--initial-cluster-token and --initial-cluster-state new; "
+        "`etcdctl endpoint status` must show one leader"));
+  }
+  if (!by_cluster.empty()) {
+    cluster_id_.store(by_cluster.begin()->first);
+    log::Info("etcd endpoints are one cluster",
+              {{"cluster_id", absl::StrFormat("%x", by_cluster.begin()->first)},
+               {"checked", absl::StrJoin(by_cluster.begin()->second, ",")},
+               {"not_answering", absl::StrJoin(silent, "; ")}});
+  } else {
+    log::Warn(
+        "no etcd member answered: their cluster id is checked when "
+        "they do",
+        {{"endpoints", absl::StrJoin(silent, "; ")},
+         {"tls", transport_.tls ? "on" : "off"}});
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<etcdserverpb::RangeResponse> EtcdClient::Range(
     const etcdserverpb::RangeRequest& request) {
   etcdserverpb::RangeResponse response;
-  absl::Status status =
-      Call("a read", [&](Member& member, grpc::ClientContext& context) {
+  absl::Status status = Call(
+      "a read",
+      [&](Member& member, grpc::ClientContext& context) {
         return member.kv->Range(&context, request, &response);
-      });
+      },
+      [&] { return response.header().cluster_id(); });
   if (!status.ok()) return status;
   return response;
 }
@@ -158,10 +268,12 @@ absl::StatusOr<etcdserverpb::RangeResponse> EtcdClient::Range(
 absl::StatusOr<etcdserverpb::TxnResponse> EtcdClient::Txn(
     const etcdserverpb::TxnRequest& request) {
   etcdserverpb::TxnResponse response;
-  absl::Status status =
-      Call("a transaction", [&](Member& member, grpc::ClientContext& context) {
+  absl::Status status = Call(
+      "a transaction",
+      [&](Member& member, grpc::ClientContext& context) {
         return member.kv->Txn(&context, request, &response);
-      });
+      },
+      [&] { return response.header().cluster_id(); });
   if (!status.ok()) return status;
   return response;
 }
@@ -169,10 +281,12 @@ absl::StatusOr<etcdserverpb::TxnResponse> EtcdClient::Txn(
 absl::StatusOr<etcdserverpb::DeleteRangeResponse> EtcdClient::DeleteRange(
     const etcdserverpb::DeleteRangeRequest& request) {
   etcdserverpb::DeleteRangeResponse response;
-  absl::Status status =
-      Call("a delete", [&](Member& member, grpc::ClientContext& context) {
+  absl::Status status = Call(
+      "a delete",
+      [&](Member& member, grpc::ClientContext& context) {
         return member.kv->DeleteRange(&context, request, &response);
-      });
+      },
+      [&] { return response.header().cluster_id(); });
   if (!status.ok()) return status;
   return response;
 }
@@ -181,20 +295,24 @@ absl::Status EtcdClient::Compact(int64_t revision) {
   etcdserverpb::CompactionRequest request;
   request.set_revision(revision);
   etcdserverpb::CompactionResponse response;
-  return Call("a compaction",
-              [&](Member& member, grpc::ClientContext& context) {
-                return member.kv->Compact(&context, request, &response);
-              });
+  return Call(
+      "a compaction",
+      [&](Member& member, grpc::ClientContext& context) {
+        return member.kv->Compact(&context, request, &response);
+      },
+      [&] { return response.header().cluster_id(); });
 }
 
 absl::StatusOr<int64_t> EtcdClient::GrantLease(int64_t ttl_seconds) {
   etcdserverpb::LeaseGrantRequest request;
   request.set_ttl(ttl_seconds);
   etcdserverpb::LeaseGrantResponse response;
-  absl::Status status =
-      Call("a lease grant", [&](Member& member, grpc::ClientContext& context) {
+  absl::Status status = Call(
+      "a lease grant",
+      [&](Member& member, grpc::ClientContext& context) {
         return member.lease->LeaseGrant(&context, request, &response);
-      });
+      },
+      [&] { return response.header().cluster_id(); });
   if (!status.ok()) return status;
   if (!response.error().empty()) {
     return absl::UnavailableError(
@@ -207,7 +325,8 @@ absl::StatusOr<int64_t> EtcdClient::KeepAliveOnce(int64_t lease_id) {
   etcdserverpb::LeaseKeepAliveResponse response;
   bool answered = false;
   absl::Status status = Call(
-      "a lease renewal", [&](Member& member, grpc::ClientContext& context) {
+      "a lease renewal",
+      [&](Member& member, grpc::ClientContext& context) {
         auto stream = member.lease->LeaseKeepAlive(&context);
         etcdserverpb::LeaseKeepAliveRequest request;
         request.set_id(lease_id);
@@ -219,7 +338,8 @@ absl::StatusOr<int64_t> EtcdClient::KeepAliveOnce(int64_t lease_id) {
         return finished.ok() ? grpc::Status(grpc::StatusCode::UNAVAILABLE,
                                             "the keep-alive stream closed")
                              : finished;
-      });
+      },
+      [&] { return response.header().cluster_id(); });
   if (!status.ok()) return status;
   return response.ttl();
 }
@@ -228,10 +348,12 @@ absl::Status EtcdClient::RevokeLease(int64_t lease_id) {
   etcdserverpb::LeaseRevokeRequest request;
   request.set_id(lease_id);
   etcdserverpb::LeaseRevokeResponse response;
-  return Call("a lease revocation",
-              [&](Member& member, grpc::ClientContext& context) {
-                return member.lease->LeaseRevoke(&context, request, &response);
-              });
+  return Call(
+      "a lease revocation",
+      [&](Member& member, grpc::ClientContext& context) {
+        return member.lease->LeaseRevoke(&context, request, &response);
+      },
+      [&] { return response.header().cluster_id(); });
 }
 
 std::vector<EtcdMemberHealth> EtcdClient::Health() {
@@ -239,13 +361,14 @@ std::vector<EtcdMemberHealth> EtcdClient::Health() {
   for (Member& member : members_) {
     EtcdMemberHealth one;
     one.endpoint = member.endpoint;
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + call_timeout_);
-    etcdserverpb::StatusRequest request;
     etcdserverpb::StatusResponse response;
-    grpc::Status status =
-        member.maintenance->Status(&context, request, &response);
-    if (status.ok()) {
+    grpc::Status status = AskStatus(member, response);
+    if (status.ok() &&
+        !FromOurCluster(member, response.header().cluster_id())) {
+      one.error = absl::StrCat(
+          "ALARM: ",
+          ForeignMessage(member.endpoint, response.header().cluster_id()));
+    } else if (status.ok()) {
       one.reachable = true;
       one.is_leader = response.leader() != 0 &&
                       response.leader() == response.header().member_id();
@@ -289,6 +412,12 @@ absl::Status EtcdWatch::Run(const OnEvents& on_events) {
   if (stream->Write(request)) {
     etcdserverpb::WatchResponse response;
     while (stream->Read(&response)) {
+      if (!client_.FromOurCluster(member, response.header().cluster_id())) {
+        result = absl::UnavailableError(client_.ForeignMessage(
+            member.endpoint, response.header().cluster_id()));
+        client_.preferred_.store(client_.preferred_.load() + 1);
+        break;
+      }
       if (response.compact_revision() > 0) {
         result = absl::OutOfRangeError(absl::StrCat(
             "etcd compacted revisions up to ", response.compact_revision(),

@@ -9,6 +9,14 @@
 // nothing. Every call has a deadline: etcd without a quorum answers
 // nothing, and callers must learn that in bounded time.
 //
+// The members must be one etcd cluster: CheckOneCluster asks each its
+// cluster id at start (two clusters given as one would each elect a
+// leader: split brain). Every answer's header carries the id too; a member
+// that answers for another cluster later (reinstalled, replaced, a wrong
+// address) is an alarm (logged, ForeignMembers for the metrics and `gantry
+// status`), and its answers are not acted on: the call moves on to
+// another member as if it were unreachable.
+//
 // Thread-safe: calls may come from any thread at once.
 #pragma once
 
@@ -16,6 +24,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -25,6 +34,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "daemon/replication/etcd_transport.h"
 #include "etcd/etcdserver/etcdserverpb/rpc.grpc.pb.h"
 
 namespace gantry::replication {
@@ -36,19 +46,38 @@ struct EtcdMemberHealth {
   bool is_leader = false;
   uint64_t raft_term = 0;
   int64_t db_size_bytes = 0;
-  std::string error;  // why it is not reachable
+  // Why it is not reachable; "ALARM: ..." when it answers for another
+  // etcd cluster than the one checked.
+  std::string error;
+};
+
+// An endpoint that answered for another etcd cluster than the one checked.
+struct ForeignEtcdMember {
+  std::string endpoint;
+  uint64_t cluster_id = 0;
 };
 
 class EtcdWatch;
 
 class EtcdClient {
  public:
-  // `endpoints`: HOST:PORT of each member (an http:// prefix is accepted
-  // and dropped, as etcdctl writes them). Errors: INVALID_ARGUMENT for an
-  // empty list or an endpoint that is not HOST:PORT.
+  // `endpoints`: HOST:PORT of each member (an http:// or https:// prefix
+  // is accepted and dropped, as etcdctl writes them; `transport` says
+  // whether TLS is spoken, etcd_transport.h). Errors: INVALID_ARGUMENT for
+  // an empty list or an endpoint that is not HOST:PORT.
   static absl::StatusOr<std::unique_ptr<EtcdClient>> Create(
       const std::vector<std::string>& endpoints,
-      std::chrono::milliseconds call_timeout);
+      std::chrono::milliseconds call_timeout, EtcdTransport transport = {});
+
+  // Asks every member its cluster id and remembers it. Errors:
+  // FAILED_PRECONDITION naming each endpoint and its id when the members
+  // that answer are not one cluster. Members that do not answer now are
+  // checked when they do (as is the id itself, when none answers).
+  absl::Status CheckOneCluster();
+  // The cluster id checked (0: not known yet).
+  uint64_t cluster_id() const { return cluster_id_.load(); }
+  // Members whose last answer came from another cluster (the alarm).
+  std::vector<ForeignEtcdMember> ForeignMembers() const;
 
   // Errors of every call: UNAVAILABLE "etcd has no quorum" style messages
   // naming the endpoints tried and the last error, when no member answered
@@ -89,17 +118,35 @@ class EtcdClient {
   };
 
   EtcdClient(std::vector<std::string> endpoints,
-             std::chrono::milliseconds call_timeout);
+             std::chrono::milliseconds call_timeout, EtcdTransport transport);
   // Runs `call` against the preferred member, then the others, until one
-  // answers with anything but "unreachable" or the deadline passes.
+  // answers with anything but "unreachable" or the deadline passes; an
+  // answer whose header (`answered_cluster`, read after the call) names
+  // another cluster counts as no answer.
   absl::Status Call(
       const char* what,
-      const std::function<grpc::Status(Member&, grpc::ClientContext&)>& call);
+      const std::function<grpc::Status(Member&, grpc::ClientContext&)>& call,
+      const std::function<uint64_t()>& answered_cluster);
+  // The member's own status (Maintenance.Status), asked of it alone.
+  grpc::Status AskStatus(Member& member,
+                         etcdserverpb::StatusResponse& response);
+  // Whether `member` answering for `cluster_id` may be believed; raises
+  // or clears the member's alarm. The first id seen is the cluster's when
+  // CheckOneCluster found none.
+  bool FromOurCluster(const Member& member, uint64_t cluster_id);
+  // Why a member's answer was not believed, for messages.
+  std::string ForeignMessage(const std::string& endpoint,
+                             uint64_t cluster_id) const;
 
   const std::vector<std::string> endpoints_;
   const std::chrono::milliseconds call_timeout_;
+  const EtcdTransport transport_;
   std::vector<Member> members_;
   std::atomic<size_t> preferred_{0};
+  std::atomic<uint64_t> cluster_id_{0};
+  mutable std::mutex foreign_mutex_;
+  // endpoint -> the other cluster's id; guarded by foreign_mutex_
+  std::map<std::string, uint64_t> foreign_;
 };
 
 // A watch stream. Run blocks, handing each batch of events to the callback

@@ -15,9 +15,15 @@ namespace gantry::replication {
 absl::StatusOr<std::unique_ptr<ReplicatedController>>
 ReplicatedController::Create(ReplicationOptions options, RocksDbStore& local,
                              StepDown step_down) {
-  absl::StatusOr<std::unique_ptr<EtcdClient>> etcd =
-      EtcdClient::Create(options.etcd_endpoints, options.etcd_timeout);
+  absl::StatusOr<EtcdTransport> transport =
+      EtcdTransportFor(options.etcd_endpoints, options.etcd_tls);
+  if (!transport.ok()) return transport.status();
+  absl::StatusOr<std::unique_ptr<EtcdClient>> etcd = EtcdClient::Create(
+      options.etcd_endpoints, options.etcd_timeout, std::move(*transport));
   if (!etcd.ok()) return etcd.status();
+  // Before anything is read or campaigned for: endpoints of two clusters
+  // would each elect a leader.
+  if (absl::Status one = (*etcd)->CheckOneCluster(); !one.ok()) return one;
   return std::unique_ptr<ReplicatedController>(new ReplicatedController(
       std::move(options), local, std::move(step_down), std::move(*etcd)));
 }

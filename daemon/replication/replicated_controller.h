@@ -28,6 +28,7 @@
 #include "absl/status/statusor.h"
 #include "common/tls_credentials.h"
 #include "daemon/replication/etcd_client.h"
+#include "daemon/replication/etcd_transport.h"
 #include "daemon/replication/leadership.h"
 #include "daemon/replication/log_follower.h"
 #include "daemon/replication/log_truncator.h"
@@ -40,6 +41,8 @@ namespace gantry::replication {
 
 struct ReplicationOptions {
   std::vector<std::string> etcd_endpoints;
+  // TLS to etcd, or --etcd-insecure (etcd_transport.h).
+  EtcdTlsOptions etcd_tls;
   std::string prefix = "/gantry";
   // This controller's name among its peers (default: the host name).
   std::string name;
@@ -60,7 +63,8 @@ class ReplicatedController {
  public:
   using StepDown = std::function<void(const std::string& reason)>;
 
-  // Errors: INVALID_ARGUMENT for bad endpoints.
+  // Errors: INVALID_ARGUMENT for bad endpoints or TLS settings;
+  // FAILED_PRECONDITION when the endpoints are not one etcd cluster.
   static absl::StatusOr<std::unique_ptr<ReplicatedController>> Create(
       ReplicationOptions options, RocksDbStore& local, StepDown step_down);
   ~ReplicatedController();

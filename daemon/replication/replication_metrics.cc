@@ -76,6 +76,11 @@ ReplicationMetrics::ReplicationMetrics(prometheus::Registry& registry,
                         .Register(registry)),
       etcd_reachable_(etcd_members_.Add({{"state", "reachable"}})),
       etcd_unreachable_(etcd_members_.Add({{"state", "unreachable"}})),
+      etcd_foreign_(OneGauge(
+          registry, "gantry_replication_etcd_foreign_members",
+          "etcd endpoints answering for another etcd cluster than the one "
+          "checked at start (their answers are ignored; fix etcd: two "
+          "clusters would each elect a leader)")),
       sampler_([this] { SampleLoop(); }) {}
 
 ReplicationMetrics::~ReplicationMetrics() {
@@ -163,6 +168,8 @@ void ReplicationMetrics::Sample(bool ask_etcd_health) {
     etcd_reachable_.Set(reachable);
     etcd_unreachable_.Set(unreachable);
   }
+  etcd_foreign_.Set(
+      static_cast<double>(controller_.etcd().ForeignMembers().size()));
 }
 
 }  // namespace gantry::replication

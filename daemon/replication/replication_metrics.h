@@ -13,6 +13,8 @@
 //   gantry_replication_lag_entries          how far this gantryd is behind
 //   gantry_replication_lag_seconds          since when (0: caught up)
 //   gantry_replication_etcd_members{state}  etcd members reachable or not
+//   gantry_replication_etcd_foreign_members endpoints answering for another
+//                                           etcd cluster (an alarm)
 //
 // A sampler thread refreshes them every second: its own figures from
 // memory, the leader's from etcd (one transaction reading the leader key
@@ -81,6 +83,7 @@ class ReplicationMetrics {
   prometheus::Family<prometheus::Gauge>& etcd_members_;
   prometheus::Gauge& etcd_reachable_;
   prometheus::Gauge& etcd_unreachable_;
+  prometheus::Gauge& etcd_foreign_;
 
   // The sampler's own (its thread only).
   LagTracker lag_;

@@ -1,0 +1,60 @@
+// gantryd's choice of how to speak to etcd: TLS with a client certificate,
+// or plain gRPC only when told --etcd-insecure; every half-way setting is
+// refused with the flag to give. (Certificates that work are tried
+// against a real etcd in tests/integration/test_etcd_security.py.)
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "daemon/replication/etcd_transport.h"
+
+namespace gantry::replication {
+namespace {
+
+std::string Refusal(const std::vector<std::string>& endpoints,
+                    const EtcdTlsOptions& options) {
+  absl::StatusOr<EtcdTransport> transport =
+      EtcdTransportFor(endpoints, options);
+  REQUIRE_FALSE(transport.ok());
+  CHECK(transport.status().code() == absl::StatusCode::kInvalidArgument);
+  return std::string(transport.status().message());
+}
+
+TEST_CASE("Plain etcd needs --etcd-insecure") {
+  CHECK_THAT(Refusal({"etcd1:2379"}, {}),
+             Catch::Contains("refusing to speak to etcd without TLS") &&
+                 Catch::Contains("--etcd-insecure"));
+  absl::StatusOr<EtcdTransport> insecure =
+      EtcdTransportFor({"http://etcd1:2379"}, {.insecure = true});
+  REQUIRE(insecure.ok());
+  CHECK_FALSE(insecure->tls);
+}
+
+TEST_CASE("An https endpoint needs the TLS files") {
+  CHECK_THAT(Refusal({"https://etcd1:2379"}, {.insecure = true}),
+             Catch::Contains("speaks TLS: give --etcd-ca, --etcd-cert and "
+                             "--etcd-key"));
+}
+
+TEST_CASE("Half the TLS settings are refused, naming what is missing") {
+  CHECK_THAT(Refusal({"etcd1:2379"}, {.ca_path = "/ca.pem"}),
+             Catch::Contains("missing: --etcd-cert --etcd-key"));
+  CHECK_THAT(Refusal({"etcd1:2379"}, {.ca_path = "/ca.pem",
+                                      .cert_path = "/gantry.pem",
+                                      .key_path = "/gantry.key",
+                                      .insecure = true}),
+             Catch::Contains("--etcd-insecure cannot go with"));
+  CHECK_THAT(Refusal({"http://etcd1:2379"}, {.ca_path = "/ca.pem",
+                                             .cert_path = "/gantry.pem",
+                                             .key_path = "/gantry.key"}),
+             Catch::Contains("is plain http:// but --etcd-ca is set"));
+}
+
+TEST_CASE("A missing key file is named") {
+  CHECK_THAT(Refusal({"etcd1:2379"}, {.ca_path = "/nonexistent/ca.pem",
+                                      .cert_path = "/nonexistent/g.pem",
+                                      .key_path = "/nonexistent/g.key"}),
+             Catch::Contains("/nonexistent/g.key"));
+}
+
+}  // namespace
+}  // namespace gantry::replication
