@@ -1,7 +1,13 @@
 """A Gantry cluster with several controllers on one etcd cluster
-(gantryd --etcd): the controllers, each with its own state dir and port,
-the etcd members, the agents and the CLI all told every controller's
-address, as an admin's configuration would."""
+(gantryd --etcd): the controllers, each with its own state dir, port and
+unix socket, the etcd members, the agents and the CLI all told every
+controller's address, as an admin's configuration would.
+
+Each controller reads a gantry.toml of its own with the keys the README's
+recipe sets (etcd, etcd-prefix, socket, etcd-ca, etcd-cert, etcd-key), and
+takes its name on the command line as the shipped unit passes it. etcd is
+secured as the recipe secures it (etcd_cluster.py) unless etcd_tls=False,
+which gives gantryd etcd-insecure instead."""
 
 import os
 import re
@@ -15,12 +21,17 @@ from gantry_cluster import GantryCluster, _Daemon, wait_for
 
 
 class HaCluster(GantryCluster):
-    def __init__(self, controllers=2, etcd_members=1, lease_ttl=2, **options):
+    def __init__(self, controllers=2, etcd_members=1, lease_ttl=2,
+                 etcd_tls=True, **options):
         super().__init__(**options)
-        self.etcd = EtcdCluster(os.path.join(self.dir, "etcd"), etcd_members)
+        self.etcd_prefix = f"/gantry-test/{os.path.basename(self.dir)}/"
+        self.etcd = EtcdCluster(os.path.join(self.dir, "etcd"), etcd_members,
+                                tls=etcd_tls, gantry_prefix=self.etcd_prefix)
         self.lease_ttl = lease_ttl
         self.names = [f"ctl{i + 1}" for i in range(controllers)]
         self.ports = {name: free_port() for name in self.names}
+        self.sockets = {name: os.path.join(self.dir, f"{name}.sock")
+                        for name in self.names}
         # With metrics, a fixed port each: a controller that steps down
         # re-executes and serves them on the same port again.
         self.metrics_ports = ({name: free_port() for name in self.names}
@@ -33,6 +44,28 @@ class HaCluster(GantryCluster):
 
     def state_dir_of(self, name):
         return os.path.join(self.dir, f"state-{name}")
+
+    def config_of(self, name):
+        """Writes the controller's gantry.toml ([controller] as the README's
+        HA recipe has it) and returns its path."""
+        path = os.path.join(self.dir, f"gantry-{name}.toml")
+        lines = ["[controller]",
+                 f'etcd = "{self.etcd.endpoints}"',
+                 f'etcd-prefix = "{self.etcd_prefix}"',
+                 f'socket = "{self.sockets[name]}"']
+        if self.etcd.tls:
+            ca, cert, key = self.etcd.gantry_files
+            lines += [f'etcd-ca = "{ca}"', f'etcd-cert = "{cert}"',
+                      f'etcd-key = "{key}"']
+        else:
+            lines.append("etcd-insecure = true")
+        with open(path, "w") as out:
+            out.write("\n".join(lines) + "\n")
+        return path
+
+    def socket_env(self, name):
+        """The CLI's environment for controller `name`'s unix socket."""
+        return {**self.env, "GANTRY_CONTROLLER": "unix:" + self.sockets[name]}
 
     def start(self, only=None):
         """Starts etcd, the controllers (or those named in `only`; the
@@ -58,11 +91,9 @@ class HaCluster(GantryCluster):
         self._starts[name] += 1
         log_path = os.path.join(self.dir, f"gantryd-{name}.{self._starts[name]}.log")
         argv = [self.gantryd_bin,
+                "--config", self.config_of(name),
                 "--state-dir", self.state_dir_of(name),
                 "--listen", f"127.0.0.1:{self.ports[name]}",
-                "--socket", "",
-                "--etcd", self.etcd.endpoints,
-                "--etcd-prefix", f"/gantry-test/{os.path.basename(self.dir)}/",
                 "--name", name,
                 "--lease-ttl", str(self.lease_ttl),
                 "--heartbeat-interval", str(self.heartbeat_interval),

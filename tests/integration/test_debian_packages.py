@@ -126,7 +126,8 @@ class DebianPackagesTest(unittest.TestCase):
 
     def test_controller(self):
         files = self.contents("gantry-controller")
-        for path in ("/usr/sbin/gantryd", "/lib/systemd/system/gantryd.service",
+        for path in ("/usr/sbin/gantryd", "/usr/sbin/gantry-etcd-setup",
+                     "/lib/systemd/system/gantryd.service",
                      "/usr/lib/sysusers.d/gantry.conf",
                      "/usr/lib/tmpfiles.d/gantry-controller.conf"):
             self.assertIn(path, files)

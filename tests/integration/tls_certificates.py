@@ -1,7 +1,8 @@
 """Certificates for TLS tests, made with the openssl command at test time: a
 private CA, and a server certificate it signs for the names a test cluster's
-gantryd answers to (DNS gantryd.test, IP 127.0.0.1). A second CA, with
-nothing signed by it, plays the wrong CA. EC keys: fast to make."""
+gantryd answers to (DNS gantryd.test, IP 127.0.0.1), or client certificates
+(etcd's users, by CN). A second CA, with nothing signed by it, plays the
+wrong CA. EC keys: fast to make."""
 
 import os
 import shutil
@@ -33,26 +34,47 @@ def make_ca(directory, name="ca"):
     return cert, key
 
 
-def make_server_certificate(directory, ca_cert, ca_key, name="server",
-                            alt_names=f"DNS:{SERVER_NAME},IP:127.0.0.1"):
-    """A server certificate signed by the CA: returns (certificate, key)."""
+def make_signed_certificate(directory, ca_cert, ca_key, name, common_name,
+                            extensions):
+    """A certificate signed by the CA, with `extensions` (openssl extfile
+    lines): returns (certificate, key); the key is 0600."""
     cert = os.path.join(directory, f"{name}.pem")
     key = os.path.join(directory, f"{name}.key")
     request = os.path.join(directory, f"{name}.csr")
-    extensions = os.path.join(directory, f"{name}.ext")
-    with open(extensions, "w") as out:
-        out.write(f"subjectAltName={alt_names}\n"
-                  "basicConstraints=CA:FALSE\n"
-                  "keyUsage=critical,digitalSignature,keyEncipherment\n"
-                  "extendedKeyUsage=serverAuth\n")
+    extfile = os.path.join(directory, f"{name}.ext")
+    with open(extfile, "w") as out:
+        out.write("".join(line + "\n" for line in extensions))
     _openssl("req", "-newkey", "ec", "-pkeyopt",
              "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key,
-             "-out", request, "-subj", f"/CN={SERVER_NAME}")
+             "-out", request, "-subj", f"/CN={common_name}")
+    os.chmod(key, 0o600)
     _openssl("x509", "-req", "-in", request, "-CA", ca_cert, "-CAkey", ca_key,
              "-CAcreateserial", "-out", cert, "-days", "2",
-             "-extfile", extensions)
-    os.chmod(key, 0o600)
+             "-extfile", extfile)
     return cert, key
+
+
+def make_server_certificate(directory, ca_cert, ca_key, name="server",
+                            alt_names=f"DNS:{SERVER_NAME},IP:127.0.0.1",
+                            client_too=False):
+    """A server certificate signed by the CA: returns (certificate, key).
+    `client_too`: also good for dialling (etcd members' peer traffic)."""
+    usage = "serverAuth,clientAuth" if client_too else "serverAuth"
+    return make_signed_certificate(
+        directory, ca_cert, ca_key, name, SERVER_NAME,
+        [f"subjectAltName={alt_names}", "basicConstraints=CA:FALSE",
+         "keyUsage=critical,digitalSignature,keyEncipherment",
+         f"extendedKeyUsage={usage}"])
+
+
+def make_client_certificate(directory, ca_cert, ca_key, common_name):
+    """A client certificate (CN=`common_name`, which etcd takes as the
+    user) signed by the CA: returns (certificate, key)."""
+    return make_signed_certificate(
+        directory, ca_cert, ca_key, f"client-{common_name}", common_name,
+        ["basicConstraints=CA:FALSE",
+         "keyUsage=critical,digitalSignature,keyEncipherment",
+         "extendedKeyUsage=clientAuth"])
 
 
 class TlsFiles:
