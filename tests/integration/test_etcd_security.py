@@ -69,6 +69,13 @@ class EtcdSecurityTest(ClusterTestCase):
             user=self.mallory.pw_uid, group=self.mallory.pw_gid,
             extra_groups=[], cwd="/")
 
+    def assert_untouched(self):
+        """etcd holds what setUpClass put there, and nothing more."""
+        keys = self.etcd.etcdctl("get", "--prefix", "/").stdout.split("\n")
+        self.assertEqual([k for k in keys if k],
+                         ["/gantry/log/1", "an entry",
+                          "/other/secret", "not gantry's"])
+
     def test_no_client_certificate_is_refused(self):
         for args in ([], ["--insecure-transport=false",
                           "--insecure-skip-tls-verify"],
