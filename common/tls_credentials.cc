@@ -1,5 +1,7 @@
 #include "common/tls_credentials.h"
 
+#include "common/client_certificate.h"
+
 #include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>

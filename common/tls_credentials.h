@@ -42,27 +42,6 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>>
 ServerCredentialsFromFiles(const std::string& cert_path,
                            const std::string& key_path);
 
-// A certificate (chain) and its private key, as PEM text.
-struct KeyPair {
-  std::string certificate_chain;
-  std::string private_key;
-};
-
-// Reads and checks a certificate and its key. Errors (INVALID_ARGUMENT,
-// naming the file): a file that cannot be read; a certificate or key that
-// is not PEM; a key that does not belong to the certificate.
-absl::StatusOr<KeyPair> ReadKeyPair(const std::string& cert_path,
-                                    const std::string& key_path);
-
-// A client's credentials for a server that asks for a client certificate
-// (etcd with --client-cert-auth): the server is checked against `ca_path`
-// and this client shows `cert_path` with `key_path`. Errors: ReadKeyPair's,
-// and the CA file's (cannot be read, no PEM certificate).
-absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>>
-MutualTlsChannelCredentials(const std::string& ca_path,
-                            const std::string& cert_path,
-                            const std::string& key_path);
-
 struct ClientTls {
   std::string ca_path;      // empty: plaintext
   std::string server_name;  // empty: the target's host

@@ -7,8 +7,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/client_certificate.h"
 #include "common/log.h"
-#include "common/tls_credentials.h"
 
 namespace gantry::replication {
 namespace {
