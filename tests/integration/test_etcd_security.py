@@ -144,9 +144,9 @@ class EtcdSecurityTest(ClusterTestCase):
 
     # --- gantryd's side ---
 
-    def gantryd(self, *config_lines):
+    def gantryd(self, *config_lines, etcd=None):
         directory = tempfile.mkdtemp(prefix="gantryd-", dir=self.directory)
-        return run_gantryd([f'etcd = "{self.etcd.endpoints}"',
+        return run_gantryd([f'etcd = "{etcd or self.etcd.endpoints}"',
                             'etcd-prefix = "/gantry/"', *config_lines],
                            directory)
 
@@ -155,7 +155,7 @@ class EtcdSecurityTest(ClusterTestCase):
         self.assertEqual(result.returncode, 1, result.stderr)
         self.assertIn("refusing to speak to etcd without TLS", result.stderr)
         self.assertIn("--etcd-ca, --etcd-cert and --etcd-key", result.stderr)
-        https = self.gantryd(f'etcd = "https://{self.etcd.endpoints}"')
+        https = self.gantryd(etcd=f"https://{self.etcd.endpoints}")
         self.assertIn("speaks TLS: give --etcd-ca", https.stderr)
 
     def test_gantryd_with_half_the_tls_settings_refuses(self):
