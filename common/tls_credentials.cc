@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "common/private_key_file.h"
 
 namespace gantry {
 namespace {
@@ -73,7 +74,9 @@ ServerCredentialsFromFiles(const std::string& cert_path,
   }
   absl::StatusOr<std::string> chain = ReadPemFile(cert_path, "certificate");
   if (!chain.ok()) return chain.status();
-  absl::StatusOr<std::string> key_text = ReadPemFile(key_path, "private key");
+  // Refused when others may read it (common/private_key_file.h).
+  absl::StatusOr<std::string> key_text =
+      ReadPrivateKeyFile(key_path, "the private key");
   if (!key_text.ok()) return key_text.status();
   Certificate certificate = FirstCertificate(*chain);
   if (!certificate) {
