@@ -10,8 +10,6 @@
 #include <memory>
 #include <string_view>
 
-#include "absl/strings/match.h"
-#include "absl/strings/strip.h"
 #include "common/tls_credentials.h"
 
 namespace gantry {
@@ -25,12 +23,15 @@ struct HostPort {
 // HOST and PORT of a gRPC TCP target; empty host when it has none.
 HostPort SplitTarget(std::string_view target) {
   for (std::string_view scheme : {"dns:///", "dns:", "ipv4:", "ipv6:"}) {
-    if (absl::ConsumePrefix(&target, scheme)) break;
+    if (target.substr(0, scheme.size()) == scheme) {
+      target.remove_prefix(scheme.size());
+      break;
+    }
   }
   const size_t colon = target.rfind(':');
   if (colon == std::string_view::npos || colon == 0) return {};
   std::string_view host = target.substr(0, colon);
-  if (absl::StartsWith(host, "[") && absl::EndsWith(host, "]")) {
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
     host = host.substr(1, host.size() - 2);
   }
   return {std::string(host), std::string(target.substr(colon + 1))};
