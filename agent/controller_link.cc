@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <optional>
 #include <thread>
 
 #include "absl/strings/ascii.h"
@@ -76,10 +77,15 @@ size_t ControllerLink::AddEndpoint(const std::string& address) {
 
 void ControllerLink::ExplainPlaintextFailure(const std::string& address,
                                              const grpc::Status& status) {
-  // gRPC says only that the connection closed: ask the controller once
-  // whether it speaks TLS, and if so say what is missing.
-  if (!tls_probed_.insert(address).second) return;
-  if (!SpeaksTls(address, std::chrono::seconds(2))) return;
+  // gRPC says only that the connection closed: ask the controller
+  // whether it speaks TLS (once it answers at all), and if so say what is
+  // missing.
+  if (tls_probed_.count(address) > 0) return;
+  const std::optional<bool> speaks_tls =
+      SpeaksTls(address, std::chrono::seconds(2));
+  if (!speaks_tls.has_value()) return;  // nobody listens yet: ask next time
+  tls_probed_.insert(address);
+  if (!*speaks_tls) return;
   log::Error(
       "the controller speaks TLS and this agent has no CA to check it: set "
       "--tls-ca FILE (tls-ca in the [agent] table of /etc/gantry/gantry.toml) "

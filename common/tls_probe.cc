@@ -66,12 +66,13 @@ int Connect(const HostPort& where, std::chrono::milliseconds timeout) {
 
 }  // namespace
 
-bool SpeaksTls(const std::string& target, std::chrono::milliseconds timeout) {
-  if (IsUnixTarget(target)) return false;
+std::optional<bool> SpeaksTls(const std::string& target,
+                              std::chrono::milliseconds timeout) {
+  if (IsUnixTarget(target)) return std::nullopt;
   const HostPort where = SplitTarget(target);
-  if (where.host.empty()) return false;
+  if (where.host.empty()) return std::nullopt;
   const int fd = Connect(where, timeout);
-  if (fd < 0) return false;
+  if (fd < 0) return std::nullopt;
   struct Closer {
     int fd;
     ~Closer() { close(fd); }

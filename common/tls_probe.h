@@ -8,15 +8,18 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 
 namespace gantry {
 
-// True when `target` (a gRPC target: "HOST:PORT", "ipv4:IP:PORT",
-// "dns:///HOST:PORT", "[IPv6]:PORT") accepts a connection and completes a
-// TLS handshake (its certificate is not checked: only whether it speaks
-// TLS). False for a unix target, an address that does not resolve or
-// answer, or a peer that is not TLS.
-bool SpeaksTls(const std::string& target, std::chrono::milliseconds timeout);
+// Whether `target` (a gRPC target: "HOST:PORT", "ipv4:IP:PORT",
+// "dns:///HOST:PORT", "[IPv6]:PORT") completes a TLS handshake (its
+// certificate is not checked: only whether it speaks TLS): true if so,
+// false when it accepted the connection and is not TLS, nullopt when
+// there is nothing to ask (a unix target, an address that does not resolve,
+// no connection).
+std::optional<bool> SpeaksTls(const std::string& target,
+                              std::chrono::milliseconds timeout);
 
 }  // namespace gantry
