@@ -221,6 +221,7 @@ absl::Status ControllerClient::Invoke(Method<Request, Response> method,
   // After a full round of refusals: a hand-over completes in tens of
   // milliseconds, an election after a crash in seconds.
   auto pause = std::chrono::milliseconds(25);
+  last_call_may_have_arrived_ = false;
   while (true) {
     grpc::ClientContext context;
     if (absl::Status ready = Prepare(context, request, timeout); !ready.ok()) {
@@ -229,6 +230,9 @@ absl::Status ControllerClient::Invoke(Method<Request, Response> method,
     grpc::Status status =
         (targets_[current_].stub.get()->*method)(&context, request, &response);
     if (raw) *raw = status;
+    if (Unanswered(status) && !NeverConnected(status)) {
+      last_call_may_have_arrived_ = true;
+    }
     // CANCELLED: a standby closing its ports to take over cut the call.
     const bool elsewhere =
         status.error_code() == grpc::StatusCode::UNAVAILABLE ||
@@ -311,7 +315,9 @@ absl::Status ControllerClient::Submit(const v1::SubmitRequest& request,
     grpc::Status raw;
     absl::Status status = Invoke(&Stub::Submit, tokened, response, &raw);
     const bool busy = IsBusy(raw);
-    may_be_stored = may_be_stored || (Unanswered(raw) && !NeverConnected(raw));
+    // Any try of the call (Invoke tries every controller of a list) may
+    // have reached a controller that stored the job and then went away.
+    may_be_stored = may_be_stored || last_call_may_have_arrived_;
     // A first call that could not connect stored nothing: say so at once
     // (a wrong --controller must not hang for minutes).
     const bool ask_again =

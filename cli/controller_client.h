@@ -155,6 +155,9 @@ class ControllerClient {
   ClientTls tls_;             // from $GANTRY_TLS_CA, $GANTRY_TLS_SERVER_NAME
   std::string munge_socket_;  // empty: libmunge's default
   std::string credential_error_;  // why the last call went without one
+  // Whether a try of the last Invoke got no answer after it may have
+  // reached a controller (not merely failed to connect).
+  bool last_call_may_have_arrived_ = false;
 };
 
 }  // namespace gantry::cli
