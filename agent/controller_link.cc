@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <optional>
 #include <thread>
 
 #include "absl/strings/ascii.h"
@@ -11,6 +12,7 @@
 #include "common/log.h"
 #include "common/munge_credential.h"
 #include "common/rpc_methods.h"
+#include "common/tls_probe.h"
 
 namespace gantry::agent {
 
@@ -73,6 +75,24 @@ size_t ControllerLink::AddEndpoint(const std::string& address) {
   return endpoints_.size() - 1;
 }
 
+void ControllerLink::ExplainPlaintextFailure(const std::string& address,
+                                             const grpc::Status& status) {
+  // gRPC says only that the connection closed: ask the controller
+  // whether it speaks TLS (once it answers at all), and if so say what is
+  // missing.
+  if (tls_probed_.count(address) > 0) return;
+  const std::optional<bool> speaks_tls =
+      SpeaksTls(address, std::chrono::seconds(2));
+  if (!speaks_tls.has_value()) return;  // nobody listens yet: ask next time
+  tls_probed_.insert(address);
+  if (!*speaks_tls) return;
+  log::Error(
+      "the controller speaks TLS and this agent has no CA to check it: set "
+      "--tls-ca FILE (tls-ca in the [agent] table of /etc/gantry/gantry.toml) "
+      "to the CA that signed the controller's certificate; retrying",
+      {{"controller", address}, {"error", status.error_message()}});
+}
+
 void ControllerLink::Run() {
   // With several controllers (high availability) a dead or standby one
   // must not hold the agent: no waiting for one to come back, and a
@@ -94,10 +114,11 @@ void ControllerLink::Run() {
     }
     if (stopping_) break;
     // Wait for the channel to be ready so a restarting controller is
-    // redialled as soon as it listens. Not before a TLS link first came up:
+    // redialled as soon as it listens. Not before a TCP link first came up:
     // a waiting call never says that the handshake failed (wrong CA, wrong
-    // name), a failing one does, below.
-    context.set_wait_for_ready(!several && (!uses_tls || connected_once));
+    // name, or TLS on one side only), a failing one does, below.
+    context.set_wait_for_ready(!several &&
+                               (IsUnixTarget(address) || connected_once));
     // A fresh credential per stream: munged refuses one used twice.
     absl::StatusOr<std::string> credential = EncodeMungeCredential(
         munge_socket_, MungePayloadFor(kAgentConnectMethod));
@@ -150,6 +171,10 @@ void ControllerLink::Run() {
                  {{"controller", address},
                   {"error", status.error_message()},
                   {"hint", TlsConnectHint(address, tls_).substr(2)}});
+    }
+    if (!uses_tls && !connected_once && !IsUnixTarget(address) &&
+        status.error_code() == grpc::StatusCode::UNAVAILABLE) {
+      ExplainPlaintextFailure(address, status);
     }
     log::Warn("controller stream ended; reconnecting",
               {{"controller", address},

@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,11 @@ class ControllerLink {
   };
   // The index of `address` in endpoints_, added with its channel if new.
   size_t AddEndpoint(const std::string& address);
+  // Logs, once per address, that a controller dialled in plain TCP (no
+  // --tls-ca) speaks TLS and which setting is missing: gRPC reports only a
+  // closed connection. Run's thread.
+  void ExplainPlaintextFailure(const std::string& address,
+                               const grpc::Status& status);
 
   const std::string target_;
   const RegisterFactory make_register_;
@@ -74,8 +80,9 @@ class ControllerLink {
   const std::string munge_socket_;
   const ClientTls tls_;
   bool several_ = false;  // more than one controller (high availability)
-  std::vector<Endpoint> endpoints_;  // Run's thread only, after construction
-  size_t current_ = 0;               // Run's thread only
+  std::vector<Endpoint> endpoints_;   // Run's thread only, after construction
+  size_t current_ = 0;                // Run's thread only
+  std::set<std::string> tls_probed_;  // Run's thread only
   std::atomic<bool> stopping_{false};
   std::atomic<bool> connected_{false};
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/batch_command.h"
+#include "cli/command_support.h"
 #include "cli/output_format.h"
 #include "common/hostlist.h"
 #include "common/job_options.h"
@@ -56,9 +57,16 @@ absl::StatusOr<Allocation> AllocateJob(ControllerClient& client,
   submit->mutable_spec()->set_allocation_only(true);
   v1::SubmitResponse response;
   if (absl::Status status = client.Submit(*submit, response); !status.ok()) {
+    // An allocation whose outcome is unknown, if it was stored, ends by
+    // itself: no client keeps it alive.
     return absl::Status(
         status.code(),
-        absl::StrCat("Job allocation request failed: ", status.message()));
+        absl::StrCat(IsOutcomeUnknown(status)
+                         ? "Job allocation request outcome unknown (an "
+                           "allocation made without us is released once "
+                           "nobody keeps it): "
+                         : "Job allocation request failed: ",
+                     status.message()));
   }
   const uint64_t job_id = response.job_id();
   Allocation allocation;
@@ -116,8 +124,7 @@ absl::Status EndAllocation(ControllerClient& client, uint64_t job_id,
   request.set_job_id(job_id);
   request.set_exit_code(exit_code);
   request.set_signal(signal);
-  const char* user = std::getenv("USER");
-  request.set_user(user == nullptr ? "" : user);
+  request.set_user(CurrentUser());
   v1::EndAllocationResponse response;
   return client.EndAllocation(request, response);
 }
@@ -125,8 +132,7 @@ absl::Status EndAllocation(ControllerClient& client, uint64_t job_id,
 absl::Status CancelAllocation(ControllerClient& client, uint64_t job_id) {
   v1::CancelRequest request;
   request.add_job_ids(job_id);
-  const char* user = std::getenv("USER");
-  request.set_user(user == nullptr ? "" : user);
+  request.set_user(CurrentUser());
   v1::CancelResponse response;
   return client.Cancel(request, response);
 }

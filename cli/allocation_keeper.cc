@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "cli/command_support.h"
 #include "cli/controller_client.h"
 
 namespace gantry::cli {
@@ -27,6 +28,7 @@ AllocationKeeper::AllocationKeeper(std::string target, uint64_t job_id,
                                    EndedCallback on_ended,
                                    std::chrono::milliseconds max_interval)
     : target_(std::move(target)),
+      user_(CurrentUser()),
       job_id_(job_id),
       on_ended_(std::move(on_ended)),
       max_interval_(max_interval),
@@ -45,8 +47,7 @@ void AllocationKeeper::Run() {
   ControllerClient client(target_);
   v1::KeepAllocationRequest request;
   request.set_job_id(job_id_);
-  const char* user = std::getenv("USER");
-  request.set_user(user == nullptr ? "" : user);
+  request.set_user(user_);
   std::chrono::milliseconds interval = kDefaultInterval;
   if (max_interval_.count() > 0) interval = std::min(interval, max_interval_);
   while (true) {

@@ -45,6 +45,11 @@ class AllocationKeeper {
   void Run();
 
   const std::string target_;
+  // Who the keepalives claim to come from (with gantryd --auth=none): the
+  // allocation's owner, as the submission claimed it (CurrentUser). Read
+  // here, on the caller's thread: the password database is not
+  // thread-safe.
+  const std::string user_;
   const uint64_t job_id_;
   const EndedCallback on_ended_;
   const std::chrono::milliseconds max_interval_;

@@ -382,6 +382,12 @@ int RunBatchCommand(const std::vector<std::string>& args,
   v1::SubmitResponse response;
   submit->set_validate_only(request.test_only);
   status = client.Submit(*submit, response);
+  if (IsOutcomeUnknown(status)) {
+    // Not "failed": the job may exist and run (controller_client.h).
+    std::cerr << "gantry batch: error: Batch job submission outcome unknown: "
+              << status.message() << "\n";
+    return 1;
+  }
   if (!status.ok()) {
     std::cerr << "gantry batch: error: Batch job submission failed: "
               << status.message() << "\n";

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/cord.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -94,7 +95,43 @@ bool IsBusy(const grpc::Status& status) {
          absl::StartsWith(status.error_message(), limits::kBusyMessagePrefix);
 }
 
+// No answer came: the controller died, froze or was cut off with the call
+// in flight (or the call never left).
+bool Unanswered(const grpc::Status& status) {
+  return status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+         status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ||
+         status.error_code() == grpc::StatusCode::CANCELLED;
+}
+
+// gRPC's words for a call that failed before any connection was made: the
+// request cannot have reached a controller.
+bool NeverConnected(const grpc::Status& status) {
+  return status.error_code() == grpc::StatusCode::UNAVAILABLE &&
+         absl::StrContains(status.error_message(),
+                           "failed to connect to all addresses");
+}
+
+constexpr char kOutcomeUnknownPayload[] =
+    "type.gantry.dev/submission-outcome-unknown";
+
+absl::Status OutcomeUnknown(const std::string& token,
+                            const grpc::Status& last) {
+  absl::Status unknown = absl::UnavailableError(absl::StrCat(
+      "the outcome is unknown: the controller may have stored the job, but "
+      "gave no answer for ",
+      ControllerClient::kSubmissionOutcomeWindow.count(), " minutes (last: ",
+      EscapeForTerminal(last.error_message()), "). Its submission token is ",
+      token, ": look for it with `gantry queue --me --all --json | grep ",
+      token, "` (then `gantry job ID`) before submitting again"));
+  unknown.SetPayload(kOutcomeUnknownPayload, absl::Cord(token));
+  return unknown;
+}
+
 }  // namespace
+
+bool IsOutcomeUnknown(const absl::Status& status) {
+  return status.GetPayload(kOutcomeUnknownPayload).has_value();
+}
 
 ControllerClient::ControllerClient(std::string target)
     : target_(std::move(target)), tls_(ClientTlsFromEnvironment()) {
@@ -184,6 +221,7 @@ absl::Status ControllerClient::Invoke(Method<Request, Response> method,
   // After a full round of refusals: a hand-over completes in tens of
   // milliseconds, an election after a crash in seconds.
   auto pause = std::chrono::milliseconds(25);
+  last_call_may_have_arrived_ = false;
   while (true) {
     grpc::ClientContext context;
     if (absl::Status ready = Prepare(context, request, timeout); !ready.ok()) {
@@ -192,6 +230,9 @@ absl::Status ControllerClient::Invoke(Method<Request, Response> method,
     grpc::Status status =
         (targets_[current_].stub.get()->*method)(&context, request, &response);
     if (raw) *raw = status;
+    if (Unanswered(status) && !NeverConnected(status)) {
+      last_call_may_have_arrived_ = true;
+    }
     // CANCELLED: a standby closing its ports to take over cut the call.
     const bool elsewhere =
         status.error_code() == grpc::StatusCode::UNAVAILABLE ||
@@ -253,28 +294,48 @@ absl::Status ControllerClient::Submit(const v1::SubmitRequest& request,
       !size.ok()) {
     return size;
   }
-  // A busy controller stored nothing: ask again, with backoff, for a
-  // while. Any other RESOURCE_EXHAUSTED (a message over gRPC's limit) is
-  // final.
-  auto delay = std::chrono::milliseconds(50);
-  const auto give_up =
-      std::chrono::steady_clock::now() + std::chrono::minutes(2);
-  bool told = false;
   // One token for every try of this submission (SubmitRequest.
   // submission_token): a retry after a lost answer gets the same job.
   v1::SubmitRequest tokened = request;
   if (tokened.submission_token().empty() && !tokened.validate_only()) {
     tokened.set_submission_token(RandomToken());
   }
+  // Asked again, with backoff, until the outcome is known or the window
+  // closes: a busy controller stored nothing (any other RESOURCE_EXHAUSTED,
+  // a message over gRPC's limit, is final); a call without an answer may
+  // have stored the job, and only the controller's answer to the same
+  // token can tell.
+  auto delay = std::chrono::milliseconds(50);
+  const auto give_up =
+      std::chrono::steady_clock::now() + kSubmissionOutcomeWindow;
+  bool told_busy = false;
+  bool told_unanswered = false;
+  bool may_be_stored = false;
   while (true) {
     grpc::Status raw;
     absl::Status status = Invoke(&Stub::Submit, tokened, response, &raw);
-    if (!IsBusy(raw) || std::chrono::steady_clock::now() > give_up) {
-      return status;
+    const bool busy = IsBusy(raw);
+    // Any try of the call (Invoke tries every controller of a list) may
+    // have reached a controller that stored the job and then went away.
+    may_be_stored = may_be_stored || last_call_may_have_arrived_;
+    // A first call that could not connect stored nothing: say so at once
+    // (a wrong --controller must not hang for minutes).
+    const bool ask_again =
+        busy || (Unanswered(raw) && may_be_stored && !tokened.validate_only());
+    if (!ask_again) return status;
+    if (std::chrono::steady_clock::now() > give_up) {
+      return may_be_stored ? OutcomeUnknown(tokened.submission_token(), raw)
+                           : status;
     }
-    if (!told) {
+    if (busy && !told_busy) {
       std::cerr << "gantry: the controller is busy; retrying\n";
-      told = true;
+      told_busy = true;
+    } else if (!busy && !told_unanswered) {
+      std::cerr << "gantry: no answer from the controller ("
+                << EscapeForTerminal(raw.error_message())
+                << "); asking again with the same submission token, which "
+                   "never makes a second job\n";
+      told_unanswered = true;
     }
     std::this_thread::sleep_for(delay);
     delay = std::min(delay * 2, std::chrono::milliseconds(2000));

@@ -30,14 +30,30 @@ inline constexpr char kControllerVariable[] = "GANTRY_CONTROLLER";
 // local socket.
 std::string ResolveControllerTarget(const std::string& flag);
 
+// Whether `status` (from ControllerClient::Submit) says that the submission
+// may or may not have been stored: never to be reported as "failed".
+bool IsOutcomeUnknown(const absl::Status& status);
+
 class ControllerClient {
  public:
   // `target`: one gRPC target, or several separated by commas (the
   // controllers of a highly available cluster; calls go to the leader).
   explicit ControllerClient(std::string target);
 
+  // How long a submission that got no answer (UNAVAILABLE, or a deadline
+  // exceeded) is asked again with its submission token: gantryd answers a
+  // token it already stored with the job it made, so asking again is safe
+  // and never makes a second job.
+  static constexpr std::chrono::minutes kSubmissionOutcomeWindow{2};
+
   // Every call has a deadline; errors carry the controller's message, or say
   // that the controller could not be reached at the target.
+  //
+  // Submit never reports a failure that may have been a success: when the
+  // controller may have received the submission and no answer came within
+  // kSubmissionOutcomeWindow, the error is UNAVAILABLE and
+  // IsOutcomeUnknown(error) holds; its message names the submission token
+  // and how to look for the job.
   absl::Status Submit(const v1::SubmitRequest& request,
                       v1::SubmitResponse& response);
   absl::Status ListJobs(const v1::ListJobsRequest& request,
@@ -139,6 +155,9 @@ class ControllerClient {
   ClientTls tls_;             // from $GANTRY_TLS_CA, $GANTRY_TLS_SERVER_NAME
   std::string munge_socket_;  // empty: libmunge's default
   std::string credential_error_;  // why the last call went without one
+  // Whether a try of the last Invoke got no answer after it may have
+  // reached a controller (not merely failed to connect).
+  bool last_call_may_have_arrived_ = false;
 };
 
 }  // namespace gantry::cli

@@ -44,7 +44,11 @@ constexpr char kBatchHelp[] = R"(Usage: gantry batch [OPTIONS] SCRIPT [ARGS...]
 
 Submit a batch script, as sbatch does. Options come from #SBATCH (or #GANTRY)
 lines at the top of the script and from the command line; the command line
-wins. Prints "Submitted batch job ID" (or only ID with --parsable).
+wins. Prints "Submitted batch job ID" (or only ID with --parsable). When the
+controller does not answer, the submission is asked again with the same
+token (never making a second job) for up to 2 minutes; after that it says
+"Batch job submission outcome unknown" with the token to look for in
+`gantry queue --me --all --json`, never "failed".
 
 The script runs once, on the first node of the allocation, as sbatch runs
 it; `gantry run` (srun) inside it starts tasks across all the job's nodes.

@@ -285,6 +285,9 @@ nlohmann::json JobToJson(const v1::JobRecord& job, int64_t now_ms) {
       {"array",
        spec.array().empty() ? nlohmann::json() : nlohmann::json(spec.array())},
       {"name", spec.name()},
+      // Its own jobs' only (gantryd shows nobody else's): how a user whose
+      // submission's outcome was unknown finds the job it made.
+      {"submission_token", job.submission_token()},
       {"user", job.user()},
       {"uid", job.uid()},
       {"state", StateName(job.state())},

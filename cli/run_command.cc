@@ -19,6 +19,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "cli/allocation.h"
+#include "cli/command_support.h"
 #include "cli/controller_client.h"
 #include "cli/output_format.h"
 #include "cli/step_input_mode.h"
@@ -66,7 +67,7 @@ void CancelStep(ControllerClient& client, uint64_t job_id, uint32_t step_id) {
   cancel.set_job_id(job_id);
   cancel.set_step_id(step_id);
   cancel.set_cancel(true);
-  cancel.set_user(Env("USER"));
+  cancel.set_user(CurrentUser());
   v1::WaitStepResponse ignored;
   (void)client.WaitStep(cancel, ignored, std::chrono::seconds(5));
 }
@@ -152,7 +153,7 @@ absl::StatusOr<v1::LaunchStepRequest> StepRun::BuildRequest(
       request.set_attempt(attempt);
     }
   }
-  request.set_user(Env("USER"));
+  request.set_user(CurrentUser());
   for (const std::string& word : options_.command) request.add_argv(word);
   std::map<std::string, std::string> environment;
   for (char** entry = environ; *entry != nullptr; ++entry) {
@@ -311,7 +312,7 @@ int StepRun::Main(const std::string& controller) {
     return finish(Fail(std::string(request.status().message())));
   StepIoNames names;
   names.job_id = job_id;
-  names.user = job.user().empty() ? Env("USER") : job.user();
+  names.user = job.user().empty() ? CurrentUser() : job.user();
   names.job_name = job.spec().name();
   auto files = std::make_shared<StepIoFiles>(program_, options_.output,
                                              options_.error, names);
@@ -323,7 +324,7 @@ int StepRun::Main(const std::string& controller) {
   const std::string token = RandomToken();
   absl::StatusOr<std::unique_ptr<StepOutputServer>> output =
       StepOutputServer::Listen(
-          token, options_.label,
+          token, options_.label, request->io_host(),
           routed ? StepOutputRouter([files](uint32_t task, int stream) {
             return files->Route(task, stream);
           })
@@ -375,7 +376,7 @@ int StepRun::Main(const std::string& controller) {
   v1::WaitStepRequest wait;
   wait.set_job_id(job_id);
   wait.set_step_id(step_id);
-  wait.set_user(Env("USER"));
+  wait.set_user(CurrentUser());
   v1::WaitStepResponse ended;
   auto unreachable_since = std::chrono::steady_clock::now();
   while (true) {

@@ -1,6 +1,7 @@
 #include "cli/step_output.h"
 
 #include <fcntl.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -9,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <set>
 #include <vector>
 
@@ -21,6 +23,10 @@ namespace gantry::cli {
 namespace {
 
 constexpr size_t kMaxHeader = 512;
+// An agent sends the header as soon as it connects: a connection that has
+// not sent it by then is no task's, and must not hold the listener (or
+// count as one of the step's connections) for as long as it likes.
+constexpr int64_t kHeaderDeadlineMs = 5000;
 // Output after the step ended is waited for this long at most: a task's
 // stray child holding the socket must not keep gantry run alive.
 constexpr int64_t kMaxDrainMs = 10000;
@@ -39,6 +45,7 @@ void WriteOut(int fd, const char* data, size_t size) {
 
 struct Connection {
   std::string header;  // until the first newline
+  int64_t header_deadline_ms = 0;
   bool ready = false;
   uint32_t task = 0;
   int stream = 1;
@@ -66,27 +73,93 @@ void Tee(std::set<int>& listeners, uint32_t task, int stream,
   }
 }
 
+// Closes the connections whose header is overdue (see kHeaderDeadlineMs).
+void DropSilentConnections(std::map<int, Connection>& connections,
+                           uint32_t& accepted) {
+  const int64_t now = NowMs();
+  for (auto it = connections.begin(); it != connections.end();) {
+    if (it->second.ready || now < it->second.header_deadline_ms) {
+      ++it;
+      continue;
+    }
+    ::close(it->first);
+    it = connections.erase(it);
+    --accepted;  // no task's
+  }
+}
+
+// Compares the token without telling, by how long it takes, how much of a
+// guess was right.
+bool ConstantTimeEquals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char difference = 0;
+  for (size_t i = 0; i < a.size(); ++i) difference |= a[i] ^ b[i];
+  return difference == 0;
+}
+
+// The address to listen on: the one this host's name resolves to, which is
+// where the agents are told to connect (LaunchStepRequest.io_host), when it
+// is one address of this host; else every address (inside a job the agents
+// reach the node by its --address, which gantry run does not know, and a
+// name that resolves to loopback here may resolve otherwise on the nodes).
+sockaddr_in6 ListenAddress(const std::string& host) {
+  sockaddr_in6 any{};
+  any.sin6_family = AF_INET6;
+  any.sin6_addr = in6addr_any;
+  if (host.empty()) return any;
+  addrinfo hints{};
+  hints.ai_family = AF_INET6;
+  hints.ai_flags = AI_V4MAPPED | AI_ADDRCONFIG;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0) return any;
+  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> addresses(found,
+                                                               freeaddrinfo);
+  if (found->ai_next != nullptr) return any;  // several: cannot pick one
+  sockaddr_in6 address = *reinterpret_cast<sockaddr_in6*>(found->ai_addr);
+  const in6_addr& ip = address.sin6_addr;
+  const bool loopback = IN6_IS_ADDR_LOOPBACK(&ip) ||
+                        (IN6_IS_ADDR_V4MAPPED(&ip) && ip.s6_addr[12] == 127);
+  if (loopback) return any;
+  address.sin6_port = 0;
+  return address;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<StepOutputServer>> StepOutputServer::Listen(
-    std::string token, bool label, StepOutputRouter router,
-    StepTerminalHandler terminal, StepInputHandler input) {
-  int fd = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
-    return absl::UnavailableError(absl::StrCat(
-        "cannot open a socket for the step's output: ", std::strerror(errno)));
-  }
-  int off = 0;
-  ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
+    std::string token, bool label, const std::string& host,
+    StepOutputRouter router, StepTerminalHandler terminal,
+    StepInputHandler input) {
+  // This host's address for `host` first; every address when there is
+  // none or it cannot be bound.
+  const sockaddr_in6 candidates[] = {ListenAddress(host), ListenAddress("")};
+  int fd = -1;
   sockaddr_in6 address{};
-  address.sin6_family = AF_INET6;
-  address.sin6_addr = in6addr_any;
-  socklen_t length = sizeof address;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
-      ::listen(fd, 1024) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-    const int error = errno;
+  int error = 0;
+  for (const sockaddr_in6& candidate : candidates) {
+    fd = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot open a socket for the step's output: ",
+                       std::strerror(errno)));
+    }
+    int off = 0;
+    ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
+    address = candidate;
+    socklen_t length = sizeof address;
+    if (::bind(fd, reinterpret_cast<const sockaddr*>(&candidate),
+               sizeof candidate) == 0 &&
+        ::listen(fd, 1024) == 0 &&
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) ==
+            0) {
+      break;
+    }
+    error = errno;
     ::close(fd);
+    fd = -1;
+  }
+  if (fd < 0) {
     return absl::UnavailableError(absl::StrCat(
         "cannot listen for the step's output: ", std::strerror(error)));
   }
@@ -153,13 +226,16 @@ void StepOutputServer::Serve() {
     }
     for (int fd : listeners) fds.push_back({fd, POLLIN, 0});
     const int ready = ::poll(fds.data(), fds.size(), finishing_ ? 50 : 1000);
+    DropSilentConnections(connections, accepted);
     if (ready <= 0) continue;
     for (const pollfd& entry : fds) {
       if (entry.revents == 0) continue;
       if (entry.fd == listen_fd_) {
         int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
         if (fd >= 0) {
-          connections.emplace(fd, Connection{});
+          Connection connection;
+          connection.header_deadline_ms = NowMs() + kHeaderDeadlineMs;
+          connections.emplace(fd, std::move(connection));
           ++accepted;
         }
         continue;
@@ -204,8 +280,8 @@ void StepOutputServer::Serve() {
         std::vector<std::string> words = absl::StrSplit(connection.header, ' ');
         uint32_t task = 0;
         int stream = 0;
-        if (words.size() == 3 && words[0] == token_ && words[2] == "pty" &&
-            terminal_) {
+        if (words.size() == 3 && ConstantTimeEquals(words[0], token_) &&
+            words[2] == "pty" && terminal_) {
           // Task 0's terminal: relayed elsewhere from now on, with what
           // came after the header.
           const int fd = entry.fd;
@@ -214,7 +290,8 @@ void StepOutputServer::Serve() {
           terminal_(fd);
           continue;
         }
-        if (words.size() == 2 && words[0] == token_ && words[1] == "attach") {
+        if (words.size() == 2 && ConstantTimeEquals(words[0], token_) &&
+            words[1] == "attach") {
           // sattach: a copy of what the tasks send from now on.
           const int fd = entry.fd;
           connections.erase(entry.fd);
@@ -223,8 +300,8 @@ void StepOutputServer::Serve() {
           listeners.insert(fd);
           continue;
         }
-        if (words.size() == 3 && words[0] == token_ && words[2] == "0" &&
-            absl::SimpleAtoi(words[1], &task)) {
+        if (words.size() == 3 && ConstantTimeEquals(words[0], token_) &&
+            words[2] == "0" && absl::SimpleAtoi(words[1], &task)) {
           // A task's stdin: no output comes on it.
           const int fd = entry.fd;
           connections.erase(entry.fd);
@@ -236,7 +313,7 @@ void StepOutputServer::Serve() {
           }
           continue;
         }
-        if (words.size() != 3 || words[0] != token_ ||
+        if (words.size() != 3 || !ConstantTimeEquals(words[0], token_) ||
             !absl::SimpleAtoi(words[1], &task) ||
             !absl::SimpleAtoi(words[2], &stream) ||
             (stream != 1 && stream != 2)) {

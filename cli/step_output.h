@@ -32,11 +32,14 @@ using StepInputHandler = std::function<void(uint32_t task, int fd)>;
 
 class StepOutputServer {
  public:
-  // Listens on every address (IPv6 and IPv4), on a port the kernel picks.
-  // Without a router each task's stdout and stderr go to ours.
+  // Listens on a port the kernel picks: on the address `host` (the name
+  // the agents are told to connect to) resolves to when that is a single
+  // non-loopback address of this host, else on every address (IPv6 and
+  // IPv4). Without a router each task's stdout and stderr go to ours.
   static absl::StatusOr<std::unique_ptr<StepOutputServer>> Listen(
-      std::string token, bool label, StepOutputRouter router = nullptr,
-      StepTerminalHandler terminal = nullptr, StepInputHandler input = nullptr);
+      std::string token, bool label, const std::string& host,
+      StepOutputRouter router = nullptr, StepTerminalHandler terminal = nullptr,
+      StepInputHandler input = nullptr);
   ~StepOutputServer();
 
   uint16_t port() const { return port_; }

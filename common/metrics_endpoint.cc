@@ -1,6 +1,8 @@
 #include "common/metrics_endpoint.h"
 
 #include <exception>
+#include <string>
+#include <vector>
 
 #include <prometheus/exposer.h>
 #include <prometheus/registry.h>
@@ -10,6 +12,15 @@
 #include "common/log.h"
 
 namespace gantry {
+namespace {
+
+// Scrapers are few (a Prometheus or two, an admin's curl): eight threads
+// leave room for them beside a handful of stuck connections.
+constexpr int kMetricsThreads = 8;
+// A scrape's request is a few hundred bytes, sent at once.
+constexpr int kRequestTimeoutMs = 3000;
+
+}  // namespace
 
 absl::Status CheckMetricsListen(const std::string& listen) {
   if (listen.empty()) return absl::OkStatus();
@@ -33,8 +44,20 @@ absl::StatusOr<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(
   std::unique_ptr<MetricsEndpoint> endpoint(new MetricsEndpoint());
   endpoint->registry_ = std::move(registry);
   try {
-    // One HTTP thread: a scrape every few seconds is all it serves.
-    endpoint->exposer_ = std::make_unique<prometheus::Exposer>(listen, 1);
+    // civetweb gives each connection a thread of its own until it is
+    // answered: with one thread, a single client that sent half a request
+    // and went quiet held /metrics from every scraper. Several threads,
+    // and a connection that has not sent its request within the timeout
+    // is dropped, so idle or slow clients cannot take the port from
+    // Prometheus for long.
+    endpoint->exposer_ =
+        std::make_unique<prometheus::Exposer>(std::vector<std::string>{
+            "listening_ports", listen,                       //
+            "num_threads", std::to_string(kMetricsThreads),  //
+            "request_timeout_ms", std::to_string(kRequestTimeoutMs),
+            // Each scrape its own connection: no idle keep-alive holds
+            // a thread between scrapes.
+            "enable_keep_alive", "no"});
   } catch (const std::exception& error) {
     // civetweb says only that it could not start; the usual cause is a
     // port in use or an address that is not this host's.

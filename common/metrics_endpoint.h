@@ -1,5 +1,8 @@
 // An HTTP endpoint that serves one Prometheus registry at /metrics, for
-// gantryd and gantry-agent (--metrics-listen).
+// gantryd and gantry-agent (--metrics-listen). Clients that connect and
+// idle (half a request, or none) cannot keep it from other scrapers: it
+// has several HTTP threads and drops a connection whose request does not
+// arrive within a few seconds.
 //
 // Thread-safety: the endpoint's own HTTP threads read the registry while the
 // daemon updates it; prometheus-cpp metrics are safe for that. Create it

@@ -45,8 +45,26 @@ CodePoint DecodeAt(std::string_view text, size_t offset) {
   return {value, length};
 }
 
-bool IsControl(uint32_t code_point) {
+bool IsC0OrC1Control(uint32_t code_point) {
   return code_point < 0x20 || (code_point >= 0x7F && code_point <= 0x9F);
+}
+
+// Unicode's bidirectional formatting characters (UAX #9: the embeddings,
+// overrides and isolates, and the implicit marks) and the line and
+// paragraph separators: invisible, and they reorder or break what follows
+// them on the line. U+202E in a job name makes a listing lie about the
+// name, the columns after it and even another user's job beside it (the
+// "Trojan Source" trick, CVE-2021-42574), so they are treated as control
+// characters.
+bool IsInvisibleFormatting(uint32_t code_point) {
+  return code_point == 0x061C ||                          // ARABIC LETTER MARK
+         code_point == 0x200E || code_point == 0x200F ||  // LRM, RLM
+         (code_point >= 0x2028 && code_point <= 0x202E) ||  // LS, PS, LRE..RLO
+         (code_point >= 0x2066 && code_point <= 0x2069);    // LRI..PDI
+}
+
+bool IsControl(uint32_t code_point) {
+  return IsC0OrC1Control(code_point) || IsInvisibleFormatting(code_point);
 }
 
 bool IsLineBreakOrTab(uint32_t code_point) {
@@ -71,11 +89,14 @@ absl::Status CheckDisplayText(std::string_view field, std::string_view value,
     }
     if (IsControl(code_point.value) && !(line_breaks == LineBreaks::kAllowed &&
                                          IsLineBreakOrTab(code_point.value))) {
+      const char* kind = IsInvisibleFormatting(code_point.value)
+                             ? "the bidirectional formatting character"
+                             : "the control character";
       return absl::InvalidArgumentError(absl::StrFormat(
-          "%s contains the control character %s at offset %d; control "
-          "characters are not allowed",
-          field, EscapeForTerminal(value.substr(offset, code_point.length)),
-          offset));
+          "%s contains %s %s at offset %d; control and bidirectional "
+          "formatting characters are not allowed",
+          field, kind,
+          EscapeForTerminal(value.substr(offset, code_point.length)), offset));
     }
     offset += code_point.length;
   }

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "common/private_key_file.h"
 
 namespace gantry {
 namespace {
@@ -76,7 +77,9 @@ absl::StatusOr<KeyPair> ReadKeyPair(const std::string& cert_path,
                                     const std::string& key_path) {
   absl::StatusOr<std::string> chain = ReadPemFile(cert_path, "certificate");
   if (!chain.ok()) return chain.status();
-  absl::StatusOr<std::string> key_text = ReadPemFile(key_path, "private key");
+  // Refused when others may read it (common/private_key_file.h).
+  absl::StatusOr<std::string> key_text =
+      ReadPrivateKeyFile(key_path, "the private key");
   if (!key_text.ok()) return key_text.status();
   Certificate certificate = FirstCertificate(*chain);
   if (!certificate) {

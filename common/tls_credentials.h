@@ -14,8 +14,9 @@
 // TLS listener refuses (the handshake fails).
 //
 // Files are read and checked here, at start, so a missing or unreadable
-// file, or a key that does not match its certificate, is an error that
-// names the file before anything listens or dials.
+// file, a key that others may read (as ssh refuses one), or a key that does
+// not match its certificate, is an error that names the file before
+// anything listens or dials.
 //
 // Thread-safe (no shared state).
 #pragma once
@@ -36,8 +37,9 @@ inline constexpr char kTlsServerNameVariable[] = "GANTRY_TLS_SERVER_NAME";
 
 // The listener's credentials. Both paths empty: plaintext. Errors
 // (INVALID_ARGUMENT, naming the file): one path without the other; a file
-// that cannot be read; a certificate or key that is not PEM; a key that
-// does not belong to the certificate.
+// that cannot be read; a key file that its group or others may access; a
+// certificate or key that is not PEM; a key that does not belong to the
+// certificate.
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>>
 ServerCredentialsFromFiles(const std::string& cert_path,
                            const std::string& key_path);

@@ -160,7 +160,8 @@ absl::Status Controller::Start() {
     }
     if (options_.metrics) options_.metrics->JobAdded(status);
     if (!job.record.submission_token().empty()) {
-      submission_tokens_[job.record.submission_token()] = id;
+      submission_tokens_[{job.record.uid(), job.record.submission_token()}] =
+          id;
     }
     UpdateLive(job);
     if (job.record.spec().allocation_only() && !IsTerminal(status)) {

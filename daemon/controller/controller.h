@@ -184,16 +184,17 @@ class Controller {
   // scontrol update JobId=...: time limit, partition, name, GPUs.
   void UpdateJob(const v1::UpdateJobRequest& request, const Caller& caller,
                  std::function<void(v1::UpdateJobResponse)> done);
-  // One page of job summaries (daemon/controller/job_filter.h: no payloads)
-  // from the live state. INVALID_ARGUMENT for a bad page token or an outsized
-  // filter. Not const: it lends each record's payloads aside while copying
-  // the rest.
+  // One page of job summaries (daemon/controller/job_filter.h: no payloads;
+  // the submission token and datasets only on `caller`'s own jobs, or all
+  // for an admin) from the live state. INVALID_ARGUMENT for a bad page
+  // token or an outsized filter. Not const: it lends each record's payloads
+  // aside while copying the rest.
   absl::StatusOr<v1::ListJobsResponse> ListJobs(
-      const v1::ListJobsRequest& request);
+      const v1::ListJobsRequest& request, const Caller& caller);
   // A job from the live state or, once it has left it, from the history.
-  // The script, its arguments and step command lines only for the job's
-  // owner and admins; the environment never. NOT_FOUND when it is in
-  // neither.
+  // The script, its arguments, step command lines, the submission token and
+  // the datasets only for the job's owner and admins; the environment
+  // never. NOT_FOUND when it is in neither.
   absl::StatusOr<v1::GetJobResponse> GetJob(const v1::GetJobRequest& request,
                                             const Caller& caller) const;
   absl::StatusOr<v1::GetJobResponse> GetJob(JobId job_id,
@@ -758,8 +759,11 @@ class Controller {
   // Deadlines of the interactive allocations' clients, in memory only
   // (Start gives them a grace period).
   AllocationLiveness allocation_liveness_;
-  // Submission token -> the job it made, for live jobs (see Submit).
-  std::unordered_map<std::string, uint64_t> submission_tokens_;
+  // (submitter's uid, submission token) -> the job it made, for live jobs
+  // (see Submit). Keyed by the uid as well: a token is private to its
+  // submitter, so another user sending the same one makes a job of their
+  // own and can neither find nor re-point this entry.
+  std::map<std::pair<uint32_t, std::string>, uint64_t> submission_tokens_;
   CommitLatencies commit_latencies_;
   NodeEventLog node_events_;
   ControllerStatistics statistics_;  // for sdiag

@@ -13,7 +13,7 @@
 namespace gantry {
 
 absl::StatusOr<v1::ListJobsResponse> Controller::ListJobs(
-    const v1::ListJobsRequest& request) {
+    const v1::ListJobsRequest& request, const Caller& caller) {
   // A page of summaries stays far below any client's receive limit
   // whatever the jobs hold (a 100,000-node allocation is megabytes).
   constexpr uint32_t kMaxPageJobs = 5000;
@@ -60,6 +60,7 @@ absl::StatusOr<v1::ListJobsResponse> Controller::ListJobs(
     spec.mutable_script_args()->Swap(&args);
     spec.mutable_environment()->swap(environment);
     ClearPayloads(*copy);  // step command lines
+    if (!caller.MayManage(copy->uid())) ClearPrivateToOwner(*copy);
     copy->set_priority(job.priority);
     copy->set_expected_start_time_ms(job.expected_start_ms);
     page_bytes += copy->ByteSizeLong();
@@ -130,6 +131,7 @@ absl::StatusOr<v1::GetJobResponse> Controller::GetJob(
   // Others see a job as squeue shows it, not what it runs.
   if (!caller.MayManage(response.job().uid())) {
     ClearPayloads(*response.mutable_job());
+    ClearPrivateToOwner(*response.mutable_job());
   }
   absl::StatusOr<std::vector<v1::EventRecord>> events =
       store_.JobEvents(job_id);

@@ -87,7 +87,8 @@ void Controller::RetireFinishedJobs(int64_t now) {
       options_.metrics->JobRetired(FromProto(job.record.state()));
     }
     if (!job.record.submission_token().empty()) {
-      submission_tokens_.erase(job.record.submission_token());
+      submission_tokens_.erase(
+          {job.record.uid(), job.record.submission_token()});
     }
     batch_.retired.push_back(std::move(job.record));
     jobs_.erase(it);

@@ -408,14 +408,11 @@ void Controller::Submit(v1::SubmitRequest request, const Caller& caller,
   }
   // A retry of a submission already stored (its answer was lost with the
   // controller that stored it): the same job again, once it is durable.
-  if (auto known = submission_tokens_.find(token);
+  if (auto known = submission_tokens_.find({caller.uid, token});
       !token.empty() && known != submission_tokens_.end()) {
-    auto job = jobs_.find(known->second);
-    if (job != jobs_.end() && job->second.record.uid() == caller.uid) {
-      AfterCommit(
-          [done = std::move(done), id = known->second] { done(JobId(id)); });
-      return;
-    }
+    AfterCommit(
+        [done = std::move(done), id = known->second] { done(JobId(id)); });
+    return;
   }
   absl::StatusOr<v1::JobRecord> validated =
       ValidateSubmission(std::move(*request.mutable_spec()));
@@ -472,7 +469,7 @@ void Controller::Submit(v1::SubmitRequest request, const Caller& caller,
     }
     if (i == 0 && !token.empty()) {
       job.record.set_submission_token(token);
-      submission_tokens_[token] = id;
+      submission_tokens_[{caller.uid, token}] = id;
     }
     job.record.set_state(v1::PENDING);
     job.record.set_submit_time_ms(clock_.NowMs());

@@ -96,4 +96,11 @@ void ClearPayloads(v1::JobRecord& job) {
   }
 }
 
+void ClearPrivateToOwner(v1::JobRecord& job) {
+  job.clear_submission_token();
+  job.mutable_spec()->clear_datasets();
+  job.clear_dataset_staging();
+  job.clear_staged_ahead();
+}
+
 }  // namespace gantry

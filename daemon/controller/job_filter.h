@@ -45,4 +45,10 @@ bool ActiveInWindow(const v1::JobRecord& job, int64_t start_ms, int64_t end_ms,
 // only to its owner and admins, and never in listings.
 void ClearPayloads(v1::JobRecord& job);
 
+// Clears what only the job's owner (and admins) may know of it besides its
+// payloads: the submission token (whoever knows it could learn which job a
+// submission made) and its datasets' names and paths, with their staging
+// on the nodes (README: a user's datasets are private).
+void ClearPrivateToOwner(v1::JobRecord& job);
+
 }  // namespace gantry

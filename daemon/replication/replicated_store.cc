@@ -65,7 +65,18 @@ absl::Status ReplicatedStore::Commit(const Batch& batch, bool sync) {
   bool told = false;
   while (true) {
     if (!leadership_.Valid()) {
-      return Deposed("this controller's etcd lease may have expired");
+      absl::Status deposed =
+          Deposed("this controller's etcd lease may have expired");
+      // An append that got no answer may still have been committed by
+      // etcd, and the next leader applies it: the batch's outcome is
+      // unknown, not a failure (clients ask again with their tokens).
+      if (told) {
+        return absl::UnavailableError(absl::StrCat(
+            "outcome unknown: etcd did not answer the append of entry ",
+            index, ", which the next leader applies if etcd committed it (",
+            deposed.message(), ")"));
+      }
+      return deposed;
     }
     absl::Status appended =
         log_.Append(index, bytes, leadership_.leader_revision());

@@ -77,8 +77,8 @@ grpc::ServerUnaryReactor* ClientServiceImpl::ListJobs(
     v1::ListJobsResponse* response) {
   return relay_.Relay(
       context, *request, kClaimsNobody,
-      [this, request, response](const Caller&, UnaryFinish finish) {
-        finish.Answer(response, controller_.ListJobs(*request));
+      [this, request, response](const Caller& caller, UnaryFinish finish) {
+        finish.Answer(response, controller_.ListJobs(*request, caller));
       });
 }
 

@@ -201,14 +201,21 @@ class CrashPointTest(ClusterTestCase):
 
     def test_point_gantryd_submit_after_commit_before_reply(self):
         self.crash_controller_at("gantryd.submit.after_commit_before_reply")
-        result = self.submit("-J", "unanswered")
-        self.assertNotEqual(result.returncode, 0)
+        path = self.cluster.write_script("crash.sh", RANK_SCRIPT)
+        batch = subprocess.Popen(
+            [self.cluster.cli_bin, "batch", "--parsable", "--max-restarts=0",
+             "-N2", "--ntasks-per-node=1", "--per-task", "-J", "unanswered",
+             path], cwd=self.cluster.work_dir, env=self.cluster.env,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.wait_crashed(self.cluster.controller)
         self.restart_controller()
-        # The job is durable though unanswered: it exists once.
+        # The CLI asked again with the submission's token and got the job
+        # that was stored; it exists once.
+        out, err = batch.communicate(timeout=150)
+        self.assertEqual(batch.returncode, 0, err)
         jobs = [j for j in self.cluster.cli_json("queue", "--all")["jobs"]
                 if j["name"] == "unanswered"]
-        self.assertEqual(len(jobs), 1, jobs)
+        self.assertEqual([j["job_id"] for j in jobs], [int(out)], jobs)
         self.wait_runs(jobs[0]["job_id"], 2)
         self.finish(jobs[0]["job_id"])
         self.check_invariants(jobs[0]["job_id"])

@@ -98,6 +98,35 @@ class HostileRequestsTest(ClusterTestCase):
                     "Submit", self.submit_text(name=text_string(raw)),
                     "name (--job-name)")
 
+    def test_bidirectional_formatting_in_visible_fields_is_refused(self):
+        # U+202E (RIGHT-TO-LEFT OVERRIDE) makes a listing print "job.sh"
+        # for "hs.boj" and reorder the columns after it; the other
+        # embeddings, overrides, isolates and marks likewise.
+        rlo = "\u202e".encode()
+        cases = [
+            ({"name": text_string(rlo + b"hs.boj")}, "name (--job-name)"),
+            ({"name": text_string("a\u2066b".encode())}, "name (--job-name)"),
+            ({"name": text_string("a\u200fb".encode())}, "name (--job-name)"),
+            ({"account": text_string(rlo + b"acct")}, "account (--account)"),
+            ({"working_dir": text_string(b"/tmp/" + rlo)},
+             "working_dir (--chdir)"),
+            ({"output_pattern": text_string(b"/tmp/o" + rlo)},
+             "output_pattern (--output)"),
+        ]
+        for overrides, field in cases:
+            with self.subTest(field=field, value=overrides):
+                self.assert_refused("Submit", self.submit_text(**overrides),
+                                    field, "bidirectional formatting",
+                                    "\\u20")
+        # Through the CLI as well, with the reason.
+        script = self.cluster.write_script("bidi.sh", GOOD_SCRIPT)
+        result = self.cluster.cli("batch", "-J", "\u202ehs.boj", script,
+                                  check=False)
+        self.assertNotEqual(result.returncode, 0, result.stdout)
+        self.assertIn("bidirectional formatting character \\u202e",
+                      result.stderr)
+        self.assertNotIn("\u202e", result.stderr)
+
     def test_control_characters_in_other_fields_are_refused(self):
         esc = text_string(b"x\x1b[2J")
         cases = [

@@ -14,6 +14,7 @@ requests in test_authentication.py; what listings show other users in
 test_bounded_state.py; checkpoint markers planted as links in
 test_agent_file_access.py."""
 
+import json
 import os
 import pwd
 import random
@@ -21,7 +22,7 @@ import subprocess
 import unittest
 
 import gantry_cluster
-from gantry_cluster import WAIT_FOR_FILE, ClusterTestCase
+from gantry_cluster import WAIT_FOR_FILE, ClusterTestCase, build_dir
 
 HOLD_SCRIPT = "#!/bin/bash\n" + WAIT_FOR_FILE + "wait_for_file release\n"
 
@@ -88,7 +89,72 @@ class HostileUserTest(ClusterTestCase):
         self.assertNotIn("Traceback", result.stderr)
         self.assertNotIn("core dumped", result.stderr)
 
+    def tool_as(self, user, name, *args, input=None):
+        """A test tool (tests/tools) run as `user` against the cluster's
+        socket; (exit code, stdout)."""
+        result = subprocess.run(
+            [os.path.join(build_dir(), "tests", "tools", name),
+             "unix:" + self.cluster.socket, *args],
+            env=self.cluster.env, input=input, capture_output=True,
+            text=True, timeout=60, user=user.pw_uid, group=user.pw_gid,
+            extra_groups=[])
+        self.assertNotEqual(result.returncode, 2, result.stderr)
+        return result.returncode, result.stdout
+
+    def raw_submit_as(self, user, token):
+        """A submission with `token` sent as it is (gantry-raw-request);
+        the job id gantryd answers."""
+        home = self.homes[user.pw_name]
+        request = (f'spec {{ name: "raw" script: "#!/bin/sh\\ntrue\\n" '
+                   f'working_dir: "{home}" hold: true }} '
+                   f'user: "{user.pw_name}" uid: {user.pw_uid} '
+                   f'gid: {user.pw_gid} submission_token: "{token}"')
+        code, out = self.tool_as(user, "gantry-raw-request", "Submit",
+                                 input=request)
+        self.assertEqual(code, 0, out)
+        return int(out.split("job_id:")[1])
+
     # --- The tests ---
+
+    def test_submission_tokens_and_datasets_are_private(self):
+        c = self.cluster
+        corpus = os.path.join(self.homes[self.alice.pw_name], "secret-corpus")
+        os.makedirs(corpus, exist_ok=True)
+        job_id = self.submit_as(self.alice, "--hold",
+                                f"--dataset=corpus:{corpus}")
+        own = json.loads(self.as_user(self.alice, "job", str(job_id),
+                                      "--json").stdout)
+        token = own["submission_token"]
+        self.assertEqual(len(token), 32, own)
+        self.assertIn(corpus, json.dumps(own))
+        # Mallory sees neither, in any view (sacct shows her none of
+        # alice's jobs at all).
+        views = [("job", str(job_id)), ("job", str(job_id), "--json"),
+                 ("queue", "--all"), ("queue", "--all", "--json"),
+                 ("queue", "--all", "-O", "JobID,Name,UserName,WorkDir"),
+                 ("queue", "--all", "-l"),
+                 ("acct", "--json", "-a")]
+        for view in views:
+            result = self.as_user(self.mallory, *view)
+            with self.subTest(view=view):
+                for secret in (token, corpus, "secret-corpus"):
+                    self.assertNotIn(secret, result.stdout + result.stderr)
+        # Nor does the API itself.
+        for args in (("ListJobs", "--all"), ("GetJob", str(job_id))):
+            code, out = self.tool_as(self.mallory, "gantry-api-probe", *args)
+            self.assertEqual(code, 0, out)
+            for secret in (token, corpus):
+                self.assertNotIn(secret, out, args)
+        # Using alice's token makes mallory a job of her own, and does not
+        # re-point it: alice asking again with it still gets her job.
+        mallorys = self.raw_submit_as(self.mallory, token)
+        self.assertNotEqual(mallorys, job_id)
+        self.assertEqual(self.raw_submit_as(self.alice, token), job_id)
+        self.assertEqual(self.raw_submit_as(self.mallory, token), mallorys)
+        self.assertEqual(c.job(job_id)["user"], self.alice.pw_name)
+        for job in (job_id, mallorys):
+            c.cli("cancel", str(job))
+
 
     def test_every_call_on_another_users_job_is_refused(self):
         c = self.cluster

@@ -12,6 +12,7 @@ import pty
 import re
 import select
 import signal
+import socket
 import struct
 import subprocess
 import termios
@@ -367,6 +368,62 @@ class InteractiveTest(ClusterTestCase):
         self.assertIn("--time", result.stderr)
         self.assertEqual(len(self.cluster.cli_json("queue", "--all")["jobs"]),
                          before)
+
+
+
+class AuthNoneInteractiveTest(ClusterTestCase):
+    """gantryd --auth=none (development): srun outside a job makes the
+    allocation and runs its step as the same user whatever $USER says (the
+    allocation was claimed for the password database's name, the step for
+    $USER: "job 1 belongs to root")."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.cluster = cls.start_class_cluster(agents=1, auth="none")
+
+    def test_srun_outside_a_job_whatever_user_says(self):
+        env = dict(self.cluster.env)
+        env.pop("USER", None)
+        for user in (None, "nobody"):
+            if user:
+                env["USER"] = user
+            with self.subTest(USER=user):
+                result = subprocess.run(
+                    [self.cluster.cli_bin, "run", "-n1", "echo", "ran"],
+                    cwd=self.cluster.work_dir, env=env, capture_output=True,
+                    text=True, timeout=60)
+                self.assertEqual(result.returncode, 0, result.stderr)
+                self.assertEqual(result.stdout.strip(), "ran")
+                self.assertNotIn("access denied", result.stderr)
+
+    def test_step_output_listener_drops_silent_connections(self):
+        # A connection that never sends its header is dropped within a few
+        # seconds (it used to be kept for the whole step).
+        step = subprocess.Popen(
+            [self.cluster.cli_bin, "run", "-n1", "sleep", "30"],
+            cwd=self.cluster.work_dir, env=self.cluster.env,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            def listening_port():
+                out = subprocess.run(["ss", "-Hltnp"], capture_output=True,
+                                     text=True).stdout
+                for line in out.splitlines():
+                    if f"pid={step.pid}," in line:
+                        return int(line.split()[3].rsplit(":", 1)[1])
+                return None
+            port = wait_for(listening_port, 30, "srun's output listener")
+            silent = socket.create_connection(("127.0.0.1", port), timeout=10)
+            silent.settimeout(30)
+            started = time.monotonic()
+            try:
+                self.assertEqual(silent.recv(1), b"")
+            except ConnectionResetError:
+                pass
+            self.assertLess(time.monotonic() - started, 25)
+            silent.close()
+        finally:
+            step.kill()
+            step.communicate(timeout=30)
 
 
 if __name__ == "__main__":

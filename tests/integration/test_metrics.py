@@ -147,6 +147,37 @@ class MetricsTest(ClusterTestCase):
         if self.gpus_per_node:
             self.assertEqual(healthy, 1)  # every GPU is on the fake bus
 
+    def test_idle_half_requests_do_not_block_scrapes(self):
+        # Connections that send half a request and go quiet each hold one
+        # of civetweb's threads; with one thread, two of them kept every
+        # scraper out for civetweb's default 30 s request timeout.
+        for address in (self.cluster.metrics_address(),
+                        self.cluster.metrics_address("node01")):
+            host, port = address.rsplit(":", 1)
+            idle = []
+            try:
+                for _ in range(3):
+                    connection = socket.create_connection((host, int(port)),
+                                                          timeout=10)
+                    connection.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+                    idle.append(connection)
+                # A real scrape is answered though they hang (the timeout
+                # is generous for a loaded machine, far below 30 s).
+                with urllib.request.urlopen(f"http://{address}/metrics",
+                                            timeout=15) as reply:
+                    self.assertIn("# TYPE", reply.read().decode())
+                # And the idle ones are dropped after the request timeout,
+                # not kept for as long as they care to hang on.
+                for connection in idle:
+                    connection.settimeout(20)
+                    try:
+                        self.assertEqual(connection.recv(4096)[:0], b"")
+                    except ConnectionResetError:
+                        pass
+            finally:
+                for connection in idle:
+                    connection.close()
+
     def test_promtool_finds_no_problem_in_either_endpoint(self):
         if not os.access(PROMTOOL, os.X_OK):
             self.skipTest(f"{PROMTOOL} is missing (Debian package prometheus)")

@@ -122,6 +122,21 @@ echo "controller=$GANTRY_CONTROLLER ca=$GANTRY_TLS_CA"
             agent.kill()
 
 
+    def test_agent_without_the_ca_says_the_controller_speaks_tls(self):
+        # No CA: the agent dials in plain TCP and the TLS listener closes
+        # the connection; it used to retry without a word.
+        self.cluster.agent_args["no-ca"] = ["--tls-ca", ""]
+        agent = self.cluster.start_agent("no-ca", node_name="node08")
+        try:
+            wait_for(lambda: "the controller speaks TLS" in agent.log_text(),
+                     30, "the agent's error about TLS")
+            self.assertIn("--tls-ca", agent.log_text())
+            self.assertIn("tls-ca in the [agent] table", agent.log_text())
+            self.assertNotIn("node08", self.cluster.nodes())
+        finally:
+            agent.kill()
+
+
 @unittest.skipUnless(openssl_available(), "openssl is not installed")
 class TlsStartupTest(unittest.TestCase):
     """Bad TLS files stop gantryd and gantry-agent at start, naming them."""
@@ -132,6 +147,11 @@ class TlsStartupTest(unittest.TestCase):
         cls.addClassCleanup(gantry_cluster.shutil.rmtree, cls.dir, True)
         cls.files = TlsFiles(cls.dir)
         _, cls.other_key = make_ca(os.path.join(cls.dir, "other"), "other")
+        os.chmod(cls.other_key, 0o600)
+        # The right key, but readable by everyone on the host.
+        cls.open_key = os.path.join(cls.dir, "open.key")
+        gantry_cluster.shutil.copyfile(cls.files.key, cls.open_key)
+        os.chmod(cls.open_key, 0o644)
 
     def gantryd(self, *args):
         return subprocess.run(
@@ -152,11 +172,16 @@ class TlsStartupTest(unittest.TestCase):
             (["--tls-cert", self.files.cert, "--tls-key", self.other_key],
              f"the private key {self.other_key} does not belong to the "
              f"certificate {self.files.cert}"),
+            # As ssh refuses an identity file others can read.
+            (["--tls-cert", self.files.cert, "--tls-key", self.open_key],
+             f"the private key {self.open_key} is accessible by others "
+             f"(mode 0644)"),
         ]
         for args, message in cases:
             result = self.gantryd(*args)
             self.assertEqual(result.returncode, 2, (args, result.stderr))
             self.assertIn(message, result.stderr)
+        self.assertIn(f"chmod 600 {self.open_key}", result.stderr)
         self.assertFalse(os.path.exists(os.path.join(self.dir, "state", "db")),
                          "nothing is created before the check")
 

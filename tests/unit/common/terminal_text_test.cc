@@ -85,6 +85,31 @@ TEST_CASE("CheckDisplayText refuses control characters, naming the field") {
   }
 }
 
+TEST_CASE("Bidirectional formatting characters are refused and escaped") {
+  // U+202E RIGHT-TO-LEFT OVERRIDE would print "job.sh" for "hs.boj".
+  const std::string override_name =
+      "\xe2\x80\xae"
+      "hs.boj";
+  CHECK(EscapeForTerminal(override_name) == "\\u202ehs.boj");
+  absl::Status refused = CheckDisplayText("name", override_name, 100);
+  CHECK(refused.code() == absl::StatusCode::kInvalidArgument);
+  CHECK_THAT(std::string(refused.message()),
+             Catch::Contains("bidirectional formatting character \\u202e"));
+  // Every embedding, override, isolate and mark, and the line and paragraph
+  // separators.
+  for (const char* bidi :
+       {"\xd8\x9c", "\xe2\x80\x8e", "\xe2\x80\x8f", "\xe2\x80\xa8",
+        "\xe2\x80\xa9", "\xe2\x80\xaa", "\xe2\x80\xab", "\xe2\x80\xac",
+        "\xe2\x80\xad", "\xe2\x81\xa6", "\xe2\x81\xa7", "\xe2\x81\xa8",
+        "\xe2\x81\xa9"}) {
+    INFO(EscapeForTerminal(bidi));
+    CHECK_FALSE(CheckDisplayText("name", bidi, 100).ok());
+    CHECK(EscapeForTerminal(bidi).rfind("\\u", 0) == 0);
+  }
+  // Right-to-left letters themselves are text, not formatting.
+  CHECK(CheckDisplayText("name", "\xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d", 100).ok());
+}
+
 TEST_CASE("CheckDisplayText lets multi-line text keep its lines") {
   CHECK(CheckDisplayText("file", "a b\nc\td\r\n", 100, LineBreaks::kAllowed)
             .ok());

@@ -73,7 +73,7 @@ class Harness : public ControllerHarness {
     pages_ = 0;
     do {
       absl::StatusOr<v1::ListJobsResponse> page =
-          controller_->ListJobs(request);
+          controller_->ListJobs(request, kRoot);
       REQUIRE(page.ok());
       ++pages_;
       for (const v1::JobRecord& job : page->jobs()) jobs.push_back(job);
@@ -119,7 +119,7 @@ TEST_CASE("listings are summaries for everyone, in bounded pages",
 
   v1::ListJobsRequest bad;
   bad.set_page_token("not-a-token");
-  CHECK(h.controller_->ListJobs(bad).status().code() ==
+  CHECK(h.controller_->ListJobs(bad, kRoot).status().code() ==
         absl::StatusCode::kInvalidArgument);
 }
 

@@ -32,7 +32,7 @@ size_t JobCount(ControllerHarness& harness) {
   v1::ListJobsRequest request;
   request.set_all(true);
   absl::StatusOr<v1::ListJobsResponse> listed =
-      harness.controller_->ListJobs(request);
+      harness.controller_->ListJobs(request, kRoot);
   REQUIRE(listed.ok());
   return listed->jobs_size();
 }
@@ -70,6 +70,57 @@ TEST_CASE("Another user's token makes a job of their own") {
   REQUIRE(alice.ok());
   REQUIRE(bob.ok());
   CHECK(alice->value() != bob->value());
+  // Bob's use of the token did not re-point it: Alice's retry still finds
+  // her job, Bob's his, also after a restart.
+  for (int restarted = 0; restarted < 2; ++restarted) {
+    CHECK(Submit(harness, kAlice, "shared-token")->value() == alice->value());
+    CHECK(Submit(harness, kBob, "shared-token")->value() == bob->value());
+    CHECK(JobCount(harness) == 2);
+    harness.StopController();
+    harness.StartController();
+  }
+}
+
+TEST_CASE("A job's submission token and datasets are shown only to its owner") {
+  ControllerHarness harness{ControllerOptions()};
+  v1::SubmitRequest submit;
+  submit.mutable_spec()->set_name("train");
+  submit.mutable_spec()->set_script("#!/bin/sh\ntrue\n");
+  submit.mutable_spec()->set_working_dir("/tmp");
+  v1::DatasetRef& dataset = *submit.mutable_spec()->add_datasets();
+  dataset.set_name("secret_corpus");
+  dataset.set_path("/shared/alice/secret_corpus");
+  submit.set_submission_token("alice-token");
+  std::optional<absl::StatusOr<JobId>> submitted;
+  harness.controller_->Submit(submit, kAlice, [&](absl::StatusOr<JobId> id) {
+    submitted = std::move(id);
+  });
+  while (!submitted) harness.io_.run_one();
+  REQUIRE(submitted->ok());
+  const JobId id = **submitted;
+
+  absl::StatusOr<v1::GetJobResponse> own =
+      harness.controller_->GetJob(id, kAlice);
+  REQUIRE(own.ok());
+  CHECK(own->job().submission_token() == "alice-token");
+  CHECK(own->job().spec().datasets_size() == 1);
+  absl::StatusOr<v1::GetJobResponse> other =
+      harness.controller_->GetJob(id, kBob);
+  REQUIRE(other.ok());
+  CHECK(other->job().submission_token().empty());
+  CHECK(other->job().spec().datasets().empty());
+
+  // Listings (squeue shows every user's jobs) likewise.
+  v1::ListJobsRequest list;
+  for (const Caller* caller : {&kAlice, &kBob}) {
+    absl::StatusOr<v1::ListJobsResponse> listed =
+        harness.controller_->ListJobs(list, *caller);
+    REQUIRE(listed.ok());
+    REQUIRE(listed->jobs_size() == 1);
+    const bool owner = caller == &kAlice;
+    CHECK(listed->jobs(0).submission_token().empty() == !owner);
+    CHECK(listed->jobs(0).spec().datasets().empty() == !owner);
+  }
 }
 
 TEST_CASE("A submission token over 64 bytes is refused") {
