@@ -6,22 +6,40 @@ watcher could still be handing an exit over after the agent had begun
 tearing itself down: `rank exited` after `stopped`, then SIGSEGV. It is a
 race, so the test runs several rounds."""
 
+import re
 import signal
 import time
 
 import gantry_cluster
 from gantry_cluster import ClusterTestCase, wait_for
 
-ROUNDS = 4
+ROUNDS = 3
 
-LONG_SCRIPT = "#!/bin/bash\nsleep 300\n"
+# Rank 0 fills the job's directory on the node (where its progress file
+# is) with files: removing it is the last thing the agent does for the
+# job before reporting the last exit, and a slow removal (as on a busy
+# file system) holds the reaper's hand-over long enough for the agent to
+# have torn itself down. Then both ranks sleep.
+LONG_SCRIPT = """#!/bin/bash
+if [ "$SLURM_PROCID" = 0 ]; then
+  python3 -c '
+import os
+fill = os.path.join(os.path.dirname(os.environ["GANTRY_PROGRESS_FILE"]), "fill")
+os.mkdir(fill)
+for i in range(30000):
+    open(os.path.join(fill, str(i)), "w").close()
+'
+  echo done > filled
+fi
+exec sleep 300
+"""
 
 
 def lines_after_stopped(log_text):
     """The log lines after the agent's last `stopped` line (None: none)."""
     lines = log_text.splitlines()
     for index in range(len(lines) - 1, -1, -1):
-        if 'msg="stopped"' in lines[index]:
+        if re.search(r'\bmsg=(stopped|"stopped")( |$)', lines[index]):
             return lines[index + 1:]
     return None
 
@@ -39,6 +57,7 @@ class AgentStopTest(ClusterTestCase):
                 agent = cluster.agents["node01"]
                 wait_for(lambda: agent.log_text().count('msg="rank started"')
                          >= 2, 20, "both ranks to start")
+                cluster.wait_files(["filled"], timeout=60)
                 cluster.kill_controller()
                 # Long enough for the link to notice and wait to redial.
                 time.sleep(1.5)
