@@ -10,6 +10,18 @@
 namespace gantry::replication {
 namespace {
 
+EtcdTlsOptions Options(std::string ca, std::string cert, std::string key,
+                       bool insecure = false) {
+  EtcdTlsOptions options;
+  options.ca_path = std::move(ca);
+  options.cert_path = std::move(cert);
+  options.key_path = std::move(key);
+  options.insecure = insecure;
+  return options;
+}
+
+const EtcdTlsOptions kInsecure = Options("", "", "", true);
+
 std::string Refusal(const std::vector<std::string>& endpoints,
                     const EtcdTlsOptions& options) {
   absl::StatusOr<EtcdTransport> transport =
@@ -24,35 +36,34 @@ TEST_CASE("Plain etcd needs --etcd-insecure") {
              Catch::Contains("refusing to speak to etcd without TLS") &&
                  Catch::Contains("--etcd-insecure"));
   absl::StatusOr<EtcdTransport> insecure =
-      EtcdTransportFor({"http://etcd1:2379"}, {.insecure = true});
+      EtcdTransportFor({"http://etcd1:2379"}, kInsecure);
   REQUIRE(insecure.ok());
   CHECK_FALSE(insecure->tls);
 }
 
 TEST_CASE("An https endpoint needs the TLS files") {
-  CHECK_THAT(Refusal({"https://etcd1:2379"}, {.insecure = true}),
+  CHECK_THAT(Refusal({"https://etcd1:2379"}, kInsecure),
              Catch::Contains("speaks TLS: give --etcd-ca, --etcd-cert and "
                              "--etcd-key"));
 }
 
 TEST_CASE("Half the TLS settings are refused, naming what is missing") {
-  CHECK_THAT(Refusal({"etcd1:2379"}, {.ca_path = "/ca.pem"}),
+  CHECK_THAT(Refusal({"etcd1:2379"}, Options("/ca.pem", "", "")),
              Catch::Contains("missing: --etcd-cert --etcd-key"));
   CHECK_THAT(Refusal({"etcd1:2379"}, {.ca_path = "/ca.pem",
                                       .cert_path = "/gantry.pem",
                                       .key_path = "/gantry.key",
                                       .insecure = true}),
              Catch::Contains("--etcd-insecure cannot go with"));
-  CHECK_THAT(Refusal({"http://etcd1:2379"}, {.ca_path = "/ca.pem",
-                                             .cert_path = "/gantry.pem",
-                                             .key_path = "/gantry.key"}),
+  CHECK_THAT(Refusal({"http://etcd1:2379"},
+                     Options("/ca.pem", "/gantry.pem", "/gantry.key")),
              Catch::Contains("is plain http:// but --etcd-ca is set"));
 }
 
 TEST_CASE("A missing key file is named") {
-  CHECK_THAT(Refusal({"etcd1:2379"}, {.ca_path = "/nonexistent/ca.pem",
-                                      .cert_path = "/nonexistent/g.pem",
-                                      .key_path = "/nonexistent/g.key"}),
+  CHECK_THAT(Refusal({"etcd1:2379"},
+                     Options("/nonexistent/ca.pem", "/nonexistent/g.pem",
+                             "/nonexistent/g.key")),
              Catch::Contains("/nonexistent/g.key"));
 }
 
