@@ -112,7 +112,9 @@ class MemoryStore : public StateStore {
             only_uid_(only_uid) {}
       absl::StatusOr<std::optional<Entry>> Next() override {
         if (next_ == records_.end()) return std::optional<Entry>();
-        Entry entry{.id = next_->first, .bytes = next_->second.ByteSizeLong()};
+        Entry entry;
+        entry.id = next_->first;
+        entry.bytes = next_->second.ByteSizeLong();
         if (!only_uid_ || next_->second.uid() == *only_uid_) {
           entry.record = next_->second;
         }

@@ -35,7 +35,9 @@ class VectorCursor final : public StateStore::HistoryCursor {
   absl::StatusOr<std::optional<Entry>> Next() override {
     if (next_ == records_.size()) return std::optional<Entry>();
     const v1::JobRecord& record = records_[next_++];
-    Entry entry{.id = record.id(), .bytes = record.ByteSizeLong()};
+    Entry entry;
+    entry.id = record.id();
+    entry.bytes = record.ByteSizeLong();
     if (!uid_ || record.uid() == *uid_) entry.record = record;
     return entry;
   }
