@@ -58,8 +58,7 @@ class Harness : public ControllerHarness {
     std::vector<v1::JobRecord> jobs;
     pages_ = 0;
     do {
-      absl::StatusOr<v1::AccountingResponse> page =
-          Accounting(request, caller);
+      absl::StatusOr<v1::AccountingResponse> page = Accounting(request, caller);
       INFO(page.status().ToString());
       REQUIRE(page.ok());
       ++pages_;
