@@ -224,6 +224,9 @@ absl::Status Controller::Start() {
 
 void Controller::Stop() {
   stopped_ = true;
+  // Queued history queries are answered (UNAVAILABLE) now, so the server's
+  // shutdown has no call left open; the one under way ends by itself.
+  history_worker_.Stop();
   timer_.cancel();
   status_timer_.cancel();
   schedule_timer_.cancel();

@@ -68,6 +68,7 @@
 #include "daemon/controller/dataset_cache_waits.h"
 #include "daemon/controller/dataset_requests.h"
 #include "daemon/controller/goodput_ledger.h"
+#include "daemon/controller/history_worker.h"
 #include "daemon/controller/job_progress.h"
 #include "daemon/controller/node_event_log.h"
 #include "daemon/controller/preflight_rounds.h"
@@ -202,11 +203,15 @@ class Controller {
   v1::ListNodesResponse ListNodes() const;
   v1::ClusterStatusResponse ClusterStatus() const;
   // sacct (controller_accounting.cc): one page of jobs from the live state
-  // and the history, the caller's own unless an admin asks.
-  // INVALID_ARGUMENT for a bad page token or an outsized filter;
-  // UNAVAILABLE or DATA_LOSS when the history cannot be read.
-  absl::StatusOr<v1::AccountingResponse> Accounting(
-      const v1::AccountingRequest& request, const Caller& caller) const;
+  // and the history, the caller's own unless an admin asks. `done` runs on
+  // the history thread (daemon/controller/history_worker.h), or on the
+  // loop for a request refused at once: INVALID_ARGUMENT for a bad page
+  // token or an outsized filter; UNAVAILABLE when too many queries wait or
+  // the controller stops, or with DATA_LOSS, when the history cannot be
+  // read.
+  void Accounting(
+      const v1::AccountingRequest& request, const Caller& caller,
+      std::function<void(absl::StatusOr<v1::AccountingResponse>)> done);
   // sprio, sshare, sdiag: priority factors of the pending jobs, fair-share
   // usage per user and the controller's counters.
   v1::SchedulerReportResponse SchedulerReport() const;
@@ -525,6 +530,9 @@ class Controller {
   // deletes history records past their retention; at most once a second.
   void RetireFinishedJobs(int64_t now);
   void ExpireHistory(int64_t now);
+  // On the loop, with what an expiry pass found on the history thread.
+  void StageExpiry(absl::StatusOr<std::vector<uint64_t>> expired,
+                   bool more_to_index);
   // Ids that dependencies of live jobs name (an array's id for its tasks).
   std::set<uint64_t> DependedJobIds() const;
   // A job that left the live state: from the batches being written, else
@@ -714,7 +722,9 @@ class Controller {
   std::deque<std::pair<int64_t, uint64_t>> finished_order_;
   int64_t next_retire_ms_ = 0;
   int64_t next_expiry_ms_ = 0;
-  uint64_t history_scan_from_ = 0;  // see StateStore::ExpiredHistory
+  // An expiry pass is on the history thread, or its deletions are not
+  // committed yet: the next one waits, so it does not find them again.
+  bool expiry_running_ = false;
   // The fair-share usage of the jobs that left memory (stored with each
   // retirement; fair_share_ includes it).
   FairShare retired_usage_;
@@ -782,6 +792,14 @@ class Controller {
   DatasetCacheWaits dataset_cache_waits_{io_};
   // What has been staged ahead for waiting jobs (in memory only).
   StageAheadPlanner stage_ahead_;
+  // Held only here: what the history thread posts to the loop holds a
+  // weak pointer to it, and does nothing once the controller is gone.
+  const std::shared_ptr<const int> lifetime_ = std::make_shared<const int>(0);
+  // Reads of the history (accounting, expiry): off the loop. Last, so it
+  // is joined first, while what its tasks use still exists. Queries past
+  // this many waiting are refused (UNAVAILABLE) rather than queued.
+  static constexpr size_t kMaxQueuedHistoryTasks = 64;
+  HistoryWorker history_worker_{kMaxQueuedHistoryTasks};
 };
 
 // Where a job's submit environment is stored (StateStore::Environment):

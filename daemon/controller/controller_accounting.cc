@@ -1,37 +1,32 @@
 // Controller: accounting (sacct, sreport) and the scheduler's report
-// (sprio, sshare, sdiag). Accounting merges the live state, the records
-// retired but not yet written and the history column family in id order,
-// reading a bounded part of the history per call, so a query over months of
-// jobs costs many short calls rather than one long stall of the loop.
+// (sprio, sshare, sdiag). A page of accounting is filled on the loop from
+// the live state and the records retired but not yet written, then handed
+// to the history thread, which merges it with the history read from a
+// database snapshot and answers the caller from there: the loop's part
+// is bounded by the live state, never by the history.
 #include <algorithm>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "daemon/controller/accounting_page.h"
 #include "daemon/controller/controller.h"
 #include "daemon/controller/job_filter.h"
 
 namespace gantry {
-namespace {
 
-constexpr uint32_t kMaxPageJobs = 5000;
-constexpr size_t kMaxPageBytes = 4 << 20;
-// History records read per call: a few milliseconds of the loop.
-constexpr size_t kHistoryScanPerCall = 5000;
-
-}  // namespace
-
-absl::StatusOr<v1::AccountingResponse> Controller::Accounting(
-    const v1::AccountingRequest& request, const Caller& caller) const {
+void Controller::Accounting(
+    const v1::AccountingRequest& request, const Caller& caller,
+    std::function<void(absl::StatusOr<v1::AccountingResponse>)> done) {
   if (absl::Status valid = CheckFilter(request.filter()); !valid.ok()) {
-    return valid;
+    return done(valid);
   }
   absl::StatusOr<uint64_t> token = ParsePageToken(request.page_token());
-  if (!token.ok()) return token.status();
+  if (!token.ok()) return done(token.status());
   uint64_t after = *token;
   if (request.start_ms() < 0 || request.end_ms() < 0 ||
       (request.end_ms() != 0 && request.end_ms() < request.start_ms())) {
-    return absl::InvalidArgumentError(
-        "the time window ends before it starts (sacct -S after -E)");
+    return done(absl::InvalidArgumentError(
+        "the time window ends before it starts (sacct -S after -E)"));
   }
   // Jobs named by id: nothing below the smallest id can match (an array's
   // tasks have ids from the array's up).
@@ -42,103 +37,76 @@ absl::StatusOr<v1::AccountingResponse> Controller::Accounting(
     }
     if (lowest > 0) after = std::max(after, lowest - 1);
   }
-  const uint32_t page_size = request.page_size() == 0
-                                 ? kMaxPageJobs
-                                 : std::min(request.page_size(), kMaxPageJobs);
-  absl::StatusOr<std::vector<v1::JobRecord>> history =
-      store_.HistoryJobs(after + 1, kHistoryScanPerCall);
-  if (!history.ok()) return history.status();
-  // With the history read only up to `horizon`, the other sources are too;
-  // the next page goes on from there.
-  const bool history_cut = history->size() >= kHistoryScanPerCall;
-  const uint64_t horizon =
-      history_cut ? history->back().id() : std::numeric_limits<uint64_t>::max();
+  AccountingPage::Limits limits;
+  if (request.page_size() != 0) {
+    limits.jobs = std::min(request.page_size(), limits.jobs);
+  }
+  auto page = std::make_shared<AccountingPage>(request, caller, clock_.NowMs(),
+                                               after, limits);
+  page->response().set_cluster_name(options_.cluster_name);
   // Retired in memory, not yet written: in neither jobs_ nor the store.
   std::map<uint64_t, const v1::JobRecord*> retired;
-  for (const StateStore::Batch* pending : {&batch_, writer_.in_flight()}) {
+  const StateStore::Batch* const staged = &batch_;
+  for (const StateStore::Batch* pending : {staged, writer_.in_flight()}) {
     if (pending == nullptr) continue;
     for (const v1::JobRecord& record : pending->retired) {
-      if (record.id() > after && record.id() <= horizon) {
-        retired.emplace(record.id(), &record);
-      }
+      if (record.id() > after) retired.emplace(record.id(), &record);
     }
   }
-  const int64_t now = clock_.NowMs();
-  v1::AccountingResponse response;
-  response.set_cluster_name(options_.cluster_name);
-  size_t page_bytes = 0;
-  uint64_t last_seen = after;
-  // False once the page is full.
-  auto offer = [&](const v1::JobRecord& record, const JobRuntime* runtime) {
-    if (!caller.MayManage(record.uid())) return true;
-    if (!MatchesFilter(request.filter(), record)) return true;
-    if (!ActiveInWindow(record, request.start_ms(), request.end_ms(), now)) {
-      return true;
-    }
-    if (response.jobs_size() >= static_cast<int>(page_size) ||
-        page_bytes >= kMaxPageBytes) {
-      return false;
-    }
-    v1::JobRecord& copy = *response.add_jobs();
-    copy = record;
-    v1::JobSpec& spec = *copy.mutable_spec();
-    spec.clear_script();
-    spec.clear_script_args();
-    spec.clear_environment();
-    if (runtime != nullptr && record.state() == v1::RUNNING) {
-      for (const auto& [node, sample] : runtime->usage) {
-        if (sample.attempt() == record.attempt()) {
-          *copy.add_live_usage() = sample;
-        }
-      }
-    }
-    page_bytes += copy.ByteSizeLong();
-    return true;
-  };
   auto live = jobs_.upper_bound(after);
-  auto stored = history->begin();
   auto unwritten = retired.begin();
-  bool full = false;
-  while (!full) {
-    // The lowest id of the three sources, up to the horizon.
+  uint64_t last_seen = after;
+  while (true) {
+    // The lower id of the two sources.
     const v1::JobRecord* next = nullptr;
     const JobRuntime* runtime = nullptr;
-    int source = -1;
-    if (live != jobs_.end() && live->first <= horizon) {
+    if (live != jobs_.end()) {
       next = &live->second.record;
       runtime = &live->second;
-      source = 0;
-    }
-    if (stored != history->end() &&
-        (next == nullptr || stored->id() < next->id())) {
-      next = &*stored;
-      runtime = nullptr;
-      source = 1;
     }
     if (unwritten != retired.end() &&
         (next == nullptr || unwritten->first < next->id())) {
       next = unwritten->second;
       runtime = nullptr;
-      source = 2;
     }
     if (next == nullptr) break;
-    // A batch being written may land in the store while it is read: the
-    // job is then in both, and listed once.
-    if (next->id() > last_seen) {
-      if (!offer(*next, runtime)) {
-        full = true;
-        break;
-      }
-      last_seen = next->id();
+    if (runtime != nullptr) {
+      ++live;
+    } else {
+      ++unwritten;
     }
-    if (source == 0) ++live;
-    if (source == 1) ++stored;
-    if (source == 2) ++unwritten;
+    // A batch being written may land while the loop reads: listed once.
+    if (next->id() <= last_seen || !page->Qualifies(*next)) continue;
+    last_seen = next->id();
+    v1::JobRecord row = AccountingPage::RowOf(*next);
+    if (runtime != nullptr && next->state() == v1::RUNNING) {
+      for (const auto& [node, sample] : runtime->usage) {
+        if (sample.attempt() == next->attempt()) *row.add_live_usage() = sample;
+      }
+    }
+    if (!page->Add(std::move(row))) break;
   }
-  if (full || history_cut) {
-    response.set_next_page_token(absl::StrCat(last_seen));
+  // The history part, off the loop. Others' records are passed over
+  // unread unless an admin asks.
+  auto answer = std::make_shared<
+      std::function<void(absl::StatusOr<v1::AccountingResponse>)>>(
+      std::move(done));
+  const bool queued =
+      history_worker_.Post([this, page, answer](bool cancelled) {
+        if (cancelled) {
+          return (*answer)(
+              absl::UnavailableError("the controller is stopping; ask again"));
+        }
+        std::unique_ptr<StateStore::HistoryCursor> cursor = store_.ReadHistory(
+            page->after() + 1,
+            page->caller().admin ? std::nullopt
+                                 : std::optional<uint32_t>(page->caller().uid));
+        (*answer)(std::move(*page).MergeHistory(*cursor));
+      });
+  if (!queued) {
+    (*answer)(absl::UnavailableError(
+        "too many accounting queries are in progress; ask again shortly"));
   }
-  return response;
 }
 
 void Controller::RecordUsage(const std::string& node,

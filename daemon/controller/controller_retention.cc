@@ -3,8 +3,13 @@
 // to the history column family, where `gantry job ID` still finds it until
 // --history-retention has passed. Both moves are bounded per tick, so a
 // backlog (a store from before retention, a burst of short jobs) drains
-// over a few seconds instead of stalling the loop.
+// over a few seconds instead of stalling the loop. Expiry reads only the
+// history's expiry index, on the history thread; the loop stages the ids
+// it found (at most kExpireBatch a pass) into a batch like any other, so
+// that a replicated controller's deletions go through its log.
 #include <algorithm>
+
+#include <boost/asio/post.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "common/job_dependency.h"
@@ -19,10 +24,15 @@ constexpr int64_t kRetireIntervalMs = 1000;
 // Jobs moved to the history per tick: about a millisecond of loop time each
 // thousand, and their records in the next group commit.
 constexpr size_t kRetirePerTick = 2000;
-// History records looked at per expiry pass, and how often a pass runs when
-// the last one found less than a full scan to delete.
-constexpr size_t kExpireScanLimit = 1000;
+// History records expired per pass, and how often a pass runs when the
+// last one found fewer (and the index reaches every record).
+constexpr size_t kExpireBatch = 1000;
 constexpr int64_t kExpireIdleIntervalMs = 60'000;
+// Records stored before the expiry index, indexed per pass: whole records
+// are read for it (on the history thread), a bounded amount at a time so
+// that queries queued behind it wait little.
+constexpr size_t kIndexRecordsPerPass = 10'000;
+constexpr size_t kIndexBytesPerPass = 64 << 20;
 // An array task's history is read in chunks of this many records.
 constexpr size_t kHistoryChunk = 256;
 
@@ -105,30 +115,57 @@ void Controller::RetireFinishedJobs(int64_t now) {
 }
 
 void Controller::ExpireHistory(int64_t now) {
-  if (options_.history_retention_ms <= 0 || now < next_expiry_ms_) return;
-  absl::StatusOr<StateStore::HistoryExpiry> expiry = store_.ExpiredHistory(
-      history_scan_from_, now - options_.history_retention_ms,
-      kExpireScanLimit);
-  if (!expiry.ok()) {
-    log::Warn("cannot read the job history to expire it",
-              {{"error", expiry.status().ToString()}});
-    next_expiry_ms_ = now + kExpireIdleIntervalMs;
+  if (options_.history_retention_ms <= 0 || now < next_expiry_ms_ ||
+      expiry_running_) {
     return;
   }
-  if (expiry->first_kept != 0) {
-    history_scan_from_ = expiry->first_kept;
-  } else if (!expiry->expired.empty()) {
-    history_scan_from_ = expiry->expired.back() + 1;
+  expiry_running_ = true;
+  const int64_t ended_before_ms = now - options_.history_retention_ms;
+  const bool queued =
+      history_worker_.Post([this, ended_before_ms](bool cancelled) {
+        if (cancelled) return;
+        absl::StatusOr<bool> indexed =
+            store_.IndexOlderHistory(kIndexRecordsPerPass, kIndexBytesPerPass);
+        absl::StatusOr<std::vector<uint64_t>> expired =
+            indexed.ok()
+                ? store_.ExpiredHistory(ended_before_ms, kExpireBatch)
+                : absl::StatusOr<std::vector<uint64_t>>(indexed.status());
+        const bool more_to_index = indexed.ok() && !*indexed;
+        // The loop may run this after the controller is gone (a stop while
+        // the pass was under way): `alive` says.
+        boost::asio::post(
+            io_, [this, alive = std::weak_ptr<const int>(lifetime_),
+                  expired = std::move(expired), more_to_index]() mutable {
+              if (alive.expired() || stopped_) return;
+              StageExpiry(std::move(expired), more_to_index);
+            });
+      });
+  if (!queued) expiry_running_ = false;  // the next tick tries again
+}
+
+void Controller::StageExpiry(absl::StatusOr<std::vector<uint64_t>> expired,
+                             bool more_to_index) {
+  const int64_t now = clock_.NowMs();
+  if (!expired.ok()) {
+    log::Warn("cannot read the job history to expire it",
+              {{"error", expired.status().ToString()}});
+    next_expiry_ms_ = now + kExpireIdleIntervalMs;
+    expiry_running_ = false;
+    return;
   }
-  // A full scan's worth deleted: more may be waiting, look again soon.
-  next_expiry_ms_ = now + (expiry->expired.size() >= kExpireScanLimit / 2
+  // A full batch (or older records still to index): more may be waiting,
+  // look again soon.
+  next_expiry_ms_ = now + (expired->size() >= kExpireBatch || more_to_index
                                ? kRetireIntervalMs
                                : kExpireIdleIntervalMs);
-  if (expiry->expired.empty()) return;
-  log::Debug("history records expired", {{"jobs", expiry->expired.size()}});
-  batch_.expired.insert(batch_.expired.end(), expiry->expired.begin(),
-                        expiry->expired.end());
-  AfterCommit(nullptr);
+  if (expired->empty()) {
+    expiry_running_ = false;
+    return;
+  }
+  log::Debug("history records expired", {{"jobs", expired->size()}});
+  batch_.expired.insert(batch_.expired.end(), expired->begin(), expired->end());
+  // The next pass reads the index once these are gone from it.
+  AfterCommit([this] { expiry_running_ = false; });
 }
 
 absl::StatusOr<std::optional<v1::JobRecord>> Controller::RetiredJob(

@@ -53,10 +53,19 @@ class ReplicatedStore final : public StateStore {
       uint64_t first_id, size_t limit) override {
     return local_.HistoryJobs(first_id, limit);
   }
-  absl::StatusOr<HistoryExpiry> ExpiredHistory(uint64_t first_id,
-                                               int64_t ended_before_ms,
-                                               size_t scan_limit) override {
-    return local_.ExpiredHistory(first_id, ended_before_ms, scan_limit);
+  absl::StatusOr<std::vector<uint64_t>> ExpiredHistory(int64_t ended_before_ms,
+                                                       size_t limit) override {
+    return local_.ExpiredHistory(ended_before_ms, limit);
+  }
+  // The expiry index is each replica's own bookkeeping (derived from the
+  // history it holds), so its upkeep is not replicated.
+  absl::StatusOr<bool> IndexOlderHistory(size_t limit_records,
+                                         size_t limit_bytes) override {
+    return local_.IndexOlderHistory(limit_records, limit_bytes);
+  }
+  std::unique_ptr<HistoryCursor> ReadHistory(
+      uint64_t first_id, std::optional<uint32_t> only_uid) override {
+    return local_.ReadHistory(first_id, only_uid);
   }
 
   // The last index appended and applied (0: none yet).

@@ -165,7 +165,8 @@ grpc::ServerUnaryReactor* ClientServiceImpl::Accounting(
       context, *request, {.user = request->user()},
       [](const v1::AccountingRequest& r) { return CheckFilter(r.filter()); },
       [this, request, response](const Caller& caller, UnaryFinish finish) {
-        finish.Answer(response, controller_.Accounting(*request, caller));
+        // Answered from the controller's history thread.
+        controller_.Accounting(*request, caller, finish.AnswerInto(response));
       });
 }
 

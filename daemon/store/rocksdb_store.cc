@@ -6,6 +6,7 @@
 #include <rocksdb/write_batch.h>
 
 #include "absl/strings/str_cat.h"
+#include "daemon/store/history_index.h"
 
 namespace gantry {
 namespace {
@@ -17,27 +18,19 @@ constexpr char kClusterIdKey[] = "cluster_id";
 constexpr char kReplicationIndexKey[] = "replication_index";
 constexpr char kTopologyKey[] = "topology";
 constexpr char kRetiredUsageKey[] = "retired_usage";
+// The ids [next, end) of history records that may be missing from the
+// expiry index (stored by a gantryd from before it), as two big-endian
+// numbers; next == end once every one is indexed.
+constexpr char kHistoryUnindexedKey[] = "history_unindexed";
 constexpr uint64_t kSchemaVersion = 1;
 // A write batch's buffer is kept for the next commit up to this size; a
 // larger one (a big array) is let go when the next commit starts.
 constexpr size_t kKeptBatchBytes = 64 << 20;
 
-// Big-endian so that RocksDB's byte order is numeric order.
-std::string EncodeU64(uint64_t value) {
-  std::string key(8, '\0');
-  for (int i = 7; i >= 0; --i) {
-    key[i] = static_cast<char>(value & 0xff);
-    value >>= 8;
-  }
-  return key;
-}
+std::string EncodeU64(uint64_t value) { return EncodeBigEndian64(value); }
 
 uint64_t DecodeU64(const rocksdb::Slice& slice) {
-  uint64_t value = 0;
-  for (size_t i = 0; i < slice.size() && i < 8; ++i) {
-    value = (value << 8) | static_cast<unsigned char>(slice[i]);
-  }
-  return value;
+  return DecodeBigEndian64(std::string_view(slice.data(), slice.size()));
 }
 
 absl::Status FromRocks(const rocksdb::Status& status, const std::string& what) {
@@ -81,6 +74,8 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
       {"meta", family_options},
       {"environments", family_options},
       {"history", family_options},
+      {"history_by_end", family_options},
+      {"history_end", family_options},
   };
   std::unique_ptr<RocksDbStore> store(new RocksDbStore());
   rocksdb::DB* db = nullptr;
@@ -97,6 +92,8 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
   store->meta_ = store->handles_[4];
   store->environments_ = store->handles_[5];
   store->history_ = store->handles_[6];
+  store->history_by_end_ = store->handles_[7];
+  store->history_end_ = store->handles_[8];
 
   std::string version;
   status = db->Get(rocksdb::ReadOptions(), store->meta_, kSchemaVersionKey,
@@ -113,6 +110,9 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
     return absl::FailedPreconditionError(absl::StrCat(
         "state database in ", directory, " has schema version ",
         DecodeU64(version), "; this gantryd understands ", kSchemaVersion));
+  }
+  if (absl::Status indexed = store->StartHistoryIndex(); !indexed.ok()) {
+    return indexed;
   }
   return store;
 }
@@ -257,11 +257,28 @@ absl::Status RocksDbStore::Commit(const Batch& batch, bool sync,
     job.SerializeToString(&value);
     write_batch.Put(history_, key, value);
     write_batch.Delete(jobs_, key);
+    write_batch.Put(history_by_end_,
+                    ExpiryIndexKey(job.end_time_ms(), job.id()),
+                    rocksdb::Slice());
+    write_batch.Put(history_end_, key, EncodeU64(job.end_time_ms()));
   }
   for (uint64_t id : batch.expired) {
-    write_batch.Delete(history_, EncodeU64(id));
+    const std::string key = EncodeU64(id);
+    write_batch.Delete(history_, key);
     // The job's events: every key with its id as prefix.
-    write_batch.DeleteRange(events_, EncodeU64(id), EncodeU64(id + 1));
+    write_batch.DeleteRange(events_, key, EncodeU64(id + 1));
+    // Its index entry, found by its end time (a small read; none for a
+    // record the index has not reached yet).
+    rocksdb::Status found =
+        db_->Get(rocksdb::ReadOptions(), history_end_, key, &value);
+    if (found.ok()) {
+      write_batch.Delete(
+          history_by_end_,
+          ExpiryIndexKey(static_cast<int64_t>(DecodeU64(value)), id));
+      write_batch.Delete(history_end_, key);
+    } else if (!found.IsNotFound()) {
+      return FromRocks(found, "reading the history's expiry index");
+    }
   }
   if (batch.retired_usage) {
     batch.retired_usage->SerializeToString(&value);
@@ -359,25 +376,191 @@ absl::StatusOr<std::vector<v1::JobRecord>> RocksDbStore::HistoryJobs(
   return jobs;
 }
 
-absl::StatusOr<StateStore::HistoryExpiry> RocksDbStore::ExpiredHistory(
-    uint64_t first_id, int64_t ended_before_ms, size_t scan_limit) {
-  HistoryExpiry expiry;
+absl::StatusOr<std::vector<uint64_t>> RocksDbStore::ExpiredHistory(
+    int64_t ended_before_ms, size_t limit) {
+  std::vector<uint64_t> expired;
+  if (ended_before_ms <= 0) return expired;
+  // Keys only, and only up to the cutoff: the records are never read.
+  const std::string bound = ExpiryIndexKey(ended_before_ms, 0);
+  const rocksdb::Slice upper(bound);
+  rocksdb::ReadOptions options;
+  options.iterate_upper_bound = &upper;
   std::unique_ptr<rocksdb::Iterator> it(
-      db_->NewIterator(rocksdb::ReadOptions(), history_));
-  size_t scanned = 0;
-  for (it->Seek(EncodeU64(first_id)); it->Valid() && scanned < scan_limit;
-       it->Next(), ++scanned) {
-    v1::JobRecord job;
-    absl::Status parsed = ParseInto(it->value(), "history", it->key(), job);
-    if (!parsed.ok()) return parsed;
-    if (job.end_time_ms() < ended_before_ms) {
-      expiry.expired.push_back(job.id());
-    } else if (expiry.first_kept == 0) {
-      expiry.first_kept = job.id();
+      db_->NewIterator(options, history_by_end_));
+  for (it->SeekToFirst(); it->Valid() && expired.size() < limit; it->Next()) {
+    const rocksdb::Slice key = it->key();
+    std::optional<ExpiryIndexEntry> entry =
+        ParseExpiryIndexKey(std::string_view(key.data(), key.size()));
+    if (!entry) {
+      return absl::DataLossError(
+          absl::StrCat("corrupt key in column family history_by_end (",
+                       key.size(), " bytes)"));
     }
+    expired.push_back(entry->job_id);
+  }
+  if (!it->status().ok()) {
+    return FromRocks(it->status(), "reading the history's expiry index");
+  }
+  return expired;
+}
+
+absl::Status RocksDbStore::StartHistoryIndex() {
+  std::string value;
+  rocksdb::Status status =
+      db_->Get(rocksdb::ReadOptions(), meta_, kHistoryUnindexedKey, &value);
+  if (status.ok()) {
+    history_indexed_ = DecodeU64(rocksdb::Slice(value.data(), 8)) >=
+                       DecodeU64(rocksdb::Slice(value.data() + 8, 8));
+    return absl::OkStatus();
+  }
+  if (!status.IsNotFound()) {
+    return FromRocks(status, "reading the history's index progress");
+  }
+  // A new database, or one from before the index: every record stored so
+  // far (ids up to the last one) may lack an entry; the ones retired from
+  // now on get theirs as they are written.
+  uint64_t end = 0;
+  {
+    std::unique_ptr<rocksdb::Iterator> it(
+        db_->NewIterator(rocksdb::ReadOptions(), history_));
+    it->SeekToLast();
+    if (!it->status().ok()) return FromRocks(it->status(), "reading history");
+    if (it->Valid()) end = DecodeU64(it->key()) + 1;
+  }
+  rocksdb::WriteOptions write;
+  write.sync = true;
+  status = db_->Put(write, meta_, kHistoryUnindexedKey,
+                    EncodeU64(0) + EncodeU64(end));
+  if (!status.ok()) return FromRocks(status, "writing the history's index");
+  history_indexed_ = end == 0;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> RocksDbStore::IndexOlderHistory(size_t limit_records,
+                                                     size_t limit_bytes) {
+  if (history_indexed_) return true;
+  std::string progress;
+  rocksdb::Status status =
+      db_->Get(rocksdb::ReadOptions(), meta_, kHistoryUnindexedKey, &progress);
+  if (!status.ok()) {
+    return FromRocks(status, "reading the history's index progress");
+  }
+  uint64_t next = DecodeU64(rocksdb::Slice(progress.data(), 8));
+  const uint64_t end = DecodeU64(rocksdb::Slice(progress.data() + 8, 8));
+  rocksdb::WriteBatch batch;
+  rocksdb::ReadOptions options;
+  options.fill_cache = false;  // read once, in bulk
+  const std::string upper_key = EncodeU64(end);
+  const rocksdb::Slice upper(upper_key);
+  options.iterate_upper_bound = &upper;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(options, history_));
+  size_t records = 0;
+  size_t bytes = 0;
+  it->Seek(EncodeU64(next));
+  for (; it->Valid() && records < limit_records && bytes < limit_bytes;
+       it->Next(), ++records) {
+    const rocksdb::Slice value = it->value();
+    std::optional<int64_t> end_time =
+        PeekEndTime(std::string_view(value.data(), value.size()));
+    if (!end_time) {
+      return absl::DataLossError(
+          absl::StrCat("corrupt record in column family history (job ",
+                       DecodeU64(it->key()), ")"));
+    }
+    const uint64_t id = DecodeU64(it->key());
+    batch.Put(history_by_end_, ExpiryIndexKey(*end_time, id), rocksdb::Slice());
+    batch.Put(history_end_, it->key(), EncodeU64(*end_time));
+    bytes += value.size();
+    next = id + 1;
   }
   if (!it->status().ok()) return FromRocks(it->status(), "reading history");
-  return expiry;
+  const bool done = !it->Valid();
+  if (done) next = end;
+  batch.Put(meta_, kHistoryUnindexedKey, EncodeU64(next) + EncodeU64(end));
+  // Not synced: after a crash the next start indexes the same records
+  // again, to the same keys.
+  if (absl::Status written =
+          FromRocks(db_->Write(rocksdb::WriteOptions(), &batch),
+                    "writing the history's expiry index");
+      !written.ok()) {
+    return written;
+  }
+  if (done) history_indexed_ = true;
+  return done;
+}
+
+namespace {
+
+// A RocksDB iterator over the history, pinned to the database as of its
+// creation (RocksDB's implicit snapshot).
+class RocksDbHistoryCursor final : public StateStore::HistoryCursor {
+ public:
+  RocksDbHistoryCursor(std::unique_ptr<rocksdb::Iterator> it, uint64_t first_id,
+                       std::optional<uint32_t> only_uid)
+      : it_(std::move(it)), only_uid_(only_uid) {
+    it_->Seek(EncodeU64(first_id));
+  }
+
+  absl::StatusOr<std::optional<Entry>> Next() override {
+    if (started_ && it_->Valid()) it_->Next();
+    started_ = true;
+    if (!it_->Valid()) {
+      if (!it_->status().ok()) {
+        return FromRocks(it_->status(), "reading history");
+      }
+      return std::optional<Entry>();
+    }
+    const rocksdb::Slice value = it_->value();
+    Entry entry;
+    entry.id = DecodeU64(it_->key());
+    entry.bytes = value.size();
+    if (only_uid_) {
+      std::optional<uint32_t> uid =
+          PeekUid(std::string_view(value.data(), value.size()));
+      if (uid && *uid != *only_uid_) return entry;
+    }
+    absl::Status parsed =
+        ParseInto(value, "history", it_->key(), entry.record.emplace());
+    if (!parsed.ok()) return parsed;
+    return entry;
+  }
+
+ private:
+  std::unique_ptr<rocksdb::Iterator> it_;
+  const std::optional<uint32_t> only_uid_;
+  bool started_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<StateStore::HistoryCursor> RocksDbStore::ReadHistory(
+    uint64_t first_id, std::optional<uint32_t> only_uid) {
+  rocksdb::ReadOptions options;
+  // A scan of months of history must not push the live state's blocks
+  // out of the cache.
+  options.fill_cache = false;
+  return std::make_unique<RocksDbHistoryCursor>(
+      std::unique_ptr<rocksdb::Iterator>(db_->NewIterator(options, history_)),
+      first_id, only_uid);
+}
+
+absl::Status RocksDbStore::TEST_DropHistoryIndex() {
+  rocksdb::WriteOptions options;
+  options.sync = true;
+  if (absl::Status forgot =
+          FromRocks(db_->Delete(options, meta_, kHistoryUnindexedKey),
+                    "forgetting the expiry index");
+      !forgot.ok()) {
+    return forgot;
+  }
+  for (rocksdb::ColumnFamilyHandle* family : {history_by_end_, history_end_}) {
+    if (absl::Status dropped = FromRocks(db_->DropColumnFamily(family),
+                                         "dropping the expiry index");
+        !dropped.ok()) {
+      return dropped;
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace gantry

@@ -5,14 +5,18 @@
 // replicated log index), `environments`
 // (key: big-endian job or array id; read only at launch), `history` (key:
 // big-endian job id: finished jobs that left the live state; read on
-// demand, never at load). A database from before `environments` or
-// `history` gains it at open. Values are protobuf records from
-// gantry/v1/types.proto.
+// demand, never at load), `history_by_end` and `history_end` (the
+// history's expiry index, daemon/store/history_index.h, kept by Commit
+// beside the records it indexes). A database from before a family gains
+// it at open; one from before the expiry index is indexed afterwards, off
+// the loop (IndexOlderHistory; meta `history_unindexed` says which ids are
+// left). Values are protobuf records from gantry/v1/types.proto.
 //
 // Thread-safety: one committer at a time, reads from any thread (RocksDB
 // allows both at once).
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -50,8 +54,12 @@ class RocksDbStore final : public StateStore {
       uint64_t job_id) override;
   absl::StatusOr<std::vector<v1::JobRecord>> HistoryJobs(uint64_t first_id,
                                                          size_t limit) override;
-  absl::StatusOr<StateStore::HistoryExpiry> ExpiredHistory(
-      uint64_t first_id, int64_t ended_before_ms, size_t scan_limit) override;
+  absl::StatusOr<std::vector<uint64_t>> ExpiredHistory(int64_t ended_before_ms,
+                                                       size_t limit) override;
+  absl::StatusOr<bool> IndexOlderHistory(size_t limit_records,
+                                         size_t limit_bytes) override;
+  std::unique_ptr<HistoryCursor> ReadHistory(
+      uint64_t first_id, std::optional<uint32_t> only_uid) override;
 
   // The last replicated log entry this database holds (Batch::
   // replication_index; 0: none), read without loading the state.
@@ -71,9 +79,16 @@ class RocksDbStore final : public StateStore {
   // to replay (tests/tools/history_fill.cc, after writing a big history
   // behind gantryd's back).
   absl::Status TEST_FlushAll();
+  // Drops the expiry index's families and forgets it was ever built: the
+  // database is then as a gantryd from before the index wrote it (tests
+  // of the upgrade, and of that gantryd). Only closing may follow.
+  absl::Status TEST_DropHistoryIndex();
 
  private:
   RocksDbStore() = default;
+  // Reads (or, on a database that has none, writes) how far the expiry
+  // index reaches into the records stored before it existed.
+  absl::Status StartHistoryIndex();
 
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // owned by db_ users
@@ -83,6 +98,11 @@ class RocksDbStore final : public StateStore {
   rocksdb::ColumnFamilyHandle* meta_ = nullptr;
   rocksdb::ColumnFamilyHandle* environments_ = nullptr;
   rocksdb::ColumnFamilyHandle* history_ = nullptr;
+  rocksdb::ColumnFamilyHandle* history_by_end_ = nullptr;
+  rocksdb::ColumnFamilyHandle* history_end_ = nullptr;
+  // Whether IndexOlderHistory has nothing left to do (read from meta at
+  // open, then only set): spares each expiry pass a read of meta.
+  std::atomic<bool> history_indexed_{false};
   // One write batch, cleared and refilled by every commit (on the store
   // writer's thread), so that its buffer is allocated and faulted in once:
   // a flood of submissions makes batches of tens of megabytes (scripts and

@@ -6,10 +6,13 @@
 // synced when asked, so one fsync covers every submission of that turn
 // (group commit). The controller commits from its StoreWriter's thread, one
 // batch at a time, and reads (JobEvents) from its loop thread meanwhile:
-// implementations must allow a read during a commit.
+// implementations must allow a read during a commit. Reads that grow with
+// the history (ReadHistory, IndexOlderHistory) run on the controller's
+// history thread (daemon/controller/history_worker.h), beside both.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -100,19 +103,58 @@ class StateStore {
     return std::vector<v1::JobRecord>();
   }
 
-  struct HistoryExpiry {
-    std::vector<uint64_t> expired;
-    uint64_t first_kept = 0;  // the first scanned record not expired; 0: none
+  // Ids of history records whose job ended before `ended_before_ms`,
+  // oldest end first, at most `limit` of them. Reads the expiry index
+  // (daemon/store/history_index.h), never the records, so a call costs
+  // `limit` keys however big the history is. Records stored before the
+  // index existed are found once IndexOlderHistory has reached them.
+  // Errors: UNAVAILABLE with the database's message.
+  virtual absl::StatusOr<std::vector<uint64_t>> ExpiredHistory(
+      int64_t /*ended_before_ms*/, size_t /*limit*/) {
+    return std::vector<uint64_t>();
+  }
+
+  // Adds to the expiry index at most `limit_records` records (or about
+  // `limit_bytes` of them) that a gantryd from before the index stored;
+  // true once none is left. Reads whole records, writes beside the
+  // commits (the index is local bookkeeping, derived from the history
+  // every replica holds): call it off the controller's loop. Errors:
+  // UNAVAILABLE with the database's message.
+  virtual absl::StatusOr<bool> IndexOlderHistory(size_t /*limit_records*/,
+                                                 size_t /*limit_bytes*/) {
+    return true;
+  }
+
+  // The history as of one moment (a database snapshot), read one record
+  // at a time in id order, for a query that runs off the controller's
+  // loop: its memory is one record, whatever the history holds.
+  // Not thread-safe: one thread at a time.
+  class HistoryCursor {
+   public:
+    struct Entry {
+      uint64_t id = 0;
+      size_t bytes = 0;  // the stored record's size
+      // Absent when the cursor was told to pass over other users' records
+      // and this is one (it was not parsed).
+      std::optional<v1::JobRecord> record;
+    };
+    virtual ~HistoryCursor() = default;
+    // The next record; nullopt past the last. Errors: DATA_LOSS for a
+    // record that does not parse, UNAVAILABLE with the database's message.
+    virtual absl::StatusOr<std::optional<Entry>> Next() = 0;
   };
-  // Ids of history records whose job ended before `ended_before_ms`, among
-  // the first `scan_limit` records from `first_id` up in id order (the
-  // oldest, nearly: ids are handed out in submission order), so one call
-  // costs a bounded read. Callers pass the id after the last one they
-  // expired, so the scan does not wade through the deleted ones.
-  virtual absl::StatusOr<HistoryExpiry> ExpiredHistory(
-      uint64_t /*first_id*/, int64_t /*ended_before_ms*/,
-      size_t /*scan_limit*/) {
-    return HistoryExpiry();
+  // A cursor from `first_id` up. With `only_uid`, records of other users
+  // come back without their contents. Stores that keep no history
+  // (unit-test stores) return an empty one.
+  virtual std::unique_ptr<HistoryCursor> ReadHistory(
+      uint64_t /*first_id*/, std::optional<uint32_t> /*only_uid*/) {
+    class Empty final : public HistoryCursor {
+     public:
+      absl::StatusOr<std::optional<Entry>> Next() override {
+        return std::optional<Entry>();
+      }
+    };
+    return std::make_unique<Empty>();
   }
 };
 

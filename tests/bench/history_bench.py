@@ -17,6 +17,25 @@ submitted (they pend), and it measures:
 
 Run: python3 tests/bench/history_bench.py --build-dir build
        [--jobs 0,1000000] [--live 1000] [--runs 30]
+
+With --stall, it measures instead what a history of big records costs the
+controller's loop (issue #34: 500 MB of script arguments stalled it for
+seconds every minute). --stall-jobs jobs of --arg-bytes of arguments each
+are filled, half ended 40 days ago (past the shipped 30-day retention),
+half an hour ago, all as a gantryd from before the expiry index stored them
+(--without-index; the old gantryd opens only such a database, and it is
+the upgrade's worst case: the new one indexes it all first). gantryd
+starts with its shipped defaults, and while a thread runs `gantry queue`
+again and again it measures three phases:
+  expiry     start until the old half is deleted
+  idle       the next --idle-s seconds (the old code's next expiry pass
+             re-read every kept record on the loop each minute)
+  sacct      one `gantry acct -a` over the whole history
+each as: its seconds, the slowest `gantry queue` in it, and the longest
+loop stall gantryd logged ("controller loop was stalled"; ms, 0: none).
+
+Run: python3 tests/bench/history_bench.py --build-dir build --stall
+       [--stall-jobs 250] [--arg-bytes 2097152] [--idle-s 65]
 """
 import argparse
 import os
@@ -26,6 +45,7 @@ import time
 
 import bench_support
 from bench_support import gantry_cluster, median_p99
+from quick_calls import QuickCalls  # tests/integration, on bench_support's path
 
 
 def parse_args():
@@ -36,6 +56,11 @@ def parse_args():
     parser.add_argument("--live", type=int, default=1000,
                         help="pending jobs in the live state")
     parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--stall", action="store_true",
+                        help="measure loop stalls of a big history instead")
+    parser.add_argument("--stall-jobs", type=int, default=250)
+    parser.add_argument("--arg-bytes", type=int, default=2 << 20)
+    parser.add_argument("--idle-s", type=float, default=65)
     args = parser.parse_args()
     os.environ["GANTRY_BUILD_DIR"] = os.path.abspath(args.build_dir)
     return args
@@ -96,8 +121,82 @@ def measure(args, size):
         cluster.finish(False)
 
 
+STALL_LINE = re.compile(r"controller loop was stalled[^\n]*stalled_ms=(\d+)")
+
+
+def stall_lines(controller, seen):
+    """The stalls gantryd logged since `seen` of them were read: (ms list,
+    new count)."""
+    stalls = [int(ms) for ms in STALL_LINE.findall(controller.log_text())]
+    return stalls[seen:], len(stalls)
+
+
+def measure_stalls(args):
+    cluster = gantry_cluster.GantryCluster(agents=0, label="history-stall")
+    try:
+        fill = os.path.join(gantry_cluster.build_dir(), "tests", "tools",
+                            "gantry-history-fill")
+        half = args.stall_jobs // 2
+        ids = []
+        for count, ago in ((half, 40 * 24 * 3600),
+                           (args.stall_jobs - half, 3600)):
+            out = subprocess.run(
+                [fill, cluster.state_dir, str(count), "--arg-bytes",
+                 str(args.arg_bytes), "--ended-ago", str(ago),
+                 "--without-index"],
+                check=True, capture_output=True, text=True)
+            ids.append([int(n) for n in out.stdout.split()])
+        stored_mib = args.stall_jobs * args.arg_bytes / (1 << 20)
+        controller = cluster.start_controller()
+        quick = QuickCalls(cluster)
+        seen = 0
+        phases = []
+        try:
+            start = time.monotonic()
+            last_expired = str(ids[0][1])
+            gantry_cluster.wait_for(
+                lambda: "invalid job id" in cluster.cli(
+                    "job", last_expired, check=False, timeout=120).stderr,
+                600, "the expired half to go", interval=0.5)
+            end = time.monotonic()
+            stalls, seen = stall_lines(controller, seen)
+            phases.append(("expiry", end - start, quick.slowest(start, end),
+                           max(stalls, default=0)))
+            start = time.monotonic()
+            time.sleep(args.idle_s)
+            end = time.monotonic()
+            stalls, seen = stall_lines(controller, seen)
+            phases.append(("idle", end - start, quick.slowest(start, end),
+                           max(stalls, default=0)))
+            start = time.monotonic()
+            listed = cluster.cli("acct", "-a", "-X", "-S", "2000-01-01",
+                                 "-P", "-n", "--format=JobIDRaw",
+                                 timeout=600).stdout.split()
+            end = time.monotonic()
+            assert len(listed) == args.stall_jobs - half, len(listed)
+            stalls, seen = stall_lines(controller, seen)
+            phases.append(("sacct", end - start, quick.slowest(start, end),
+                           max(stalls, default=0)))
+        finally:
+            quick.stop()
+        print(f"history {args.stall_jobs} jobs, {stored_mib:.0f} MiB of "
+              f"arguments; {len(quick.calls)} gantry queue calls")
+        print(f"{'phase':>8}  {'seconds':>8}  {'slowest queue s':>15}  "
+              f"{'longest stall ms':>16}")
+        for name, seconds, slowest, stall in phases:
+            print(f"{name:>8}  {seconds:8.1f}  {slowest:15.2f}  {stall:16d}",
+                  flush=True)
+    finally:
+        cluster.stop_processes()
+        cluster.finish(False)
+
+
 def main():
     args = parse_args()
+    if args.stall:
+        print(bench_support.machine_line())
+        measure_stalls(args)
+        return
     print(bench_support.machine_line())
     print(f"live jobs {args.live}, {args.runs} runs per figure; ms: median p99")
     print(f"{'history':>9}  {'fill s':>7}  {'start ms':>7}  "

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -56,6 +57,20 @@ class ControllerHarness {
     io_.poll();
     controller_.reset();
     io_.restart();
+  }
+
+  // sacct's call, waited for: the controller answers it from its history
+  // thread, which needs nothing of the loop.
+  absl::StatusOr<v1::AccountingResponse> Accounting(
+      const v1::AccountingRequest& request, const Caller& caller) {
+    std::promise<absl::StatusOr<v1::AccountingResponse>> answered;
+    std::future<absl::StatusOr<v1::AccountingResponse>> answer =
+        answered.get_future();
+    controller_->Accounting(
+        request, caller, [&](absl::StatusOr<v1::AccountingResponse> response) {
+          answered.set_value(std::move(response));
+        });
+    return answer.get();
   }
 
   // Runs what is ready on the loop, the store writer's completions among

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -81,21 +82,56 @@ class MemoryStore : public StateStore {
     return jobs;
   }
 
-  absl::StatusOr<HistoryExpiry> ExpiredHistory(uint64_t first_id,
-                                               int64_t ended_before_ms,
-                                               size_t scan_limit) override {
+  absl::StatusOr<std::vector<uint64_t>> ExpiredHistory(int64_t ended_before_ms,
+                                                       size_t limit) override {
     std::lock_guard lock(mutex_);
-    HistoryExpiry expiry;
-    size_t scanned = 0;
-    for (auto it = history_.lower_bound(first_id);
-         it != history_.end() && scanned < scan_limit; ++it, ++scanned) {
-      if (it->second.end_time_ms() < ended_before_ms) {
-        expiry.expired.push_back(it->first);
-      } else if (expiry.first_kept == 0) {
-        expiry.first_kept = it->first;
+    std::vector<std::pair<int64_t, uint64_t>> ended;
+    for (const auto& [id, job] : history_) {
+      if (job.end_time_ms() < ended_before_ms) {
+        ended.emplace_back(job.end_time_ms(), id);
       }
     }
-    return expiry;
+    std::sort(ended.begin(), ended.end());
+    std::vector<uint64_t> expired;
+    for (size_t i = 0; i < ended.size() && i < limit; ++i) {
+      expired.push_back(ended[i].second);
+    }
+    return expired;
+  }
+
+  // A copy of the history, read as RocksDbStore's cursor reads its
+  // snapshot.
+  std::unique_ptr<HistoryCursor> ReadHistory(
+      uint64_t first_id, std::optional<uint32_t> only_uid) override {
+    class Copy final : public HistoryCursor {
+     public:
+      Copy(std::map<uint64_t, v1::JobRecord> records,
+           std::optional<uint32_t> only_uid)
+          : records_(std::move(records)),
+            next_(records_.begin()),
+            only_uid_(only_uid) {}
+      absl::StatusOr<std::optional<Entry>> Next() override {
+        if (next_ == records_.end()) return std::optional<Entry>();
+        Entry entry;
+        entry.id = next_->first;
+        entry.bytes = next_->second.ByteSizeLong();
+        if (!only_uid_ || next_->second.uid() == *only_uid_) {
+          entry.record = next_->second;
+        }
+        ++next_;
+        return entry;
+      }
+
+     private:
+      std::map<uint64_t, v1::JobRecord> records_;
+      std::map<uint64_t, v1::JobRecord>::const_iterator next_;
+      const std::optional<uint32_t> only_uid_;
+    };
+    std::lock_guard lock(mutex_);
+    return std::make_unique<Copy>(
+        std::map<uint64_t, v1::JobRecord>(history_.lower_bound(first_id),
+                                          history_.end()),
+        only_uid);
   }
 
   // A record as an earlier gantryd left it, read by the next Load.

@@ -58,8 +58,7 @@ class Harness : public ControllerHarness {
     std::vector<v1::JobRecord> jobs;
     pages_ = 0;
     do {
-      absl::StatusOr<v1::AccountingResponse> page =
-          controller_->Accounting(request, caller);
+      absl::StatusOr<v1::AccountingResponse> page = Accounting(request, caller);
       INFO(page.status().ToString());
       REQUIRE(page.ok());
       ++pages_;
@@ -118,7 +117,7 @@ TEST_CASE("accounting answers from the live state and the history",
   // A bad token is refused.
   v1::AccountingRequest bad = all;
   bad.set_page_token("x");
-  CHECK(h.controller_->Accounting(bad, kRoot).status().code() ==
+  CHECK(h.Accounting(bad, kRoot).status().code() ==
         absl::StatusCode::kInvalidArgument);
 }
 
@@ -141,7 +140,7 @@ TEST_CASE("accounting's time window: eligible or running in it",
   v1::AccountingRequest backwards;
   backwards.set_start_ms(t0 + 10);
   backwards.set_end_ms(t0);
-  CHECK(h.controller_->Accounting(backwards, kAlice).status().code() ==
+  CHECK(h.Accounting(backwards, kAlice).status().code() ==
         absl::StatusCode::kInvalidArgument);
 }
 

@@ -73,7 +73,7 @@ TEST_CASE("the cluster's name is in the answers the CLI prints it from",
   Harness h;
   CHECK(h.controller_->ClusterStatus().cluster_name() == "hpc-east");
   absl::StatusOr<v1::AccountingResponse> accounting =
-      h.controller_->Accounting(v1::AccountingRequest(), kAlice);
+      h.Accounting(v1::AccountingRequest(), kAlice);
   REQUIRE(accounting.ok());
   CHECK(accounting->cluster_name() == "hpc-east");
 }

@@ -156,7 +156,8 @@ TEST_CASE("a corrupt record is data loss, not silence", "[store]") {
   }
   // Overwrite the record with bytes that are not a JobRecord.
   WriteRaw(dir.path,
-           {"jobs", "nodes", "events", "meta", "environments", "history"},
+           {"jobs", "nodes", "events", "meta", "environments", "history",
+            "history_by_end", "history_end"},
            {{1, BigEndian(1), "\xff\xff\xff"}});
   auto store = RocksDbStore::Open(dir.path);
   REQUIRE(store.ok());
@@ -255,13 +256,12 @@ TEST_CASE("retired jobs leave the loaded state for the history", "[store]") {
   CHECK((*history)[0].id() == 1);
   CHECK((*history)[1].id() == 3);
 
-  // Ended before 2000: job 1 only; job 3 is the first kept.
-  auto expiry = (*store)->ExpiredHistory(0, 2000, 100);
+  // Ended before 2000: job 1 only.
+  auto expiry = (*store)->ExpiredHistory(2000, 100);
   REQUIRE(expiry.ok());
-  CHECK(expiry->expired == std::vector<uint64_t>{1});
-  CHECK(expiry->first_kept == 3);
+  CHECK(*expiry == std::vector<uint64_t>{1});
   StateStore::Batch expire;
-  expire.expired = expiry->expired;
+  expire.expired = *expiry;
   REQUIRE((*store)->Commit(expire, true).ok());
   history = (*store)->HistoryJobs(0, 10);
   REQUIRE(history.ok());
@@ -270,6 +270,134 @@ TEST_CASE("retired jobs leave the loaded state for the history", "[store]") {
   auto events = (*store)->JobEvents(1);
   REQUIRE(events.ok());
   CHECK(events->empty());
+}
+
+v1::JobRecord Ended(uint64_t id, int64_t end_time_ms, uint32_t uid = 1000) {
+  v1::JobRecord job = MakeJob(id, v1::COMPLETED);
+  job.set_end_time_ms(end_time_ms);
+  job.set_uid(uid);
+  return job;
+}
+
+std::vector<uint64_t> Expired(RocksDbStore& store, int64_t before,
+                              size_t limit = 100) {
+  absl::StatusOr<std::vector<uint64_t>> expired =
+      store.ExpiredHistory(before, limit);
+  REQUIRE(expired.ok());
+  return *expired;
+}
+
+TEST_CASE("expiry reads the history's index by end time, not by id",
+          "[store]") {
+  TempDir dir;
+  auto store = RocksDbStore::Open(dir.path);
+  REQUIRE(store.ok());
+  StateStore::Batch retire;
+  // A long job with a low id ends after later, shorter ones.
+  retire.retired = {Ended(1, 9000), Ended(2, 1000), Ended(3, 3000),
+                    Ended(4, 2000)};
+  REQUIRE((*store)->Commit(retire, true).ok());
+
+  CHECK(Expired(**store, 2500) == std::vector<uint64_t>{2, 4});
+  CHECK(Expired(**store, 10'000, 3) == std::vector<uint64_t>{2, 4, 3});
+  CHECK(Expired(**store, 1000).empty());  // strictly before
+
+  StateStore::Batch expire;
+  expire.expired = {2, 4};
+  REQUIRE((*store)->Commit(expire, true).ok());
+  // Gone from the index with their records, also after a reopen.
+  CHECK(Expired(**store, 10'000) == std::vector<uint64_t>{3, 1});
+  store->reset();
+  store = RocksDbStore::Open(dir.path);
+  REQUIRE(store.ok());
+  CHECK(Expired(**store, 10'000) == std::vector<uint64_t>{3, 1});
+  absl::StatusOr<bool> indexed = (*store)->IndexOlderHistory(10, 1 << 20);
+  REQUIRE(indexed.ok());
+  CHECK(*indexed);  // a new database has nothing older to index
+}
+
+TEST_CASE("a history stored before the expiry index is indexed, then expires",
+          "[store]") {
+  TempDir dir;
+  {
+    auto store = RocksDbStore::Open(dir.path);
+    REQUIRE(store.ok());
+    StateStore::Batch retire;
+    for (uint64_t id = 1; id <= 5; ++id) {
+      retire.retired.push_back(Ended(id, static_cast<int64_t>(id) * 1000));
+    }
+    REQUIRE((*store)->Commit(retire, true).ok());
+    REQUIRE((*store)->TEST_DropHistoryIndex().ok());
+  }
+  auto store = RocksDbStore::Open(dir.path);
+  REQUIRE(store.ok());
+  // Not in the index yet: nothing expires, nothing is lost.
+  CHECK(Expired(**store, 10'000).empty());
+  // A job retired after the upgrade is indexed as it is written.
+  StateStore::Batch retire;
+  retire.retired = {Ended(6, 500)};
+  REQUIRE((*store)->Commit(retire, true).ok());
+  CHECK(Expired(**store, 10'000) == std::vector<uint64_t>{6});
+
+  // Two records per call: three calls reach every older one.
+  int calls = 0;
+  while (true) {
+    absl::StatusOr<bool> indexed = (*store)->IndexOlderHistory(2, 1 << 20);
+    REQUIRE(indexed.ok());
+    ++calls;
+    if (*indexed) break;
+    REQUIRE(calls < 10);
+    // Each call's progress survives a restart.
+    store->reset();
+    store = RocksDbStore::Open(dir.path);
+    REQUIRE(store.ok());
+  }
+  CHECK(calls == 3);
+  CHECK(Expired(**store, 3500) == std::vector<uint64_t>{6, 1, 2, 3});
+  StateStore::Batch expire;
+  expire.expired = Expired(**store, 3500);
+  REQUIRE((*store)->Commit(expire, true).ok());
+  CHECK(Expired(**store, 10'000) == std::vector<uint64_t>{4, 5});
+}
+
+TEST_CASE("the history cursor reads one snapshot and passes over others' jobs",
+          "[store]") {
+  TempDir dir;
+  auto store = RocksDbStore::Open(dir.path);
+  REQUIRE(store.ok());
+  StateStore::Batch retire;
+  retire.retired = {Ended(1, 1000, 1000), Ended(2, 1000, 2000),
+                    Ended(3, 1000, 1000)};
+  REQUIRE((*store)->Commit(retire, true).ok());
+
+  std::unique_ptr<StateStore::HistoryCursor> cursor =
+      (*store)->ReadHistory(2, 1000u);
+  // What is deleted after the cursor opened is still read.
+  StateStore::Batch expire;
+  expire.expired = {3};
+  REQUIRE((*store)->Commit(expire, true).ok());
+  auto first = cursor->Next();
+  REQUIRE(first.ok());
+  REQUIRE(first->has_value());
+  CHECK((*first)->id == 2);
+  CHECK((*first)->bytes > 0);
+  CHECK_FALSE((*first)->record.has_value());  // uid 2000: not parsed
+  auto second = cursor->Next();
+  REQUIRE(second.ok());
+  REQUIRE(second->has_value());
+  CHECK((*second)->id == 3);
+  REQUIRE((*second)->record.has_value());
+  CHECK((*second)->record->spec().name() == "train");
+  auto end = cursor->Next();
+  REQUIRE(end.ok());
+  CHECK_FALSE(end->has_value());
+
+  // Without a uid, every record comes whole.
+  cursor = (*store)->ReadHistory(0, std::nullopt);
+  auto all = cursor->Next();
+  REQUIRE(all.ok());
+  REQUIRE(all->has_value());
+  CHECK((*all)->record.has_value());
 }
 
 }  // namespace
