@@ -35,7 +35,11 @@ KEPT_JOBS = 120
 FORTY_DAYS_S = 40 * 24 * 3600
 # Another user's `gantry queue` (a process start and one call) stays under
 # this on a loaded machine; the old stall was several times longer.
-QUICK_CALL_BOUND_S = 2.0
+QUICK_CALL_BOUND_S = 3.0
+# The loop watchdog logs any turn over 0.5 s; on a 2-core machine running
+# tests in parallel a starved process can see that much, while the reads
+# of the whole history on the loop cost 2.6 s and more.
+STALL_TOLERANCE_MS = 1500
 STALL_LINE = re.compile(r"controller loop was stalled[^\n]*stalled_ms=(\d+)")
 
 
@@ -102,7 +106,8 @@ class HistoryStallTest(ClusterTestCase):
             slowest, QUICK_CALL_BOUND_S,
             f"another user's gantry queue took {slowest:.2f} s "
             f"({len(quick.calls)} calls)")
-        stalls = STALL_LINE.findall(controller.log_text())
+        stalls = [int(ms) for ms in STALL_LINE.findall(controller.log_text())
+                  if int(ms) > STALL_TOLERANCE_MS]
         self.assertEqual(stalls, [], "gantryd's loop was stalled (ms)")
 
 
