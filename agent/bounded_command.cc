@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "agent/spawn_signals.h"
 
 extern char** environ;
 
@@ -63,15 +64,8 @@ absl::StatusOr<BoundedCommandResult> RunBoundedCommand(
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
   posix_spawnattr_setpgroup(&attributes, 0);
-  sigset_t defaults;
-  sigfillset(&defaults);
-  posix_spawnattr_setsigdefault(&attributes, &defaults);
-  sigset_t none;
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(&attributes, &none);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP |
-                                            POSIX_SPAWN_SETSIGDEF |
-                                            POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  ResetSignalsOnSpawn(attributes);
   pid_t pid = 0;
   const int spawned = posix_spawn(&pid, args[0], &actions, &attributes,
                                   args.data(), envp.data());

@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "agent/spawn_signals.h"
 
 extern char** environ;
 
@@ -166,10 +167,14 @@ absl::StatusOr<std::vector<std::string>> UserProcessDatasetWorker::Run(
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  ResetSignalsOnSpawn(attributes);
   pid_t pid = 0;
-  const int spawned = posix_spawn(&pid, binary_.c_str(), &actions, nullptr,
+  const int spawned = posix_spawn(&pid, binary_.c_str(), &actions, &attributes,
                                   argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
   close(out[1]);
   if (spawned != 0) {
     close(out[0]);

@@ -52,16 +52,18 @@ bool CanRegainRoot(gid_t gid) {
          SetGroups(0, nullptr) == 0;
 }
 
-// Handlers the agent installed must not run in the child, which shares its
-// memory until exec: every caught signal goes back to its default (signals
-// are blocked across vfork, and unblocked only just before exec).
-void ResetCaughtSignals() {
+// The rank starts as a program started from a login shell would: every
+// signal at its default disposition. Handlers the agent installed must not
+// run in the child, which shares its memory until exec; and what the agent
+// ignores (SIGINT and SIGQUIT when it was started in the background by a
+// non-interactive shell, SIGPIPE) must not be inherited through exec, or
+// Ctrl-C in a pty task does nothing. Signals are blocked across vfork, and
+// the mask is cleared only just before exec.
+void ResetSignalDispositions() {
   for (int signal = 1; signal < NSIG; ++signal) {
     struct sigaction current {};
     if (::sigaction(signal, nullptr, &current) != 0) continue;
-    if (current.sa_handler == SIG_DFL || current.sa_handler == SIG_IGN) {
-      continue;
-    }
+    if (current.sa_handler == SIG_DFL) continue;
     struct sigaction reset {};
     reset.sa_handler = SIG_DFL;
     ::sigaction(signal, &reset, nullptr);
@@ -193,7 +195,7 @@ void ExecRankChild(const RankChildPlan& plan) {
   // getpid() through the kernel: this process's own pid, whatever a
   // library may have cached for the parent.
   FillTaskPid(plan.task_pid, static_cast<pid_t>(::syscall(SYS_getpid)));
-  ResetCaughtSignals();
+  ResetSignalDispositions();
   ::setsid();
   // A rank dies with its agent (kill -9 included): the agent is the only
   // one who could report it, so it must not run on unwatched. Processes
@@ -266,7 +268,6 @@ void ExecRankChild(const RankChildPlan& plan) {
   sigset_t all;
   sigemptyset(&all);
   ::sigprocmask(SIG_SETMASK, &all, nullptr);
-  ::signal(SIGPIPE, SIG_DFL);
   ExecCommand(plan);
 }
 

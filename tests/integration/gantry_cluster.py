@@ -407,10 +407,12 @@ class GantryCluster:
         self.kill_controller()
         return self.start_controller()
 
-    def start_agent(self, name, node_name=None, env=None):
+    def start_agent(self, name, node_name=None, env=None, wrapper=()):
         """Starts (or restarts, with the same work dir) the agent `name`,
         which registers as `node_name` (default: `name`). `env`: variables
-        added to its environment (GANTRY_CRASH_AT, say)."""
+        added to its environment (GANTRY_CRASH_AT, say). `wrapper`: a
+        command line that execs the agent's, put before it (to start it
+        as a shell or a service manager would)."""
         old = self.agents.get(name)
         if old is not None:
             if old.running():
@@ -435,7 +437,7 @@ class GantryCluster:
             argv += ["--munge-socket", self.munged.socket]
         if self.tls and "--tls-ca" not in argv:  # a test's own CA wins
             argv += ["--tls-ca", self.tls.ca]
-        self.agents[name] = _Daemon(name, argv, log_path,
+        self.agents[name] = _Daemon(name, [*wrapper, *argv], log_path,
                                     {**self.env, **(env or {})})
         return self.agents[name]
 
