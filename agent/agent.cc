@@ -56,9 +56,7 @@ Agent::Agent(AgentOptions options, v1::NodeInventory inventory)
       std::move(launcher_options),
       [this](const v1::RankId& rank, pid_t pid) { OnRankStarted(rank, pid); },
       [this](const v1::RankId& rank, const RankOutcome& outcome) {
-        OnRankExited(rank, outcome.exit_code, outcome.signal,
-                     outcome.launch_failed, outcome.message,
-                     outcome.out_of_memory);
+        OnRankExited(rank, outcome);
       });
   int leftovers = launcher_->CleanUpLeftovers();
   if (leftovers > 0) {
@@ -188,13 +186,11 @@ void Agent::FailLaunch(const v1::LaunchRanks& launch,
 }
 
 Agent::~Agent() {
+  // After Stop no stager or launcher thread is left to call into the
+  // agent. The members then go in reverse order: the cache requests (whose
+  // threads answer on the link) and the pre-flight runner (likewise) wait
+  // for their threads while the link still exists.
   Stop();
-  stager_.reset();
-  cache_requests_.reset();
-  // The launcher first: its reaper may still be handing a rank's exit to
-  // OnRankExited, which uses the link and the watchers declared after it
-  // (and so destroyed before it).
-  launcher_.reset();
 }
 
 void Agent::Run() {
@@ -211,7 +207,12 @@ void Agent::Stop() {
   }
   wake_.notify_all();
   log::Info("stopping ranks", {{"grace_s", options_.stop_grace_seconds}});
-  launcher_->KillAllAndWait(options_.stop_grace_seconds);
+  // Returns once every exit went through OnRankExited (which uses the
+  // stager, the link and the watchers) and the launcher's threads ended.
+  launcher_->Shutdown(options_.stop_grace_seconds);
+  // Stages still copying end here; the launches they finish are refused
+  // by the launcher and reported as not started, while the link runs.
+  stager_->Stop();
   link_->Stop();
 }
 
@@ -424,17 +425,10 @@ void Agent::OnRankStarted(const v1::RankId& rank, pid_t pid) {
   link_->Send(RankStartedMessage(rank, pid));
 }
 
-void Agent::OnRankExited(const v1::RankId& rank, int exit_code, int signal,
-                         bool launch_failed, const std::string& text,
-                         bool out_of_memory) {
-  RankOutcome outcome;
-  outcome.exit_code = exit_code;
-  outcome.signal = signal;
-  outcome.launch_failed = launch_failed;
-  outcome.message = text;
-  outcome.out_of_memory = out_of_memory;
+void Agent::OnRankExited(const v1::RankId& rank, const RankOutcome& outcome) {
   if (options_.metrics) {
-    options_.metrics->CountRankEnded(launch_failed, exit_code, signal);
+    options_.metrics->CountRankEnded(outcome.launch_failed, outcome.exit_code,
+                                     outcome.signal);
   }
   bool attempt_over = true;
   for (const v1::RankId& other : launcher_->Running()) {

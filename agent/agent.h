@@ -72,7 +72,11 @@ class Agent {
 
   // Runs until Stop: connects, serves the controller, heartbeats.
   void Run();
-  // Stops ranks (SIGTERM, grace, SIGKILL) and the link. Thread-safe.
+  // Stops for good: the ranks (SIGTERM, grace, SIGKILL; each exit reported
+  // while the link still runs, no rank started after), then the dataset
+  // stages, then the link, which ends Run. Returns once no thread of the
+  // launcher or the stager is left to call back into the agent.
+  // Thread-safe; the destructor calls it.
   void Stop();
 
  private:
@@ -80,9 +84,7 @@ class Agent {
   void OnControllerMessage(const v1::ControllerMessage& message);
   void OnConnected();
   void OnRankStarted(const v1::RankId& rank, pid_t pid);
-  void OnRankExited(const v1::RankId& rank, int exit_code, int signal,
-                    bool launch_failed, const std::string& message,
-                    bool out_of_memory);
+  void OnRankExited(const v1::RankId& rank, const RankOutcome& outcome);
   void HeartbeatLoop();
   // The cache's content when it changed since the last report (or
   // `always`), noting it as reported.

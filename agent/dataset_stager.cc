@@ -53,10 +53,13 @@ DatasetStager::DatasetStager(DatasetCache* cache, std::string cache_problem,
       progress_(std::move(progress)),
       starter_(&DatasetStager::StartReadyLaunches, this) {}
 
-DatasetStager::~DatasetStager() {
+DatasetStager::~DatasetStager() { Stop(); }
+
+void DatasetStager::Stop() {
   {
     std::unique_lock lock(mutex_);
     idle_.wait(lock, [this] { return running_ == 0; });
+    if (stopping_) return;
     stopping_ = true;
   }
   idle_.notify_all();
@@ -79,10 +82,20 @@ void DatasetStager::StartReadyLaunches() {
 void DatasetStager::Stage(v1::LaunchRanks launch) {
   const std::pair<uint64_t, uint32_t> attempt{launch.job_id(),
                                               launch.attempt()};
+  bool stopped = false;
   {
     std::lock_guard lock(mutex_);
-    ++running_;
-    staging_.insert(attempt);
+    stopped = stopping_;
+    if (!stopped) {
+      ++running_;
+      staging_.insert(attempt);
+    }
+  }
+  if (stopped) {
+    // Past Stop: nothing would start the ranks once staged.
+    failed_(launch, absl::StrCat("the agent on ", node_name_, " is stopping"),
+            /*node_fault=*/true);
+    return;
   }
   std::thread([this, attempt, launch = std::move(launch)]() mutable {
     Run(std::move(launch));

@@ -48,7 +48,13 @@ class DatasetStager {
   DatasetStager(DatasetCache* cache, std::string cache_problem,
                 std::string node_name, Ready ready, Failed failed,
                 Progress progress);
-  ~DatasetStager();
+  ~DatasetStager();  // Stop()
+
+  // Waits for the stages running, then for their launches to have gone to
+  // `ready`, and ends the stager's thread; a Stage after it reports the
+  // launch as not started, the node's fault. Idempotent. Not to be called
+  // from `ready`, `failed` or `progress`.
+  void Stop();
 
   // Stages `launch`'s datasets as its user, then calls `ready` with the
   // launch and the variables added (or `failed`).

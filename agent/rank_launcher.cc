@@ -161,13 +161,23 @@ RankLauncher::RankLauncher(RankLauncherOptions options, StartCallback on_start,
   escalator_ = std::thread([this] { EscalateLoop(); });
 }
 
-RankLauncher::~RankLauncher() {
-  KillAllAndWait(5);
+RankLauncher::~RankLauncher() { Shutdown(5); }
+
+void RankLauncher::Shutdown(uint32_t grace_seconds) {
+  {
+    std::lock_guard lock(mutex_);
+    if (shut_down_) return;
+    shut_down_ = true;
+  }
+  KillAllAndWait(grace_seconds);
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
   changed_.notify_all();
+  // The reaper returns once nothing is left to reap: a rank that outlived
+  // its SIGKILL (stuck in the kernel) holds the shutdown until it goes,
+  // since its exit is still to be handed over.
   reaper_.join();
   escalator_.join();
 }
@@ -277,10 +287,19 @@ void RankLauncher::Launch(const v1::LaunchRanks& launch) {
       PrepareLaunch(launch, job_dir, script_path, identity, cgroup_procs_path);
   std::vector<std::pair<v1::RankId, pid_t>> started;
   std::vector<std::pair<v1::RankId, std::string>> failed;
+  bool refused = false;
   {
     std::lock_guard lock(mutex_);
+    // Checked under the lock that Shutdown takes: a rank either starts
+    // before Shutdown looks for ranks to stop, or not at all.
+    refused = shut_down_;
     for (const v1::RankLaunch& rank : launch.ranks()) {
       const v1::RankId id = RankIdOf(launch, rank);
+      if (refused) {
+        failed.push_back(
+            {id, absl::StrCat("the agent on ", node_name_, " is stopping")});
+        continue;
+      }
       if (!prepared.ok()) {
         failed.push_back({id, std::string(prepared.message())});
         continue;
@@ -330,6 +349,7 @@ void RankLauncher::Launch(const v1::LaunchRanks& launch) {
     RankOutcome outcome;
     outcome.exit_code = 127;
     outcome.launch_failed = true;
+    outcome.node_fault = refused;
     outcome.message = message;
     on_exit_(id, outcome);
   }
@@ -572,12 +592,16 @@ void RankLauncher::ReapLoop() {
                               {"signal", outcome.signal},
                               {"out_of_memory", outcome.out_of_memory}});
     on_exit_(rank.id, outcome);
-    std::lock_guard lock(mutex_);
-    std::erase_if(exiting_, [&](const v1::RankId& id) {
-      return id.job_id() == rank.id.job_id() &&
-             id.attempt() == rank.id.attempt() && id.step() == rank.id.step() &&
-             id.rank() == rank.id.rank();
-    });
+    {
+      std::lock_guard lock(mutex_);
+      std::erase_if(exiting_, [&](const v1::RankId& id) {
+        return id.job_id() == rank.id.job_id() &&
+               id.attempt() == rank.id.attempt() &&
+               id.step() == rank.id.step() && id.rank() == rank.id.rank();
+      });
+    }
+    // KillAllAndWait waits for the hand-over, not only the reaping.
+    changed_.notify_all();
   }
 }
 
@@ -662,7 +686,8 @@ void RankLauncher::KillAllAndWait(uint32_t grace_seconds) {
   const auto give_up = std::chrono::steady_clock::now() +
                        std::chrono::seconds(grace_seconds + 2);
   std::unique_lock lock(mutex_);
-  while (!live_.empty() && std::chrono::steady_clock::now() < give_up) {
+  while ((!live_.empty() || !exiting_.empty()) &&
+         std::chrono::steady_clock::now() < give_up) {
     changed_.wait_for(lock, std::chrono::milliseconds(50));
   }
 }

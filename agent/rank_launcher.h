@@ -82,7 +82,7 @@ class RankLauncher {
 
   RankLauncher(RankLauncherOptions options, StartCallback on_start,
                ExitCallback on_exit);
-  ~RankLauncher();  // stops the threads; ranks still running are killed
+  ~RankLauncher();  // Shutdown(5)
 
   // Kills (SIGKILL, whole process group and job cgroup) ranks an earlier
   // agent process left behind, as recorded under WORK_DIR/ranks. Returns
@@ -108,9 +108,13 @@ class RankLauncher {
   void SignalPart(uint64_t job_id, uint32_t attempt, int signal,
                   bool batch_script);
 
-  // Stops every rank (SIGTERM, then SIGKILL after `grace_seconds`) and waits
-  // for them to be reaped, at most grace + 2 s.
-  void KillAllAndWait(uint32_t grace_seconds);
+  // Ends the launcher's work for good: no rank starts after it begins (a
+  // Launch then reports every rank as not started, the node's fault);
+  // every rank is stopped (SIGTERM, then SIGKILL after `grace_seconds`);
+  // and it returns once each exit has been handed to the exit callback and
+  // the reaper and escalator threads have ended, so that neither calls
+  // into the owner after this. Idempotent; the destructor calls it.
+  void Shutdown(uint32_t grace_seconds);
 
   // Ranks started and not yet handed to the exit callback: a rank whose
   // process ended is listed until the callback returns, so that a Register
@@ -164,6 +168,10 @@ class RankLauncher {
   void KillRankNow(const LiveRank& rank);
   void ReapLoop();
   void EscalateLoop();
+  // Stops every rank (SIGTERM, then SIGKILL after `grace_seconds`) and waits
+  // until each is reaped and its exit handed to on_exit_, at most grace +
+  // 2 s.
+  void KillAllAndWait(uint32_t grace_seconds);
 
   const std::string work_dir_;
   const std::string node_name_;
@@ -178,6 +186,8 @@ class RankLauncher {
   std::vector<v1::RankId> exiting_;               // guarded by mutex_
   std::multimap<int64_t, pid_t> kill_deadlines_;  // guarded by mutex_
   bool stopping_ = false;                         // guarded by mutex_
+  // Shutdown began: Launch starts nothing.
+  bool shut_down_ = false;  // guarded by mutex_
   std::thread reaper_;
   std::thread escalator_;
 };
