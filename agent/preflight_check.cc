@@ -78,6 +78,9 @@ void RunRing(const v1::PreflightCheck& check, const PreflightNode& node,
     result.set_receive_problem("this agent has no pre-flight listener");
     return;
   }
+  // The predecessor's transfer is taken from now on (a sender that came
+  // earlier tries again).
+  node.listener->Expect(check.token(), deadline);
   const v1::PreflightPeer& next = check.peers((check.index() + 1) % n);
   absl::StatusOr<PreflightSendFigures> sent = absl::UnknownError("not sent");
   std::thread sender([&] {
@@ -93,6 +96,7 @@ void RunRing(const v1::PreflightCheck& check, const PreflightNode& node,
     result.set_round_trip_us(sent->round_trip_us);
   } else {
     result.set_send_problem(std::string(sent.status().message()));
+    result.set_send_not_taken(absl::IsAborted(sent.status()));
   }
   if (!received) {
     result.set_receive_problem("nothing arrived from " +

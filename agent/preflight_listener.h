@@ -2,14 +2,22 @@
 // address (announced in Register.preflight_port) where the ring
 // predecessor of a pre-flight gang check sends its bytes
 // (agent/preflight_wire.h). What arrived is kept by the check's token until
-// this node's own check collects it (the predecessor may start first).
+// this node's own check collects it.
 //
-// A connection that does not start with a valid header within a second is
-// dropped; at most kMaxConnections are served at once and a bounded number
-// of results is kept, so a stray client costs little.
+// Anyone who can reach the port can connect, so a connection gets nothing
+// until it proves it belongs to a check running here: its header must
+// arrive within a second and carry the token of a check this node was given
+// (Expect); the controller makes a random token per check and tells it only
+// to the gang's agents. Until then it waits in a bounded set served by the
+// accepting thread alone (agent/preflight_pending.h: a flood turns over its
+// own connections); a header with another token is dropped at once (the
+// predecessor, if its check started before this node's, tries again).
+// Only a proven connection is served on a thread of its own, one per token
+// and at most kMaxTransfers at once, so idle or junk connections never hold
+// a slot a check needs. A bounded number of results is kept.
 //
-// Thread-safe. One thread accepts; each connection is served on its own
-// thread; the destructor ends them all.
+// Thread-safe. One thread accepts and reads headers; each proven
+// connection is served on its own thread; the destructor ends them all.
 #pragma once
 
 #include <chrono>
@@ -26,6 +34,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "agent/preflight_pending.h"
+#include "agent/preflight_wire.h"
 
 namespace gantry::agent {
 
@@ -46,18 +56,34 @@ class PreflightListener {
 
   uint32_t port() const { return port_; }
 
+  // A check with `token` runs on this node until `until`: a connection whose
+  // header carries it is this check's predecessor, and is served.
+  void Expect(const std::string& token,
+              std::chrono::steady_clock::time_point until);
+
   // The transfer that came with `token`, waiting for it until `deadline`;
   // nullopt if none finished by then.
   std::optional<Received> WaitFor(
       const std::string& token, std::chrono::steady_clock::time_point deadline);
 
  private:
-  static constexpr size_t kMaxConnections = 32;
+  static constexpr size_t kMaxTransfers = 32;
+  static constexpr size_t kMaxPending = 256;
   static constexpr size_t kResultsKept = 256;
 
   PreflightListener(int fd, uint32_t port);
   void AcceptLoop();
-  void Serve(int fd);
+  // Accepts what waits in the backlog (a bounded number per call) into
+  // `pending`, closing what it pushes out.
+  void AcceptWaiting(PreflightPendingSet& pending);
+  // Reads what arrived of `fd`'s header; once it is whole, hands a proven
+  // connection to a thread of its own or drops it. Either way `fd` leaves
+  // `pending` then, as it does on end of file, an error or junk.
+  void ReadHeader(int fd, PreflightPendingSet& pending);
+  // Serves `fd` on a new thread if `header`'s token is expected here and
+  // no other connection serves it; false: the caller closes it.
+  bool StartTransfer(int fd, const PreflightHeader& header);
+  void Serve(int fd, PreflightHeader header);
   void Record(const std::string& token, Received received);
 
   const int listen_fd_;
@@ -67,7 +93,11 @@ class PreflightListener {
 
   std::mutex mutex_;
   std::condition_variable arrived_;
-  bool stopping_ = false;                    // guarded by mutex_
+  bool stopping_ = false;  // guarded by mutex_
+  // Tokens of the checks running here, until when.
+  std::map<std::string, std::chrono::steady_clock::time_point>
+      expected_;                             // guarded by mutex_
+  std::set<std::string> transferring_;       // guarded by mutex_
   std::set<int> serving_;                    // guarded by mutex_
   std::map<int, std::thread> threads_;       // guarded by mutex_
   std::vector<std::thread> finished_;        // guarded by mutex_

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -181,12 +182,26 @@ bool ReceiveLineBy(int fd, std::string& line, size_t limit,
   return false;
 }
 
-absl::StatusOr<PreflightSendFigures> SendPreflight(
-    const std::string& host, uint32_t port, const PreflightHeader& header,
-    PreflightDeadline deadline) {
+namespace {
+
+// Where a try of the sender's side failed.
+enum class SendStage {
+  kConnect,    // no connection
+  kHandshake,  // connected, the receiver not yet answering the pings
+  kTransfer,   // the receiver took it (answered a ping)
+};
+
+// One try of the sender's side; `stage` says how far it got.
+absl::StatusOr<PreflightSendFigures> SendOnce(const std::string& host,
+                                              uint32_t port,
+                                              const PreflightHeader& header,
+                                              PreflightDeadline deadline,
+                                              SendStage& stage) {
+  stage = SendStage::kConnect;
   absl::StatusOr<int> connected = ConnectBy(host, port, deadline);
   if (!connected.ok()) return connected.status();
   Socket socket(*connected);
+  stage = SendStage::kHandshake;
   const std::string line = FormatPreflightHeader(header);
   if (!SendAllBy(socket.fd(), line.data(), line.size(), deadline)) {
     return Failed("send the header");
@@ -200,6 +215,7 @@ absl::StatusOr<PreflightSendFigures> SendPreflight(
         !ReceiveAllBy(socket.fd(), &ping, 1, deadline)) {
       return Failed("ping");
     }
+    stage = SendStage::kTransfer;
     round_trips.push_back(
         std::chrono::duration<double, std::micro>(Clock::now() - sent).count());
   }
@@ -225,6 +241,32 @@ absl::StatusOr<PreflightSendFigures> SendPreflight(
   figures.mbps =
       static_cast<double>(header.bytes) / 1e6 / std::max(seconds, 1e-9);
   return figures;
+}
+
+}  // namespace
+
+absl::StatusOr<PreflightSendFigures> SendPreflight(
+    const std::string& host, uint32_t port, const PreflightHeader& header,
+    PreflightDeadline deadline) {
+  for (int tries = 1;; ++tries) {
+    SendStage stage = SendStage::kConnect;
+    absl::StatusOr<PreflightSendFigures> sent =
+        SendOnce(host, port, header, deadline, stage);
+    // Closed before the first answer: the listener did not take it (this
+    // node's check has not reached it yet, or it is busy). Anything else,
+    // a timeout included, is the link's or the receiver's answer.
+    const bool not_taken = !sent.ok() && stage == SendStage::kHandshake &&
+                           absl::IsUnavailable(sent.status());
+    if (!not_taken) return sent;
+    if (std::chrono::steady_clock::now() + kPreflightRetryPause >= deadline) {
+      return absl::AbortedError(
+          absl::StrCat("the pre-flight listener at ", host, ":", port,
+                       " did not take the transfer (closed before answering, ",
+                       tries, tries == 1 ? " try" : " tries",
+                       "; last: ", sent.status().message(), ")"));
+    }
+    std::this_thread::sleep_for(kPreflightRetryPause);
+  }
 }
 
 }  // namespace gantry::agent

@@ -3,6 +3,8 @@
 // sends a header line "GPF1 <token> <bytes>\n", then kPreflightPings
 // one-byte round trips (the receiver echoes each), then <bytes> bytes; the
 // receiver answers "OK\n" once all arrived. Both ends time their part.
+// The receiver echoes the first ping only once it took the transfer: the
+// token is one of a check running on its node (agent/preflight_listener.h).
 //
 // Blocking socket helpers with an absolute deadline. Thread-safe (no
 // shared state).
@@ -22,6 +24,8 @@ inline constexpr int kPreflightPings = 16;
 // The most a sender may announce: the listener reads no more per check.
 inline constexpr uint64_t kPreflightMaxBytes = 1ULL << 30;
 inline constexpr size_t kPreflightMaxTokenLength = 64;
+// Between a sender's tries when the receiver did not take the transfer.
+inline constexpr std::chrono::milliseconds kPreflightRetryPause{200};
 
 struct PreflightHeader {
   std::string token;
@@ -39,8 +43,13 @@ struct PreflightSendFigures {
   double round_trip_us = 0;  // median of the pings
 };
 
-// Connects to host:port and runs the sender's side. UNAVAILABLE (connect
-// refused, reset), DEADLINE_EXCEEDED; the message says what failed.
+// Connects to host:port and runs the sender's side. A connection the
+// receiver's listener closes before it answers the first ping was not
+// taken (the receiver's check has not registered the token yet, or the
+// listener is busy): it is tried again every kPreflightRetryPause until
+// the deadline. UNAVAILABLE (connect refused, reset during the transfer),
+// DEADLINE_EXCEEDED, ABORTED (never taken, at every try); the message
+// says what failed.
 absl::StatusOr<PreflightSendFigures> SendPreflight(
     const std::string& host, uint32_t port, const PreflightHeader& header,
     PreflightDeadline deadline);

@@ -45,6 +45,7 @@ PreflightNodeReport ReportOf(const std::string& node,
   report.problem = result->problem();
   report.send_problem = result->send_problem();
   report.receive_problem = result->receive_problem();
+  report.send_not_taken = result->send_not_taken();
   report.send_mbps = result->send_mbps();
   report.receive_mbps = result->receive_mbps();
   report.round_trip_us = result->round_trip_us();

@@ -32,8 +32,9 @@ std::vector<Link> JudgeLinks(const std::vector<PreflightNodeReport>& reports,
     const PreflightNodeReport& to = reports[(i + 1) % n];
     Link& link = links[i];
     // A node that never answered is rejected for that; its links say
-    // nothing about the other ends.
-    link.judged = from.answered && to.answered;
+    // nothing about the other ends. A transfer the receiver's listener
+    // never took (busy, flooded) says nothing about either end's network.
+    link.judged = from.answered && to.answered && !from.send_not_taken;
     if (!link.judged) continue;
     const std::string arrow = absl::StrCat(from.node, " -> ", to.node);
     if (!from.send_problem.empty()) {

@@ -8,7 +8,10 @@
 // its links (out and in) are bad: a broken or slow NIC, network stack or
 // host shows on both. A broken link whose two ends are otherwise fine is
 // blamed on both ends, since running the gang over it would not work
-// either; a slow one alone blames nobody. A link's bandwidth is the better
+// either; a slow one alone blames nobody. A link whose sender connected but
+// whose receiver's listener never took the transfer is not judged at all:
+// the path works, and a listener held by others (its port flooded) says
+// nothing about either node. A link's bandwidth is the better
 // of what its two ends timed (a busy host delays one end's clock now and
 // then), and it is slow when below `slow_factor` times the median of the
 // gang's links; per-node figures (a site command's bus bandwidth) likewise
@@ -34,6 +37,9 @@ struct PreflightNodeReport {
   // empty problem: it worked, at this many MB/s.
   std::string send_problem;
   std::string receive_problem;
+  // The send failed only because the successor's listener never took the
+  // transfer (PreflightResult.send_not_taken): the link is not judged.
+  bool send_not_taken = false;
   double send_mbps = 0;
   double receive_mbps = 0;
   double round_trip_us = 0;

@@ -65,6 +65,17 @@ def start(test, agents, *extra, preflight="multinode", timeout=10,
                       "--preflight-gloo", gloo, *extra])
 
 
+def passed_first_time(test, job):
+    """Asserts that `job` ran once, after a pre-flight that passed and
+    swapped out nobody; returns the attempt's pre-flight object."""
+    test.assertEqual(len(job["attempts"]), 1, job["attempts"])
+    preflight = job["attempts"][0]["preflight"]
+    test.assertIsNotNone(preflight, job["attempts"][0])
+    test.assertTrue(preflight["summary"].startswith("passed in "), preflight)
+    test.assertEqual(preflight["swapped"], [])
+    return preflight
+
+
 def hooked_node(cluster):
     return cluster.read("hooked-node").strip()
 
@@ -85,13 +96,8 @@ class PreflightTest(ClusterTestCase):
         script = cluster.write_script("ranks.sh", RANK_SCRIPT)
         job_id = cluster.submit(script, "-N", "3")
         job = cluster.wait_job(job_id, "COMPLETED", timeout=30)
-        self.assertEqual(len(job["attempts"]), 1, job["attempts"])
-        preflight = job["attempts"][0]["preflight"]
-        self.assertIsNotNone(preflight, job["attempts"][0])
-        self.assertTrue(preflight["summary"].startswith("passed in "),
-                        preflight)
+        preflight = passed_first_time(self, job)
         self.assertIn("on 3 nodes; TCP ring median", preflight["summary"])
-        self.assertEqual(preflight["swapped"], [])
         # gloo starts a python3 with torch per node: seconds of CPU each on
         # a small shared test machine.
         self.assertLess(preflight["seconds"], 25, preflight)

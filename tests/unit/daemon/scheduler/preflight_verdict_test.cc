@@ -113,6 +113,29 @@ TEST_CASE("one broken link with both ends otherwise fine rejects both ends") {
              Catch::Contains("n1 -> n2: connection reset"));
 }
 
+TEST_CASE("a transfer the receiver's listener never took blames nobody") {
+  // Its port held by others' connections: the path works (TCP connected),
+  // and neither node's network is shown to be bad.
+  for (int n : {2, 4}) {
+    std::vector<PreflightNodeReport> reports = Healthy(n);
+    reports[0].send_problem =
+        "the pre-flight listener of n1 did not take the transfer";
+    reports[0].send_not_taken = true;
+    reports[0].send_mbps = 0;
+    reports[1].receive_problem = "nothing arrived from n0 in time";
+    reports[1].receive_mbps = 0;
+    CHECK(JudgePreflight(reports, 0.5, 10000).rejected.empty());
+  }
+  // A node whose own links both broke otherwise is still rejected.
+  std::vector<PreflightNodeReport> reports = Healthy(5);
+  reports[0].send_not_taken = true;
+  reports[0].send_problem = "not taken";
+  reports[2].send_problem = "connection reset";
+  reports[2].receive_problem = "nothing arrived from n1 in time";
+  CHECK(Rejected(JudgePreflight(reports, 0.5, 10000)) ==
+        std::vector<std::string>{"n2"});
+}
+
 TEST_CASE("two nodes: no median, but a broken link still fails both") {
   std::vector<PreflightNodeReport> reports = Healthy(2);
   reports[1].receive_mbps = 1;  // slow, but nobody can tell which is normal

@@ -1,0 +1,60 @@
+// The connections a pre-flight listener accepted that have not yet proven
+// they belong to a check running on this node (agent/preflight_listener.h):
+// each has until its deadline to send a header with an expected token.
+//
+// The set is bounded, and a connection never waits to be accepted behind
+// it: when it is full, the newest arrival pushes out the oldest connection
+// of the source address that has the most of them. A flood of idle
+// connections from one host then turns over its own connections only, and
+// a ring peer, which sends its header as soon as it connects, is read long
+// before so many newer connections could push it out.
+//
+// Thread-compatible: the listener's accepting thread alone uses it. It
+// owns no descriptor; the caller closes what it removes.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gantry::agent {
+
+class PreflightPendingSet {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  struct Connection {
+    std::string source;  // the peer's address, without the port
+    Clock::time_point deadline;
+    std::string received;  // the header so far
+  };
+
+  explicit PreflightPendingSet(size_t capacity) : capacity_(capacity) {}
+
+  // Adds `fd`; returns the descriptor pushed out to make room (to close),
+  // if the set was full.
+  std::optional<int> Add(int fd, std::string source,
+                         Clock::time_point deadline);
+  // Null when `fd` is not here.
+  Connection* Find(int fd);
+  void Remove(int fd);
+  // Removes and returns the connections whose deadline is past `now`.
+  std::vector<int> TakeExpired(Clock::time_point now);
+  // The earliest deadline; nullopt when empty.
+  std::optional<Clock::time_point> NextDeadline() const;
+
+  size_t size() const { return connections_.size(); }
+  std::vector<int> Descriptors() const;
+
+ private:
+  // The oldest connection of the source with the most connections.
+  int ChooseEvicted() const;
+
+  const size_t capacity_;
+  std::map<int, Connection> connections_;
+};
+
+}  // namespace gantry::agent
