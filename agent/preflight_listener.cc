@@ -48,7 +48,10 @@ absl::StatusOr<std::unique_ptr<PreflightListener>> PreflightListener::Start(
         absl::StrCat("pre-flight listener: cannot resolve ", address, ": ",
                      gai_strerror(rc)));
   }
-  const int fd = socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  // Non-blocking: the acceptor takes every waiting connection until
+  // accept says there is none left.
+  const int fd =
+      socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   const int one = 1;
   if (fd >= 0) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   const bool bound = fd >= 0 &&
