@@ -34,8 +34,13 @@ def make_ca(directory, name="ca"):
 
 
 def make_server_certificate(directory, ca_cert, ca_key, name="server",
-                            alt_names=f"DNS:{SERVER_NAME},IP:127.0.0.1"):
-    """A server certificate signed by the CA: returns (certificate, key)."""
+                            alt_names=f"DNS:{SERVER_NAME},IP:127.0.0.1",
+                            common_name=SERVER_NAME,
+                            extended_usage="serverAuth"):
+    """A certificate signed by the CA: returns (certificate, key). A
+    server's by default; extended_usage "clientAuth" (etcd's users, named
+    by common_name) or "serverAuth,clientAuth" (etcd members, which are
+    both to each other) for others."""
     cert = os.path.join(directory, f"{name}.pem")
     key = os.path.join(directory, f"{name}.key")
     request = os.path.join(directory, f"{name}.csr")
@@ -44,10 +49,10 @@ def make_server_certificate(directory, ca_cert, ca_key, name="server",
         out.write(f"subjectAltName={alt_names}\n"
                   "basicConstraints=CA:FALSE\n"
                   "keyUsage=critical,digitalSignature,keyEncipherment\n"
-                  "extendedKeyUsage=serverAuth\n")
+                  f"extendedKeyUsage={extended_usage}\n")
     _openssl("req", "-newkey", "ec", "-pkeyopt",
              "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key,
-             "-out", request, "-subj", f"/CN={SERVER_NAME}")
+             "-out", request, "-subj", f"/CN={common_name}")
     _openssl("x509", "-req", "-in", request, "-CA", ca_cert, "-CAkey", ca_key,
              "-CAcreateserial", "-out", cert, "-days", "2",
              "-extfile", extensions)
