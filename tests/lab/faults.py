@@ -29,6 +29,9 @@ class Faults:
         self.lab = lab
         self.table = f"gantry_lab_{os.getpid()}"
         self.log = []
+        # Agents' hosts cut from a controller at some point: gantryd drains
+        # a node that goes silent under a job, as documented.
+        self.cut_from_controllers = set()
         subprocess.run(["nft", "add", "table", "inet", self.table], check=True)
         subprocess.run(["nft", "add", "chain", "inet", self.table, "out",
                         "{ type filter hook output priority 0; }"], check=True)
@@ -52,6 +55,9 @@ class Faults:
     def partition(self, side_a, side_b):
         """Cuts every host of side_a from every host of side_b."""
         self._record(f"partition {sorted(side_a)} | {sorted(side_b)}")
+        for one, other in ((side_a, side_b), (side_b, side_a)):
+            if set(other) & set(self.lab.controller_names):
+                self.cut_from_controllers |= set(one) & set(self.lab.node_names)
         for senders, receivers in ((side_a, side_b), (side_b, side_a)):
             for sender in senders:
                 path, level = nft_cgroup_path(self.lab.hosts[sender].cgroup)

@@ -16,19 +16,24 @@ TERMINAL_STATES = frozenset(
 
 
 def wait_jobs_terminal(lab, job_ids, timeout=300):
-    """{job id: the job as `gantry job --json` shows it} once each is
-    terminal (or the timeout ran out: those missing are left out)."""
+    """{job id: the job as gantry shows it} once each is terminal (or the
+    timeout ran out: those missing are left out). One `gantry queue --all`
+    a round; `gantry job` only for jobs already moved to the history."""
     deadline = time.monotonic() + timeout
     final = {}
     pending = set(job_ids)
     while pending and time.monotonic() < deadline:
+        result = lab.cli("queue", "--all", "--json", check=False, timeout=60)
+        listed = {}
+        if result.returncode == 0:
+            listed = {job["job_id"]: job for job in json.loads(result.stdout)["jobs"]}
         for job_id in sorted(pending):
-            result = lab.cli("job", str(job_id), "--json", check=False,
-                             timeout=30)
-            if result.returncode != 0:
-                continue
-            job = json.loads(result.stdout)
-            if job.get("state") in TERMINAL_STATES:
+            job = listed.get(job_id)
+            if job is None and result.returncode == 0:
+                shown = lab.cli("job", str(job_id), "--json", check=False,
+                                timeout=30)
+                job = json.loads(shown.stdout) if shown.returncode == 0 else None
+            if job and job.get("state") in TERMINAL_STATES:
                 final[job_id] = job
                 pending.discard(job_id)
         if pending:
@@ -40,10 +45,10 @@ def collect(lab, workload, faults):
     """(verdicts, counts, report text) of a finished run."""
     acked = [a["job_id"] for a in workload.acks if a["job_id"] is not None]
     final = wait_jobs_terminal(lab, acked)
-    nodes = json.loads(lab.cli("nodes", "--json").stdout)
-    if isinstance(nodes, list):
-        nodes = {node.get("name"): node for node in nodes}
+    nodes = {node["name"]: node for node in
+             json.loads(lab.cli("nodes", "--json").stdout)["nodes"]}
     starts = checker.read_rank_starts(lab.ranks_dir)
     puts = checker.read_etcd_puts(lab.etcd_history, ETCD_PREFIX)
-    verdicts, counts = checker.check(workload.acks, starts, final, nodes, puts)
+    verdicts, counts = checker.check(workload.acks, starts, final, nodes, puts,
+                                     excused_drains=faults.cut_from_controllers)
     return verdicts, counts, checker.report(verdicts, counts, faults.log)

@@ -33,6 +33,12 @@ class Workload:
         with open(self.script, "w") as out:
             out.write(JOB_SCRIPT.replace("RANKS", lab.ranks_dir))
         os.chmod(self.script, 0o755)
+        # Every user's ranks append to their node's file: made writable by
+        # all first (else the first user to write it would own it).
+        for node in lab.node_names:
+            path = os.path.join(lab.ranks_dir, f"{node}.log")
+            open(path, "a").close()
+            os.chmod(path, 0o666)
         for user in users:
             home = os.path.join(lab.shared, user.pw_name)
             os.makedirs(home, exist_ok=True)
