@@ -213,14 +213,23 @@ class SanitizedScenarioTest(LabTestCase):
         # the agent segfaulted there), then its start again.
         node = lab.node_names[-1]
         faults._record(f"stop and start gantry-agent on {node}")
-        lab.units[node].stop()
+        stopped = lab.units[node]
+        stopped.stop()
         lab._start_unit(node, "gantry-agent")
         time.sleep(5)
         workload.stop()
         self.verdicts(workload)
-        for unit in list(lab.units.values()):
+        units = [stopped] + list(lab.units.values())
+        for unit in units[1:]:
             unit.stop()
         lab.units.clear()
+        # A stop is SIGTERM: no daemon may die of another signal (issue 34
+        # point 5: the agent died of SIGSEGV after `stopped`). Death by the
+        # SIGTERM itself counts as a clean stop, as systemd counts it (a
+        # standby gantryd ends that way, without a log line).
+        died = {f"{u.host.name} {u.name}": code for u in units
+                for code, _ in u.exits[-1:] if code < 0 and code != -signal.SIGTERM}
+        self.assertEqual(died, {}, "daemons killed by a signal at stop")
         reports = {name: text for name, text in lab.daemon_logs().items()
                    if SANITIZER_REPORT.search(text)}
         for name, text in reports.items():
