@@ -56,12 +56,16 @@ def make_signed_certificate(directory, ca_cert, ca_key, name, common_name,
 
 def make_server_certificate(directory, ca_cert, ca_key, name="server",
                             alt_names=f"DNS:{SERVER_NAME},IP:127.0.0.1",
-                            client_too=False):
+                            client_too=False, common_name=SERVER_NAME,
+                            extended_usage=None):
     """A server certificate signed by the CA: returns (certificate, key).
-    `client_too`: also good for dialling (etcd members' peer traffic)."""
-    usage = "serverAuth,clientAuth" if client_too else "serverAuth"
+    `client_too`: also good for dialling (etcd members' peer traffic);
+    `extended_usage` overrides the usage outright ("clientAuth" for etcd's
+    users, named by `common_name`)."""
+    usage = extended_usage or ("serverAuth,clientAuth" if client_too
+                               else "serverAuth")
     return make_signed_certificate(
-        directory, ca_cert, ca_key, name, SERVER_NAME,
+        directory, ca_cert, ca_key, name, common_name,
         [f"subjectAltName={alt_names}", "basicConstraints=CA:FALSE",
          "keyUsage=critical,digitalSignature,keyEncipherment",
          f"extendedKeyUsage={usage}"])

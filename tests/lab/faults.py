@@ -1,0 +1,89 @@
+"""Faults the lab injects, each undone by heal() or by its own end.
+
+Partitions drop packets on the shared loopback with nftables: a rule
+matches the sending socket's cgroup (the host's, lab_hosts.py) and the
+destination address of a host on the other side, in both directions, so
+neither side reaches the other while both still reach everyone else.
+(Source addresses cannot tell hosts apart: on `lo` every connection a
+host opens leaves from 127.0.0.1.)
+
+What is not here: a clock step. A time namespace offsets only the
+monotonic and boot-time clocks; CLOCK_REALTIME is one for the whole
+machine, so stepping it for one host would step it for every process on
+the machine (other tests included). See tests/lab/README.md.
+
+Every fault is recorded in `log` (what, when) for the checker's report.
+Not thread-safe: inject from one thread.
+"""
+
+import os
+import signal
+import subprocess
+import time
+
+from lab_cluster import nft_cgroup_path
+
+
+class Faults:
+    def __init__(self, lab):
+        self.lab = lab
+        self.table = f"gantry_lab_{os.getpid()}"
+        self.log = []
+        # Agents' hosts cut from a controller at some point: gantryd drains
+        # a node that goes silent under a job, as documented.
+        self.cut_from_controllers = set()
+        subprocess.run(["nft", "add", "table", "inet", self.table], check=True)
+        subprocess.run(["nft", "add", "chain", "inet", self.table, "out",
+                        "{ type filter hook output priority 0; }"], check=True)
+
+    def _record(self, what):
+        self.log.append((time.time(), what))
+
+    def kill9(self, host):
+        """SIGKILL to the host's daemon; its unit restarts it (Restart=)."""
+        self._record(f"kill -9 {self.lab.units[host].name} on {host}")
+        self.lab.units[host].signal(signal.SIGKILL)
+
+    def pause(self, host, seconds):
+        """SIGSTOP, then SIGCONT after `seconds`."""
+        self._record(f"SIGSTOP {seconds} s {self.lab.units[host].name} on {host}")
+        unit = self.lab.units[host]
+        unit.signal(signal.SIGSTOP)
+        time.sleep(seconds)
+        unit.signal(signal.SIGCONT)
+
+    def partition(self, side_a, side_b):
+        """Cuts every host of side_a from every host of side_b."""
+        self._record(f"partition {sorted(side_a)} | {sorted(side_b)}")
+        for one, other in ((side_a, side_b), (side_b, side_a)):
+            if set(other) & set(self.lab.controller_names):
+                self.cut_from_controllers |= set(one) & set(self.lab.node_names)
+        for senders, receivers in ((side_a, side_b), (side_b, side_a)):
+            for sender in senders:
+                path, level = nft_cgroup_path(self.lab.hosts[sender].cgroup)
+                addresses = ", ".join(self.lab.addresses[r] for r in receivers)
+                subprocess.run(
+                    ["nft", "add", "rule", "inet", self.table, "out",
+                     "socket", "cgroupv2", "level", str(level), f'"{path}"',
+                     "ip", "daddr", f"{{ {addresses} }}", "drop"], check=True)
+
+    def heal(self):
+        self._record("heal")
+        subprocess.run(["nft", "flush", "chain", "inet", self.table, "out"],
+                       check=True)
+
+    def fill_disk(self, host, path="/var/lib/gantry"):
+        """Fills the file system under `path` on `host` (a small tmpfs the
+        lab mounted there) with one file; free_disk() removes it."""
+        self._record(f"disk full under {path} on {host}")
+        self.lab.hosts[host].run(
+            ["/bin/sh", "-c", f"cat /dev/zero > {path}/.lab-filler"],
+            check=False, timeout=120)
+
+    def free_disk(self, host, path="/var/lib/gantry"):
+        self._record(f"disk freed under {path} on {host}")
+        self.lab.hosts[host].run(["rm", "-f", f"{path}/.lab-filler"])
+
+    def stop(self):
+        subprocess.run(["nft", "delete", "table", "inet", self.table],
+                       check=False)
