@@ -97,6 +97,7 @@ struct Flags {
   std::string tls_key;
   std::vector<std::string> etcd;
   std::string etcd_prefix = "/gantry";
+  std::string replication_key = "/etc/gantry/replication.key";
   std::string name;
   std::string advertise;
   int64_t lease_ttl = 2;
@@ -340,6 +341,13 @@ void AddFlags(CLI::App& app, Flags& flags) {
   app.add_option("--etcd-prefix", flags.etcd_prefix,
                  "Key prefix of this cluster's records in etcd")
       ->capture_default_str();
+  app.add_option("--replication-key", flags.replication_key,
+                 "With --etcd: file of the cluster key (32+ random bytes, "
+                 "mode 0600, the same on every controller, kept outside "
+                 "etcd) that seals what the controllers keep in etcd, so "
+                 "that etcd need not be trusted: gantryd refuses to start "
+                 "without it, or if others may read or write it")
+      ->capture_default_str();
   app.add_option("--name", flags.name,
                  "This controller's name among its peers (default: the host "
                  "name)");
@@ -516,6 +524,7 @@ int main(int argc, char** argv) {
     absl::StatusOr<gantry::replication::Elected> elected =
         gantry::replication::StandUntilElected(
             {.etcd_endpoints = flags.etcd,
+             .replication_key = flags.replication_key,
              .prefix = flags.etcd_prefix,
              .name = flags.name,
              .address = flags.advertise,
@@ -552,6 +561,11 @@ int main(int argc, char** argv) {
   gantry::ControllerMetrics controller_metrics(*metrics_registry);
   gantry::ControllerOptions options;
   options.metrics = &controller_metrics;
+  if (replicated) {
+    options.may_act = [leadership = &replicated->leadership()] {
+      return leadership->Valid();
+    };
+  }
   options.state_dir = flags.state_dir;
   options.cluster_name = flags.cluster_name;
   options.default_account = flags.default_account;

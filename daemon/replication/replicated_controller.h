@@ -31,6 +31,7 @@
 #include "daemon/replication/leadership.h"
 #include "daemon/replication/log_follower.h"
 #include "daemon/replication/log_truncator.h"
+#include "daemon/replication/record_seal.h"
 #include "daemon/replication/replicated_store.h"
 #include "daemon/replication/replication_log.h"
 #include "daemon/replication/snapshot_install.h"
@@ -40,6 +41,8 @@ namespace gantry::replication {
 
 struct ReplicationOptions {
   std::vector<std::string> etcd_endpoints;
+  // The cluster key's file (--replication-key; record_seal.h): required.
+  std::string replication_key;
   std::string prefix = "/gantry";
   // This controller's name among its peers (default: the host name).
   std::string name;
@@ -60,7 +63,8 @@ class ReplicatedController {
  public:
   using StepDown = std::function<void(const std::string& reason)>;
 
-  // Errors: INVALID_ARGUMENT for bad endpoints.
+  // Errors: INVALID_ARGUMENT for bad endpoints or no replication key;
+  // those of RecordSeal::FromKeyFile.
   static absl::StatusOr<std::unique_ptr<ReplicatedController>> Create(
       ReplicationOptions options, RocksDbStore& local, StepDown step_down);
   ~ReplicatedController();
@@ -78,17 +82,19 @@ class ReplicatedController {
   EtcdClient& etcd() { return *etcd_; }
   const ReplicationOptions& options() const { return options_; }
   const ReplicationKeys& keys() const { return log_->keys(); }
+  RecordSeal& seal() { return *seal_; }
   uint64_t last_index() const { return store_ ? store_->last_index() : 0; }
   uint64_t truncated_through() const {
     return truncator_ ? truncator_->truncated_through() : 0;
   }
-  // The secret standbys show to get a copy of this leader's state
-  // (published in etcd at election; empty before).
-  const std::string& snapshot_token() const { return snapshot_token_; }
+  // The secret standbys show to get a copy of this leader's state (derived
+  // from the cluster key; never stored).
+  const std::string& snapshot_token() const { return seal_->snapshot_token(); }
 
  private:
   ReplicatedController(ReplicationOptions options, RocksDbStore& local,
-                       StepDown step_down, std::unique_ptr<EtcdClient> etcd);
+                       StepDown step_down, std::unique_ptr<EtcdClient> etcd,
+                       std::unique_ptr<RecordSeal> seal);
 
   // For a standby behind the log's truncation: copies the leader's state
   // beside the local database (retrying until it has it) and restarts
@@ -96,18 +102,19 @@ class ReplicatedController {
   absl::Status CopyLeaderStateAndRestart(StandbyService& standby);
   absl::StatusOr<uint64_t> FetchFromLeader(const SnapshotPaths& paths,
                                            StandbyService& standby);
-  absl::Status PublishSnapshotToken();
+  // Deletes the token earlier versions published in clear in etcd.
+  absl::Status RetireLegacySnapshotToken();
 
   const ReplicationOptions options_;
   RocksDbStore& local_;
   const StepDown step_down_;
   std::unique_ptr<EtcdClient> etcd_;
+  std::unique_ptr<RecordSeal> seal_;
   std::unique_ptr<ReplicationLog> log_;
   std::unique_ptr<Leadership> leadership_;
   std::unique_ptr<LogFollower> follower_;
   std::unique_ptr<ReplicatedStore> store_;
   std::unique_ptr<LogTruncator> truncator_;
-  std::string snapshot_token_;
 };
 
 }  // namespace gantry::replication

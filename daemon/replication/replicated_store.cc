@@ -65,7 +65,13 @@ absl::Status ReplicatedStore::Commit(const Batch& batch, bool sync) {
   bool told = false;
   while (true) {
     if (!leadership_.Valid()) {
-      return Deposed("this controller's etcd lease may have expired");
+      // Lapsed, not lost (an etcd leader election): nothing is appended or
+      // acknowledged until a renewal is answered, or the lease is lost.
+      if (leadership_.lost()) {
+        return Deposed("this controller's etcd lease may have expired");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      continue;
     }
     absl::Status appended =
         log_.Append(index, bytes, leadership_.leader_revision());

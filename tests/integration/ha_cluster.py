@@ -27,9 +27,20 @@ class HaCluster(GantryCluster):
                               if self.metrics else {})
         self.controllers = {}  # name -> _Daemon (the live process)
         self._starts = {name: 0 for name in self.names}
+        # The cluster key every controller holds (--replication-key), made
+        # as the README's recipe makes it.
+        self.replication_key = os.path.join(self.dir, "replication.key")
+        with open(os.open(self.replication_key,
+                          os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600),
+                  "wb") as key:
+            key.write(os.urandom(32))
         targets = ",".join(f"127.0.0.1:{self.ports[n]}" for n in self.names)
         self.env["GANTRY_CONTROLLER"] = targets
         self.agent_controller = targets
+
+    @property
+    def etcd_prefix(self):
+        return f"/gantry-test/{os.path.basename(self.dir)}/"
 
     def state_dir_of(self, name):
         return os.path.join(self.dir, f"state-{name}")
@@ -62,7 +73,8 @@ class HaCluster(GantryCluster):
                 "--listen", f"127.0.0.1:{self.ports[name]}",
                 "--socket", "",
                 "--etcd", self.etcd.endpoints,
-                "--etcd-prefix", f"/gantry-test/{os.path.basename(self.dir)}/",
+                "--etcd-prefix", self.etcd_prefix,
+                "--replication-key", self.replication_key,
                 "--name", name,
                 "--lease-ttl", str(self.lease_ttl),
                 "--heartbeat-interval", str(self.heartbeat_interval),
