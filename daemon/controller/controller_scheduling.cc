@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/job_dependency.h"
+#include "common/log.h"
 #include "daemon/controller/controller.h"
 #include "daemon/controller/controller_metrics.h"
 #include "daemon/controller/scheduling_input.h"
