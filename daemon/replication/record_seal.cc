@@ -13,6 +13,7 @@
 
 #include "absl/strings/cord.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/log.h"
@@ -246,6 +247,10 @@ std::string RecordSeal::last_forged_key() const {
 
 bool IsForged(const absl::Status& status) {
   return status.GetPayload(kForgedPayload).has_value();
+}
+
+bool LooksSealed(absl::string_view value) {
+  return absl::StartsWith(value, kMagic);
 }
 
 }  // namespace gantry::replication

@@ -90,4 +90,9 @@ class RecordSeal {
 // The error of Open for a record that did not open.
 bool IsForged(const absl::Status& status);
 
+// Whether `value` has the form of a sealed record (whether or not it
+// opens). Values that earlier, unsealing versions of gantryd wrote never
+// do (a serialized protobuf or a number never starts with the marker).
+bool LooksSealed(absl::string_view value);
+
 }  // namespace gantry::replication

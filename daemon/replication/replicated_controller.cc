@@ -61,6 +61,7 @@ ReplicatedController::~ReplicatedController() {
 absl::Status ReplicatedController::WaitUntilLeader(StandbyService& standby) {
   absl::StatusOr<uint64_t> local_index = local_.ReplicationIndex();
   if (!local_index.ok()) return local_index.status();
+  if (absl::Status sealed = RefuseUnsealedLog(); !sealed.ok()) return sealed;
   leadership_->SetAppliedIndex(*local_index);
   // A standby behind the log's truncation could not lead (its state would
   // have a hole): it copies the leader's state before it campaigns. Other
@@ -110,6 +111,10 @@ absl::Status ReplicatedController::WaitUntilLeader(StandbyService& standby) {
     leadership_->Resign();
     return retired;
   }
+  if (absl::Status marked = MarkEmptyLogTruncated(*last); !marked.ok()) {
+    leadership_->Resign();
+    return marked;
+  }
   log::Info("elected leader",
             {{"applied_index", *last},
              {"leader_revision", leadership_->leader_revision()}});
@@ -123,6 +128,61 @@ absl::Status ReplicatedController::WaitUntilLeader(StandbyService& standby) {
                             .interval = options_.truncate_interval},
       [this] { return store_->last_index(); }, leadership_->leader_revision());
   truncator_->Start();
+  return absl::OkStatus();
+}
+
+absl::Status ReplicatedController::RefuseUnsealedLog() {
+  // The first entry and the truncation mark tell: an upgraded cluster's
+  // log starts with what the earlier version wrote.
+  etcdserverpb::TxnRequest txn;
+  etcdserverpb::RangeRequest& first =
+      *txn.add_success()->mutable_request_range();
+  first.set_key(keys().log_prefix());
+  first.set_range_end(PrefixEnd(keys().log_prefix()));
+  first.set_limit(1);
+  txn.add_success()->mutable_request_range()->set_key(keys().truncated());
+  absl::StatusOr<etcdserverpb::TxnResponse> read = etcd_->Txn(txn);
+  if (!read.ok()) return read.status();
+  for (const etcdserverpb::ResponseOp& op : read->responses()) {
+    for (const mvccpb::KeyValue& kv : op.response_range().kvs()) {
+      if (LooksSealed(kv.value())) continue;
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the log in etcd under ", keys().prefix(),
+          " was written by an earlier gantryd, which did not seal it (",
+          kv.key(),
+          "); this version refuses every unsealed record. To upgrade: stop "
+          "every controller; delete the old log with `etcdctl del --prefix ",
+          keys().prefix(),
+          "`; start first the controller that led last (its state is the "
+          "newest) and, once it leads, the others: they copy its state "
+          "(README \"High availability\", upgrading)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReplicatedController::MarkEmptyLogTruncated(
+    uint64_t applied_index) {
+  if (applied_index == 0) return absl::OkStatus();
+  // Empty: no entry from 1 on and no truncation mark (Read fails when
+  // either exists without the other).
+  absl::StatusOr<ReplicationLog::Page> page = log_->Read(1, 1);
+  if (!page.ok() || !page->entries.empty() || page->more) {
+    return absl::OkStatus();
+  }
+  absl::StatusOr<int64_t> marked =
+      log_->Truncate(applied_index, leadership_->leader_revision());
+  if (!marked.ok()) {
+    return absl::Status(
+        marked.status().code(),
+        absl::StrCat("elected on an empty log, but cannot mark it truncated "
+                     "through this controller's state: ",
+                     marked.status().message()));
+  }
+  log::Info(
+      "the log in etcd was empty: marked truncated through this "
+      "controller's state, so that standbys behind it copy its state",
+      {{"through", applied_index}});
   return absl::OkStatus();
 }
 

@@ -104,6 +104,14 @@ class ReplicatedController {
                                            StandbyService& standby);
   // Deletes the token earlier versions published in clear in etcd.
   absl::Status RetireLegacySnapshotToken();
+  // Refuses (FAILED_PRECONDITION, saying how to upgrade) a log in etcd that
+  // an earlier gantryd wrote unsealed: its entries would all be refused.
+  absl::Status RefuseUnsealedLog();
+  // On a log that is empty (its prefix cleared, as an upgrade does) a new
+  // leader whose state is past index 0 marks the log truncated through its
+  // applied index, so that a standby behind it copies its state instead of
+  // finding entries it cannot reach.
+  absl::Status MarkEmptyLogTruncated(uint64_t applied_index);
 
   const ReplicationOptions options_;
   RocksDbStore& local_;

@@ -83,7 +83,7 @@ class ReplicationLog {
   // revisions may then be compacted). Errors: FAILED_PRECONDITION when
   // this controller no longer leads; UNAVAILABLE.
   absl::StatusOr<int64_t> Truncate(uint64_t through, int64_t leader_revision);
-  // The last entry truncated (0: none).
+  // The last entry truncated (0: none, or a mark that does not open).
   absl::StatusOr<uint64_t> TruncatedThrough();
 
   const ReplicationKeys& keys() const { return keys_; }

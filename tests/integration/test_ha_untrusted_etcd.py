@@ -14,6 +14,7 @@ import hashlib
 import hmac
 import json
 import os
+import signal
 import socket
 import subprocess
 import tempfile
@@ -201,6 +202,55 @@ class UntrustedEtcdTest(ClusterTestCase):
         self.assertEqual(attacker.connections, 0,
                          "a client or agent was sent to the forged leader")
         self.assertGreaterEqual(self.forged_records(cluster), 1)
+
+    def test_upgrade_from_an_unsealed_log_as_the_readme_says(self):
+        """A log an earlier gantryd wrote (unsealed) is refused with what
+        to do; done as the README says (prefix cleared, the last leader
+        started first), a standby that was behind copies the leader's
+        state and nothing acknowledged is lost."""
+        cluster = self.start_ha(agents=1, controllers=2)
+        leader = cluster.wait_leader()
+        standby = next(n for n in cluster.names if n != leader)
+        script = cluster.write_script("ok.sh", "#!/bin/bash\ntrue\n")
+        jobs = [cluster.submit(script)]
+        cluster.wait_job(jobs[0], "COMPLETED", timeout=30)
+        # The standby goes down first and misses what follows.
+        cluster.kill_named(standby, signal.SIGTERM)
+        cluster.controllers[standby].process.wait(timeout=30)
+        jobs += [cluster.submit(script) for _ in range(3)]
+        cluster.wait_job(jobs[-1], "COMPLETED", timeout=30)
+        cluster.kill_named(leader, signal.SIGTERM)
+        cluster.controllers[leader].process.wait(timeout=30)
+
+        # The log as an earlier version left it: entries in clear.
+        cluster.etcd.etcdctl("del", "--prefix", cluster.etcd_prefix)
+        self.etcd_put(cluster, self.log_key(cluster, 1),
+                      self.forged_entry(cluster, 1, "/nonexistent"))
+        refused = cluster.start_named_controller(leader)
+        refused.process.wait(timeout=60)
+        self.assertNotEqual(refused.process.returncode, 0)
+        self.assertIn("written by an earlier gantryd", refused.log_text())
+        self.assertIn(f"etcdctl del --prefix {cluster.etcd_prefix}",
+                      refused.log_text())
+
+        # The README's steps.
+        cluster.etcd.etcdctl("del", "--prefix", cluster.etcd_prefix)
+        cluster.start_named_controller(leader)
+        self.assertEqual(cluster.wait_leader(timeout=60), leader)
+        behind = cluster.start_named_controller(standby)
+        wait_for(lambda: "installed a copy of the leader's state"
+                 in behind.log_text() or None, 90,
+                 f"{standby} to copy the leader's state")
+        jobs.append(cluster.submit(script))
+        cluster.wait_job(jobs[-1], "COMPLETED", timeout=40)
+        for job in jobs:
+            self.assertEqual(cluster.job(job)["state"], "COMPLETED")
+        # The standby follows: it takes over with every job.
+        cluster.kill_named(leader)
+        self.assertEqual(cluster.wait_leader(timeout=60, other_than=leader),
+                         standby)
+        for job in jobs:
+            self.assertEqual(cluster.job(job)["state"], "COMPLETED")
 
     def test_no_start_without_a_private_cluster_key(self):
         directory = tempfile.mkdtemp(prefix="gantry-key-", dir="/tmp")

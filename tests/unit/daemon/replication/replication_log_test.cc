@@ -353,9 +353,23 @@ TEST_CASE(
   CHECK(page->entries.empty());
   CHECK(seal.last_forged_key() == keys.chunk_prefix(2));
 
-  // A forged truncation mark is refused too.
+  // A forged truncation mark is refused too: it counts as no mark, so
+  // readers are not stopped by it (entry 1 is no "truncated" entry)...
+  const uint64_t forged_before = seal.forged_count();
   PutRaw(*client, keys.truncated(), "2");
-  CHECK(IsForged(log.TruncatedThrough().status()));
+  absl::StatusOr<uint64_t> mark = log.TruncatedThrough();
+  REQUIRE(mark.ok());
+  CHECK(*mark == 0);
+  CHECK(seal.forged_count() == forged_before + 1);
+  CHECK(seal.last_forged_key() == keys.truncated());
+  page = log.Read(1, 1);
+  REQUIRE(page.ok());
+  CHECK(page->entries.size() == 1);
+  // ... and the leader's next truncation puts a sealed one over it.
+  REQUIRE(log.Truncate(1, revision).ok());
+  mark = log.TruncatedThrough();
+  REQUIRE(mark.ok());
+  CHECK(*mark == 1);
 }
 
 TEST_CASE(
