@@ -45,6 +45,16 @@ std::vector<std::pair<std::string, std::string>> ReplicationLines(
             leads ? "leader" : "standby", ", applied ", member.applied_index(),
             leads ? ""
                   : absl::StrCat(", ", Lag(replication, member), " behind")));
+    if (member.forged_records() > 0) {
+      lines.emplace_back(
+          "ALARM",
+          absl::StrCat(member.name(), " refused ", member.forged_records(),
+                       " record(s) in etcd not sealed with the cluster's "
+                       "replication key (last: ",
+                       member.last_forged_key(),
+                       "): someone with write access to etcd tampered with "
+                       "it; see that controller's log"));
+    }
   }
   size_t reachable = 0;
   for (const v1::EtcdMemberStatus& member : replication.etcd()) {
@@ -76,7 +86,9 @@ nlohmann::json ReplicationToJson(const v1::ReplicationStatus& replication) {
          {"address", member.address()},
          {"role", member.name() == replication.leader() ? "leader" : "standby"},
          {"applied_index", member.applied_index()},
-         {"lag_entries", Lag(replication, member)}});
+         {"lag_entries", Lag(replication, member)},
+         {"forged_records", member.forged_records()},
+         {"last_forged_key", member.last_forged_key()}});
   }
   nlohmann::json etcd = nlohmann::json::array();
   for (const v1::EtcdMemberStatus& member : replication.etcd()) {

@@ -101,6 +101,7 @@ struct Flags {
   std::string etcd_cert;
   std::string etcd_key;
   bool etcd_insecure = false;
+  std::string replication_key = "/etc/gantry/replication.key";
   std::string name;
   std::string advertise;
   int64_t lease_ttl = 2;
@@ -361,6 +362,13 @@ void AddFlags(CLI::App& app, Flags& flags) {
                "the leader run jobs as any user. Without it, gantryd --etcd "
                "refuses to start unless --etcd-ca, --etcd-cert and "
                "--etcd-key are given");
+  app.add_option("--replication-key", flags.replication_key,
+                 "With --etcd: file of the cluster key (32+ random bytes, "
+                 "mode 0600, the same on every controller, kept outside "
+                 "etcd) that seals what the controllers keep in etcd, so "
+                 "that etcd need not be trusted: gantryd refuses to start "
+                 "without it, or if others may read or write it")
+      ->capture_default_str();
   app.add_option("--name", flags.name,
                  "This controller's name among its peers (default: the host "
                  "name)");
@@ -541,6 +549,7 @@ int main(int argc, char** argv) {
                           .cert_path = flags.etcd_cert,
                           .key_path = flags.etcd_key,
                           .insecure = flags.etcd_insecure},
+             .replication_key = flags.replication_key,
              .prefix = flags.etcd_prefix,
              .name = flags.name,
              .address = flags.advertise,
@@ -579,6 +588,11 @@ int main(int argc, char** argv) {
   gantry::ControllerMetrics controller_metrics(*metrics_registry);
   gantry::ControllerOptions options;
   options.metrics = &controller_metrics;
+  if (replicated) {
+    options.may_act = [leadership = &replicated->leadership()] {
+      return leadership->Valid();
+    };
+  }
   options.state_dir = flags.state_dir;
   options.cluster_name = flags.cluster_name;
   options.default_account = flags.default_account;

@@ -125,6 +125,11 @@ struct ControllerOptions {
   // Where the controller reports its metrics; null: nowhere (unit tests).
   // Must outlive the controller.
   ControllerMetrics* metrics = nullptr;
+  // Whether this controller may act now (any thread may call it); unset:
+  // always. A replicated leader (gantryd --etcd) answers whether its etcd
+  // lease is surely held: one woken from a pause past its lease runs no
+  // scheduling pass, and so starts nothing, before it steps down.
+  std::function<bool()> may_act;
   // A finished job stays in the live state (listings, dependencies) this
   // long after it ended, then moves to the history (Slurm's MinJobAge), so
   // memory and load time do not grow with the jobs ever run.
@@ -734,6 +739,7 @@ class Controller {
   bool flush_posted_ = false;
   StoreWriter writer_;
   bool schedule_posted_ = false;
+  bool pass_held_back_ = false;  // the last pass found may_act false
   // Scheduling passes cost O(pending jobs); when triggers come faster than
   // that (a flood of submissions), they are coalesced so that passes take
   // at most about a fifth of the loop.

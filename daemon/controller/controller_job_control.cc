@@ -123,7 +123,16 @@ void Controller::Cancel(const v1::CancelRequest& request, const Caller& caller,
                   !job.record.spec().script_once()
               ? v1::KillRanks::SCOPE_ALL
               : v1::KillRanks::SCOPE_STEP_TASKS;
-      SendKill(job, request.signal(), /*signal_only=*/true, scope);
+      // Sent once the event is stored: a leader whose etcd lease lapsed
+      // meanwhile (which sends nothing to agents) sends it when its lease
+      // is confirmed, and one that lost it answers an error, not "ok".
+      AfterCommit([this, id, signal = request.signal(), scope] {
+        auto it = jobs_.find(id);
+        if (it == jobs_.end() || it->second.record.state() != v1::RUNNING) {
+          return;
+        }
+        SendKill(it->second, signal, /*signal_only=*/true, scope);
+      });
       StageEvent(
           id, "", "signalled",
           absl::StrCat("signal ", request.signal(), " sent by ", caller.user));

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/job_dependency.h"
+#include "common/log.h"
 #include "daemon/controller/controller.h"
 #include "daemon/controller/controller_metrics.h"
 #include "daemon/controller/scheduling_input.h"
@@ -64,6 +65,25 @@ std::shared_ptr<const NodeConstraint> Controller::ParsedConstraint(
 }
 
 void Controller::SchedulePass() {
+  if (options_.may_act && !options_.may_act()) {
+    // Not sure to lead any more: decide nothing; look again shortly (the
+    // lease is confirmed again, or this controller steps down).
+    if (!pass_held_back_) {
+      log::Warn(
+          "not scheduling: this controller's leadership is not confirmed "
+          "(its etcd lease lapsed)");
+      pass_held_back_ = true;
+    }
+    schedule_timer_.expires_after(std::chrono::milliseconds(100));
+    schedule_timer_.async_wait([this](const boost::system::error_code& error) {
+      if (!error && !stopped_) SchedulePass();
+    });
+    return;
+  }
+  if (pass_held_back_) {
+    log::Info("scheduling again: leadership confirmed");
+    pass_held_back_ = false;
+  }
   // A pass over a long queue is the dearest thing the loop does; while
   // triggers keep coming (a submission flood, a fleet registering) later
   // passes wait this many times the last one's duration, so they take at

@@ -148,7 +148,8 @@ absl::StatusOr<v1::HandoverResponse> Handover::Run(
         "went unanswered): no hand-over until it answers again");
   }
   absl::StatusOr<std::vector<v1::ControllerMember>> members =
-      ReadControllerMembers(controller_.etcd(), controller_.keys());
+      ReadControllerMembers(controller_.etcd(), controller_.keys(),
+                            controller_.seal());
   if (!members.ok()) {
     return absl::UnavailableError(
         absl::StrCat("cannot read the standbys from etcd (",

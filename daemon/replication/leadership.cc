@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "daemon/replication/controller_members.h"
 
 namespace gantry::replication {
 namespace {
@@ -27,11 +28,12 @@ int64_t WallMs() {
 
 }  // namespace
 
-Leadership::Leadership(EtcdClient& etcd, ReplicationKeys keys,
+Leadership::Leadership(EtcdClient& etcd, ReplicationKeys keys, RecordSeal& seal,
                        v1::ControllerMember self, int64_t ttl_seconds,
                        OnLost on_lost)
     : etcd_(etcd),
       keys_(std::move(keys)),
+      seal_(seal),
       ttl_seconds_(ttl_seconds),
       on_lost_(std::move(on_lost)),
       name_(self.name()),
@@ -86,8 +88,11 @@ absl::Status Leadership::PublishMember() {
     std::lock_guard lock(mutex_);
     if (lease_id_ == 0) return absl::OkStatus();
     self_.set_updated_ms(WallMs());
+    // For `gantry status`: what this controller refused.
+    self_.set_forged_records(seal_.forged_count());
+    self_.set_last_forged_key(seal_.last_forged_key());
     put.set_key(keys_.member(self_.name()));
-    put.set_value(self_.SerializeAsString());
+    put.set_value(SealMember(seal_, put.key(), self_));
     put.set_lease(lease_id_);
   }
   etcdserverpb::TxnRequest txn;
@@ -96,9 +101,31 @@ absl::Status Leadership::PublishMember() {
   return response.status();
 }
 
+void Leadership::CheckLost(bool expired_in_etcd) {
+  if (!is_leader() || Valid()) return;
+  std::string reason;
+  if (expired_in_etcd) {
+    reason =
+        "etcd says this controller's lease expired: another controller "
+        "may lead now";
+  } else if (SteadyNow() >=
+             valid_until_.load() + SteadyTicks(kEtcdElectionAllowance)) {
+    reason = absl::StrCat(
+        "no renewal of the etcd lease was answered within "
+        "its ",
+        ttl_seconds_, " s and ", kEtcdElectionAllowance.count(),
+        " ms more: another controller may lead now");
+  } else {
+    return;  // lapsed: acts on nothing, and keeps renewing
+  }
+  if (!lost_reported_.exchange(true)) on_lost_(reason);
+}
+
 void Leadership::RenewLoop() {
+  // A few renewals per TTL, and at least two a second, so that one lost
+  // to an etcd member going away leaves time for the next.
   const auto period = std::chrono::milliseconds(
-      std::max<int64_t>(ttl_seconds_ * 1000 / 4, 200));
+      std::clamp<int64_t>(ttl_seconds_ * 1000 / 4, 200, 500));
   std::unique_lock lock(mutex_);
   while (!stopping_) {
     wake_.wait_for(lock, period, [this] { return stopping_; });
@@ -115,6 +142,7 @@ void Leadership::RenewLoop() {
     } else {
       const int64_t sent = SteadyNow();
       absl::StatusOr<int64_t> ttl = etcd_.KeepAliveOnce(lease_id);
+      bool expired = false;
       if (ttl.ok() && *ttl > 0) {
         valid_until_.store(sent + SteadyTicks(std::chrono::seconds(*ttl)));
       } else if (ttl.ok()) {
@@ -122,15 +150,12 @@ void Leadership::RenewLoop() {
         std::lock_guard relock(mutex_);
         if (lease_id_ == lease_id) lease_id_ = 0;
         valid_until_.store(0);
+        expired = true;
       } else {
-        log::Warn("cannot renew the etcd lease",
+        log::Warn("cannot renew the etcd lease; trying again",
                   {{"error", ttl.status().ToString()}});
       }
-    }
-    if (is_leader() && !Valid() && !lost_reported_.exchange(true)) {
-      on_lost_(absl::StrCat("the etcd lease was not renewed within its ",
-                            ttl_seconds_,
-                            " s: another controller may lead now"));
+      CheckLost(expired);
     }
     if (absl::Status published = PublishMember(); !published.ok()) {
       log::Debug("cannot publish this controller's member record",
@@ -147,7 +172,7 @@ etcdserverpb::PutRequest Leadership::LeaderPut() {
   leader.set_updated_ms(WallMs());
   etcdserverpb::PutRequest put;
   put.set_key(keys_.leader());
-  put.set_value(leader.SerializeAsString());
+  put.set_value(SealMember(seal_, keys_.leader(), leader));
   put.set_lease(lease_id_);
   return put;
 }
@@ -170,18 +195,20 @@ absl::StatusOr<bool> Leadership::TryToLead(
   const auto& reads = response->responses();
   if (reads.size() != 2) return false;
   if (reads[0].response_range().kvs_size() == 1) {
-    leader.emplace();
-    if (!leader->ParseFromString(reads[0].response_range().kvs(0).value())) {
-      leader.reset();
-    }
+    const mvccpb::KeyValue& kv = reads[0].response_range().kvs(0);
+    if (RemoveIfForged(kv)) return false;
+    absl::StatusOr<v1::ControllerMember> record = OpenMember(seal_, kv);
+    if (record.ok()) leader = std::move(*record);
     return false;
   }
   // No leader, but a hand-over under way: only its successor may lead,
   // and it will in a moment.
   if (reads[1].response_range().kvs_size() == 1) {
     const mvccpb::KeyValue& kv = reads[1].response_range().kvs(0);
+    if (RemoveIfForged(kv)) return false;
+    absl::StatusOr<std::string> opened = seal_.Open(kv.key(), kv.value());
     v1::HandoverRecord record;
-    if (!record.ParseFromString(kv.value())) return false;
+    if (!opened.ok() || !record.ParseFromString(*opened)) return false;
     if (record.successor() == name_) {
       return TakeOverAsSuccessor(kv.mod_revision());
     }
@@ -191,6 +218,25 @@ absl::StatusOr<bool> Leadership::TryToLead(
     leader->set_role("successor");
   }
   return false;
+}
+
+bool Leadership::RemoveIfForged(const mvccpb::KeyValue& kv) {
+  if (seal_.Open(kv.key(), kv.value()).ok()) return false;
+  // No controller wrote it (the alarm is raised): a record nobody
+  // believes. Deleted only if unchanged, so a real leader that took the
+  // key meanwhile keeps it.
+  etcdserverpb::TxnRequest txn;
+  etcdserverpb::Compare* same = txn.add_compare();
+  same->set_key(kv.key());
+  same->set_target(etcdserverpb::Compare::MOD);
+  same->set_result(etcdserverpb::Compare::EQUAL);
+  same->set_mod_revision(kv.mod_revision());
+  txn.add_success()->mutable_request_delete_range()->set_key(kv.key());
+  absl::StatusOr<etcdserverpb::TxnResponse> deleted = etcd_.Txn(txn);
+  if (deleted.ok() && deleted->succeeded()) {
+    log::Warn("deleted a forged record from etcd", {{"key", kv.key()}});
+  }
+  return true;
 }
 
 absl::StatusOr<bool> Leadership::TakeOverAsSuccessor(
@@ -323,7 +369,7 @@ absl::Status Leadership::HandOver(const v1::HandoverRecord& record,
   CompareCreated(txn, keys_.leader(), revision);
   etcdserverpb::PutRequest* put = txn.add_success()->mutable_request_put();
   put->set_key(keys_.successor());
-  put->set_value(record.SerializeAsString());
+  put->set_value(seal_.Seal(keys_.successor(), record.SerializeAsString()));
   put->set_lease(record_lease);
   txn.add_success()->mutable_request_delete_range()->set_key(keys_.leader());
   absl::StatusOr<etcdserverpb::TxnResponse> response = etcd_.Txn(txn);

@@ -12,6 +12,22 @@
 // log's transactions compare the leader key's creation revision, so even a
 // leader that believes itself valid cannot append once replaced.
 //
+// A renewal that goes unanswered does not end the leadership by itself:
+// while etcd elects a new raft leader (one to two election timeouts, a
+// second or two by default) nobody can renew, and etcd's new leader
+// extends every lease when it takes office. So a leader whose lease lapsed
+// locally stops acting (Valid() is false) but keeps renewing; it is lost
+// only when etcd answers that the lease is gone, or when no renewal was
+// answered for kEtcdElectionAllowance past the lapse. A renewal answered
+// in time makes it valid again: its lease never expired in etcd, so its
+// leader key is still its own.
+//
+// The records it writes (member, leader, successor) are sealed with the
+// cluster key (record_seal.h), and the ones it reads are believed only if
+// they open: a forged leader or successor record is refused (the alarm is
+// raised) and deleted, so nobody is sent to the address it names and the
+// election is not blocked by it.
+//
 // A leader may also hand over on purpose (HandOver, for gantry handover):
 // in one transaction it names its successor in the successor key and
 // deletes the leader key. While the successor key exists only the standby
@@ -36,10 +52,16 @@
 
 #include "absl/status/status.h"
 #include "daemon/replication/etcd_client.h"
+#include "daemon/replication/record_seal.h"
 #include "daemon/replication/replication_keys.h"
 #include "gantry/v1/replication.pb.h"
 
 namespace gantry::replication {
+
+// How long past a lapse of its lease a leader keeps trying to renew before
+// it gives up: covers an etcd leader election (two election timeouts of
+// etcd's default 1 s, and a round trip).
+inline constexpr std::chrono::milliseconds kEtcdElectionAllowance{3000};
 
 class Leadership {
  public:
@@ -49,8 +71,8 @@ class Leadership {
   // Called once, from the renewal thread, when a leader's lease is lost.
   using OnLost = std::function<void(const std::string& reason)>;
 
-  Leadership(EtcdClient& etcd, ReplicationKeys keys, v1::ControllerMember self,
-             int64_t ttl_seconds, OnLost on_lost);
+  Leadership(EtcdClient& etcd, ReplicationKeys keys, RecordSeal& seal,
+             v1::ControllerMember self, int64_t ttl_seconds, OnLost on_lost);
   ~Leadership();
   Leadership(const Leadership&) = delete;
   Leadership& operator=(const Leadership&) = delete;
@@ -71,6 +93,8 @@ class Leadership {
   bool is_leader() const { return leader_revision_.load() != 0; }
   // A leader whose lease is surely still held (see above).
   bool Valid() const;
+  // A leader that knows its lease is gone (on_lost has run or is running).
+  bool lost() const { return lost_reported_.load(); }
   // The member record's applied index, published with the next renewal.
   void SetAppliedIndex(uint64_t index);
   uint64_t applied_index() const;
@@ -91,6 +115,12 @@ class Leadership {
 
  private:
   void RenewLoop();
+  // After each renewal attempt: reports the loss of a leader's lease.
+  void CheckLost(bool expired_in_etcd);
+  // Whether `kv` (the leader or successor key, as read) holds a record
+  // that does not open; if so, deletes it (if unchanged) so that it
+  // neither blocks the election nor is believed.
+  bool RemoveIfForged(const mvccpb::KeyValue& kv);
   absl::Status EnsureLease();
   absl::Status PublishMember();
   // One round of the campaign: true once this controller leads; on false,
@@ -107,6 +137,7 @@ class Leadership {
 
   EtcdClient& etcd_;
   const ReplicationKeys keys_;
+  RecordSeal& seal_;
   const int64_t ttl_seconds_;
   const OnLost on_lost_;
   const std::string name_;

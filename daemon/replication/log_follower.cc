@@ -86,18 +86,24 @@ absl::Status LogFollower::Follow() {
   absl::Status watched =
       watch_->Run([&](const etcdserverpb::WatchResponse& response) {
         if (!failed.ok()) return;
-        int last_put = -1;
-        for (int i = 0; i < response.events_size(); ++i) {
-          if (response.events(i).type() == mvccpb::Event::PUT) last_put = i;
-        }
-        for (int i = 0; i <= last_put; ++i) {
-          const mvccpb::Event& event = response.events(i);
+        std::vector<ReplicationLog::Entry> entries;
+        for (const mvccpb::Event& event : response.events()) {
           if (event.type() != mvccpb::Event::PUT) continue;  // truncation
           absl::StatusOr<ReplicationLog::Entry> entry = log_.Decode(event.kv());
-          if (entry.ok())
-            failed = Apply(std::move(*entry), /*sync=*/i == last_put);
-          else
+          // A record no controller sealed is refused (the alarm is raised)
+          // and its index waits for a sealed entry: Apply takes indexes
+          // only in order, so nothing is skipped.
+          if (!entry.ok() && IsForged(entry.status())) continue;
+          if (!entry.ok()) {
             failed = entry.status();
+            watch_->Cancel();
+            return;
+          }
+          entries.push_back(std::move(*entry));
+        }
+        for (size_t i = 0; i < entries.size(); ++i) {
+          failed =
+              Apply(std::move(entries[i]), /*sync=*/i + 1 == entries.size());
           if (!failed.ok()) {
             watch_->Cancel();
             return;

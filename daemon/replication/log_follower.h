@@ -1,7 +1,12 @@
 // A standby's copy of the state: reads the log in etcd from the entry after
 // the last one its RocksDB holds, applies each batch with its index (synced
 // once per page read, so a crash leaves a prefix of the log applied), and
-// then watches the log for new entries. A promoted standby calls CatchUp
+// then watches the log for new entries. An entry that does not open
+// (record_seal.h: forged, altered, replayed) is never applied and never
+// skipped: the follower stops before it, with the alarm raised, and goes
+// on only once a sealed entry holds that index (the leader replaces a
+// forged value when it appends there) or the log is truncated past it
+// (it then copies the leader's state). A promoted standby calls CatchUp
 // once more after it has won, so it holds every entry the old leader
 // appended before it takes over.
 //

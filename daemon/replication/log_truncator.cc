@@ -67,7 +67,7 @@ absl::Status LogTruncator::Pass() {
     compact_next_ = 0;
   }
   absl::StatusOr<std::vector<v1::ControllerMember>> members =
-      ReadControllerMembers(etcd_, log_.keys());
+      ReadControllerMembers(etcd_, log_.keys(), log_.seal());
   if (!members.ok()) return members.status();
   TruncationInput input{.leader_index = leader_index_(),
                         .truncated_through = truncated_through_.load(),

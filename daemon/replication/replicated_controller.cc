@@ -1,13 +1,10 @@
 #include "daemon/replication/replicated_controller.h"
 
-#include <fstream>
-
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/crash_point.h"
 #include "common/log.h"
+#include "daemon/replication/controller_members.h"
 #include "daemon/replication/snapshot_fetch.h"
 
 namespace gantry::replication {
@@ -15,6 +12,15 @@ namespace gantry::replication {
 absl::StatusOr<std::unique_ptr<ReplicatedController>>
 ReplicatedController::Create(ReplicationOptions options, RocksDbStore& local,
                              StepDown step_down) {
+  if (options.replication_key.empty()) {
+    return absl::InvalidArgumentError(
+        "several controllers on etcd need --replication-key: the file of "
+        "the cluster key that seals what they keep in etcd (README \"High "
+        "availability\")");
+  }
+  absl::StatusOr<std::unique_ptr<RecordSeal>> seal =
+      RecordSeal::FromKeyFile(options.replication_key);
+  if (!seal.ok()) return seal.status();
   absl::StatusOr<EtcdTransport> transport =
       EtcdTransportFor(options.etcd_endpoints, options.etcd_tls);
   if (!transport.ok()) return transport.status();
@@ -24,26 +30,29 @@ ReplicatedController::Create(ReplicationOptions options, RocksDbStore& local,
   // Before anything is read or campaigned for: endpoints of two clusters
   // would each elect a leader.
   if (absl::Status one = (*etcd)->CheckOneCluster(); !one.ok()) return one;
-  return std::unique_ptr<ReplicatedController>(new ReplicatedController(
-      std::move(options), local, std::move(step_down), std::move(*etcd)));
+  return std::unique_ptr<ReplicatedController>(
+      new ReplicatedController(std::move(options), local, std::move(step_down),
+                               std::move(*etcd), std::move(*seal)));
 }
 
 ReplicatedController::ReplicatedController(ReplicationOptions options,
                                            RocksDbStore& local,
                                            StepDown step_down,
-                                           std::unique_ptr<EtcdClient> etcd)
+                                           std::unique_ptr<EtcdClient> etcd,
+                                           std::unique_ptr<RecordSeal> seal)
     : options_(std::move(options)),
       local_(local),
       step_down_(std::move(step_down)),
-      etcd_(std::move(etcd)) {
-  log_ = std::make_unique<ReplicationLog>(*etcd_,
-                                          ReplicationKeys(options_.prefix));
+      etcd_(std::move(etcd)),
+      seal_(std::move(seal)) {
+  log_ = std::make_unique<ReplicationLog>(
+      *etcd_, ReplicationKeys(options_.prefix), *seal_);
   v1::ControllerMember self;
   self.set_name(options_.name);
   self.set_address(options_.address);
   self.set_role("standby");
   leadership_ = std::make_unique<Leadership>(
-      *etcd_, log_->keys(), self, options_.lease_ttl_seconds,
+      *etcd_, log_->keys(), *seal_, self, options_.lease_ttl_seconds,
       [this](const std::string& reason) { step_down_(reason); });
   follower_ = std::make_unique<LogFollower>(
       *etcd_, *log_, local_,
@@ -58,6 +67,7 @@ ReplicatedController::~ReplicatedController() {
 absl::Status ReplicatedController::WaitUntilLeader(StandbyService& standby) {
   absl::StatusOr<uint64_t> local_index = local_.ReplicationIndex();
   if (!local_index.ok()) return local_index.status();
+  if (absl::Status sealed = RefuseUnsealedLog(); !sealed.ok()) return sealed;
   leadership_->SetAppliedIndex(*local_index);
   // A standby behind the log's truncation could not lead (its state would
   // have a hole): it copies the leader's state before it campaigns. Other
@@ -103,9 +113,13 @@ absl::Status ReplicatedController::WaitUntilLeader(StandbyService& standby) {
                         absl::StrCat("elected, but cannot apply the log: ",
                                      last.status().message()));
   }
-  if (absl::Status published = PublishSnapshotToken(); !published.ok()) {
+  if (absl::Status retired = RetireLegacySnapshotToken(); !retired.ok()) {
     leadership_->Resign();
-    return published;
+    return retired;
+  }
+  if (absl::Status marked = MarkEmptyLogTruncated(*last); !marked.ok()) {
+    leadership_->Resign();
+    return marked;
   }
   log::Info("elected leader",
             {{"applied_index", *last},
@@ -123,34 +137,77 @@ absl::Status ReplicatedController::WaitUntilLeader(StandbyService& standby) {
   return absl::OkStatus();
 }
 
-absl::Status ReplicatedController::PublishSnapshotToken() {
-  std::ifstream random("/dev/urandom", std::ios::binary);
-  unsigned char bytes[32];
-  if (!random.read(reinterpret_cast<char*>(bytes), sizeof(bytes))) {
-    return absl::UnavailableError("cannot read /dev/urandom");
+absl::Status ReplicatedController::RefuseUnsealedLog() {
+  // The first entry and the truncation mark tell: an upgraded cluster's
+  // log starts with what the earlier version wrote.
+  etcdserverpb::TxnRequest txn;
+  etcdserverpb::RangeRequest& first =
+      *txn.add_success()->mutable_request_range();
+  first.set_key(keys().log_prefix());
+  first.set_range_end(PrefixEnd(keys().log_prefix()));
+  first.set_limit(1);
+  txn.add_success()->mutable_request_range()->set_key(keys().truncated());
+  absl::StatusOr<etcdserverpb::TxnResponse> read = etcd_->Txn(txn);
+  if (!read.ok()) return read.status();
+  for (const etcdserverpb::ResponseOp& op : read->responses()) {
+    for (const mvccpb::KeyValue& kv : op.response_range().kvs()) {
+      if (LooksSealed(kv.value())) continue;
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the log in etcd under ", keys().prefix(),
+          " was written by an earlier gantryd, which did not seal it (",
+          kv.key(),
+          "); this version refuses every unsealed record. To upgrade: stop "
+          "every controller; delete the old log with `etcdctl del --prefix ",
+          keys().prefix(),
+          "`; start first the controller that led last (its state is the "
+          "newest) and, once it leads, the others: they copy its state "
+          "(README \"High availability\", upgrading)"));
+    }
   }
-  std::string token;
-  for (unsigned char byte : bytes) {
-    absl::StrAppend(&token, absl::Hex(byte, absl::kZeroPad2));
+  return absl::OkStatus();
+}
+
+absl::Status ReplicatedController::MarkEmptyLogTruncated(
+    uint64_t applied_index) {
+  if (applied_index == 0) return absl::OkStatus();
+  // Empty: no entry from 1 on and no truncation mark (Read fails when
+  // either exists without the other).
+  absl::StatusOr<ReplicationLog::Page> page = log_->Read(1, 1);
+  if (!page.ok() || !page->entries.empty() || page->more) {
+    return absl::OkStatus();
   }
-  // Fenced like an append: a deposed leader cannot replace the token.
+  absl::StatusOr<int64_t> marked =
+      log_->Truncate(applied_index, leadership_->leader_revision());
+  if (!marked.ok()) {
+    return absl::Status(
+        marked.status().code(),
+        absl::StrCat("elected on an empty log, but cannot mark it truncated "
+                     "through this controller's state: ",
+                     marked.status().message()));
+  }
+  log::Info(
+      "the log in etcd was empty: marked truncated through this "
+      "controller's state, so that standbys behind it copy its state",
+      {{"through", applied_index}});
+  return absl::OkStatus();
+}
+
+absl::Status ReplicatedController::RetireLegacySnapshotToken() {
+  // Fenced like an append: a deposed leader changes nothing.
   etcdserverpb::TxnRequest txn;
   CompareCreated(txn, keys().leader(), leadership_->leader_revision());
-  etcdserverpb::PutRequest& put = *txn.add_success()->mutable_request_put();
-  put.set_key(keys().snapshot_token());
-  put.set_value(token);
+  txn.add_success()->mutable_request_delete_range()->set_key(
+      keys().legacy_snapshot_token());
   absl::StatusOr<etcdserverpb::TxnResponse> response = etcd_->Txn(txn);
   if (!response.ok()) {
     return absl::Status(response.status().code(),
-                        absl::StrCat("elected, but cannot publish the "
-                                     "snapshot token in etcd: ",
+                        absl::StrCat("elected, but cannot clean up etcd: ",
                                      response.status().message()));
   }
   if (!response->succeeded()) {
     return absl::FailedPreconditionError(
-        "elected, but replaced before publishing the snapshot token");
+        "elected, but replaced before taking office");
   }
-  snapshot_token_ = std::move(token);
   return absl::OkStatus();
 }
 
@@ -177,50 +234,40 @@ absl::Status ReplicatedController::CopyLeaderStateAndRestart(
 
 absl::StatusOr<uint64_t> ReplicatedController::FetchFromLeader(
     const SnapshotPaths& paths, StandbyService& standby) {
-  etcdserverpb::TxnRequest txn;
-  txn.add_success()->mutable_request_range()->set_key(keys().leader());
-  txn.add_success()->mutable_request_range()->set_key(keys().snapshot_token());
-  txn.add_success()->mutable_request_range()->set_key(keys().truncated());
-  absl::StatusOr<etcdserverpb::TxnResponse> read = etcd_->Txn(txn);
-  if (!read.ok()) return read.status();
-  const auto value = [&](int i) -> std::optional<std::string> {
-    const etcdserverpb::RangeResponse& range =
-        read->responses(i).response_range();
-    if (range.kvs_size() == 0) return std::nullopt;
-    return range.kvs(0).value();
-  };
-  v1::ControllerMember leader;
-  const std::optional<std::string> leader_value = value(0);
-  if (!leader_value || !leader.ParseFromString(*leader_value)) {
+  etcdserverpb::RangeRequest read;
+  read.set_key(keys().leader());
+  absl::StatusOr<etcdserverpb::RangeResponse> leader_key = etcd_->Range(read);
+  if (!leader_key.ok()) return leader_key.status();
+  if (leader_key->kvs_size() == 0) {
     standby.SetLeader(std::nullopt);
     return absl::UnavailableError("no controller leads now");
   }
+  // Only a record sealed by a controller is believed (and passed on to
+  // the callers of this standby).
+  absl::StatusOr<v1::ControllerMember> leader =
+      OpenMember(*seal_, leader_key->kvs(0));
+  if (!leader.ok()) {
+    standby.SetLeader(std::nullopt);
+    return leader.status();
+  }
   // Callers of this standby meanwhile are sent to the leader.
-  standby.SetLeader(leader);
-  const std::optional<std::string> token = value(1);
-  if (!token) {
-    return absl::UnavailableError("the leader has published no snapshot token");
-  }
-  uint64_t truncated = 0;
-  if (const std::optional<std::string> mark = value(2);
-      mark && !absl::SimpleAtoi(*mark, &truncated)) {
-    return absl::DataLossError(
-        "the log's truncation mark in etcd is not a number");
-  }
+  standby.SetLeader(*leader);
+  absl::StatusOr<uint64_t> truncated = log_->TruncatedThrough();
+  if (!truncated.ok()) return truncated.status();
   grpc::ChannelArguments args;
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
-      ChannelCredentialsFor(leader.address(), options_.peer_tls, args);
+      ChannelCredentialsFor(leader->address(), options_.peer_tls, args);
   if (!credentials.ok()) return credentials.status();
   log::Info("copying the leader's state",
-            {{"leader", leader.name()},
-             {"address", leader.address()},
-             {"log_truncated_through", truncated}});
-  return FetchSnapshot({.leader_address = leader.address(),
+            {{"leader", leader->name()},
+             {"address", leader->address()},
+             {"log_truncated_through", *truncated}});
+  return FetchSnapshot({.leader_address = leader->address(),
                         .credentials = *credentials,
                         .channel_args = args,
-                        .token = *token,
+                        .token = seal_->snapshot_token(),
                         .requester = options_.name},
-                       paths, truncated);
+                       paths, *truncated);
 }
 
 }  // namespace gantry::replication

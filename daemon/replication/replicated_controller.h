@@ -32,6 +32,7 @@
 #include "daemon/replication/leadership.h"
 #include "daemon/replication/log_follower.h"
 #include "daemon/replication/log_truncator.h"
+#include "daemon/replication/record_seal.h"
 #include "daemon/replication/replicated_store.h"
 #include "daemon/replication/replication_log.h"
 #include "daemon/replication/snapshot_install.h"
@@ -43,6 +44,8 @@ struct ReplicationOptions {
   std::vector<std::string> etcd_endpoints;
   // TLS to etcd, or --etcd-insecure (etcd_transport.h).
   EtcdTlsOptions etcd_tls;
+  // The cluster key's file (--replication-key; record_seal.h): required.
+  std::string replication_key;
   std::string prefix = "/gantry";
   // This controller's name among its peers (default: the host name).
   std::string name;
@@ -65,6 +68,8 @@ class ReplicatedController {
 
   // Errors: INVALID_ARGUMENT for bad endpoints or TLS settings;
   // FAILED_PRECONDITION when the endpoints are not one etcd cluster.
+  // Errors: INVALID_ARGUMENT for bad endpoints or no replication key;
+  // those of RecordSeal::FromKeyFile.
   static absl::StatusOr<std::unique_ptr<ReplicatedController>> Create(
       ReplicationOptions options, RocksDbStore& local, StepDown step_down);
   ~ReplicatedController();
@@ -82,17 +87,19 @@ class ReplicatedController {
   EtcdClient& etcd() { return *etcd_; }
   const ReplicationOptions& options() const { return options_; }
   const ReplicationKeys& keys() const { return log_->keys(); }
+  RecordSeal& seal() { return *seal_; }
   uint64_t last_index() const { return store_ ? store_->last_index() : 0; }
   uint64_t truncated_through() const {
     return truncator_ ? truncator_->truncated_through() : 0;
   }
-  // The secret standbys show to get a copy of this leader's state
-  // (published in etcd at election; empty before).
-  const std::string& snapshot_token() const { return snapshot_token_; }
+  // The secret standbys show to get a copy of this leader's state (derived
+  // from the cluster key; never stored).
+  const std::string& snapshot_token() const { return seal_->snapshot_token(); }
 
  private:
   ReplicatedController(ReplicationOptions options, RocksDbStore& local,
-                       StepDown step_down, std::unique_ptr<EtcdClient> etcd);
+                       StepDown step_down, std::unique_ptr<EtcdClient> etcd,
+                       std::unique_ptr<RecordSeal> seal);
 
   // For a standby behind the log's truncation: copies the leader's state
   // beside the local database (retrying until it has it) and restarts
@@ -100,18 +107,27 @@ class ReplicatedController {
   absl::Status CopyLeaderStateAndRestart(StandbyService& standby);
   absl::StatusOr<uint64_t> FetchFromLeader(const SnapshotPaths& paths,
                                            StandbyService& standby);
-  absl::Status PublishSnapshotToken();
+  // Deletes the token earlier versions published in clear in etcd.
+  absl::Status RetireLegacySnapshotToken();
+  // Refuses (FAILED_PRECONDITION, saying how to upgrade) a log in etcd that
+  // an earlier gantryd wrote unsealed: its entries would all be refused.
+  absl::Status RefuseUnsealedLog();
+  // On a log that is empty (its prefix cleared, as an upgrade does) a new
+  // leader whose state is past index 0 marks the log truncated through its
+  // applied index, so that a standby behind it copies its state instead of
+  // finding entries it cannot reach.
+  absl::Status MarkEmptyLogTruncated(uint64_t applied_index);
 
   const ReplicationOptions options_;
   RocksDbStore& local_;
   const StepDown step_down_;
   std::unique_ptr<EtcdClient> etcd_;
+  std::unique_ptr<RecordSeal> seal_;
   std::unique_ptr<ReplicationLog> log_;
   std::unique_ptr<Leadership> leadership_;
   std::unique_ptr<LogFollower> follower_;
   std::unique_ptr<ReplicatedStore> store_;
   std::unique_ptr<LogTruncator> truncator_;
-  std::string snapshot_token_;
 };
 
 }  // namespace gantry::replication

@@ -65,6 +65,12 @@ absl::Status ReplicatedStore::Commit(const Batch& batch, bool sync) {
   bool told = false;
   while (true) {
     if (!leadership_.Valid()) {
+      // Lapsed, not lost (an etcd leader election): nothing is appended or
+      // acknowledged until a renewal is answered, or the lease is lost.
+      if (!leadership_.lost()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        continue;
+      }
       absl::Status deposed =
           Deposed("this controller's etcd lease may have expired");
       // An append that got no answer may still have been committed by

@@ -5,10 +5,11 @@
 // controller host whose disk dies thus loses nothing a client was told.
 //
 // While etcd does not answer (no quorum) the commit retries, and the
-// controller acknowledges nothing; once the lease can no longer be
-// vouched for (Leadership::Valid) or the transaction says another
-// controller leads, the commit fails and `on_deposed` runs: the controller
-// must not act on its memory any more.
+// controller acknowledges nothing; while the lease cannot be vouched for
+// (Leadership::Valid false: a renewal unanswered during an etcd election)
+// it waits too; once the lease is lost (Leadership::lost) or the
+// transaction says another controller leads, the commit fails and
+// `on_deposed` runs: the controller must not act on its memory any more.
 //
 // A leader handing over on purpose pauses commits first (PauseCommits), so
 // that nothing is appended behind the successor's back.

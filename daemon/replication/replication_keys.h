@@ -9,9 +9,12 @@
 //   PREFIX chunk/INDEX/PART  the parts of an entry too large for one value
 //   PREFIX log-truncated     INDEX: entries up to it were deleted (every
 //                            controller that follows holds them)
-//   PREFIX snapshot-token    the secret a standby shows the leader to get a
-//                            copy of its state (readable by whoever can read
-//                            the log, which holds the same data)
+//
+// Every value is sealed with the cluster key (record_seal.h), with its key
+// as associated data. The snapshot token a standby shows the leader is not
+// kept in etcd at all: each controller derives it from the cluster key.
+// (Earlier versions kept it in PREFIX snapshot-token; the leader deletes
+// that key when it takes office.)
 //
 // The two leader keys share the prefix `leader()`, so one watch of that
 // prefix sees both. Zero-padded decimal indexes sort as numbers, so a range
@@ -41,7 +44,10 @@ class ReplicationKeys {
   // [chunks_begin(), chunk_prefix(index)).
   std::string chunks_begin() const { return prefix_ + "chunk/"; }
   std::string truncated() const { return prefix_ + "log-truncated"; }
-  std::string snapshot_token() const { return prefix_ + "snapshot-token"; }
+  // Where earlier versions published the snapshot token in clear.
+  std::string legacy_snapshot_token() const {
+    return prefix_ + "snapshot-token";
+  }
   // The index of a log key; nullopt for any other key.
   std::optional<uint64_t> LogIndexOf(const std::string& key) const;
 

@@ -5,6 +5,7 @@
 #include "absl/strings/cord.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/log.h"
 
 namespace gantry::replication {
 namespace {
@@ -15,12 +16,16 @@ constexpr char kBehindTruncationPayload[] =
 }  // namespace
 
 ReplicationLog::ReplicationLog(EtcdClient& etcd, ReplicationKeys keys,
-                               size_t max_value_bytes)
-    : etcd_(etcd), keys_(std::move(keys)), max_value_bytes_(max_value_bytes) {}
+                               RecordSeal& seal, size_t max_value_bytes)
+    : etcd_(etcd),
+      keys_(std::move(keys)),
+      seal_(seal),
+      max_value_bytes_(max_value_bytes) {}
 
-absl::Status ReplicationLog::AppendPart(const std::string& key,
+absl::Status ReplicationLog::AppendPart(uint64_t index, const std::string& key,
                                         const std::string& value,
-                                        int64_t leader_revision) {
+                                        int64_t leader_revision,
+                                        bool is_log_key) {
   etcdserverpb::TxnRequest txn;
   CompareCreated(txn, keys_.leader(), leader_revision);
   CompareCreated(txn, key, /*revision=*/0);  // absent
@@ -43,32 +48,93 @@ absl::Status ReplicationLog::AppendPart(const std::string& key,
   }
   const etcdserverpb::RangeResponse& existing =
       response->responses(1).response_range();
-  if (existing.kvs_size() == 1 && existing.kvs(0).value() == value) {
-    return absl::OkStatus();  // an earlier try landed
+  if (existing.kvs_size() != 1) {
+    return absl::UnavailableError(absl::StrCat(
+        "the log key ", key, " changed while being appended; retrying"));
   }
-  return absl::FailedPreconditionError(absl::StrCat(
-      "the log key ", key, " in etcd already holds another batch"));
+  if (existing.kvs(0).value() == value) {
+    return absl::OkStatus();  // an earlier try landed (sealing is
+                              // deterministic)
+  }
+  return ReplaceForged(index, existing.kvs(0), value, leader_revision,
+                       is_log_key);
+}
+
+absl::Status ReplicationLog::ReplaceForged(uint64_t index,
+                                           const mvccpb::KeyValue& existing,
+                                           const std::string& value,
+                                           int64_t leader_revision,
+                                           bool is_log_key) {
+  if (is_log_key) {
+    absl::StatusOr<std::string> opened =
+        seal_.Open(existing.key(), existing.value());
+    if (opened.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("the log key ", existing.key(),
+                       " in etcd already holds another "
+                       "batch"));
+    }
+    // Overwritten since it was created: a controller may have written the
+    // real entry there, and followers may hold it. Replacing it would make
+    // them diverge; stop instead.
+    if (existing.version() != 1) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "log entry ", index, " in etcd (", existing.key(),
+          ") was altered by someone other than a controller; the log cannot "
+          "go on past it: ",
+          opened.status().message()));
+    }
+  }
+  // Created by someone else before this leader got to the index (or a part
+  // written while the entry's log key is still absent): no controller has
+  // applied it, so this leader's own value takes its place.
+  etcdserverpb::TxnRequest txn;
+  CompareCreated(txn, keys_.leader(), leader_revision);
+  etcdserverpb::Compare* same = txn.add_compare();
+  same->set_key(existing.key());
+  same->set_target(etcdserverpb::Compare::MOD);
+  same->set_result(etcdserverpb::Compare::EQUAL);
+  same->set_mod_revision(existing.mod_revision());
+  if (!is_log_key) CompareCreated(txn, keys_.log(index), 0);
+  etcdserverpb::PutRequest* put = txn.add_success()->mutable_request_put();
+  put->set_key(existing.key());
+  put->set_value(value);
+  absl::StatusOr<etcdserverpb::TxnResponse> response = etcd_.Txn(txn);
+  if (!response.ok()) return response.status();
+  if (!response->succeeded()) {
+    return absl::UnavailableError(
+        absl::StrCat("the forged value of ", existing.key(),
+                     " changed while being replaced; retrying"));
+  }
+  log::Warn("replaced a forged value in the log in etcd with this leader's",
+            {{"key", existing.key()}, {"index", index}});
+  return absl::OkStatus();
 }
 
 absl::Status ReplicationLog::Append(uint64_t index, const std::string& batch,
                                     int64_t leader_revision) {
   v1::LogEntry entry;
-  entry.set_batch_bytes(batch.size());
   if (batch.size() <= max_value_bytes_) {
+    entry.set_batch_bytes(batch.size());
     entry.set_batch(batch);
   } else {
+    // Sealed whole under the entry's chunk prefix, then cut: a part moved
+    // from another entry, or missing, fails the seal.
+    const std::string sealed = seal_.Seal(keys_.chunk_prefix(index), batch);
+    entry.set_batch_bytes(sealed.size());
     uint32_t parts = 0;
-    for (size_t offset = 0; offset < batch.size();
+    for (size_t offset = 0; offset < sealed.size();
          offset += max_value_bytes_, ++parts) {
-      absl::Status written =
-          AppendPart(keys_.chunk(index, parts),
-                     batch.substr(offset, max_value_bytes_), leader_revision);
+      absl::Status written = AppendPart(index, keys_.chunk(index, parts),
+                                        sealed.substr(offset, max_value_bytes_),
+                                        leader_revision, false);
       if (!written.ok()) return written;
     }
     entry.set_chunks(parts);
   }
-  return AppendPart(keys_.log(index), entry.SerializeAsString(),
-                    leader_revision);
+  const std::string key = keys_.log(index);
+  return AppendPart(index, key, seal_.Seal(key, entry.SerializeAsString()),
+                    leader_revision, true);
 }
 
 absl::Status BehindTruncation(uint64_t wanted, uint64_t truncated_through) {
@@ -94,8 +160,14 @@ absl::StatusOr<ReplicationLog::Entry> ReplicationLog::Decode(
 absl::StatusOr<ReplicationLog::Entry> ReplicationLog::DecodeAt(
     const mvccpb::KeyValue& kv, int64_t revision) {
   std::optional<uint64_t> index = keys_.LogIndexOf(kv.key());
+  if (!index) {
+    return absl::DataLossError(
+        absl::StrCat("etcd key ", kv.key(), " is not a log entry"));
+  }
+  absl::StatusOr<std::string> opened = seal_.Open(kv.key(), kv.value());
+  if (!opened.ok()) return opened.status();
   v1::LogEntry entry;
-  if (!index || !entry.ParseFromString(kv.value())) {
+  if (!entry.ParseFromString(*opened)) {
     return absl::DataLossError(
         absl::StrCat("etcd key ", kv.key(), " is not a log entry"));
   }
@@ -121,11 +193,21 @@ absl::StatusOr<ReplicationLog::Entry> ReplicationLog::DecodeAt(
           absl::StrCat("log entry ", *index, " has ", parts->kvs_size(),
                        " of its ", entry.chunks(), " parts in etcd"));
     }
-    for (const mvccpb::KeyValue& part : parts->kvs()) batch += part.value();
+    std::string sealed;
+    for (const mvccpb::KeyValue& part : parts->kvs()) sealed += part.value();
+    if (sealed.size() != entry.batch_bytes()) {
+      return absl::DataLossError(
+          absl::StrCat("the parts of log entry ", *index, " hold ",
+                       sealed.size(), " bytes, not ", entry.batch_bytes()));
+    }
+    absl::StatusOr<std::string> whole =
+        seal_.Open(keys_.chunk_prefix(*index), sealed);
+    if (!whole.ok()) return whole.status();
+    batch = std::move(*whole);
   }
   Entry decoded;
   decoded.index = *index;
-  if (batch.size() != entry.batch_bytes() ||
+  if ((entry.chunks() == 0 && batch.size() != entry.batch_bytes()) ||
       !decoded.batch.ParseFromString(batch)) {
     return absl::DataLossError(
         absl::StrCat("log entry ", *index, " in etcd does not parse"));
@@ -161,6 +243,12 @@ absl::StatusOr<ReplicationLog::Page> ReplicationLog::Read(uint64_t first,
   uint64_t expected = first;
   for (const mvccpb::KeyValue& kv : found.kvs()) {
     absl::StatusOr<Entry> entry = DecodeAt(kv, page.revision);
+    if (!entry.ok() && IsForged(entry.status())) {
+      // Never applied, never skipped: the page ends here, and the follower
+      // waits for the leader to write this index (or truncate past it).
+      page.more = false;
+      break;
+    }
     if (!entry.ok()) return entry.status();
     if (entry->index != expected) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -176,8 +264,15 @@ absl::StatusOr<ReplicationLog::Page> ReplicationLog::Read(uint64_t first,
 absl::StatusOr<uint64_t> ReplicationLog::ParseTruncated(
     const etcdserverpb::RangeResponse& range) const {
   if (range.kvs_size() == 0) return 0;
+  absl::StatusOr<std::string> mark =
+      seal_.Open(range.kvs(0).key(), range.kvs(0).value());
+  // A forged mark (the alarm is raised) is no mark: readers past the real
+  // one go on, and the leader's next truncation writes a sealed one over
+  // it. Failing every read instead would stop every follower for good.
+  if (!mark.ok() && IsForged(mark.status())) return 0;
+  if (!mark.ok()) return mark.status();
   uint64_t through = 0;
-  if (!absl::SimpleAtoi(range.kvs(0).value(), &through)) {
+  if (!absl::SimpleAtoi(*mark, &through)) {
     return absl::DataLossError(
         absl::StrCat("etcd key ", keys_.truncated(), " holds no log index"));
   }
@@ -206,7 +301,7 @@ absl::StatusOr<int64_t> ReplicationLog::Truncate(uint64_t through,
   parts.set_range_end(keys_.chunk_prefix(through + 1));
   etcdserverpb::PutRequest& mark = *txn.add_success()->mutable_request_put();
   mark.set_key(keys_.truncated());
-  mark.set_value(absl::StrCat(through));
+  mark.set_value(seal_.Seal(keys_.truncated(), absl::StrCat(through)));
   absl::StatusOr<etcdserverpb::TxnResponse> response = etcd_.Txn(txn);
   if (!response.ok()) return response.status();
   if (!response->succeeded()) {

@@ -6,6 +6,7 @@
 #include <prometheus/family.h>
 
 #include "common/log.h"
+#include "daemon/replication/controller_members.h"
 
 namespace gantry::replication {
 namespace {
@@ -46,7 +47,8 @@ ReplicationMetrics::ReplicationMetrics(prometheus::Registry& registry,
                                        ReplicatedController& controller)
     : controller_(controller),
       is_leader_(OneGauge(registry, "gantry_replication_is_leader",
-                          "1 while this gantryd leads, 0 as a standby")),
+                          "1 while this gantryd leads with its etcd lease "
+                          "surely held, 0 otherwise")),
       leader_term_(OneGauge(
           registry, "gantry_replication_leader_term",
           "The leader key's creation revision in etcd: changes with each "
@@ -81,7 +83,15 @@ ReplicationMetrics::ReplicationMetrics(prometheus::Registry& registry,
           "etcd endpoints answering for another etcd cluster than the one "
           "checked at start (their answers are ignored; fix etcd: two "
           "clusters would each elect a leader)")),
-      sampler_([this] { SampleLoop(); }) {}
+      forged_records_(prometheus::BuildCounter()
+                          .Name("gantry_replication_forged_records_total")
+                          .Help("Records in etcd this gantryd refused because "
+                                "the cluster's replication key did not seal "
+                                "them (forged, altered or replayed)")
+                          .Register(registry)
+                          .Add({})),
+      sampler_([this] { SampleLoop(); }),
+      validity_([this] { ValidityLoop(); }) {}
 
 ReplicationMetrics::~ReplicationMetrics() {
   {
@@ -90,6 +100,16 @@ ReplicationMetrics::~ReplicationMetrics() {
   }
   stop_changed_.notify_all();
   sampler_.join();
+  validity_.join();
+}
+
+void ReplicationMetrics::ValidityLoop() {
+  constexpr auto kEvery = std::chrono::milliseconds(100);
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    is_leader_.Set(controller_.leadership().Valid() ? 1 : 0);
+    stop_changed_.wait_for(lock, kEvery, [this] { return stopping_; });
+  }
 }
 
 void ReplicationMetrics::SampleLoop() {
@@ -107,8 +127,12 @@ void ReplicationMetrics::Sample(bool ask_etcd_health) {
   Leadership& leadership = controller_.leadership();
   const bool leading = leadership.is_leader();
   const uint64_t applied = leadership.applied_index();
-  is_leader_.Set(leading ? 1 : 0);
   applied_index_.Set(static_cast<double>(applied));
+  const uint64_t forged = controller_.seal().forged_count();
+  if (forged > forged_counted_) {
+    forged_records_.Increment(static_cast<double>(forged - forged_counted_));
+    forged_counted_ = forged;
+  }
 
   // The leader key and every member record, in one round trip.
   etcdserverpb::TxnRequest read;
@@ -127,8 +151,9 @@ void ReplicationMetrics::Sample(bool ask_etcd_health) {
     std::optional<v1::ControllerMember> leader;
     if (leader_key.kvs_size() == 1) {
       term = leader_key.kvs(0).create_revision();
-      leader.emplace();
-      if (!leader->ParseFromString(leader_key.kvs(0).value())) leader.reset();
+      absl::StatusOr<v1::ControllerMember> record =
+          OpenMember(controller_.seal(), leader_key.kvs(0));
+      if (record.ok()) leader = std::move(*record);
     }
     leader_term_.Set(static_cast<double>(term));
     if (term != 0 && last_term_ != 0 && term != last_term_) {
@@ -141,10 +166,10 @@ void ReplicationMetrics::Sample(bool ask_etcd_health) {
       last_leader_index_ = leader->applied_index();
       for (const mvccpb::KeyValue& kv :
            answer->responses(1).response_range().kvs()) {
-        v1::ControllerMember member;
-        if (member.ParseFromString(kv.value()) &&
-            member.name() == leader->name()) {
-          last_leader_index_ = member.applied_index();
+        absl::StatusOr<v1::ControllerMember> member =
+            OpenMember(controller_.seal(), kv);
+        if (member.ok() && member->name() == leader->name()) {
+          last_leader_index_ = member->applied_index();
         }
       }
     }

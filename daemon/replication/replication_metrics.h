@@ -2,7 +2,12 @@
 // by the leader and by every standby on its --metrics-listen endpoint, so
 // an alert can fire on a standby that has stopped following:
 //
-//   gantry_replication_is_leader            1 on the leader, 0 on a standby
+//   gantry_replication_is_leader            1 on a leader whose lease is
+//                                           surely held (Leadership::Valid),
+//                                           0 on a standby and on a leader
+//                                           that lapsed (a pause, etcd lost)
+//   gantry_replication_forged_records_total records in etcd refused because
+//                                           the cluster key did not seal them
 //   gantry_replication_leader_term          the leader key's creation
 //                                           revision: changes with each
 //                                           new leader (0: none)
@@ -16,7 +21,9 @@
 //   gantry_replication_etcd_foreign_members endpoints answering for another
 //                                           etcd cluster (an alarm)
 //
-// A sampler thread refreshes them every second: its own figures from
+// is_leader is refreshed every 100 ms by a thread of its own (so a leader
+// woken from a pause past its lease shows 0 at once, whatever etcd does);
+// a sampler thread refreshes the others every second: its own figures from
 // memory, the leader's from etcd (one transaction reading the leader key
 // and the member records), etcd's members every fifth time. A gantryd
 // re-executed as a standby (step_down.h) starts counting from zero again;
@@ -70,6 +77,7 @@ class ReplicationMetrics {
 
  private:
   void SampleLoop();
+  void ValidityLoop();
   void Sample(bool ask_etcd_health);
 
   ReplicatedController& controller_;
@@ -84,16 +92,19 @@ class ReplicationMetrics {
   prometheus::Gauge& etcd_reachable_;
   prometheus::Gauge& etcd_unreachable_;
   prometheus::Gauge& etcd_foreign_;
+  prometheus::Counter& forged_records_;
 
   // The sampler's own (its thread only).
   LagTracker lag_;
   int64_t last_term_ = 0;
   uint64_t last_leader_index_ = 0;
+  uint64_t forged_counted_ = 0;
 
   std::mutex mutex_;
   std::condition_variable stop_changed_;
   bool stopping_ = false;  // guarded by mutex_
-  std::thread sampler_;    // last: starts once the rest is built
+  std::thread sampler_;    // last: start once the rest is built
+  std::thread validity_;
 };
 
 }  // namespace gantry::replication

@@ -22,7 +22,8 @@ v1::ReplicationStatus ReplicationStatusSource::Read() {
   status.set_last_index(controller_.last_index());
   status.set_prefix(controller_.keys().prefix());
   absl::StatusOr<std::vector<v1::ControllerMember>> members =
-      ReadControllerMembers(controller_.etcd(), controller_.keys());
+      ReadControllerMembers(controller_.etcd(), controller_.keys(),
+                            controller_.seal());
   if (members.ok()) {
     for (v1::ControllerMember& member : *members) {
       *status.add_controllers() = std::move(member);

@@ -46,8 +46,8 @@ grpc::Status SnapshotService::FetchSnapshot(
           "refused a request for a copy of the state: wrong token",
           {{"requester", request->requester()}, {"peer", context->peer()}});
       return {grpc::StatusCode::PERMISSION_DENIED,
-              "a copy of the state needs the snapshot token this cluster's "
-              "leader keeps in etcd"};
+              "a copy of the state needs the snapshot token that the "
+              "cluster's controllers derive from their replication key"};
     }
   }
   std::unique_lock copying(one_copy_, std::try_to_lock);

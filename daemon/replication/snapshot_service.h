@@ -3,9 +3,10 @@
 // streamed file by file to a standby that is behind the log's truncation.
 //
 // Only a controller of the same cluster may have it: the request carries
-// the token the leader published in etcd (replication_keys.h), and whoever
-// can read that can read the whole log, which holds the same data. One
-// copy at a time; the checkpoint is removed when the stream ends.
+// the token every controller derives from the cluster's replication key
+// (record_seal.h), which is kept outside etcd, so reading etcd does not
+// give it. One copy at a time; the checkpoint is removed when the stream
+// ends.
 //
 // Threading: gRPC's sync server threads; SetToken from any thread.
 #pragma once

@@ -15,6 +15,9 @@ namespace gantry::replication {
 void StepDown(char** argv, const std::string& reason) {
   static std::atomic<bool> stepping_down{false};
   if (stepping_down.exchange(true)) {
+    // Said too, so that no reason to step down goes unlogged.
+    log::Warn("also found this controller must step down (under way)",
+              {{"reason", reason}});
     while (true) std::this_thread::sleep_for(std::chrono::seconds(1));
   }
   log::Error("stepping down: starting over as a standby", {{"reason", reason}});

@@ -529,11 +529,24 @@ class AgentStream final
 };
 
 void AgentStreamLink::Send(const v1::ControllerMessage& message) {
-  // A controller that may have been replaced tells agents nothing: they
-  // follow the new leader.
-  if (!LeadershipHeld()) return;
   std::lock_guard lock(mutex_);
-  if (stream_) stream_->Enqueue(message);
+  if (!stream_) return;
+  if (!LeadershipHeld()) {
+    // A controller that may have been replaced tells agents nothing. Nor
+    // does it drop the message silently: its lease may only have lapsed
+    // (etcd electing a raft leader) and it may lead on, with an agent that
+    // missed, say, an acknowledgement or a kill. The stream ends instead,
+    // and no later message goes out on it, so the agent redials (this
+    // controller once confirmed, or the new leader) and registers again:
+    // registration re-sends its unacknowledged exits and reconciles the
+    // ranks it runs with those the leader believes run there.
+    stream_->FinishOnce(grpc::Status(
+        grpc::StatusCode::UNAVAILABLE,
+        "this controller cannot confirm that it still leads (its etcd "
+        "lease lapsed); register again"));
+    return;
+  }
+  stream_->Enqueue(message);
 }
 
 void AgentStreamLink::Close(const absl::Status& why) {

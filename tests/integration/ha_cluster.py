@@ -4,7 +4,8 @@ unix socket, the etcd members, the agents and the CLI all told every
 controller's address, as an admin's configuration would.
 
 Each controller reads a gantry.toml of its own with the keys the README's
-recipe sets (etcd, etcd-prefix, socket, etcd-ca, etcd-cert, etcd-key), and
+recipe sets (etcd, etcd-prefix, socket, replication-key, etcd-ca, etcd-cert,
+etcd-key), and
 takes its name on the command line as the shipped unit passes it. etcd is
 secured as the recipe secures it (etcd_cluster.py) unless etcd_tls=False,
 which gives gantryd etcd-insecure instead."""
@@ -38,9 +39,20 @@ class HaCluster(GantryCluster):
                               if self.metrics else {})
         self.controllers = {}  # name -> _Daemon (the live process)
         self._starts = {name: 0 for name in self.names}
+        # The cluster key every controller holds (--replication-key), made
+        # as the README's recipe makes it.
+        self.replication_key = os.path.join(self.dir, "replication.key")
+        with open(os.open(self.replication_key,
+                          os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600),
+                  "wb") as key:
+            key.write(os.urandom(32))
         targets = ",".join(f"127.0.0.1:{self.ports[n]}" for n in self.names)
         self.env["GANTRY_CONTROLLER"] = targets
         self.agent_controller = targets
+
+    @property
+    def etcd_prefix(self):
+        return f"/gantry-test/{os.path.basename(self.dir)}/"
 
     def state_dir_of(self, name):
         return os.path.join(self.dir, f"state-{name}")
@@ -52,7 +64,8 @@ class HaCluster(GantryCluster):
         lines = ["[controller]",
                  f'etcd = "{self.etcd.endpoints}"',
                  f'etcd-prefix = "{self.etcd_prefix}"',
-                 f'socket = "{self.sockets[name]}"']
+                 f'socket = "{self.sockets[name]}"',
+                 f'replication-key = "{self.replication_key}"']
         if self.etcd.tls:
             ca, cert, key = self.etcd.gantry_files
             lines += [f'etcd-ca = "{ca}"', f'etcd-cert = "{cert}"',

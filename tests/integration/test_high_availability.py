@@ -11,6 +11,7 @@ changes nothing; leader and standby export the replication metrics.
 Skips, with a message, where etcd (Debian's etcd-server) is absent. The
 figures over 20 failovers are tests/bench/failover_bench.py's."""
 
+import json
 import os
 import re
 import signal
@@ -187,7 +188,7 @@ class HighAvailabilityTest(ClusterTestCase):
         self.assert_load_survived(cluster, load, long_job, before)
 
     def test_paused_leader_is_replaced_and_acts_on_nothing(self):
-        cluster = self.start_ha(agents=2, controllers=2)
+        cluster = self.start_ha(agents=2, controllers=2, metrics=True)
         long_job = self.start_long_job(cluster)
         before = runs(cluster, long_job)
         leader = cluster.wait_leader()
@@ -208,7 +209,20 @@ class HighAvailabilityTest(ClusterTestCase):
             job = cluster.submit(cluster.write_script("ok.sh", "#!/bin/bash\ntrue\n"))
             cluster.wait_job(job, "COMPLETED", timeout=30)
         finally:
+            woken_at = len(paused.log_text())
             paused.send(signal.SIGCONT)
+        # Woken past its lease, it is no leader by its own clock at once:
+        # its metrics never say otherwise (until it re-executes).
+        metrics = f"127.0.0.1:{cluster.metrics_ports[leader]}"
+        seen = []
+        sample_until = time.monotonic() + 1.5
+        while time.monotonic() < sample_until:
+            try:
+                seen.append(value(scrape(metrics), "gantry_replication_is_leader"))
+            except OSError:
+                pass  # re-executing
+            time.sleep(0.05)
+        self.assertNotIn(1, seen)
         out, err = late.communicate(timeout=60)
         # The deposed leader acknowledged nothing: its client got no job id,
         # or an id the new leader gave (the CLI followed it there).
@@ -220,6 +234,8 @@ class HighAvailabilityTest(ClusterTestCase):
         # It stepped down and follows.
         wait_for(lambda: "stepping down" in paused.log_text(), 20,
                  "the resumed leader to step down")
+        # ... and it started nothing, nor said it did, on the way out.
+        self.assertNotIn("job started", paused.log_text()[woken_at:])
         self.assertEqual(cluster.wait_leader(), new_leader)
         self.assertEqual(runs(cluster, long_job), before)
         self.assertEqual(cluster.job(long_job)["state"], "RUNNING")
@@ -263,6 +279,27 @@ class HighAvailabilityTest(ClusterTestCase):
         self.assertEqual(runs(cluster, long_job), before)
         cluster.touch(f"release.{long_job}")
         cluster.wait_job(long_job, "COMPLETED", timeout=40)
+
+    def test_etcd_raft_leader_down_keeps_the_gantry_leader(self):
+        """etcd electing a new raft leader is no reason for a Gantry
+        election: the leader's renewals wait it out."""
+        cluster = self.start_ha(agents=1, controllers=2, etcd_members=3)
+        leader = cluster.wait_leader()
+        script = cluster.write_script("ok.sh", "#!/bin/bash\ntrue\n")
+        cluster.wait_job(cluster.submit(script), "COMPLETED", timeout=30)
+        status = json.loads(cluster.etcd.etcdctl(
+            "endpoint", "status", "-w", "json").stdout)
+        raft_leader = next(
+            name for name, member in zip(cluster.etcd.names, status)
+            if member["Status"]["leader"] == member["Status"]["header"]["member_id"])
+        cluster.etcd.kill_member(raft_leader)
+        # Well past a lease and an etcd election.
+        for _ in range(3):
+            cluster.wait_job(cluster.submit(script), "COMPLETED", timeout=40)
+        time.sleep(max(cluster.lease_ttl, 2) + 4)
+        self.assertEqual(cluster.wait_leader(), leader)
+        self.assertNotIn("stepping down",
+                         cluster.controllers[leader].log_text())
 
     def test_handover_twice_under_load(self):
         """gantry handover, twice under a submission loop: the other

@@ -16,6 +16,7 @@
 #include <string>
 #include <thread>
 
+#include "daemon/replication/controller_members.h"
 #include "daemon/replication/leadership.h"
 #include "daemon/replication/log_truncator.h"
 #include "tests/unit/support/skip.h"
@@ -93,6 +94,8 @@ std::unique_ptr<EtcdClient> Connect(const EtcdProcess& etcd) {
   return client;
 }
 
+constexpr char kClusterKey[] = "0123456789abcdef0123456789abcdef";
+
 v1::ControllerMember Member(const std::string& name) {
   v1::ControllerMember member;
   member.set_name(name);
@@ -115,8 +118,10 @@ TEST_CASE(
   EtcdProcess etcd;
   std::unique_ptr<EtcdClient> client = Connect(etcd);
   const ReplicationKeys keys("/test/");
-  ReplicationLog log(*client, keys, /*max_value_bytes=*/1000);
-  Leadership first(*client, keys, Member("a"), 2, [](const std::string&) {});
+  RecordSeal seal(kClusterKey);
+  ReplicationLog log(*client, keys, seal, /*max_value_bytes=*/1000);
+  Leadership first(*client, keys, seal, Member("a"), 2,
+                   [](const std::string&) {});
   REQUIRE(first.Campaign([](const auto&) {}, [](const std::string&) {}).ok());
   REQUIRE(first.Valid());
   const int64_t revision = first.leader_revision();
@@ -141,7 +146,8 @@ TEST_CASE(
   first.Resign();
   CHECK(log.Append(3, BatchBytes(3), revision).code() ==
         absl::StatusCode::kFailedPrecondition);
-  Leadership second(*client, keys, Member("b"), 2, [](const std::string&) {});
+  Leadership second(*client, keys, seal, Member("b"), 2,
+                    [](const std::string&) {});
   REQUIRE(second.Campaign([](const auto&) {}, [](const std::string&) {}).ok());
   CHECK(log.Append(3, BatchBytes(3), revision).code() ==
         absl::StatusCode::kFailedPrecondition);
@@ -159,10 +165,12 @@ TEST_CASE(
   EtcdProcess etcd;
   std::unique_ptr<EtcdClient> client = Connect(etcd);
   const ReplicationKeys keys("/test/");
-  auto leader = std::make_unique<Leadership>(*client, keys, Member("a"), 2,
-                                             [](const std::string&) {});
+  RecordSeal seal(kClusterKey);
+  auto leader = std::make_unique<Leadership>(*client, keys, seal, Member("a"),
+                                             2, [](const std::string&) {});
   REQUIRE(leader->Campaign([](const auto&) {}, [](const std::string&) {}).ok());
-  Leadership standby(*client, keys, Member("b"), 2, [](const std::string&) {});
+  Leadership standby(*client, keys, seal, Member("b"), 2,
+                     [](const std::string&) {});
   std::string seen;
   std::thread campaign([&] {
     CHECK(standby
@@ -195,8 +203,10 @@ TEST_CASE(
   EtcdProcess etcd;
   std::unique_ptr<EtcdClient> client = Connect(etcd);
   const ReplicationKeys keys("/test/");
-  ReplicationLog log(*client, keys, /*max_value_bytes=*/1000);
-  Leadership leader(*client, keys, Member("a"), 2, [](const std::string&) {});
+  RecordSeal seal(kClusterKey);
+  ReplicationLog log(*client, keys, seal, /*max_value_bytes=*/1000);
+  Leadership leader(*client, keys, seal, Member("a"), 2,
+                    [](const std::string&) {});
   REQUIRE(leader.Campaign([](const auto&) {}, [](const std::string&) {}).ok());
   const int64_t revision = leader.leader_revision();
   for (uint64_t i = 1; i <= 5; ++i) {
@@ -235,8 +245,10 @@ TEST_CASE(
   EtcdProcess etcd;
   std::unique_ptr<EtcdClient> client = Connect(etcd);
   const ReplicationKeys keys("/test/");
-  ReplicationLog log(*client, keys);
-  Leadership leader(*client, keys, Member("a"), 2, [](const std::string&) {});
+  RecordSeal seal(kClusterKey);
+  ReplicationLog log(*client, keys, seal);
+  Leadership leader(*client, keys, seal, Member("a"), 2,
+                    [](const std::string&) {});
   REQUIRE(leader.Campaign([](const auto&) {}, [](const std::string&) {}).ok());
   for (uint64_t i = 1; i <= 10; ++i) {
     REQUIRE(log.Append(i, BatchBytes(i), leader.leader_revision()).ok());
@@ -252,7 +264,7 @@ TEST_CASE(
   standby.set_applied_index(7);
   etcdserverpb::PutRequest put;
   put.set_key(keys.member("b"));
-  put.set_value(standby.SerializeAsString());
+  put.set_value(SealMember(seal, keys.member("b"), standby));
   etcdserverpb::TxnRequest txn;
   *txn.add_success()->mutable_request_put() = put;
   REQUIRE(client->Txn(txn).ok());
@@ -263,6 +275,128 @@ TEST_CASE(
   // The next pass compacts etcd's history of what this one deleted.
   REQUIRE(truncator.Pass().ok());
   CHECK(truncator.truncated_through() == 5);
+}
+
+// Puts `value` under `key` as anyone with write access to etcd could.
+void PutRaw(EtcdClient& client, const std::string& key,
+            const std::string& value) {
+  etcdserverpb::TxnRequest txn;
+  etcdserverpb::PutRequest* put = txn.add_success()->mutable_request_put();
+  put->set_key(key);
+  put->set_value(value);
+  REQUIRE(client.Txn(txn).ok());
+}
+
+std::string GetRaw(EtcdClient& client, const std::string& key) {
+  etcdserverpb::RangeRequest get;
+  get.set_key(key);
+  absl::StatusOr<etcdserverpb::RangeResponse> got = client.Range(get);
+  REQUIRE(got.ok());
+  return got->kvs_size() == 1 ? got->kvs(0).value() : "";
+}
+
+TEST_CASE(
+    "Forged, altered and replayed log entries are refused, never applied; "
+    "the leader replaces a forged entry where it appends") {
+  if (!EtcdInstalled()) GANTRY_SKIP("etcd is not installed (etcd-server)");
+  EtcdProcess etcd;
+  std::unique_ptr<EtcdClient> client = Connect(etcd);
+  const ReplicationKeys keys("/test/");
+  RecordSeal seal(kClusterKey);
+  ReplicationLog log(*client, keys, seal, /*max_value_bytes=*/1000);
+  Leadership leader(*client, keys, seal, Member("a"), 2,
+                    [](const std::string&) {});
+  REQUIRE(leader.Campaign([](const auto&) {}, [](const std::string&) {}).ok());
+  const int64_t revision = leader.leader_revision();
+  REQUIRE(log.Append(1, BatchBytes(1), revision).ok());
+  REQUIRE(log.Append(2, BatchBytes(2, 2500), revision).ok());  // in parts
+  // Nothing of a batch reads in clear in etcd.
+  CHECK(GetRaw(*client, keys.log(1)).find(BatchBytes(1)) == std::string::npos);
+
+  // An attacker appends entry 3 in clear, as gantryd used to write it.
+  v1::LogEntry forged;
+  forged.set_batch(BatchBytes(666));
+  forged.set_batch_bytes(forged.batch().size());
+  PutRaw(*client, keys.log(3), forged.SerializeAsString());
+  // ... and replays entry 1's sealed value at index 4.
+  PutRaw(*client, keys.log(4), GetRaw(*client, keys.log(1)));
+  absl::StatusOr<ReplicationLog::Page> page = log.Read(1, 10);
+  REQUIRE(page.ok());
+  CHECK(page->entries.size() == 2);  // stops before the forgery
+  CHECK_FALSE(page->more);
+  CHECK(seal.forged_count() >= 1);
+  CHECK(seal.last_forged_key() == keys.log(3));
+  page = log.Read(4, 10);
+  REQUIRE(page.ok());
+  CHECK(page->entries.empty());  // the replay does not open at index 4
+  CHECK(seal.last_forged_key() == keys.log(4));
+
+  // The leader appends its own entry 3 over the forgery (created by
+  // someone else, never overwritten: no controller wrote it)...
+  REQUIRE(log.Append(3, BatchBytes(3), revision).ok());
+  page = log.Read(3, 1);
+  REQUIRE(page.ok());
+  REQUIRE(page->entries.size() == 1);
+  CHECK(page->entries[0].batch.jobs(0).id() == 3);
+
+  // ... but an entry a controller wrote and someone then altered stops
+  // the leader: followers may hold the real one.
+  PutRaw(*client, keys.log(4), "");  // (make index 4 look altered)
+  PutRaw(*client, keys.log(4), forged.SerializeAsString());
+  CHECK(log.Append(4, BatchBytes(4), revision).code() ==
+        absl::StatusCode::kFailedPrecondition);
+
+  // A part of a chunked entry altered: the entry does not open.
+  PutRaw(*client, keys.chunk(2, 0), std::string(1000, 'y'));
+  page = log.Read(2, 1);
+  REQUIRE(page.ok());
+  CHECK(page->entries.empty());
+  CHECK(seal.last_forged_key() == keys.chunk_prefix(2));
+
+  // A forged truncation mark is refused too: it counts as no mark, so
+  // readers are not stopped by it (entry 1 is no "truncated" entry)...
+  const uint64_t forged_before = seal.forged_count();
+  PutRaw(*client, keys.truncated(), "2");
+  absl::StatusOr<uint64_t> mark = log.TruncatedThrough();
+  REQUIRE(mark.ok());
+  CHECK(*mark == 0);
+  CHECK(seal.forged_count() == forged_before + 1);
+  CHECK(seal.last_forged_key() == keys.truncated());
+  page = log.Read(1, 1);
+  REQUIRE(page.ok());
+  CHECK(page->entries.size() == 1);
+  // ... and the leader's next truncation puts a sealed one over it.
+  REQUIRE(log.Truncate(1, revision).ok());
+  mark = log.TruncatedThrough();
+  REQUIRE(mark.ok());
+  CHECK(*mark == 1);
+}
+
+TEST_CASE(
+    "A forged leader record is neither believed nor passed on, and does not "
+    "block the election") {
+  if (!EtcdInstalled()) GANTRY_SKIP("etcd is not installed (etcd-server)");
+  EtcdProcess etcd;
+  std::unique_ptr<EtcdClient> client = Connect(etcd);
+  const ReplicationKeys keys("/test/");
+  RecordSeal seal(kClusterKey);
+  // The attacker's own record, with no lease: it would never expire.
+  v1::ControllerMember evil = Member("evil");
+  PutRaw(*client, keys.leader(), evil.SerializeAsString());
+  Leadership standby(*client, keys, seal, Member("b"), 2,
+                     [](const std::string&) {});
+  std::vector<std::string> told;
+  REQUIRE(standby
+              .Campaign(
+                  [&](const std::optional<v1::ControllerMember>& leader) {
+                    if (leader) told.push_back(leader->address());
+                  },
+                  [](const std::string&) {})
+              .ok());
+  CHECK(standby.is_leader());
+  CHECK(told.empty());
+  CHECK(seal.forged_count() == 1);
+  CHECK(seal.last_forged_key() == keys.leader());
 }
 
 }  // namespace
