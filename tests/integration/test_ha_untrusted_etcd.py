@@ -93,20 +93,22 @@ class UntrustedEtcdTest(ClusterTestCase):
 
     def etcd_dump(self, cluster):
         """Every key and value under the cluster's prefix, as bytes."""
-        result = subprocess.run(
-            ["etcdctl", "--endpoints", cluster.etcd.endpoints,
-             "--command-timeout=5s", "get", "--prefix", cluster.etcd_prefix,
-             "-w", "json"],
-            env={**os.environ, "ETCDCTL_API": "3"}, capture_output=True,
-            check=True, timeout=30)
+        # As etcd's root: the attacker here holds every etcd credential.
+        result = cluster.etcd.etcdctl("get", "--prefix", cluster.etcd_prefix,
+                                      "-w", "json")
         kvs = json.loads(result.stdout).get("kvs", [])
         return {base64.b64decode(kv["key"]).decode():
                 base64.b64decode(kv.get("value", "")) for kv in kvs}
 
     def etcd_put(self, cluster, key, value):
+        security = []
+        if cluster.etcd.tls:
+            cert, key_file = cluster.etcd.files.root
+            security = ["--cacert", cluster.etcd.files.ca, "--cert", cert,
+                        "--key", key_file]
         subprocess.run(
             ["etcdctl", "--endpoints", cluster.etcd.endpoints,
-             "--command-timeout=5s", "put", key],
+             "--command-timeout=5s", *security, "put", key],
             env={**os.environ, "ETCDCTL_API": "3"}, input=value,
             capture_output=True, check=True, timeout=30)
 
@@ -270,6 +272,7 @@ class UntrustedEtcdTest(ClusterTestCase):
                  "--state-dir", os.path.join(directory, "state"),
                  "--listen", f"127.0.0.1:{free_port()}", "--socket", "",
                  "--metrics-listen", "", "--etcd", "127.0.0.1:1",
+                 "--etcd-insecure",
                  # No munged runs for this probe, and gantryd checks for
                  # one before it reads the key: what is tested is the key.
                  "--auth", "none",

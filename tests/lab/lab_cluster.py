@@ -32,7 +32,6 @@ sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
 import tls_certificates  # noqa: E402
 from lab_hosts import CGROUP2_ROOT, Host, cgroup2_mount  # noqa: E402
-from pending_fixes import ETCD_PLAIN_PORT, gantryd_features  # noqa: E402
 from unit_runner import Unit  # noqa: E402
 
 GANTRYD_PORT = 6817
@@ -113,14 +112,11 @@ class Lab:
         self.units = {}  # host name -> Unit (gantryd or gantry-agent)
         self.processes = []  # (host, Popen) of munged, etcd, the watcher
         self.created_service_user = False
-        self.features = {}
 
     # --- Start-up ---
 
     def start(self):
         self._stage_install()
-        self.features = gantryd_features(
-            os.path.join(self.stage, "usr", "sbin", "gantryd"))
         self._ensure_service_user()
         self._make_secrets()
         for name in self.addresses:
@@ -211,10 +207,7 @@ class Lab:
 
     # --- etcd ---
 
-    def etcd_endpoints(self, plain=False):
-        if plain:
-            return ",".join(f"{self.addresses[n]}:{ETCD_PLAIN_PORT}"
-                            for n in self.etcd_names)
+    def etcd_endpoints(self):
         return ",".join(f"https://{self.addresses[n]}:{ETCD_CLIENT_PORT}"
                         for n in self.etcd_names)
 
@@ -224,8 +217,6 @@ class Lab:
         self._copy_secret(host, key, "/etc/etcd/server.key")
         address = host.address
         clients = f"https://{address}:{ETCD_CLIENT_PORT}"
-        if not self.features["etcd_tls"]:
-            clients += f",http://{address}:{ETCD_PLAIN_PORT}"
         initial = ",".join(f"{n}=https://{self.addresses[n]}:{ETCD_PEER_PORT}"
                            for n in self.etcd_names)
         argv = ["etcd", "--name", host.name,
@@ -269,8 +260,6 @@ class Lab:
     def _secure_etcd(self):
         """etcd's second layer: RBAC, the gantry user limited to the
         prefix (a user's certificate names it: CN=gantry)."""
-        if not self.features["etcd_tls"]:
-            return  # pending_fixes: today's gantryd cannot authenticate
         for args in (("user", "add", "root", "--no-password"),
                      ("role", "add", "root"),
                      ("user", "grant-role", "root", "root"),
@@ -339,20 +328,13 @@ class Lab:
             "tls-key": "/etc/gantry/tls/gantryd.key",
             "tls-ca": "/etc/gantry/tls/ca.pem",
         }
-        if self.features["etcd_tls"]:
-            controller.update({
-                "etcd": ",".join(f"{self.addresses[n]}:{ETCD_CLIENT_PORT}"
-                                 for n in self.etcd_names),
-                "etcd-ca": "/etc/gantry/tls/ca.pem",
-                "etcd-cert": "/etc/gantry/tls/etcd-gantry.pem",
-                "etcd-key": "/etc/gantry/tls/etcd-gantry.key"})
-        else:
-            # pending_fixes etcd_tls: plain HTTP, and no unix socket (gantryd
-            # aborts with one in HA mode until the fix).
-            controller.update({"etcd": self.etcd_endpoints(plain=True),
-                               "socket": ""})
-        if self.features["replication_key"]:
-            controller["replication-key"] = "/etc/gantry/replication.key"
+        controller.update({
+            "etcd": ",".join(f"{self.addresses[n]}:{ETCD_CLIENT_PORT}"
+                             for n in self.etcd_names),
+            "etcd-ca": "/etc/gantry/tls/ca.pem",
+            "etcd-cert": "/etc/gantry/tls/etcd-gantry.pem",
+            "etcd-key": "/etc/gantry/tls/etcd-gantry.key",
+            "replication-key": "/etc/gantry/replication.key"})
         tables = {
             "client": {"controller": self.controller_targets(),
                        "tls-ca": "/etc/gantry/tls/ca.pem"},

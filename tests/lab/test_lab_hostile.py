@@ -3,10 +3,7 @@
 on a site: `mallory`, an unprivileged account on the login host and on a
 controller's host, goes for what issue 34 found open.
 
-Each attack is an assertion. Where a hole stays open until a pending fix
-is in the gantryd under test (pending_fixes.py), the test says so by
-skipping with "KNOWN HOLE" and the fix's name instead of failing; once
-the fix is in, the same assertion holds or fails.
+Each attack is an assertion.
 """
 
 import os
@@ -23,7 +20,6 @@ sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 import gantry_cluster  # noqa: E402
 from lab_cluster import (ETCD_CLIENT_PORT, ETCD_PREFIX, METRICS_PORT, Lab,  # noqa: E402
                          missing_prerequisites)
-from pending_fixes import ETCD_PLAIN_PORT  # noqa: E402
 
 
 class HostileUserInLabTest(unittest.TestCase):
@@ -49,13 +45,6 @@ class HostileUserInLabTest(unittest.TestCase):
         return self.lab.hosts[host].run(list(argv), user=self.mallory,
                                         check=False, timeout=60)
 
-    def known_hole(self, open_, fix, what):
-        """Fails on an open hole, unless `fix` (a pending_fixes feature)
-        is missing from the gantryd under test: then skips, naming both."""
-        if open_ and not self.lab.features.get(fix):
-            self.skipTest(f"KNOWN HOLE until the {fix} fix: {what}")
-        self.assertFalse(open_, what)
-
     def test_etcd_refuses_a_local_user(self):
         """Issue 34 point 2: a local user read every job's script from
         etcd's log and wrote a job with uid 0 into it."""
@@ -70,14 +59,6 @@ class HostileUserInLabTest(unittest.TestCase):
             self.assertNotEqual(result.returncode, 0,
                                 f"etcd {verb[0]} over TLS without a client "
                                 f"certificate: {result.stdout[:300]}")
-        plain = ",".join(f"http://{self.lab.addresses[n]}:{ETCD_PLAIN_PORT}"
-                         for n in self.lab.etcd_names)
-        result = self.as_mallory(
-            "login", "env", "ETCDCTL_API=3", "etcdctl", "--endpoints", plain,
-            "--command-timeout=5s", "get", "--prefix", ETCD_PREFIX, "--keys-only")
-        self.known_hole(result.returncode == 0 and ETCD_PREFIX in result.stdout,
-                        "etcd_tls", "etcd's plain-HTTP port serves every "
-                        "user's jobs to a local user")
 
     def test_controller_secrets_are_not_readable(self):
         """The keys a controller holds: its TLS key, its etcd client key,
@@ -111,9 +92,8 @@ class HostileUserInLabTest(unittest.TestCase):
         finally:
             for connection in idle:
                 connection.close()
-        if blocked:
-            self.skipTest("KNOWN HOLE until issue 34 point 9's /metrics fix: "
-                          "two idle half-requests block scraping")
+        self.assertFalse(blocked, "two idle half-requests blocked scraping: "
+                         f"{result.stderr[-300:]}")
 
 
 if __name__ == "__main__":
