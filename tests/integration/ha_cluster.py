@@ -50,10 +50,6 @@ class HaCluster(GantryCluster):
         self.env["GANTRY_CONTROLLER"] = targets
         self.agent_controller = targets
 
-    @property
-    def etcd_prefix(self):
-        return f"/gantry-test/{os.path.basename(self.dir)}/"
-
     def state_dir_of(self, name):
         return os.path.join(self.dir, f"state-{name}")
 
