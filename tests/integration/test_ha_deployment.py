@@ -33,8 +33,15 @@ def run_gantryd(config_lines, directory, timeout=60):
     socket and port of its own; returns the CompletedProcess (it is
     expected to refuse to start, so it is waited for)."""
     config = os.path.join(directory, "gantry.toml")
+    # The cluster key as the recipe makes it, so that what is refused is
+    # what the test is about.
+    key = os.path.join(directory, "replication.key")
+    if not os.path.exists(key):
+        with open(os.open(key, os.O_WRONLY | os.O_CREAT, 0o600), "wb") as out:
+            out.write(os.urandom(32))
     with open(config, "w") as out:
-        out.write("[controller]\n" + "\n".join(config_lines) + "\n")
+        out.write("[controller]\n" + "\n".join(config_lines) +
+                  f'\nreplication-key = "{key}"\n')
     return subprocess.run(
         [os.path.join(build_dir(), "daemon", "gantryd"), "--config", config,
          "--state-dir", os.path.join(directory, "state"),
