@@ -15,9 +15,8 @@ namespace gantry {
 absl::StatusOr<std::string> ReadPrivateKeyFile(const std::string& path,
                                                std::string_view what) {
   const auto failure = [&](std::string_view why) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot read ", std::string(what), " ", path, ": ",
-                     std::string(why)));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot read ", std::string(what), " ", path, ": ", std::string(why)));
   };
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return failure(std::strerror(errno));
@@ -35,7 +34,8 @@ absl::StatusOr<std::string> ReadPrivateKeyFile(const std::string& path,
         "%s %s is accessible by %s (mode %04o): anyone who can read it can "
         "pass for this host; refusing it, as ssh does. Make it private: "
         "chmod 600 %s",
-        std::string(what), path, (info.st_mode & S_IRWXO) != 0 ? "others" : "its group",
+        std::string(what), path,
+        (info.st_mode & S_IRWXO) != 0 ? "others" : "its group",
         info.st_mode & 07777, path));
   }
   std::string contents;

@@ -78,8 +78,8 @@ absl::Status ReplicatedStore::Commit(const Batch& batch, bool sync) {
       // unknown, not a failure (clients ask again with their tokens).
       if (told) {
         return absl::UnavailableError(absl::StrCat(
-            "outcome unknown: etcd did not answer the append of entry ",
-            index, ", which the next leader applies if etcd committed it (",
+            "outcome unknown: etcd did not answer the append of entry ", index,
+            ", which the next leader applies if etcd committed it (",
             deposed.message(), ")"));
       }
       return deposed;
