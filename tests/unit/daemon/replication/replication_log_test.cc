@@ -296,8 +296,8 @@ std::string GetRaw(EtcdClient& client, const std::string& key) {
 }
 
 TEST_CASE(
-    "Forged, altered and replayed log entries are refused, never applied; "
-    "the leader replaces a forged entry where it appends") {
+    "Forged, altered and replayed log entries are refused, never applied, "
+    "and the leader replaces a forged entry where it appends") {
   if (!EtcdInstalled()) GANTRY_SKIP("etcd is not installed (etcd-server)");
   EtcdProcess etcd;
   std::unique_ptr<EtcdClient> client = Connect(etcd);
