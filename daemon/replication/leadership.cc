@@ -121,6 +121,25 @@ void Leadership::CheckLost(bool expired_in_etcd) {
   if (!lost_reported_.exchange(true)) on_lost_(reason);
 }
 
+void Leadership::CheckLeaderKeyIsOurs() {
+  const int64_t revision = leader_revision_.load();
+  if (revision == 0 || lost_reported_.load()) return;
+  etcdserverpb::RangeRequest read;
+  read.set_key(keys_.leader());
+  read.set_keys_only(true);
+  absl::StatusOr<etcdserverpb::RangeResponse> answer = etcd_.Range(read);
+  if (!answer.ok()) return;  // etcd unreachable: the lease decides
+  if (answer->kvs_size() == 1 && answer->kvs(0).create_revision() == revision) {
+    return;
+  }
+  if (leader_revision_.load() != revision) return;  // handed over meanwhile
+  if (!lost_reported_.exchange(true)) {
+    on_lost_(
+        "the leader key in etcd is no longer this controller's (deleted, "
+        "or created by another election): another controller may lead now");
+  }
+}
+
 void Leadership::RenewLoop() {
   // A few renewals per TTL, and at least two a second, so that one lost
   // to an etcd member going away leaves time for the next.
@@ -156,6 +175,7 @@ void Leadership::RenewLoop() {
                   {{"error", ttl.status().ToString()}});
       }
       CheckLost(expired);
+      CheckLeaderKeyIsOurs();
     }
     if (absl::Status published = PublishMember(); !published.ok()) {
       log::Debug("cannot publish this controller's member record",

@@ -117,6 +117,10 @@ class Leadership {
   void RenewLoop();
   // After each renewal attempt: reports the loss of a leader's lease.
   void CheckLost(bool expired_in_etcd);
+  // A leader whose key in etcd is gone or was created by another election
+  // (a standby removed a tampered record and won) is no longer the
+  // leader, though its lease lives on: it must not keep agents' streams.
+  void CheckLeaderKeyIsOurs();
   // Whether `kv` (the leader or successor key, as read) holds a record
   // that does not open; if so, deletes it (if unchanged) so that it
   // neither blocks the election nor is believed.
