@@ -215,8 +215,7 @@ absl::Status ControllerClient::Invoke(Method<Request, Response> method,
   // unreachable controller is not the end: try the leader a standby names,
   // else the next one, for as long as an election takes. The request did
   // not reach a leader, so asking another is safe.
-  const auto give_up = std::chrono::steady_clock::now() +
-                       (several_ ? kFailoverWindow : std::chrono::seconds(0));
+  const auto give_up = std::chrono::steady_clock::now() + kFailoverWindow;
   size_t tried_this_round = 0;
   // After a full round of refusals: a hand-over completes in tens of
   // milliseconds, an election after a crash in seconds.
@@ -237,12 +236,18 @@ absl::Status ControllerClient::Invoke(Method<Request, Response> method,
     const bool elsewhere =
         status.error_code() == grpc::StatusCode::UNAVAILABLE ||
         status.error_code() == grpc::StatusCode::CANCELLED;
-    if (!elsewhere || !several_ || std::chrono::steady_clock::now() > give_up) {
-      return Convert(status);
-    }
     const auto& trailers = context.GetServerTrailingMetadata();
     auto leader = trailers.find(kLeaderMetadataKey);
-    if (leader != trailers.end()) {
+    const bool named_leader = leader != trailers.end();
+    // A single configured controller that answers as a standby (it was
+    // deposed, or the site lists one of a pair) names the leader: follow
+    // it, as with a list.
+    if (!elsewhere || (!several_ && !named_leader) ||
+        std::chrono::steady_clock::now() > give_up) {
+      return Convert(status);
+    }
+    if (named_leader) {
+      several_ = true;
       current_ =
           AddTarget(std::string(leader->second.data(), leader->second.size()));
     } else {

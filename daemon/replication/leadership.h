@@ -88,6 +88,9 @@ class Leadership {
   // Rounds the campaign has gone (each ends in a poll of etcd, answered
   // or not): a standby that is alive keeps counting.
   uint64_t campaign_rounds() const { return campaign_rounds_.load(); }
+  // A round of waiting for etcd before the campaign (counted as one: the
+  // standby is alive).
+  void CountWaitingRound() { campaign_rounds_.fetch_add(1); }
   // The leader key's creation revision once leader (0 before).
   int64_t leader_revision() const { return leader_revision_.load(); }
   bool is_leader() const { return leader_revision_.load() != 0; }

@@ -8,6 +8,15 @@
 #include "daemon/replication/snapshot_fetch.h"
 
 namespace gantry::replication {
+namespace {
+
+// etcd gave no answer (no quorum, members down or cut off), as opposed to
+// an answer that refuses.
+bool IsEtcdSilence(const absl::Status& status) {
+  return absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status);
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<ReplicatedController>>
 ReplicatedController::Create(ReplicationOptions options, RocksDbStore& local,
@@ -67,7 +76,12 @@ ReplicatedController::~ReplicatedController() {
 absl::Status ReplicatedController::WaitUntilLeader(StandbyService& standby) {
   absl::StatusOr<uint64_t> local_index = local_.ReplicationIndex();
   if (!local_index.ok()) return local_index.status();
-  if (absl::Status sealed = RefuseUnsealedLog(); !sealed.ok()) return sealed;
+  if (absl::Status sealed =
+          AskUntilEtcdAnswers("the log's first record", standby,
+                              [this] { return RefuseUnsealedLog(); });
+      !sealed.ok()) {
+    return sealed;
+  }
   leadership_->SetAppliedIndex(*local_index);
   // A standby behind the log's truncation could not lead (its state would
   // have a hole): it copies the leader's state before it campaigns. Other
@@ -107,6 +121,14 @@ absl::Status ReplicatedController::WaitUntilLeader(StandbyService& standby) {
     leadership_->Resign();
     return CopyLeaderStateAndRestart(standby);
   }
+  if (!last.ok() && IsEtcdSilence(last.status())) {
+    // etcd went quiet just after the election: start over as a standby
+    // (which waits for etcd) rather than exit.
+    leadership_->Resign();
+    step_down_(absl::StrCat("elected, but etcd stopped answering: ",
+                            last.status().message()));
+    return last.status();
+  }
   if (!last.ok()) {
     leadership_->Resign();
     return absl::Status(last.status().code(),
@@ -135,6 +157,27 @@ absl::Status ReplicatedController::WaitUntilLeader(StandbyService& standby) {
       [this] { return store_->last_index(); }, leadership_->leader_revision());
   truncator_->Start();
   return absl::OkStatus();
+}
+
+absl::Status ReplicatedController::AskUntilEtcdAnswers(
+    const char* what, StandbyService& standby,
+    const std::function<absl::Status()>& ask) {
+  bool told = false;
+  while (true) {
+    absl::Status answer = ask();
+    if (!IsEtcdSilence(answer)) {
+      if (told) standby.SetTrouble("");
+      return answer;
+    }
+    if (!told) {
+      log::Warn("etcd does not answer yet; waiting for it",
+                {{"reading", what}, {"error", answer.ToString()}});
+      told = true;
+    }
+    standby.SetTrouble(std::string(answer.message()));
+    leadership_->CountWaitingRound();
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
 }
 
 absl::Status ReplicatedController::RefuseUnsealedLog() {

@@ -112,6 +112,13 @@ class ReplicatedController {
   // Refuses (FAILED_PRECONDITION, saying how to upgrade) a log in etcd that
   // an earlier gantryd wrote unsealed: its entries would all be refused.
   absl::Status RefuseUnsealedLog();
+  // Asks `ask` again, every second, while etcd does not answer it
+  // (UNAVAILABLE or DEADLINE_EXCEEDED: no quorum, members unreachable),
+  // telling the standby's callers why; returns its first answer. A
+  // controller that stepped down for want of a quorum starts again while
+  // etcd still has none: it waits for etcd instead of exiting.
+  absl::Status AskUntilEtcdAnswers(const char* what, StandbyService& standby,
+                                   const std::function<absl::Status()>& ask);
   // On a log that is empty (its prefix cleared, as an upgrade does) a new
   // leader whose state is past index 0 marks the log truncated through its
   // applied index, so that a standby behind it copies its state instead of
