@@ -19,6 +19,10 @@ absl::StatusOr<std::string> ReadPrivateKeyFile(const std::string& path,
         "cannot read ", std::string(what), " ", path, ": ", std::string(why)));
   };
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT) {
+    return absl::NotFoundError(absl::StrCat("cannot read ", std::string(what),
+                                            " ", path, ": no such file"));
+  }
   if (fd < 0) return failure(std::strerror(errno));
   struct Closer {
     int fd;

@@ -1,10 +1,5 @@
 #include "daemon/replication/etcd_transport.h"
 
-#include <sys/stat.h>
-
-#include <cerrno>
-#include <cstring>
-
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/client_certificate.h"
@@ -17,24 +12,6 @@ constexpr char kHowToSecure[] =
     "give --etcd-ca, --etcd-cert and --etcd-key (etcd-key readable by "
     "gantryd only; gantry-etcd-setup certs makes them, README \"An HA "
     "pair, step by step\")";
-
-// A key others may read is a key anyone on the host may use to be gantryd
-// in etcd's eyes.
-absl::Status CheckKeyIsPrivate(const std::string& path) {
-  struct stat info {};
-  if (stat(path.c_str(), &info) != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "cannot read --etcd-key ", path, ": ", std::strerror(errno)));
-  }
-  if ((info.st_mode & S_IROTH) != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--etcd-key ", path,
-        " is readable by every user: anyone could use it to act as gantryd "
-        "in etcd; make it readable by gantryd only (chmod 0600, or 0640 "
-        "with group gantry)"));
-  }
-  return absl::OkStatus();
-}
 
 }  // namespace
 
@@ -88,15 +65,13 @@ absl::StatusOr<EtcdTransport> EtcdTransportFor(
           "or https://HOST:PORT"));
     }
   }
-  if (absl::Status key = CheckKeyIsPrivate(options.key_path); !key.ok()) {
-    return key;
-  }
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
       MutualTlsChannelCredentials(options.ca_path, options.cert_path,
                                   options.key_path);
   if (!credentials.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("etcd TLS: ", credentials.status().message()));
+        absl::StrCat("etcd TLS (--etcd-ca, --etcd-cert, --etcd-key): ",
+                     credentials.status().message()));
   }
   return EtcdTransport{.credentials = std::move(*credentials), .tls = true};
 }

@@ -1,22 +1,17 @@
 #include "daemon/replication/record_seal.h"
 
-#include <fcntl.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/kdf.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <array>
-#include <cerrno>
-#include <cstring>
 
 #include "absl/strings/cord.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "common/log.h"
+#include "common/private_key_file.h"
 
 namespace gantry::replication {
 namespace {
@@ -89,57 +84,31 @@ const unsigned char* Bytes(absl::string_view text) {
 
 absl::StatusOr<std::unique_ptr<RecordSeal>> RecordSeal::FromKeyFile(
     const std::string& path) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int error = errno;
-    return absl::Status(
-        error == ENOENT ? absl::StatusCode::kNotFound
-                        : absl::StatusCode::kPermissionDenied,
-        absl::StrCat(
-            "cannot read the replication key ", path, ": ",
-            std::strerror(error), " (make one with: head -c 32 /dev/urandom > ",
-            path, "; chmod 0600 ", path, "; and copy it to every controller)"));
+  const std::string how_to_make = absl::StrCat(
+      "head -c 32 /dev/urandom > ", path, "; chmod 0600 ", path,
+      "; and copy it to every controller");
+  // Private as every key a daemon reads (anyone who can read it can forge
+  // the cluster's log in etcd).
+  absl::StatusOr<std::string> key =
+      ReadPrivateKeyFile(path, "the replication key");
+  if (absl::IsNotFound(key.status())) {
+    return absl::NotFoundError(absl::StrCat(key.status().message(),
+                                            " (make one with: ", how_to_make,
+                                            ")"));
   }
-  struct stat info {};
-  std::string key;
-  absl::Status problem = absl::OkStatus();
-  if (fstat(fd, &info) != 0) {
-    problem = absl::PermissionDeniedError(absl::StrCat(
-        "cannot stat the replication key ", path, ": ", std::strerror(errno)));
-  } else if (!S_ISREG(info.st_mode)) {
-    problem = absl::FailedPreconditionError(
-        absl::StrCat("the replication key ", path, " is not a regular file"));
-  } else if ((info.st_mode & 077) != 0) {
-    problem = absl::FailedPreconditionError(absl::StrFormat(
-        "the replication key %s has mode %04o: anyone who can read it can "
-        "forge the cluster's log in etcd; make it readable and writable by "
-        "its owner only (chmod 0600 %s)",
-        path, info.st_mode & 07777, path));
-  } else {
-    char buffer[512];
-    ssize_t got = 0;
-    while ((got = read(fd, buffer, sizeof(buffer))) > 0) {
-      key.append(buffer, static_cast<size_t>(got));
-      if (key.size() > kMaxClusterKeyBytes) break;
-    }
-    if (got < 0) {
-      problem = absl::PermissionDeniedError(
-          absl::StrCat("cannot read the replication key ", path, ": ",
-                       std::strerror(errno)));
-    } else if (key.size() > kMaxClusterKeyBytes) {
-      problem = absl::FailedPreconditionError(
-          absl::StrCat("the replication key ", path, " is larger than ",
-                       kMaxClusterKeyBytes, " bytes: is it the right file?"));
-    } else if (key.size() < kMinClusterKeyBytes) {
-      problem = absl::FailedPreconditionError(
-          absl::StrCat("the replication key ", path, " holds ", key.size(),
-                       " bytes; it needs at least ", kMinClusterKeyBytes,
-                       " random bytes (head -c 32 /dev/urandom > ", path, ")"));
-    }
+  if (!key.ok()) return key.status();
+  if (key->size() > kMaxClusterKeyBytes) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the replication key ", path, " is larger than ",
+                     kMaxClusterKeyBytes, " bytes: is it the right file?"));
   }
-  close(fd);
-  if (!problem.ok()) return problem;
-  return std::make_unique<RecordSeal>(key);
+  if (key->size() < kMinClusterKeyBytes) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the replication key ", path, " holds ", key->size(),
+        " bytes; it needs at least ", kMinClusterKeyBytes,
+        " random bytes (", how_to_make, ")"));
+  }
+  return std::make_unique<RecordSeal>(*key);
 }
 
 RecordSeal::RecordSeal(absl::string_view cluster_key)

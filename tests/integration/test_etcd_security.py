@@ -177,7 +177,8 @@ class EtcdSecurityTest(ClusterTestCase):
                               f'etcd-cert = "{cert}"',
                               f'etcd-key = "{shared}"')
         self.assertEqual(result.returncode, 1, result.stderr)
-        self.assertIn("is readable by every user", result.stderr)
+        self.assertIn(f"the private key {shared} is accessible by others",
+                      result.stderr)
 
 
 @unittest.skipUnless(etcd_binary(), "etcd is not installed")
