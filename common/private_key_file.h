@@ -16,9 +16,9 @@ namespace gantry {
 // The contents of the private key file at `path` (symbolic links followed;
 // the file itself is checked). `what` names it in messages ("the private
 // key", "the etcd client key"). NOT_FOUND when there is no such file;
-// INVALID_ARGUMENT, naming the file: it cannot be opened or read, it is not a regular file, or its mode lets the
-// group or others read or write it (the message gives the mode and the
-// chmod that fixes it).
+// INVALID_ARGUMENT, naming the file: it cannot be opened or read, it is not a
+// regular file, or its mode lets the group or others read or write it (the
+// message gives the mode and the chmod that fixes it).
 absl::StatusOr<std::string> ReadPrivateKeyFile(const std::string& path,
                                                std::string_view what);
 

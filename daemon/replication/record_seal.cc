@@ -84,17 +84,16 @@ const unsigned char* Bytes(absl::string_view text) {
 
 absl::StatusOr<std::unique_ptr<RecordSeal>> RecordSeal::FromKeyFile(
     const std::string& path) {
-  const std::string how_to_make = absl::StrCat(
-      "head -c 32 /dev/urandom > ", path, "; chmod 0600 ", path,
-      "; and copy it to every controller");
+  const std::string how_to_make =
+      absl::StrCat("head -c 32 /dev/urandom > ", path, "; chmod 0600 ", path,
+                   "; and copy it to every controller");
   // Private as every key a daemon reads (anyone who can read it can forge
   // the cluster's log in etcd).
   absl::StatusOr<std::string> key =
       ReadPrivateKeyFile(path, "the replication key");
   if (absl::IsNotFound(key.status())) {
-    return absl::NotFoundError(absl::StrCat(key.status().message(),
-                                            " (make one with: ", how_to_make,
-                                            ")"));
+    return absl::NotFoundError(absl::StrCat(
+        key.status().message(), " (make one with: ", how_to_make, ")"));
   }
   if (!key.ok()) return key.status();
   if (key->size() > kMaxClusterKeyBytes) {
@@ -103,10 +102,10 @@ absl::StatusOr<std::unique_ptr<RecordSeal>> RecordSeal::FromKeyFile(
                      kMaxClusterKeyBytes, " bytes: is it the right file?"));
   }
   if (key->size() < kMinClusterKeyBytes) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the replication key ", path, " holds ", key->size(),
-        " bytes; it needs at least ", kMinClusterKeyBytes,
-        " random bytes (", how_to_make, ")"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("the replication key ", path, " holds ", key->size(),
+                     " bytes; it needs at least ", kMinClusterKeyBytes,
+                     " random bytes (", how_to_make, ")"));
   }
   return std::make_unique<RecordSeal>(*key);
 }
