@@ -1,12 +1,15 @@
 #include "daemon/controller/scheduling_input.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
 #include "common/gpu_type.h"
+#include "common/hostlist.h"
 #include "daemon/launch/node_restrictions.h"
 #include "daemon/launch/step_layout.h"
 #include "daemon/scheduler/fabric_parts.h"
@@ -163,13 +166,44 @@ NodeSnapshot NodeSnapshotOf(const v1::NodeRecord& record, bool reachable,
   return s;
 }
 
+std::vector<size_t> InNodelistOrder(const std::vector<std::string>& nodes) {
+  std::vector<size_t> order(nodes.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  absl::StatusOr<std::vector<std::string>> listed =
+      ExpandHostlist(CompressHostlist(nodes));
+  if (!listed.ok()) return order;  // names that are not hostlist names
+  std::map<std::string_view, size_t> position;
+  for (size_t i = 0; i < listed->size(); ++i) {
+    position.try_emplace((*listed)[i], i);
+  }
+  const auto place = [&](size_t i) {
+    auto found = position.find(nodes[i]);
+    return found == position.end() ? listed->size() : found->second;
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return place(a) < place(b); });
+  return order;
+}
+
 void SetAllocation(const JobStart& start,
                    const std::vector<const std::string*>& names,
                    v1::JobRecord& record) {
+  // Slurm's contract, on every attempt (restarts onto spares, shrinks,
+  // swaps): node i of the job, with its ranks, is the i-th host of
+  // SLURM_JOB_NODELIST as scripts expand it, and the first is the batch
+  // host (MASTER_ADDR=$(scontrol show hostnames $SLURM_JOB_NODELIST |
+  // head -n1)). Every share is sized for the most ranks a node gets, so
+  // laying them out in that order changes no node's resources.
+  std::vector<std::string> nodes;
+  nodes.reserve(start.shares.size());
+  for (const NodeShare& share : start.shares) {
+    nodes.push_back(*names[share.node.index()]);
+  }
   record.clear_allocation();
   uint32_t next_rank = 0;
-  for (size_t i = 0; i < start.shares.size(); ++i) {
-    const NodeShare& share = start.shares[i];
+  const std::vector<size_t> order = InNodelistOrder(nodes);
+  for (size_t i = 0; i < order.size(); ++i) {
+    const NodeShare& share = start.shares[order[i]];
     v1::NodeAllocation* allocation = record.add_allocation();
     allocation->set_node(*names[share.node.index()]);
     allocation->set_cpus(share.cpus);

@@ -61,8 +61,15 @@ void SetNodeCapacity(const v1::NodeRecord& record, NodeSnapshot& snapshot);
 // features, its GPUs' distinct models (lower case) and their types.
 void SetGpuTypes(const v1::NodeRecord& record, NodeSnapshot& snapshot);
 
+// The positions of `nodes` in the order of their node list as Slurm
+// writes it and scripts expand it (CompressHostlist, then ExpandHostlist):
+// sorted numerically within a prefix. Names that are not hostlist names
+// keep their order.
+std::vector<size_t> InNodelistOrder(const std::vector<std::string>& nodes);
+
 // The scheduler's decision back into the record: the allocation in rank
-// order, `names` being the snapshot's node names by index.
+// order, which is the order of the job's node list (InNodelistOrder),
+// `names` being the snapshot's node names by index.
 void SetAllocation(const JobStart& start,
                    const std::vector<const std::string*>& names,
                    v1::JobRecord& record);

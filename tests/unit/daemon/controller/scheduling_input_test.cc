@@ -76,5 +76,60 @@ TEST_CASE("a node's cache report becomes its sorted, unique cached datasets",
   CHECK(snapshot.cached_datasets == expected);
 }
 
+std::vector<std::string> Reordered(const std::vector<std::string>& nodes) {
+  std::vector<std::string> out;
+  for (size_t i : InNodelistOrder(nodes)) out.push_back(nodes[i]);
+  return out;
+}
+
+TEST_CASE("a job's nodes are laid out in the order of its node list",
+          "[controller][scheduling_input]") {
+  // A spare numbered above the failed node comes last, not first.
+  CHECK(Reordered({"node05", "node02", "node03", "node04"}) ==
+        std::vector<std::string>{"node02", "node03", "node04", "node05"});
+  // Numbers, not text: node9 before node10.
+  CHECK(Reordered({"node10", "node9"}) ==
+        std::vector<std::string>{"node9", "node10"});
+  // Prefixes in their first appearance, as the compressed list is written
+  // ("gpu[7-8],cpu01") and expanded.
+  CHECK(Reordered({"gpu8", "cpu01", "gpu7"}) ==
+        std::vector<std::string>{"gpu7", "gpu8", "cpu01"});
+}
+
+TEST_CASE("the allocation's ranks follow the node list's order",
+          "[controller][scheduling_input]") {
+  const std::vector<std::string> snapshot = {"node01", "node02", "node03",
+                                             "node04", "node05"};
+  std::vector<const std::string*> names;
+  for (const std::string& name : snapshot) names.push_back(&name);
+  JobStart start;
+  // The scheduler put the spare (node05) first, as a restart may.
+  for (size_t index : {4, 1, 2, 3}) {
+    NodeShare share;
+    share.node = NodeId(index);
+    share.cpus = 2 + static_cast<uint32_t>(index);
+    start.shares.push_back(share);
+  }
+  v1::JobRecord record;
+  record.mutable_spec()->set_nodes(4);
+  record.mutable_spec()->set_ntasks(6);
+  SetAllocation(start, names, record);
+  REQUIRE(record.allocation_size() == 4);
+  std::vector<std::string> nodes;
+  for (const v1::NodeAllocation& a : record.allocation()) {
+    nodes.push_back(a.node());
+  }
+  CHECK(nodes ==
+        std::vector<std::string>{"node02", "node03", "node04", "node05"});
+  // Each node keeps its own share; ranks count up along the list.
+  CHECK(record.allocation(0).cpus() == 3);
+  CHECK(record.allocation(3).cpus() == 6);
+  CHECK(record.allocation(0).first_rank() == 0);
+  CHECK(record.allocation(0).rank_count() == 2);
+  CHECK(record.allocation(1).first_rank() == 2);
+  CHECK(record.allocation(3).first_rank() == 5);
+  CHECK(record.allocation(3).rank_count() == 1);
+}
+
 }  // namespace
 }  // namespace gantry
