@@ -667,10 +667,15 @@ class Controller {
   // its stragglers are drained and it restarts from that checkpoint
   // without them (uncharged), when spare nodes can take their place.
   void SwapStragglersAtCheckpoint(JobRuntime& job);
-  // Nodes free to take one node's share of `job` in its place: up, not
-  // drained or degraded, in its partition, not excluded, not in its
-  // allocation, and with the share's CPUs, GPUs and memory free.
-  size_t SparesFor(const JobRuntime& job) const;
+  // Whether the scheduler would place `job`, restarted now, with the
+  // `leaving` nodes drained and its own shares free.
+  bool CouldRestartWithout(const JobRuntime& job,
+                           const std::vector<std::string>& leaving) const;
+  // How many of `stragglers` (in their order) the job can be restarted
+  // without now (CouldRestartWithout).
+  size_t SwappableStragglers(
+      const JobRuntime& job,
+      const std::vector<StragglerFinding>& stragglers) const;
   // The job's progress and stragglers for replies; null when none known.
   std::optional<v1::JobStragglers> StragglerView(const JobRuntime& job,
                                                  bool with_nodes) const;

@@ -5,12 +5,16 @@
 // --straggler-policy=swap, acted on at the job's next checkpoint: the
 // straggler is drained with the reason and the job restarts from that
 // checkpoint without it. Such a restart is gantryd's choice, not a failure
-// of the job: it is not charged against --max-restarts. Without a spare
-// node to take its place, a straggler is only reported (a restart would
-// land on it again, or wait). Runs on the loop.
+// of the job: it is not charged against --max-restarts. Without a
+// placement for the job without it (the scheduler's own test: free nodes
+// meeting the job's node list, constraints, size and switch span), a
+// straggler is only reported (a restart would land on it again, or wait
+// forever). Runs on the loop.
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -18,6 +22,8 @@
 #include "common/log.h"
 #include "daemon/controller/controller.h"
 #include "daemon/controller/controller_metrics.h"
+#include "daemon/controller/scheduling_input.h"
+#include "daemon/scheduler/scheduler.h"
 
 namespace gantry {
 
@@ -126,39 +132,62 @@ void Controller::CheckStragglers(int64_t now) {
   if (options_.metrics) options_.metrics->stragglers().Publish(published);
 }
 
-size_t Controller::SparesFor(const JobRuntime& job) const {
+bool Controller::CouldRestartWithout(
+    const JobRuntime& job, const std::vector<std::string>& leaving) const {
   const v1::JobRecord& record = job.record;
-  if (record.allocation_size() == 0) return 0;
-  const v1::NodeAllocation& share = record.allocation(0);
-  const v1::JobSpec& spec = record.spec();
-  std::set<std::string> allocated;
+  std::vector<const std::string*> names;
+  std::vector<NodeSnapshot> snapshot = NodeSnapshots(names);
+  std::map<std::string_view, NodeSnapshot*> by_name;
+  for (NodeSnapshot& node : snapshot) by_name.emplace(node.name, &node);
+  // Once it restarts, what the job holds now is free again.
   for (const v1::NodeAllocation& held : record.allocation()) {
-    allocated.insert(held.node());
+    auto found = by_name.find(held.node());
+    if (found == by_name.end()) continue;
+    NodeSnapshot& node = *found->second;
+    node.cpus_free = std::min(node.cpus_total, node.cpus_free + held.cpus());
+    node.mem_free_mb =
+        std::min(node.mem_total_mb, node.mem_free_mb + held.mem_mb());
+    for (uint32_t gpu : held.gpu_indices()) node.free_gpus.push_back(gpu);
+    std::sort(node.free_gpus.begin(), node.free_gpus.end());
+    node.free_gpus.erase(
+        std::unique(node.free_gpus.begin(), node.free_gpus.end()),
+        node.free_gpus.end());
   }
-  size_t spares = 0;
-  for (const auto& [name, node] : nodes_) {
-    const v1::NodeRecord& r = node.record;
-    if (r.state() != v1::NODE_UP || r.drained() ||
-        !r.health_problems().empty() || allocated.count(name) ||
-        std::find(spec.excluded_nodes().begin(), spec.excluded_nodes().end(),
-                  name) != spec.excluded_nodes().end() ||
-        std::find(r.partitions().begin(), r.partitions().end(),
-                  spec.partition()) == r.partitions().end()) {
-      continue;
-    }
-    const uint32_t gpus_free =
-        static_cast<uint32_t>(r.inventory().gpus_size()) -
-        std::min(static_cast<uint32_t>(r.inventory().gpus_size()),
-                 static_cast<uint32_t>(node.usage.gpus.size()));
-    if (node.usage.cpus + share.cpus() > r.inventory().cpus() ||
-        gpus_free < static_cast<uint32_t>(share.gpu_indices_size()) ||
-        (share.mem_mb() > 0 &&
-         node.usage.mem_mb + share.mem_mb() > r.inventory().memory_mb())) {
-      continue;
-    }
-    ++spares;
+  // And the stragglers are drained.
+  for (const std::string& name : leaving) {
+    auto found = by_name.find(name);
+    if (found != by_name.end()) found->second->schedulable = false;
   }
-  return spares;
+  // The scheduler's own test, with everything the job asks of its nodes
+  // (node list, exclusions, features, GPU type, switch span, spares).
+  std::shared_ptr<const NodeConstraint> constraint = job.constraint;
+  const std::string& text = record.spec().constraint();
+  if (!text.empty() && (!constraint || constraint->text() != text)) {
+    absl::StatusOr<NodeConstraint> parsed = NodeConstraint::Parse(text);
+    constraint = std::make_shared<const NodeConstraint>(
+        parsed.ok() ? *std::move(parsed) : NodeConstraint());
+  }
+  PendingJob pending = PendingJobOf(record, constraint);
+  pending.is_restart = true;
+  SchedulerOptions options;
+  options.backfill = false;
+  options.now_ms = clock_.NowMs();
+  options.unlisted_nodes = options_.unlisted_nodes;
+  return !Schedule(snapshot, {pending}, {}, options).starts.empty();
+}
+
+size_t Controller::SwappableStragglers(
+    const JobRuntime& job,
+    const std::vector<StragglerFinding>& stragglers) const {
+  // The most of them (slowest first) the job can restart without now.
+  std::vector<std::string> leaving;
+  for (const StragglerFinding& finding : stragglers) {
+    leaving.push_back(finding.node);
+  }
+  while (!leaving.empty() && !CouldRestartWithout(job, leaving)) {
+    leaving.pop_back();
+  }
+  return leaving.size();
 }
 
 std::optional<v1::JobStragglers> Controller::StragglerView(
@@ -173,11 +202,11 @@ std::optional<v1::JobStragglers> Controller::StragglerView(
   view.set_job_id(job.record.id());
   view.set_attempt(job.record.attempt());
   const std::vector<StragglerFinding> stragglers = progress.Stragglers();
-  // Looked for only when there is something to swap: a walk of the nodes.
-  const size_t spares =
+  // Looked for only when there is something to swap: a placement test.
+  const size_t swappable =
       options_.straggler_response == StragglerResponse::kSwap &&
               !stragglers.empty()
-          ? SparesFor(job)
+          ? SwappableStragglers(job, stragglers)
           : 0;
   for (size_t i = 0; i < stragglers.size(); ++i) {
     const StragglerFinding& finding = stragglers[i];
@@ -190,10 +219,12 @@ std::optional<v1::JobStragglers> Controller::StragglerView(
     out.set_slow_since_ms(finding.slow_since_ms);
     if (options_.straggler_response != StragglerResponse::kSwap) {
       out.set_action("report");
-    } else if (i < spares) {
+    } else if (i < swappable) {
       out.set_action("swap at the next checkpoint");
     } else {
-      out.set_action("report (no spare node)");
+      out.set_action(
+          "report (the job could not restart without it now: no free node "
+          "meets its node list, constraints and size)");
     }
   }
   if (with_nodes) {
@@ -215,8 +246,10 @@ void Controller::SwapStragglersAtCheckpoint(JobRuntime& job) {
   // Found before this checkpoint (at the last check): the work up to it is
   // kept, so swapping costs only the restart.
   std::vector<StragglerFinding> stragglers = it->second.Stragglers();
-  const size_t spares = SparesFor(job);
-  if (stragglers.size() > spares) stragglers.resize(spares);
+  // Only as many as the job can restart without right now: a swap that
+  // drained a node the job's --nodelist holds, or left it no placement,
+  // would leave it pending forever.
+  stragglers.resize(SwappableStragglers(job, stragglers));
   std::vector<std::string> swapped;
   for (const StragglerFinding& finding : stragglers) {
     auto node = nodes_.find(finding.node);

@@ -11,6 +11,9 @@ point 4), with real agents on loopback.
   next checkpoint drains the straggler with the reason and restarts the job
   from that checkpoint without it, not charged against --max-restarts (the
   job has --max-restarts 0). The new attempt has no straggler.
+- --straggler-policy=swap on a job whose --nodelist holds the straggler:
+  only reported, though a spare is free (a swap would drain a node the
+  job must have and leave it pending forever).
 - --straggler-policy=report, ranks reporting with `gantry progress --step N
   --step-time S` (the rank from SLURM_PROCID): the straggler is reported
   and a checkpoint restarts nothing.
@@ -72,14 +75,16 @@ def metric(text, name, **labels):
 
 class StragglerTestCase(ClusterTestCase):
 
-    def submit_training(self, cluster, report="file", base="0.2", slow="0.6"):
+    def submit_training(self, cluster, report="file", base="0.2", slow="0.6",
+                        extra=()):
         cluster.add_slurm_commands()  # gantry on the ranks' PATH
         cluster.write_script("train.sh", RANK_SCRIPT)
         with open(cluster.path("slow-node"), "w") as f:
             f.write("node02\n")
         return cluster.submit(
             "train.sh", "--nodes", "4", "--max-restarts", "0",
-            "--export", f"ALL,BASE={base},SLOW={slow},REPORT={report}")
+            "--export", f"ALL,BASE={base},SLOW={slow},REPORT={report}",
+            *extra)
 
     def wait_straggler(self, cluster, job_id, node, timeout=30):
         def found():
@@ -130,7 +135,8 @@ class SwapPolicyTest(StragglerTestCase):
         self.assertAlmostEqual(straggler["peer_median_seconds"], 0.2,
                                delta=0.05)
         self.assertEqual(straggler["rank"], 1)
-        self.assertEqual(straggler["action"], "report (no spare node)")
+        self.assertRegex(straggler["action"],
+                         r"^report \(the job could not restart without it")
         self.assertEqual(len(view["nodes"]), 4, view)
         self.assertTrue(all(n["step"] > 0 for n in view["nodes"]), view)
 
@@ -196,6 +202,30 @@ class SwapPolicyTest(StragglerTestCase):
         self.assertEqual(len(job["attempts"]), 2)
         self.assertIsNone(metric(scrape(address), "gantry_job_stragglers",
                                  job=job_id))
+        self.stop(cluster, job_id)
+
+
+    def test_a_straggler_its_node_list_holds_is_only_reported(self):
+        """--nodelist names the straggler: a swap would drain a node the
+        job must have and leave it pending forever, so it is only
+        reported, though a spare is free (issue 35 point 2)."""
+        cluster = self.start_cluster(
+            agents=5,
+            gantryd_args=["--straggler-policy", "swap",
+                          "--straggler-factor", "1.5",
+                          "--straggler-duration", "2",
+                          "--straggler-min-peers", "2"])
+        job_id = self.submit_training(
+            cluster, extra=("--nodelist", "node[01-04]"))
+        job = cluster.wait_job(job_id, "RUNNING", timeout=30)
+        self.assertEqual(job["nodelist"], "node[01-04]")
+        view = self.wait_straggler(cluster, job_id, "node02")
+        straggler = [s for s in view["stragglers"]
+                     if s["node"] == "node02"][0]
+        self.assertRegex(straggler["action"],
+                         r"^report \(the job could not restart without it")
+        self.checkpoint_changes_nothing(cluster, job_id)
+        self.assertFalse(cluster.nodes()["node05"]["drained"])
         self.stop(cluster, job_id)
 
 
