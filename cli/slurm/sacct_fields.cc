@@ -9,6 +9,7 @@
 #include "cli/output_format.h"
 #include "common/hostlist.h"
 #include "common/ids.h"
+#include "common/job_restarts.h"
 #include "common/text.h"
 
 namespace gantry::cli {
@@ -298,7 +299,7 @@ const std::vector<SacctField>& Table() {
                                   RequestedNodes(job),
                               RequestedNodes(job));),
       FIELD("Restarts", 8,
-            return absl::StrCat(job.attempt() > 0 ? job.attempt() - 1 : 0);),
+            return absl::StrCat(JobRestartCount(job));),
       FIELD("Start", 19, return SlurmTime(StartMs(row));),
       FIELD("State", 10, switch (row.kind) {
         case Kind::kBatch:

@@ -11,6 +11,7 @@
 #include "cli/slurm/node_gres.h"
 #include "cli/slurm/sinfo_format.h"
 #include "common/hostlist.h"
+#include "common/job_restarts.h"
 
 namespace gantry::cli {
 namespace {
@@ -121,7 +122,7 @@ std::string ScontrolJobRecord(const v1::JobRecord& job, int64_t now_ms,
                   " Reason=", job.reason().empty() ? "None" : job.reason(),
                   " Dependency=", OrNull(spec.dependency()), "\n");
   absl::StrAppend(&out, "   Requeue=", requeue ? 1 : 0,
-                  " Restarts=", job.attempt() > 0 ? job.attempt() - 1 : 0,
+                  " Restarts=", JobRestartCount(job),
                   " BatchFlag=1 Reboot=0 ExitCode=", job.exit_code(), ":",
                   job.exit_signal(), "\n");
   absl::StrAppend(&out, "   RunTime=", ScontrolDuration(run_ms / 1000),

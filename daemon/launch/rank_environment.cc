@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "common/cluster_name.h"
 #include "common/hostlist.h"
+#include "common/job_restarts.h"
 
 namespace gantry {
 
@@ -69,14 +70,7 @@ std::map<std::string, std::string> BuildRankEnvironment(
   const std::string local = absl::StrCat(local_rank);
   const std::string local_size = absl::StrCat(share.rank_count());
   const std::string node_rank = absl::StrCat(node_index);
-  // Attempts that a pre-flight ended ran no rank: the job never saw them.
-  uint32_t unseen = 0;
-  for (const v1::AttemptRecord& attempt : job.attempts()) {
-    if (attempt.end_reason() == "Preflight") ++unseen;
-  }
-  const uint32_t earlier = job.attempt() > 0 ? job.attempt() - 1 : 0;
-  const std::string restarts =
-      absl::StrCat(earlier - std::min(earlier, unseen));
+  const std::string restarts = absl::StrCat(JobRestartCount(job));
   // Slurm's SLURM_GTIDS: the global ranks on this node, "4,5,6,7".
   std::vector<std::string> node_ranks;
   for (uint32_t r = 0; r < share.rank_count(); ++r) {

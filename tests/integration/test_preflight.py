@@ -130,9 +130,15 @@ class PreflightTest(ClusterTestCase):
         self.assertNotIn(bad, attempts[1]["nodes"])
         self.assertTrue(
             attempts[1]["preflight"]["summary"].startswith("passed"))
-        # The job saw no failure: no restart counted in its ranks.
+        # The job saw no failure: no restart counted in its ranks, nor by
+        # scontrol and sacct (one definition everywhere).
         for rank in range(3):
             self.assertEqual(cluster.read(f"restart-count-{rank}").strip(), "0")
+        cluster.add_slurm_commands()
+        shown = cluster.sh(f"scontrol show job {job_id}")
+        self.assertIn("Restarts=0", shown.stdout, shown.stderr)
+        accounted = cluster.sh(f"sacct -j {job_id} -X -n -o Restarts")
+        self.assertEqual(accounted.stdout.strip(), "0", accounted.stderr)
         node = cluster.nodes()[bad]
         self.assertTrue(node["drained"], node)
         self.assertIn("pre-flight: site check exited with code 1",

@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "common/job_restarts.h"
+
 namespace gantry {
 namespace {
 
@@ -134,6 +136,35 @@ TEST_CASE("array tasks see their index and the array's shape", "[env]") {
   }
   // The task's own id stays its job id.
   CHECK(env["SLURM_JOB_ID"] == "42");
+}
+
+TEST_CASE(
+    "the restart count has one definition: pre-flight attempts are "
+    "not restarts",
+    "[env]") {
+  v1::JobRecord job = TwoNodeJob();
+  const auto end_attempt = [&job](const char* reason) {
+    v1::AttemptRecord* attempt = job.add_attempts();
+    attempt->set_attempt(job.attempt());
+    attempt->set_end_reason(reason);
+    job.set_attempt(job.attempt() + 1);
+  };
+  CHECK(JobRestartCount(job) == 0);
+  // A pre-flight swapped a node out before any rank started.
+  end_attempt("Preflight");
+  job.add_attempts()->set_attempt(job.attempt());
+  CHECK(JobRestartCount(job) == 0);
+  CHECK(BuildRankEnvironment(job, "10.0.0.1", 0, 0)["SLURM_RESTART_COUNT"] ==
+        "0");
+  // A requeue, then a node failure: one each.
+  job.mutable_attempts()->RemoveLast();
+  end_attempt("Requeued");
+  end_attempt("NodeFail");
+  job.add_attempts()->set_attempt(job.attempt());
+  CHECK(JobRestartCount(job) == 2);
+  auto env = BuildRankEnvironment(job, "10.0.0.1", 0, 0);
+  CHECK(env["SLURM_RESTART_COUNT"] == "2");
+  CHECK(env["GANTRY_RESTART_COUNT"] == "2");
 }
 
 }  // namespace
