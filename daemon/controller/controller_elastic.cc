@@ -21,7 +21,7 @@ namespace {
 bool WaitsForNodes(const v1::JobRecord& record) {
   return record.state() == v1::PENDING && !record.held() &&
          (record.reason() == "Resources" || record.reason() == "Priority" ||
-          record.reason() == "Topology");
+          record.reason() == "Topology" || record.reason() == "NodeDown");
 }
 
 bool BelowFullSize(const v1::JobRecord& record) {

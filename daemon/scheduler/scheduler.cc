@@ -175,7 +175,9 @@ class Pass {
       at_min.min_nodes = 0;
     }
     const PendingJob& job = range.IsRange() ? at_min : requested;
-    if (NeverFits(job, partition)) return;
+    if (NeverFits(job, partition) || WaitsForDownNodes(job, partition)) {
+      return;
+    }
     if (blocked_[partition]) {
       Wait(job, "Priority", "waiting behind a higher-priority job");
       return;
@@ -311,6 +313,35 @@ class Pass {
                        placer_.CapableText(job, partition, capable));
     }
     Wait(job, "PartitionNodeLimit", detail->second);
+    return true;
+  }
+
+  // Enough nodes could hold the job, but too few of them are up: it waits
+  // for nodes to come back or be resumed, which no job ending gives it (not
+  // Resources), and it reserves nothing, so other jobs go ahead meanwhile.
+  bool WaitsForDownNodes(const PendingJob& job, uint32_t partition) {
+    std::size_t up;
+    if (job.HasNodeRestrictions()) {
+      up = placer_.CapableNodes(job, partition, /*up_only=*/true);
+    } else {
+      const auto key =
+          std::make_tuple(job.gpus_per_node, CpusNeeded(job),
+                          job.mem_per_node_mb, job.is_restart, partition);
+      auto it = capable_up_.find(key);
+      if (it == capable_up_.end()) {
+        it = capable_up_
+                 .emplace(key, placer_.CapableNodes(job, partition,
+                                                    /*up_only=*/true))
+                 .first;
+      }
+      up = it->second;
+    }
+    if (up >= job.nodes) return false;
+    Wait(job, "NodeDown",
+         absl::StrCat(NeedsDetail(job), "; only ", up,
+                      " of the nodes that could hold it are up, the others "
+                      "down or drained (gantry nodes -R says why; gantry "
+                      "resume NODE returns a repaired one)"));
     return true;
   }
 
@@ -506,6 +537,7 @@ class Pass {
   Memo<std::pair<Shape, uint32_t>, bool> ignoring_reservations_fit_;
   using CapableKey = std::tuple<uint32_t, uint32_t, uint64_t, bool, uint32_t>;
   Memo<CapableKey, std::size_t> capable_;
+  Memo<CapableKey, std::size_t> capable_up_;  // the same, up nodes only
   Memo<DescribeKey, std::string> needs_details_;
   Memo<std::pair<DescribeKey, CapableKey>, std::string> never_fits_details_;
   ScheduleResult result_;

@@ -247,7 +247,11 @@ bool Placer::FindRequiredNodes(const PendingJob& job,
   return true;
 }
 
-std::size_t Placer::CapableNodes(const PendingJob& job, uint32_t partition) {
+std::size_t Placer::CapableNodes(const PendingJob& job, uint32_t partition,
+                                 bool up_only) {
+  const auto up = [&](std::size_t i) {
+    return !up_only || nodes_[i].schedulable;
+  };
   if (job.HasNodeRestrictions()) {
     // The best choice of the matching-OR group; none when a listed node
     // could never hold the job.
@@ -260,18 +264,19 @@ std::size_t Placer::CapableNodes(const PendingJob& job, uint32_t partition) {
       BuildRestrictedMask(job, choice, false, restricted_mask_);
       const std::size_t count =
           CountCapableInPart(job, required, [&](std::size_t i) {
-            return restricted_mask_[i] && CapableOf(nodes_[i], job);
+            return restricted_mask_[i] && CapableOf(nodes_[i], job) && up(i);
           });
       const bool listed_capable =
           std::all_of(required.begin(), required.end(), [&](std::size_t i) {
-            return restricted_mask_[i] && CapableOf(nodes_[i], job);
+            return restricted_mask_[i] && CapableOf(nodes_[i], job) && up(i);
           });
       if (listed_capable) best = std::max(best, count);
     }
     return best;
   }
-  const std::vector<uint8_t>& usable = UsableByMask(job, partition);
-  // CapableOf, with UsableBy answered from the mask.
+  const std::vector<uint8_t>& usable =
+      up_only ? UsableMask(job, partition) : UsableByMask(job, partition);
+  // CapableOf, with UsableBy (and schedulable) answered from the mask.
   const uint32_t cpus = CpusNeeded(job);
   return CountCapableInPart(job, {}, [&](std::size_t i) {
     const NodeSnapshot& node = nodes_[i];

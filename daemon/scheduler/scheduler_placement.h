@@ -126,8 +126,10 @@ class Placer {
   Placement Place(const PlacementRequest& request, const FreeResources& free);
 
   // Nodes of the job's partition it could use if they were idle; `partition`
-  // as in PlacementRequest.
-  std::size_t CapableNodes(const PendingJob& job, uint32_t partition);
+  // as in PlacementRequest. With `up_only`, only those that are up now
+  // (schedulable: not down, drained or unreachable).
+  std::size_t CapableNodes(const PendingJob& job, uint32_t partition,
+                           bool up_only = false);
 
   // Drops the fitting sets of live requests (call when reservations change).
   void ForgetFittingSets() { fitting_sets_.clear(); }

@@ -9,7 +9,8 @@ a replacement. Bad ranges get one-line errors."""
 import time
 
 import gantry_cluster
-from gantry_cluster import WAIT_FOR_FILE, ClusterTestCase, expand_hostlist
+from gantry_cluster import (WAIT_FOR_FILE, ClusterTestCase, expand_hostlist,
+                            wait_for)
 
 NODE_TIMEOUT = 2.0
 ALL = ["node01", "node02", "node03", "node04"]
@@ -143,7 +144,13 @@ class ElasticShrinkTest(ClusterTestCase):
         time.sleep(1.0)
         job = cluster.job(job_id)
         self.assertEqual(job["state"], "PENDING")
-        self.assertIn(job["reason"], ("Resources", "Restarting"))
+        # A reason of its own: it waits for nodes to come back, not for
+        # a running job to end (issue 35 point 4).
+        job = wait_for(lambda: (lambda j: j if j["reason"] == "NodeDown"
+                                else None)(cluster.job(job_id)),
+                       10, "reason NodeDown")
+        self.assertIn("only 2 of the nodes that could hold it are up",
+                      job["reason_detail"])
         self.bring_back(cluster, "node04")
         self.wait_world(cluster, job_id, job["attempt"] + 1,
                         ["node01", "node02", "node04"])

@@ -18,8 +18,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 
 import gantry_cluster  # noqa: E402
-from lab_cluster import (ETCD_CLIENT_PORT, ETCD_PREFIX, METRICS_PORT, Lab,  # noqa: E402
-                         missing_prerequisites)
+from lab_cluster import (ETCD_CLIENT_PORT, ETCD_PREFIX, GANTRYD_PORT,  # noqa: E402
+                         METRICS_PORT, Lab, missing_prerequisites)
 
 
 class HostileUserInLabTest(unittest.TestCase):
@@ -71,6 +71,36 @@ class HostileUserInLabTest(unittest.TestCase):
         result = self.as_mallory(self.leader, "ls", "/var/lib/gantry")
         self.assertNotEqual(result.returncode, 0,
                             "mallory listed gantryd's state directory")
+
+    def test_fetch_snapshot_refuses_a_guessed_token(self):
+        """Issue 34 point 2: a local user downloaded the leader's whole
+        database with FetchSnapshot and the token he read from etcd. The
+        token is no longer anywhere to read; a guess gets nothing."""
+        # gRPC framing by hand (no gRPC library on the login host): flag
+        # 0, big-endian length, FetchSnapshotRequest{token, requester}.
+        message = b"\x0a\x05guess\x12\x07mallory"
+        frame = b"\x00" + len(message).to_bytes(4, "big") + message
+        address = self.lab.addresses[self.leader]
+        result = self.as_mallory_with_input(
+            "login", frame.decode("latin-1"),
+            "curl", "-s", "--http2", "--max-time", "10",
+            "--cacert", "/etc/gantry/tls/ca.pem", "-o", "/dev/null",
+            "-D", "-", "-w", "downloaded=%{size_download}\n",
+            "-H", "content-type: application/grpc", "-H", "te: trailers",
+            "--data-binary", "@-",
+            f"https://{address}:{GANTRYD_PORT}"
+            "/gantry.v1.ControllerPeerService/FetchSnapshot")
+        headers = result.stdout.lower()
+        # Refused by gRPC (a status other than OK), or at the TLS
+        # handshake; either way not one byte of the database.
+        self.assertNotIn("grpc-status: 0\r", headers, result.stdout)
+        if result.returncode == 0:
+            self.assertIn("grpc-status:", headers, result.stdout)
+            self.assertIn("downloaded=0\n", result.stdout)
+
+    def as_mallory_with_input(self, host, text, *argv):
+        return self.lab.hosts[host].run(list(argv), user=self.mallory,
+                                        check=False, timeout=60, input=text)
 
     def test_idle_half_requests_do_not_block_metrics(self):
         """Issue 34 point 9: two idle half-requests blocked /metrics for

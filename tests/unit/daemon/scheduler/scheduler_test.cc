@@ -97,6 +97,25 @@ TEST_CASE("unreachable nodes and other partitions are not used",
   CHECK(r.waits[0].reason == "Resources");
 }
 
+TEST_CASE(
+    "a job too big for the nodes that are up waits for nodes, not "
+    "for resources, and blocks no one",
+    "[scheduler]") {
+  std::vector<NodeSnapshot> nodes = {Node("a", 2), Node("b", 2), Node("c", 2)};
+  nodes[0].schedulable = false;  // down or drained after a failure
+  ScheduleResult r = Schedule(nodes, {Job(1, 3, 1, 2), Job(2, 1, 1, 2)});
+  REQUIRE(r.waits.size() == 1);
+  CHECK(r.waits[0].job_id == JobId(1));
+  CHECK(r.waits[0].reason == "NodeDown");
+  CHECK_THAT(r.waits[0].detail, Catch::Contains("only 2 of the nodes"));
+  REQUIRE(r.starts.size() == 1);
+  CHECK(r.starts[0].job_id == JobId(2));
+  // Back up: it starts.
+  nodes[0].schedulable = true;
+  r = Schedule(nodes, {Job(1, 3, 1, 2)});
+  CHECK(r.starts.size() == 1);
+}
+
 TEST_CASE("memory is counted per node", "[scheduler]") {
   std::vector<NodeSnapshot> nodes = {Node("a", 8, 0, 1000)};
   PendingJob big = Job(1, 1);
