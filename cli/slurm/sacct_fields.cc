@@ -236,6 +236,10 @@ const std::vector<SacctField>& Table() {
                                    job.spec().begin_time_ms(),
                                    job.eligible_time_ms()}));),
       FIELD("End", 19, return SlurmTime(EndMs(row));),
+      // Gantry's goodput (README "Goodput"), for the job's line only: the
+      // effective training time ratio, and the wall time by segment.
+      FIELD("ETTR", 6, if (row.kind != Kind::kJob) return "";
+            return absl::StrFormat("%.3f", job.goodput().ettr());),
       FIELD("ExitCode", 8, switch (row.kind) {
         case Kind::kStep:
           return StepExitCode(*row.step);
@@ -243,6 +247,20 @@ const std::vector<SacctField>& Table() {
           return ExitCodeText(job.exit_code(), job.exit_signal());
       }),
       FIELD("GID", 10, return absl::StrCat(job.gid());),
+      FIELD("GoodputDetecting", 10, if (row.kind != Kind::kJob) return "";
+            return SlurmDuration(job.goodput().detecting_ms() / 1000);),
+      FIELD("GoodputLost", 10, if (row.kind != Kind::kJob) return "";
+            return SlurmDuration(job.goodput().lost_ms() / 1000);),
+      FIELD("GoodputPreflight", 10, if (row.kind != Kind::kJob) return "";
+            return SlurmDuration(job.goodput().preflight_ms() / 1000);),
+      FIELD("GoodputProductive", 10, if (row.kind != Kind::kJob) return "";
+            return SlurmDuration(job.goodput().productive_ms() / 1000);),
+      FIELD("GoodputQueued", 10, if (row.kind != Kind::kJob) return "";
+            return SlurmDuration(job.goodput().queued_ms() / 1000);),
+      FIELD("GoodputRecovering", 10, if (row.kind != Kind::kJob) return "";
+            return SlurmDuration(job.goodput().recovering_ms() / 1000);),
+      FIELD("GoodputStarting", 10, if (row.kind != Kind::kJob) return "";
+            return SlurmDuration(job.goodput().starting_ms() / 1000);),
       FIELD("Group", 9, return NameOr(context, job.gid());),
       FIELD("JobID", -12, return JobIdText(job) + StepSuffix(row);),
       FIELD("JobIDRaw", -12, return absl::StrCat(job.id()) + StepSuffix(row);),

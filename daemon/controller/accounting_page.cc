@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "daemon/controller/goodput.h"
 #include "daemon/controller/job_filter.h"
 
 namespace gantry {
@@ -24,11 +25,13 @@ bool AccountingPage::Qualifies(const v1::JobRecord& record) const {
                         now_ms_);
 }
 
-v1::JobRecord AccountingPage::RowOf(v1::JobRecord record) {
+v1::JobRecord AccountingPage::RowOf(v1::JobRecord record) const {
   v1::JobSpec& spec = *record.mutable_spec();
   spec.clear_script();
   spec.clear_script_args();
   spec.clear_environment();
+  *record.mutable_goodput() =
+      ToProto(SumTimeline(GoodputTimeline(record, now_ms_)));
   return record;
 }
 

@@ -42,8 +42,9 @@ class AccountingPage {
 
   // Whether `record` belongs on the page (see above).
   bool Qualifies(const v1::JobRecord& record) const;
-  // `record` as the page shows it.
-  static v1::JobRecord RowOf(v1::JobRecord record);
+  // `record` as the page shows it: without its script and environment,
+  // with its goodput split as of the page's time (sacct's ETTR fields).
+  v1::JobRecord RowOf(v1::JobRecord record) const;
   // Adds a qualifying row, in id order; false, adding nothing, once the
   // page is full.
   bool Add(v1::JobRecord row);

@@ -78,7 +78,7 @@ void Controller::Accounting(
     // A batch being written may land while the loop reads: listed once.
     if (next->id() <= last_seen || !page->Qualifies(*next)) continue;
     last_seen = next->id();
-    v1::JobRecord row = AccountingPage::RowOf(*next);
+    v1::JobRecord row = page->RowOf(*next);
     if (runtime != nullptr && next->state() == v1::RUNNING) {
       for (const auto& [node, sample] : runtime->usage) {
         if (sample.attempt() == next->attempt()) *row.add_live_usage() = sample;

@@ -93,6 +93,27 @@ class GoodputTest(ClusterTestCase):
         self.assertGreater(goodput["ettr"], 0, goodput)
         self.assertLess(goodput["ettr"], 1, goodput)
 
+        # sacct reports the same figures, as --format fields sites can
+        # script against (issue 35 point 4).
+        cluster.add_slurm_commands()
+        accounted = cluster.sh(
+            f"sacct -j {job_id} -X -n -P -o "
+            "JobID,ETTR,GoodputProductive,GoodputLost,GoodputDetecting,"
+            "GoodputRecovering")
+        self.assertEqual(accounted.returncode, 0, accounted.stderr)
+        fields = accounted.stdout.strip().split("|")
+        self.assertEqual(fields[0], str(job_id), accounted.stdout)
+        self.assertAlmostEqual(float(fields[1]), goodput["ettr"], delta=0.002)
+
+        def seconds(text):
+            hours, minutes, secs = (int(x) for x in text.split(":"))
+            return hours * 3600 + minutes * 60 + secs
+        for field, segment in zip(fields[2:], ("productive", "lost",
+                                               "detecting", "recovering")):
+            self.assertLessEqual(
+                abs(seconds(field) - goodput[f"{segment}_seconds"]), 1.0,
+                (segment, field, goodput))
+
         text = cluster.cli("job", str(job_id)).stdout
         self.assertIn("Goodput: ETTR", text)
         print("\n" + next(line.strip() for line in text.splitlines()
