@@ -156,8 +156,11 @@ std::vector<GoodputInterval> GoodputTimeline(const v1::JobRecord& job,
     const bool failed = AttemptEndedByFailure(attempt);
     const int64_t fault =
         failed && attempt.fault_time_ms() > 0 ? attempt.fault_time_ms() : end;
-    const int64_t progress =
-        reports_progress ? attempt.first_progress_ms() : running;
+    // A job that reports nothing makes progress once every rank runs; an
+    // attempt whose ranks never all ran (it died staging its datasets, or
+    // launching) never got going: starting, not lost work.
+    const int64_t progress = reports_progress ? attempt.first_progress_ms()
+                                              : attempt.ranks_running_ms();
     if (progress > 0) {
       timeline.Advance(Segment::kStarting, progress);
       if (failed) {

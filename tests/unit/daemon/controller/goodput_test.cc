@@ -198,6 +198,13 @@ TEST_CASE("a job's wall time is split into segments that add up to it") {
            /*checkpoint_dir=*/false),
        60,
        {5, 0, 1, 0, 54, 0, 0}},
+      {"...but an attempt that died staging (its ranks never ran) lost no "
+       "work: it was starting",
+       Job(v1::FAILED, 0, 31,
+           {{.start = 5, .fault = 30, .end = 31, .end_reason = "NodeFail"}},
+           /*checkpoint_dir=*/false),
+       31,
+       {5, 0, 25, 0, 0, 1, 0}},
       {"a checkpoint reported after the fault: no lost time, detecting "
        "shortened",
        Job(v1::RUNNING, 0, 0,
