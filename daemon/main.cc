@@ -71,7 +71,7 @@ struct Flags {
   std::string preflight = "off";
   double preflight_timeout = 30.0;
   double preflight_slow_factor = 0.5;
-  double preflight_megabytes = 4.0;
+  double preflight_megabytes = 32.0;
   std::string preflight_command;
   std::string preflight_gloo = "auto";
   double min_job_age = 300;
@@ -219,7 +219,9 @@ void AddFlags(CLI::App& app, Flags& flags) {
       ->check(CLI::Range(1.0, 3600.0));
   app.add_option("--preflight-slow-factor", flags.preflight_slow_factor,
                  "A node whose pre-flight bandwidth is below this times the "
-                 "gang's median is swapped out as slow (0: only failures)")
+                 "gang's median is marked degraded in the job's pre-flight "
+                 "summary; bandwidth alone swaps no node out (0: not "
+                 "judged)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
   app.add_option("--preflight-megabytes", flags.preflight_megabytes,

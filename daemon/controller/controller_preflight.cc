@@ -87,6 +87,12 @@ std::string Summary(const PreflightVerdict& verdict, size_t nodes,
       names.push_back(r.node);
     absl::StrAppend(&text, "; swapped out ", absl::StrJoin(names, ","));
   }
+  // Slow only: kept in the gang (bandwidth alone drains nobody), said here
+  // so the owner and the admin see it; the next pre-flight measures again.
+  for (const PreflightRejection& slow : verdict.degraded) {
+    absl::StrAppend(&text, "; degraded, kept: ", slow.node, " (", slow.reason,
+                    ")");
+  }
   return text;
 }
 
@@ -248,6 +254,11 @@ void Controller::FinishPreflight(JobRuntime& job) {
         verdict.rejected.size());
   }
   StageEvent(record.id(), "", "preflight", attempt->preflight_summary());
+  for (const PreflightRejection& slow : verdict.degraded) {
+    log::Warn(
+        "pre-flight: node degraded (kept; measured again next time)",
+        {{"job", record.id()}, {"node", slow.node}, {"reason", slow.reason}});
+  }
   log::Info("pre-flight done", {{"job", record.id()},
                                 {"attempt", record.attempt()},
                                 {"summary", attempt->preflight_summary()}});

@@ -98,6 +98,7 @@ PreflightVerdict JudgePreflight(const std::vector<PreflightNodeReport>& reports,
   const bool judge_site = slow_factor > 0 && site.size() >= kFiguresForMedian;
 
   std::vector<std::optional<std::string>> reasons(n);
+  std::vector<bool> slow_only(n, false);
   for (size_t i = 0; i < n; ++i) {
     const PreflightNodeReport& report = reports[i];
     if (!report.answered) {
@@ -108,15 +109,19 @@ PreflightVerdict JudgePreflight(const std::vector<PreflightNodeReport>& reports,
       reasons[i] = absl::StrCat("pre-flight: ", report.problem);
     } else if (!links.empty() && !links[i].problem.empty() &&
                !links[(i + n - 1) % n].problem.empty()) {
+      const bool both_slow = links[i].slow && links[(i + n - 1) % n].slow;
       reasons[i] =
-          absl::StrCat("pre-flight: both ring links bad: ", links[i].problem,
-                       "; ", links[(i + n - 1) % n].problem);
+          absl::StrCat(both_slow ? "pre-flight: both ring links slow: "
+                                 : "pre-flight: both ring links bad: ",
+                       links[i].problem, "; ", links[(i + n - 1) % n].problem);
+      slow_only[i] = both_slow;
     } else if (judge_site && report.site_mbps > 0 &&
                report.site_mbps < slow_factor * verdict.median_site_mbps) {
       reasons[i] = absl::StrCat(
           "pre-flight: site check bus bandwidth ", Mbps(report.site_mbps),
           ", below ", absl::StrFormat("%g", slow_factor),
           " x the gang's median ", Mbps(verdict.median_site_mbps));
+      slow_only[i] = true;
     }
   }
   // A broken link neither of whose ends was blamed above: both go. (A
@@ -131,7 +136,9 @@ PreflightVerdict JudgePreflight(const std::vector<PreflightNodeReport>& reports,
         absl::StrCat("pre-flight: ring link bad: ", links[i].problem);
   }
   for (size_t i = 0; i < n; ++i) {
-    if (reasons[i]) verdict.rejected.push_back({reports[i].node, *reasons[i]});
+    if (!reasons[i]) continue;
+    (slow_only[i] ? verdict.degraded : verdict.rejected)
+        .push_back({reports[i].node, *reasons[i]});
   }
   return verdict;
 }

@@ -18,6 +18,14 @@
 // against the median of the nodes. Medians need at
 // least three figures: with two, nobody can tell which one is normal.
 //
+// Bandwidth alone never swaps a node out: a busy host (other work beside
+// the agent, a page-cache flush) slows a transfer now and then, and
+// draining a healthy node costs more than running a gang on a marginal
+// one. A node judged slow (both links, or its site figure) is `degraded`:
+// the job starts with it, the verdict is recorded, and the next
+// pre-flight measures it again. Failures (a check that failed, a broken
+// link, no answer) still reject.
+//
 // Pure: no I/O, no clock. Thread-compatible.
 #pragma once
 
@@ -54,6 +62,8 @@ struct PreflightRejection {
 
 struct PreflightVerdict {
   std::vector<PreflightRejection> rejected;  // in gang order
+  // Slow only: kept in the gang, with why (in gang order).
+  std::vector<PreflightRejection> degraded;
   // Medians over the gang (0: not measured), for the job's summary.
   double median_link_mbps = 0;
   double median_round_trip_us = 0;

@@ -36,6 +36,7 @@ TEST_CASE("a healthy gang passes and its medians are reported") {
   reports[3].receive_mbps = 900;
   const PreflightVerdict verdict = JudgePreflight(reports, 0.5, 10000);
   CHECK(verdict.rejected.empty());
+  CHECK(verdict.degraded.empty());
   CHECK(verdict.median_link_mbps == 1000);
   CHECK(verdict.median_round_trip_us == 50);
 }
@@ -62,7 +63,9 @@ TEST_CASE("a node that did not answer is rejected, its neighbours are not") {
   CHECK(verdict.rejected[0].reason == "pre-flight: no answer within 12 s");
 }
 
-TEST_CASE("a slow node is the one whose two links are both slow") {
+TEST_CASE(
+    "a slow node is the one whose two links are both slow: degraded, "
+    "not rejected") {
   std::vector<PreflightNodeReport> reports = Healthy(6);
   // n4's NIC is slow: its send to n5 and its receive from n3.
   reports[4].send_mbps = 100;
@@ -70,23 +73,41 @@ TEST_CASE("a slow node is the one whose two links are both slow") {
   reports[5].receive_mbps = 100;
   reports[3].send_mbps = 100;
   const PreflightVerdict verdict = JudgePreflight(reports, 0.5, 10000);
-  REQUIRE(Rejected(verdict) == std::vector<std::string>{"n4"});
-  CHECK_THAT(verdict.rejected[0].reason,
-             Catch::Contains("below 0.5 x the gang's median 1000 MB/s"));
+  // Bandwidth alone swaps nobody out: the job starts, the verdict says why
+  // n4 is degraded, and the next pre-flight measures it again.
+  CHECK(verdict.rejected.empty());
+  REQUIRE(verdict.degraded.size() == 1);
+  CHECK(verdict.degraded[0].node == "n4");
+  CHECK_THAT(verdict.degraded[0].reason,
+             Catch::Contains("both ring links slow") &&
+                 Catch::Contains("below 0.5 x the gang's median 1000 MB/s"));
+}
+
+TEST_CASE("a slow link next to a broken one still rejects the node") {
+  std::vector<PreflightNodeReport> reports = Healthy(6);
+  reports[4].send_problem = "connection reset";
+  reports[4].receive_mbps = 100;
+  reports[3].send_mbps = 100;
+  const PreflightVerdict verdict = JudgePreflight(reports, 0.5, 10000);
+  CHECK(Rejected(verdict) == std::vector<std::string>{"n4"});
+  CHECK(verdict.degraded.empty());
 }
 
 TEST_CASE("a figure above the factor times the median is not slow") {
   std::vector<PreflightNodeReport> reports = Healthy(6);
   reports[3].send_mbps = reports[4].receive_mbps = 600;
   reports[4].send_mbps = reports[5].receive_mbps = 600;
-  CHECK(JudgePreflight(reports, 0.5, 10000).rejected.empty());
+  CHECK(JudgePreflight(reports, 0.5, 10000).degraded.empty());
   // The factor is the admin's: a stricter one catches it.
-  CHECK(Rejected(JudgePreflight(reports, 0.7, 10000)) ==
-        std::vector<std::string>{"n4"});
+  const PreflightVerdict strict = JudgePreflight(reports, 0.7, 10000);
+  REQUIRE(strict.degraded.size() == 1);
+  CHECK(strict.degraded[0].node == "n4");
   // 0 turns the slowness test off.
   reports[3].send_mbps = reports[4].receive_mbps = 1;
   reports[4].send_mbps = reports[5].receive_mbps = 1;
-  CHECK(JudgePreflight(reports, 0, 10000).rejected.empty());
+  const PreflightVerdict off = JudgePreflight(reports, 0, 10000);
+  CHECK(off.rejected.empty());
+  CHECK(off.degraded.empty());
 }
 
 TEST_CASE("a link is as fast as the better of its two ends' timings") {
@@ -95,13 +116,16 @@ TEST_CASE("a link is as fast as the better of its two ends' timings") {
   reports[2].receive_mbps = 50;
   const PreflightVerdict verdict = JudgePreflight(reports, 0.5, 10000);
   CHECK(verdict.rejected.empty());
+  CHECK(verdict.degraded.empty());
   CHECK(verdict.median_link_mbps == 1000);
 }
 
 TEST_CASE("one slow link alone blames nobody") {
   std::vector<PreflightNodeReport> reports = Healthy(6);
   reports[2].send_mbps = reports[3].receive_mbps = 100;
-  CHECK(JudgePreflight(reports, 0.5, 10000).rejected.empty());
+  const PreflightVerdict verdict = JudgePreflight(reports, 0.5, 10000);
+  CHECK(verdict.rejected.empty());
+  CHECK(verdict.degraded.empty());
 }
 
 TEST_CASE("one broken link with both ends otherwise fine rejects both ends") {
@@ -155,13 +179,15 @@ TEST_CASE("a single node is judged on its own checks only") {
         std::vector<std::string>{"n0"});
 }
 
-TEST_CASE("a site figure well below the gang's median rejects that node") {
+TEST_CASE("a site figure well below the gang's median degrades that node") {
   std::vector<PreflightNodeReport> reports = Healthy(4);
   for (PreflightNodeReport& r : reports) r.site_mbps = 180000;
   reports[0].site_mbps = 40000;
   const PreflightVerdict verdict = JudgePreflight(reports, 0.5, 10000);
-  REQUIRE(Rejected(verdict) == std::vector<std::string>{"n0"});
-  CHECK_THAT(verdict.rejected[0].reason,
+  CHECK(verdict.rejected.empty());
+  REQUIRE(verdict.degraded.size() == 1);
+  CHECK(verdict.degraded[0].node == "n0");
+  CHECK_THAT(verdict.degraded[0].reason,
              Catch::Contains("site check bus bandwidth 40000 MB/s"));
   CHECK(verdict.median_site_mbps == 180000);
 }
