@@ -31,7 +31,7 @@
 //
 // Node restrictions (--nodelist, --exclude, --constraint) narrow the nodes a
 // job may use. With a matching-OR constraint ([a|b]) each choice is tried
-// in turn, all nodes on the same one. Listed nodes come first in rank order;
+// in turn, all nodes on the same one. Listed nodes come first in the shares;
 // when the job asks for more nodes than it lists, the rest are placed as
 // any job's would be.
 //

@@ -105,7 +105,8 @@ struct PendingJob {
   int64_t switches_deadline_ms = 0;
   double priority = 0;  // informational; the queue order is what counts
   // --nodelist: nodes the job's allocation must hold, all of them (ranks
-  // start on them, in this order); --exclude: nodes it must not use;
+  // are laid out in node-list order, as every job's: SetAllocation);
+  // --exclude: nodes it must not use;
   // --constraint: features its nodes need. A job with any of these is
   // placed on its own (no memo of other jobs' outcomes applies to it).
   std::vector<std::string> required_nodes;
@@ -158,9 +159,11 @@ struct SchedulerOptions {
 
 struct JobStart {
   JobId job_id;
-  std::vector<NodeShare> shares;  // in rank order: node 0 holds rank 0
-  uint32_t leaf_switches = 0;     // distinct leaves the gang spans
-  bool backfilled = false;        // started ahead of a reserved job
+  // The chosen nodes; the controller lays the ranks out in the order of
+  // the job's node list (SetAllocation), as Slurm does.
+  std::vector<NodeShare> shares;
+  uint32_t leaf_switches = 0;  // distinct leaves the gang spans
+  bool backfilled = false;     // started ahead of a reserved job
 };
 
 struct JobWait {
