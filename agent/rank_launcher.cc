@@ -516,8 +516,11 @@ absl::Status RankLauncher::StartOne(const v1::LaunchRanks& launch,
     }
   }
   if (got == static_cast<ssize_t>(sizeof message)) {
-    // The reaper collects the child; it is not in live_, so it reports
-    // nothing more.
+    // The child said why it could not exec and exits at once: reaped here
+    // (the reaper takes only the ranks in live_).
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
     return absl::FailedPreconditionError(DescribeRankChildFailure(
         static_cast<RankChildStep>(message[0]), message[1], plan));
   }
@@ -535,13 +538,29 @@ void RankLauncher::ReapLoop() {
     // Learn which child ended without reaping it: while it is unreaped its
     // pid cannot be reused, so its process group can be killed safely.
     siginfo_t info{};
-    if (::waitid(P_ALL, 0, &info, WEXITED | WNOWAIT) == 0 && info.si_pid > 0) {
-      // Whatever the rank left behind (background processes) ends with it,
-      // as a Slurm step's processes do.
-      ::kill(-info.si_pid, SIGKILL);
+    if (::waitid(P_ALL, 0, &info, WEXITED | WNOWAIT) != 0 || info.si_pid <= 0) {
+      if (errno != EINTR) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      continue;
     }
+    bool ours;
+    {
+      std::lock_guard lock(mutex_);
+      ours = live_.count(info.si_pid) > 0;
+    }
+    if (!ours) {
+      // Another child of the agent (a pre-flight command, a dataset
+      // helper): its owner reaps it and reads its status. Taking it here
+      // would lose that status (and kill its process group).
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      continue;
+    }
+    // Whatever the rank left behind (background processes) ends with it,
+    // as a Slurm step's processes do.
+    ::kill(-info.si_pid, SIGKILL);
     int status = 0;
-    pid_t pid = ::waitpid(info.si_pid > 0 ? info.si_pid : -1, &status, 0);
+    pid_t pid = ::waitpid(info.si_pid, &status, 0);
     if (pid < 0) {
       if (errno != EINTR)
         std::this_thread::sleep_for(std::chrono::milliseconds(10));

@@ -215,6 +215,27 @@ class PreflightTest(ClusterTestCase):
                       "100000 MB/s)", preflight["summary"])
         self.assertFalse(cluster.nodes()[slow]["drained"])
 
+    def test_a_site_check_beside_running_ranks_keeps_its_status(self):
+        """The agent's rank reaper took any exited child: a site check
+        that ended on a node with ranks running was reaped (and its group
+        killed) by it, and the check then ran into its timeout and failed
+        a healthy node."""
+        cluster = start(self, 2, "--preflight-command",
+                        'sleep 0.3; echo "# Avg bus bandwidth    : 100.0"',
+                        timeout=10)
+        sleeper = cluster.write_script("sleeper.sh",
+                                       "#!/bin/bash\nsleep 300\n")
+        busy = cluster.submit(sleeper, "-N", "1", "-w", "node01",
+                              "--preflight=no")
+        cluster.wait_job(busy, "RUNNING")
+        script = cluster.write_script("ranks.sh", RANK_SCRIPT)
+        for _ in range(3):
+            job_id = cluster.submit(script, "-N", "2")
+            job = cluster.wait_job(job_id, "COMPLETED", timeout=40)
+            passed_first_time(self, job)
+            self.assertIn("node01", job["attempts"][0]["nodes"])
+        cluster.cli("cancel", str(busy))
+
     def test_a_busy_host_drains_no_healthy_node(self):
         """Busy loops beside the agents (two per core) while 4-node jobs
         are checked one after another: every check passes or keeps its
