@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "common/terminal_text.h"
 
 namespace gantry::cli {
 namespace {
@@ -51,7 +52,9 @@ std::vector<std::pair<std::string, std::string>> ReplicationLines(
           absl::StrCat(member.name(), " refused ", member.forged_records(),
                        " record(s) in etcd not sealed with the cluster's "
                        "replication key (last: ",
-                       member.last_forged_key(),
+                       // Whoever forged it chose the key: escaped, as
+                       // every field others control.
+                       EscapeForTerminal(member.last_forged_key()),
                        "): someone with write access to etcd tampered with "
                        "it; see that controller's log"));
     }

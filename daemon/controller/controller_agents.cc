@@ -1,6 +1,7 @@
 // Controller: the agent protocol (registration, reconciliation of running
 // ranks, rank events, heartbeats) and the periodic deadline checks.
 #include <algorithm>
+#include <limits>
 #include <set>
 #include <tuple>
 
@@ -671,12 +672,39 @@ void Controller::CheckDeadlines() {
     allocation_liveness_.Postpone(stalled);
   }
   last_check_ms_ = now;
+  std::vector<NodeRuntime*> late;
+  size_t up = 0;
+  int64_t first_late_ms = std::numeric_limits<int64_t>::max();
   for (auto& [name, node] : nodes_) {
-    if (node.record.state() != v1::NODE_DOWN && now > node.deadline_ms) {
-      MarkNodeDown(node, node.link
-                             ? "heartbeats stopped"
-                             : "agent connection lost and not back in time");
+    if (node.record.state() == v1::NODE_DOWN) continue;
+    ++up;
+    if (now > node.deadline_ms) {
+      late.push_back(&node);
+      first_late_ms = std::min(first_late_ms, node.deadline_ms);
     }
+  }
+  // Most agents silent at once: this controller is likelier cut off (its
+  // link, a firewall change) than most nodes failed in the same moment, and
+  // marking them down would drain every busy node. They get the grace
+  // agents get after a controller restart (--reconnect-grace), from the
+  // first of them falling silent; a real loss of most of the cluster is
+  // found that much later.
+  const bool most_silent = late.size() >= 2 && 2 * late.size() > up;
+  if (most_silent && now < first_late_ms + options_.reconnect_grace_ms) {
+    if (now - first_late_ms <= 2 * expected_gap) {
+      log::Warn(
+          "most agents fell silent at once: holding off marking them down "
+          "for the reconnect grace (this controller may be cut off)",
+          {{"silent", late.size()},
+           {"up", up},
+           {"grace_ms", options_.reconnect_grace_ms}});
+    }
+    late.clear();
+  }
+  for (NodeRuntime* node : late) {
+    MarkNodeDown(*node, node->link
+                            ? "heartbeats stopped"
+                            : "agent connection lost and not back in time");
   }
   // Running jobs have time limits, and pending ones with --deadline may
   // miss it; ending one changes live_jobs_, so walk a copy.

@@ -8,6 +8,8 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "cli/replication_screen.h"
+
 namespace gantry::cli {
 namespace {
 
@@ -315,6 +317,27 @@ TEST_CASE("the dataset caches' use shows on the screen and in JSON",
   CHECK(json["dataset_cache"]["nodes_reporting"] == 2);
   CHECK(json["dataset_cache"]["used_bytes"] == 1ull << 30);
   CHECK(json["dataset_cache"]["pinned_copies"] == 1);
+}
+
+TEST_CASE("a forged record's key is printed escaped in the alarm", "[status]") {
+  v1::ReplicationStatus replication;
+  replication.set_leader("ctl1");
+  v1::ControllerMember& member = *replication.add_controllers();
+  member.set_name("ctl1");
+  member.set_forged_records(1);
+  // Whoever wrote the record chose its key: an escape sequence and a
+  // right-to-left override.
+  member.set_last_forged_key(
+      "/gantry/log/\x1b[2J\xe2\x80\xae"
+      "1");
+  std::string alarm;
+  for (const auto& [title, text] : ReplicationLines(replication)) {
+    if (title == "ALARM") alarm = text;
+  }
+  REQUIRE_FALSE(alarm.empty());
+  CHECK(alarm.find('\x1b') == std::string::npos);
+  CHECK(alarm.find("\xe2\x80\xae") == std::string::npos);
+  CHECK_THAT(alarm, Catch::Contains("/gantry/log/"));
 }
 
 }  // namespace

@@ -64,7 +64,7 @@ v1::AccountingResponse Page(const std::vector<v1::JobRecord>& live,
   AccountingPage page(v1::AccountingRequest(), caller, 10'000, after, limits);
   for (const v1::JobRecord& record : live) {
     if (record.id() <= after || !page.Qualifies(record)) continue;
-    if (!page.Add(AccountingPage::RowOf(record))) break;
+    if (!page.Add(page.RowOf(record))) break;
   }
   std::vector<v1::JobRecord> from;
   for (v1::JobRecord& record : history) {

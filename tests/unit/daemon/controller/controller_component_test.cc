@@ -290,6 +290,44 @@ TEST_CASE(
   CHECK(job.attempts(1).nodes(0) == alive.name);
 }
 
+TEST_CASE(
+    "most agents silent at once are given the reconnect grace before they go "
+    "down",
+    "[controller][component]") {
+  ControllerOptions options = ComponentOptions();
+  options.reconnect_grace_ms = 4000;
+  Harness h(options);
+  FakeAgent n1("n1"), n2("n2"), n3("n3");
+  std::vector<FakeAgent*> agents = {&n1, &n2, &n3};
+  for (FakeAgent* agent : agents) h.Register(*agent);
+  const auto all_beat = [&] {
+    for (FakeAgent* agent : agents) h.Heartbeat(*agent);
+  };
+  const auto all_up = [&] {
+    for (FakeAgent* agent : agents) {
+      const v1::NodeRecord node = h.Node(agent->name);
+      if (node.state() != v1::NODE_UP || node.drained()) return false;
+    }
+    return true;
+  };
+  h.Tick(
+      10, [] { return false; }, all_beat);
+  // Every agent silent for twice the node timeout (the controller cut off
+  // from them): none is marked down yet.
+  h.Tick(
+      10, [] { return false; }, [] {});
+  CHECK(all_up());
+  // Heard again within the grace: nothing happened to any of them.
+  h.Tick(
+      3, [] { return false; }, all_beat);
+  CHECK(all_up());
+  // Silent past the grace: down, as a lost node is.
+  REQUIRE(h.Tick(
+      40, [&] { return h.Node("n1").state() == v1::NODE_DOWN; }, [] {}));
+  CHECK(h.Node("n2").state() == v1::NODE_DOWN);
+  CHECK(h.Node("n3").state() == v1::NODE_DOWN);
+}
+
 // A 2-node job (one GPU a node) on n1 and n2, and n3 registered once it
 // runs, a spare; then n1 falls silent until it is found down while n2 and n3
 // keep beating. Returns the job's id.
