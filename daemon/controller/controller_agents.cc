@@ -674,10 +674,15 @@ void Controller::CheckDeadlines() {
   last_check_ms_ = now;
   std::vector<NodeRuntime*> late;
   size_t up = 0;
+  // Silent for over half the node timeout: a healthy agent is heard more
+  // often than that, so these fell silent together with the late ones even
+  // if their deadlines have not passed yet.
+  size_t quiet = 0;
   int64_t first_late_ms = std::numeric_limits<int64_t>::max();
   for (auto& [name, node] : nodes_) {
     if (node.record.state() == v1::NODE_DOWN) continue;
     ++up;
+    if (now > node.deadline_ms - options_.node_timeout_ms / 2) ++quiet;
     if (now > node.deadline_ms) {
       late.push_back(&node);
       first_late_ms = std::min(first_late_ms, node.deadline_ms);
@@ -689,13 +694,13 @@ void Controller::CheckDeadlines() {
   // agents get after a controller restart (--reconnect-grace), from the
   // first of them falling silent; a real loss of most of the cluster is
   // found that much later.
-  const bool most_silent = late.size() >= 2 && 2 * late.size() > up;
+  const bool most_silent = !late.empty() && quiet >= 2 && 2 * quiet > up;
   if (most_silent && now < first_late_ms + options_.reconnect_grace_ms) {
     if (now - first_late_ms <= 2 * expected_gap) {
       log::Warn(
           "most agents fell silent at once: holding off marking them down "
           "for the reconnect grace (this controller may be cut off)",
-          {{"silent", late.size()},
+          {{"silent", quiet},
            {"up", up},
            {"grace_ms", options_.reconnect_grace_ms}});
     }

@@ -105,7 +105,9 @@ class AdminStatusTest(ClusterTestCase):
         jobs = status["jobs"]
         self.assertEqual((jobs["pending"], jobs["running"], jobs["failed"]),
                          (1, 1, 1))
-        self.assertEqual(status["pending_reasons"][0]["reason"], "Resources")
+        # With the other node drained, too few of the nodes that could
+        # hold it are up: it waits for a node to be resumed.
+        self.assertEqual(status["pending_reasons"][0]["reason"], "NodeDown")
         self.assertEqual(status["pending_reasons"][0]["count"], 1)
         self.assertEqual(status["pending_reasons"][0]["example_job_id"],
                          waiting_id)
@@ -132,7 +134,7 @@ class AdminStatusTest(ClusterTestCase):
                 "GPUs         8 total: 2 allocated, 2 idle, 4 down\n",
                 "Utilization  25% allocated now",
                 "Jobs         1 pending, 1 running, 1 failed\n",
-                f"Pending      1 Resources  (job {waiting_id}",
+                f"Pending      1 NodeDown  (job {waiting_id}",
                 "Fabric       ",
                 f"Attention    {other}  drained",
                 "maintenance window\n",

@@ -321,6 +321,7 @@ TEST_CASE("the dataset caches' use shows on the screen and in JSON",
 
 TEST_CASE("a forged record's key is printed escaped in the alarm", "[status]") {
   v1::ReplicationStatus replication;
+  replication.set_enabled(true);
   replication.set_leader("ctl1");
   v1::ControllerMember& member = *replication.add_controllers();
   member.set_name("ctl1");

@@ -60,11 +60,12 @@ TEST_CASE("Half the TLS settings are refused, naming what is missing") {
              Catch::Contains("is plain http:// but --etcd-ca is set"));
 }
 
-TEST_CASE("A missing key file is named") {
-  CHECK_THAT(Refusal({"etcd1:2379"},
-                     Options("/nonexistent/ca.pem", "/nonexistent/g.pem",
-                             "/nonexistent/g.key")),
-             Catch::Contains("/nonexistent/g.key"));
+TEST_CASE("A missing TLS file is named, with the flags it comes from") {
+  const std::string refusal = Refusal(
+      {"etcd1:2379"}, Options("/nonexistent/ca.pem", "/nonexistent/g.pem",
+                              "/nonexistent/g.key"));
+  CHECK_THAT(refusal, Catch::Contains("/nonexistent/ca.pem"));
+  CHECK_THAT(refusal, Catch::Contains("--etcd-key"));
 }
 
 }  // namespace
