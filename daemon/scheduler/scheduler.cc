@@ -338,10 +338,11 @@ class Pass {
     }
     if (up >= job.nodes) return false;
     Wait(job, "NodeDown",
-         absl::StrCat(NeedsDetail(job), "; only ", up,
-                      " of the nodes that could hold it are up, the others "
-                      "down or drained (gantry nodes -R says why; gantry "
-                      "resume NODE returns a repaired one)"));
+         absl::StrCat(NeedsDetail(job), "; up: ", up, " of the ",
+                      CapableCount(job, partition),
+                      " nodes that could hold it, the others down or drained "
+                      "(gantry nodes -R says why; gantry resume NODE returns "
+                      "a repaired one)"));
     return true;
   }
 

@@ -149,8 +149,8 @@ class ElasticShrinkTest(ClusterTestCase):
         job = wait_for(lambda: (lambda j: j if j["reason"] == "NodeDown"
                                 else None)(cluster.job(job_id)),
                        10, "reason NodeDown")
-        self.assertIn("only 2 of the nodes that could hold it are up",
-                      job["reason_detail"])
+        self.assertRegex(job["reason_detail"],
+                         r"up: 2 of the \d nodes that could hold it")
         self.bring_back(cluster, "node04")
         self.wait_world(cluster, job_id, job["attempt"] + 1,
                         ["node01", "node02", "node04"])

@@ -107,7 +107,8 @@ TEST_CASE(
   REQUIRE(r.waits.size() == 1);
   CHECK(r.waits[0].job_id == JobId(1));
   CHECK(r.waits[0].reason == "NodeDown");
-  CHECK_THAT(r.waits[0].detail, Catch::Contains("only 2 of the nodes"));
+  CHECK_THAT(r.waits[0].detail,
+             Catch::Contains("up: 2 of the 3 nodes that could hold it"));
   REQUIRE(r.starts.size() == 1);
   CHECK(r.starts[0].job_id == JobId(2));
   // Back up: it starts.
