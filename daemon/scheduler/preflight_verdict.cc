@@ -124,16 +124,19 @@ PreflightVerdict JudgePreflight(const std::vector<PreflightNodeReport>& reports,
       slow_only[i] = true;
     }
   }
-  // A broken link neither of whose ends was blamed above: both go. (A
-  // slow one alone blames nobody: one end's figures do not say which.)
+  // A broken link neither of whose ends was rejected above: both go (a
+  // degraded end is otherwise fine, so it does not explain the break). A
+  // slow one alone blames nobody: one end's figures do not say which.
+  const auto rejected = [&](size_t k) { return reasons[k] && !slow_only[k]; };
   for (size_t i = 0; i < links.size(); ++i) {
     const size_t to = (i + 1) % n;
-    if (links[i].problem.empty() || links[i].slow || reasons[i] ||
-        reasons[to]) {
+    if (links[i].problem.empty() || links[i].slow || rejected(i) ||
+        rejected(to)) {
       continue;
     }
     reasons[i] = reasons[to] =
         absl::StrCat("pre-flight: ring link bad: ", links[i].problem);
+    slow_only[i] = slow_only[to] = false;
   }
   for (size_t i = 0; i < n; ++i) {
     if (!reasons[i]) continue;

@@ -192,6 +192,16 @@ TEST_CASE("a site figure well below the gang's median degrades that node") {
   CHECK(verdict.median_site_mbps == 180000);
 }
 
+TEST_CASE("a broken link beside a degraded node still rejects both ends") {
+  std::vector<PreflightNodeReport> reports = Healthy(4);
+  for (PreflightNodeReport& r : reports) r.site_mbps = 180000;
+  reports[1].site_mbps = 40000;                  // n1: slow, degraded alone
+  reports[0].send_problem = "connection reset";  // n0 -> n1 broken
+  const PreflightVerdict verdict = JudgePreflight(reports, 0.5, 10000);
+  CHECK(Rejected(verdict) == std::vector<std::string>{"n0", "n1"});
+  CHECK(verdict.degraded.empty());
+}
+
 TEST_CASE("the median of an even count is the mean of the middle two") {
   CHECK(PreflightMedian({}) == 0);
   CHECK(PreflightMedian({3, 1, 2}) == 2);
