@@ -667,12 +667,9 @@ class Controller {
   // its stragglers are drained and it restarts from that checkpoint
   // without them (uncharged), when spare nodes can take their place.
   void SwapStragglersAtCheckpoint(JobRuntime& job);
-  // Whether the scheduler would place `job`, restarted now, with the
-  // `leaving` nodes drained and its own shares free.
-  bool CouldRestartWithout(const JobRuntime& job,
-                           const std::vector<std::string>& leaving) const;
   // How many of `stragglers` (in their order) the job can be restarted
-  // without now (CouldRestartWithout).
+  // without now: the most for which the scheduler would place it, with
+  // those nodes drained and its own shares free.
   size_t SwappableStragglers(
       const JobRuntime& job,
       const std::vector<StragglerFinding>& stragglers) const;

@@ -53,14 +53,8 @@ void Controller::RequestSchedule() {
 
 std::shared_ptr<const NodeConstraint> Controller::ParsedConstraint(
     JobRuntime& job) {
-  const std::string& text = job.record.spec().constraint();
-  if (text.empty()) return nullptr;
-  if (!job.constraint || job.constraint->text() != text) {
-    absl::StatusOr<NodeConstraint> parsed = NodeConstraint::Parse(text);
-    // Checked at submit; a damaged record matches no node rather than any.
-    job.constraint = std::make_shared<const NodeConstraint>(
-        parsed.ok() ? *std::move(parsed) : NodeConstraint());
-  }
+  job.constraint =
+      ParsedConstraintOf(job.record.spec().constraint(), job.constraint);
   return job.constraint;
 }
 

@@ -15,6 +15,7 @@
 #include <optional>
 #include <set>
 #include <string_view>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -132,8 +133,10 @@ void Controller::CheckStragglers(int64_t now) {
   if (options_.metrics) options_.metrics->stragglers().Publish(published);
 }
 
-bool Controller::CouldRestartWithout(
-    const JobRuntime& job, const std::vector<std::string>& leaving) const {
+size_t Controller::SwappableStragglers(
+    const JobRuntime& job,
+    const std::vector<StragglerFinding>& stragglers) const {
+  if (stragglers.empty()) return 0;
   const v1::JobRecord& record = job.record;
   std::vector<const std::string*> names;
   std::vector<NodeSnapshot> snapshot = NodeSnapshots(names);
@@ -153,41 +156,33 @@ bool Controller::CouldRestartWithout(
         std::unique(node.free_gpus.begin(), node.free_gpus.end()),
         node.free_gpus.end());
   }
-  // And the stragglers are drained.
-  for (const std::string& name : leaving) {
-    auto found = by_name.find(name);
-    if (found != by_name.end()) found->second->schedulable = false;
+  // Every straggler drained (remembering whether it could take work).
+  std::vector<std::pair<NodeSnapshot*, bool>> drained;
+  for (const StragglerFinding& finding : stragglers) {
+    auto found = by_name.find(finding.node);
+    NodeSnapshot* node = found == by_name.end() ? nullptr : found->second;
+    drained.emplace_back(node, node != nullptr && node->schedulable);
+    if (node != nullptr) node->schedulable = false;
   }
   // The scheduler's own test, with everything the job asks of its nodes
-  // (node list, exclusions, features, GPU type, switch span, spares).
-  std::shared_ptr<const NodeConstraint> constraint = job.constraint;
-  const std::string& text = record.spec().constraint();
-  if (!text.empty() && (!constraint || constraint->text() != text)) {
-    absl::StatusOr<NodeConstraint> parsed = NodeConstraint::Parse(text);
-    constraint = std::make_shared<const NodeConstraint>(
-        parsed.ok() ? *std::move(parsed) : NodeConstraint());
-  }
-  PendingJob pending = PendingJobOf(record, constraint);
+  // (node list, exclusions, features, GPU type, switch span, spares). The
+  // most of them (slowest first) the job can restart without now: the
+  // fastest is given back while it could not.
+  PendingJob pending = PendingJobOf(
+      record, ParsedConstraintOf(record.spec().constraint(), job.constraint));
   pending.is_restart = true;
   SchedulerOptions options;
   options.backfill = false;
   options.now_ms = clock_.NowMs();
   options.unlisted_nodes = options_.unlisted_nodes;
-  return !Schedule(snapshot, {pending}, {}, options).starts.empty();
-}
-
-size_t Controller::SwappableStragglers(
-    const JobRuntime& job,
-    const std::vector<StragglerFinding>& stragglers) const {
-  // The most of them (slowest first) the job can restart without now.
-  std::vector<std::string> leaving;
-  for (const StragglerFinding& finding : stragglers) {
-    leaving.push_back(finding.node);
+  size_t swappable = drained.size();
+  while (swappable > 0 &&
+         Schedule(snapshot, {pending}, {}, options).starts.empty()) {
+    --swappable;
+    auto [node, schedulable] = drained[swappable];
+    if (node != nullptr) node->schedulable = schedulable;
   }
-  while (!leaving.empty() && !CouldRestartWithout(job, leaving)) {
-    leaving.pop_back();
-  }
-  return leaving.size();
+  return swappable;
 }
 
 std::optional<v1::JobStragglers> Controller::StragglerView(

@@ -166,6 +166,15 @@ NodeSnapshot NodeSnapshotOf(const v1::NodeRecord& record, bool reachable,
   return s;
 }
 
+std::shared_ptr<const NodeConstraint> ParsedConstraintOf(
+    const std::string& text, std::shared_ptr<const NodeConstraint> cached) {
+  if (text.empty()) return nullptr;
+  if (cached && cached->text() == text) return cached;
+  absl::StatusOr<NodeConstraint> parsed = NodeConstraint::Parse(text);
+  return std::make_shared<const NodeConstraint>(parsed.ok() ? *std::move(parsed)
+                                                            : NodeConstraint());
+}
+
 std::vector<size_t> InNodelistOrder(const std::vector<std::string>& nodes) {
   std::vector<size_t> order(nodes.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;

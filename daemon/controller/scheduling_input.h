@@ -28,6 +28,13 @@ struct NodeUsage {
   std::set<uint32_t> gpus;  // indices
 };
 
+// The parsed form of a spec's --constraint `text`: `cached` when it was
+// parsed from the same text, else a new parse (null for no constraint; a
+// damaged record's text, checked at submit, matches no node rather than
+// any).
+std::shared_ptr<const NodeConstraint> ParsedConstraintOf(
+    const std::string& text, std::shared_ptr<const NodeConstraint> cached);
+
 // The job as the scheduler sees it: size, partition, priority inputs,
 // restrictions, datasets (keyed by the record's uid and each path, sizes
 // unknown until SetDatasetSizes). `constraint` is the spec's parsed
