@@ -183,6 +183,12 @@ std::string Timelimit(const v1::JobRecord& job) {
   return SlurmDuration(static_cast<int64_t>(seconds));
 }
 
+// A goodput segment's time (README "Goodput"), on the job's line only.
+std::string GoodputDuration(const SacctRow& row, int64_t milliseconds) {
+  if (row.kind != Kind::kJob) return "";
+  return SlurmDuration(milliseconds / 1000);
+}
+
 // The step's command name, as Slurm names a step after its program.
 std::string StepName(const v1::StepRecord& step) {
   if (step.argv().empty()) return "";
@@ -247,20 +253,20 @@ const std::vector<SacctField>& Table() {
           return ExitCodeText(job.exit_code(), job.exit_signal());
       }),
       FIELD("GID", 10, return absl::StrCat(job.gid());),
-      FIELD("GoodputDetecting", 10, if (row.kind != Kind::kJob) return "";
-            return SlurmDuration(job.goodput().detecting_ms() / 1000);),
-      FIELD("GoodputLost", 10, if (row.kind != Kind::kJob) return "";
-            return SlurmDuration(job.goodput().lost_ms() / 1000);),
-      FIELD("GoodputPreflight", 10, if (row.kind != Kind::kJob) return "";
-            return SlurmDuration(job.goodput().preflight_ms() / 1000);),
-      FIELD("GoodputProductive", 10, if (row.kind != Kind::kJob) return "";
-            return SlurmDuration(job.goodput().productive_ms() / 1000);),
-      FIELD("GoodputQueued", 10, if (row.kind != Kind::kJob) return "";
-            return SlurmDuration(job.goodput().queued_ms() / 1000);),
-      FIELD("GoodputRecovering", 10, if (row.kind != Kind::kJob) return "";
-            return SlurmDuration(job.goodput().recovering_ms() / 1000);),
-      FIELD("GoodputStarting", 10, if (row.kind != Kind::kJob) return "";
-            return SlurmDuration(job.goodput().starting_ms() / 1000);),
+      FIELD("GoodputDetecting", 10,
+            return GoodputDuration(row, job.goodput().detecting_ms());),
+      FIELD("GoodputLost", 10,
+            return GoodputDuration(row, job.goodput().lost_ms());),
+      FIELD("GoodputPreflight", 10,
+            return GoodputDuration(row, job.goodput().preflight_ms());),
+      FIELD("GoodputProductive", 10,
+            return GoodputDuration(row, job.goodput().productive_ms());),
+      FIELD("GoodputQueued", 10,
+            return GoodputDuration(row, job.goodput().queued_ms());),
+      FIELD("GoodputRecovering", 10,
+            return GoodputDuration(row, job.goodput().recovering_ms());),
+      FIELD("GoodputStarting", 10,
+            return GoodputDuration(row, job.goodput().starting_ms());),
       FIELD("Group", 9, return NameOr(context, job.gid());),
       FIELD("JobID", -12, return JobIdText(job) + StepSuffix(row);),
       FIELD("JobIDRaw", -12, return absl::StrCat(job.id()) + StepSuffix(row);),
