@@ -40,4 +40,28 @@ class FakeClock final : public Clock {
   std::atomic<int64_t> now_ms_;
 };
 
+// The monotonic clock in milliseconds: what the controller's timers (node
+// deadlines, time limits, grace periods) count on, so that a step of the
+// wall clock (an NTP step, an admin's `date -s`) neither fires them early
+// nor holds them back.
+inline int64_t MonotonicMs(const Clock& clock) {
+  return clock.MonotonicNs() / 1'000'000;
+}
+
+// Time since a moment a record holds in wall-clock milliseconds (a job's
+// start, its last progress), counted on the monotonic clock from when this
+// process first sees the moment (and again whenever the record's value
+// changes). Only the part before that is wall-clock time: a record written
+// before a restart or by another controller, or the tick between setting a
+// value and reading it here. Not thread-safe.
+class SteadyElapsed {
+ public:
+  int64_t SinceMs(int64_t wall_ms, const Clock& clock);
+
+ private:
+  bool seen_ = false;
+  int64_t wall_ms_ = 0;
+  int64_t monotonic_ms_ = 0;  // the moment, on the monotonic clock
+};
+
 }  // namespace gantry

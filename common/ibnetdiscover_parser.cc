@@ -25,10 +25,6 @@ namespace {
 // Port numbers are 8 bits wide in InfiniBand.
 constexpr uint32_t kMaxPorts = 255;
 
-std::string Where(const std::string& source, int line) {
-  return absl::StrCat(source, ":", line, ": ");
-}
-
 bool Contains(std::string_view haystack, std::string_view needle) {
   return haystack.find(needle) != std::string_view::npos;
 }
@@ -277,14 +273,14 @@ absl::Status CheckCables(const Fabric& fabric) {
       auto it = by_id.find(port.remote_id);
       if (it == by_id.end()) {
         return absl::InvalidArgumentError(absl::StrCat(
-            Where(fabric.source, port.line), "port ", port.port, " of ",
+            SourceLine(fabric.source, port.line), "port ", port.port, " of ",
             node.id, " is cabled to ", port.remote_id,
             ", which the file does not describe (truncated output?)"));
       }
       const FabricNode& remote = *it->second;
       if (port.remote_port > remote.port_count) {
         return absl::InvalidArgumentError(absl::StrCat(
-            Where(fabric.source, port.line), "port ", port.port, " of ",
+            SourceLine(fabric.source, port.line), "port ", port.port, " of ",
             node.id, " is cabled to port ", port.remote_port, " of ", remote.id,
             ", which has ", remote.port_count, " ports"));
       }
@@ -292,7 +288,7 @@ absl::Status CheckCables(const Fabric& fabric) {
         if (back.port != port.remote_port) continue;
         if (back.remote_id != node.id || back.remote_port != port.port) {
           return absl::InvalidArgumentError(absl::StrCat(
-              Where(fabric.source, port.line), "port ", port.port, " of ",
+              SourceLine(fabric.source, port.line), "port ", port.port, " of ",
               node.id, " is cabled to ", remote.id, " port ", port.remote_port,
               ", but line ", back.line, " cables that port to ", back.remote_id,
               " port ", back.remote_port));
@@ -314,7 +310,7 @@ absl::Status CheckGuids(const Fabric& fabric) {
       auto [it, inserted] = node_line.emplace(node.guid, node.line);
       if (!inserted) {
         return absl::InvalidArgumentError(absl::StrCat(
-            Where(fabric.source, node.line), "node GUID ",
+            SourceLine(fabric.source, node.line), "node GUID ",
             FormatGuid(node.guid), " of ", node.id,
             " is also the node GUID of the node on line ", it->second));
       }
@@ -324,7 +320,7 @@ absl::Status CheckGuids(const Fabric& fabric) {
       auto [it, inserted] = port_line.emplace(port.port_guid, port.line);
       if (!inserted) {
         return absl::InvalidArgumentError(absl::StrCat(
-            Where(fabric.source, port.line), "port GUID ",
+            SourceLine(fabric.source, port.line), "port GUID ",
             FormatGuid(port.port_guid), " is also given on line ", it->second));
       }
     }
@@ -386,7 +382,7 @@ absl::StatusOr<Fabric> ParseIbnetdiscover(std::string_view text,
     const std::string_view line = Trim(text.substr(start, end - start));
     start = end + 1;
     ++number;
-    const std::string where = Where(source, number);
+    const std::string where = SourceLine(source, number);
     if (line.empty()) {
       current = nullptr;  // a blank line ends a node's record
       continue;

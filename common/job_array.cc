@@ -19,7 +19,7 @@ namespace {
 // bounds the work a hostile value can cause the controller.
 constexpr std::size_t kMaxTextChars = 8192;
 // Values are quoted in messages; keep them short.
-constexpr std::size_t kMaxQuotedChars = 40;
+constexpr std::size_t kMaxQuotedArrayChars = 40;
 
 absl::Status Invalid(const std::string& why) {
   return absl::InvalidArgumentError(why);
@@ -46,7 +46,7 @@ std::optional<uint64_t> Number(std::string_view text) {
 absl::StatusOr<uint32_t> Index(std::string_view text, std::string_view entry) {
   const std::optional<uint64_t> value = Number(text);
   if (!value.has_value()) {
-    return Invalid(absl::StrCat(QuoteForMessage(entry, kMaxQuotedChars),
+    return Invalid(absl::StrCat(QuoteForMessage(entry, kMaxQuotedArrayChars),
                                 " is not an index or range: ", kForm));
   }
   if (*value > kMaxArrayTaskId) {
@@ -81,7 +81,7 @@ absl::StatusOr<JobArraySpec> ParseJobArray(std::string_view text) {
       return Invalid(
           absl::StrCat("the limit after '%' must be a whole number "
                        "of tasks (got ",
-                       QuoteForMessage(limit, kMaxQuotedChars), ")"));
+                       QuoteForMessage(limit, kMaxQuotedArrayChars), ")"));
     }
     if (*value == 0) {
       return Invalid("the limit after '%' must be at least 1 task");
@@ -97,8 +97,8 @@ absl::StatusOr<JobArraySpec> ParseJobArray(std::string_view text) {
   for (std::string_view entry : SplitView(text, ',')) {
     if (entry.empty()) {
       return Invalid(absl::StrCat("empty entry in ",
-                                  QuoteForMessage(text, kMaxQuotedChars), ": ",
-                                  kForm));
+                                  QuoteForMessage(text, kMaxQuotedArrayChars),
+                                  ": ", kForm));
     }
     std::string_view range = entry;
     uint32_t step = 1;
@@ -108,15 +108,15 @@ absl::StatusOr<JobArraySpec> ParseJobArray(std::string_view text) {
       const std::string_view step_text = entry.substr(colon + 1);
       const std::optional<uint64_t> value = Number(step_text);
       if (!value.has_value() || *value == 0) {
-        return Invalid(absl::StrCat("the step in ",
-                                    QuoteForMessage(entry, kMaxQuotedChars),
-                                    " must be a whole number of at least 1"));
+        return Invalid(absl::StrCat(
+            "the step in ", QuoteForMessage(entry, kMaxQuotedArrayChars),
+            " must be a whole number of at least 1"));
       }
       if (range.find('-') == std::string_view::npos) {
         return Invalid(
             absl::StrCat("a step needs a range (START-END:STEP), "
                          "got ",
-                         QuoteForMessage(entry, kMaxQuotedChars)));
+                         QuoteForMessage(entry, kMaxQuotedArrayChars)));
       }
       step = static_cast<uint32_t>(*value);  // clamped to kMaxArrayTaskId + 1
     }
@@ -128,9 +128,9 @@ absl::StatusOr<JobArraySpec> ParseJobArray(std::string_view text) {
       absl::StatusOr<uint32_t> end = Index(range.substr(dash + 1), entry);
       if (!end.ok()) return end.status();
       if (*start > *end) {
-        return Invalid(absl::StrCat("the range ",
-                                    QuoteForMessage(entry, kMaxQuotedChars),
-                                    " starts above its end"));
+        return Invalid(absl::StrCat(
+            "the range ", QuoteForMessage(entry, kMaxQuotedArrayChars),
+            " starts above its end"));
       }
       first = *start;
       last = *end;
@@ -143,7 +143,7 @@ absl::StatusOr<JobArraySpec> ParseJobArray(std::string_view text) {
     // check also bounds the loop below.
     const uint64_t in_range = (uint64_t{last} - first) / step + 1;
     if (in_range > kMaxArrayTasks) {
-      return Invalid(absl::StrCat(QuoteForMessage(entry, kMaxQuotedChars),
+      return Invalid(absl::StrCat(QuoteForMessage(entry, kMaxQuotedArrayChars),
                                   " is ", in_range, " tasks; the limit is ",
                                   kMaxArrayTasks));
     }

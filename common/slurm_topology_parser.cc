@@ -17,6 +17,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/hostlist.h"
+#include "common/text.h"
 #include "common/text_file.h"
 
 namespace gantry {
@@ -33,10 +34,6 @@ struct LogicalLine {
   std::string text;
   int line = 0;  // first physical line
 };
-
-std::string Where(const std::string& source, int line) {
-  return absl::StrCat(source, ":", line, ": ");
-}
 
 // Text before an unescaped '#'; "\#" stands for a literal '#'.
 std::string StripComment(std::string_view line) {
@@ -82,7 +79,7 @@ absl::StatusOr<std::vector<LogicalLine>> SplitLines(std::string_view text,
   }
   if (pending.has_value()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(Where(source, pending->line),
+        absl::StrCat(SourceLine(source, pending->line),
                      "the last line ends with '\\' but the file ends there"));
   }
   return lines;
@@ -236,7 +233,7 @@ absl::StatusOr<Topology> ParseSlurmTopology(std::string_view text,
   if (!lines.ok()) return lines.status();
   if (LooksLikeYaml(*lines)) {
     return absl::UnimplementedError(absl::StrCat(
-        Where(source, (*lines)[0].line),
+        SourceLine(source, (*lines)[0].line),
         "this looks like topology.yaml, which is not supported yet; write "
         "the tree in topology.conf form (SwitchName=... Switches=... "
         "Nodes=...)"));
@@ -247,7 +244,7 @@ absl::StatusOr<Topology> ParseSlurmTopology(std::string_view text,
   spec.link_kind = TopologySpec::LinkKind::kParentChild;
   spec.allow_multi_homed_nodes = false;
   for (const LogicalLine& line : *lines) {
-    const std::string where = Where(source, line.line);
+    const std::string where = SourceLine(source, line.line);
     absl::StatusOr<std::vector<Word>> words = SplitWords(line.text, where);
     if (!words.ok()) return words.status();
     const std::string first = absl::AsciiStrToLower((*words)[0].key);

@@ -47,4 +47,8 @@ std::string QuoteForMessage(std::string_view text, std::size_t max_chars) {
   return "\"" + EscapeForMessage(text, max_chars) + "\"";
 }
 
+std::string SourceLine(std::string_view source, int line) {
+  return std::string(source) + ":" + std::to_string(line) + ": ";
+}
+
 }  // namespace gantry

@@ -62,6 +62,9 @@ std::string EscapeForMessage(std::string_view text, std::size_t max_chars);
 // EscapeForMessage in double quotes: "\"node[1-\\n\"", "\"aaaa...\"".
 std::string QuoteForMessage(std::string_view text, std::size_t max_chars);
 
+// "SOURCE:LINE: ", the start of a parse error about one line of a file.
+std::string SourceLine(std::string_view source, int line);
+
 namespace text_internal {
 
 template <typename T>

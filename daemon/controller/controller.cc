@@ -99,6 +99,7 @@ absl::Status Controller::Start() {
   absl::StatusOr<StateStore::Snapshot> snapshot = store_.Load();
   if (!snapshot.ok()) return snapshot.status();
   started_ms_ = clock_.NowMs();
+  started_monotonic_ms_ = MonotonicMs(clock_);
   next_job_id_ = snapshot->next_job_id;
   next_event_sequence_ = snapshot->next_event_sequence;
   cluster_id_ = snapshot->cluster_id;
@@ -116,7 +117,7 @@ absl::Status Controller::Start() {
     if (node.record.state() != v1::NODE_DOWN) {
       node.record.set_state(v1::NODE_UNREACHABLE);
     }
-    node.deadline_ms = started_ms_ + options_.reconnect_grace_ms;
+    node.deadline_ms = started_monotonic_ms_ + options_.reconnect_grace_ms;
     // The partitions may have changed since the node was stored.
     AssignPartitions(node.record);
     nodes_.emplace(node.record.name(), std::move(node));
@@ -168,8 +169,8 @@ absl::Status Controller::Start() {
       // Its client could not reach us while we were down: it gets as long
       // as the agents do, and never less than the limit itself.
       allocation_liveness_.Track(
-          id, started_ms_ + std::max(options_.inactive_limit_ms,
-                                     options_.reconnect_grace_ms));
+          id, started_monotonic_ms_ + std::max(options_.inactive_limit_ms,
+                                               options_.reconnect_grace_ms));
     }
   }
   // Fair share: the jobs that left the live state, as stored, then the
@@ -215,7 +216,7 @@ absl::Status Controller::Start() {
   // A stall before the first tick (gantryd stopped within 250 ms of
   // starting) must be noticed like any other, so the first tick measures
   // its gap from now.
-  last_check_ms_ = clock_.NowMs();
+  last_check_ms_ = MonotonicMs(clock_);
   ArmTimer();
   ArmStatusTimer();
   RequestSchedule();

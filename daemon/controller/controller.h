@@ -279,8 +279,9 @@ class Controller {
   struct NodeRuntime {
     v1::NodeRecord record;
     std::shared_ptr<AgentLink> link;
-    int64_t deadline_ms = 0;  // DOWN if not heard from by then
-    NodeUsage usage;          // the shares of the jobs placed here
+    // DOWN if not heard from by then (monotonic: MonotonicMs(clock_)).
+    int64_t deadline_ms = 0;
+    NodeUsage usage;  // the shares of the jobs placed here
     // What the agent last reported its dataset cache holds (in memory: an
     // agent reports it again when it registers).
     v1::DatasetCacheReport dataset_cache;
@@ -305,7 +306,7 @@ class Controller {
     std::map<uint32_t,
              std::vector<std::function<void(absl::StatusOr<v1::StepRecord>)>>>
         step_waiters;
-    std::map<uint32_t, int64_t> step_first_exit_ms;
+    std::map<uint32_t, int64_t> step_first_exit_ms;  // monotonic
     // The spec's --constraint, parsed on first need (ParsedConstraint).
     std::shared_ptr<const NodeConstraint> constraint;
     // After a node fault (in memory): when it was found, and the failed
@@ -327,6 +328,11 @@ class Controller {
     // Ranks of the current attempt reported started, until all have been
     // (AttemptRecord.ranks_running_ms; in memory only).
     std::set<uint32_t> started_ranks;
+    // Time since record.start_time_ms and record.last_progress_ms, for the
+    // time limit and the hang timeout: on the monotonic clock, so a step of
+    // the wall clock neither times a job out nor extends it.
+    SteadyElapsed running_for;
+    SteadyElapsed quiet_for;
   };
 
   // Persistence (controller.cc).
@@ -472,7 +478,8 @@ class Controller {
                 v1::KillRanks::Reason reason = v1::KillRanks::REASON_OTHER);
   // sbatch --signal: its signal once per attempt, when the time left is
   // what it asked for.
-  void SendWarningSignal(JobRuntime& job, int64_t now);
+  // running_ms: how long the attempt has run (JobRuntime::running_for).
+  void SendWarningSignal(JobRuntime& job, int64_t running_ms);
 
   // The pre-flight gang check (controller_preflight.cc).
   // At start: marks the attempt's pre-flight begun when the job wants one.
@@ -482,7 +489,7 @@ class Controller {
   void OnPreflightResult(const std::string& node,
                          const v1::PreflightResult& result);
   // Rounds past their deadline get their verdict without the missing.
-  void CheckPreflights(int64_t now);
+  void CheckPreflights(int64_t monotonic_ms);
   // True while the job's pre-flight runs (the periodic checks leave it
   // be); starts a check the controller lost when it restarted.
   bool HoldForPreflight(JobRuntime& job);
@@ -519,11 +526,11 @@ class Controller {
   // The attempt ended: its steps end with it.
   void EndOpenSteps(JobRuntime& job, const std::string& detail);
   // --wait: stops the rest of a step whose first task ended long enough ago.
-  void CheckStepWaits(JobRuntime& job, int64_t now);
+  void CheckStepWaits(JobRuntime& job, int64_t monotonic_ms);
 
   // Interactive allocations (controller_allocations.cc): ends those whose
   // client has not been heard from within the inactive limit.
-  void EndSilentAllocations(int64_t now);
+  void EndSilentAllocations(int64_t monotonic_ms);
 
   // sstat (controller_accounting.cc): keeps a heartbeat's measurements of
   // the running attempts this node holds a share of; others are dropped.
@@ -662,7 +669,7 @@ class Controller {
                                 const v1::ReportProgressRequest& request);
   // Judges the running jobs' nodes (about once a second): logs a new
   // straggler once, in the job's events too, and publishes the gauges.
-  void CheckStragglers(int64_t now);
+  void CheckStragglers(int64_t monotonic_ms);
   // A new checkpoint of `job` was recorded: with --straggler-policy=swap,
   // its stragglers are drained and it restarts from that checkpoint
   // without them (uncharged), when spare nodes can take their place.
@@ -706,7 +713,8 @@ class Controller {
   const ControllerOptions options_;
   boost::asio::steady_timer timer_;
   bool stopped_ = false;
-  int64_t started_ms_ = 0;
+  int64_t started_ms_ = 0;            // wall clock, for status and history
+  int64_t started_monotonic_ms_ = 0;  // for grace periods from the start
 
   std::map<uint64_t, JobRuntime> jobs_;
   // The jobs a scheduling pass looks at: pending, running, or still holding
@@ -749,7 +757,7 @@ class Controller {
   int64_t next_pass_allowed_ns_ = 0;  // Clock::MonotonicNs
   // When the earliest requeued job becomes eligible (0: none waiting).
   int64_t next_eligible_ms_ = 0;
-  int64_t last_check_ms_ = 0;  // when CheckDeadlines last ran
+  int64_t last_check_ms_ = 0;  // when CheckDeadlines last ran (monotonic)
   // Survivors of node faults not heard from since the fault settled
   // (NoteNodeFault): a message from one after that may let a restart be
   // placed.

@@ -76,7 +76,7 @@ void Controller::OnAgentMessage(const std::shared_ptr<AgentLink>& link,
       return;
     }
   }
-  node.deadline_ms = clock_.NowMs() + options_.node_timeout_ms;
+  node.deadline_ms = MonotonicMs(clock_) + options_.node_timeout_ms;
   node.record.set_last_seen_ms(clock_.NowMs());
   HeardFrom(name);
   if (message.has_heartbeat()) {
@@ -125,8 +125,8 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
   // network blip) comes back from the same host and address.
   const bool same_agent = reg.boot_id() == node.record.boot_id() &&
                           reg.address() == node.record.address();
-  if (node.link && node.link != link && now <= node.deadline_ms &&
-      !same_agent) {
+  if (node.link && node.link != link &&
+      MonotonicMs(clock_) <= node.deadline_ms && !same_agent) {
     // Another agent holds this name and is alive: the newcomer is a
     // misconfiguration (or an impostor), not a restart, which would have
     // broken the old stream. Refuse it rather than let the two take the
@@ -158,7 +158,7 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
   }
   node.link = link;
   link_nodes_[link.get()] = &node;
-  node.deadline_ms = now + options_.node_timeout_ms;
+  node.deadline_ms = MonotonicMs(clock_) + options_.node_timeout_ms;
   v1::NodeRecord& record = node.record;
   record.set_name(name);
   record.set_address(reg.address());
@@ -544,7 +544,7 @@ void Controller::OnAgentGone(const std::shared_ptr<AgentLink>& link,
   }
   log::Warn("agent stream closed",
             {{"node", node.record.name()},
-             {"deadline_in_ms", node.deadline_ms - clock_.NowMs()}});
+             {"deadline_in_ms", node.deadline_ms - MonotonicMs(clock_)}});
 }
 
 void Controller::CutAgent(const std::shared_ptr<AgentLink>& link,
@@ -657,21 +657,25 @@ void Controller::ArmTimer() {
 }
 
 void Controller::CheckDeadlines() {
+  // Wall-clock time for what is a date (--deadline, --begin); every timer
+  // counts on the monotonic clock, which a step of the wall clock does not
+  // move.
   const int64_t now = clock_.NowMs();
+  const int64_t monotonic = MonotonicMs(clock_);
   // If this loop itself was stalled (swapped out, SIGSTOPped, a slow disk),
   // agents were not heard because we were not listening: give every node
   // the stalled time back before judging it.
   const int64_t expected_gap =
       std::chrono::duration_cast<std::chrono::milliseconds>(kTickInterval)
           .count();
-  if (now - last_check_ms_ > 2 * expected_gap) {
-    const int64_t stalled = now - last_check_ms_ - expected_gap;
+  if (monotonic - last_check_ms_ > 2 * expected_gap) {
+    const int64_t stalled = monotonic - last_check_ms_ - expected_gap;
     log::Warn("controller loop was stalled; extending node deadlines",
               {{"stalled_ms", stalled}});
     for (auto& [name, node] : nodes_) node.deadline_ms += stalled;
     allocation_liveness_.Postpone(stalled);
   }
-  last_check_ms_ = now;
+  last_check_ms_ = monotonic;
   std::vector<NodeRuntime*> late;
   size_t up = 0;
   // Silent for over half the node timeout: a healthy agent is heard more
@@ -682,8 +686,8 @@ void Controller::CheckDeadlines() {
   for (auto& [name, node] : nodes_) {
     if (node.record.state() == v1::NODE_DOWN) continue;
     ++up;
-    if (now > node.deadline_ms - options_.node_timeout_ms / 2) ++quiet;
-    if (now > node.deadline_ms) {
+    if (monotonic > node.deadline_ms - options_.node_timeout_ms / 2) ++quiet;
+    if (monotonic > node.deadline_ms) {
       late.push_back(&node);
       first_late_ms = std::min(first_late_ms, node.deadline_ms);
     }
@@ -695,8 +699,8 @@ void Controller::CheckDeadlines() {
   // first of them falling silent; a real loss of most of the cluster is
   // found that much later.
   const bool most_silent = !late.empty() && quiet >= 2 && 2 * quiet > up;
-  if (most_silent && now < first_late_ms + options_.reconnect_grace_ms) {
-    if (now - first_late_ms <= 2 * expected_gap) {
+  if (most_silent && monotonic < first_late_ms + options_.reconnect_grace_ms) {
+    if (monotonic - first_late_ms <= 2 * expected_gap) {
       log::Warn(
           "most agents fell silent at once: holding off marking them down "
           "for the reconnect grace (this controller may be cut off)",
@@ -735,11 +739,14 @@ void Controller::CheckDeadlines() {
       continue;
     }
     if (!is_running) continue;
-    if (record.steps_size() > 0) CheckStepWaits(job, now);
-    if (record.spec().warning_signal() != 0) SendWarningSignal(job, now);
+    if (record.steps_size() > 0) CheckStepWaits(job, monotonic);
+    const int64_t running_ms =
+        job.running_for.SinceMs(record.start_time_ms(), clock_);
+    if (record.spec().warning_signal() != 0) {
+      SendWarningSignal(job, running_ms);
+    }
     uint64_t limit_ms = record.spec().time_limit_seconds() * 1000;
-    if (limit_ms > 0 &&
-        now - record.start_time_ms() >= static_cast<int64_t>(limit_ms)) {
+    if (limit_ms > 0 && running_ms >= static_cast<int64_t>(limit_ms)) {
       (void)ApplyEvent(
           job, {JobEvent::Kind::kTimeLimit},
           absl::StrCat("time limit of ", record.spec().time_limit_seconds(),
@@ -749,7 +756,8 @@ void Controller::CheckDeadlines() {
     if (HoldForPreflight(job)) continue;
     int64_t hang_ms =
         static_cast<int64_t>(record.spec().hang_timeout_seconds()) * 1000;
-    if (hang_ms > 0 && now - record.last_progress_ms() > hang_ms) {
+    if (hang_ms > 0 &&
+        job.quiet_for.SinceMs(record.last_progress_ms(), clock_) > hang_ms) {
       FailJob(
           job, FailureKind::kHang, 0, 0, false,
           absl::StrCat("no progress for ", record.spec().hang_timeout_seconds(),
@@ -757,9 +765,9 @@ void Controller::CheckDeadlines() {
           record.last_progress_ms());
     }
   }
-  CheckPreflights(now);
-  EndSilentAllocations(now);
-  CheckStragglers(now);
+  CheckPreflights(monotonic);
+  EndSilentAllocations(monotonic);
+  CheckStragglers(monotonic);
   if (next_eligible_ms_ != 0 && now >= next_eligible_ms_) {
     next_eligible_ms_ = 0;
     RequestSchedule();

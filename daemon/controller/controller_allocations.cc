@@ -92,13 +92,13 @@ absl::StatusOr<v1::KeepAllocationResponse> Controller::KeepAllocation(
         std::max<int64_t>(100, allocation_liveness_.limit_ms() / 3));
   }
   if (record.state() == v1::PENDING || record.state() == v1::RUNNING) {
-    allocation_liveness_.Heard(record.id(), clock_.NowMs());
+    allocation_liveness_.Heard(record.id(), MonotonicMs(clock_));
   }
   return response;
 }
 
-void Controller::EndSilentAllocations(int64_t now) {
-  for (uint64_t id : allocation_liveness_.TakeExpired(now)) {
+void Controller::EndSilentAllocations(int64_t monotonic_ms) {
+  for (uint64_t id : allocation_liveness_.TakeExpired(monotonic_ms)) {
     auto it = jobs_.find(id);
     if (it == jobs_.end()) continue;
     JobRuntime& job = it->second;

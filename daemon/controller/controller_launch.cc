@@ -134,7 +134,7 @@ void Controller::SendKill(const JobRuntime& job, int signal, bool signal_only,
   }
 }
 
-void Controller::SendWarningSignal(JobRuntime& job, int64_t now) {
+void Controller::SendWarningSignal(JobRuntime& job, int64_t running_ms) {
   v1::JobRecord& record = job.record;
   const v1::JobSpec& spec = record.spec();
   const int64_t limit_ms =
@@ -144,7 +144,7 @@ void Controller::SendWarningSignal(JobRuntime& job, int64_t now) {
   }
   const int64_t lead_ms =
       static_cast<int64_t>(spec.warning_signal_seconds()) * 1000;
-  if (now - record.start_time_ms() < limit_ms - lead_ms) return;
+  if (running_ms < limit_ms - lead_ms) return;
   // Slurm's targets: B: the batch script alone; otherwise the steps' tasks,
   // which in --per-task mode are the tasks themselves.
   const v1::KillRanks::Scope scope =

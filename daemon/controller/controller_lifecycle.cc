@@ -141,7 +141,7 @@ absl::Status Controller::ApplyEvent(JobRuntime& job, const JobEvent& event,
                                    {"detail", detail}});
         // A requeued allocation waits for its client again.
         if (record.spec().allocation_only()) {
-          allocation_liveness_.Heard(record.id(), clock_.NowMs());
+          allocation_liveness_.Heard(record.id(), MonotonicMs(clock_));
         }
         RequestSchedule();
         break;

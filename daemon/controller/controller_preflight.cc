@@ -116,7 +116,7 @@ void Controller::SendPreflight(JobRuntime& job) {
   v1::JobRecord& record = job.record;
   PreflightRounds::Round round;
   round.attempt = record.attempt();
-  round.started_ms = clock_.NowMs();
+  round.started_ms = MonotonicMs(clock_);
   round.deadline_ms =
       round.started_ms + options_.preflight.timeout_ms + kAnswerGraceMs;
   v1::PreflightCheck check;
@@ -162,8 +162,8 @@ void Controller::OnPreflightResult(const std::string& node,
   if (it != jobs_.end()) FinishPreflight(it->second);
 }
 
-void Controller::CheckPreflights(int64_t now) {
-  for (uint64_t job_id : preflights_.Overdue(now)) {
+void Controller::CheckPreflights(int64_t monotonic_ms) {
+  for (uint64_t job_id : preflights_.Overdue(monotonic_ms)) {
     auto it = jobs_.find(job_id);
     if (it == jobs_.end()) {
       preflights_.End(job_id);
@@ -202,7 +202,7 @@ bool Controller::PreflightTakesNodeLoss(JobRuntime& job,
   if (round == nullptr) {
     PreflightRounds::Round lost;
     lost.attempt = job.record.attempt();
-    lost.started_ms = clock_.NowMs();
+    lost.started_ms = MonotonicMs(clock_);
     for (const v1::NodeAllocation& share : job.record.allocation()) {
       lost.nodes.push_back(share.node());
     }

@@ -341,7 +341,7 @@ void Controller::OnStepTaskEvent(const std::string& node_name,
                                               {"error", event.message()}});
     }
     if (!job.step_first_exit_ms.count(step->id())) {
-      job.step_first_exit_ms[step->id()] = clock_.NowMs();
+      job.step_first_exit_ms[step->id()] = MonotonicMs(clock_);
     }
     if (static_cast<uint32_t>(step->exits_size()) >= StepTaskCount(*step)) {
       EndStep(job, *step, "");
@@ -401,7 +401,7 @@ void Controller::EndOpenSteps(JobRuntime& job, const std::string& detail) {
   }
 }
 
-void Controller::CheckStepWaits(JobRuntime& job, int64_t now) {
+void Controller::CheckStepWaits(JobRuntime& job, int64_t monotonic_ms) {
   for (v1::StepRecord& step : *job.record.mutable_steps()) {
     if (step.end_time_ms() != 0 || step.wait_seconds() == 0 ||
         !step.end_detail().empty()) {
@@ -409,7 +409,7 @@ void Controller::CheckStepWaits(JobRuntime& job, int64_t now) {
     }
     auto first = job.step_first_exit_ms.find(step.id());
     if (first == job.step_first_exit_ms.end() ||
-        now - first->second < int64_t{step.wait_seconds()} * 1000) {
+        monotonic_ms - first->second < int64_t{step.wait_seconds()} * 1000) {
       continue;
     }
     step.set_end_detail(absl::StrCat("tasks still running ",

@@ -45,7 +45,9 @@ std::string Describe(const StragglerFinding& finding, uint64_t job_id) {
 void Controller::RecordRankProgress(const std::string& node,
                                     const v1::Heartbeat& heartbeat) {
   if (options_.straggler_response == StragglerResponse::kOff) return;
-  const int64_t now = clock_.NowMs();
+  // Progress is timed on the monotonic clock (JobProgress compares ranks'
+  // report times with CheckStragglers' now); the record keeps a date.
+  const int64_t monotonic = MonotonicMs(clock_);
   for (const v1::RankProgressReport& report : heartbeat.rank_progress()) {
     auto it = jobs_.find(report.job_id());
     if (it == jobs_.end()) continue;
@@ -60,9 +62,9 @@ void Controller::RecordRankProgress(const std::string& node,
     if (entry->second.attempt() != job.record.attempt()) {
       entry->second = JobProgress(job.record.attempt());
     }
-    if (entry->second.RecordNode(node, report.progress(), now)) {
-      job.record.set_last_progress_ms(now);     // memory is enough, as ever
-      NoteProgress(job, /*checkpoint=*/false);  // the attempt's first
+    if (entry->second.RecordNode(node, report.progress(), monotonic)) {
+      job.record.set_last_progress_ms(clock_.NowMs());  // in memory, as ever
+      NoteProgress(job, /*checkpoint=*/false);          // the attempt's first
     }
   }
 }
@@ -94,13 +96,13 @@ absl::Status Controller::RecordRankReport(
     entry->second = JobProgress(record.attempt());
   }
   entry->second.RecordRank(holder->node(), request.rank(), request.step(),
-                           request.step_seconds(), clock_.NowMs());
+                           request.step_seconds(), MonotonicMs(clock_));
   return absl::OkStatus();
 }
 
-void Controller::CheckStragglers(int64_t now) {
-  if (now < next_straggler_check_ms_) return;
-  next_straggler_check_ms_ = now + kCheckEveryMs;
+void Controller::CheckStragglers(int64_t monotonic_ms) {
+  if (monotonic_ms < next_straggler_check_ms_) return;
+  next_straggler_check_ms_ = monotonic_ms + kCheckEveryMs;
   // Reports may be a few heartbeats old without the node being stalled.
   const int64_t slack_ms = 2 * options_.heartbeat_interval_ms + kCheckEveryMs;
   std::map<uint64_t, v1::JobStragglers> published;
@@ -113,7 +115,7 @@ void Controller::CheckStragglers(int64_t now) {
     }
     JobRuntime& job = job_it->second;
     JobProgress& progress = it->second;
-    progress.Check(now, options_.straggler_policy, slack_ms);
+    progress.Check(monotonic_ms, options_.straggler_policy, slack_ms);
     for (const StragglerFinding& finding : progress.Stragglers()) {
       if (!progress.FirstNotice(finding.node)) continue;
       const std::string detail = Describe(finding, job.record.id());

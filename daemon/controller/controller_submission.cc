@@ -494,7 +494,7 @@ void Controller::Submit(v1::SubmitRequest request, const Caller& caller,
   const v1::JobRecord& first = jobs_.at(first_id).record;
   // Its client keeps it (KeepAllocation) from now on, pending or running.
   if (first.spec().allocation_only()) {
-    allocation_liveness_.Heard(first_id, clock_.NowMs());
+    allocation_liveness_.Heard(first_id, MonotonicMs(clock_));
   }
   // Every submission is in the durable event log ("submitted"); a line
   // per job at info would be a write to the log per request.

@@ -61,6 +61,7 @@ class PreflightRounds {
   struct Round {
     uint32_t attempt = 0;
     std::vector<std::string> nodes;  // ring order
+    // On the monotonic clock (MonotonicMs), as Overdue's now_ms.
     int64_t started_ms = 0;
     int64_t deadline_ms = 0;
     std::map<std::string, v1::PreflightResult> answers;

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/clock.h"
 #include "common/log.h"
 #include "daemon/replication/controller_members.h"
 
@@ -25,12 +26,6 @@ std::string Behind(const v1::ControllerMember& member, uint64_t last_index) {
   return absl::StrCat(member.name(), " is ", LagOf(member, last_index),
                       " log entries behind (applied ", member.applied_index(),
                       " of ", last_index, ")");
-}
-
-int64_t WallMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 }  // namespace
@@ -177,7 +172,7 @@ absl::StatusOr<v1::HandoverResponse> Handover::Run(
   record.set_successor_address(successor->address());
   record.set_from(self);
   record.set_last_index(store.last_index());
-  record.set_created_ms(WallMs());
+  record.set_created_ms(RealClock().NowMs());
   if (absl::Status handed = leadership.HandOver(record, *lease); !handed.ok()) {
     store.ResumeCommits();
     controller_.etcd().RevokeLease(*lease).IgnoreError();

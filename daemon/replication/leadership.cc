@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "common/clock.h"
 #include "common/log.h"
 #include "daemon/replication/controller_members.h"
 
@@ -17,12 +18,6 @@ int64_t SteadyNow() {
 int64_t SteadyTicks(std::chrono::milliseconds duration) {
   return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
              duration)
-      .count();
-}
-
-int64_t WallMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
@@ -87,7 +82,7 @@ absl::Status Leadership::PublishMember() {
   {
     std::lock_guard lock(mutex_);
     if (lease_id_ == 0) return absl::OkStatus();
-    self_.set_updated_ms(WallMs());
+    self_.set_updated_ms(RealClock().NowMs());
     // For `gantry status`: what this controller refused.
     self_.set_forged_records(seal_.forged_count());
     self_.set_last_forged_key(seal_.last_forged_key());
@@ -189,7 +184,7 @@ etcdserverpb::PutRequest Leadership::LeaderPut() {
   std::lock_guard lock(mutex_);
   v1::ControllerMember leader = self_;
   leader.set_role("leader");
-  leader.set_updated_ms(WallMs());
+  leader.set_updated_ms(RealClock().NowMs());
   etcdserverpb::PutRequest put;
   put.set_key(keys_.leader());
   put.set_value(SealMember(seal_, keys_.leader(), leader));

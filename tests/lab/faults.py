@@ -7,10 +7,11 @@ neither side reaches the other while both still reach everyone else.
 (Source addresses cannot tell hosts apart: on `lo` every connection a
 host opens leaves from 127.0.0.1.)
 
-What is not here: a clock step. A time namespace offsets only the
-monotonic and boot-time clocks; CLOCK_REALTIME is one for the whole
-machine, so stepping it for one host would step it for every process on
-the machine (other tests included). See tests/lab/README.md.
+A clock step is confined to one daemon: CLOCK_REALTIME is one for the
+whole machine (a time namespace offsets only the monotonic clocks), so a
+host the lab made with `stepped_clock_hosts` runs its daemon under
+clock_step.cc's LD_PRELOAD library, which reads the offset step_clock()
+writes.
 
 Every fault is recorded in `log` (what, when) for the checker's report.
 Not thread-safe: inject from one thread.
@@ -71,6 +72,20 @@ class Faults:
         self._record("heal")
         subprocess.run(["nft", "flush", "chain", "inet", self.table, "out"],
                        check=True)
+
+    def step_clock(self, host, seconds):
+        """Steps the wall clock of the host's daemon to `seconds` away from
+        the machine's (negative: into the past), as an NTP step or an
+        admin's `date -s` does; the monotonic clock does not move. Takes
+        effect within a second."""
+        if host not in self.lab.stepped_clock_hosts:
+            raise ValueError(f"{host} was not started with a steppable clock")
+        self._record(f"wall clock of {self.lab.units[host].name} on {host} "
+                     f"set {seconds:+d} s from the machine's")
+        path = self.lab.clock_path(host)
+        with open(path + ".new", "w") as out:
+            out.write(f"{seconds:+d}\n")
+        os.replace(path + ".new", path)
 
     def fill_disk(self, host, path="/var/lib/gantry"):
         """Fills the file system under `path` on `host` (a small tmpfs the

@@ -78,8 +78,13 @@ def site_config(shipped, tables):
 
 class Lab:
     def __init__(self, build_dir, controllers=2, agents=3, etcd_members=3,
-                 sanitizer_build_dir=None, state_tmpfs_mb=None, keep=False):
+                 sanitizer_build_dir=None, state_tmpfs_mb=None,
+                 stepped_clock_hosts=(), keep=False):
         self.build_dir = build_dir
+        # Hosts whose daemon reads the wall clock through the clock-step
+        # library, so that faults.step_clock() can step it for that daemon
+        # alone.
+        self.stepped_clock_hosts = set(stepped_clock_hosts)
         # With a size: each controller's /var/lib/gantry is a tmpfs that
         # small, so faults.fill_disk() can fill it.
         self.state_tmpfs_mb = state_tmpfs_mb
@@ -173,6 +178,9 @@ class Lab:
 
     def _make_secrets(self):
         secrets = os.path.join(self.dir, "secrets")
+        if self.stepped_clock_hosts:
+            tls_certificates.sign_with_clock(
+                self.clock_step_environment(self._clock_file("openssl", -86400)))
         self.ca, ca_key = tls_certificates.make_ca(secrets)
         self.certificates = {}
         for name in self.etcd_names:
@@ -370,7 +378,8 @@ class Lab:
         unit = Unit(host, f"/lib/systemd/system/{unit_name}.service",
                     os.path.join(self.logs, f"{host_name}-{unit_name}.log"),
                     os.path.join(self.dir, "notify"),
-                    environment=self.sanitizer_environment())
+                    environment={**self.sanitizer_environment(),
+                                 **self.clock_environment(host_name)})
         self.units[host_name] = unit
         unit.start()
         return unit
@@ -383,6 +392,39 @@ class Lab:
         return {"ASAN_OPTIONS": "halt_on_error=1:abort_on_error=1:"
                                 "detect_leaks=0:print_summary=1",
                 "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1"}
+
+    def clock_path(self, host_name):
+        """The file the clock-step library reads the host's offset from."""
+        return os.path.join(self.dir, "clock", host_name)
+
+    def _clock_file(self, name, seconds):
+        path = self.clock_path(name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as out:
+            out.write(f"{seconds:+d}\n")
+        os.chmod(path, 0o644)
+        return path
+
+    def clock_step_environment(self, clock_file):
+        """tests/lab/clock_step.cc under a process: CLOCK_REALTIME (and
+        time(), gettimeofday()) offset by the seconds `clock_file` holds,
+        read again every second; the monotonic clocks untouched, as a real
+        step (NTP, an admin's `date -s`) leaves them."""
+        library = os.path.join(self.build_dir, "tests", "lab",
+                               "libgantry_lab_clock_step.so")
+        if not os.access(library, os.R_OK):
+            raise AssertionError(f"no {library}: build gantry_lab_clock_step")
+        return {"LD_PRELOAD": library, "GANTRY_LAB_CLOCK_FILE": clock_file}
+
+    def clock_environment(self, host_name):
+        """The host's daemon's wall clock, steppable by faults.step_clock()
+        when the lab was made with the host in `stepped_clock_hosts`."""
+        if host_name not in self.stepped_clock_hosts:
+            return {}
+        path = self.clock_path(host_name)
+        if not os.path.exists(path):
+            self._clock_file(host_name, 0)
+        return self.clock_step_environment(path)
 
     def cli(self, *args, user=None, check=True, timeout=60, cwd=None):
         """`gantry ARGS` on the login host (as `user`, a name)."""

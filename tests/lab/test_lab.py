@@ -179,6 +179,42 @@ class FullDiskScenarioTest(LabTestCase):
         self.verdicts(workload)
 
 
+class ClockStepScenarioTest(LabTestCase):
+    """Wall-clock steps, as NTP or an admin's `date -s` makes them, on the
+    leader and on an agent (each daemon alone, tests/lab/clock_step.cc) while
+    two users submit jobs with a 3-minute time limit, and jobs of 40 s run
+    across the steps: an hour forward on the leader, an hour back, the
+    leader killed while its clock is an hour ahead (the standby, on time,
+    takes over its records), an agent an hour ahead. A job must not
+    time out, a node must not be declared dead, for a step alone."""
+    lab_options = {"stepped_clock_hosts": ("ctl1", "ctl2", "node01")}
+
+    def test_clock_steps_keep_every_promise(self):
+        lab, faults = self.lab, self.faults
+        workload = Workload(lab, self.users, time_limit="3")
+        for user in self.users:
+            workload.submit(user, nodes=2, seconds=40)
+        workload.start()
+        time.sleep(6)
+        leader = lab.wait_leader()
+        faults.step_clock(leader, +3600)
+        time.sleep(10)
+        faults.step_clock(leader, -3600)
+        time.sleep(10)
+        faults.step_clock(leader, +3600)
+        time.sleep(4)
+        faults.kill9(leader)
+        leader = lab.wait_leader(other_than=leader)
+        time.sleep(4)
+        faults.step_clock(lab.node_names[0], +3600)
+        time.sleep(10)
+        for user in self.users:
+            workload.submit(user, nodes=3, seconds=20)
+        time.sleep(25)
+        workload.stop()
+        self.verdicts(workload)
+
+
 def sanitizer_build_dir():
     configured = os.environ.get("GANTRY_SANITIZER_BUILD_DIR")
     if configured:

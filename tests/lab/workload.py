@@ -23,9 +23,11 @@ sleep "$2"
 
 
 class Workload:
-    def __init__(self, lab, users):
+    def __init__(self, lab, users, time_limit=None):
         self.lab = lab
         self.users = users  # pwd entries
+        # Every job's --time (Slurm's format), or the partition's default.
+        self.time_limit = time_limit
         self.acks = []  # dict per submission: tag, uid, job_id, rc, error
         self._stop = threading.Event()
         self._threads = []
@@ -48,7 +50,9 @@ class Workload:
         tag = uuid.uuid4().hex
         result = self.lab.cli(
             "batch", "--parsable", "--per-task", "-N", str(nodes),
-            "-o", "/dev/null", self.script, tag, str(seconds),
+            "-o", "/dev/null",
+            *(["--time", self.time_limit] if self.time_limit else []),
+            self.script, tag, str(seconds),
             user=user.pw_name, check=False, timeout=120,
             cwd=os.path.join(self.lab.shared, user.pw_name))
         text = result.stdout.strip()
