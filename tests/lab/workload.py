@@ -46,12 +46,13 @@ class Workload:
             os.makedirs(home, exist_ok=True)
             os.chown(home, user.pw_uid, user.pw_gid)
 
-    def submit(self, user, nodes=1, seconds=1):
+    def submit(self, user, nodes=1, seconds=1, options=()):
         tag = uuid.uuid4().hex
         result = self.lab.cli(
             "batch", "--parsable", "--per-task", "-N", str(nodes),
             "-o", "/dev/null",
             *(["--time", self.time_limit] if self.time_limit else []),
+            *options,
             self.script, tag, str(seconds),
             user=user.pw_name, check=False, timeout=120,
             cwd=os.path.join(self.lab.shared, user.pw_name))
