@@ -146,6 +146,11 @@ void Leadership::RenewLoop() {
     if (stopping_) break;
     const int64_t lease_id = lease_id_;
     lock.unlock();
+    // When etcd does not answer the renewal, the leader-key check and the
+    // member record would each wait out the same call timeout, and a
+    // leader cut from etcd would find its lease lost three timeouts a
+    // round later instead of one: the renewal alone is tried again.
+    bool etcd_answered = true;
     if (lease_id == 0) {
       if (!is_leader()) {
         if (absl::Status granted = EnsureLease(); !granted.ok()) {
@@ -156,6 +161,7 @@ void Leadership::RenewLoop() {
     } else {
       const int64_t sent = SteadyNow();
       absl::StatusOr<int64_t> ttl = etcd_.KeepAliveOnce(lease_id);
+      etcd_answered = ttl.ok();
       bool expired = false;
       if (ttl.ok() && *ttl > 0) {
         valid_until_.store(sent + SteadyTicks(std::chrono::seconds(*ttl)));
@@ -170,11 +176,13 @@ void Leadership::RenewLoop() {
                   {{"error", ttl.status().ToString()}});
       }
       CheckLost(expired);
-      CheckLeaderKeyIsOurs();
+      if (etcd_answered) CheckLeaderKeyIsOurs();
     }
-    if (absl::Status published = PublishMember(); !published.ok()) {
-      log::Debug("cannot publish this controller's member record",
-                 {{"error", published.ToString()}});
+    if (etcd_answered) {
+      if (absl::Status published = PublishMember(); !published.ok()) {
+        log::Debug("cannot publish this controller's member record",
+                   {{"error", published.ToString()}});
+      }
     }
     lock.lock();
   }
