@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/user_file_access.h"
+#include "common/errno_text.h"
 #include "common/log.h"
 
 namespace gantry::agent {
@@ -18,10 +19,6 @@ namespace {
 // Emptying a job directory on the agent's own disk is quick; the bound is
 // for a user who mounted something slow inside it.
 constexpr std::chrono::seconds kRemoveTimeout{5};
-
-std::string ErrnoText(const std::string& what, const std::string& path) {
-  return absl::StrCat(what, " ", path, ": ", std::strerror(errno));
-}
 
 // Closes a descriptor when it goes out of scope.
 class ScopedFd {

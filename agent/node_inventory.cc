@@ -33,6 +33,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "agent/gpu_locality.h"
+#include "common/errno_text.h"
 #include "common/gpu_type.h"
 #include "common/ibnetdiscover_parser.h"
 
@@ -58,11 +59,6 @@ struct TopologyDeleter {
 };
 using TopologyPtr =
     std::unique_ptr<std::remove_pointer_t<hwloc_topology_t>, TopologyDeleter>;
-
-// std::strerror may share a buffer between threads; this does not.
-std::string ErrnoText(int err) {
-  return std::error_code(err, std::generic_category()).message();
-}
 
 // A topology that keeps GPUs, NICs and their OS devices: hwloc drops all I/O
 // objects by default, from XML files too.

@@ -15,14 +15,11 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "agent/verbs_discovery.h"
+#include "common/errno_text.h"
 #include "common/log.h"
 
 namespace gantry::agent {
 namespace {
-
-std::string ErrnoText(int err) {
-  return std::error_code(err, std::generic_category()).message();
-}
 
 // Port events and the device-wide fatal error; QP, CQ and SRQ events cannot
 // occur (the watcher creates none).

@@ -27,6 +27,7 @@
 #include "agent/sanitized_environment.h"
 #include "agent/step_pty.h"
 #include "agent/task_pid_slot.h"
+#include "common/errno_text.h"
 #include "common/log.h"
 #include "common/step_io_address.h"
 
@@ -112,10 +113,6 @@ KillNoticeTarget NoticeTargetOf(const v1::LaunchRanks& launch,
                             : absl::StrCat(launch.working_dir(), "/", path);
   }
   return target;
-}
-
-std::string ErrnoText(const std::string& what, const std::string& path) {
-  return absl::StrCat(what, " ", path, ": ", std::strerror(errno));
 }
 
 }  // namespace

@@ -17,14 +17,11 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/errno_text.h"
 #include "common/log.h"
 
 namespace gantry::agent {
 namespace {
-
-std::string ErrnoText(int err) {
-  return std::error_code(err, std::generic_category()).message();
-}
 
 std::string Hex64(uint64_t value) {
   char text[24];

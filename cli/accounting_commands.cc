@@ -2,7 +2,6 @@
 // other accounting commands are in report_commands.cc.
 #include "cli/accounting_commands.h"
 
-#include <grp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "cli/command_support.h"
 #include "cli/controller_client.h"
+#include "cli/group_name.h"
 #include "cli/output_format.h"
 #include "cli/report_commands.h"
 #include "cli/slurm/sacct_format.h"
@@ -105,11 +105,6 @@ const std::vector<SlurmOption>& SacctOptions() {
 
 std::vector<std::string> SplitAll(const std::vector<std::string>& values) {
   return SplitLists(values);
-}
-
-std::string GroupName(uint32_t gid) {
-  if (group* entry = getgrgid(gid)) return entry->gr_name;
-  return absl::StrCat(gid);
 }
 
 int RunSacct(std::string_view program, const std::string& controller,

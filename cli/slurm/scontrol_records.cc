@@ -1,12 +1,11 @@
 #include "cli/slurm/scontrol_records.h"
 
-#include <grp.h>
-
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "cli/group_name.h"
 #include "cli/output_format.h"
 #include "cli/slurm/node_gres.h"
 #include "cli/slurm/sinfo_format.h"
@@ -18,11 +17,6 @@ namespace {
 
 std::string OrNull(const std::string& value) {
   return value.empty() ? "(null)" : value;
-}
-
-std::string GroupName(uint32_t gid) {
-  if (::group* entry = getgrgid(gid)) return entry->gr_name;
-  return absl::StrCat(gid);
 }
 
 std::string TimeOrUnknown(int64_t ms) {
@@ -47,8 +41,6 @@ uint32_t TaskCount(const v1::JobRecord& job, uint32_t nodes) {
   if (spec.ntasks_per_node()) return spec.ntasks_per_node() * nodes;
   return nodes;
 }
-
-std::string StateWord(v1::JobState state) { return StateName(state); }
 
 }  // namespace
 
@@ -118,7 +110,7 @@ std::string ScontrolJobRecord(const v1::JobRecord& job, int64_t now_ms,
   absl::StrAppend(
       &out, "   Priority=", pending ? static_cast<int64_t>(job.priority()) : 0,
       " Nice=0 Account=", OrNull(spec.account()), " QOS=", JobQos(spec), "\n");
-  absl::StrAppend(&out, "   JobState=", StateWord(job.state()),
+  absl::StrAppend(&out, "   JobState=", StateName(job.state()),
                   " Reason=", job.reason().empty() ? "None" : job.reason(),
                   " Dependency=", OrNull(spec.dependency()), "\n");
   absl::StrAppend(&out, "   Requeue=", requeue ? 1 : 0,

@@ -18,7 +18,7 @@ namespace gantry::cli {
 namespace {
 
 // sinfo -O's names for the letters.
-const std::vector<FieldName>& Fields() {
+const std::vector<FieldName>& SinfoFields() {
   static const std::vector<FieldName>* fields = new std::vector<FieldName>{
       {"AllocNodes", 'S'},
       {"Available", 'a'},
@@ -69,10 +69,12 @@ const std::vector<FieldName>& Fields() {
 }  // namespace
 
 char SinfoFieldLetter(std::string_view name) {
-  return LetterOfField(name, Fields());
+  return LetterOfField(name, SinfoFields());
 }
 
-std::vector<std::string> SinfoFieldNames() { return NamesOfFields(Fields()); }
+std::vector<std::string> SinfoFieldNames() {
+  return NamesOfFields(SinfoFields());
+}
 
 namespace {
 

@@ -6,7 +6,7 @@ namespace gantry::cli {
 namespace {
 
 // Slurm's names for the fields Gantry can answer, as squeue(1) spells them.
-const std::vector<FieldName>& Fields() {
+const std::vector<FieldName>& SqueueFields() {
   static const std::vector<FieldName>* fields = new std::vector<FieldName>{
       {"Account", 'a'},       {"ArrayJobID", 'F'},
       {"ArrayTaskID", 'K'},   {"BatchHost", 'B'},
@@ -39,12 +39,12 @@ const std::vector<FieldName>& Fields() {
 }  // namespace
 
 char SqueueFieldLetter(std::string_view name) {
-  return LetterOfField(name, Fields());
+  return LetterOfField(name, SqueueFields());
 }
 
 const std::vector<std::string>& SqueueFieldNames() {
   static const std::vector<std::string>* names =
-      new std::vector<std::string>(NamesOfFields(Fields()));
+      new std::vector<std::string>(NamesOfFields(SqueueFields()));
   return *names;
 }
 

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cli/group_name.h"
 #include "cli/output_format.h"
 #include "cli/slurm/long_fields.h"
 #include "cli/slurm/percent_format.h"
@@ -148,11 +149,6 @@ uint32_t CpuCount(const v1::JobRecord& job) {
 
 std::string OrNull(const std::string& value) {
   return value.empty() ? "(null)" : value;
-}
-
-std::string GroupName(uint32_t gid) {
-  if (::group* entry = getgrgid(gid)) return entry->gr_name;
-  return absl::StrCat(gid);
 }
 
 // The end a running job is expected to reach: its start plus its limit.

@@ -232,6 +232,13 @@ class SanitizedScenarioTest(LabTestCase):
         if not os.access(os.path.join(directory, "daemon", "gantryd"), os.X_OK):
             self.skipTest(f"no sanitizer build in {directory} (packaging/"
                           "test.sh makes it: -DGANTRY_SANITIZE=ON)")
+        # A plain build there would pass without checking anything.
+        for binary in ("daemon/gantryd", "agent/gantry-agent", "cli/gantry"):
+            linked = subprocess.run(["ldd", os.path.join(directory, binary)],
+                                    capture_output=True, text=True).stdout
+            if "libasan" not in linked or "libubsan" not in linked:
+                self.fail(f"{directory}/{binary} is not built with ASan and "
+                          "UBSan (-DGANTRY_SANITIZE=ON)")
         self.sanitizer_build_dir = directory
         super().setUp()
 
