@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "daemon/simulator/goodput_report.h"
 #include "daemon/simulator/simulation.h"
@@ -102,8 +104,11 @@ CLI::App* AddGoodputCommand(CLI::App& app, GoodputFlags& f) {
       ->capture_default_str();
   cmd->add_option("--seed", f.model.seed, "Seed of the failure draws")
       ->capture_default_str();
-  cmd->add_option("--checkpoint-interval", c.checkpoint_interval_s,
-                  "Training seconds between checkpoints")
+  cmd->add_option("--checkpoint-interval", f.checkpoint_interval,
+                  "Training seconds between checkpoints, or auto: each "
+                  "attempt at the Young/Daly optimum for its node count, "
+                  "--checkpoint-write and the failure rate (as Gantry "
+                  "gives jobs GANTRY_CHECKPOINT_INTERVAL)")
       ->capture_default_str();
   cmd->add_option("--checkpoint-write", c.checkpoint_write_s,
                   "Seconds training stops to write one")
@@ -167,6 +172,15 @@ int RunGoodputCommand(GoodputFlags& f) {
     return Fail(status, 2);
   }
   config.seed = f.model.seed;
+  if (f.checkpoint_interval == "auto") {
+    config.auto_interval_node_rate_per_hour = f.model.node_rate_per_hour;
+  } else if (!absl::SimpleAtod(f.checkpoint_interval,
+                               &config.checkpoint_interval_s)) {
+    return Fail(absl::InvalidArgumentError(absl::StrCat(
+                    "--checkpoint-interval: not a number of seconds or auto: ",
+                    f.checkpoint_interval)),
+                2);
+  }
   std::vector<GoodputJob> jobs;
   std::string scenario;
   if (f.trace_path.empty()) {

@@ -21,6 +21,7 @@ struct GoodputFlags {
   uint32_t job_gpus = 16384;
   double job_days = 54;
   double gpu_rate = -1;  // per GPU-hour; < 0: use the node rate
+  std::string checkpoint_interval = "1800";  // seconds, or "auto"
   uint32_t spares = 16;
   double operator_delay_s = 1800;
   double preflight_s = 10;

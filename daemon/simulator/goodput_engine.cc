@@ -3,7 +3,17 @@
 #include <algorithm>
 #include <cmath>
 
+#include "daemon/scheduler/checkpoint_interval.h"
+
 namespace gantry::sim::goodput_engine {
+
+double Engine::CheckpointIntervalS(uint32_t nodes) const {
+  const double rate = config_.auto_interval_node_rate_per_hour;
+  if (rate <= 0 || nodes == 0) return config_.checkpoint_interval_s;
+  return OptimalCheckpointIntervalSeconds(config_.checkpoint_write_s,
+                                          3600 / (rate * nodes))
+      .value_or(config_.checkpoint_interval_s);
+}
 
 Engine::Engine(const std::vector<GoodputJob>& jobs, const GoodputConfig& config,
                const RecoveryPolicy& policy, FailureSource& failures)
@@ -281,7 +291,7 @@ void Engine::StartAttempt(std::size_t j, std::vector<NodeShare> shares,
   s.plan.init_ms =
       first && !config_.init_first_attempt ? 0 : config_.init_s * 1000;
   s.plan.load_ms = first ? 0 : config_.load_s * 1000;
-  s.plan.interval_ms = config_.checkpoint_interval_s * 1000;
+  s.plan.interval_ms = CheckpointIntervalS(used) * 1000;
   s.plan.write_ms = config_.checkpoint_write_s * 1000;
   s.plan.speed = static_cast<double>(used) / s.gang.nodes;
   if (used < s.gang.nodes) ++s.outcome.shrunk_attempts;

@@ -122,6 +122,8 @@ class Engine {
   int64_t ExpectedEndMs(const JobState& s, int64_t now) const;
   void StartAttempt(std::size_t j, std::vector<NodeShare> shares, int64_t now);
   void Summarize();
+  // Training seconds between checkpoints for an attempt on `nodes` nodes.
+  double CheckpointIntervalS(uint32_t nodes) const;
 
   const GoodputConfig& config_;
   const RecoveryPolicy& policy_;

@@ -31,14 +31,17 @@ std::string FormatGoodputTable(const GoodputRunInfo& info,
   std::string out = absl::StrFormat(
       "%s\ncluster: %u nodes x %u GPUs, %u nodes/leaf (+ each policy's "
       "spares)\nfailures: %.3g per node-hour, %.3g whole-leaf per "
-      "leaf-hour, %zu kinds, seed %u\ncosts: checkpoint every %.0f s "
+      "leaf-hour, %zu kinds, seed %u\ncosts: checkpoint every %s "
       "(write %.0f s), init %.0f s, load %.0f s, hang noticed after %.0f s, "
       "repair %.0f s, bad after repair %.3g\n\n",
       info.scenario, c.cluster.nodes, c.cluster.gpus_per_node,
       c.cluster.nodes_per_leaf, info.model.node_rate_per_hour,
       info.model.leaf_rate_per_hour, info.model.mix.size(), info.model.seed,
-      c.checkpoint_interval_s, c.checkpoint_write_s, c.init_s, c.load_s,
-      c.hang_detect_s, c.repair_s, c.bad_after_repair);
+      c.auto_interval_node_rate_per_hour > 0
+          ? std::string("Young/Daly interval (per attempt's nodes)")
+          : absl::StrFormat("%.0f s", c.checkpoint_interval_s),
+      c.checkpoint_write_s, c.init_s, c.load_s, c.hang_detect_s, c.repair_s,
+      c.bad_after_repair);
   absl::StrAppendFormat(
       &out,
       "%-11s %6s | %5s %5s %5s %5s %5s %5s %5s %5s | %5s %5s %5s %5s %5s "
@@ -108,14 +111,17 @@ std::string FormatGoodputJson(const GoodputRunInfo& info,
   doc["failure_model"] = {{"node_rate_per_hour", info.model.node_rate_per_hour},
                           {"leaf_rate_per_hour", info.model.leaf_rate_per_hour},
                           {"seed", info.model.seed}};
-  doc["costs"] = {{"checkpoint_interval_s", c.checkpoint_interval_s},
-                  {"checkpoint_write_s", c.checkpoint_write_s},
-                  {"init_s", c.init_s},
-                  {"load_s", c.load_s},
-                  {"hang_detect_s", c.hang_detect_s},
-                  {"repair_s", c.repair_s},
-                  {"bad_after_repair", c.bad_after_repair},
-                  {"min_nodes_fraction", c.min_nodes_fraction}};
+  doc["costs"] = {
+      {"checkpoint_interval_s", c.auto_interval_node_rate_per_hour > 0
+                                    ? nlohmann::json("auto")
+                                    : nlohmann::json(c.checkpoint_interval_s)},
+      {"checkpoint_write_s", c.checkpoint_write_s},
+      {"init_s", c.init_s},
+      {"load_s", c.load_s},
+      {"hang_detect_s", c.hang_detect_s},
+      {"repair_s", c.repair_s},
+      {"bad_after_repair", c.bad_after_repair},
+      {"min_nodes_fraction", c.min_nodes_fraction}};
   nlohmann::json policies = nlohmann::json::array();
   for (std::size_t i = 0; i < reports.size(); ++i) {
     const GoodputReport& r = reports[i];

@@ -86,6 +86,11 @@ std::vector<RecoveryPolicy> StandardRecoveryPolicies(uint32_t spares);
 struct GoodputConfig {
   ClusterShape cluster;  // without the policy's spares
   double checkpoint_interval_s = 1800;
+  // > 0 (--checkpoint-interval auto): each attempt checkpoints at the
+  // Young/Daly optimum for its node count at this failure rate per
+  // node-hour, as Gantry hands it to a job (GANTRY_CHECKPOINT_INTERVAL),
+  // instead of every checkpoint_interval_s.
+  double auto_interval_node_rate_per_hour = 0;
   double checkpoint_write_s = 10;
   double init_s = 120;  // processes, NCCL init: every attempt
   // Whether the first attempt pays init_s too. A trace's durations already
