@@ -123,6 +123,11 @@ int RunJobCommand(const std::string& controller, const JobOptions& options) {
   if (!job.spec().checkpoint_dir().empty()) {
     std::cout << "   CheckpointDir=" << job.spec().checkpoint_dir() << "\n";
   }
+  if (job.checkpoint_interval_seconds() > 0) {
+    std::cout << "   CheckpointInterval="
+              << static_cast<int64_t>(job.checkpoint_interval_seconds()) << " ("
+              << job.checkpoint_interval_basis() << ")\n";
+  }
   for (const v1::DatasetRef& dataset : job.spec().datasets()) {
     std::cout << "   Dataset=" << EscapeForTerminal(dataset.name()) << ":"
               << EscapeForTerminal(dataset.path()) << "\n";

@@ -346,7 +346,11 @@ nlohmann::json JobToJson(const v1::JobRecord& job, int64_t now_ms) {
        {{"path", job.latest_checkpoint().path()},
         {"step", job.latest_checkpoint().step()},
         {"source", job.latest_checkpoint().source()},
-        {"time", FormatTime(job.latest_checkpoint().time_ms())}}},
+        {"time", FormatTime(job.latest_checkpoint().time_ms())},
+        {"write_seconds", job.latest_checkpoint().write_seconds()}}},
+      {"checkpoint_cost_seconds", job.checkpoint_cost_seconds()},
+      {"checkpoint_interval_seconds", job.checkpoint_interval_seconds()},
+      {"checkpoint_interval_basis", job.checkpoint_interval_basis()},
       {"max_restarts", spec.has_max_restarts()
                            ? nlohmann::json(spec.max_restarts())
                            : nlohmann::json()},

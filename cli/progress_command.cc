@@ -8,6 +8,7 @@
 #include "cli/command_support.h"
 #include "cli/controller_client.h"
 #include "cli/job_selector.h"
+#include "common/checkpoint_write_time.h"
 
 namespace gantry::cli {
 
@@ -58,6 +59,11 @@ int RunProgressCommand(const std::string& controller, const std::string& job,
     std::error_code error;
     std::filesystem::path absolute = std::filesystem::absolute(path, error);
     request.set_checkpoint_path(absolute.lexically_normal().string());
+    // Read as the user who reports it (the CLI runs in the job).
+    if (std::optional<double> seconds =
+            CheckpointWriteSeconds(request.checkpoint_path())) {
+      request.set_checkpoint_write_seconds(*seconds);
+    }
   }
   ControllerClient client(ResolveControllerTarget(controller));
   v1::ReportProgressResponse response;

@@ -60,6 +60,8 @@ struct Flags {
   double heartbeat_interval = 1.0;
   double node_timeout = 3.0;
   double reconnect_grace = 30.0;
+  double node_mtbf_hours = 6329;
+  double checkpoint_cost = 30;
   double inactive_limit = 60.0;
   uint32_t kill_grace = 10;
   uint32_t max_pending_submissions = 20000;
@@ -154,6 +156,18 @@ void AddFlags(CLI::App& app, Flags& flags) {
       ->check(CLI::Range(0.2, 86400.0));
   app.add_option("--reconnect-grace", flags.reconnect_grace,
                  "Seconds agents have to reconnect after gantryd starts")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 86400.0));
+  app.add_option("--node-mtbf-hours", flags.node_mtbf_hours,
+                 "Mean hours between failures of one node that the site "
+                 "expects, weighed against the failures gantryd sees, for "
+                 "the checkpoint interval jobs get "
+                 "(GANTRY_CHECKPOINT_INTERVAL); 0: give none")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e7));
+  app.add_option("--checkpoint-cost", flags.checkpoint_cost,
+                 "Seconds a checkpoint write is assumed to take until a "
+                 "job's `gantry checkpoint` reports measure its own")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 86400.0));
   app.add_option("--inactive-limit", flags.inactive_limit,
@@ -615,6 +629,8 @@ int main(int argc, char** argv) {
   options.node_timeout_ms = static_cast<int64_t>(flags.node_timeout * 1000);
   options.reconnect_grace_ms =
       static_cast<int64_t>(flags.reconnect_grace * 1000);
+  options.node_mtbf_hours = flags.node_mtbf_hours;
+  options.checkpoint_cost_seconds = flags.checkpoint_cost;
   options.inactive_limit_ms = static_cast<int64_t>(flags.inactive_limit * 1000);
   options.kill_grace_seconds = flags.kill_grace;
   options.default_max_restarts = flags.max_restarts;

@@ -34,6 +34,7 @@ void Controller::StartJob(JobRuntime& job) {
   for (const v1::NodeAllocation& share : record.allocation()) {
     attempt->add_nodes(share.node());
   }
+  SetCheckpointInterval(record);
   if (options_.metrics) {
     // A restart waited from the end of the attempt before it.
     const int64_t queued_ms =
@@ -347,7 +348,8 @@ void Controller::ChargeUsage(const v1::JobRecord& record,
 }
 
 void Controller::RecordCheckpoint(JobRuntime& job, const std::string& path,
-                                  int64_t step, const std::string& source) {
+                                  int64_t step, const std::string& source,
+                                  double write_seconds) {
   v1::JobRecord& record = job.record;
   const int64_t now = clock_.NowMs();
   record.set_last_progress_ms(now);
@@ -366,6 +368,14 @@ void Controller::RecordCheckpoint(JobRuntime& job, const std::string& path,
   info.set_step(step);
   info.set_time_ms(now);
   info.set_source(source);
+  info.set_write_seconds(write_seconds);
+  if (write_seconds > 0) {
+    // Smoothed, so one slow write (a busy file system) does not halve or
+    // double the next attempt's interval on its own.
+    const double cost = record.checkpoint_cost_seconds();
+    record.set_checkpoint_cost_seconds(
+        cost > 0 ? 0.7 * cost + 0.3 * write_seconds : write_seconds);
+  }
   // An --elastic job waiting for this checkpoint to grow (ConsiderGrowing).
   if (job.grow_wait.has_value()) RequestSchedule();
   NoteProgress(job, /*checkpoint=*/true);
@@ -404,11 +414,21 @@ void Controller::ReportProgress(const v1::ReportProgressRequest& request,
     done(absl::InvalidArgumentError("the checkpoint path is too long"));
     return;
   }
+  // Shown to the job's owner and used for its interval: a day is more
+  // than any checkpoint write.
+  const double write_seconds = request.checkpoint_write_seconds();
+  if (!(write_seconds >= 0 && write_seconds <= 86400)) {
+    done(absl::InvalidArgumentError(absl::StrCat(
+        "checkpoint_write_seconds must be between 0 and 86400, not ",
+        write_seconds)));
+    return;
+  }
   if (absl::Status status = RecordRankReport(job, request); !status.ok()) {
     done(status);
     return;
   }
-  RecordCheckpoint(job, request.checkpoint_path(), request.step(), "report");
+  RecordCheckpoint(job, request.checkpoint_path(), request.step(), "report",
+                   request.checkpoint_path().empty() ? 0 : write_seconds);
   AfterCommit([done = std::move(done)] { done(absl::OkStatus()); });
 }
 

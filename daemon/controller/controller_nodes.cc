@@ -70,6 +70,10 @@ void Controller::Drain(const v1::DrainRequest& request, const Caller& caller,
 void Controller::MarkNodeDown(NodeRuntime& node, const std::string& why) {
   const std::string name = node.record.name();
   log::Warn("node down", {{"node", name}, {"reason", why}});
+  // A node lost while up is a failure for the checkpoint interval's rate
+  // (one that never came back after a controller restart is not counted:
+  // when it failed is unknown).
+  if (node.record.state() == v1::NODE_UP) failure_rate_.observed_failures += 1;
   node.record.set_state(v1::NODE_DOWN);
   node.record.set_reason(why);
   bool had_work = false;

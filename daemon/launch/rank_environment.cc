@@ -170,6 +170,12 @@ std::map<std::string, std::string> BuildRankEnvironment(
   if (!job.latest_checkpoint().path().empty()) {
     env["GANTRY_RESUME_STEP"] = absl::StrCat(job.latest_checkpoint().step());
   }
+  // Training seconds between checkpoints that maximize the job's goodput
+  // (daemon/controller/controller_checkpoint_interval.cc); unset: none.
+  if (job.checkpoint_interval_seconds() > 0) {
+    env["GANTRY_CHECKPOINT_INTERVAL"] =
+        absl::StrCat(static_cast<int64_t>(job.checkpoint_interval_seconds()));
+  }
   if (spec.time_limit_seconds() > 0) {
     env["GANTRY_TIME_LIMIT_SECONDS"] = absl::StrCat(spec.time_limit_seconds());
   }
