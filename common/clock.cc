@@ -17,6 +17,12 @@ int64_t RealClock::MonotonicNs() const {
       .count();
 }
 
+void SteadyElapsed::Mark(int64_t wall_ms, const Clock& clock) {
+  seen_ = true;
+  wall_ms_ = wall_ms;
+  monotonic_ms_ = MonotonicMs(clock);
+}
+
 int64_t SteadyElapsed::SinceMs(int64_t wall_ms, const Clock& clock) {
   const int64_t now = MonotonicMs(clock);
   if (!seen_ || wall_ms != wall_ms_) {

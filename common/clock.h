@@ -50,13 +50,17 @@ inline int64_t MonotonicMs(const Clock& clock) {
 
 // Time since a moment a record holds in wall-clock milliseconds (a job's
 // start, its last progress), counted on the monotonic clock from when this
-// process first sees the moment (and again whenever the record's value
-// changes). Only the part before that is wall-clock time: a record written
-// before a restart or by another controller, or the tick between setting a
-// value and reading it here. Not thread-safe.
+// process set the moment (Mark) or first saw it (and again whenever the
+// record's value changes). Only the part before that is wall-clock time: a
+// record written before a restart or by another controller. Not
+// thread-safe.
 class SteadyElapsed {
  public:
   int64_t SinceMs(int64_t wall_ms, const Clock& clock);
+  // The record's moment `wall_ms` was set just now (from clock.NowMs()):
+  // tied to the monotonic clock at once, so that a step before the next
+  // SinceMs is not counted either.
+  void Mark(int64_t wall_ms, const Clock& clock);
 
  private:
   bool seen_ = false;

@@ -27,6 +27,8 @@ void Controller::StartJob(JobRuntime& job) {
   record.clear_reason_detail();
   record.clear_exits();
   record.set_last_progress_ms(record.start_time_ms());
+  job.running_for.Mark(record.start_time_ms(), clock_);
+  job.quiet_for.Mark(record.last_progress_ms(), clock_);
   v1::AttemptRecord* attempt = record.add_attempts();
   attempt->set_attempt(record.attempt());
   attempt->set_start_time_ms(record.start_time_ms());
@@ -353,6 +355,7 @@ void Controller::RecordCheckpoint(JobRuntime& job, const std::string& path,
   v1::JobRecord& record = job.record;
   const int64_t now = clock_.NowMs();
   record.set_last_progress_ms(now);
+  job.quiet_for.Mark(now, clock_);
   if (step >= 0) record.set_progress_step(step);
   // The job's own reports are progress; a marker file only when it
   // changed (below): the one an attempt resumed from is read again.

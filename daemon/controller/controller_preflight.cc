@@ -267,6 +267,7 @@ void Controller::FinishPreflight(JobRuntime& job) {
     record.clear_reason_detail();
     // The hang timeout counts from the ranks' start, not the check's.
     record.set_last_progress_ms(now);
+    job.quiet_for.Mark(now, clock_);
     StageJob(job);
     AfterCommit([this, id = record.id(), attempt = record.attempt()] {
       SendLaunch(id, attempt);

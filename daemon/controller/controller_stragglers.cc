@@ -64,7 +64,8 @@ void Controller::RecordRankProgress(const std::string& node,
     }
     if (entry->second.RecordNode(node, report.progress(), monotonic)) {
       job.record.set_last_progress_ms(clock_.NowMs());  // in memory, as ever
-      NoteProgress(job, /*checkpoint=*/false);          // the attempt's first
+      job.quiet_for.Mark(job.record.last_progress_ms(), clock_);
+      NoteProgress(job, /*checkpoint=*/false);  // the attempt's first
     }
   }
 }

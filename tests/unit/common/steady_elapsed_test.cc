@@ -65,6 +65,19 @@ TEST_CASE("A new value in the record starts the count again", "[clock]") {
   CHECK(quiet_for.SinceMs(progress, clock) == 2'000);
 }
 
+TEST_CASE("A moment marked when set ignores a step before it is read",
+          "[clock]") {
+  SteppableClock clock;
+  SteadyElapsed running_for;
+  const int64_t start = clock.NowMs();
+  running_for.Mark(start, clock);
+  // Stepped two hours forward before anything asked how long it ran: the
+  // job has run 200 ms, not two hours (a lab run timed a job out so).
+  clock.StepWall(7'200'000);
+  clock.Advance(200);
+  CHECK(running_for.SinceMs(start, clock) == 200);
+}
+
 TEST_CASE("A moment in the future counts from now", "[clock]") {
   SteppableClock clock;
   SteadyElapsed running_for;
