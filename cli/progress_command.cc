@@ -59,9 +59,12 @@ int RunProgressCommand(const std::string& controller, const std::string& job,
     std::error_code error;
     std::filesystem::path absolute = std::filesystem::absolute(path, error);
     request.set_checkpoint_path(absolute.lexically_normal().string());
-    // Read as the user who reports it (the CLI runs in the job).
+    // Read as the user who reports it (the CLI runs in the job). Over a
+    // day is no single write (older files in a reused directory): unknown,
+    // rather than a report gantryd would refuse.
     if (std::optional<double> seconds =
-            CheckpointWriteSeconds(request.checkpoint_path())) {
+            CheckpointWriteSeconds(request.checkpoint_path());
+        seconds && *seconds <= 86400) {
       request.set_checkpoint_write_seconds(*seconds);
     }
   }

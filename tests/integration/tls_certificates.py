@@ -25,8 +25,10 @@ _environment = None
 
 
 def sign_with_clock(environment):
+    """openssl's environment from now on; None: the test's own again."""
     global _environment
-    _environment = {**os.environ, **environment}
+    _environment = None if environment is None else {**os.environ,
+                                                     **environment}
 
 
 def _openssl(*args):
