@@ -59,12 +59,12 @@ int RunProgressCommand(const std::string& controller, const std::string& job,
     std::error_code error;
     std::filesystem::path absolute = std::filesystem::absolute(path, error);
     request.set_checkpoint_path(absolute.lexically_normal().string());
-    // Read as the user who reports it (the CLI runs in the job). Over a
-    // day is no single write (older files in a reused directory): unknown,
-    // rather than a report gantryd would refuse.
+    // Read as the user who reports it (the CLI runs in the job). A longer
+    // span than any one write is left unknown, rather than sent in a report
+    // gantryd would refuse.
     if (std::optional<double> seconds =
             CheckpointWriteSeconds(request.checkpoint_path());
-        seconds && *seconds <= 86400) {
+        seconds && *seconds <= kMaxCheckpointWriteSeconds) {
       request.set_checkpoint_write_seconds(*seconds);
     }
   }

@@ -10,6 +10,10 @@
 
 namespace gantry {
 
+// The longest write time a report may carry: a day is more than any one
+// checkpoint write (a longer span is older files in a reused directory).
+inline constexpr double kMaxCheckpointWriteSeconds = 86400;
+
 // For a directory, the span from the earliest file birth (or, where the
 // file system keeps none, the earliest last write) to the latest last
 // write among its regular files, at most `max_files` of them (symbolic

@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/checkpoint_write_time.h"
 #include "common/crash_point.h"
 #include "common/log.h"
 #include "daemon/controller/controller.h"
@@ -417,13 +418,12 @@ void Controller::ReportProgress(const v1::ReportProgressRequest& request,
     done(absl::InvalidArgumentError("the checkpoint path is too long"));
     return;
   }
-  // Shown to the job's owner and used for its interval: a day is more
-  // than any checkpoint write.
+  // Shown to the job's owner and used for its interval.
   const double write_seconds = request.checkpoint_write_seconds();
-  if (!(write_seconds >= 0 && write_seconds <= 86400)) {
-    done(absl::InvalidArgumentError(absl::StrCat(
-        "checkpoint_write_seconds must be between 0 and 86400, not ",
-        write_seconds)));
+  if (!(write_seconds >= 0 && write_seconds <= kMaxCheckpointWriteSeconds)) {
+    done(absl::InvalidArgumentError(
+        absl::StrCat("checkpoint_write_seconds must be between 0 and ",
+                     kMaxCheckpointWriteSeconds, ", not ", write_seconds)));
     return;
   }
   if (absl::Status status = RecordRankReport(job, request); !status.ok()) {
