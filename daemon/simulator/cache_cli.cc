@@ -8,13 +8,14 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "daemon/simulator/cli_failure.h"
 #include "daemon/simulator/trace_reader.h"
 #include "daemon/simulator/trace_window_flags.h"
 
 namespace gantry::sim {
 namespace {
 
-constexpr char kDescription[] =
+constexpr char kCacheDescription[] =
     R"(Attach datasets to a trace's jobs and count the bytes read from shared
 storage when the nodes cache what their jobs read, under three placements
 (all with gantry's queue policy: priority order, EASY backfill,
@@ -41,12 +42,6 @@ struct Row {
   bool cache_aware = false;
   DatasetLocality locality = DatasetLocality::kTopology;
 };
-
-int Fail(const absl::Status& status, int code) {
-  std::fprintf(stderr, "gantry-sim: %s\n",
-               std::string(status.message()).c_str());
-  return code;
-}
 
 absl::Status ParseSizes(const std::string& text, DatasetModelConfig& model) {
   std::pair<std::string, std::string> parts = absl::StrSplit(text, '-');
@@ -132,7 +127,7 @@ std::string Json(const CacheFlags& f, std::size_t jobs,
 CLI::App* AddCacheCommand(CLI::App& app, CacheFlags& f) {
   CLI::App* cmd = app.add_subcommand(
       "cache", "Datasets on trace jobs; shared-storage bytes by placement");
-  cmd->footer(kDescription);
+  cmd->footer(kCacheDescription);
   ClusterShape& c = f.config.cluster;
   AddTraceWindowFlags(cmd, "Job trace (CSV); required", f.trace_path, f.format,
                       f.limit, f.start_s, f.span_s);
@@ -167,25 +162,27 @@ CLI::App* AddCacheCommand(CLI::App& app, CacheFlags& f) {
 
 int RunCacheCommand(CacheFlags& f) {
   if (f.trace_path.empty()) {
-    return Fail(absl::InvalidArgumentError("cache: --trace is required"), 2);
+    return PrintFailure(
+        absl::InvalidArgumentError("cache: --trace is required"), 2);
   }
   if (absl::Status status = ParseSizes(f.dataset_gb, f.model); !status.ok()) {
-    return Fail(status, 2);
+    return PrintFailure(status, 2);
   }
   if (absl::Status status = ValidateDatasetModel(f.model); !status.ok()) {
-    return Fail(status, 2);
+    return PrintFailure(status, 2);
   }
   if (absl::Status status = ValidateShape(f.config.cluster); !status.ok()) {
-    return Fail(status, 2);
+    return PrintFailure(status, 2);
   }
   absl::StatusOr<TraceFormat> format = ParseTraceFormat(f.format);
-  if (!format.ok()) return Fail(format.status(), 2);
+  if (!format.ok()) return PrintFailure(format.status(), 2);
   absl::StatusOr<Trace> trace = ReadTraceFile(f.trace_path, *format);
-  if (!trace.ok()) return Fail(trace.status(), 1);
+  if (!trace.ok()) return PrintFailure(trace.status(), 1);
   const std::vector<TraceJob> jobs =
       SelectWindow(std::move(trace->jobs), f.start_s, f.span_s, f.limit);
   if (jobs.empty()) {
-    return Fail(absl::InvalidArgumentError("no jobs in the chosen window"), 1);
+    return PrintFailure(
+        absl::InvalidArgumentError("no jobs in the chosen window"), 1);
   }
   const SimPolicy gantry = StandardPolicies().front();
   const std::vector<Row> rows = {
@@ -199,7 +196,7 @@ int RunCacheCommand(CacheFlags& f) {
     config.cache_aware = row.cache_aware;
     config.dataset_locality = row.locality;
     absl::StatusOr<PolicyReport> report = Simulate(jobs, config, gantry);
-    if (!report.ok()) return Fail(report.status(), 2);
+    if (!report.ok()) return PrintFailure(report.status(), 2);
     report->policy = row.name;
     report->outcomes.clear();
     reports.push_back(std::move(*report));

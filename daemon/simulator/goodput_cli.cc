@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "daemon/simulator/cli_failure.h"
 #include "daemon/simulator/goodput_report.h"
 #include "daemon/simulator/simulation.h"
 #include "daemon/simulator/trace_reader.h"
@@ -15,7 +16,7 @@
 namespace gantry::sim {
 namespace {
 
-constexpr char kDescription[] =
+constexpr char kGoodputDescription[] =
     R"(Inject failures from a model into training jobs and report the
 effective training time ratio (ETTR = productive time / wall time) of four
 recovery policies on the same failures:
@@ -61,19 +62,13 @@ std::vector<GoodputJob> TraceJobs(const std::vector<TraceJob>& trace) {
   return jobs;
 }
 
-int Fail(const absl::Status& status, int code) {
-  std::fprintf(stderr, "gantry-sim: %s\n",
-               std::string(status.message()).c_str());
-  return code;
-}
-
 }  // namespace
 
 CLI::App* AddGoodputCommand(CLI::App& app, GoodputFlags& f) {
   CLI::App* cmd = app.add_subcommand(
       "goodput",
       "Inject failures into training jobs; ETTR of recovery policies");
-  cmd->footer(kDescription);
+  cmd->footer(kGoodputDescription);
   GoodputConfig& c = f.config;
   c.cluster.nodes = 0;  // 0: not given (see --nodes)
   AddTraceWindowFlags(cmd, "Job trace (CSV); none: one long job", f.trace_path,
@@ -169,37 +164,38 @@ int RunGoodputCommand(GoodputFlags& f) {
     f.model.node_rate_per_hour = f.gpu_rate * config.cluster.gpus_per_node;
   }
   if (absl::Status status = ValidateFailureModel(f.model); !status.ok()) {
-    return Fail(status, 2);
+    return PrintFailure(status, 2);
   }
   config.seed = f.model.seed;
   if (f.checkpoint_interval == "auto") {
     config.auto_interval_node_rate_per_hour = f.model.node_rate_per_hour;
   } else if (!absl::SimpleAtod(f.checkpoint_interval,
                                &config.checkpoint_interval_s)) {
-    return Fail(absl::InvalidArgumentError(absl::StrCat(
-                    "--checkpoint-interval: not a number of seconds or auto: ",
-                    f.checkpoint_interval)),
-                2);
+    return PrintFailure(
+        absl::InvalidArgumentError(absl::StrCat(
+            "--checkpoint-interval: not a number of seconds or auto: ",
+            f.checkpoint_interval)),
+        2);
   }
   std::vector<GoodputJob> jobs;
   std::string scenario;
   if (f.trace_path.empty()) {
     if (f.job_gpus == 0 || !(f.job_days > 0) || !std::isfinite(f.job_days)) {
-      return Fail(absl::InvalidArgumentError(
-                      "--job-gpus and --job-days must be positive"),
-                  2);
+      return PrintFailure(absl::InvalidArgumentError(
+                              "--job-gpus and --job-days must be positive"),
+                          2);
     }
     if (config.cluster.gpus_per_node == 0) {
-      return Fail(absl::InvalidArgumentError("--gpus-per-node must be >= 1"),
-                  2);
+      return PrintFailure(
+          absl::InvalidArgumentError("--gpus-per-node must be >= 1"), 2);
     }
     const uint32_t job_nodes = GangFor(f.job_gpus, config.cluster).nodes;
     if (config.cluster.nodes == 0) config.cluster.nodes = job_nodes;
     if (job_nodes > config.cluster.nodes) {
-      return Fail(absl::InvalidArgumentError(
-                      absl::StrFormat("the job needs %u nodes; --nodes is %u",
-                                      job_nodes, config.cluster.nodes)),
-                  2);
+      return PrintFailure(absl::InvalidArgumentError(absl::StrFormat(
+                              "the job needs %u nodes; --nodes is %u",
+                              job_nodes, config.cluster.nodes)),
+                          2);
     }
     jobs.push_back(
         {.id = JobId(1),
@@ -212,14 +208,14 @@ int RunGoodputCommand(GoodputFlags& f) {
   } else {
     if (config.cluster.nodes == 0) config.cluster.nodes = 64;
     absl::StatusOr<TraceFormat> format = ParseTraceFormat(f.format);
-    if (!format.ok()) return Fail(format.status(), 2);
+    if (!format.ok()) return PrintFailure(format.status(), 2);
     absl::StatusOr<Trace> trace = ReadTraceFile(f.trace_path, *format);
-    if (!trace.ok()) return Fail(trace.status(), 1);
+    if (!trace.ok()) return PrintFailure(trace.status(), 1);
     std::vector<TraceJob> window =
         SelectWindow(std::move(trace->jobs), f.start_s, f.span_s, f.limit);
     if (window.empty()) {
-      return Fail(absl::InvalidArgumentError("no jobs in the chosen window"),
-                  1);
+      return PrintFailure(
+          absl::InvalidArgumentError("no jobs in the chosen window"), 1);
     }
     jobs = TraceJobs(window);
     config.init_first_attempt = false;
@@ -227,7 +223,7 @@ int RunGoodputCommand(GoodputFlags& f) {
                                TraceFormatName(trace->format), jobs.size());
   }
   if (absl::Status status = ValidateShape(config.cluster); !status.ok()) {
-    return Fail(status, 2);
+    return PrintFailure(status, 2);
   }
 
   int64_t first_submit = INT64_MAX;
@@ -266,14 +262,15 @@ int RunGoodputCommand(GoodputFlags& f) {
     ModelFailureSource failures(f.model, widest, first_submit);
     absl::StatusOr<GoodputReport> report =
         SimulateGoodput(jobs, config, policy, failures);
-    if (!report.ok()) return Fail(report.status(), 2);
+    if (!report.ok()) return PrintFailure(report.status(), 2);
     info.policies.push_back(policy);
     reports.push_back(std::move(*report));
   }
   if (reports.empty()) {
-    return Fail(absl::InvalidArgumentError(
-                    "--policy names none of gantry, gantry+jit, slurm, kueue"),
-                2);
+    return PrintFailure(
+        absl::InvalidArgumentError(
+            "--policy names none of gantry, gantry+jit, slurm, kueue"),
+        2);
   }
   const std::string out = f.json ? FormatGoodputJson(info, reports)
                                  : FormatGoodputTable(info, reports);

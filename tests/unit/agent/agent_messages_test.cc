@@ -7,7 +7,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry::agent {
-namespace {
+namespace agent_messages_test {
 
 v1::RankId Rank(uint64_t job, uint32_t attempt, uint32_t rank) {
   v1::RankId id;
@@ -16,8 +16,6 @@ v1::RankId Rank(uint64_t job, uint32_t attempt, uint32_t rank) {
   id.set_rank(rank);
   return id;
 }
-
-}  // namespace
 
 TEST_CASE("the exit journal numbers exits and forgets acknowledged ones") {
   ExitJournal journal;
@@ -129,4 +127,5 @@ TEST_CASE("the heartbeat interval is the controller's, at least 50 ms") {
   CHECK(HeartbeatIntervalMs(registered) == 50);
 }
 
+}  // namespace agent_messages_test
 }  // namespace gantry::agent

@@ -6,7 +6,7 @@
 #include <string>
 
 namespace gantry::agent {
-namespace {
+namespace agent_metrics_test {
 
 // The value of `name`, with label outcome=`outcome` if one is given.
 std::optional<double> Sample(prometheus::Registry& registry,
@@ -92,5 +92,5 @@ TEST_CASE("the dataset cache's totals become counters that only grow",
   CHECK(Sample(registry, "gantry_agent_dataset_cache_bytes") == 2048.0);
 }
 
-}  // namespace
+}  // namespace agent_metrics_test
 }  // namespace gantry::agent

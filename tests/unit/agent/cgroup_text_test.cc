@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry::agent {
-namespace {
+namespace cgroup_text_test {
 
 constexpr const char* kHybridMountinfo =
     "30 22 0:27 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
@@ -97,5 +97,5 @@ TEST_CASE("which rank ends are out of memory", "[cgroup]") {
   }
 }
 
-}  // namespace
+}  // namespace cgroup_text_test
 }  // namespace gantry::agent

@@ -15,23 +15,14 @@
 
 #include "tests/unit/support/nobody_identity.h"
 #include "tests/unit/support/skip.h"
+#include "tests/unit/support/temp_dir.h"
 
 namespace gantry::agent {
-namespace {
+namespace checkpoint_markers_test {
 
 const RankIdentity kAgentItself{};
 
-struct TempDir {
-  TempDir() {
-    char pattern[] = "/tmp/gantry-ckpt-test-XXXXXX";
-    path = mkdtemp(pattern);
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-  void Write(const std::string& name, const std::string& text) const {
-    std::ofstream(path + "/" + name) << text;
-  }
-  std::string path;
-};
+using gantry::testing::TempDir;
 
 TEST_CASE("no marker yet", "[checkpoint]") {
   TempDir dir;
@@ -194,5 +185,5 @@ TEST_CASE("the user's own marker is still read as the user",
   CHECK((*marker)->step == 700);
 }
 
-}  // namespace
+}  // namespace checkpoint_markers_test
 }  // namespace gantry::agent

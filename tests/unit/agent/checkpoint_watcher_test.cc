@@ -16,20 +16,14 @@
 #include <vector>
 
 #include "tests/unit/support/skip.h"
+#include "tests/unit/support/temp_dir.h"
 
 namespace gantry::agent {
-namespace {
+namespace checkpoint_watcher_test {
 
 using std::chrono::milliseconds;
 
-struct TempDir {
-  TempDir() {
-    char pattern[] = "/tmp/gantry-watch-test-XXXXXX";
-    path = mkdtemp(pattern);
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-  std::string path;
-};
+using gantry::testing::TempDir;
 
 // Collects reports from the watcher's thread.
 class Reports {
@@ -99,5 +93,5 @@ TEST_CASE("a marker the user may not read is not reported",
   CHECK(reports.Await(1, milliseconds(5000)).size() == 1);
 }
 
-}  // namespace
+}  // namespace checkpoint_watcher_test
 }  // namespace gantry::agent

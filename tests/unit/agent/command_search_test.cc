@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry::agent {
-namespace {
+namespace command_search_test {
 
 using Candidates = std::vector<std::string>;
 
@@ -37,5 +37,5 @@ TEST_CASE("no command, no candidates") {
   CHECK(CommandCandidates("", {"PATH=/usr/bin"}).empty());
 }
 
-}  // namespace
+}  // namespace command_search_test
 }  // namespace gantry::agent

@@ -21,7 +21,7 @@
 #include "tests/unit/agent/dataset_test_support.h"
 
 namespace gantry::agent {
-namespace {
+namespace dataset_cache_integrity_test {
 
 std::string RecordsDir(Fixture& f) { return Root(f) + "/.records"; }
 
@@ -416,5 +416,5 @@ TEST_CASE("a partial copy left by a crash is counted until resumed",
   CHECK(f.cache->UsedBytes() >= total);
 }
 
-}  // namespace
+}  // namespace dataset_cache_integrity_test
 }  // namespace gantry::agent

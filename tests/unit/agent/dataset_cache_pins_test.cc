@@ -12,7 +12,7 @@
 #include "tests/unit/support/dataset_cache_fixture.h"
 
 namespace gantry::agent {
-namespace {
+namespace dataset_cache_pins_test {
 
 constexpr int64_t kMinute = 60'000;
 
@@ -168,5 +168,5 @@ TEST_CASE("two prefetches of the same dataset at once copy it once",
   CHECK(f.PinsOf("a") == std::set<uint64_t>{8});
 }
 
-}  // namespace
+}  // namespace dataset_cache_pins_test
 }  // namespace gantry::agent

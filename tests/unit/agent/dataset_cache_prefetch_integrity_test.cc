@@ -16,7 +16,7 @@
 #include "tests/unit/agent/dataset_test_support.h"
 
 namespace gantry::agent {
-namespace {
+namespace dataset_cache_prefetch_integrity_test {
 
 constexpr int64_t kHoldMs = 60'000;
 
@@ -159,5 +159,5 @@ TEST_CASE("a hold does not keep a changed copy once its running job ends",
   CHECK(f.cache->UsedBytes() == 2000);
 }
 
-}  // namespace
+}  // namespace dataset_cache_prefetch_integrity_test
 }  // namespace gantry::agent

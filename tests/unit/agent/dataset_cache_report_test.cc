@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry::agent {
-namespace {
+namespace dataset_cache_report_test {
 
 TEST_CASE("the cache report names pinning jobs, capacity and use",
           "[dataset_cache_report]") {
@@ -41,5 +41,5 @@ TEST_CASE("the cache report names pinning jobs, capacity and use",
   CHECK(report.entries(1).owner_uid() == 1001);
 }
 
-}  // namespace
+}  // namespace dataset_cache_report_test
 }  // namespace gantry::agent

@@ -23,7 +23,7 @@
 #include "tests/unit/support/fake_user_database.h"
 
 namespace gantry::agent {
-namespace {
+namespace dataset_cache_requests_test {
 
 // What an agent that is not root does (acts as itself), or, with
 // `as_root`, one that is (checks the user; these tests then stop at the
@@ -316,5 +316,5 @@ TEST_CASE("a burst of prefetches copies two at a time, evictions do not wait",
   CHECK(f.PinsOf("c").empty());
 }
 
-}  // namespace
+}  // namespace dataset_cache_requests_test
 }  // namespace gantry::agent

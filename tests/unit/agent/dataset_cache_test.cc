@@ -20,7 +20,7 @@
 #include "tests/unit/agent/dataset_test_support.h"
 
 namespace gantry::agent {
-namespace {
+namespace dataset_cache_test {
 
 TEST_CASE("a staged dataset is a verified copy in a private directory",
           "[dataset_cache]") {
@@ -297,5 +297,5 @@ TEST_CASE("an unusable cache directory is the node's fault",
              Catch::Contains("writable by no one else"));
 }
 
-}  // namespace
+}  // namespace dataset_cache_test
 }  // namespace gantry::agent

@@ -10,7 +10,7 @@
 #include "tests/unit/support/shared_data.h"
 
 namespace gantry::agent {
-namespace {
+namespace gpu_environment_test {
 
 using Env = std::map<std::string, std::string>;
 
@@ -90,5 +90,5 @@ TEST_CASE("indices the inventory does not list are left out") {
   CHECK(GpuRuntimeEnvironment(node, {1, 9}).at("HIP_VISIBLE_DEVICES") == "0");
 }
 
-}  // namespace
+}  // namespace gpu_environment_test
 }  // namespace gantry::agent

@@ -13,7 +13,7 @@
 #include "tests/unit/support/shared_data.h"
 
 namespace gantry::agent {
-namespace {
+namespace gpu_locality_test {
 
 v1::NodeInventory Load(const std::string& file) {
   absl::StatusOr<v1::NodeInventory> inventory =
@@ -101,5 +101,5 @@ TEST_CASE("AMD: every MI250X GCD and MI300A on a root port of its own") {
                                  "@0002:[00-02]#2", "@0003:[00-02]#3"});
 }
 
-}  // namespace
+}  // namespace gpu_locality_test
 }  // namespace gantry::agent

@@ -10,7 +10,7 @@
 #include <thread>
 
 namespace gantry::agent {
-namespace {
+namespace health_monitor_test {
 
 namespace fs = std::filesystem;
 
@@ -95,5 +95,5 @@ TEST_CASE("a port leaving ACTIVE is a problem and an update", "[health]") {
   close(fds[0]);
 }
 
-}  // namespace
+}  // namespace health_monitor_test
 }  // namespace gantry::agent

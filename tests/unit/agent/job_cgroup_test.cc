@@ -18,23 +18,14 @@
 
 #include "agent/cgroup_text.h"
 #include "tests/unit/support/skip.h"
+#include "tests/unit/support/temp_dir.h"
 
 namespace gantry::agent {
-namespace {
+namespace job_cgroup_test {
 
 namespace fs = std::filesystem;
 
-struct TempDir {
-  TempDir() {
-    char pattern[] = "/tmp/gantry-cgroup-test-XXXXXX";
-    path = ::mkdtemp(pattern);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-  std::string path;
-};
+using gantry::testing::TempDir;
 
 void Write(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::trunc);
@@ -286,5 +277,5 @@ TEST_CASE("on the real cgroup2 tree a daemonised process dies with its job",
   ::rmdir((*mount + settings.root).c_str());
 }
 
-}  // namespace
+}  // namespace job_cgroup_test
 }  // namespace gantry::agent

@@ -13,22 +13,21 @@
 
 #include "tests/unit/support/nobody_identity.h"
 #include "tests/unit/support/skip.h"
+#include "tests/unit/support/temp_dir.h"
 
 namespace gantry::agent {
-namespace {
+namespace job_directory_test {
 
 namespace fs = std::filesystem;
 
 // The agent's work dir: others may pass through it (ranks exec their
 // script in it as the job's user).
-struct TempDir {
-  TempDir() {
-    char pattern[] = "/tmp/gantry-jobdir-test-XXXXXX";
-    path = mkdtemp(pattern);
+// Open to every user (0755): job directories are made inside it as the
+// job's user.
+struct TempDir : gantry::testing::TempDir {
+  TempDir() : gantry::testing::TempDir("jobdir") {
     ::chmod(path.c_str(), 0755);
   }
-  ~TempDir() { fs::remove_all(path); }
-  std::string path;
 };
 
 std::string Read(const std::string& path) {
@@ -123,5 +122,5 @@ TEST_CASE("a job directory is removed without following the user's links",
   CHECK(fs::exists(keep));
 }
 
-}  // namespace
+}  // namespace job_directory_test
 }  // namespace gantry::agent

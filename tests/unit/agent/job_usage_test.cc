@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry::agent {
-namespace {
+namespace job_usage_test {
 
 TEST_CASE("cpu.stat: usage_usec") {
   CHECK(CpuStatUsageUsec("usage_usec 17958\nuser_usec 15455\nsystem_usec "
@@ -45,5 +45,5 @@ TEST_CASE("ReadJobUsage falls back to /proc of the ranks") {
   CHECK(ReadJobUsage("/nonexistent", {::getpid()}).source == "proc");
 }
 
-}  // namespace
+}  // namespace job_usage_test
 }  // namespace gantry::agent

@@ -14,7 +14,7 @@
 #include <string>
 
 namespace gantry::agent {
-namespace {
+namespace kill_notice_test {
 
 TEST_CASE("a cancel notice is slurmstepd's line, byte for byte",
           "[kill_notice]") {
@@ -115,5 +115,5 @@ TEST_CASE("a step's notice goes to its srun as task 0's stderr",
       WriteKillNotice(target, "x\n", std::chrono::milliseconds(500)).ok());
 }
 
-}  // namespace
+}  // namespace kill_notice_test
 }  // namespace gantry::agent

@@ -24,7 +24,7 @@
 #include "tests/unit/support/shared_data.h"
 
 namespace gantry::agent {
-namespace {
+namespace node_inventory_test {
 
 namespace fs = std::filesystem;
 
@@ -825,5 +825,5 @@ TEST_CASE("this machine is discovered") {
   }
 }
 
-}  // namespace
+}  // namespace node_inventory_test
 }  // namespace gantry::agent

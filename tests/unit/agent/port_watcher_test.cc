@@ -16,7 +16,7 @@
 #include <vector>
 
 namespace gantry::agent {
-namespace {
+namespace port_watcher_test {
 
 using std::chrono::milliseconds;
 
@@ -158,5 +158,5 @@ TEST_CASE("a source that hangs up is dropped, not spun on") {
   // The destructor stops it.
 }
 
-}  // namespace
+}  // namespace port_watcher_test
 }  // namespace gantry::agent

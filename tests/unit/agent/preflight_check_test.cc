@@ -9,7 +9,7 @@
 #include "agent/preflight_wire.h"
 
 namespace gantry::agent {
-namespace {
+namespace preflight_check_test {
 
 PreflightNode Node(const std::string& name, PreflightListener* listener,
                    std::vector<std::string> problems = {}) {
@@ -138,5 +138,5 @@ TEST_CASE("an unhealthy node fails its own check") {
   CHECK(result.problem() == "unhealthy: GPU 1 is gone");
 }
 
-}  // namespace
+}  // namespace preflight_check_test
 }  // namespace gantry::agent

@@ -22,7 +22,7 @@
 #include "agent/preflight_wire.h"
 
 namespace gantry::agent {
-namespace {
+namespace preflight_listener_test {
 
 using Clock = std::chrono::steady_clock;
 
@@ -151,5 +151,5 @@ TEST_CASE("a full pending set pushes out the oldest of the busiest source") {
   CHECK(pending.size() == 2);
 }
 
-}  // namespace
+}  // namespace preflight_listener_test
 }  // namespace gantry::agent

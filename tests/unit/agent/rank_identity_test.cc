@@ -11,7 +11,7 @@
 #include "tests/unit/support/fake_user_database.h"
 
 namespace gantry::agent {
-namespace {
+namespace rank_identity_test {
 
 FakeUsers Alice() {
   FakeUsers users;
@@ -138,5 +138,5 @@ TEST_CASE("a rank's environment is the job's, with the user's identity",
   }
 }
 
-}  // namespace
+}  // namespace rank_identity_test
 }  // namespace gantry::agent

@@ -11,7 +11,7 @@
 #include <string>
 
 namespace gantry::agent {
-namespace {
+namespace rank_progress_test {
 
 TEST_CASE("a progress file holds a step and maybe a step time",
           "[rank_progress]") {
@@ -102,5 +102,5 @@ TEST_CASE("a node is as far as its last rank and as slow as its slowest",
   CHECK(node->slowest_rank() == 3);
 }
 
-}  // namespace
+}  // namespace rank_progress_test
 }  // namespace gantry::agent

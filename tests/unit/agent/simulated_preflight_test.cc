@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry::agent {
-namespace {
+namespace simulated_preflight_test {
 
 v1::PreflightCheck Ring(int n, uint32_t index) {
   v1::PreflightCheck check;
@@ -66,5 +66,5 @@ TEST_CASE("simulated nodes answer as their plan says") {
       SimulatePreflight(Ring(8, 6), "s7", plan, 1)->receive_problem().empty());
 }
 
-}  // namespace
+}  // namespace simulated_preflight_test
 }  // namespace gantry::agent

@@ -8,7 +8,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry::agent {
-namespace {
+namespace simulated_ranks_test {
 
 v1::LaunchRanks Launch(uint64_t job, uint32_t attempt,
                        std::initializer_list<uint32_t> ranks,
@@ -28,8 +28,6 @@ v1::LaunchRanks Launch(uint64_t job, uint32_t attempt,
 }
 
 constexpr SimulatedRankPlan kDefaults{.duration_ms = 10000, .exit_code = 0};
-
-}  // namespace
 
 TEST_CASE("durations parse as seconds, inf, or fail clearly") {
   CHECK(*ParseSimulatedDurationMs("0") == 0);
@@ -194,4 +192,5 @@ TEST_CASE("a kill ends the attempt's ranks with the signal") {
   }
 }
 
+}  // namespace simulated_ranks_test
 }  // namespace gantry::agent

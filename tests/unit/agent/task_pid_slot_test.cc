@@ -8,7 +8,7 @@
 #include <cstring>
 
 namespace gantry::agent {
-namespace {
+namespace task_pid_slot_test {
 
 std::string Value(const std::vector<std::string>& environment) {
   for (const std::string& entry : environment) {
@@ -66,5 +66,5 @@ TEST_CASE("a slot too small or a bad pid leaves an empty value", "[task_pid]") {
   FillTaskPid({}, 5);  // no slot: nothing to write, no crash
 }
 
-}  // namespace
+}  // namespace task_pid_slot_test
 }  // namespace gantry::agent

@@ -15,9 +15,10 @@
 
 #include "tests/unit/support/nobody_identity.h"
 #include "tests/unit/support/skip.h"
+#include "tests/unit/support/temp_dir.h"
 
 namespace gantry::agent {
-namespace {
+namespace user_file_access_test {
 
 namespace fs = std::filesystem;
 using std::chrono::seconds;
@@ -36,18 +37,7 @@ std::string Reply(UserFileOutcome outcome, int error = 0, int64_t size = 0,
   return reply + bytes;
 }
 
-struct TempDir {
-  TempDir() {
-    char pattern[] = "/tmp/gantry-ufa-test-XXXXXX";
-    path = mkdtemp(pattern);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string Write(const std::string& name, const std::string& text) const {
-    std::ofstream(path + "/" + name) << text;
-    return path + "/" + name;
-  }
-  std::string path;
-};
+using gantry::testing::TempDir;
 
 TEST_CASE("a read reply carries the bytes and the time", "[user_file]") {
   auto file = InterpretReadReply(Reply(UserFileOutcome::kRead, 0, 5, "hello"),
@@ -281,5 +271,5 @@ TEST_CASE("removal refuses a symbolic link and a tree too deep",
   CHECK_THAT(std::string(too_deep.message()), Catch::Contains("levels deep"));
 }
 
-}  // namespace
+}  // namespace user_file_access_test
 }  // namespace gantry::agent

@@ -24,7 +24,7 @@
 #include "tests/unit/support/shared_data.h"
 
 namespace gantry::agent {
-namespace {
+namespace verbs_discovery_test {
 
 namespace fs = std::filesystem;
 
@@ -358,5 +358,5 @@ TEST_CASE("DiscoverVerbsDevices lists a device from a fake sysfs tree") {
   }
 }
 
-}  // namespace
+}  // namespace verbs_discovery_test
 }  // namespace gantry::agent

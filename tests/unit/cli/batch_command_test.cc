@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry::cli {
-namespace {
+namespace batch_command_test {
 
 TEST_CASE("option values are not mistaken for the script", "[batch]") {
   auto split =
@@ -59,5 +59,5 @@ TEST_CASE("a file that is not a batch script is refused", "[batch]") {
              Catch::Contains("first line must start with #!"));
 }
 
-}  // namespace
+}  // namespace batch_command_test
 }  // namespace gantry::cli

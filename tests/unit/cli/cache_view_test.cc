@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 
 namespace gantry::cli {
-namespace {
+namespace cache_view_test {
 
 constexpr int64_t kNow = 1'700'000'000'000;
 
@@ -143,5 +143,5 @@ TEST_CASE("an eviction's success reads as such", "[cache_view]") {
   CHECK(CacheActionText(response, false, 60).text == "n1: evicted\n");
 }
 
-}  // namespace
+}  // namespace cache_view_test
 }  // namespace gantry::cli

@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry::cli {
-namespace {
+namespace goodput_view_test {
 
 TEST_CASE("a goodput split reads as the ratio and its non-zero segments") {
   v1::GoodputSplit split;
@@ -36,5 +36,5 @@ TEST_CASE("a goodput split in JSON has every segment in seconds") {
   CHECK(json.size() == 9);
 }
 
-}  // namespace
+}  // namespace goodput_view_test
 }  // namespace gantry::cli

@@ -5,7 +5,7 @@
 #include "cli/handover_command.h"
 
 namespace gantry::cli {
-namespace {
+namespace handover_command_test {
 
 v1::ReplicationStatus ThreeControllers() {
   v1::ReplicationStatus replication;
@@ -50,5 +50,5 @@ TEST_CASE("A controller named by digits is taken by its name") {
   CHECK(*ResolveStandby(replication, "7") == "7");
 }
 
-}  // namespace
+}  // namespace handover_command_test
 }  // namespace gantry::cli

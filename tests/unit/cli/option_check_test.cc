@@ -8,7 +8,7 @@
 #include "cli/slurm/foreign_options.h"
 
 namespace gantry::cli {
-namespace {
+namespace option_check_test {
 
 using Words = std::vector<std::string>;
 
@@ -68,5 +68,5 @@ TEST_CASE("Slurm options Gantry does not act on", "[foreign_options]") {
         Words{"--", "-M"});
 }
 
-}  // namespace
+}  // namespace option_check_test
 }  // namespace gantry::cli

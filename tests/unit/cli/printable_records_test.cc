@@ -9,7 +9,7 @@
 #include "gantry/v1/client.pb.h"
 
 namespace gantry::cli {
-namespace {
+namespace printable_records_test {
 
 v1::GetJobResponse HostileJob() {
   v1::GetJobResponse response;
@@ -56,5 +56,5 @@ TEST_CASE("MakePrintable for JSON only repairs what JSON cannot carry") {
   CHECK(dumped.find("\\u001b]0;owned\\u0007") != std::string::npos);
 }
 
-}  // namespace
+}  // namespace printable_records_test
 }  // namespace gantry::cli

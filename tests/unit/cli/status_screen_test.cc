@@ -11,7 +11,7 @@
 #include "cli/replication_screen.h"
 
 namespace gantry::cli {
-namespace {
+namespace status_screen_test {
 
 // 2023-11-14T22:13:20 UTC, on no minute boundary.
 constexpr int64_t kNow = 1'700'000'000'000;
@@ -341,5 +341,5 @@ TEST_CASE("a forged record's key is printed escaped in the alarm", "[status]") {
   CHECK_THAT(alarm, Catch::Contains("/gantry/log/"));
 }
 
-}  // namespace
+}  // namespace status_screen_test
 }  // namespace gantry::cli

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry::cli {
-namespace {
+namespace step_input_mode_test {
 
 StepInputChoice Choose(const std::string& option, bool pty = false) {
   absl::StatusOr<StepInputChoice> choice = ChooseStepInput(option, pty);
@@ -57,5 +57,5 @@ TEST_CASE("srun --pty gives task 0 the terminal", "[step_input_mode]") {
   }
 }
 
-}  // namespace
+}  // namespace step_input_mode_test
 }  // namespace gantry::cli

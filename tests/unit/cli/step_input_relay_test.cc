@@ -9,7 +9,7 @@
 #include <thread>
 
 namespace gantry::cli {
-namespace {
+namespace step_input_relay_test {
 
 // A task's end of its stdin connection, and the end the relay gets.
 struct Connection {
@@ -115,5 +115,5 @@ TEST_CASE("without a source the tasks read end of file at once",
   ::close(late.task);
 }
 
-}  // namespace
+}  // namespace step_input_relay_test
 }  // namespace gantry::cli

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry::cli {
-namespace {
+namespace step_options_test {
 
 using Words = std::vector<std::string>;
 
@@ -136,5 +136,5 @@ TEST_CASE("srun --help needs no command", "[step_options]") {
   CHECK(options->help);
 }
 
-}  // namespace
+}  // namespace step_options_test
 }  // namespace gantry::cli

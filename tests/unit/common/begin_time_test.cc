@@ -8,7 +8,7 @@
 #include "common/export_environment.h"
 
 namespace gantry {
-namespace {
+namespace begin_time_test {
 
 // 2026-12-02 10:30:00 UTC; the tests run in UTC.
 constexpr int64_t kNow = 1796207400;
@@ -58,5 +58,5 @@ TEST_CASE("the export option picks what the job inherits",
   CHECK_FALSE(ExportedEnvironment("A-B", env).ok());
 }
 
-}  // namespace
+}  // namespace begin_time_test
 }  // namespace gantry

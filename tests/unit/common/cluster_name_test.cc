@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry {
-namespace {
+namespace cluster_name_test {
 
 TEST_CASE("cluster and account names as Slurm's tools carry them",
           "[cluster_name]") {
@@ -36,5 +36,5 @@ TEST_CASE("cluster and account names as Slurm's tools carry them",
              Catch::StartsWith("--default-account"));
 }
 
-}  // namespace
+}  // namespace cluster_name_test
 }  // namespace gantry

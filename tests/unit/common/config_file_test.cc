@@ -8,7 +8,7 @@
 #include <fstream>
 
 namespace gantry {
-namespace {
+namespace config_file_test {
 
 std::string WriteTemp(const std::string& text) {
   char path[] = "/tmp/gantry-config-test-XXXXXX";
@@ -106,5 +106,5 @@ TEST_CASE("syntax errors and nested tables are refused", "[config]") {
         absl::StatusCode::kNotFound);
 }
 
-}  // namespace
+}  // namespace config_file_test
 }  // namespace gantry

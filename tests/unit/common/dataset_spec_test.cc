@@ -8,7 +8,7 @@
 #include "common/job_request.h"
 
 namespace gantry {
-namespace {
+namespace dataset_spec_test {
 
 std::string Message(const absl::Status& status) {
   return std::string(status.message());
@@ -117,5 +117,5 @@ TEST_CASE("dataset option errors name the option and the line",
       Catch::Contains("control characters"));
 }
 
-}  // namespace
+}  // namespace dataset_spec_test
 }  // namespace gantry

@@ -10,7 +10,7 @@
 #include <string>
 
 namespace gantry {
-namespace {
+namespace export_file_test {
 
 using Variables = std::map<std::string, std::string>;
 
@@ -23,8 +23,6 @@ std::string TempFile(const std::string& content) {
   close(fd);
   return path;
 }
-
-}  // namespace
 
 TEST_CASE("NUL-separated records keep newlines and '=' in values",
           "[export_file]") {
@@ -77,4 +75,5 @@ TEST_CASE("read from a path or a descriptor", "[export_file]") {
              Catch::Contains("is a directory"));
 }
 
+}  // namespace export_file_test
 }  // namespace gantry

@@ -12,7 +12,7 @@
 #include "tests/unit/support/skip.h"
 
 namespace gantry {
-namespace {
+namespace gpu_type_test {
 
 TEST_CASE("the type of each model real servers report") {
   struct Row {
@@ -120,5 +120,5 @@ TEST_CASE("the system's pci.ids names give the types users write") {
   }
 }
 
-}  // namespace
+}  // namespace gpu_type_test
 }  // namespace gantry

@@ -7,7 +7,7 @@
 #include "absl/strings/str_split.h"
 
 namespace gantry {
-namespace {
+namespace hostlist_in_order_test {
 
 TEST_CASE("compressed in order, as scontrol show hostlist", "[hostlist]") {
   const std::pair<const char*, const char*> kCases[] = {
@@ -38,5 +38,5 @@ TEST_CASE("compressed in order, as scontrol show hostlist", "[hostlist]") {
   CHECK(CompressHostlistInOrder({}).empty());
 }
 
-}  // namespace
+}  // namespace hostlist_in_order_test
 }  // namespace gantry

@@ -8,7 +8,7 @@
 #include <vector>
 
 namespace gantry {
-namespace {
+namespace hostlist_test {
 
 using Hosts = std::vector<std::string>;
 
@@ -288,5 +288,5 @@ TEST_CASE("CompressHostlistExpression writes what scontrol show hostlist does",
         absl::StatusCode::kInvalidArgument);
 }
 
-}  // namespace
+}  // namespace hostlist_test
 }  // namespace gantry

@@ -21,7 +21,7 @@
 #include "tests/unit/support/shared_data.h"
 
 namespace gantry {
-namespace {
+namespace ibnetdiscover_parser_test {
 
 namespace fs = std::filesystem;
 
@@ -362,5 +362,5 @@ TEST_CASE("a missing ibnetdiscover file is NOT_FOUND") {
       absl::StatusCode::kNotFound);
 }
 
-}  // namespace
+}  // namespace ibnetdiscover_parser_test
 }  // namespace gantry

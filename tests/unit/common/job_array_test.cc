@@ -6,7 +6,7 @@
 #include <vector>
 
 namespace gantry {
-namespace {
+namespace job_array_test {
 
 using Ids = std::vector<uint32_t>;
 
@@ -103,5 +103,5 @@ TEST_CASE("ParseJobArray refuses bad values with a reason", "[job_array]") {
   }
 }
 
-}  // namespace
+}  // namespace job_array_test
 }  // namespace gantry

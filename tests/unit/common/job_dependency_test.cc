@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry {
-namespace {
+namespace job_dependency_test {
 
 using Kind = DependencyTerm::Kind;
 using Phase = DependedJob::Phase;
@@ -126,5 +126,5 @@ TEST_CASE("singleton waits while an earlier job of the name is active") {
   CHECK(Evaluate("singleton", {}, false).state == State::kSatisfied);
 }
 
-}  // namespace
+}  // namespace job_dependency_test
 }  // namespace gantry

@@ -14,7 +14,7 @@
 #include "common/option_values.h"
 
 namespace gantry {
-namespace {
+namespace job_options_test {
 
 using Words = std::vector<std::string>;
 
@@ -783,11 +783,11 @@ TEST_CASE("ExpandFilenamePattern expands array ids", "[job_options]") {
         "0040.007.%a");
 }
 
-}  // namespace
+}  // namespace job_options_test
 }  // namespace gantry
 
 namespace gantry {
-namespace {
+namespace job_options_test {
 
 TEST_CASE("begin, export, requeue, test-only and wait reach the request",
           "[job_options]") {
@@ -1002,5 +1002,5 @@ TEST_CASE("signal and open-mode reach the request", "[job_options]") {
   }
 }
 
-}  // namespace
+}  // namespace job_options_test
 }  // namespace gantry

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry::log {
-namespace {
+namespace log_format_test {
 
 TEST_CASE("JOURNAL_STREAM must name stderr itself", "[log]") {
   CHECK(SinkOf("64769:123456", 64769, 123456) == Sink::kJournal);
@@ -52,5 +52,5 @@ TEST_CASE("control characters in values never reach a terminal raw", "[log]") {
         "name=\"\\x1b]0;owned\\x07\" detail=\"a\\tb\\x0dc\\x7f\"\n");
 }
 
-}  // namespace
+}  // namespace log_format_test
 }  // namespace gantry::log

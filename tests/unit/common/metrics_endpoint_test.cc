@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry {
-namespace {
+namespace metrics_endpoint_test {
 
 TEST_CASE("the metrics address is IP:PORT or nothing", "[metrics]") {
   CHECK(CheckMetricsListen("").ok());
@@ -34,5 +34,5 @@ TEST_CASE("port 0 binds a free port, which is reported", "[metrics]") {
   CHECK(absl::IsUnavailable(second.status()));
 }
 
-}  // namespace
+}  // namespace metrics_endpoint_test
 }  // namespace gantry

@@ -9,7 +9,7 @@
 #include <vector>
 
 namespace gantry {
-namespace {
+namespace network_roles_test {
 
 Nic Rdma(std::string name, std::string bus, std::vector<uint32_t> gpus,
          std::vector<NicPort> ports = {}) {
@@ -247,5 +247,5 @@ TEST_CASE("the default route from /proc/net/route") {
   }
 }
 
-}  // namespace
+}  // namespace network_roles_test
 }  // namespace gantry

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry {
-namespace {
+namespace node_constraint_test {
 
 NodeConstraint Parsed(const std::string& text) {
   absl::StatusOr<NodeConstraint> parsed = NodeConstraint::Parse(text);
@@ -74,5 +74,5 @@ TEST_CASE("feature lists are comma separated and checked", "[constraint]") {
   CHECK_FALSE(ParseFeatureList("a|b").ok());
 }
 
-}  // namespace
+}  // namespace node_constraint_test
 }  // namespace gantry

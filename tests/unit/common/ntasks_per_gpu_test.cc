@@ -9,7 +9,7 @@
 #include "common/job_options.h"
 
 namespace gantry {
-namespace {
+namespace ntasks_per_gpu_test {
 
 JobRequest Resolved(const std::vector<std::string>& words) {
   JobRequest request;
@@ -26,8 +26,6 @@ std::string Error(const std::vector<std::string>& words) {
   CHECK(status.code() == absl::StatusCode::kInvalidArgument);
   return std::string(status.message());
 }
-
-}  // namespace
 
 TEST_CASE("tasks follow from the GPUs", "[ntasks_per_gpu]") {
   JobRequest total = Resolved({"-G", "8", "--ntasks-per-gpu=1"});
@@ -64,4 +62,5 @@ TEST_CASE("combinations Slurm refuses", "[ntasks_per_gpu]") {
   CHECK_FALSE(ApplyJobOptions({"--ntasks-per-gpu=0"}, "x", zero).ok());
 }
 
+}  // namespace ntasks_per_gpu_test
 }  // namespace gantry

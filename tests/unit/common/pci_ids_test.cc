@@ -14,7 +14,7 @@
 #include "tests/unit/support/skip.h"
 
 namespace gantry {
-namespace {
+namespace pci_ids_test {
 
 namespace fs = std::filesystem;
 using namespace std::string_view_literals;
@@ -146,5 +146,5 @@ TEST_CASE("the system's pci.ids names the GPUs of real servers") {
         "Aldebaran/MI200 [Instinct MI250X]");
 }
 
-}  // namespace
+}  // namespace pci_ids_test
 }  // namespace gantry

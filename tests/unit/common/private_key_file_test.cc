@@ -12,7 +12,7 @@
 #include <string>
 
 namespace gantry {
-namespace {
+namespace private_key_file_test {
 
 std::string KeyFile(mode_t mode) {
   char pattern[] = "/tmp/gantry-key-XXXXXX";
@@ -59,5 +59,5 @@ TEST_CASE("A missing key or a directory is an error naming it") {
   CHECK_FALSE(directory.ok());
 }
 
-}  // namespace
+}  // namespace private_key_file_test
 }  // namespace gantry

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry {
-namespace {
+namespace pty_frames_test {
 
 TEST_CASE("keystrokes and window sizes survive the framing, split anywhere",
           "[pty_frames]") {
@@ -38,5 +38,5 @@ TEST_CASE("an escape that starts no frame of ours passes through",
                                                     3));
 }
 
-}  // namespace
+}  // namespace pty_frames_test
 }  // namespace gantry

@@ -10,7 +10,7 @@
 #include "gantry/v1/agent.pb.h"
 
 namespace gantry {
-namespace {
+namespace rpc_methods_test {
 
 template <class Request>
 void CheckNamesTheRpcTaking() {
@@ -75,5 +75,5 @@ TEST_CASE("Method names on the wire stay as they were") {
   CHECK(kAgentConnectMethod == "Connect");
 }
 
-}  // namespace
+}  // namespace rpc_methods_test
 }  // namespace gantry

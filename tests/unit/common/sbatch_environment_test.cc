@@ -12,7 +12,7 @@
 #include "common/job_request.h"
 
 namespace gantry {
-namespace {
+namespace sbatch_environment_test {
 
 using Words = std::vector<std::string>;
 
@@ -188,5 +188,5 @@ TEST_CASE("sbatch -n with --ntasks-per-node and no -N spreads over nodes",
   }
 }
 
-}  // namespace
+}  // namespace sbatch_environment_test
 }  // namespace gantry

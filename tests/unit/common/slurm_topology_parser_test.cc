@@ -16,7 +16,7 @@
 #include "tests/unit/support/shared_data.h"
 
 namespace gantry {
-namespace {
+namespace slurm_topology_parser_test {
 
 namespace fs = std::filesystem;
 
@@ -248,5 +248,5 @@ TEST_CASE("a missing topology file is NOT_FOUND") {
   fs::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace slurm_topology_parser_test
 }  // namespace gantry

@@ -8,7 +8,7 @@
 #include "common/clock.h"
 
 namespace gantry {
-namespace {
+namespace steady_elapsed_test {
 
 // A clock whose wall time can be stepped without the monotonic time moving,
 // as a real step leaves CLOCK_MONOTONIC.
@@ -87,5 +87,5 @@ TEST_CASE("A moment in the future counts from now", "[clock]") {
   CHECK(running_for.SinceMs(clock.NowMs() - 4'000 + 3'600'000, clock) == 4'000);
 }
 
-}  // namespace
+}  // namespace steady_elapsed_test
 }  // namespace gantry

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry {
-namespace {
+namespace step_io_pattern_test {
 
 StepIoNames Names() {
   StepIoNames names;
@@ -59,5 +59,5 @@ TEST_CASE("srun input files per task or on srun's host", "[step_io_pattern]") {
   CHECK_FALSE(StepIoPatternPerTask("in.%12"));
 }
 
-}  // namespace
+}  // namespace step_io_pattern_test
 }  // namespace gantry

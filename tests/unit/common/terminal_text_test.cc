@@ -7,7 +7,7 @@
 #include <string>
 
 namespace gantry {
-namespace {
+namespace terminal_text_test {
 
 using namespace std::string_literals;
 
@@ -122,5 +122,5 @@ TEST_CASE("ReplaceInvalidUtf8 keeps control characters for JSON to escape") {
   CHECK(ReplaceInvalidUtf8("a\xff") == "a\xef\xbf\xbd");
 }
 
-}  // namespace
+}  // namespace terminal_text_test
 }  // namespace gantry

@@ -12,7 +12,7 @@
 #include "absl/status/status.h"
 
 namespace gantry {
-namespace {
+namespace text_test {
 
 using namespace std::string_literals;
 
@@ -120,5 +120,5 @@ TEST_CASE("StatusMessage and the string_view bridges", "[text]") {
   CHECK(AsStd(AsAbsl(text)) == "abc");
 }
 
-}  // namespace
+}  // namespace text_test
 }  // namespace gantry

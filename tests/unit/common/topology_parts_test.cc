@@ -14,7 +14,7 @@
 #include "tests/unit/support/slurm_topology_data.h"
 
 namespace gantry {
-namespace {
+namespace topology_parts_test {
 
 TEST_CASE("Slurm's disconnected trunks are three parts",
           "[topology][parts][shared_data]") {
@@ -101,5 +101,5 @@ TEST_CASE("an empty topology has no parts", "[topology][parts]") {
   CHECK(empty.PartOf("node1") == -1);
 }
 
-}  // namespace
+}  // namespace topology_parts_test
 }  // namespace gantry

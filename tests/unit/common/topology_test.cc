@@ -8,7 +8,7 @@
 #include <vector>
 
 namespace gantry {
-namespace {
+namespace topology_test {
 
 using LinkKind = TopologySpec::LinkKind;
 
@@ -235,5 +235,5 @@ TEST_CASE("undirected links may not name unknown switches either") {
         "link between a and ghost names an unknown switch ghost");
 }
 
-}  // namespace
+}  // namespace topology_test
 }  // namespace gantry

@@ -8,7 +8,7 @@
 #include <vector>
 
 namespace gantry::cli {
-namespace {
+namespace node_gres_test {
 
 v1::NodeInventory WithGpus(const std::vector<std::string>& models) {
   v1::NodeInventory inventory;
@@ -35,5 +35,5 @@ TEST_CASE("a node's Gres names its GPUs' types") {
   CHECK(NodeGres(WithGpus({""})) == "gpu:1");
 }
 
-}  // namespace
+}  // namespace node_gres_test
 }  // namespace gantry::cli

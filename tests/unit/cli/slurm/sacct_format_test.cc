@@ -9,7 +9,7 @@
 #include "cli/slurm/sacct_fields.h"
 
 namespace gantry::cli {
-namespace {
+namespace sacct_format_test {
 
 void UseUtc() {
   setenv("TZ", "UTC", 1);
@@ -220,5 +220,5 @@ TEST_CASE("Slurm's value spellings") {
   CHECK(SacctHelpFormat().find("JobIDRaw") != std::string::npos);
 }
 
-}  // namespace
+}  // namespace sacct_format_test
 }  // namespace gantry::cli

@@ -7,7 +7,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry::cli {
-namespace {
+namespace sacct_time_test {
 
 // 2024-03-15T14:30:00Z, a Friday.
 constexpr int64_t kNow = 1710513000;
@@ -122,5 +122,5 @@ TEST_CASE("sacct's default time window follows -j and -s") {
   CHECK(w.end == 9);
 }
 
-}  // namespace
+}  // namespace sacct_time_test
 }  // namespace gantry::cli

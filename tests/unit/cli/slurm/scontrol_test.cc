@@ -8,7 +8,7 @@
 #include "cli/slurm/scontrol_update.h"
 
 namespace gantry::cli {
-namespace {
+namespace scontrol_test {
 
 using Words = std::vector<std::string>;
 
@@ -265,5 +265,5 @@ TEST_CASE("scontrol takeover is gantry handover, with its INDEX",
   CHECK(!ExpandScontrol({"scontrol", "takeover", "1", "2"}, ignored).ok());
 }
 
-}  // namespace
+}  // namespace scontrol_test
 }  // namespace gantry::cli

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry::cli {
-namespace {
+namespace sinfo_format_test {
 
 v1::NodeRecord Node(const std::string& name, uint32_t cpus_allocated,
                     const std::vector<std::string>& features) {
@@ -70,5 +70,5 @@ TEST_CASE("sinfo -o long states, addresses and reasons", "[sinfo_format]") {
   CHECK_FALSE(SinfoFormat::Parse("%").ok());
 }
 
-}  // namespace
+}  // namespace sinfo_format_test
 }  // namespace gantry::cli

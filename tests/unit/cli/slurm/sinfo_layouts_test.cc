@@ -5,7 +5,7 @@
 #include "cli/slurm/sinfo_format.h"
 
 namespace gantry::cli {
-namespace {
+namespace sinfo_layouts_test {
 
 v1::NodeRecord Node(const std::string& name, uint32_t cpus_allocated) {
   v1::NodeRecord node;
@@ -133,5 +133,5 @@ TEST_CASE("sinfo -O fields", "[sinfo_layouts]") {
   CHECK(!SinfoFormat::ParseFields("NodeList,").ok());
 }
 
-}  // namespace
+}  // namespace sinfo_layouts_test
 }  // namespace gantry::cli

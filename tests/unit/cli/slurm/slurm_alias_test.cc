@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry::cli {
-namespace {
+namespace slurm_alias_test {
 
 using Words = std::vector<std::string>;
 
@@ -88,5 +88,5 @@ TEST_CASE("other names are left alone", "[slurm_alias]") {
   CHECK(Expand({}).empty());
 }
 
-}  // namespace
+}  // namespace slurm_alias_test
 }  // namespace gantry::cli

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry::cli {
-namespace {
+namespace slurm_options_test {
 
 const std::vector<SlurmOption> kTable = {
     {"jobs", 'j', true},   {"noheader", 'n', false}, {"parsable2", 'P', false},
@@ -47,5 +47,5 @@ TEST_CASE("Slurm options: unknown ones name the program and the closest") {
   CHECK(!ParseSlurmOptions("sacct", kTable, {"--noheader=1"}).ok());
 }
 
-}  // namespace
+}  // namespace slurm_options_test
 }  // namespace gantry::cli

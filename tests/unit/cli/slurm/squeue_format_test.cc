@@ -10,7 +10,7 @@
 #include "common/signal_name.h"
 
 namespace gantry::cli {
-namespace {
+namespace squeue_format_test {
 
 v1::JobRecord RunningJob() {
   v1::JobRecord job;
@@ -142,5 +142,5 @@ TEST_CASE("pending array tasks fold into one line", "[squeue_format]") {
   CHECK(FoldPendingArrayTasks(single)[1].folded_tasks.empty());
 }
 
-}  // namespace
+}  // namespace squeue_format_test
 }  // namespace gantry::cli

@@ -10,7 +10,7 @@
 #include "cli/slurm/squeue_sort.h"
 
 namespace gantry::cli {
-namespace {
+namespace squeue_layouts_test {
 
 v1::JobRecord Job(uint64_t id, v1::JobState state, const std::string& part,
                   double priority) {
@@ -151,5 +151,5 @@ TEST_CASE("long field lists name the closest field", "[long_fields]") {
   CHECK(ClosestName("zzzzzzzz", {"State", "Name"}).empty());
 }
 
-}  // namespace
+}  // namespace squeue_layouts_test
 }  // namespace gantry::cli

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry::cli {
-namespace {
+namespace sstat_format_test {
 
 v1::JobRecord Measured() {
   v1::JobRecord job;
@@ -56,5 +56,5 @@ TEST_CASE("sstat refuses fields it cannot fill") {
   CHECK(SstatKb(2048) == "2K");
 }
 
-}  // namespace
+}  // namespace sstat_format_test
 }  // namespace gantry::cli

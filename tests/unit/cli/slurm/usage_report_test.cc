@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry::cli {
-namespace {
+namespace usage_report_test {
 
 v1::JobRecord Job(const char* user, uint32_t cpus, uint32_t gpus) {
   v1::JobRecord job;
@@ -77,5 +77,5 @@ TEST_CASE("sreport's units") {
   CHECK(FormatUsage(25, TimeUnit::kPercent, 0) == "0.00%");
 }
 
-}  // namespace
+}  // namespace usage_report_test
 }  // namespace gantry::cli

@@ -9,7 +9,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry {
-namespace {
+namespace accounting_page_test {
 
 const Caller kAlice{.uid = 1000, .gid = 1000, .user = "alice"};
 const Caller kRoot{.uid = 0, .gid = 0, .user = "root", .admin = true};
@@ -171,5 +171,5 @@ TEST_CASE("a live part cut by the page size is not passed by the history",
   CHECK(page.next_page_token().empty());
 }
 
-}  // namespace
+}  // namespace accounting_page_test
 }  // namespace gantry

@@ -14,7 +14,7 @@
 #include "tests/unit/support/controller_harness.h"
 
 namespace gantry {
-namespace {
+namespace accounting_test {
 
 constexpr int64_t kMinJobAgeMs = 60'000;
 
@@ -181,5 +181,5 @@ TEST_CASE("ActiveInWindow: from eligibility to the end", "[controller]") {
   CHECK_FALSE(ActiveInWindow(job, 1001, 0, 1000));
 }
 
-}  // namespace
+}  // namespace accounting_test
 }  // namespace gantry

@@ -17,7 +17,7 @@
 #include "tests/unit/support/controller_harness.h"
 
 namespace gantry {
-namespace {
+namespace allocation_liveness_test {
 
 TEST_CASE("an allocation not heard from by its deadline expires once",
           "[allocation_liveness]") {
@@ -282,5 +282,5 @@ TEST_CASE("an allocation its client ends is no longer watched",
   CHECK(job.reason() != "InactiveLimit");
 }
 
-}  // namespace
+}  // namespace allocation_liveness_test
 }  // namespace gantry

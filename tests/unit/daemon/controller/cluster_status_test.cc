@@ -12,7 +12,7 @@
 #include "daemon/controller/node_event_log.h"
 
 namespace gantry {
-namespace {
+namespace cluster_status_test {
 
 constexpr int64_t kNow = 1'700'000'000'000;
 
@@ -346,5 +346,5 @@ TEST_CASE("the node event log keeps node failures and drains only",
   CHECK(events[1].kind() == "node_drained");
 }
 
-}  // namespace
+}  // namespace cluster_status_test
 }  // namespace gantry

@@ -22,7 +22,7 @@
 #include "tests/unit/support/controller_harness.h"
 
 namespace gantry {
-namespace {
+namespace controller_component_test {
 
 // An agent's stream as the controller sees it. Loop thread only.
 class FakeAgentLink : public AgentLink {
@@ -667,5 +667,5 @@ TEST_CASE(
   CHECK(after.ettr_last_day() > 0);
 }
 
-}  // namespace
+}  // namespace controller_component_test
 }  // namespace gantry

@@ -7,7 +7,7 @@
 #include <string>
 
 namespace gantry {
-namespace {
+namespace controller_metrics_test {
 
 // The value of `name`{label=value} in a collection of `registry`; nullopt
 // if it is not there.
@@ -144,5 +144,5 @@ TEST_CASE("the last day's goodput replaces its gauges, and ended jobs add up",
                "detecting") == 0.0);
 }
 
-}  // namespace
+}  // namespace controller_metrics_test
 }  // namespace gantry

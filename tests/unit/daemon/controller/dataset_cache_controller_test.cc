@@ -15,7 +15,7 @@
 #include "tests/unit/support/controller_harness.h"
 
 namespace gantry {
-namespace {
+namespace dataset_cache_controller_test {
 
 // Keeps the cache requests the controller sends the node.
 class RecordingLink final : public AgentLink {
@@ -289,5 +289,5 @@ TEST_CASE("stopping the controller answers a waiting call",
   CHECK((*answer)->timed_out());
 }
 
-}  // namespace
+}  // namespace dataset_cache_controller_test
 }  // namespace gantry

@@ -9,7 +9,7 @@
 #include "daemon/controller/request_validation.h"
 
 namespace gantry {
-namespace {
+namespace dataset_cache_validation_test {
 
 using namespace std::string_literals;
 
@@ -93,5 +93,5 @@ TEST_CASE("an eviction and a listing name datasets and nodes properly",
         absl::StatusCode::kInvalidArgument);
 }
 
-}  // namespace
+}  // namespace dataset_cache_validation_test
 }  // namespace gantry

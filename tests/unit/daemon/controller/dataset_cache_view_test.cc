@@ -7,7 +7,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry {
-namespace {
+namespace dataset_cache_view_test {
 
 constexpr uint32_t kAlice = 1001;
 constexpr uint32_t kBob = 1002;
@@ -173,5 +173,5 @@ TEST_CASE("a node's result follows its request", "[dataset_cache_view]") {
   CHECK_FALSE(gone.ok());
 }
 
-}  // namespace
+}  // namespace dataset_cache_view_test
 }  // namespace gantry

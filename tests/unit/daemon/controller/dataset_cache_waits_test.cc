@@ -10,7 +10,7 @@
 #include <boost/asio/io_context.hpp>
 
 namespace gantry {
-namespace {
+namespace dataset_cache_waits_test {
 
 DatasetRequest Evict(const std::string& node) {
   DatasetRequest request;
@@ -97,5 +97,5 @@ TEST_CASE("stopping answers every open wait", "[dataset_cache_waits]") {
   CHECK(answered == 2);
 }
 
-}  // namespace
+}  // namespace dataset_cache_waits_test
 }  // namespace gantry

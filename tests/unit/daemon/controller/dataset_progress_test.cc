@@ -15,7 +15,7 @@
 #include "tests/unit/support/silent_agent_link.h"
 
 namespace gantry {
-namespace {
+namespace dataset_progress_test {
 
 class StagingHarness : public ControllerHarness {
  public:
@@ -116,5 +116,5 @@ TEST_CASE("staging is shown from the job's own nodes until all is staged",
   CHECK(h.Job(id).reason() == "None");
 }
 
-}  // namespace
+}  // namespace dataset_progress_test
 }  // namespace gantry

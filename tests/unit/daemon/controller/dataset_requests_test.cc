@@ -7,7 +7,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry {
-namespace {
+namespace dataset_requests_test {
 
 DatasetRequest Prefetch(const std::string& node, uint64_t job = 0) {
   DatasetRequest request;
@@ -90,5 +90,5 @@ TEST_CASE("finished requests are kept up to a bound, open ones always",
   CHECK_FALSE(requests.Find(open)->done);
 }
 
-}  // namespace
+}  // namespace dataset_requests_test
 }  // namespace gantry

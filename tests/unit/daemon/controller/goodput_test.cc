@@ -10,7 +10,7 @@
 #include "daemon/controller/goodput_ledger.h"
 
 namespace gantry {
-namespace {
+namespace goodput_test {
 
 constexpr int64_t kBase = 1'700'000'400'000;  // a bucket start (600 s)
 constexpr int64_t kSecond = 1000;
@@ -326,5 +326,5 @@ TEST_CASE("a tracked job's new timeline replaces the old one in the ledger") {
   CHECK(tracker.Remove(7).empty());
 }
 
-}  // namespace
+}  // namespace goodput_test
 }  // namespace gantry

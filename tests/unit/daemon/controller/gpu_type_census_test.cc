@@ -9,7 +9,7 @@
 #include <vector>
 
 namespace gantry {
-namespace {
+namespace gpu_type_census_test {
 
 NodeSnapshot Node(std::vector<std::string> partitions,
                   std::vector<std::string> models,
@@ -136,5 +136,5 @@ TEST_CASE("a stored node's unnamed GPUs may change only until it registers") {
   CHECK_FALSE(GpuTypesMayChange(record, started, 6'000, grace));
 }
 
-}  // namespace
+}  // namespace gpu_type_census_test
 }  // namespace gantry

@@ -15,7 +15,7 @@
 #include "tests/unit/support/controller_harness.h"
 
 namespace gantry {
-namespace {
+namespace gpu_type_submission_test {
 
 class QuietLink : public AgentLink {
  public:
@@ -242,5 +242,5 @@ TEST_CASE("scontrol update of the partition or the GPUs is checked alike",
   CHECK(h.Job(*id).spec().gpus_per_node() == 1);
 }
 
-}  // namespace
+}  // namespace gpu_type_submission_test
 }  // namespace gantry

@@ -9,7 +9,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry {
-namespace {
+namespace history_worker_test {
 
 TEST_CASE("history tasks run in order on a thread of their own",
           "[history_worker]") {
@@ -48,5 +48,5 @@ TEST_CASE("a full queue refuses, and a stop answers what still waits",
   CHECK(cancelled == std::vector<bool>{true, true});
 }
 
-}  // namespace
+}  // namespace history_worker_test
 }  // namespace gantry

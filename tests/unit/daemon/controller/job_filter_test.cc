@@ -5,7 +5,7 @@
 #include "daemon/controller/job_filter.h"
 
 namespace gantry {
-namespace {
+namespace job_filter_test {
 
 v1::JobRecord Job(uint64_t id, const std::string& user, v1::JobState state,
                   uint64_t array_id = 0, uint32_t task = 0) {
@@ -96,5 +96,5 @@ TEST_CASE("payloads are cleared: script, arguments, environment, steps") {
   CHECK(job.spec().name() == "train");
 }
 
-}  // namespace
+}  // namespace job_filter_test
 }  // namespace gantry

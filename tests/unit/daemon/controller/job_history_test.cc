@@ -17,7 +17,7 @@
 #include "tests/unit/support/memory_store.h"
 
 namespace gantry {
-namespace {
+namespace job_history_test {
 
 // A store in memory whose writes wait while the gate is shut.
 class GatedStore final : public MemoryStore {
@@ -96,5 +96,5 @@ TEST_CASE("a job's history includes the change still being written",
   io.poll();
 }
 
-}  // namespace
+}  // namespace job_history_test
 }  // namespace gantry

@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry {
-namespace {
+namespace job_progress_test {
 
 v1::NodeProgress Summary(int64_t step, double seconds, uint32_t slowest = 0,
                          uint32_t ranks = 1) {
@@ -104,5 +104,5 @@ TEST_CASE("a node's ranks and its agent: the slowest of them counts",
   CHECK(nodes[0].ranks() == 3);
 }
 
-}  // namespace
+}  // namespace job_progress_test
 }  // namespace gantry

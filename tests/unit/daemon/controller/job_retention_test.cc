@@ -18,7 +18,7 @@
 #include "tests/unit/support/controller_harness.h"
 
 namespace gantry {
-namespace {
+namespace job_retention_test {
 
 constexpr int64_t kMinJobAgeMs = 60'000;
 constexpr int64_t kRetentionMs = 3'600'000;
@@ -326,5 +326,5 @@ TEST_CASE("fair-share usage of retired jobs survives a restart",
   CHECK(after.at(alice) == Approx(after.at(bob) / 2));
 }
 
-}  // namespace
+}  // namespace job_retention_test
 }  // namespace gantry

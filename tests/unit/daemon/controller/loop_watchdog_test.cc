@@ -6,7 +6,7 @@
 #include <thread>
 
 namespace gantry {
-namespace {
+namespace loop_watchdog_test {
 
 using std::chrono::milliseconds;
 
@@ -46,5 +46,5 @@ TEST_CASE("no interval, no watchdog", "[watchdog]") {
   CHECK(pings == 0);
 }
 
-}  // namespace
+}  // namespace loop_watchdog_test
 }  // namespace gantry

@@ -7,7 +7,7 @@
 #include "daemon/controller/recent_environments.h"
 
 namespace gantry {
-namespace {
+namespace recent_environments_test {
 
 using Variables = RecentEnvironments::Variables;
 
@@ -72,5 +72,5 @@ TEST_CASE("only the most recently used environments are remembered") {
   CHECK_FALSE(recent.FindOrRemember(0, 6, b).has_value());  // stored again
 }
 
-}  // namespace
+}  // namespace recent_environments_test
 }  // namespace gantry

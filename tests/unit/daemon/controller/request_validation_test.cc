@@ -14,7 +14,7 @@
 #include "common/request_limits.h"
 
 namespace gantry {
-namespace {
+namespace request_validation_test {
 
 using namespace std::string_literals;
 
@@ -246,5 +246,5 @@ TEST_CASE("LaunchStep: argv may hold newlines, not NUL, numbers bounded") {
   }
 }
 
-}  // namespace
+}  // namespace request_validation_test
 }  // namespace gantry

@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry {
-namespace {
+namespace scheduling_input_test {
 
 TEST_CASE("a job's dataset locality reaches the scheduler",
           "[controller][scheduling_input]") {
@@ -131,5 +131,5 @@ TEST_CASE("the allocation's ranks follow the node list's order",
   CHECK(record.allocation(3).rank_count() == 1);
 }
 
-}  // namespace
+}  // namespace scheduling_input_test
 }  // namespace gantry

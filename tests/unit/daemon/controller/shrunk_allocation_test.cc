@@ -10,7 +10,7 @@
 #include "daemon/launch/rank_environment.h"
 
 namespace gantry {
-namespace {
+namespace shrunk_allocation_test {
 
 v1::JobRecord RangeJob(uint32_t min_nodes, uint32_t max_nodes, uint32_t ntasks,
                        uint32_t per_node) {
@@ -114,5 +114,5 @@ TEST_CASE("A shrunk attempt keeps the full size's tasks per node",
   }
 }
 
-}  // namespace
+}  // namespace shrunk_allocation_test
 }  // namespace gantry

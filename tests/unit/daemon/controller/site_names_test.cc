@@ -12,7 +12,7 @@
 #include "tests/unit/support/controller_harness.h"
 
 namespace gantry {
-namespace {
+namespace site_names_test {
 
 // Keeps what the controller sends the node.
 class RecordingLink final : public AgentLink {
@@ -130,5 +130,5 @@ TEST_CASE("an account or QOS that cannot be shown is refused",
              Catch::Contains("account (--account)"));
 }
 
-}  // namespace
+}  // namespace site_names_test
 }  // namespace gantry

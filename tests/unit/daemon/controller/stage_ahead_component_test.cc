@@ -17,7 +17,7 @@
 #include "tests/unit/support/controller_harness.h"
 
 namespace gantry {
-namespace {
+namespace stage_ahead_component_test {
 
 // Records the prefetches the controller sends to one node.
 class PrefetchLink : public AgentLink {
@@ -204,5 +204,5 @@ TEST_CASE("no prefetch for a node without agent, a root job, or when off",
   }
 }
 
-}  // namespace
+}  // namespace stage_ahead_component_test
 }  // namespace gantry

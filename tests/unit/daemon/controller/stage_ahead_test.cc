@@ -8,7 +8,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry {
-namespace {
+namespace stage_ahead_test {
 
 constexpr int64_t kMinute = 60'000;
 constexpr int64_t kHour = 60 * kMinute;
@@ -295,5 +295,5 @@ TEST_CASE("a node whose agent restarted is asked again, the others are not",
         10 * kMinute - 3000 + h.planner.options().hold_margin_ms);
 }
 
-}  // namespace
+}  // namespace stage_ahead_test
 }  // namespace gantry

@@ -15,7 +15,7 @@
 #include "tests/unit/support/silent_agent_link.h"
 
 namespace gantry {
-namespace {
+namespace straggler_swap_test {
 
 ControllerOptions StragglerOptions(StragglerResponse response) {
   ControllerOptions options;
@@ -154,5 +154,5 @@ TEST_CASE("a rank the job does not have is refused",
   CHECK(h.Report(id, -1, 9, 0).ok());
 }
 
-}  // namespace
+}  // namespace straggler_swap_test
 }  // namespace gantry

@@ -7,7 +7,7 @@
 #include "daemon/controller/submission_size.h"
 
 namespace gantry {
-namespace {
+namespace submission_size_test {
 
 v1::JobSpec SmallSpec() {
   v1::JobSpec spec;
@@ -82,5 +82,5 @@ TEST_CASE("the whole record counts: names, paths and node lists too") {
              Catch::Contains("per task") && Catch::Contains("8 MiB"));
 }
 
-}  // namespace
+}  // namespace submission_size_test
 }  // namespace gantry

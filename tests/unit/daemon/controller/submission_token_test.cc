@@ -11,7 +11,7 @@
 #include "tests/unit/support/controller_harness.h"
 
 namespace gantry {
-namespace {
+namespace submission_token_test {
 
 absl::StatusOr<JobId> Submit(ControllerHarness& harness, const Caller& caller,
                              const std::string& token) {
@@ -130,5 +130,5 @@ TEST_CASE("A submission token over 64 bytes is refused") {
   CHECK(JobCount(harness) == 0);
 }
 
-}  // namespace
+}  // namespace submission_token_test
 }  // namespace gantry

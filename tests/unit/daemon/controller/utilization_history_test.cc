@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry {
-namespace {
+namespace utilization_history_test {
 
 constexpr int64_t kMinute = 60'000;
 // A time on a minute boundary, so bucket starts are easy to state.
@@ -78,5 +78,5 @@ TEST_CASE(
   CHECK(series[0].allocated_share == Approx(0.5));
 }
 
-}  // namespace
+}  // namespace utilization_history_test
 }  // namespace gantry

@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry {
-namespace {
+namespace kill_reason_test {
 
 using Kind = JobEvent::Kind;
 
@@ -61,5 +61,5 @@ TEST_CASE("every event that stops a running job's ranks maps to a reason",
   }
 }
 
-}  // namespace
+}  // namespace kill_reason_test
 }  // namespace gantry

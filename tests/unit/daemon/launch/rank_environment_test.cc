@@ -7,7 +7,7 @@
 #include "common/job_restarts.h"
 
 namespace gantry {
-namespace {
+namespace rank_environment_test {
 
 v1::JobRecord TwoNodeJob() {
   v1::JobRecord job;
@@ -167,5 +167,5 @@ TEST_CASE(
   CHECK(env["GANTRY_RESTART_COUNT"] == "2");
 }
 
-}  // namespace
+}  // namespace rank_environment_test
 }  // namespace gantry

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry {
-namespace {
+namespace step_input_test {
 
 v1::JobRecord Job() {
   v1::JobRecord job;
@@ -87,5 +87,5 @@ TEST_CASE("each task is told where its stdin comes from", "[step_input]") {
   CHECK(file.stdin_path() == "in-42.2-03-1-n2-ada-train");
 }
 
-}  // namespace
+}  // namespace step_input_test
 }  // namespace gantry

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry {
-namespace {
+namespace step_layout_test {
 
 // A running job on `nodes` nodes with `per_node` tasks and 4 GPUs and 8
 // CPUs on each.
@@ -159,5 +159,5 @@ TEST_CASE("a script_once job runs one rank, on its first node",
   CHECK(ScriptRankCount(job) == 6);
 }
 
-}  // namespace
+}  // namespace step_layout_test
 }  // namespace gantry

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry {
-namespace {
+namespace step_resources_test {
 
 // A running job on one node with 4 CPUs and GPUs 4-7.
 v1::JobRecord Job() {
@@ -119,5 +119,5 @@ TEST_CASE("a step that could never fit is an error, not a wait",
   CHECK_FALSE(FitStepResources(job, {}, placed, busy).ok());
 }
 
-}  // namespace
+}  // namespace step_resources_test
 }  // namespace gantry

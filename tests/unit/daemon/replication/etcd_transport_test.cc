@@ -8,7 +8,7 @@
 #include "daemon/replication/etcd_transport.h"
 
 namespace gantry::replication {
-namespace {
+namespace etcd_transport_test {
 
 EtcdTlsOptions Options(std::string ca, std::string cert, std::string key,
                        bool insecure = false) {
@@ -68,5 +68,5 @@ TEST_CASE("A missing TLS file is named, with the flags it comes from") {
   CHECK_THAT(refusal, Catch::Contains("--etcd-key"));
 }
 
-}  // namespace
+}  // namespace etcd_transport_test
 }  // namespace gantry::replication

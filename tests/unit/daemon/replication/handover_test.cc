@@ -5,7 +5,7 @@
 #include "daemon/replication/handover.h"
 
 namespace gantry::replication {
-namespace {
+namespace handover_test {
 
 v1::ControllerMember Member(const std::string& name, const std::string& role,
                             uint64_t applied) {
@@ -85,5 +85,5 @@ TEST_CASE("A member record without an address is no successor") {
            .ok());
 }
 
-}  // namespace
+}  // namespace handover_test
 }  // namespace gantry::replication

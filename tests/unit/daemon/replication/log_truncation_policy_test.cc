@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry::replication {
-namespace {
+namespace log_truncation_policy_test {
 
 TEST_CASE("without a standby the log is never truncated",
           "[replication][truncation]") {
@@ -64,5 +64,5 @@ TEST_CASE("retain 0 truncates everything every copy holds",
                           .retain = 0}) == 10u);
 }
 
-}  // namespace
+}  // namespace log_truncation_policy_test
 }  // namespace gantry::replication

@@ -12,7 +12,7 @@
 #include <string>
 
 namespace gantry::replication {
-namespace {
+namespace record_seal_test {
 
 constexpr char kKey[] = "0123456789abcdef0123456789abcdef";
 constexpr char kOtherKey[] = "fedcba9876543210fedcba9876543210";
@@ -131,5 +131,5 @@ TEST_CASE("The cluster key file must be private and long enough") {
              Catch::Contains("head -c 32 /dev/urandom"));
 }
 
-}  // namespace
+}  // namespace record_seal_test
 }  // namespace gantry::replication

@@ -5,7 +5,7 @@
 #include "daemon/replication/replication_keys.h"
 
 namespace gantry::replication {
-namespace {
+namespace replicated_batch_test {
 
 StateStore::Batch FullBatch() {
   StateStore::Batch batch;
@@ -71,5 +71,5 @@ TEST_CASE("Log keys sort as their indexes and parse back") {
   CHECK(keys.chunk(5, 1) < keys.chunk(5, 10));
 }
 
-}  // namespace
+}  // namespace replicated_batch_test
 }  // namespace gantry::replication

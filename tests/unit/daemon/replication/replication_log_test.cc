@@ -22,7 +22,7 @@
 #include "tests/unit/support/skip.h"
 
 namespace gantry::replication {
-namespace {
+namespace replication_log_test {
 
 int FreePort() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -399,5 +399,5 @@ TEST_CASE(
   CHECK(seal.last_forged_key() == keys.leader());
 }
 
-}  // namespace
+}  // namespace replication_log_test
 }  // namespace gantry::replication

@@ -5,7 +5,7 @@
 #include "daemon/replication/replication_metrics.h"
 
 namespace gantry::replication {
-namespace {
+namespace replication_metrics_test {
 
 TEST_CASE("Lag counts entries, and time since last caught up") {
   LagTracker tracker;
@@ -36,5 +36,5 @@ TEST_CASE("Ahead of a stale leader figure is caught up") {
   CHECK(tracker.Update(30, 25, 100).entries == 0);
 }
 
-}  // namespace
+}  // namespace replication_metrics_test
 }  // namespace gantry::replication

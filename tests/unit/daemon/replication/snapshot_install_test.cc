@@ -12,7 +12,7 @@
 #include <string>
 
 namespace gantry::replication {
-namespace {
+namespace snapshot_install_test {
 
 namespace fs = std::filesystem;
 
@@ -127,5 +127,5 @@ TEST_CASE("a first start with no database at all does nothing", "[snapshot]") {
   CHECK_FALSE(fs::exists(state.paths().db));
 }
 
-}  // namespace
+}  // namespace snapshot_install_test
 }  // namespace gantry::replication

@@ -14,29 +14,14 @@
 #include "daemon/replication/snapshot_install.h"
 #include "daemon/replication/snapshot_service.h"
 #include "daemon/store/rocksdb_store.h"
+#include "tests/unit/support/temp_dir.h"
 
 namespace gantry::replication {
-namespace {
+namespace snapshot_transfer_test {
 
 namespace fs = std::filesystem;
 
-class TempDir {
- public:
-  explicit TempDir(const std::string& name)
-      : path_(fs::temp_directory_path() /
-              ("gantry-" + name + "-" + std::to_string(getpid()))) {
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  std::string str() const { return path_.string(); }
-
- private:
-  fs::path path_;
-};
+using gantry::testing::TempDir;
 
 // A server on a free loopback port for `service`, stopped at the end.
 class Server {
@@ -82,10 +67,10 @@ std::unique_ptr<RocksDbStore> LeaderDb(const std::string& state_dir) {
 // standby's empty state dir.
 struct LeaderAndStandby {
   explicit LeaderAndStandby(const std::string& token = "secret")
-      : leader(LeaderDb(leader_dir.str())),
-        service(*leader, leader_dir.str()),
+      : leader(LeaderDb(leader_dir.path)),
+        service(*leader, leader_dir.path),
         server(service),
-        paths(standby_dir.str()) {
+        paths(standby_dir.path) {
     service.SetToken(token);
   }
   TempDir leader_dir{"snapshot-leader"};
@@ -105,7 +90,7 @@ TEST_CASE("a standby installs the leader's copy and finds its jobs",
   REQUIRE(fetched.ok());
   CHECK(*fetched == 7);
   // The leader's checkpoint is gone once sent.
-  CHECK_FALSE(fs::exists(pair.leader_dir.str() + "/snapshot-out"));
+  CHECK_FALSE(fs::exists(pair.leader_dir.path + "/snapshot-out"));
 
   absl::StatusOr<bool> installed = FinishSnapshotInstall(paths);
   REQUIRE(installed.ok());
@@ -168,13 +153,13 @@ TEST_CASE("a file named outside the copy is refused", "[snapshot]") {
   TempDir standby_dir("snapshot-standby");
   EscapingService service;
   Server server(service);
-  const SnapshotPaths paths(standby_dir.str());
+  const SnapshotPaths paths(standby_dir.path);
   absl::StatusOr<uint64_t> fetched =
       FetchSnapshot(SourceAt(server.address(), "secret"), paths, 0);
   CHECK(fetched.status().code() == absl::StatusCode::kDataLoss);
-  CHECK_FALSE(fs::exists(standby_dir.str() + "/escaped"));
+  CHECK_FALSE(fs::exists(standby_dir.path + "/escaped"));
   CHECK_FALSE(fs::exists(paths.ready));
 }
 
-}  // namespace
+}  // namespace snapshot_transfer_test
 }  // namespace gantry::replication

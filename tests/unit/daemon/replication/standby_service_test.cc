@@ -13,7 +13,7 @@
 #include "gantry/v1/client.grpc.pb.h"
 
 namespace gantry::replication {
-namespace {
+namespace standby_service_test {
 
 grpc::Status AskListJobs(const std::string& target,
                          std::string* leader_metadata) {
@@ -85,5 +85,5 @@ TEST_CASE("A standby answers on its TCP port and its unix socket") {
   tcp->Shutdown();
 }
 
-}  // namespace
+}  // namespace standby_service_test
 }  // namespace gantry::replication

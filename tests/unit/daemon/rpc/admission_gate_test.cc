@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry {
-namespace {
+namespace admission_gate_test {
 
 TEST_CASE("the gate admits up to its limit and again after leaving",
           "[admission_gate]") {
@@ -36,5 +36,5 @@ TEST_CASE("many threads never pass more than the limit", "[admission_gate]") {
   CHECK(gate.in_flight() == 100);
 }
 
-}  // namespace
+}  // namespace admission_gate_test
 }  // namespace gantry

@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry {
-namespace {
+namespace agent_inbox_test {
 
 class FakeLink final : public AgentLink {
  public:
@@ -31,8 +31,6 @@ AgentInbox::Item RankEvent(const std::shared_ptr<AgentLink>& link,
   item.message.mutable_rank_event()->set_sequence(sequence);
   return item;
 }
-
-}  // namespace
 
 TEST_CASE("heartbeats wait for a delayed hand-over, other messages wake now") {
   auto link = std::make_shared<FakeLink>();
@@ -83,4 +81,5 @@ TEST_CASE("a registration is not held back") {
   CHECK(inbox.Push(std::move(reg)) == AgentInbox::Wake::kNow);
 }
 
+}  // namespace agent_inbox_test
 }  // namespace gantry

@@ -8,7 +8,7 @@
 #include <string>
 
 namespace gantry {
-namespace {
+namespace agent_stream_guard_test {
 
 v1::AgentMessage RegisterAs(const std::string& name) {
   v1::AgentMessage message;
@@ -55,8 +55,6 @@ bool Invalid(const v1::AgentMessage& message) {
   return ValidateAgentMessage(message).code() ==
          absl::StatusCode::kInvalidArgument;
 }
-
-}  // namespace
 
 TEST_CASE("token bucket allows its burst then its rate") {
   TokenBucket bucket(10, 5, 0);
@@ -221,4 +219,5 @@ TEST_CASE("a message of no known kind is malformed") {
   CHECK(Invalid(v1::AgentMessage()));
 }
 
+}  // namespace agent_stream_guard_test
 }  // namespace gantry

@@ -14,7 +14,7 @@
 #include "gantry/v1/client.pb.h"
 
 namespace gantry {
-namespace {
+namespace authenticator_test {
 
 TEST_CASE("root is always an admin") {
   CHECK(IsAdmin(0, {}, std::nullopt));
@@ -114,5 +114,5 @@ TEST_CASE("with authentication off, an existing group is accepted") {
   CHECK_FALSE(authenticator->uses_munge());
 }
 
-}  // namespace
+}  // namespace authenticator_test
 }  // namespace gantry

@@ -12,7 +12,7 @@
 #include "gantry/v1/client.grpc.pb.h"
 
 namespace gantry {
-namespace {
+namespace rpc_metrics_interceptor_test {
 
 TEST_CASE("the known methods come from the linked service descriptors",
           "[metrics]") {
@@ -74,5 +74,5 @@ TEST_CASE("status codes are named as in the gRPC documentation", "[metrics]") {
   CHECK(StatusCodeName(static_cast<grpc::StatusCode>(999)) == "UNKNOWN");
 }
 
-}  // namespace
+}  // namespace rpc_metrics_interceptor_test
 }  // namespace gantry

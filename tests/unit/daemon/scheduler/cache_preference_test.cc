@@ -18,7 +18,7 @@
 #include "daemon/scheduler/scheduler.h"
 
 namespace gantry {
-namespace {
+namespace cache_preference_test {
 
 using scheduler_internal::CachedBytes;
 
@@ -211,5 +211,5 @@ TEST_CASE(
   CHECK(widened_by_opt_in > 0);
 }
 
-}  // namespace
+}  // namespace cache_preference_test
 }  // namespace gantry

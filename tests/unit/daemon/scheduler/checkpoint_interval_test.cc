@@ -8,7 +8,7 @@
 #include <limits>
 
 namespace gantry {
-namespace {
+namespace checkpoint_interval_test {
 
 // Daly's exponential model of a job's expected wall time per second of
 // training, checkpointing every `interval` seconds at `cost` each, with
@@ -87,5 +87,5 @@ TEST_CASE("No prior and no failure: at least as long as observed",
   CHECK(*none.NodeMtbfHours() == 200);
 }
 
-}  // namespace
+}  // namespace checkpoint_interval_test
 }  // namespace gantry

@@ -17,7 +17,7 @@
 #include "tests/unit/support/slurm_topology_data.h"
 
 namespace gantry {
-namespace {
+namespace fabric_parts_test {
 
 constexpr uint32_t kGpus = 8;
 
@@ -406,5 +406,5 @@ TEST_CASE("PartTally counts what one part offers", "[scheduler][parts]") {
         absl::StatusCode::kInvalidArgument);
 }
 
-}  // namespace
+}  // namespace fabric_parts_test
 }  // namespace gantry

@@ -11,7 +11,7 @@
 #include "daemon/scheduler/scheduler_placement.h"
 
 namespace gantry {
-namespace {
+namespace gpu_choice_test {
 
 using scheduler_internal::ChooseGpus;
 using scheduler_internal::ChooseGpusFor;
@@ -134,5 +134,5 @@ TEST_CASE("a range job that may span nodes keeps the rail rule") {
         ChooseGpus({0, 1, 2, 3}, node.gpu_hca, 2));
 }
 
-}  // namespace
+}  // namespace gpu_choice_test
 }  // namespace gantry

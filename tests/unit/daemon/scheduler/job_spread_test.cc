@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry {
-namespace {
+namespace job_spread_test {
 
 // const char*, not std::string defaults: gcc 12 warns (-Wrestrict) on
 // those falsely.
@@ -31,8 +31,6 @@ LargestNodes Of(const std::vector<NodeSnapshot>& nodes, const PendingJob& job) {
   for (const NodeSnapshot& node : nodes) largest.Add(node, job);
   return largest;
 }
-
-}  // namespace
 
 TEST_CASE("sbatch -G 8 on 4-GPU nodes is 2 nodes with 4 GPUs each",
           "[job_spread]") {
@@ -142,4 +140,5 @@ TEST_CASE("no node known: one node, and the node count is capped",
   CHECK(spread.gpus_per_node == 10u);
 }
 
+}  // namespace job_spread_test
 }  // namespace gantry

@@ -7,7 +7,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry {
-namespace {
+namespace job_state_machine_test {
 
 using K = JobEvent::Kind;
 using S = JobStatus;
@@ -305,5 +305,5 @@ TEST_CASE("terminal states", "[state]") {
   CHECK(std::string(JobStatusName(S::kDeadline)) == "DEADLINE");
 }
 
-}  // namespace
+}  // namespace job_state_machine_test
 }  // namespace gantry

@@ -13,7 +13,7 @@
 #include "daemon/scheduler/scheduler.h"
 
 namespace gantry {
-namespace {
+namespace node_range_test {
 
 TEST_CASE("NodeRangeOf: no range, a range, a degenerate one", "[node_range]") {
   struct Case {
@@ -244,5 +244,5 @@ TEST_CASE("A range job does not take what a job ahead of it needs",
   CHECK(r.starts[1].shares.size() == 4);
 }
 
-}  // namespace
+}  // namespace node_range_test
 }  // namespace gantry

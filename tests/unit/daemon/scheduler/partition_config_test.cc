@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry {
-namespace {
+namespace partition_config_test {
 
 std::string ErrorOf(const std::string& line) {
   absl::StatusOr<PartitionConfig> parsed = ParsePartitionLine(line);
@@ -113,5 +113,5 @@ TEST_CASE("partition sets with duplicates or two defaults are refused") {
              Catch::Contains("#2") && Catch::Contains("partition b"));
 }
 
-}  // namespace
+}  // namespace partition_config_test
 }  // namespace gantry

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 
 namespace gantry {
-namespace {
+namespace preflight_verdict_test {
 
 // `n` healthy nodes n0..n{n-1}, every link at `mbps`.
 std::vector<PreflightNodeReport> Healthy(int n, double mbps = 1000) {
@@ -208,5 +208,5 @@ TEST_CASE("the median of an even count is the mean of the middle two") {
   CHECK(PreflightMedian({4, 1, 3, 2}) == 2.5);
 }
 
-}  // namespace
+}  // namespace preflight_verdict_test
 }  // namespace gantry

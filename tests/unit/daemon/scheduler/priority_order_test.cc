@@ -11,7 +11,7 @@
 #include "daemon/scheduler/priority.h"
 
 namespace gantry {
-namespace {
+namespace priority_order_test {
 
 constexpr int64_t kNowMs = 1'700'000'000'000;
 
@@ -79,5 +79,5 @@ TEST_CASE("an empty queue and a queue of one stay as they are", "[priority]") {
   CHECK(one[0].partition == "partition-of-5");
 }
 
-}  // namespace
+}  // namespace priority_order_test
 }  // namespace gantry

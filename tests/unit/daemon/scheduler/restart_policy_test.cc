@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry {
-namespace {
+namespace restart_policy_test {
 
 // `requested`: the job set --max-restarts itself.
 RestartInput Input(FailureKind kind, uint32_t attempts, uint32_t max = 3,
@@ -151,5 +151,5 @@ TEST_CASE("an out-of-memory kill is an application failure", "[restart]") {
                  Catch::Contains("larger --mem"));
 }
 
-}  // namespace
+}  // namespace restart_policy_test
 }  // namespace gantry

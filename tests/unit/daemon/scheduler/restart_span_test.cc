@@ -21,7 +21,7 @@
 #include "tests/unit/support/shared_data.h"
 
 namespace gantry {
-namespace {
+namespace restart_span_test {
 
 constexpr uint32_t kJobNodes = 64;
 constexpr uint32_t kGpus = 8;
@@ -292,5 +292,5 @@ TEST_CASE(
   CHECK(cluster.SpanOf(result.starts.front()) == Span{0, 1});
 }
 
-}  // namespace
+}  // namespace restart_span_test
 }  // namespace gantry

@@ -39,7 +39,7 @@
 #include "daemon/scheduler/scheduler.h"
 
 namespace gantry {
-namespace {
+namespace scheduler_golden_test {
 
 struct GoldenCase {
   std::vector<NodeSnapshot> nodes;
@@ -337,5 +337,5 @@ TEST_CASE("scheduler golden cases", "[scheduler][golden]") {
   }
 }
 
-}  // namespace
+}  // namespace scheduler_golden_test
 }  // namespace gantry

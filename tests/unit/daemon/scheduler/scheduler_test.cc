@@ -6,7 +6,7 @@
 #include <memory>
 
 namespace gantry {
-namespace {
+namespace scheduler_test {
 
 NodeSnapshot Node(std::string name, uint32_t cpus, uint32_t gpus = 0,
                   uint64_t mem = 64000) {
@@ -133,11 +133,11 @@ TEST_CASE("memory is counted per node", "[scheduler]") {
   CHECK(r.waits[0].reason == "PartitionNodeLimit");
 }
 
-}  // namespace
+}  // namespace scheduler_test
 }  // namespace gantry
 
 namespace gantry {
-namespace {
+namespace scheduler_test {
 
 TEST_CASE("hot spares serve only restarts, and restarts take them first",
           "[scheduler]") {
@@ -290,5 +290,5 @@ TEST_CASE("a GPU type picks nodes by GPU model or feature",
   CHECK_THAT(r.waits[0].detail, Catch::Contains("GPU type v100"));
 }
 
-}  // namespace
+}  // namespace scheduler_test
 }  // namespace gantry

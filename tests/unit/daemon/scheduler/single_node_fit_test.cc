@@ -7,7 +7,7 @@
 #include <vector>
 
 namespace gantry::scheduler_internal {
-namespace {
+namespace single_node_fit_test {
 
 // Nodes of 8 GPUs and 64 CPUs, `per_leaf` under each leaf; `used[i]` GPUs
 // (and 8 CPUs per GPU) of node i are taken.
@@ -72,5 +72,5 @@ TEST_CASE("A restart's hot spare comes first, idle or not") {
   CHECK(Choose(nodes, false) == 0);
 }
 
-}  // namespace
+}  // namespace single_node_fit_test
 }  // namespace gantry::scheduler_internal

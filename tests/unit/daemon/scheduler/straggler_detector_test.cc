@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry {
-namespace {
+namespace straggler_detector_test {
 
 StragglerPolicy Policy() {
   StragglerPolicy policy;
@@ -161,5 +161,5 @@ TEST_CASE("policy names", "[straggler]") {
              Catch::Contains("off, report or swap"));
 }
 
-}  // namespace
+}  // namespace straggler_detector_test
 }  // namespace gantry

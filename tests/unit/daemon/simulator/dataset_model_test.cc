@@ -12,7 +12,7 @@
 #include "daemon/simulator/simulation.h"
 
 namespace gantry::sim {
-namespace {
+namespace dataset_model_test {
 
 TraceJob Job(uint64_t id, std::string user, uint32_t gpus = 8,
              int64_t submit_ms = 0, int64_t duration_ms = 1000) {
@@ -122,5 +122,5 @@ TEST_CASE("cache-aware placement reads less from shared storage",
   CHECK(aware->fewest_leaves_share == 1.0);
 }
 
-}  // namespace
+}  // namespace dataset_model_test
 }  // namespace gantry::sim

@@ -7,7 +7,7 @@
 #include "daemon/simulator/failure_model.h"
 
 namespace gantry::sim {
-namespace {
+namespace failure_model_test {
 
 // Events from `source` before `hours`.
 std::vector<FailureEvent> Until(FailureSource& source, double hours) {
@@ -25,8 +25,6 @@ ClusterShape Shape(uint32_t nodes, uint32_t per_leaf) {
   shape.nodes_per_leaf = per_leaf;
   return shape;
 }
-
-}  // namespace
 
 TEST_CASE("The Llama 3 figures are the paper's") {
   // 419 interruptions in 54 days on 2,048 nodes.
@@ -187,4 +185,5 @@ TEST_CASE("A bad model is refused") {
   CHECK(ValidateFailureModel(model).ok());
 }
 
+}  // namespace failure_model_test
 }  // namespace gantry::sim

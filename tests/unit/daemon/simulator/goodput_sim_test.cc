@@ -6,7 +6,7 @@
 #include "daemon/simulator/goodput_sim.h"
 
 namespace gantry::sim {
-namespace {
+namespace goodput_sim_test {
 
 constexpr int64_t kHour = 3600 * 1000;
 
@@ -69,8 +69,6 @@ GoodputReport Run(const GoodputConfig& config, const RecoveryPolicy& policy,
 const TimeSplit& Split(const GoodputReport& r) {
   return r.outcomes.front().split;
 }
-
-}  // namespace
 
 TEST_CASE("Attempt accounting: duration, checkpoints, lost work") {
   AttemptPlan plan;
@@ -346,4 +344,5 @@ TEST_CASE("Bad settings are refused") {
       SimulateGoodput(OneJob(), config, Policy("gantry", 0), none).ok());
 }
 
+}  // namespace goodput_sim_test
 }  // namespace gantry::sim

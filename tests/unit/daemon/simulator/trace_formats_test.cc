@@ -13,7 +13,7 @@
 #include "tests/unit/support/shared_data.h"
 
 namespace gantry::sim {
-namespace {
+namespace trace_formats_test {
 
 // cluster-trace-gpu-v2020/data/pai_task_table.header.
 constexpr char kPaiTaskHeader[] =
@@ -61,8 +61,6 @@ void CheckPaiJobs(const Trace& trace) {
   CHECK(trace.fractional_gpu_rows == 2);
   CHECK(trace.skipped_rows == 1);
 }
-
-}  // namespace
 
 TEST_CASE("A headerless pai_task_table reads with --format alibaba2020") {
   absl::StatusOr<Trace> trace =
@@ -283,4 +281,5 @@ TEST_CASE("The real Acme traces read without a malformed row") {
   }
 }
 
+}  // namespace trace_formats_test
 }  // namespace gantry::sim

@@ -9,7 +9,7 @@
 #include "tests/unit/support/shared_data.h"
 
 namespace gantry::sim {
-namespace {
+namespace trace_simulator_test {
 
 const PolicyReport& Find(const std::vector<PolicyReport>& reports,
                          const std::string& name) {
@@ -32,8 +32,6 @@ std::vector<PolicyReport> RunAll(const std::string& csv,
   }
   return reports;
 }
-
-}  // namespace
 
 TEST_CASE("Philly rows map timestamp, duration, GPUs and the VC as user") {
   absl::StatusOr<Trace> trace = ParseTrace(
@@ -276,4 +274,5 @@ TEST_CASE("Jobs bigger than the cluster are counted, not run or waited on") {
         std::string::npos);
 }
 
+}  // namespace trace_simulator_test
 }  // namespace gantry::sim

@@ -7,7 +7,7 @@
 #include "gantry/v1/types.pb.h"
 
 namespace gantry {
-namespace {
+namespace history_index_test {
 
 TEST_CASE("expiry index keys sort by end time, then by job id",
           "[history_index]") {
@@ -47,5 +47,5 @@ TEST_CASE("peeks read the end time and uid past megabytes of arguments",
   CHECK_FALSE(PeekUid(std::string("\xff\xff\xff", 3)).has_value());
 }
 
-}  // namespace
+}  // namespace history_index_test
 }  // namespace gantry

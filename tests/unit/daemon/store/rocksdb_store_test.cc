@@ -1,6 +1,7 @@
 // The RocksDB store in a temp dir: what is committed comes back after the
 // database is closed and opened again, in id order, with counters.
 #include "daemon/store/rocksdb_store.h"
+#include "tests/unit/support/temp_dir.h"
 
 #include <unistd.h>
 
@@ -11,16 +12,9 @@
 #include <tuple>
 
 namespace gantry {
-namespace {
+namespace rocksdb_store_test {
 
-struct TempDir {
-  TempDir() {
-    char pattern[] = "/tmp/gantry-store-test-XXXXXX";
-    path = mkdtemp(pattern);
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-  std::string path;
-};
+using gantry::testing::TempDir;
 
 v1::JobRecord MakeJob(uint64_t id, v1::JobState state) {
   v1::JobRecord job;
@@ -400,5 +394,5 @@ TEST_CASE("the history cursor reads one snapshot and passes over others' jobs",
   CHECK((*all)->record.has_value());
 }
 
-}  // namespace
+}  // namespace rocksdb_store_test
 }  // namespace gantry

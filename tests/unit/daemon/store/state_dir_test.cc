@@ -13,7 +13,7 @@
 #include <string>
 
 namespace gantry {
-namespace {
+namespace state_dir_test {
 
 namespace fs = std::filesystem;
 
@@ -105,5 +105,5 @@ TEST_CASE("The socket's directory stays reachable by every user") {
   CHECK(ModeOf(run.parent_path()) == 0755);
 }
 
-}  // namespace
+}  // namespace state_dir_test
 }  // namespace gantry

@@ -12,7 +12,7 @@
 #include <catch2/catch.hpp>
 
 namespace gantry {
-namespace {
+namespace store_writer_test {
 
 // Records what it is given; Commit can be held back to stand for a slow
 // disk, and fails when told to.
@@ -123,5 +123,5 @@ TEST_CASE("store writer finishes the batch in flight before it goes",
   CHECK(store.committed_ids == std::vector<uint64_t>{3});
 }
 
-}  // namespace
+}  // namespace store_writer_test
 }  // namespace gantry
