@@ -26,6 +26,7 @@
 #include "agent/node_inventory.h"
 #include "agent/simulated_fleet.h"
 #include "agent/verbs_discovery.h"
+#include "common/broken_pipe.h"
 #include "common/controller_targets.h"
 #include "common/crash_point.h"
 #include "common/daemon_flags.h"
@@ -84,6 +85,7 @@ int RunSimulatedFleet(gantry::agent::SimulatedFleetOptions options,
 }  // namespace
 
 int main(int argc, char** argv) {
+  gantry::IgnoreBrokenPipes();  // first: a log line may be written at once
   // Follows the leader quickly through a hand-over or a failover.
   gantry::PollReconnectsOften();
   // Debian builds abseil with its mutex deadlock detection on, which keeps

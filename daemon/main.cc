@@ -19,6 +19,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "common/broken_pipe.h"
 #include "common/cluster_name.h"
 #include "common/crash_point.h"
 #include "common/daemon_flags.h"
@@ -418,6 +419,7 @@ void AddFlags(CLI::App& app, Flags& flags) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  gantry::IgnoreBrokenPipes();  // first: a log line may be written at once
   // Debian builds abseil with its mutex deadlock detection on, which keeps
   // a graph of every lock gRPC takes: with thousands of agent streams it
   // cost about a third of the controller's CPU (tests/bench/

@@ -358,10 +358,13 @@ class GantryCluster:
     def node_name(index):
         return f"node{index:02d}"
 
-    def start_controller(self, port=None, env=None):
+    def start_controller(self, port=None, env=None, wrapper=()):
         """Starts gantryd (on `port`, else the last one, else a free one)
         and waits for its ready line. Sets self.port. `env`: variables
-        added to its environment (GANTRY_CRASH_AT, say)."""
+        added to its environment (GANTRY_CRASH_AT, say). `wrapper`: a
+        command line that execs gantryd's, put before it; one that takes
+        its log away must be given a `port`, and then gantryd is waited
+        for by its Unix socket instead."""
         if self.controller is not None and self.controller.running():
             raise RuntimeError("gantryd is already running")
         if self.controller is not None:
@@ -381,8 +384,13 @@ class GantryCluster:
                 "--restart-backoff", str(self.restart_backoff),
                 "--metrics-listen", "127.0.0.1:0" if self.metrics else "",
                 *self.gantryd_args]
-        self.controller = _Daemon("gantryd", argv, log_path,
+        self.controller = _Daemon("gantryd", [*wrapper, *argv], log_path,
                                   {**self.env, **(env or {})})
+        if wrapper and port:
+            self.port = port
+            wait_for(lambda: self.cli("status", check=False).returncode == 0,
+                     15, "gantryd to answer on its socket", 0.05)
+            return self.controller
         ready = re.compile(r'msg="gantryd ready".* listen=127\.0\.0\.1:(\d+)')
 
         def ready_port():
