@@ -51,20 +51,33 @@ absl::Status CheckCopy(const absl::StatusOr<TreeMeasure>& measure,
 }  // namespace
 
 absl::StatusOr<DatasetManifest> InProcessDatasetWorker::Scan(
-    const DatasetUser&, const std::string& source) {
-  return ScanDatasetTree(source);
+    const DatasetUser&, const std::string& source,
+    DatasetVersionBy version_by) {
+  return ScanDatasetTree(source, version_by);
 }
 
 absl::StatusOr<CopyResult> InProcessDatasetWorker::Copy(
     const DatasetUser&, const std::string& source, const std::string& version,
-    const std::string& entry, const StageProgress& progress) {
+    DatasetVersionBy version_by, const std::string& entry,
+    const std::string& earlier_entry, const StageProgress& progress) {
+  // The tree is listed again to copy what is there now. A metadata version
+  // is checked here; a content version from the digests the copy takes,
+  // so that the tree is not read twice.
   absl::StatusOr<DatasetManifest> manifest = ScanDatasetTree(source);
   if (!manifest.ok()) return manifest.status();
-  if (manifest->version != version) {
+  const bool by_content = version_by == DatasetVersionBy::kContent;
+  if (!by_content && manifest->version != version) {
     return absl::AbortedError(
         absl::StrCat(source, " changed while the dataset was being staged"));
   }
-  return CopyDatasetTree(source, *manifest, entry, progress);
+  if (by_content) manifest->version = version;  // what the manifest records
+  // Nothing is taken from an earlier version by content: a file of the
+  // same size and mtime may hold other bytes (that is why content versions
+  // exist), and only reading the source tells.
+  return CopyDatasetTree(
+      source, *manifest, entry, progress,
+      {.earlier_entry = by_content ? std::string() : earlier_entry,
+       .content_version = by_content ? version : std::string()});
 }
 
 absl::Status InProcessDatasetWorker::Remove(const DatasetUser&,
@@ -245,30 +258,36 @@ absl::Status DatasetCache::MakeRoom(uid_t uid, uint64_t bytes,
   return absl::OkStatus();
 }
 
-absl::StatusOr<StagedDataset> DatasetCache::Stage(
-    uint64_t job, const DatasetUser& user, const std::string& name,
-    const std::string& source, const StageProgress& progress) {
-  return StageAndPin({job, 0, /*launch=*/true}, user, name, source, progress);
+absl::StatusOr<StagedDataset> DatasetCache::Stage(uint64_t job,
+                                                  const DatasetUser& user,
+                                                  const std::string& name,
+                                                  const std::string& source,
+                                                  const StageProgress& progress,
+                                                  DatasetVersionBy version_by) {
+  return StageAndPin({job, 0, /*launch=*/true}, user, name, source, progress,
+                     version_by);
 }
 
 absl::StatusOr<StagedDataset> DatasetCache::Prefetch(
     uint64_t job, int64_t hold_until_ms, const DatasetUser& user,
     const std::string& name, const std::string& source,
-    const StageProgress& progress) {
+    const StageProgress& progress, DatasetVersionBy version_by) {
   // A hold that has already lapsed pins nothing; 0 would mean "no limit".
   const Pin pin =
       job == 0 ? Pin{} : Pin{job, std::max<int64_t>(hold_until_ms, 1)};
-  return StageAndPin(pin, user, name, source, progress);
+  return StageAndPin(pin, user, name, source, progress, version_by);
 }
 
 absl::StatusOr<StagedDataset> DatasetCache::StageAndPin(
     const Pin& pin, const DatasetUser& user, const std::string& name,
-    const std::string& source, const StageProgress& progress) {
+    const std::string& source, const StageProgress& progress,
+    DatasetVersionBy version_by) {
   // The name becomes a path in the cache.
   if (absl::Status valid = CheckDatasetName(name); !valid.ok()) return valid;
   absl::StatusOr<std::string> user_dir = UserDirectory(user);
   if (!user_dir.ok()) return user_dir.status();
-  absl::StatusOr<DatasetManifest> manifest = worker_.Scan(user, source);
+  absl::StatusOr<DatasetManifest> manifest =
+      worker_.Scan(user, source, version_by);
   if (!manifest.ok()) return manifest.status();
   const Key key{user.uid, name, manifest->version};
   const auto complete = [&] {
@@ -286,6 +305,8 @@ absl::StatusOr<StagedDataset> DatasetCache::StageAndPin(
   }
   const std::string entry_path = EntryPath(key);
   const std::string entry_name = absl::StrCat(name, ".", manifest->version);
+  std::optional<Key>
+      earlier;  // the version the copy reads unchanged files from
   StagedDataset staged;
   staged.local_path = DatasetDataPath(entry_path);
   staged.version = manifest->version;
@@ -346,6 +367,18 @@ absl::StatusOr<StagedDataset> DatasetCache::StageAndPin(
       changed_.notify_all();
       return recorded;
     }
+    // The most recent complete version still here once room was made: the
+    // files that did not change are copied from it, not from the source.
+    for (auto& [other, other_entry] : entries_) {
+      if (std::get<0>(other) == user.uid && std::get<1>(other) == name &&
+          other != key && other_entry.complete && !other_entry.tainted &&
+          !other_entry.staging &&
+          (!earlier.has_value() ||
+           other_entry.last_use_ms > entries_[*earlier].last_use_ms)) {
+        earlier = other;
+      }
+    }
+    if (earlier.has_value()) ++entries_[*earlier].copy_sources;
   }
   CrashPoint("agent.dataset.after_partial_record");
   // This version is not complete, so whatever has its name is not a copy of
@@ -354,8 +387,9 @@ absl::StatusOr<StagedDataset> DatasetCache::StageAndPin(
   if (lstat(entry_path.c_str(), &st) == 0) {
     (void)worker_.Remove(user, entry_path);
   }
-  absl::StatusOr<CopyResult> copied =
-      worker_.Copy(user, source, manifest->version, entry_path, progress);
+  absl::StatusOr<CopyResult> copied = worker_.Copy(
+      user, source, manifest->version, version_by, entry_path,
+      earlier.has_value() ? EntryPath(*earlier) : std::string(), progress);
   CrashPoint("agent.dataset.after_copy_before_record");
   // Measured by the agent, not read from the copy: it must hold exactly
   // the files scanned, and its fingerprint is what later stages and a
@@ -375,6 +409,11 @@ absl::StatusOr<StagedDataset> DatasetCache::StageAndPin(
   std::lock_guard<std::mutex> lock(mutex_);
   Entry& entry = entries_[key];
   entry.staging = false;
+  if (earlier.has_value()) {
+    if (auto it = entries_.find(*earlier); it != entries_.end()) {
+      --it->second.copy_sources;
+    }
+  }
   changed_.notify_all();
   if (!verified.ok()) {
     if (copied.ok() || foreign) {
@@ -392,6 +431,7 @@ absl::StatusOr<StagedDataset> DatasetCache::StageAndPin(
   if (pin.launch) ++counters_.misses;
   staged.bytes_copied = copied->bytes_copied;
   staged.bytes_resumed = copied->bytes_resumed;
+  staged.bytes_reused = copied->bytes_reused;
   counters_.bytes_staged += copied->bytes_copied;
   DropLapsedHolds();
   for (auto& [other, other_entry] : entries_) {
@@ -474,7 +514,7 @@ absl::Status DatasetCache::Evict(uid_t uid, const std::string& name) {
     for (const auto& [key, entry] : entries_) {
       if (std::get<0>(key) != uid || std::get<1>(key) != name) continue;
       any = true;
-      if (entry.staging) {
+      if (entry.staging || entry.copy_sources > 0) {
         return absl::FailedPreconditionError(absl::StrCat(
             "dataset ", name, " of uid ", uid, " is being staged"));
       }

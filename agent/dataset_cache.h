@@ -83,13 +83,18 @@ class DatasetWorker {
  public:
   virtual ~DatasetWorker() = default;
   virtual absl::StatusOr<DatasetManifest> Scan(const DatasetUser& user,
-                                               const std::string& source) = 0;
+                                               const std::string& source,
+                                               DatasetVersionBy version_by) = 0;
   // Copies `source` into `entry`; fails ABORTED if its version is no
-  // longer `version`.
+  // longer `version`. `earlier_entry` ("" for none): a complete copy of an
+  // earlier version whose unchanged files are taken from it
+  // (CopyOptions::earlier_entry).
   virtual absl::StatusOr<CopyResult> Copy(const DatasetUser& user,
                                           const std::string& source,
                                           const std::string& version,
+                                          DatasetVersionBy version_by,
                                           const std::string& entry,
+                                          const std::string& earlier_entry,
                                           const StageProgress& progress) = 0;
   // Removes `path` (an entry or a partial copy) and everything in it.
   virtual absl::Status Remove(const DatasetUser& user,
@@ -101,11 +106,14 @@ class DatasetWorker {
 class InProcessDatasetWorker : public DatasetWorker {
  public:
   absl::StatusOr<DatasetManifest> Scan(const DatasetUser& user,
-                                       const std::string& source) override;
+                                       const std::string& source,
+                                       DatasetVersionBy version_by) override;
   absl::StatusOr<CopyResult> Copy(const DatasetUser& user,
                                   const std::string& source,
                                   const std::string& version,
+                                  DatasetVersionBy version_by,
                                   const std::string& entry,
+                                  const std::string& earlier_entry,
                                   const StageProgress& progress) override;
   absl::Status Remove(const DatasetUser& user,
                       const std::string& path) override;
@@ -124,6 +132,7 @@ struct StagedDataset {
   uint64_t bytes_total = 0;    // the dataset's size
   uint64_t bytes_copied = 0;   // read from shared storage this time
   uint64_t bytes_resumed = 0;  // found in an interrupted copy
+  uint64_t bytes_reused = 0;   // taken from the node's earlier version
 };
 
 // One cached entry, as `gantry cache` lists it.
@@ -163,10 +172,12 @@ class DatasetCache {
   // was being staged, FAILED_PRECONDITION when the cached copy was changed
   // while a job still uses it, INTERNAL when the user's directory or the
   // cache's records are unusable.
-  absl::StatusOr<StagedDataset> Stage(uint64_t job, const DatasetUser& user,
-                                      const std::string& name,
-                                      const std::string& source,
-                                      const StageProgress& progress);
+  // `version_by`: how the source's versions are told apart
+  // (DatasetVersionBy, dataset_tree.h).
+  absl::StatusOr<StagedDataset> Stage(
+      uint64_t job, const DatasetUser& user, const std::string& name,
+      const std::string& source, const StageProgress& progress,
+      DatasetVersionBy version_by = DatasetVersionBy::kMetadata);
 
   // Stages as Stage does, ahead of any launch (DatasetPrefetch), counted in
   // bytes_staged but not as a hit or a miss. `job` 0:
@@ -174,11 +185,11 @@ class DatasetCache {
   // for `job` until Release(job), or until the clock reaches `hold_until_ms`
   // if the job has not staged it itself by then (a stage by the job pins it
   // with no time limit). Errors: as Stage.
-  absl::StatusOr<StagedDataset> Prefetch(uint64_t job, int64_t hold_until_ms,
-                                         const DatasetUser& user,
-                                         const std::string& name,
-                                         const std::string& source,
-                                         const StageProgress& progress);
+  absl::StatusOr<StagedDataset> Prefetch(
+      uint64_t job, int64_t hold_until_ms, const DatasetUser& user,
+      const std::string& name, const std::string& source,
+      const StageProgress& progress,
+      DatasetVersionBy version_by = DatasetVersionBy::kMetadata);
 
   // Unpins everything `job` pinned or held.
   void Release(uint64_t job);
@@ -236,6 +247,9 @@ class DatasetCache {
     uint64_t measured_bytes = 0;  // blocks held, when tainted or partial
     uint64_t files = 0;
     std::string fingerprint;
+    // Stages of a newer version reading their unchanged files from it
+    // now: never evicted or removed meanwhile.
+    int copy_sources = 0;
   };
 
   DatasetCache(DatasetCacheOptions options, DatasetWorker& worker,
@@ -245,7 +259,8 @@ class DatasetCache {
                                             const DatasetUser& user,
                                             const std::string& name,
                                             const std::string& source,
-                                            const StageProgress& progress);
+                                            const StageProgress& progress,
+                                            DatasetVersionBy version_by);
   // Applies `pin` to the entry `key` (and drops the job's holds on other
   // versions of the dataset: the job has what it needs). Lock held.
   void PinEntry(const Key& key, const Pin& pin);
@@ -253,7 +268,8 @@ class DatasetCache {
   // DropLapsedHolds first.
   void DropLapsedHolds();
   static bool Pinned(const Entry& entry) {
-    return !entry.jobs.empty() || !entry.holds.empty();
+    return !entry.jobs.empty() || !entry.holds.empty() ||
+           entry.copy_sources > 0;
   }
   // The jobs pinning or holding `entry` whose holds have not lapsed.
   std::set<uint64_t> PinningJobs(const Entry& entry) const;

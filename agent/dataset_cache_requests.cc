@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/dataset_stager.h"
+#include "agent/dataset_version_by.h"
 #include "common/dataset_spec.h"
 #include "common/log.h"
 
@@ -143,7 +144,7 @@ v1::DatasetCacheResult DatasetCacheRequests::PrefetchArrived(
           : received_ms + request.hold_ms();
   absl::StatusOr<StagedDataset> staged =
       cache_->Prefetch(request.job_id(), hold_until_ms, *user, dataset.name(),
-                       dataset.path(), {});
+                       dataset.path(), {}, VersionByOf(dataset));
   if (!staged.ok()) {
     log::Warn("dataset prefetch failed",
               {{"dataset", dataset.name()},

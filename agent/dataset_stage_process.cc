@@ -64,19 +64,32 @@ absl::Status BecomeUser(uid_t uid, gid_t gid,
   return absl::OkStatus();
 }
 
+// How a version is computed, as one word of the helper's command line.
+const char* VersionByWord(DatasetVersionBy version_by) {
+  return version_by == DatasetVersionBy::kContent ? "content" : "metadata";
+}
+DatasetVersionBy VersionByWord(const std::string& word) {
+  return word == "content" ? DatasetVersionBy::kContent
+                           : DatasetVersionBy::kMetadata;
+}
+
 int Operate(const std::vector<std::string>& op) {
-  if (op.size() == 2 && op[0] == "scan") {
-    absl::StatusOr<DatasetManifest> manifest = ScanDatasetTree(op[1]);
+  if (op.size() == 3 && op[0] == "scan") {
+    absl::StatusOr<DatasetManifest> manifest =
+        ScanDatasetTree(op[1], VersionByWord(op[2]));
     if (!manifest.ok()) return SayError(manifest.status());
     Say(absl::StrCat("manifest ", manifest->version, " ", manifest->total_bytes,
                      " ", manifest->file_count));
     return 0;
   }
-  if (op.size() == 4 && op[0] == "copy") {
+  if (op.size() == 6 && op[0] == "copy") {
     InProcessDatasetWorker worker;
     uint64_t last_reported = 0;
+    // "-": no earlier version to take unchanged files from.
+    const std::string earlier = op[5] == "-" ? std::string() : op[5];
     absl::StatusOr<CopyResult> copied = worker.Copy(
-        {}, op[1], op[2], op[3], [&](uint64_t done, uint64_t total) {
+        {}, op[1], op[2], VersionByWord(op[3]), op[4], earlier,
+        [&](uint64_t done, uint64_t total) {
           // A line per 64 MiB at most, and the last one.
           if (done == total || done - last_reported >= (64u << 20)) {
             last_reported = done;
@@ -87,7 +100,8 @@ int Operate(const std::vector<std::string>& op) {
       return SayError(copied.status());
     }
     Say(absl::StrCat("copied ", copied.ok() ? copied->bytes_copied : 0, " ",
-                     copied.ok() ? copied->bytes_resumed : 0));
+                     copied.ok() ? copied->bytes_resumed : 0, " ",
+                     copied.ok() ? copied->bytes_reused : 0));
     return 0;
   }
   if (op.size() == 2 && op[0] == "remove") {
@@ -225,9 +239,10 @@ absl::StatusOr<std::vector<std::string>> UserProcessDatasetWorker::Run(
 }
 
 absl::StatusOr<DatasetManifest> UserProcessDatasetWorker::Scan(
-    const DatasetUser& user, const std::string& source) {
+    const DatasetUser& user, const std::string& source,
+    DatasetVersionBy version_by) {
   absl::StatusOr<std::vector<std::string>> reply =
-      Run(user, {"scan", source}, {});
+      Run(user, {"scan", source, VersionByWord(version_by)}, {});
   if (!reply.ok()) return reply.status();
   DatasetManifest manifest;
   if (reply->size() != 4 || (*reply)[0] != "manifest" ||
@@ -241,15 +256,20 @@ absl::StatusOr<DatasetManifest> UserProcessDatasetWorker::Scan(
 
 absl::StatusOr<CopyResult> UserProcessDatasetWorker::Copy(
     const DatasetUser& user, const std::string& source,
-    const std::string& version, const std::string& entry,
+    const std::string& version, DatasetVersionBy version_by,
+    const std::string& entry, const std::string& earlier_entry,
     const StageProgress& progress) {
   absl::StatusOr<std::vector<std::string>> reply =
-      Run(user, {"copy", source, version, entry}, progress);
+      Run(user,
+          {"copy", source, version, VersionByWord(version_by), entry,
+           earlier_entry.empty() ? std::string("-") : earlier_entry},
+          progress);
   if (!reply.ok()) return reply.status();
   CopyResult result;
-  if (reply->size() != 3 || (*reply)[0] != "copied" ||
+  if (reply->size() != 4 || (*reply)[0] != "copied" ||
       !absl::SimpleAtoi((*reply)[1], &result.bytes_copied) ||
-      !absl::SimpleAtoi((*reply)[2], &result.bytes_resumed)) {
+      !absl::SimpleAtoi((*reply)[2], &result.bytes_resumed) ||
+      !absl::SimpleAtoi((*reply)[3], &result.bytes_reused)) {
     return absl::InternalError("the dataset worker's answer is garbled");
   }
   return result;

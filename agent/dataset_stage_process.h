@@ -9,7 +9,7 @@
 //
 //   manifest VERSION BYTES FILES      (scan)
 //   progress DONE TOTAL               (copy, as it goes)
-//   copied BYTES_COPIED BYTES_RESUMED (copy, at the end)
+//   copied BYTES_COPIED BYTES_RESUMED BYTES_REUSED (copy, at the end)
 //   removed                           (remove)
 //   error CODE MESSAGE                (any; CODE is an absl::StatusCode)
 //
@@ -47,11 +47,14 @@ class UserProcessDatasetWorker : public DatasetWorker {
   explicit UserProcessDatasetWorker(std::string binary);
 
   absl::StatusOr<DatasetManifest> Scan(const DatasetUser& user,
-                                       const std::string& source) override;
+                                       const std::string& source,
+                                       DatasetVersionBy version_by) override;
   absl::StatusOr<CopyResult> Copy(const DatasetUser& user,
                                   const std::string& source,
                                   const std::string& version,
+                                  DatasetVersionBy version_by,
                                   const std::string& entry,
+                                  const std::string& earlier_entry,
                                   const StageProgress& progress) override;
   absl::Status Remove(const DatasetUser& user,
                       const std::string& path) override;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "agent/dataset_version_by.h"
 #include "agent/rank_launcher.h"
 #include "common/dataset_spec.h"
 #include "common/log.h"
@@ -37,6 +38,7 @@ void LogStaged(std::string_view message, uint64_t job,
              {"bytes", staged.bytes_total},
              {"copied", staged.bytes_copied},
              {"resumed", staged.bytes_resumed},
+             {"reused", staged.bytes_reused},
              {"ms", std::chrono::duration_cast<std::chrono::milliseconds>(
                         std::chrono::steady_clock::now() - started)
                         .count()}});
@@ -147,16 +149,17 @@ void DatasetStager::Run(v1::LaunchRanks launch) {
     report.set_dataset(dataset.name());
     const auto started = std::chrono::steady_clock::now();
     auto last_sent = started;
-    absl::StatusOr<StagedDataset> staged =
-        cache_->Stage(launch.job_id(), user, dataset.name(), dataset.path(),
-                      [&](uint64_t done, uint64_t total) {
-                        const auto now = std::chrono::steady_clock::now();
-                        if (now - last_sent < kProgressEvery) return;
-                        last_sent = now;
-                        report.set_bytes_done(done);
-                        report.set_bytes_total(total);
-                        progress_(report);
-                      });
+    absl::StatusOr<StagedDataset> staged = cache_->Stage(
+        launch.job_id(), user, dataset.name(), dataset.path(),
+        [&](uint64_t done, uint64_t total) {
+          const auto now = std::chrono::steady_clock::now();
+          if (now - last_sent < kProgressEvery) return;
+          last_sent = now;
+          report.set_bytes_done(done);
+          report.set_bytes_total(total);
+          progress_(report);
+        },
+        VersionByOf(dataset));
     if (!staged.ok()) {
       cache_->Release(launch.job_id());
       failed_(launch,

@@ -6,13 +6,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/escaping.h"
@@ -26,7 +29,9 @@ namespace {
 
 constexpr char kJournal[] = "journal";
 constexpr char kManifest[] = "manifest";
-constexpr size_t kChunk = 1 << 20;
+// Per read: 256 KiB measured best here (1 MiB and 4 MiB buffers, four
+// threads at once, fall out of the CPU caches before they are hashed).
+constexpr size_t kChunk = 256 << 10;
 
 absl::Status ErrnoStatus(int error, const std::string& what,
                          const std::string& path) {
@@ -142,6 +147,31 @@ absl::Status ScanDirectory(ScanState& state, int dir_fd,
   return absl::OkStatus();
 }
 
+// The content version of kContent: a digest of every entry's path, kind,
+// size and link target and of every file's SHA-256 (`file_digests`, by
+// path). NOT_FOUND if a file's digest is missing.
+absl::StatusOr<std::string> ContentDigestVersion(
+    const DatasetManifest& manifest,
+    const std::map<std::string, std::string>& file_digests) {
+  Sha256Digest digest;
+  digest.Add("content\n", 8);
+  for (const DatasetEntry& e : manifest.entries) {
+    std::string sha;
+    if (e.kind == DatasetEntry::Kind::kFile) {
+      auto it = file_digests.find(e.path);
+      if (it == file_digests.end()) {
+        return absl::NotFoundError(absl::StrCat("no digest of ", e.path));
+      }
+      sha = it->second;
+    }
+    const std::string line = absl::StrCat(
+        static_cast<int>(e.kind), " ", e.size, " ", sha, " ", e.path.size(),
+        ":", e.path, " ", e.link_target.size(), ":", e.link_target, "\n");
+    digest.Add(line.data(), line.size());
+  }
+  return digest.Hex().substr(0, 32);
+}
+
 // The content version: the user's manifest file's digest when there is
 // one, else a digest of every entry's identity.
 absl::StatusOr<std::string> ContentVersion(const std::string& source,
@@ -225,19 +255,44 @@ absl::Status WriteAll(int fd, const char* data, size_t size,
   return absl::OkStatus();
 }
 
+// What the copy's threads share: the files to copy, the first error, the
+// bytes done for progress, and the journal.
 struct CopyContext {
   const std::string& source;
   const DatasetManifest& manifest;
-  std::string data;  // the partial copy's data directory
+  std::string data;          // the partial copy's data directory
+  std::string earlier_data;  // the earlier entry's data directory, or ""
   const StageProgress& progress;
+  const std::map<std::string, std::pair<uint64_t, std::string>>& journaled;
+  int journal_fd = -1;
+  std::string journal_path;
+  std::vector<const DatasetEntry*> files{};
+  std::atomic<size_t> next{0};
+  std::mutex mutex{};  // guards everything below
+  absl::Status first_error{};
   uint64_t done = 0;
+  CopyResult result{};
+  std::map<std::string, std::string> digests{};  // each file's SHA-256, by path
 };
 
-// Copies one regular file and verifies the copy; returns its digest.
+void AddDone(CopyContext& context, uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(context.mutex);
+  context.done += bytes;
+  // A file copied again after a failed read of the earlier version counts
+  // twice: never report more than the whole.
+  if (context.progress) {
+    context.progress(std::min(context.done, context.manifest.total_bytes),
+                     context.manifest.total_bytes);
+  }
+}
+
+// Copies the regular file `from` (the source's, or the earlier entry's
+// copy of it) to `to` and verifies the copy; returns its digest. `from`
+// must still have the size and modification time the scan found.
 absl::StatusOr<std::string> CopyFile(CopyContext& context,
-                                     const DatasetEntry& entry) {
-  const std::string from = context.source + "/" + entry.path;
-  const std::string to = context.data + "/" + entry.path;
+                                     const DatasetEntry& entry,
+                                     const std::string& from,
+                                     const std::string& to) {
   ScopedFd in(
       open(from.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (in.get() < 0) return ErrnoStatus(errno, "cannot read", from);
@@ -248,9 +303,9 @@ absl::StatusOr<std::string> CopyFile(CopyContext& context,
     return absl::AbortedError(
         absl::StrCat(from, " changed while the dataset was being staged"));
   }
-  // Read-write: the copy is read back through the same descriptor.
-  ScopedFd out(open(to.c_str(),
-                    O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
+  posix_fadvise(in.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+  ScopedFd out(open(
+      to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (out.get() < 0) return LocalError(errno, "cannot write", to);
   Sha256Digest digest;
   std::vector<char> buffer(kChunk);
@@ -267,24 +322,17 @@ absl::StatusOr<std::string> CopyFile(CopyContext& context,
       return status;
     }
     copied += static_cast<uint64_t>(n);
-    context.done += static_cast<uint64_t>(n);
-    if (context.progress) {
-      context.progress(context.done, context.manifest.total_bytes);
-    }
+    AddDone(context, static_cast<uint64_t>(n));
   }
   if (copied != entry.size) {
     return absl::AbortedError(
         absl::StrCat(from, " changed while the dataset was being staged"));
   }
-  if (fdatasync(out.get()) != 0) return LocalError(errno, "cannot sync", to);
+  // No read-back here: it would read the page cache just written, not the
+  // disk, and cost a second SHA-256 pass over every byte (half of a copy's
+  // CPU). What reaches the disk is checked where it matters: a resumed
+  // copy trusts a journaled file only if it reads back as journaled.
   const std::string written = digest.Hex();
-  absl::StatusOr<std::pair<uint64_t, std::string>> check =
-      HashFile(out.get(), to);
-  if (!check.ok()) return check.status();
-  if (check->first != entry.size || check->second != written) {
-    return absl::DataLossError(absl::StrCat(
-        "the copy of ", from, " read back differs from what was written"));
-  }
   const struct timespec times[2] = {st.st_atim, st.st_mtim};
   futimens(out.get(), times);
   fchmod(out.get(), (entry.mode & 0777) | 0400);
@@ -311,6 +359,81 @@ absl::Status SyncPath(const std::string& path) {
   return absl::OkStatus();
 }
 
+// Whether the earlier entry holds `entry` as the scan found it: a regular
+// file of the same size and modification time (a copy keeps the source's).
+bool EarlierHolds(const std::string& earlier, const DatasetEntry& entry) {
+  struct stat st {};
+  return lstat(earlier.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+         static_cast<uint64_t>(st.st_size) == entry.size &&
+         MtimeNs(st) == entry.mtime_ns;
+}
+
+// One file: kept if the partial copy already holds it as journaled, else
+// copied from the earlier entry or from the source, then journaled.
+absl::Status StageFile(CopyContext& context, const DatasetEntry& e) {
+  const std::string to = context.data + "/" + e.path;
+  auto it = context.journaled.find(e.path);
+  if (it != context.journaled.end() && it->second.first == e.size &&
+      AlreadyCopied(to, e.size, it->second.second)) {
+    AddDone(context, e.size);
+    std::lock_guard<std::mutex> lock(context.mutex);
+    context.result.bytes_resumed += e.size;
+    context.digests[e.path] = it->second.second;
+    return absl::OkStatus();
+  }
+  const std::string earlier = context.earlier_data.empty()
+                                  ? std::string()
+                                  : context.earlier_data + "/" + e.path;
+  bool reuse = !earlier.empty() && EarlierHolds(earlier, e);
+  absl::StatusOr<std::string> sha =
+      CopyFile(context, e, reuse ? earlier : context.source + "/" + e.path, to);
+  if (reuse && !sha.ok()) {
+    // The earlier copy changed or went meanwhile: the source has the file.
+    reuse = false;
+    sha = CopyFile(context, e, context.source + "/" + e.path, to);
+  }
+  if (!sha.ok()) return sha.status();
+  const std::string line = absl::StrCat(*sha, " ", e.size, " ",
+                                        absl::BytesToHexString(e.path), "\n");
+  std::lock_guard<std::mutex> lock(context.mutex);
+  (reuse ? context.result.bytes_reused : context.result.bytes_copied) += e.size;
+  context.digests[e.path] = *sha;
+  if (absl::Status status = WriteAll(context.journal_fd, line.data(),
+                                     line.size(), context.journal_path);
+      !status.ok()) {
+    return status;
+  }
+  CrashPoint("agent.dataset.after_file_copied");
+  return absl::OkStatus();
+}
+
+// A copy thread: takes the next file until none is left or one failed.
+void CopyFiles(CopyContext& context) {
+  while (true) {
+    {
+      std::lock_guard<std::mutex> lock(context.mutex);
+      if (!context.first_error.ok()) return;
+    }
+    const size_t index = context.next.fetch_add(1);
+    if (index >= context.files.size()) return;
+    absl::Status status = StageFile(context, *context.files[index]);
+    if (!status.ok()) {
+      std::lock_guard<std::mutex> lock(context.mutex);
+      if (context.first_error.ok()) context.first_error = std::move(status);
+      return;
+    }
+  }
+}
+
+// Flushes everything written to the filesystem holding `path` at once.
+absl::Status SyncFilesystem(const std::string& path) {
+  ScopedFd fd(open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (fd.get() < 0 || syncfs(fd.get()) != 0) {
+    return LocalError(errno, "cannot sync", path);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 std::string DatasetDataPath(const std::string& entry) {
@@ -325,7 +448,8 @@ std::string DatasetCompletionPath(const std::string& entry) {
   return entry + "/" + kManifest;
 }
 
-absl::StatusOr<DatasetManifest> ScanDatasetTree(const std::string& source) {
+absl::StatusOr<DatasetManifest> ScanDatasetTree(const std::string& source,
+                                                DatasetVersionBy version_by) {
   ScopedFd top(
       open(source.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (top.get() < 0) {
@@ -340,6 +464,29 @@ absl::StatusOr<DatasetManifest> ScanDatasetTree(const std::string& source) {
       !status.ok()) {
     return status;
   }
+  if (version_by == DatasetVersionBy::kContent) {
+    std::map<std::string, std::string> digests;
+    for (const DatasetEntry& e : state.manifest.entries) {
+      if (e.kind != DatasetEntry::Kind::kFile) continue;
+      const std::string path = source + "/" + e.path;
+      ScopedFd fd(openat(top.get(), e.path.c_str(),
+                         O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+      if (fd.get() < 0) return ErrnoStatus(errno, "cannot read", path);
+      absl::StatusOr<std::pair<uint64_t, std::string>> hashed =
+          HashFile(fd.get(), path);
+      if (!hashed.ok()) return hashed.status();
+      if (hashed->first != e.size) {
+        return absl::AbortedError(
+            absl::StrCat(path, " changed while the dataset was being read"));
+      }
+      digests[e.path] = hashed->second;
+    }
+    absl::StatusOr<std::string> version =
+        ContentDigestVersion(state.manifest, digests);
+    if (!version.ok()) return version.status();
+    state.manifest.version = *version;
+    return std::move(state.manifest);
+  }
   absl::StatusOr<std::string> version =
       ContentVersion(source, top.get(), state.manifest);
   if (!version.ok()) return version.status();
@@ -350,63 +497,76 @@ absl::StatusOr<DatasetManifest> ScanDatasetTree(const std::string& source) {
 absl::StatusOr<CopyResult> CopyDatasetTree(const std::string& source,
                                            const DatasetManifest& manifest,
                                            const std::string& entry,
-                                           const StageProgress& progress) {
+                                           const StageProgress& progress,
+                                           const CopyOptions& options) {
   if (access((entry + "/" + kManifest).c_str(), F_OK) == 0) {
     return absl::AlreadyExistsError(absl::StrCat(entry, " is complete"));
   }
   const std::string partial = DatasetPartialPath(entry);
-  CopyContext context{source, manifest, DatasetDataPath(partial), progress};
-  for (const std::string& dir : {partial, context.data}) {
+  const std::string data = DatasetDataPath(partial);
+  for (const std::string& dir : {partial, data}) {
     if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
       return LocalError(errno, "cannot create", dir);
     }
   }
   const std::string journal_path = partial + "/" + kJournal;
-  auto journaled = ReadJournal(journal_path);
+  const auto journaled = ReadJournal(journal_path);
   ScopedFd journal(open(journal_path.c_str(),
                         O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
                         0600));
   if (journal.get() < 0) return LocalError(errno, "cannot write", journal_path);
-  CopyResult result;
+  CopyContext context{
+      .source = source,
+      .manifest = manifest,
+      .data = data,
+      .earlier_data = options.earlier_entry.empty()
+                          ? std::string()
+                          : DatasetDataPath(options.earlier_entry),
+      .progress = progress,
+      .journaled = journaled,
+      .journal_fd = journal.get(),
+      .journal_path = journal_path};
   for (const DatasetEntry& e : manifest.entries) {
-    const std::string to = context.data + "/" + e.path;
+    const std::string to = data + "/" + e.path;
     if (e.kind == DatasetEntry::Kind::kDirectory) {
       if (mkdir(to.c_str(), 0700) != 0 && errno != EEXIST) {
         return LocalError(errno, "cannot create", to);
       }
-      continue;
-    }
-    if (e.kind == DatasetEntry::Kind::kSymlink) {
+    } else if (e.kind == DatasetEntry::Kind::kSymlink) {
       unlink(to.c_str());
       if (symlink(e.link_target.c_str(), to.c_str()) != 0) {
         return LocalError(errno, "cannot create", to);
       }
-      continue;
+    } else {
+      context.files.push_back(&e);
     }
-    auto it = journaled.find(e.path);
-    if (it != journaled.end() && it->second.first == e.size &&
-        AlreadyCopied(to, e.size, it->second.second)) {
-      result.bytes_resumed += e.size;
-      context.done += e.size;
-      if (progress) progress(context.done, manifest.total_bytes);
-      continue;
-    }
-    absl::StatusOr<std::string> sha = CopyFile(context, e);
-    if (!sha.ok()) return sha.status();
-    result.bytes_copied += e.size;
-    const std::string line = absl::StrCat(*sha, " ", e.size, " ",
-                                          absl::BytesToHexString(e.path), "\n");
-    if (absl::Status status =
-            WriteAll(journal.get(), line.data(), line.size(), journal_path);
-        !status.ok()) {
-      return status;
-    }
-    CrashPoint("agent.dataset.after_file_copied");
   }
+  const size_t threads = std::min<size_t>(
+      context.files.size(),
+      static_cast<size_t>(std::max(1, options.parallel_files)));
+  std::vector<std::thread> copiers;
+  for (size_t i = 1; i < threads; ++i) {
+    copiers.emplace_back([&context] { CopyFiles(context); });
+  }
+  CopyFiles(context);
+  for (std::thread& copier : copiers) copier.join();
+  if (!context.first_error.ok()) return context.first_error;
+  if (!options.content_version.empty()) {
+    absl::StatusOr<std::string> copied_version =
+        ContentDigestVersion(manifest, context.digests);
+    if (!copied_version.ok()) return copied_version.status();
+    if (*copied_version != options.content_version) {
+      return absl::AbortedError(
+          absl::StrCat(source, " changed while the dataset was being staged"));
+    }
+  }
+  // Once for the whole copy, before the manifest says it is complete.
+  if (absl::Status status = SyncFilesystem(data); !status.ok()) return status;
+  const CopyResult result = context.result;
   // Directory modes last: a read-only directory would refuse its files.
   for (auto e = manifest.entries.rbegin(); e != manifest.entries.rend(); ++e) {
     if (e->kind == DatasetEntry::Kind::kDirectory) {
-      chmod((context.data + "/" + e->path).c_str(), (e->mode & 0777) | 0700);
+      chmod((data + "/" + e->path).c_str(), (e->mode & 0777) | 0700);
     }
   }
   const std::string manifest_text =

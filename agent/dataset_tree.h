@@ -14,11 +14,13 @@
 // names), ENTRY/manifest says it is complete. A copy in progress lives in
 // ENTRY.partial/ with a journal of the files already copied and verified;
 // an entry without its manifest is never served, and an interrupted copy is
-// resumed from the journal (each file copied, synced and verified before
-// its journal line is written).
+// resumed from the journal. Files are not synced one by one (that made a
+// tree of small files crawl): a journaled file counts on resume only if it
+// still reads back as its journal line says, and the whole copy is synced
+// once before its manifest is written.
 //
 // Thread-compatible: functions share no state; one stage per entry at a
-// time (the cache guarantees it).
+// time (the cache guarantees it). A copy runs its own threads.
 #pragma once
 
 #include <cstdint>
@@ -59,6 +61,16 @@ struct DatasetManifest {
   std::string version;
 };
 
+// How a tree's content version is computed (--dataset=NAME,version=...):
+//   kMetadata  every entry's path, kind, size and modification time, or the
+//              user's .gantry-manifest when there is one: cheap (metadata
+//              only), but blind to a writer that restores modification
+//              times (rsync -t, tar);
+//   kContent   every entry's path, kind and size and every file's SHA-256:
+//              sees any change, at the cost of reading the whole tree at
+//              every scan (each stage, on each node).
+enum class DatasetVersionBy { kMetadata, kContent };
+
 // Reads the tree under `source` (a directory; not followed if a link).
 // Errors, each naming the path:
 //   NOT_FOUND: `source` does not exist;
@@ -67,7 +79,9 @@ struct DatasetManifest {
 //     is not a file, directory or link (a FIFO, a device, a socket), or is
 //     deeper or larger than the bounds above;
 //   UNAVAILABLE: any other failure (I/O error).
-absl::StatusOr<DatasetManifest> ScanDatasetTree(const std::string& source);
+absl::StatusOr<DatasetManifest> ScanDatasetTree(
+    const std::string& source,
+    DatasetVersionBy version_by = DatasetVersionBy::kMetadata);
 
 // Called with (bytes done, bytes total) after each chunk copied.
 using StageProgress = std::function<void(uint64_t, uint64_t)>;
@@ -75,6 +89,24 @@ using StageProgress = std::function<void(uint64_t, uint64_t)>;
 struct CopyResult {
   uint64_t bytes_copied = 0;   // read from the source this time
   uint64_t bytes_resumed = 0;  // already in the partial copy, verified
+  uint64_t bytes_reused = 0;   // copied from the earlier entry, not the source
+};
+
+// Files copied at once. Shared filesystems (NFS, Lustre, GPFS) serve several
+// streams far faster than one, and the hashing spreads over the cores.
+inline constexpr int kParallelFileCopies = 4;
+
+struct CopyOptions {
+  int parallel_files = kParallelFileCopies;
+  // A complete entry of an earlier version of the same dataset, or "": a
+  // file it holds with the size and modification time the scan found is
+  // copied from there (local disk) instead of from the source, so a change
+  // to one file of a tree reads only that file from shared storage.
+  std::string earlier_entry{};
+  // A content version (DatasetVersionBy::kContent) the copy must have, or
+  // "": checked from the digests taken while copying (no second read of the
+  // source); a copy of other content fails with ABORTED.
+  std::string content_version{};
 };
 
 // Copies `source` as `manifest` describes it into `entry` (see the layout
@@ -82,7 +114,9 @@ struct CopyResult {
 // its manifest. Every file is checked against the manifest before it is
 // copied (a file that changed since the scan fails with ABORTED, so the
 // copy never mixes versions), and its copy is read back and compared
-// (size and SHA-256) before it counts.
+// (size and SHA-256) before it counts. Files are copied
+// `options.parallel_files` at a time, and taken from
+// `options.earlier_entry` where it holds them unchanged.
 // Errors name the file:
 //   PERMISSION_DENIED: a file cannot be read (as this process's user);
 //   ABORTED: the source changed while it was being staged;
@@ -93,7 +127,8 @@ struct CopyResult {
 absl::StatusOr<CopyResult> CopyDatasetTree(const std::string& source,
                                            const DatasetManifest& manifest,
                                            const std::string& entry,
-                                           const StageProgress& progress);
+                                           const StageProgress& progress,
+                                           const CopyOptions& options = {});
 
 // ENTRY's data directory, the partial copy's directory, and the file whose
 // presence says the copy is complete.

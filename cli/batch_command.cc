@@ -235,6 +235,9 @@ absl::StatusOr<v1::SubmitRequest> BuildSubmitRequest(
     v1::DatasetRef& ref = *spec.add_datasets();
     ref.set_name(dataset.name);
     ref.set_path(*path);
+    if (dataset.version_by_content) {
+      ref.set_version_by(v1::DATASET_VERSION_BY_CONTENT);
+    }
   }
   spec.set_script(script);
   for (const std::string& arg : script_args) spec.add_script_args(arg);

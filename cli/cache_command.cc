@@ -143,6 +143,9 @@ int Prefetch(ControllerClient& client, const CacheCommands& commands) {
   request.set_user(CurrentUser());
   request.mutable_dataset()->set_name(dataset->name);
   request.mutable_dataset()->set_path(*path);
+  if (dataset->version_by_content) {
+    request.mutable_dataset()->set_version_by(v1::DATASET_VERSION_BY_CONTENT);
+  }
   if (absl::Status added = AddNodes(commands.nodes, *request.mutable_nodes());
       !added.ok()) {
     return Fail(kCommand, added);

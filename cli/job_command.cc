@@ -129,8 +129,11 @@ int RunJobCommand(const std::string& controller, const JobOptions& options) {
               << job.checkpoint_interval_basis() << ")\n";
   }
   for (const v1::DatasetRef& dataset : job.spec().datasets()) {
-    std::cout << "   Dataset=" << EscapeForTerminal(dataset.name()) << ":"
-              << EscapeForTerminal(dataset.path()) << "\n";
+    std::cout << "   Dataset=" << EscapeForTerminal(dataset.name())
+              << (dataset.version_by() == v1::DATASET_VERSION_BY_CONTENT
+                      ? ",version=content"
+                      : "")
+              << ":" << EscapeForTerminal(dataset.path()) << "\n";
   }
   for (const v1::DatasetStaging& staging : job.dataset_staging()) {
     // Bytes staged per node: done/total, and how many came from shared

@@ -125,7 +125,10 @@ Options:
                               copies to its local cache before the ranks
                               start; they find the copy in
                               GANTRY_DATASET_<NAME> (NAME: letters, digits,
-                              _). Several allowed
+                              _). Several allowed. NAME,version=content:PATH
+                              tells versions apart by the files' content
+                              (for rsync -t or tar; reads the whole tree
+                              at each stage), not sizes and mtimes
       --max-restarts N        restart up to N times, after the job's own
                               failures too (without it: node faults only,
                               up to the cluster's default, 3)

@@ -170,7 +170,12 @@ namespace {
 nlohmann::json DatasetsToJson(const v1::JobSpec& spec) {
   nlohmann::json datasets = nlohmann::json::array();
   for (const v1::DatasetRef& dataset : spec.datasets()) {
-    datasets.push_back({{"name", dataset.name()}, {"path", dataset.path()}});
+    datasets.push_back(
+        {{"name", dataset.name()},
+         {"path", dataset.path()},
+         {"version_by", dataset.version_by() == v1::DATASET_VERSION_BY_CONTENT
+                            ? "content"
+                            : "metadata"}});
   }
   return datasets;
 }

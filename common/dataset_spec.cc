@@ -81,8 +81,21 @@ absl::StatusOr<DatasetDeclaration> ParseDatasetOption(std::string_view value) {
     return absl::InvalidArgumentError(
         "expected NAME:PATH, such as imagenet:/shared/imagenet");
   }
-  DatasetDeclaration declaration{std::string(value.substr(0, colon)),
-                                 std::string(value.substr(colon + 1))};
+  std::string_view head = value.substr(0, colon);
+  DatasetDeclaration declaration;
+  declaration.path = std::string(value.substr(colon + 1));
+  if (const size_t comma = head.find(','); comma != std::string_view::npos) {
+    const std::string_view option = head.substr(comma + 1);
+    head = head.substr(0, comma);
+    if (option == "version=content") {
+      declaration.version_by_content = true;
+    } else if (option != "version=metadata") {
+      return absl::InvalidArgumentError(Concat(
+          "dataset ", head, ": unknown option '", option,
+          "' (NAME,version=content:PATH or NAME,version=metadata:PATH)"));
+    }
+  }
+  declaration.name = std::string(head);
   if (absl::Status status = CheckDatasetName(declaration.name); !status.ok()) {
     return status;
   }

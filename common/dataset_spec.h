@@ -36,10 +36,14 @@ inline constexpr std::string_view kDatasetVariablePrefix = "GANTRY_DATASET_";
 struct DatasetDeclaration {
   std::string name;
   std::string path;  // as written (the CLI makes it absolute)
+  // ",version=content" after the name: versions by a digest of the files'
+  // content rather than their sizes and modification times.
+  bool version_by_content = false;
 };
 
-// Splits "NAME:PATH" at the first colon and checks the name (the path may
-// still be relative here). INVALID_ARGUMENT saying what is wrong.
+// Splits "NAME[,version=metadata|content]:PATH" at the first colon (a name
+// holds no colon; a path may) and checks the name and the option (the path
+// may still be relative here). INVALID_ARGUMENT saying what is wrong.
 absl::StatusOr<DatasetDeclaration> ParseDatasetOption(std::string_view value);
 
 // OK when `name` is a dataset name (see above); INVALID_ARGUMENT otherwise.

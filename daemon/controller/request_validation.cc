@@ -63,6 +63,14 @@ absl::Status FirstError(std::initializer_list<absl::Status> checks) {
   return absl::OkStatus();
 }
 
+// A dataset's version_by (--dataset=NAME,version=...) is one Gantry knows.
+absl::Status CheckVersionBy(const v1::DatasetRef& ref) {
+  if (v1::DatasetVersionBy_IsValid(ref.version_by())) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("dataset ", ref.name(), ": version_by is ", ref.version_by(),
+                   ", not one Gantry knows"));
+}
+
 absl::Status CheckDatasets(const v1::JobSpec& spec) {
   if (spec.datasets().empty()) return absl::OkStatus();
   if (spec.allocation_only()) {
@@ -75,6 +83,7 @@ absl::Status CheckDatasets(const v1::JobSpec& spec) {
   std::vector<DatasetDeclaration> datasets;
   datasets.reserve(spec.datasets_size());
   for (const v1::DatasetRef& ref : spec.datasets()) {
+    if (absl::Status known = CheckVersionBy(ref); !known.ok()) return known;
     datasets.push_back({ref.name(), ref.path()});
   }
   return CheckDatasetList(datasets);
@@ -312,6 +321,7 @@ absl::Status ValidatePrefetchDatasetRequest(
   return FirstError({
       CheckCacheNodes(request.nodes()),
       CheckDatasetList(dataset),
+      CheckVersionBy(request.dataset()),
       CheckCacheWait(request.wait_seconds()),
       ValidateClaimedUser(request.user()),
   });

@@ -72,10 +72,10 @@ class DatasetCacheTest(ClusterTestCase):
         # In time order, so a slice is one run's lines.
         return sorted(lines, key=lambda fields: fields["ts"])
 
-    def run_job(self, out_dir):
+    def run_job(self, out_dir, name="train"):
         os.makedirs(self.cluster.path(out_dir), exist_ok=True)
         job_id = self.cluster.submit(
-            self.script, "-N", "2", f"--dataset=train:{self.shared}",
+            self.script, "-N", "2", f"--dataset={name}:{self.shared}",
             args=(self.cluster.path(out_dir), self.shared))
         self.cluster.wait_job(job_id, "COMPLETED", timeout=60)
         ranks = {}
@@ -137,8 +137,37 @@ class DatasetCacheTest(ClusterTestCase):
             self.assertEqual(copy_digest, changed_digest, f"rank {rank}")
         restaged = self.staged_lines()[len(first) + len(rerun):]
         self.assertEqual([l["hit"] for l in restaged], ["no", "no"])
+        # Only the changed file came from shared storage; the others from
+        # each node's copy of the earlier version.
+        for line in restaged:
+            self.assertEqual(int(line["copied"]), MIB, line)
+            self.assertEqual(int(line["reused"]), 2 * MIB + 8, line)
         for old in paths:
             self.assertFalse(os.path.exists(old), f"{old} was not dropped")
+
+    def test_a_content_version_sees_what_rsync_t_changes(self):
+        # rsync -t and tar restore modification times: a file rewritten
+        # with the same size and mtime is the same version by metadata, a
+        # new one by content.
+        _, first = self.run_job("first", name="train,version=content")
+        shard = os.path.join(self.shared, "shard0.bin")
+        before = os.stat(shard)
+        with open(shard, "wb") as f:
+            f.write(b"Q" * MIB)
+        os.utime(shard, ns=(before.st_atime_ns, before.st_mtime_ns))
+        changed_digest = tree_digest(self.shared)
+        job_id, second = self.run_job("second", name="train,version=content")
+        for rank, (path, copy_digest, _) in second.items():
+            self.assertEqual(copy_digest, changed_digest, f"rank {rank}")
+            self.assertNotIn(path, {first[r][0] for r in first})
+        self.assertIn("Dataset=train,version=content:" + self.shared,
+                      self.cluster.cli("job", str(job_id)).stdout)
+        self.assertEqual(self.cluster.job(job_id)["datasets"][0]["version_by"],
+                         "content")
+        # Unchanged content: both nodes serve their copies.
+        self.run_job("third", name="train,version=content")
+        self.assertEqual([l["hit"] for l in self.staged_lines()[-2:]],
+                         ["yes", "yes"])
 
     def test_cache_directory_is_private_to_its_user(self):
         _, ranks = self.run_job("first")

@@ -128,9 +128,9 @@ class DatasetCacheRequestsTest(ClusterTestCase):
         self.next_id = 1
         self.last_request_mark = 0
 
-    def start_agent(self, env=None):
+    def start_agent(self, env=None, cache_size="64M"):
         mark = len(self.controller.messages())
-        self.cluster.agent_args["node01"] = ["--cache-size", "64M"]
+        self.cluster.agent_args["node01"] = ["--cache-size", cache_size]
         self.cluster.start_agent("node01", env=env)
         self.controller.wait(lambda m: "register" in m, 20,
                              "the agent's Register", after=mark)
@@ -357,15 +357,17 @@ class DatasetCacheRequestsTest(ClusterTestCase):
 
 
     def test_a_copying_helper_dies_with_the_agent(self):
-        # A tree that takes a while to copy (each file is synced), and its
-        # helper caught copying and stopped there: when the agent is
-        # killed the helper must die too, not write on beside the next
-        # agent's resumed copy.
+        # A tree that takes a while to copy (192 MiB, each file hashed
+        # twice), and its helper caught copying and stopped there: when the
+        # agent is killed the helper must die too, not write on beside the
+        # next agent's resumed copy.
         big = self.cluster.path("shared", "big")
         os.makedirs(big)
-        for i in range(48):
+        for i in range(96):
             with open(os.path.join(big, f"part{i:02d}"), "wb") as f:
-                f.write(bytes([i]) * (1 << 20))
+                f.write(bytes([i]) * (2 << 20))
+        self.cluster.kill_agent("node01")
+        self.start_agent(cache_size="1G")
         agent_pid = self.cluster.agents["node01"].process.pid
         self.controller.send(
             'dataset_prefetch { request_id: 90 uid: %d gid: %d user: %s '

@@ -211,10 +211,13 @@ class RacingWorker : public InProcessDatasetWorker {
   absl::StatusOr<CopyResult> Copy(const DatasetUser& user,
                                   const std::string& source,
                                   const std::string& version,
+                                  DatasetVersionBy version_by,
                                   const std::string& entry,
+                                  const std::string& earlier_entry,
                                   const StageProgress& progress) override {
     WriteFile(entry + "/mine", "x");
-    return InProcessDatasetWorker::Copy(user, source, version, entry, progress);
+    return InProcessDatasetWorker::Copy(user, source, version, version_by,
+                                        entry, earlier_entry, progress);
   }
 };
 

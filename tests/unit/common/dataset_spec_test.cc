@@ -24,6 +24,27 @@ TEST_CASE("dataset option splits NAME:PATH at the first colon",
   CHECK(DatasetVariableName(parsed->name) == "GANTRY_DATASET_imagenet");
 }
 
+TEST_CASE("dataset option: version by content or by metadata after the name",
+          "[dataset_spec]") {
+  absl::StatusOr<DatasetDeclaration> content =
+      ParseDatasetOption("train,version=content:/shared/a,b:c");
+  REQUIRE(content.ok());
+  CHECK(content->name == "train");
+  CHECK(content->path == "/shared/a,b:c");
+  CHECK(content->version_by_content);
+  absl::StatusOr<DatasetDeclaration> metadata =
+      ParseDatasetOption("train,version=metadata:/shared/a");
+  REQUIRE(metadata.ok());
+  CHECK_FALSE(metadata->version_by_content);
+  CHECK_FALSE(ParseDatasetOption("train:/shared/a")->version_by_content);
+  absl::StatusOr<DatasetDeclaration> unknown =
+      ParseDatasetOption("train,version=mtime:/shared/a");
+  REQUIRE_FALSE(unknown.ok());
+  CHECK_THAT(Message(unknown.status()),
+             Catch::Contains("unknown option 'version=mtime'"));
+  CHECK_FALSE(ParseDatasetOption("tr-ain,version=content:/x").ok());
+}
+
 TEST_CASE("dataset option refuses malformed values", "[dataset_spec]") {
   struct Row {
     std::string value;

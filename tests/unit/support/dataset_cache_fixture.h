@@ -55,20 +55,24 @@ inline DatasetUser ThisProcessUser() {
 class GatedWorker : public DatasetWorker {
  public:
   absl::StatusOr<DatasetManifest> Scan(const DatasetUser& user,
-                                       const std::string& source) override {
-    return inner_.Scan(user, source);
+                                       const std::string& source,
+                                       DatasetVersionBy version_by) override {
+    return inner_.Scan(user, source, version_by);
   }
   absl::StatusOr<CopyResult> Copy(const DatasetUser& user,
                                   const std::string& source,
                                   const std::string& version,
+                                  DatasetVersionBy version_by,
                                   const std::string& entry,
+                                  const std::string& earlier_entry,
                                   const StageProgress& progress) override {
     {
       std::unique_lock lock(mutex_);
       ++copies_;
       opened_.wait(lock, [this] { return open_; });
     }
-    return inner_.Copy(user, source, version, entry, progress);
+    return inner_.Copy(user, source, version, version_by, entry, earlier_entry,
+                       progress);
   }
   absl::Status Remove(const DatasetUser& user,
                       const std::string& path) override {
