@@ -158,6 +158,9 @@ class HostileRequestsTest(ClusterTestCase):
             (dataset(b"a", b"/x\x00y"), "control characters"),
             (dataset(b"bad-name", b"/x"), "letters, digits and underscores"),
             (dataset(b"GANTRY_X=1;", b"/x"), "letters, digits"),
+            # An enum value no CLI sends (proto3 keeps unknown values).
+            ('{ name: "a" path: "/x" version_by: 7 }',
+             "dataset a: version_by is 7, not one Gantry knows"),
         ]
         for value, *expected in cases:
             with self.subTest(value=value):
