@@ -147,6 +147,15 @@ absl::Status ScanDirectory(ScanState& state, int dir_fd,
   return absl::OkStatus();
 }
 
+// One entry's line in a version digest: its kind, size, `detail` (the
+// modification time, or the file's SHA-256), path and link target, each
+// length-prefixed where it is free text.
+std::string VersionLine(const DatasetEntry& e, absl::string_view detail) {
+  return absl::StrCat(static_cast<int>(e.kind), " ", e.size, " ", detail, " ",
+                      e.path.size(), ":", e.path, " ", e.link_target.size(),
+                      ":", e.link_target, "\n");
+}
+
 // The content version of kContent: a digest of every entry's path, kind,
 // size and link target and of every file's SHA-256 (`file_digests`, by
 // path). NOT_FOUND if a file's digest is missing.
@@ -164,9 +173,7 @@ absl::StatusOr<std::string> ContentDigestVersion(
       }
       sha = it->second;
     }
-    const std::string line = absl::StrCat(
-        static_cast<int>(e.kind), " ", e.size, " ", sha, " ", e.path.size(),
-        ":", e.path, " ", e.link_target.size(), ":", e.link_target, "\n");
+    const std::string line = VersionLine(e, sha);
     digest.Add(line.data(), line.size());
   }
   return digest.Hex().substr(0, 32);
@@ -199,10 +206,7 @@ absl::StatusOr<std::string> ContentVersion(const std::string& source,
     }
   } else {
     for (const DatasetEntry& e : manifest.entries) {
-      const std::string line =
-          absl::StrCat(static_cast<int>(e.kind), " ", e.size, " ", e.mtime_ns,
-                       " ", e.path.size(), ":", e.path, " ",
-                       e.link_target.size(), ":", e.link_target, "\n");
+      const std::string line = VersionLine(e, absl::StrCat(e.mtime_ns));
       digest.Add(line.data(), line.size());
     }
   }
@@ -241,6 +245,29 @@ absl::StatusOr<std::pair<uint64_t, std::string>> HashFile(
     total += static_cast<uint64_t>(n);
   }
   return std::make_pair(total, digest.Hex());
+}
+
+// The kContent version of the tree `manifest` lists: every file read and
+// hashed (the whole tree), then ContentDigestVersion.
+absl::StatusOr<std::string> FileContentVersion(
+    const std::string& source, int top_fd, const DatasetManifest& manifest) {
+  std::map<std::string, std::string> digests;
+  for (const DatasetEntry& e : manifest.entries) {
+    if (e.kind != DatasetEntry::Kind::kFile) continue;
+    const std::string path = source + "/" + e.path;
+    ScopedFd fd(openat(top_fd, e.path.c_str(),
+                       O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    if (fd.get() < 0) return ErrnoStatus(errno, "cannot read", path);
+    absl::StatusOr<std::pair<uint64_t, std::string>> hashed =
+        HashFile(fd.get(), path);
+    if (!hashed.ok()) return hashed.status();
+    if (hashed->first != e.size) {
+      return absl::AbortedError(
+          absl::StrCat(path, " changed while the dataset was being read"));
+    }
+    digests[e.path] = hashed->second;
+  }
+  return ContentDigestVersion(manifest, digests);
 }
 
 absl::Status WriteAll(int fd, const char* data, size_t size,
@@ -359,15 +386,6 @@ absl::Status SyncPath(const std::string& path) {
   return absl::OkStatus();
 }
 
-// Whether the earlier entry holds `entry` as the scan found it: a regular
-// file of the same size and modification time (a copy keeps the source's).
-bool EarlierHolds(const std::string& earlier, const DatasetEntry& entry) {
-  struct stat st {};
-  return lstat(earlier.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-         static_cast<uint64_t>(st.st_size) == entry.size &&
-         MtimeNs(st) == entry.mtime_ns;
-}
-
 // One file: kept if the partial copy already holds it as journaled, else
 // copied from the earlier entry or from the source, then journaled.
 absl::Status StageFile(CopyContext& context, const DatasetEntry& e) {
@@ -381,14 +399,15 @@ absl::Status StageFile(CopyContext& context, const DatasetEntry& e) {
     context.digests[e.path] = it->second.second;
     return absl::OkStatus();
   }
-  const std::string earlier = context.earlier_data.empty()
-                                  ? std::string()
-                                  : context.earlier_data + "/" + e.path;
-  bool reuse = !earlier.empty() && EarlierHolds(earlier, e);
+  // From the earlier version's copy when it holds the file as the scan
+  // found it (CopyFile checks the type, size and mtime before it reads a
+  // byte, and a copy keeps the source's mtime); otherwise, or if that read
+  // fails, from the source.
+  bool reuse = !context.earlier_data.empty();
   absl::StatusOr<std::string> sha =
-      CopyFile(context, e, reuse ? earlier : context.source + "/" + e.path, to);
-  if (reuse && !sha.ok()) {
-    // The earlier copy changed or went meanwhile: the source has the file.
+      reuse ? CopyFile(context, e, context.earlier_data + "/" + e.path, to)
+            : absl::UnknownError("no earlier version");
+  if (!sha.ok()) {
     reuse = false;
     sha = CopyFile(context, e, context.source + "/" + e.path, to);
   }
@@ -464,31 +483,10 @@ absl::StatusOr<DatasetManifest> ScanDatasetTree(const std::string& source,
       !status.ok()) {
     return status;
   }
-  if (version_by == DatasetVersionBy::kContent) {
-    std::map<std::string, std::string> digests;
-    for (const DatasetEntry& e : state.manifest.entries) {
-      if (e.kind != DatasetEntry::Kind::kFile) continue;
-      const std::string path = source + "/" + e.path;
-      ScopedFd fd(openat(top.get(), e.path.c_str(),
-                         O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-      if (fd.get() < 0) return ErrnoStatus(errno, "cannot read", path);
-      absl::StatusOr<std::pair<uint64_t, std::string>> hashed =
-          HashFile(fd.get(), path);
-      if (!hashed.ok()) return hashed.status();
-      if (hashed->first != e.size) {
-        return absl::AbortedError(
-            absl::StrCat(path, " changed while the dataset was being read"));
-      }
-      digests[e.path] = hashed->second;
-    }
-    absl::StatusOr<std::string> version =
-        ContentDigestVersion(state.manifest, digests);
-    if (!version.ok()) return version.status();
-    state.manifest.version = *version;
-    return std::move(state.manifest);
-  }
   absl::StatusOr<std::string> version =
-      ContentVersion(source, top.get(), state.manifest);
+      version_by == DatasetVersionBy::kContent
+          ? FileContentVersion(source, top.get(), state.manifest)
+          : ContentVersion(source, top.get(), state.manifest);
   if (!version.ok()) return version.status();
   state.manifest.version = *version;
   return std::move(state.manifest);
