@@ -804,6 +804,7 @@ int main(int argc, char** argv) {
   signals.async_wait([&](const boost::system::error_code&, int signal) {
     gantry::log::Info("stopping", {{"signal", signal}});
     gantry::systemd::NotifyStopping("stopping");
+    gantry::replication::StopInsteadOfSteppingDown();
     controller.Stop();
     // Shutdown waits for in-flight calls, which need this loop: run it from
     // another thread and stop the loop when it returns.

@@ -19,9 +19,24 @@ ReplicatedStore::ReplicatedStore(
       next_index_(next_index),
       on_deposed_(std::move(on_deposed)) {}
 
-absl::Status ReplicatedStore::Deposed(const std::string& reason) {
+absl::Status ReplicatedStore::Deposed(bool unanswered_append, uint64_t index,
+                                      const std::string& reason) {
   on_deposed_(reason);
-  return absl::FailedPreconditionError(absl::StrCat("not committed: ", reason));
+  return NotCommitted(unanswered_append, index, reason);
+}
+
+absl::Status ReplicatedStore::NotCommitted(bool unanswered_append,
+                                           uint64_t index,
+                                           absl::string_view why) {
+  // An append that got no answer may still have been committed by etcd,
+  // and the next leader applies it: the batch's outcome is unknown, not a
+  // failure (clients ask again with their tokens).
+  if (unanswered_append) {
+    return absl::UnavailableError(absl::StrCat(
+        "outcome unknown: etcd did not answer the append of entry ", index,
+        ", which the next leader applies if etcd committed it (", why, ")"));
+  }
+  return absl::FailedPreconditionError(absl::StrCat("not committed: ", why));
 }
 
 bool ReplicatedStore::PauseCommits(std::chrono::milliseconds wait) {
@@ -64,6 +79,12 @@ absl::Status ReplicatedStore::Commit(const Batch& batch, bool sync) {
   const std::string bytes = ToReplicated(batch).SerializeAsString();
   bool told = false;
   while (true) {
+    if (!leadership_.is_leader()) {
+      // Resigned (a stop, a hand-over): no renewal can come to end a wait,
+      // and nothing more may be appended.
+      return NotCommitted(told, index,
+                          "this controller resigned its leadership");
+    }
     if (!leadership_.Valid()) {
       // Lapsed, not lost (an etcd leader election): nothing is appended or
       // acknowledged until a renewal is answered, or the lease is lost.
@@ -71,24 +92,14 @@ absl::Status ReplicatedStore::Commit(const Batch& batch, bool sync) {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
         continue;
       }
-      absl::Status deposed =
-          Deposed("this controller's etcd lease may have expired");
-      // An append that got no answer may still have been committed by
-      // etcd, and the next leader applies it: the batch's outcome is
-      // unknown, not a failure (clients ask again with their tokens).
-      if (told) {
-        return absl::UnavailableError(absl::StrCat(
-            "outcome unknown: etcd did not answer the append of entry ", index,
-            ", which the next leader applies if etcd committed it (",
-            deposed.message(), ")"));
-      }
-      return deposed;
+      return Deposed(told, index,
+                     "this controller's etcd lease may have expired");
     }
     absl::Status appended =
         log_.Append(index, bytes, leadership_.leader_revision());
     if (appended.ok()) break;
     if (appended.code() != absl::StatusCode::kUnavailable) {
-      return Deposed(std::string(appended.message()));
+      return Deposed(told, index, std::string(appended.message()));
     }
     // No quorum (or no member reachable): nothing may be acknowledged
     // until etcd holds the batch; the lease check above ends the wait.

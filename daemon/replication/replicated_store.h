@@ -26,6 +26,7 @@
 #include <mutex>
 #include <string>
 
+#include "absl/strings/string_view.h"
 #include "daemon/replication/leadership.h"
 #include "daemon/replication/replication_log.h"
 #include "daemon/store/rocksdb_store.h"
@@ -81,7 +82,14 @@ class ReplicatedStore final : public StateStore {
   void ResumeCommits();
 
  private:
-  absl::Status Deposed(const std::string& reason);
+  // Tells the owner (which steps down) and says the batch is not
+  // committed.
+  absl::Status Deposed(bool unanswered_append, uint64_t index,
+                       const std::string& reason);
+  // Not committed for `why`; "outcome unknown" when an append of it got
+  // no answer (etcd may hold it, and the next leader applies it).
+  static absl::Status NotCommitted(bool unanswered_append, uint64_t index,
+                                   absl::string_view why);
 
   RocksDbStore& local_;
   ReplicationLog& log_;

@@ -4,6 +4,10 @@
 // it held in memory as leader. Running ranks are the agents' and are not
 // touched; clients and agents redial and find the new leader.
 //
+// Once gantryd is stopping (StopInsteadOfSteppingDown), a step-down ends
+// the process instead: its admin asked it to stop, and a standby started
+// over in its place would run on until systemd's SIGKILL.
+//
 // Thread-safe: the first caller execs; later callers (another thread that
 // found out at the same moment) wait for it.
 #pragma once
@@ -13,5 +17,8 @@
 namespace gantry::replication {
 
 [[noreturn]] void StepDown(char** argv, const std::string& reason);
+
+// Called when a stop begins (SIGTERM, SIGINT): a later StepDown exits.
+void StopInsteadOfSteppingDown();
 
 }  // namespace gantry::replication

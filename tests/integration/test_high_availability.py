@@ -517,6 +517,49 @@ class HighAvailabilityTest(ClusterTestCase):
         cluster.touch(f"release.{long_job}")
         cluster.wait_job(long_job, "COMPLETED", timeout=30)
 
+    def test_leader_stops_with_a_batch_etcd_has_not_answered(self):
+        """systemctl stop of the leader while a batch waits for etcd: the
+        stop resigns the leadership, and the batch's commit must then give
+        up (not committed; the client retries with its token) instead of
+        waiting for a renewal that can no longer come. It once waited
+        forever, and systemd killed gantryd after TimeoutStopSec."""
+        cluster = self.start_ha(agents=1, controllers=1)
+        leader = cluster.wait_leader()
+        daemon = cluster.controllers[leader]
+        script = cluster.write_script("ok.sh", "#!/bin/bash\ntrue\n")
+        etcd = cluster.etcd.processes[cluster.etcd.names[0]]
+        os.kill(etcd.pid, signal.SIGSTOP)
+        self.addCleanup(lambda: etcd.poll() is None
+                        and os.kill(etcd.pid, signal.SIGCONT))
+        waiting = subprocess.Popen(
+            [cluster.cli_bin, "batch", "--parsable", "-J", "in-flight", script],
+            cwd=cluster.work_dir, env=cluster.env,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(waiting.kill)
+        time.sleep(0.5)
+        daemon.send(signal.SIGTERM)
+        # A stop may not wait for etcd: it is often down when admins stop
+        # things.
+        try:
+            daemon.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.fail("gantryd did not stop within 15 s of SIGTERM with "
+                      "etcd not answering: " + daemon.log_text()[-3000:])
+        finally:
+            os.kill(etcd.pid, signal.SIGCONT)
+        self.assertEqual(daemon.process.returncode, 0, daemon.log_text()[-3000:])
+        self.assertNotIn("starting over as a standby", daemon.log_text())
+        # Nothing acknowledged was lost: started again, the controller
+        # has the job if (and only if) the client was told its id.
+        cluster.start_named_controller(leader)
+        cluster.wait_leader()
+        out, _ = waiting.communicate(timeout=120)
+        named = [j["job_id"] for j in cluster.cli_json("queue", "--all")["jobs"]
+                 if j["name"] == "in-flight"]
+        if waiting.returncode == 0:
+            self.assertEqual(named, [int(out.strip())])
+        self.assertLessEqual(len(named), 1, named)
+
     def test_status_shows_roles_lag_and_etcd(self):
         cluster = self.start_ha(agents=1, controllers=2)
         leader = cluster.wait_leader()

@@ -28,6 +28,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 import gantry_cluster  # noqa: E402
 from faults import Faults  # noqa: E402
 from lab_cluster import Lab, missing_prerequisites  # noqa: E402
+from unit_runner import STUCK_AT_STOP  # noqa: E402
 from verdicts import collect  # noqa: E402
 from workload import Workload  # noqa: E402
 
@@ -78,6 +79,12 @@ class LabTestCase(unittest.TestCase):
         failed = any(test is self for test, _ in result.errors + result.failures)
         if failed:
             for name, text in self.lab.daemon_logs().items():
+                stuck = text.find(STUCK_AT_STOP)
+                if stuck >= 0:
+                    # Where a daemon hung at its stop: the whole dump.
+                    print(f"--- {name} (from its threads at the stop)")
+                    print(text[stuck:])
+                    continue
                 print(f"--- {name} (last 40 lines)")
                 print("\n".join(text.splitlines()[-40:]))
         self._stop(failed)

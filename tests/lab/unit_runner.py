@@ -21,6 +21,7 @@ import os
 import re
 import resource
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -83,6 +84,9 @@ def _seconds(value):
             return float(value[:-len(suffix)]) * factor
     return float(value)
 
+
+# Begins the thread dump of a daemon that outlived TimeoutStopSec.
+STUCK_AT_STOP = "stop timed out; its threads:"
 
 class Unit:
     def __init__(self, host, unit_path, log_path, notify_dir, environment=None):
@@ -241,6 +245,24 @@ class Unit:
         with open(self.log_path, "ab") as log:
             log.write(f"--- unit-runner: {text}\n".encode())
 
+    def _append_threads(self, pid):
+        """A daemon that outlives TimeoutStopSec is stuck somewhere: its
+        threads' stacks go to its log before the SIGKILL, so a run that
+        cannot be repeated still says where."""
+        gdb = shutil.which("gdb")
+        if not gdb:
+            self._append_log("stop timed out; no gdb to print its threads")
+            return
+        try:
+            stacks = subprocess.run(
+                [gdb, "-p", str(pid), "-batch", "-nx",
+                 "-ex", "set pagination off",
+                 "-ex", "thread apply all bt"],
+                capture_output=True, text=True, timeout=60).stdout
+        except subprocess.TimeoutExpired:
+            stacks = "(gdb did not finish in 60 s)"
+        self._append_log(STUCK_AT_STOP + "\n" + stacks)
+
     def wait_ready(self, timeout=120):
         return self._ready.wait(timeout)
 
@@ -255,6 +277,7 @@ class Unit:
                 process.terminate()
                 process.wait(timeout=_seconds(self._one("TimeoutStopSec", "90s")))
             except subprocess.TimeoutExpired:
+                self._append_threads(process.pid)
                 self._append_log("stop timed out: SIGKILL")
         kill = os.path.join(self.host.cgroup, self.name, "cgroup.kill")
         if os.path.exists(kill):
