@@ -289,7 +289,7 @@ absl::StatusOr<StagedDataset> DatasetCache::StageAndPin(
   absl::StatusOr<DatasetManifest> manifest =
       worker_.Scan(user, source, version_by);
   if (!manifest.ok()) return manifest.status();
-  const Key key{user.uid, name, manifest->version};
+  const Key key = KeyFor(user.uid, name, source, manifest->version);
   const auto complete = [&] {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = entries_.find(key);
@@ -304,7 +304,8 @@ absl::StatusOr<StagedDataset> DatasetCache::StageAndPin(
     for (uid_t uid : KnownUids()) Audit(uid);
   }
   const std::string entry_path = EntryPath(key);
-  const std::string entry_name = absl::StrCat(name, ".", manifest->version);
+  const std::string entry_name =
+      absl::StrCat(std::get<1>(key), ".", manifest->version);
   std::optional<Key>
       earlier;  // the version the copy reads unchanged files from
   StagedDataset staged;
@@ -328,7 +329,7 @@ absl::StatusOr<StagedDataset> DatasetCache::StageAndPin(
             "job uses it"));
       }
       PinEntry(key, pin);
-      it->second.source = source;
+      it->second.names.insert(name);
       Touch(key);
       if (pin.launch) ++counters_.hits;
       staged.hit = true;
@@ -337,8 +338,8 @@ absl::StatusOr<StagedDataset> DatasetCache::StageAndPin(
     // A partial copy of another version can never be resumed.
     std::vector<Key> stale;
     for (const auto& [other, other_entry] : entries_) {
-      if (std::get<0>(other) == user.uid && std::get<1>(other) == name &&
-          other != key && !other_entry.complete && !other_entry.staging) {
+      if (SameDataset(other, other_entry, key, source) &&
+          !other_entry.complete && !other_entry.staging) {
         stale.push_back(other);
       }
     }
@@ -361,6 +362,7 @@ absl::StatusOr<StagedDataset> DatasetCache::StageAndPin(
     entry.files = manifest->file_count;
     entry.staging = true;
     entry.source = source;
+    entry.names.insert(name);
     entry.last_use_ms = clock_.NowMs();
     if (absl::Status recorded = WriteRecord(key); !recorded.ok()) {
       entries_.erase(key);
@@ -370,8 +372,8 @@ absl::StatusOr<StagedDataset> DatasetCache::StageAndPin(
     // The most recent complete version still here once room was made: the
     // files that did not change are copied from it, not from the source.
     for (auto& [other, other_entry] : entries_) {
-      if (std::get<0>(other) == user.uid && std::get<1>(other) == name &&
-          other != key && other_entry.complete && !other_entry.tainted &&
+      if (SameDataset(other, other_entry, key, source) &&
+          other_entry.complete && !other_entry.tainted &&
           !other_entry.staging &&
           (!earlier.has_value() ||
            other_entry.last_use_ms > entries_[*earlier].last_use_ms)) {
@@ -435,8 +437,8 @@ absl::StatusOr<StagedDataset> DatasetCache::StageAndPin(
   counters_.bytes_staged += copied->bytes_copied;
   DropLapsedHolds();
   for (auto& [other, other_entry] : entries_) {
-    if (std::get<0>(other) == user.uid && std::get<1>(other) == name &&
-        other != key && !Pinned(other_entry) && !other_entry.staging) {
+    if (SameDataset(other, other_entry, key, source) && !Pinned(other_entry) &&
+        !other_entry.staging) {
       superseded.push_back(other);
     }
   }
@@ -448,6 +450,27 @@ absl::StatusOr<StagedDataset> DatasetCache::StageAndPin(
   return staged;
 }
 
+DatasetCache::Key DatasetCache::KeyFor(uid_t uid, const std::string& name,
+                                       const std::string& source,
+                                       const std::string& version) const {
+  // The dataset is its owner's source directory, whatever it is called:
+  // a copy of this version staged under another name is this one.
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& [key, entry] : entries_) {
+    if (std::get<0>(key) == uid && std::get<2>(key) == version &&
+        entry.source == source) {
+      return key;
+    }
+  }
+  return {uid, name, version};
+}
+
+bool DatasetCache::SameDataset(const Key& other, const Entry& other_entry,
+                               const Key& key, const std::string& source) {
+  return other != key && std::get<0>(other) == std::get<0>(key) &&
+         other_entry.source == source;
+}
+
 void DatasetCache::PinEntry(const Key& key, const Pin& pin) {
   if (pin.job == 0) return;
   Entry& entry = entries_[key];
@@ -456,9 +479,9 @@ void DatasetCache::PinEntry(const Key& key, const Pin& pin) {
     entry.jobs.insert(pin.job);
     // The job's own stage: whatever was held for it ahead is its now, or
     // (another version) no longer needed.
+    const std::string& source = entry.source;
     for (auto& [other, other_entry] : entries_) {
-      if (std::get<0>(other) == std::get<0>(key) &&
-          std::get<1>(other) == std::get<1>(key)) {
+      if (other == key || SameDataset(other, other_entry, key, source)) {
         other_entry.holds.erase(pin.job);
       }
     }
@@ -512,7 +535,7 @@ absl::Status DatasetCache::Evict(uid_t uid, const std::string& name) {
     DropLapsedHolds();
     bool any = false;
     for (const auto& [key, entry] : entries_) {
-      if (std::get<0>(key) != uid || std::get<1>(key) != name) continue;
+      if (std::get<0>(key) != uid || entry.names.count(name) == 0) continue;
       any = true;
       if (entry.staging || entry.copy_sources > 0) {
         return absl::FailedPreconditionError(absl::StrCat(

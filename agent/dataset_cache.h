@@ -12,8 +12,11 @@
 // (dataset_stage_process.h); the cache itself only creates the per-user
 // directory, keeps the books and decides.
 //
-// A stage scans the source as the user to learn its content version; an
-// entry of that version is a hit (nothing is copied); otherwise space is
+// A dataset is its owner's source directory, as placement keys it
+// (scheduler_types.h DatasetKey): the same directory staged under two names
+// is one copy, filed under the name it was first staged with. A stage
+// scans the source as the user to learn its content version; an entry of
+// that source and version is a hit (nothing is copied); otherwise space is
 // made (least recently used entries first, never one a job pins or holds,
 // and within the user's own limit), the tree is copied, and older versions
 // of the same dataset are dropped. A successful stage pins the entry for the
@@ -198,7 +201,8 @@ class DatasetCache {
   // room and evicting do it too), so that the next listing shows them gone.
   void ExpireHolds();
 
-  // Evicts (uid, name), every version not pinned. NOT_FOUND when none is
+  // Evicts the user's dataset a job called `name` (whichever name its copy
+  // is filed under), every version not pinned. NOT_FOUND when none is
   // cached; FAILED_PRECONDITION when a job pins or holds it (naming the
   // job) or it is being staged.
   absl::Status Evict(uid_t uid, const std::string& name);
@@ -237,6 +241,10 @@ class DatasetCache {
     std::map<uint64_t, int64_t> holds;
     bool staging = false;  // being copied: counted, never evicted
     std::string source;
+    // What jobs called it (--dataset=NAME:...): the name its entry and
+    // record are filed under first, then any other name a job staged the
+    // same source under since the agent started. Evict takes any of them.
+    std::set<std::string> names;
     // A finished copy whose fingerprint is known; otherwise a copy was
     // started (ENTRY.partial, resumable), counted at its full size.
     bool complete = false;
@@ -255,6 +263,14 @@ class DatasetCache {
   DatasetCache(DatasetCacheOptions options, DatasetWorker& worker,
                Clock& clock);
   absl::Status Load();
+  // The entry of `source` at `version` for `uid` if one is known, under
+  // whichever name it was staged; else (uid, name, version).
+  Key KeyFor(uid_t uid, const std::string& name, const std::string& source,
+             const std::string& version) const;
+  // Whether `other` is another version (or copy) of the dataset `key`
+  // stages: the same owner and source directory, whatever its name.
+  static bool SameDataset(const Key& other, const Entry& other_entry,
+                          const Key& key, const std::string& source);
   absl::StatusOr<StagedDataset> StageAndPin(const Pin& pin,
                                             const DatasetUser& user,
                                             const std::string& name,

@@ -129,6 +129,7 @@ absl::Status DatasetCache::Load() {
       entry.files = record.files;
       entry.last_use_ms = record.last_use_ms;
       entry.source = record.source;
+      entry.names.insert(record.name);
       entry.complete = record.complete;
       entry.fingerprint = record.fingerprint;
     }

@@ -301,13 +301,15 @@ class DatasetPlacementTest(ClusterTestCase):
         self.total = MIB
         self.reader = "#!/bin/bash\nls \"$GANTRY_DATASET_train\" >/dev/null\n"
 
-    def place(self, *options, directory=None, uid=None):
-        """Submits a 1-node job reading the dataset; returns (node, its
-        staging entry)."""
+    def place(self, *options, directory=None, uid=None, name="train"):
+        """Submits a 1-node job reading the dataset under `name`; returns
+        (node, its staging entry)."""
+        reader = self.reader.replace("GANTRY_DATASET_train",
+                                     f"GANTRY_DATASET_{name}")
         script = self.cluster.write_script(
-            f"reader{uid or ''}.sh", self.reader, directory=directory)
+            f"reader{uid or ''}-{name}.sh", reader, directory=directory)
         job_id = self.cluster.submit(
-            script, *options, f"--dataset=train:{self.shared}",
+            script, *options, f"--dataset={name}:{self.shared}",
             "--no-requeue", cwd=directory, uid=uid)
         job = self.cluster.wait_job(job_id, "COMPLETED", timeout=60)
         nodes = job["attempts"][-1]["nodes"]
@@ -328,6 +330,20 @@ class DatasetPlacementTest(ClusterTestCase):
         self.assertEqual(node, "node02", "not placed where the copy is")
         self.assertTrue(again["hit"], again)
         self.assertEqual(again["bytes_copied"], 0)
+
+    def test_the_same_directory_under_another_name_is_the_same_copy(self):
+        # Placement keys a dataset by its owner and path, so a job naming
+        # it differently is placed where the copy is: the cache must serve
+        # that copy rather than copy the directory a second time.
+        node, first = self.place("--nodelist=node02")
+        self.assertEqual(node, "node02")
+        self.assertFalse(first["hit"], first)
+        node, renamed = self.place(name="corpus")
+        self.assertEqual(node, "node02", "not placed where the copy is")
+        self.assertTrue(renamed["hit"], renamed)
+        self.assertEqual(renamed["bytes_copied"], 0)
+        listed = self.cluster.cli("cache", "list", "--json").stdout
+        self.assertEqual(listed.count(self.shared), 1, listed)
 
     def test_a_restarted_agent_still_steers_placement(self):
         node, _ = self.place("--nodelist=node02")

@@ -104,6 +104,49 @@ TEST_CASE("a changed file is a new version, never served stale",
   CHECK(f.cache->List().size() == 1);
 }
 
+TEST_CASE("one source directory under two names is one copy",
+          "[dataset_cache]") {
+  // Placement keys a dataset by its owner and source path; the cache must
+  // too, or a job naming it differently copies it again on a node that
+  // placement chose because it held it.
+  Fixture f;
+  MakeTree(f.Source("train"), 2, 500);
+  const StagedDataset first = f.StageOk(1, "train", "train");
+  const StagedDataset renamed = f.StageOk(2, "corpus", "train");
+  CHECK(renamed.hit);
+  CHECK(renamed.bytes_copied == 0);
+  CHECK(renamed.local_path == first.local_path);
+  CHECK(f.cache->List().size() == 1);
+  f.cache->Release(1);
+  f.cache->Release(2);
+  // A new version under the second name replaces the first name's copy:
+  // the same dataset, not a second one beside it.
+  WriteFile(f.Source("train") + "/shard0.bin", std::string(500, 'z'));
+  fs::last_write_time(f.Source("train") + "/shard0.bin",
+                      fs::file_time_type::clock::now() + std::chrono::hours(1));
+  const StagedDataset changed = f.StageOk(3, "corpus", "train");
+  CHECK_FALSE(changed.hit);
+  CHECK(changed.bytes_reused == 500 + 8);
+  CHECK_FALSE(fs::exists(first.local_path));
+  CHECK(f.cache->List().size() == 1);
+  // Either name evicts it once it is free.
+  f.cache->Release(3);
+  CHECK(f.cache->Evict(getuid(), "corpus").ok());
+  CHECK(f.cache->List().empty());
+}
+
+TEST_CASE("one name over two source directories is two datasets",
+          "[dataset_cache]") {
+  Fixture f;
+  MakeTree(f.Source("a"), 1, 300);
+  MakeTree(f.Source("b"), 2, 300);
+  const StagedDataset a = f.StageOk(1, "data", "a");
+  const StagedDataset b = f.StageOk(2, "data", "b");
+  CHECK_FALSE(b.hit);
+  CHECK(fs::exists(a.local_path));  // not a version of b's to replace
+  CHECK(f.cache->List().size() == 2);
+}
+
 TEST_CASE("files are copied several at a time, each one verified",
           "[dataset_cache]") {
   ScratchDirectory shared, cache;

@@ -69,6 +69,16 @@ struct Fixture {
   std::string Source(const std::string& name) {
     return shared.path + "/" + name;
   }
+  // Stages the source directory `directory` as `name` for `job`, as this
+  // process's user; fails the test case when the stage fails.
+  StagedDataset StageOk(uint64_t job, const std::string& name,
+                        const std::string& directory) {
+    auto staged = cache->Stage(job, Me(), name, Source(directory), {});
+    INFO("staging " << name << " from " << directory << ": "
+                    << staged.status().ToString());
+    REQUIRE(staged.ok());
+    return *staged;
+  }
 };
 
 // The cache's root, and this process's user's directory in it.
