@@ -20,6 +20,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "agent/file_digest.h"
 #include "agent/scoped_fd.h"
 #include "agent/sha256_digest.h"
 #include "common/crash_point.h"
@@ -213,8 +214,9 @@ absl::StatusOr<std::string> ContentVersion(const std::string& source,
   return digest.Hex().substr(0, 32);
 }
 
-// Journal lines: "<sha256> <size> <path as hex>", one per file copied and
-// verified. A torn last line (a crash mid-write) is ignored.
+// Journal lines: "<digest> <size> <path as hex>", one per file copied
+// (FileDigest::Text: SHA-256 or CRC-32C). A torn last line (a crash
+// mid-write) is ignored, and so is any line that is not one of these.
 std::map<std::string, std::pair<uint64_t, std::string>> ReadJournal(
     const std::string& path) {
   std::map<std::string, std::pair<uint64_t, std::string>> done;
@@ -224,17 +226,21 @@ std::map<std::string, std::pair<uint64_t, std::string>> ReadJournal(
     std::istringstream fields(line);
     std::string sha, hex_path;
     uint64_t size = 0;
-    if (!(fields >> sha >> size >> hex_path) || sha.size() != 64) continue;
+    if (!(fields >> sha >> size >> hex_path) ||
+        !FileDigest::KindOf(sha).has_value()) {
+      continue;
+    }
     done[absl::HexStringToBytes(hex_path)] = {size, sha};
   }
   return done;
 }
 
-// Hashes the whole regular file at `fd` from its start.
+// Digests the whole regular file at `fd` from its start.
 absl::StatusOr<std::pair<uint64_t, std::string>> HashFile(
-    int fd, const std::string& shown) {
+    int fd, const std::string& shown,
+    FileDigestKind kind = FileDigestKind::kSha256) {
   if (lseek(fd, 0, SEEK_SET) != 0) return ErrnoStatus(errno, "seek", shown);
-  Sha256Digest digest;
+  FileDigest digest(kind);
   std::vector<char> buffer(kChunk);
   uint64_t total = 0;
   while (true) {
@@ -244,7 +250,7 @@ absl::StatusOr<std::pair<uint64_t, std::string>> HashFile(
     digest.Add(buffer.data(), static_cast<size_t>(n));
     total += static_cast<uint64_t>(n);
   }
-  return std::make_pair(total, digest.Hex());
+  return std::make_pair(total, digest.Text());
 }
 
 // The kContent version of the tree `manifest` lists: every file read and
@@ -290,6 +296,8 @@ struct CopyContext {
   std::string data;          // the partial copy's data directory
   std::string earlier_data;  // the earlier entry's data directory, or ""
   const StageProgress& progress;
+  // SHA-256 when the copy must prove a content version, else CRC-32C.
+  FileDigestKind digest_kind = FileDigestKind::kSha256;
   const std::map<std::string, std::pair<uint64_t, std::string>>& journaled;
   int journal_fd = -1;
   std::string journal_path;
@@ -334,7 +342,7 @@ absl::StatusOr<std::string> CopyFile(CopyContext& context,
   ScopedFd out(open(
       to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (out.get() < 0) return LocalError(errno, "cannot write", to);
-  Sha256Digest digest;
+  FileDigest digest(context.digest_kind);
   std::vector<char> buffer(kChunk);
   uint64_t copied = 0;
   while (true) {
@@ -356,10 +364,10 @@ absl::StatusOr<std::string> CopyFile(CopyContext& context,
         absl::StrCat(from, " changed while the dataset was being staged"));
   }
   // No read-back here: it would read the page cache just written, not the
-  // disk, and cost a second SHA-256 pass over every byte (half of a copy's
-  // CPU). What reaches the disk is checked where it matters: a resumed
-  // copy trusts a journaled file only if it reads back as journaled.
-  const std::string written = digest.Hex();
+  // disk, and cost a second pass over every byte. What reaches the disk is
+  // checked where it matters: a resumed copy trusts a journaled file only
+  // if it reads back as journaled.
+  const std::string written = digest.Text();
   const struct timespec times[2] = {st.st_atim, st.st_mtim};
   futimens(out.get(), times);
   fchmod(out.get(), (entry.mode & 0777) | 0400);
@@ -369,13 +377,21 @@ absl::StatusOr<std::string> CopyFile(CopyContext& context,
 // Whether the file already in the partial copy is the one the journal
 // recorded (a copy interrupted after its journal line is trusted only if
 // it still reads back the same).
+// Checked with the digest the line holds (a journal written before
+// CRC-32C holds SHA-256), except that a copy that needs SHA-256 (a content
+// version) trusts nothing else.
 bool AlreadyCopied(const std::string& to, uint64_t size,
-                   const std::string& sha) {
+                   const std::string& digest, FileDigestKind needed) {
+  const std::optional<FileDigestKind> kind = FileDigest::KindOf(digest);
+  if (!kind.has_value() ||
+      (needed == FileDigestKind::kSha256 && *kind != needed)) {
+    return false;
+  }
   ScopedFd fd(open(to.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
   if (fd.get() < 0) return false;
   absl::StatusOr<std::pair<uint64_t, std::string>> check =
-      HashFile(fd.get(), to);
-  return check.ok() && check->first == size && check->second == sha;
+      HashFile(fd.get(), to, *kind);
+  return check.ok() && check->first == size && check->second == digest;
 }
 
 absl::Status SyncPath(const std::string& path) {
@@ -392,7 +408,7 @@ absl::Status StageFile(CopyContext& context, const DatasetEntry& e) {
   const std::string to = context.data + "/" + e.path;
   auto it = context.journaled.find(e.path);
   if (it != context.journaled.end() && it->second.first == e.size &&
-      AlreadyCopied(to, e.size, it->second.second)) {
+      AlreadyCopied(to, e.size, it->second.second, context.digest_kind)) {
     AddDone(context, e.size);
     std::lock_guard<std::mutex> lock(context.mutex);
     context.result.bytes_resumed += e.size;
@@ -521,6 +537,8 @@ absl::StatusOr<CopyResult> CopyDatasetTree(const std::string& source,
                           ? std::string()
                           : DatasetDataPath(options.earlier_entry),
       .progress = progress,
+      .digest_kind = options.content_version.empty() ? FileDigestKind::kCrc32c
+                                                     : FileDigestKind::kSha256,
       .journaled = journaled,
       .journal_fd = journal.get(),
       .journal_path = journal_path};

@@ -113,8 +113,10 @@ struct CopyOptions {
 // above): creates or resumes ENTRY.partial, then renames it to ENTRY with
 // its manifest. Every file is checked against the manifest before it is
 // copied (a file that changed since the scan fails with ABORTED, so the
-// copy never mixes versions), and its copy is read back and compared
-// (size and SHA-256) before it counts. Files are copied
+// copy never mixes versions); each file's size and digest are journaled as
+// it is copied (SHA-256 for a content version, which they must prove;
+// CRC-32C otherwise), and a resumed copy keeps a journaled file only if it
+// reads back so. Files are copied
 // `options.parallel_files` at a time, and taken from
 // `options.earlier_entry` where it holds them unchanged.
 // Errors name the file:

@@ -28,7 +28,6 @@ constexpr auto kHeaderWait = std::chrono::seconds(1);
 constexpr size_t kMaxHeaderLine = 128;
 // However slow the link, a transfer ends by then.
 constexpr auto kTransferWait = std::chrono::seconds(120);
-constexpr size_t kChunkBytes = 256 * 1024;
 constexpr uint64_t kSegmentBytes = 1 << 20;
 
 }  // namespace
@@ -249,7 +248,7 @@ void PreflightListener::Serve(int fd, PreflightHeader header) {
     ok = ReceiveAllBy(fd, &ping, 1, deadline) &&
          SendAllBy(fd, &ping, 1, deadline);
   }
-  std::vector<char> chunk(kChunkBytes);
+  std::vector<char> chunk(kPreflightChunkBytes);
   // The rate of the best 1 MiB segment: a truly slow link is slow in
   // every one, while a busy host's scheduler stalls only some.
   Clock::time_point mark{};
@@ -265,7 +264,7 @@ void PreflightListener::Serve(int fd, PreflightHeader header) {
       continue;
     }
     const size_t size =
-        static_cast<size_t>(std::min<uint64_t>(left, kChunkBytes));
+        static_cast<size_t>(std::min<uint64_t>(left, kPreflightChunkBytes));
     ok = ReceiveAllBy(fd, chunk.data(), size, deadline);
     left -= size;
     in_segment += size;

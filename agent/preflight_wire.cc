@@ -22,8 +22,6 @@
 namespace gantry::agent {
 namespace {
 
-constexpr size_t kChunkBytes = 256 * 1024;
-
 // Milliseconds left until `deadline` (0 when past it), for poll.
 int MillisecondsLeft(PreflightDeadline deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -220,11 +218,11 @@ absl::StatusOr<PreflightSendFigures> SendOnce(const std::string& host,
         std::chrono::duration<double, std::micro>(Clock::now() - sent).count());
   }
   std::sort(round_trips.begin(), round_trips.end());
-  std::vector<char> chunk(kChunkBytes, 'g');
+  std::vector<char> chunk(kPreflightChunkBytes, 'g');
   const Clock::time_point began = Clock::now();
   for (uint64_t left = header.bytes; left > 0;) {
     const size_t size =
-        static_cast<size_t>(std::min<uint64_t>(left, kChunkBytes));
+        static_cast<size_t>(std::min<uint64_t>(left, kPreflightChunkBytes));
     if (!SendAllBy(socket.fd(), chunk.data(), size, deadline)) {
       return Failed(absl::StrCat("send ", header.bytes, " bytes"));
     }

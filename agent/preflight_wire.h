@@ -24,6 +24,8 @@ inline constexpr int kPreflightPings = 16;
 // The most a sender may announce: the listener reads no more per check.
 inline constexpr uint64_t kPreflightMaxBytes = 1ULL << 30;
 inline constexpr size_t kPreflightMaxTokenLength = 64;
+// The bandwidth transfer is written and read in pieces of this size.
+inline constexpr size_t kPreflightChunkBytes = 256 * 1024;
 // Between a sender's tries when the receiver did not take the transfer.
 inline constexpr std::chrono::milliseconds kPreflightRetryPause{200};
 
