@@ -359,7 +359,7 @@ void RankLauncher::Launch(const v1::LaunchRanks& launch) {
       return JobDirName(l.second.id) == job_key;
     });
     if (!others) {
-      RemoveJobDirectory(job_dir);
+      reclaimer_.Discard(job_dir);
       if (cgroups_ && prepared.ok()) cgroups_->Remove(job_key);
     }
     return;
@@ -597,7 +597,7 @@ void RankLauncher::ReapLoop() {
       // with the job's last rank on this node. Before the record goes: an
       // agent that dies in between finds the record and kills the cgroup.
       if (cgroups_) cgroups_->Remove(job_key);
-      RemoveJobDirectory(absl::StrCat(work_dir_, "/jobs/", job_key));
+      reclaimer_.Discard(absl::StrCat(work_dir_, "/jobs/", job_key));
     }
     fs::remove(rank.record_path, error);
     log::Info("rank exited", {{"job", rank.id.job_id()},

@@ -40,6 +40,7 @@
 #include "absl/status/statusor.h"
 #include "agent/job_cgroup.h"
 #include "agent/kill_notice.h"
+#include "agent/job_directory_reclaimer.h"
 #include "agent/rank_identity.h"
 #include "gantry/v1/agent.pb.h"
 
@@ -188,6 +189,8 @@ class RankLauncher {
   bool stopping_ = false;                         // guarded by mutex_
   // Shutdown began: Launch starts nothing.
   bool shut_down_ = false;  // guarded by mutex_
+  // Declared before the threads that discard into it, so it outlives them.
+  JobDirectoryReclaimer reclaimer_;
   std::thread reaper_;
   std::thread escalator_;
 };

@@ -2,11 +2,13 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <poll.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +22,24 @@ namespace {
 
 enum class ChildOperation { kRead, kRemoveContents, kAppend };
 
+// What the child answers, written into the parent's memory (the child
+// shares it: see RunAsUser). `bytes` points into ChildTask::buffer.
+struct ChildReply {
+  UserFileReplyHeader header;
+  bool answered = false;
+  const char* bytes = nullptr;
+  size_t length = 0;
+};
+
+// The child's own stack: RemoveContents nests kMaxRemoveDepth levels of a
+// 2 KiB buffer, and sanitizer builds grow every frame. Pages never touched
+// cost nothing.
+constexpr size_t kChildStackBytes = 1 << 20;
+
+// The code the child runs is left uninstrumented by the sanitizers: it runs
+// on a stack they do not know of, and makes only system calls.
+#define GANTRY_IN_CHILD __attribute__((no_sanitize("address", "undefined")))
+
 // Everything the child needs, prepared by the parent: the child may only
 // make system calls (see the header).
 struct ChildTask {
@@ -31,26 +51,17 @@ struct ChildTask {
   // What an append writes.
   const char* text = nullptr;
   size_t text_length = 0;
-  int reply_fd = -1;
+  ChildReply* reply = nullptr;
+  std::chrono::milliseconds timeout{0};
 };
 
 // --- In the child: system calls only. ---
 
-bool WriteAll(int fd, const void* data, size_t size) {
-  const char* next = static_cast<const char*>(data);
-  while (size > 0) {
-    ssize_t written = ::write(fd, next, size);
-    if (written < 0 && errno == EINTR) continue;
-    if (written <= 0) return false;
-    next += written;
-    size -= static_cast<size_t>(written);
-  }
-  return true;
-}
-
-[[noreturn]] void Reply(const ChildTask& task, UserFileOutcome outcome,
-                        int error = 0, const struct stat* info = nullptr,
-                        const char* bytes = nullptr, size_t length = 0) {
+GANTRY_IN_CHILD [[noreturn]] void Reply(const ChildTask& task,
+                                        UserFileOutcome outcome, int error = 0,
+                                        const struct stat* info = nullptr,
+                                        const char* bytes = nullptr,
+                                        size_t length = 0) {
   UserFileReplyHeader header;
   header.outcome = static_cast<int32_t>(outcome);
   header.error = error;
@@ -60,15 +71,16 @@ bool WriteAll(int fd, const void* data, size_t size) {
     header.size = info->st_size;
   }
   if (bytes != nullptr) header.size = static_cast<int64_t>(length);
-  if (WriteAll(task.reply_fd, &header, sizeof header) && bytes != nullptr) {
-    WriteAll(task.reply_fd, bytes, length);
-  }
+  task.reply->header = header;
+  task.reply->bytes = bytes;
+  task.reply->length = bytes != nullptr ? length : 0;
+  task.reply->answered = true;
   ::_exit(0);
 }
 
 // For good: groups, gid, uid (each step still has the privilege the next
 // needs), then a check that the real, effective and saved ids all moved.
-bool BecomeUser(const RankIdentity& user) {
+GANTRY_IN_CHILD bool BecomeUser(const RankIdentity& user) {
   if (!user.switch_user) return true;
   if (::syscall(SYS_setgroups, user.groups.size(), user.groups.data()) != 0 ||
       ::syscall(SYS_setresgid, user.gid, user.gid, user.gid) != 0 ||
@@ -87,7 +99,7 @@ bool BecomeUser(const RankIdentity& user) {
   return true;
 }
 
-[[noreturn]] void ReadInChild(const ChildTask& task) {
+GANTRY_IN_CHILD [[noreturn]] void ReadInChild(const ChildTask& task) {
   struct stat before {};
   if (::fstatat(AT_FDCWD, task.path, &before, AT_SYMLINK_NOFOLLOW) != 0) {
     if (errno == ENOENT) Reply(task, UserFileOutcome::kAbsent);
@@ -138,7 +150,7 @@ struct DirectoryEntry64 {
 
 // Empties the directory open as `dir_fd`. Returns 0, or the errno of the
 // first failure; sets `too_deep` when a level past kMaxRemoveDepth exists.
-int RemoveContents(int dir_fd, int depth, bool& too_deep) {
+GANTRY_IN_CHILD int RemoveContents(int dir_fd, int depth, bool& too_deep) {
   alignas(DirectoryEntry64) char buffer[2048];
   // Entries removed while reading may shift what is returned next: read
   // again from the start until a pass finds nothing (bounded, should the
@@ -194,7 +206,7 @@ int RemoveContents(int dir_fd, int depth, bool& too_deep) {
   return ENOTEMPTY;
 }
 
-[[noreturn]] void RemoveInChild(const ChildTask& task) {
+GANTRY_IN_CHILD [[noreturn]] void RemoveInChild(const ChildTask& task) {
   const int fd =
       ::open(task.path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) {
@@ -210,7 +222,7 @@ int RemoveContents(int dir_fd, int depth, bool& too_deep) {
   Reply(task, UserFileOutcome::kRemoved);
 }
 
-[[noreturn]] void AppendInChild(const ChildTask& task) {
+GANTRY_IN_CHILD [[noreturn]] void AppendInChild(const ChildTask& task) {
   // No O_NOFOLLOW: as the user, a link leads only where the user may write.
   // O_NONBLOCK: a FIFO without a reader fails instead of blocking.
   const int fd = ::open(
@@ -234,15 +246,27 @@ int RemoveContents(int dir_fd, int depth, bool& too_deep) {
   Reply(task, UserFileOutcome::kAppended, 0, &after);
 }
 
-[[noreturn]] void RunChild(const ChildTask& task) {
+GANTRY_IN_CHILD [[noreturn]] void RunChild(const ChildTask& task) {
   // Nothing of the agent's (its sockets, other jobs' files) stays open in
-  // a process that runs as the user.
-  if (task.reply_fd > 3) {
-    ::syscall(SYS_close_range, 3U, static_cast<unsigned>(task.reply_fd) - 1,
-              0U);
-  }
-  ::syscall(SYS_close_range, static_cast<unsigned>(task.reply_fd) + 1, ~0U, 0U);
+  // a process that runs as the user (the descriptor table is the child's
+  // own copy).
+  ::syscall(SYS_close_range, 3U, ~0U, 0U);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // The timeout: the child's own timer, whose signal ends it wherever it
+  // waits that a signal can end a wait (a FIFO, an NFS or FUSE mount).
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  ::sigaction(SIGALRM, &default_action, nullptr);
+  sigset_t alarm_only;
+  ::sigemptyset(&alarm_only);
+  ::sigaddset(&alarm_only, SIGALRM);
+  ::sigprocmask(SIG_UNBLOCK, &alarm_only, nullptr);
+  const int64_t timeout_us = task.timeout.count() * 1000;
+  struct itimerval timer {};
+  timer.it_value.tv_sec = static_cast<time_t>(timeout_us / 1'000'000);
+  timer.it_value.tv_usec = static_cast<suseconds_t>(timeout_us % 1'000'000);
+  if (timeout_us <= 0) timer.it_value.tv_usec = 1;
+  ::setitimer(ITIMER_REAL, &timer, nullptr);
   if (!BecomeUser(*task.user)) {
     Reply(task, UserFileOutcome::kCredentials, errno);
   }
@@ -259,69 +283,63 @@ std::string DescribeUser(const RankIdentity& user) {
   return absl::StrCat("user ", user.user, " (uid ", user.uid, ")");
 }
 
-// Runs `task` in a child as its user; returns all the child wrote, at most
-// `max_reply` bytes.
+GANTRY_IN_CHILD int ChildMain(void* task) {
+  RunChild(*static_cast<const ChildTask*>(task));
+}
+
+// Runs `task` in a child as its user; returns its answer as the header and
+// then (for a read) the bytes, "" when it ended without one.
+//
+// The child shares the agent's memory (CLONE_VM), on a stack of its own,
+// and this thread waits until it has exited (CLONE_VFORK), as posix_spawn
+// does: a fork-style copy of the agent's page tables, and the copy-on-write
+// faults every agent thread then took on its own memory, cost more than
+// the job it cleaned up after on a busy node. Sharing is safe because the
+// child makes only system calls, writes only its answer, and its thread's
+// locals (errno) are those of this thread, which is stopped meanwhile;
+// credentials and the descriptor table are the child's own.
 absl::StatusOr<std::string> RunAsUser(ChildTask task,
-                                      std::chrono::milliseconds timeout,
-                                      size_t max_reply) {
-  int reply[2];
-  if (::pipe2(reply, O_CLOEXEC) != 0) {
+                                      std::chrono::milliseconds timeout) {
+  void* stack = ::mmap(nullptr, kChildStackBytes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+  if (stack == MAP_FAILED) {
     return absl::UnavailableError(
-        absl::StrCat("cannot make a pipe: ", std::strerror(errno)));
+        absl::StrCat("cannot map a stack for the process acting as the user: ",
+                     std::strerror(errno)));
   }
-  task.reply_fd = reply[1];
+  ChildReply reply;
+  task.reply = &reply;
+  task.timeout = timeout;
   // No handler of the agent's may run in the child.
   sigset_t all_signals;
   sigset_t previous_mask;
   sigfillset(&all_signals);
   ::pthread_sigmask(SIG_SETMASK, &all_signals, &previous_mask);
-  // A plain clone (as fork) with no exit signal: see the header.
-  const long pid = ::syscall(SYS_clone, 0UL, nullptr, nullptr, nullptr, 0UL);
-  if (pid == 0) RunChild(task);
+  // No exit signal (a "clone child"): see the header.
+  const int pid =
+      ::clone(ChildMain, static_cast<char*>(stack) + kChildStackBytes,
+              CLONE_VM | CLONE_VFORK, &task);
   const int clone_errno = errno;
   ::pthread_sigmask(SIG_SETMASK, &previous_mask, nullptr);
-  ::close(reply[1]);
   if (pid < 0) {
-    ::close(reply[0]);
+    ::munmap(stack, kChildStackBytes);
     return absl::UnavailableError(
         absl::StrCat("cannot start a process to act as the user: ",
                      std::strerror(clone_errno)));
   }
-  std::string received;
-  bool timed_out = false;
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (true) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      timed_out = true;
-      break;
-    }
-    pollfd wait{reply[0], POLLIN, 0};
-    const int ready = ::poll(&wait, 1, static_cast<int>(left.count()) + 1);
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) {
-      timed_out = ready == 0;
-      break;
-    }
-    char chunk[4096];
-    const ssize_t got = ::read(reply[0], chunk, sizeof chunk);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) break;  // end of file: the child is done
-    received.append(chunk, static_cast<size_t>(got));
-    if (received.size() > max_reply) break;
-  }
-  ::close(reply[0]);
-  if (timed_out) ::kill(static_cast<pid_t>(pid), SIGKILL);
   int status = 0;
-  while (::waitpid(static_cast<pid_t>(pid), &status, __WCLONE) < 0 &&
-         errno == EINTR) {
+  while (::waitpid(pid, &status, __WCLONE) < 0 && errno == EINTR) {
   }
-  if (timed_out) {
+  ::munmap(stack, kChildStackBytes);
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
     return absl::DeadlineExceededError(
         absl::StrCat("gave up after ", timeout.count(), " ms"));
   }
-  return received;
+  if (!reply.answered) return std::string();
+  std::string answer(reinterpret_cast<const char*>(&reply.header),
+                     sizeof reply.header);
+  if (reply.bytes != nullptr) answer.append(reply.bytes, reply.length);
+  return answer;
 }
 
 std::string ErrorText(int error) { return std::strerror(error); }
@@ -462,8 +480,7 @@ absl::StatusOr<std::optional<SmallFile>> ReadSmallFileAsUser(
   task.path = path.c_str();
   task.max_bytes = max_bytes;
   task.buffer = buffer.data();
-  absl::StatusOr<std::string> reply =
-      RunAsUser(task, timeout, sizeof(UserFileReplyHeader) + max_bytes);
+  absl::StatusOr<std::string> reply = RunAsUser(task, timeout);
   if (!reply.ok()) {
     return absl::Status(
         reply.status().code(),
@@ -480,8 +497,7 @@ absl::Status RemoveDirectoryContentsAsUser(const RankIdentity& user,
   task.operation = ChildOperation::kRemoveContents;
   task.user = &user;
   task.path = path.c_str();
-  absl::StatusOr<std::string> reply =
-      RunAsUser(task, timeout, sizeof(UserFileReplyHeader));
+  absl::StatusOr<std::string> reply = RunAsUser(task, timeout);
   if (!reply.ok()) {
     return absl::Status(
         reply.status().code(),
@@ -500,8 +516,7 @@ absl::Status AppendToFileAsUser(const RankIdentity& user,
   task.path = path.c_str();
   task.text = text.data();
   task.text_length = text.size();
-  absl::StatusOr<std::string> reply =
-      RunAsUser(task, timeout, sizeof(UserFileReplyHeader));
+  absl::StatusOr<std::string> reply = RunAsUser(task, timeout);
   if (!reply.ok()) {
     return absl::Status(
         reply.status().code(),

@@ -6,19 +6,21 @@
 // user cannot enter, must stay unread. Each operation here runs in a
 // short-lived child process that first becomes the user for good (groups,
 // then gid, then uid, real, effective and saved, through direct system
-// calls) and only then touches the path; the bytes it read come back over
-// a pipe. Nothing in the agent's own threads ever changes credentials.
+// calls) and only then touches the path; it writes what it read into the
+// caller's memory, which it shares (as posix_spawn's child does, without
+// a copy of the agent's page tables), while the calling thread waits for
+// it to exit. Nothing in the agent's own threads ever changes credentials.
 //
-// Why a child process and not a per-thread fsuid switch: a child can be
-// killed when it hangs (a FIFO, a stalled NFS or FUSE mount under the
-// user's control), so no caller waits longer than its timeout; a thread
-// stuck in the kernel as the user could be neither stopped nor trusted to
-// switch back. The child is made with clone() and no exit signal (a
-// "clone child"), so the rank launcher's reaper, which waits for any
-// child, never sees it, and its pid cannot be reused before it is reaped
-// here. It runs only system calls (it may not allocate: another thread may
-// hold the allocator's lock at the time of the clone), and dies with the
-// thread that started it.
+// Why a child process and not a per-thread fsuid switch: a child ends when
+// it hangs (a FIFO, a stalled NFS or FUSE mount under the user's control):
+// its own timer's SIGALRM ends it at the timeout, so no caller waits
+// longer; a thread stuck in the kernel as the user could be neither
+// stopped nor trusted to switch back. The child is made with clone() and
+// no exit signal (a "clone child"), so the rank launcher's reaper, which
+// waits for any child, never sees it, and its pid cannot be reused before
+// it is reaped here. It runs only system calls (it may not allocate: it
+// shares the agent's allocator, whose locks another thread may hold), and
+// dies with the thread that started it.
 //
 // Even as the user the final path component is never followed when it is
 // a symbolic link, and only regular files are read (opened non-blocking, so
@@ -55,7 +57,7 @@ struct SmallFile {
 //   INVALID_ARGUMENT: a symbolic link, not a regular file, or larger than
 //     `max_bytes`;
 //   PERMISSION_DENIED: the user may not read it (or a directory above it);
-//   DEADLINE_EXCEEDED: not read within `timeout` (the child is killed);
+//   DEADLINE_EXCEEDED: not read within `timeout` (the child is ended);
 //   UNAVAILABLE: any other failure (the system's reason is given).
 absl::StatusOr<std::optional<SmallFile>> ReadSmallFileAsUser(
     const RankIdentity& user, const std::string& path, size_t max_bytes,
@@ -82,7 +84,7 @@ absl::Status RemoveDirectoryContentsAsUser(const RankIdentity& user,
 //   NOT_FOUND: there is no such file;
 //   INVALID_ARGUMENT: not a regular file (a FIFO, a device, a directory);
 //   PERMISSION_DENIED: the user may not write it (or reach it);
-//   DEADLINE_EXCEEDED: not done within `timeout` (the child is killed);
+//   DEADLINE_EXCEEDED: not done within `timeout` (the child is ended);
 //   UNAVAILABLE: any other failure, or fewer bytes written than given.
 absl::Status AppendToFileAsUser(const RankIdentity& user,
                                 const std::string& path, std::string_view text,

@@ -18,7 +18,7 @@ import secrets
 import subprocess
 import unittest
 
-from gantry_cluster import ClusterTestCase, GantryCluster, main
+from gantry_cluster import ClusterTestCase, GantryCluster, main, wait_for
 
 # Prints what the attempt resumes from; the first attempt runs `$1`
 # (shell code run as the user), stays long enough for the agent to poll
@@ -88,10 +88,14 @@ class AgentFileAccessTest(ClusterTestCase):
         self.assertEqual(len(job["attempts"]), 2, job["attempts"])
         text = c.cli("job", str(job_id)).stdout
         # The agent's directory for each attempt (the script, handed to
-        # the user) is gone with it, emptied as the user.
+        # the user) is gone with it: set aside as the rank's exit is
+        # reported, then emptied as the user.
         jobs = os.path.join(c.dir, "agents", "node01", "jobs")
         self.assertEqual(
             [d for d in os.listdir(jobs) if d.startswith(f"{job_id}.")], [])
+        wait_for(lambda: not [d for d in os.listdir(jobs)
+                              if d.startswith(f".gone.{job_id}.")],
+                 10, "the job's directories to be removed")
         self.assertNotIn("cannot empty a job directory", self.agent_log())
         with open(os.path.join(self.home, f"gantry-{job_id}.out")) as f:
             output = f.read()

@@ -1,6 +1,7 @@
 // The job directory the agent hands to a job's user: files written into it
 // never go through a name the user planted, and it is removed as the user.
 #include "agent/job_directory.h"
+#include "agent/job_directory_reclaimer.h"
 
 #include <pwd.h>
 #include <sys/stat.h>
@@ -10,6 +11,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "tests/unit/support/nobody_identity.h"
 #include "tests/unit/support/skip.h"
@@ -105,21 +108,57 @@ TEST_CASE("a job directory of someone else's is refused",
         absl::StatusCode::kInvalidArgument);
 }
 
+// WORK/7.1, the user's job directory, holding a link to a directory of
+// root's files (SYSTEM, with SYSTEM/keep) that a removal must not follow.
+struct JobDirectoryWithLink {
+  TempDir work;
+  TempDir system;
+  std::string keep = system.path + "/keep";
+  std::string job_dir = work.path + "/7.1";
+
+  explicit JobDirectoryWithLink(const RankIdentity& user) {
+    ::chmod(system.path.c_str(), 0777);
+    std::ofstream(keep) << "keep\n";
+    REQUIRE(WriteJobFile(job_dir, "script", "#!/bin/sh\n", user).ok());
+    fs::create_symlink(system.path, job_dir + "/sub");
+  }
+};
+
 TEST_CASE("a job directory is removed without following the user's links",
           "[job_directory][privileges]") {
   std::optional<RankIdentity> user = NobodyIdentity();
   if (!user) GANTRY_SKIP("needs root and the nobody user");
-  TempDir work;
-  TempDir system;
-  ::chmod(system.path.c_str(), 0777);
-  const std::string keep = system.path + "/keep";
-  std::ofstream(keep) << "keep\n";
-  const std::string job_dir = work.path + "/7.1";
-  REQUIRE(WriteJobFile(job_dir, "script", "#!/bin/sh\n", *user).ok());
-  fs::create_symlink(system.path, job_dir + "/sub");
-  RemoveJobDirectory(job_dir);
+  JobDirectoryWithLink tree(*user);
+  RemoveJobDirectory(tree.job_dir);
+  CHECK_FALSE(fs::exists(fs::symlink_status(tree.job_dir)));
+  CHECK(fs::exists(tree.keep));
+}
+
+TEST_CASE("a discarded job directory is set aside at once, removed later",
+          "[job_directory][privileges]") {
+  std::optional<RankIdentity> user = NobodyIdentity();
+  if (!user) GANTRY_SKIP("needs root and the nobody user");
+  JobDirectoryWithLink tree(*user);
+  const std::string& job_dir = tree.job_dir;
+  JobDirectoryReclaimer reclaimer;
+  reclaimer.Discard(job_dir);
+  // The name is free as Discard returns: a later step of the same attempt
+  // makes the directory again, and the earlier clean-up leaves it alone.
   CHECK_FALSE(fs::exists(fs::symlink_status(job_dir)));
-  CHECK(fs::exists(keep));
+  REQUIRE(WriteJobFile(job_dir, "step", "#!/bin/sh\n", *user).ok());
+  reclaimer.Drain();
+  CHECK(Read(job_dir + "/step") == "#!/bin/sh\n");
+  std::vector<std::string> left;
+  for (const auto& entry : fs::directory_iterator(tree.work.path)) {
+    left.push_back(entry.path().filename().string());
+  }
+  CHECK(left == std::vector<std::string>{"7.1"});
+  CHECK(fs::exists(tree.keep));  // the user's link was not followed
+  // Again, with the same name: set aside under another name.
+  reclaimer.Discard(job_dir);
+  reclaimer.Discard(tree.work.path + "/8.1");  // gone already: nothing to do
+  reclaimer.Drain();
+  CHECK(fs::is_empty(tree.work.path));
 }
 
 }  // namespace job_directory_test

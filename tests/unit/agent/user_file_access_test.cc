@@ -271,5 +271,40 @@ TEST_CASE("removal refuses a symbolic link and a tree too deep",
   CHECK_THAT(std::string(too_deep.message()), Catch::Contains("levels deep"));
 }
 
+TEST_CASE("an operation that outlasts its timeout is ended and says so",
+          "[user_file]") {
+  // The child's own timer ends it; the caller's thread waits no longer.
+  TempDir dir;
+  fs::create_directories(dir.path + "/many");
+  for (int i = 0; i < 5000; ++i) {
+    std::ofstream(dir.path + "/many/f" + std::to_string(i)) << "x";
+  }
+  const auto started = std::chrono::steady_clock::now();
+  absl::Status cut = RemoveDirectoryContentsAsUser(
+      kAgentItself, dir.path + "/many", std::chrono::milliseconds(1));
+  const auto took = std::chrono::steady_clock::now() - started;
+  CHECK(cut.code() == absl::StatusCode::kDeadlineExceeded);
+  CHECK_THAT(std::string(cut.message()), Catch::Contains("gave up after 1 ms"));
+  CHECK_FALSE(fs::is_empty(dir.path + "/many"));
+  CHECK(took < seconds(2));
+  // With time enough, the same removal finishes.
+  CHECK(RemoveDirectoryContentsAsUser(kAgentItself, dir.path + "/many",
+                                      seconds(30))
+            .ok());
+  CHECK(fs::is_empty(dir.path + "/many"));
+}
+
+TEST_CASE("a read's bytes come back whole, larger than a pipe holds",
+          "[user_file]") {
+  TempDir dir;
+  const std::string text(200 * 1024, 'q');
+  const std::string path = dir.Write("big", text);
+  auto read = ReadSmallFileAsUser(kAgentItself, path, text.size(), seconds(5));
+  INFO(read.status().ToString());
+  REQUIRE(read.ok());
+  REQUIRE(read->has_value());
+  CHECK((*read)->text == text);
+}
+
 }  // namespace user_file_access_test
 }  // namespace gantry::agent

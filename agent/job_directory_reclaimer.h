@@ -1,0 +1,52 @@
+// Removes finished attempts' job directories (job_directory.h) off the
+// reaper's path. Emptying a directory as its owner clones the agent into a
+// child that becomes the user (user_file_access.h): under load on a busy
+// node that took 100 ms and more per job, and the rank's exit reached the
+// controller only after it (128 agents on 2 cores drained 1,000 short jobs
+// in 14 s with it, 8 s without). Now the reaper only renames the directory
+// aside, one system call in the agent's own jobs/ directory, and reports
+// the exit; one thread, at a lower CPU priority, removes what was set
+// aside. The new name is one no attempt uses (".gone.JOB.ATTEMPT.N"), so a
+// later step of the same attempt that makes the directory again is never
+// removed by an earlier step's clean-up. A crash leaves such directories
+// in jobs/, which the next start removes with every other leftover there.
+//
+// Thread-safe: Discard from any thread; one thread removes.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace gantry::agent {
+
+class JobDirectoryReclaimer {
+ public:
+  JobDirectoryReclaimer();
+  // Removes what is still queued (each removal bounded as
+  // RemoveJobDirectory bounds it), then stops.
+  ~JobDirectoryReclaimer();
+
+  // Sets `job_dir` aside at once and queues its removal; when it cannot
+  // be renamed (it is gone, or not in a directory the agent can write),
+  // removes it here and now, as before.
+  void Discard(const std::string& job_dir);
+  // Returns once everything queued before the call is removed.
+  void Drain();
+
+ private:
+  void Loop();
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::string> queue_;  // guarded by mutex_
+  uint64_t discarded_ = 0;         // guarded by mutex_: names, and Drain
+  uint64_t removed_ = 0;           // guarded by mutex_
+  bool stopping_ = false;          // guarded by mutex_
+  std::thread thread_;
+};
+
+}  // namespace gantry::agent
