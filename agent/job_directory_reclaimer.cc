@@ -1,9 +1,5 @@
 #include "agent/job_directory_reclaimer.h"
 
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <cstdio>
 #include <utility>
 
@@ -11,12 +7,8 @@
 #include "agent/job_directory.h"
 
 namespace gantry::agent {
-namespace {
 
-}  // namespace
-
-JobDirectoryReclaimer::JobDirectoryReclaimer()
-    : thread_([this] { Loop(); }) {}
+JobDirectoryReclaimer::JobDirectoryReclaimer() : thread_([this] { Loop(); }) {}
 
 JobDirectoryReclaimer::~JobDirectoryReclaimer() {
   {

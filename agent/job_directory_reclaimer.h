@@ -1,15 +1,15 @@
 // Removes finished attempts' job directories (job_directory.h) off the
-// reaper's path. Emptying a directory as its owner clones the agent into a
-// child that becomes the user (user_file_access.h): under load on a busy
-// node that took 100 ms and more per job, and the rank's exit reached the
-// controller only after it (128 agents on 2 cores drained 1,000 short jobs
-// in 14 s with it, 8 s without). Now the reaper only renames the directory
-// aside, one system call in the agent's own jobs/ directory, and reports
-// the exit; one thread, at a lower CPU priority, removes what was set
-// aside. The new name is one no attempt uses (".gone.JOB.ATTEMPT.N"), so a
-// later step of the same attempt that makes the directory again is never
-// removed by an earlier step's clean-up. A crash leaves such directories
-// in jobs/, which the next start removes with every other leftover there.
+// reaper's path, so that a rank's exit reaches the controller without
+// waiting for a process to act as the user (user_file_access.h) and for
+// the tree to be removed. The reaper only renames the directory aside, one
+// system call in the agent's own jobs/ directory, and reports the exit;
+// one thread removes what was set aside. (Not at a lower CPU priority:
+// tried with the earlier fork-style child, a clone preempted while it held
+// the agent's memory map lock made every agent thread wait.) The new name
+// is one no attempt uses (".gone.JOB.ATTEMPT.N"), so a later step of the
+// same attempt that makes the directory again is never removed by an
+// earlier step's clean-up. A crash leaves such directories in jobs/, which
+// the next start removes with every other leftover there.
 //
 // Thread-safe: Discard from any thread; one thread removes.
 #pragma once

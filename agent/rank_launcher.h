@@ -39,8 +39,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "agent/job_cgroup.h"
-#include "agent/kill_notice.h"
 #include "agent/job_directory_reclaimer.h"
+#include "agent/kill_notice.h"
 #include "agent/rank_identity.h"
 #include "gantry/v1/agent.pb.h"
 
