@@ -80,8 +80,11 @@ absl::Status ReplicatedStore::Commit(const Batch& batch, bool sync) {
   bool told = false;
   while (true) {
     if (!leadership_.is_leader()) {
-      // Resigned (a stop, a hand-over): no renewal can come to end a wait,
-      // and nothing more may be appended.
+      // Resigned: no renewal can come to end a wait, and nothing more may
+      // be appended. Only a stop gets here (gantryd resigns once its loop
+      // has stopped, so the error never reaches the Controller, which would
+      // abort on it); a hand-over pauses commits before it resigns and
+      // re-executes with them paused.
       return NotCommitted(told, index,
                           "this controller resigned its leadership");
     }
