@@ -20,6 +20,7 @@
 #include "agent/scoped_fd.h"
 #include "agent/sha256_digest.h"
 #include "common/crash_point.h"
+#include "common/text.h"
 
 namespace gantry::agent {
 namespace {
@@ -55,10 +56,6 @@ std::string Text(const DatasetRecord& record) {
       record.fingerprint.empty() ? "-" : record.fingerprint, "\n"));
 }
 
-bool IsHex(const std::string& text) {
-  return text.find_first_not_of("0123456789abcdef") == std::string::npos;
-}
-
 // The record in `text`, or nullopt when it is not one, exactly as written.
 std::optional<DatasetRecord> Parse(const std::string& text) {
   const size_t sum_at = text.rfind("sum ");
@@ -82,7 +79,7 @@ std::optional<DatasetRecord> Parse(const std::string& text) {
       !absl::SimpleAtoi(fields["bytes"], &record.bytes) ||
       !absl::SimpleAtoi(fields["files"], &record.files) ||
       !absl::SimpleAtoi(fields["last_use_ms"], &record.last_use_ms) ||
-      !IsHex(fields["source"]) || fields["source"].size() % 2 != 0) {
+      !IsLowerHex(fields["source"]) || fields["source"].size() % 2 != 0) {
     return std::nullopt;
   }
   record.uid = uid;

@@ -224,13 +224,13 @@ std::map<std::string, std::pair<uint64_t, std::string>> ReadJournal(
   std::string line;
   while (std::getline(in, line)) {
     std::istringstream fields(line);
-    std::string sha, hex_path;
+    std::string digest, hex_path;
     uint64_t size = 0;
-    if (!(fields >> sha >> size >> hex_path) ||
-        !FileDigest::KindOf(sha).has_value()) {
+    if (!(fields >> digest >> size >> hex_path) ||
+        !FileDigest::KindOf(digest).has_value()) {
       continue;
     }
-    done[absl::HexStringToBytes(hex_path)] = {size, sha};
+    done[absl::HexStringToBytes(hex_path)] = {size, digest};
   }
   return done;
 }
@@ -307,7 +307,9 @@ struct CopyContext {
   absl::Status first_error{};
   uint64_t done = 0;
   CopyResult result{};
-  std::map<std::string, std::string> digests{};  // each file's SHA-256, by path
+  // Each file's digest (FileDigest::Text), by path: a content version is
+  // computed from them.
+  std::map<std::string, std::string> digests{};
 };
 
 void AddDone(CopyContext& context, uint64_t bytes) {
@@ -322,8 +324,9 @@ void AddDone(CopyContext& context, uint64_t bytes) {
 }
 
 // Copies the regular file `from` (the source's, or the earlier entry's
-// copy of it) to `to` and verifies the copy; returns its digest. `from`
-// must still have the size and modification time the scan found.
+// copy of it) to `to`; returns the digest of the bytes copied. `from` must
+// still have the size and modification time the scan found, and yield that
+// many bytes (ABORTED otherwise).
 absl::StatusOr<std::string> CopyFile(CopyContext& context,
                                      const DatasetEntry& entry,
                                      const std::string& from,
@@ -420,19 +423,19 @@ absl::Status StageFile(CopyContext& context, const DatasetEntry& e) {
   // byte, and a copy keeps the source's mtime); otherwise, or if that read
   // fails, from the source.
   bool reuse = !context.earlier_data.empty();
-  absl::StatusOr<std::string> sha =
+  absl::StatusOr<std::string> digest =
       reuse ? CopyFile(context, e, context.earlier_data + "/" + e.path, to)
             : absl::UnknownError("no earlier version");
-  if (!sha.ok()) {
+  if (!digest.ok()) {
     reuse = false;
-    sha = CopyFile(context, e, context.source + "/" + e.path, to);
+    digest = CopyFile(context, e, context.source + "/" + e.path, to);
   }
-  if (!sha.ok()) return sha.status();
-  const std::string line = absl::StrCat(*sha, " ", e.size, " ",
+  if (!digest.ok()) return digest.status();
+  const std::string line = absl::StrCat(*digest, " ", e.size, " ",
                                         absl::BytesToHexString(e.path), "\n");
   std::lock_guard<std::mutex> lock(context.mutex);
   (reuse ? context.result.bytes_reused : context.result.bytes_copied) += e.size;
-  context.digests[e.path] = *sha;
+  context.digests[e.path] = *digest;
   if (absl::Status status = WriteAll(context.journal_fd, line.data(),
                                      line.size(), context.journal_path);
       !status.ok()) {

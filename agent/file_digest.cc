@@ -1,24 +1,14 @@
 #include "agent/file_digest.h"
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "agent/crc32c.h"
+#include "common/text.h"
 
 namespace gantry::agent {
 namespace {
 
 constexpr absl::string_view kCrc32cPrefix = "crc32c:";
-
-bool AllLowerHex(absl::string_view text) {
-  for (char c : text) {
-    if (!absl::ascii_isxdigit(static_cast<unsigned char>(c)) ||
-        absl::ascii_isupper(static_cast<unsigned char>(c))) {
-      return false;
-    }
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -36,10 +26,12 @@ std::string FileDigest::Text() {
 }
 
 std::optional<FileDigestKind> FileDigest::KindOf(absl::string_view text) {
-  if (text.size() == 64 && AllLowerHex(text)) return FileDigestKind::kSha256;
+  if (text.size() == 64 && IsLowerHex(AsStd(text)))
+    return FileDigestKind::kSha256;
   if (absl::StartsWith(text, kCrc32cPrefix)) {
     const absl::string_view hex = text.substr(kCrc32cPrefix.size());
-    if (hex.size() == 8 && AllLowerHex(hex)) return FileDigestKind::kCrc32c;
+    if (hex.size() == 8 && IsLowerHex(AsStd(hex)))
+      return FileDigestKind::kCrc32c;
   }
   return std::nullopt;
 }

@@ -527,3 +527,5 @@ absl::Status AppendToFileAsUser(const RankIdentity& user,
 }
 
 }  // namespace gantry::agent
+
+#undef GANTRY_IN_CHILD  // a unity build goes on with other files

@@ -49,6 +49,11 @@ std::string_view Trim(std::string_view text);
 // Whether `text` is one or more ASCII digits: false for "", signs, spaces.
 bool IsDigits(std::string_view text);
 
+// Whether every character of `text` is a lowercase hex digit (0-9, a-f), as
+// BytesToHexString and digests write them: true for "" (callers that need
+// a length check it).
+bool IsLowerHex(std::string_view text);
+
 // Whether `a` and `b` are equal ignoring ASCII case.
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 

@@ -16,6 +16,15 @@ namespace text_test {
 
 using namespace std::string_literals;
 
+TEST_CASE("IsLowerHex takes lowercase hex digits only", "[text]") {
+  CHECK(IsLowerHex("0123456789abcdef"));
+  CHECK(IsLowerHex(""));
+  CHECK_FALSE(IsLowerHex("ABCDEF"));
+  CHECK_FALSE(IsLowerHex("e306928g"));
+  CHECK_FALSE(IsLowerHex("ab cd"));
+  CHECK_FALSE(IsLowerHex("crc32c:e3069283"));
+}
+
 TEST_CASE("Trim drops ASCII white space at both ends only", "[text]") {
   CHECK(Trim("  node01 \t") == "node01");
   CHECK(Trim(" \t\n\v\f\r") == "");
