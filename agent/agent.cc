@@ -101,7 +101,88 @@ Agent::Agent(AgentOptions options, v1::NodeInventory inventory)
         // check then counts this node as not answering.
         link_->Send(message);
       });
+  OpenMemoryCheckpoints();
   OpenDatasetCache();
+}
+
+void Agent::OpenMemoryCheckpoints() {
+  const std::string root = options_.memory_checkpoint_dir.empty()
+                               ? "/dev/shm/gantry/" + options_.node_name
+                               : options_.memory_checkpoint_dir;
+  const uint64_t limit = options_.memory_checkpoint_limit_bytes > 0
+                             ? options_.memory_checkpoint_limit_bytes
+                             : (inventory_.memory_mb() << 20) / 4;
+  absl::StatusOr<std::unique_ptr<MemoryCheckpointStore>> store =
+      MemoryCheckpointStore::Open(root, limit);
+  if (!store.ok()) {
+    memory_checkpoint_problem_ = std::string(store.status().message());
+  } else if (preflight_->listener() == nullptr) {
+    memory_checkpoint_problem_ =
+        "no peer listener (the pre-flight listener could not bind)";
+  }
+  if (!memory_checkpoint_problem_.empty()) {
+    log::Warn("in-memory checkpoints unusable on this node",
+              {{"error", memory_checkpoint_problem_}});
+    return;
+  }
+  memory_checkpoints_ = std::make_unique<MemoryCheckpointService>(
+      std::move(*store),
+      MemoryCheckpointServiceOptions{.node_name = options_.node_name}, [this] {
+        // What the node holds goes to the controller at once: it decides
+        // what a restart can restore from.
+        {
+          std::lock_guard lock(mutex_);
+          beat_now_ = true;
+        }
+        wake_.notify_all();
+      });
+  preflight_->listener()->AddProtocol(
+      "GMC1",
+      [service = memory_checkpoints_.get()](int fd, const std::string& line) {
+        return service->Take(fd, line);
+      });
+}
+
+void Agent::AddMemoryCheckpointDirectories(v1::LaunchRanks& launch) {
+  if (!memory_checkpoints_) return;  // the ranks find no directory
+  for (v1::RankLaunch& rank : *launch.mutable_ranks()) {
+    absl::StatusOr<std::string> directory =
+        memory_checkpoints_->PrepareRankDirectory(launch.job_id(), rank.rank(),
+                                                  launch.uid(), launch.gid());
+    if (!directory.ok()) {
+      log::Warn("no in-memory checkpoint directory for a rank",
+                {{"job", launch.job_id()},
+                 {"rank", rank.rank()},
+                 {"error", directory.status().ToString()}});
+      continue;
+    }
+    (*rank.mutable_environment())["GANTRY_MEMORY_CHECKPOINT_DIR"] = *directory;
+  }
+}
+
+bool Agent::RestoreMemoryCheckpoints(const v1::LaunchRanks& launch) {
+  if (!launch.has_memory_restore()) return true;
+  absl::Status restored =
+      memory_checkpoints_
+          ? memory_checkpoints_->Restore(launch)
+          : absl::FailedPreconditionError(absl::StrCat(
+                "in-memory checkpoints unusable on node ", options_.node_name,
+                ": ", memory_checkpoint_problem_));
+  if (restored.ok()) return true;
+  FailLaunch(launch,
+             absl::StrCat("in-memory checkpoint restore failed on node ",
+                          options_.node_name, ": ", restored.message()),
+             /*node_fault=*/false, /*memory_restore_failed=*/true);
+  return false;
+}
+
+std::optional<v1::MemoryCheckpointReport> Agent::MemoryCheckpointReport(
+    bool always) {
+  if (memory_checkpoints_) return memory_checkpoints_->Report(always);
+  if (!always) return std::nullopt;
+  v1::MemoryCheckpointReport report;
+  report.set_problem(memory_checkpoint_problem_);
+  return report;
 }
 
 void Agent::OpenDatasetCache() {
@@ -141,6 +222,9 @@ void Agent::OpenDatasetCache() {
         // Lost with a broken stream: the next report, or the ranks'
         // start, tells the controller as much.
         link_->Send(message);
+      },
+      [this](const v1::LaunchRanks& launch) {
+        return RestoreMemoryCheckpoints(launch);
       });
   cache_requests_ = std::make_unique<DatasetCacheRequests>(
       dataset_cache_.get(), problem,
@@ -165,7 +249,8 @@ void Agent::StartRanks(const v1::LaunchRanks& launch) {
 }
 
 void Agent::FailLaunch(const v1::LaunchRanks& launch,
-                       const std::string& message, bool node_fault) {
+                       const std::string& message, bool node_fault,
+                       bool memory_restore_failed) {
   log::Warn("launch failed", {{"job", launch.job_id()},
                               {"attempt", launch.attempt()},
                               {"error", message}});
@@ -179,7 +264,9 @@ void Agent::FailLaunch(const v1::LaunchRanks& launch,
     v1::RankEvent event;
     {
       std::lock_guard lock(mutex_);
-      event = exits_.Record(RankEndedEvent(id, outcome));
+      v1::RankEvent ended = RankEndedEvent(id, outcome);
+      ended.set_memory_restore_failed(memory_restore_failed);
+      event = exits_.Record(std::move(ended));
     }
     link_->Send(RankEventMessage(event));
   }
@@ -230,6 +317,9 @@ v1::Register Agent::MakeRegister() {
   if (std::optional<v1::DatasetCacheReport> cache = CacheReport(true)) {
     *reg.mutable_dataset_cache() = std::move(*cache);
   }
+  // The same listener serves the snapshots' transfers.
+  if (memory_checkpoints_) reg.set_memory_checkpoint_port(reg.preflight_port());
+  *reg.mutable_memory_checkpoints() = *MemoryCheckpointReport(true);
   return reg;
 }
 
@@ -315,7 +405,11 @@ void Agent::OnControllerMessage(const v1::ControllerMessage& message) {
         }
       }
       AddNodeEnvironment(with_controller);
-      if (launch.step() == 0 && launch.datasets_size() > 0) {
+      if (launch.memory_checkpoints()) {
+        AddMemoryCheckpointDirectories(with_controller);
+      }
+      if (launch.step() == 0 &&
+          (launch.datasets_size() > 0 || launch.has_memory_restore())) {
         stager_->Stage(std::move(with_controller));
       } else {
         StartRanks(with_controller);
@@ -365,6 +459,16 @@ void Agent::OnControllerMessage(const v1::ControllerMessage& message) {
       break;
     case v1::ControllerMessage::kDatasetEvict:
       cache_requests_->Evict(message.dataset_evict());
+      break;
+    case v1::ControllerMessage::kMemoryCheckpointPlan:
+      if (memory_checkpoints_) {
+        memory_checkpoints_->Plan(message.memory_checkpoint_plan());
+      }
+      break;
+    case v1::ControllerMessage::kMemoryCheckpointDrop:
+      if (memory_checkpoints_) {
+        memory_checkpoints_->Drop(message.memory_checkpoint_drop().job_id());
+      }
       break;
     default:
       break;
@@ -493,6 +597,11 @@ void Agent::HeartbeatLoop() {
     if (dataset_cache_ != nullptr) dataset_cache_->ExpireHolds();
     if (std::optional<v1::DatasetCacheReport> cache = CacheReport(false)) {
       *message.mutable_heartbeat()->mutable_dataset_cache() = std::move(*cache);
+    }
+    if (std::optional<v1::MemoryCheckpointReport> held =
+            MemoryCheckpointReport(false)) {
+      *message.mutable_heartbeat()->mutable_memory_checkpoints() =
+          std::move(*held);
     }
     if (options_.metrics) {
       options_.metrics->SetRanksRunning(message.heartbeat().running_ranks());

@@ -26,6 +26,7 @@
 #include "agent/dataset_cache_requests.h"
 #include "agent/dataset_stager.h"
 #include "agent/health_monitor.h"
+#include "agent/memory_checkpoint_service.h"
 #include "agent/preflight_runner.h"
 #include "agent/rank_launcher.h"
 #include "common/clock.h"
@@ -63,6 +64,11 @@ struct AgentOptions {
   std::string cache_dir;
   uint64_t cache_size_bytes = 0;
   uint64_t cache_user_limit_bytes = 0;  // 0: no limit beyond the size
+  // In-memory checkpoints ([agent] memory-checkpoint-dir and -limit): an
+  // empty directory means /dev/shm/gantry/NODE_NAME; a limit of 0 a
+  // quarter of the node's memory per job.
+  std::string memory_checkpoint_dir;
+  uint64_t memory_checkpoint_limit_bytes = 0;
 };
 
 class Agent {
@@ -107,7 +113,16 @@ class Agent {
   void StartRanks(const v1::LaunchRanks& launch);
   // Reports every rank of `launch` as not started, saying why.
   void FailLaunch(const v1::LaunchRanks& launch, const std::string& message,
-                  bool node_fault);
+                  bool node_fault, bool memory_restore_failed = false);
+  // Opens the node's in-memory checkpoint store and its service (an
+  // unusable directory is logged and reported: jobs then run without).
+  void OpenMemoryCheckpoints();
+  // GANTRY_MEMORY_CHECKPOINT_DIR for each rank of a --memory-checkpoints
+  // launch, its directory made for the job's user.
+  void AddMemoryCheckpointDirectories(v1::LaunchRanks& launch);
+  // The restore before a launch's ranks start (DatasetStager::Prepare).
+  bool RestoreMemoryCheckpoints(const v1::LaunchRanks& launch);
+  std::optional<v1::MemoryCheckpointReport> MemoryCheckpointReport(bool always);
 
   const AgentOptions options_;
   const v1::NodeInventory inventory_;
@@ -127,6 +142,10 @@ class Agent {
   std::unique_ptr<ControllerLink> link_;
   std::unique_ptr<CheckpointWatcher> checkpoints_;
   std::unique_ptr<HealthMonitor> health_;
+  // Before the pre-flight runner: its listener hands this service
+  // connections, so it must go first.
+  std::unique_ptr<MemoryCheckpointService> memory_checkpoints_;
+  std::string memory_checkpoint_problem_;  // set once at start
   // Last: its checks use the link and the health monitor, so it goes first.
   std::unique_ptr<PreflightRunner> preflight_;
   RealClock clock_;

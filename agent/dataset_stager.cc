@@ -46,13 +46,14 @@ void LogStaged(std::string_view message, uint64_t job,
 
 DatasetStager::DatasetStager(DatasetCache* cache, std::string cache_problem,
                              std::string node_name, Ready ready, Failed failed,
-                             Progress progress)
+                             Progress progress, Prepare prepare)
     : cache_(cache),
       cache_problem_(std::move(cache_problem)),
       node_name_(std::move(node_name)),
       ready_(std::move(ready)),
       failed_(std::move(failed)),
       progress_(std::move(progress)),
+      prepare_(std::move(prepare)),
       starter_(&DatasetStager::StartReadyLaunches, this) {}
 
 DatasetStager::~DatasetStager() { Stop(); }
@@ -124,18 +125,34 @@ void DatasetStager::Release(uint64_t job) {
 }
 
 void DatasetStager::Run(v1::LaunchRanks launch) {
+  if (launch.datasets_size() > 0 && !StageDatasets(launch)) return;
+  if (prepare_ && !prepare_(launch)) {
+    if (cache_ != nullptr) cache_->Release(launch.job_id());
+    return;
+  }
+  if (Cancelled(launch)) {
+    if (cache_ != nullptr) cache_->Release(launch.job_id());
+    failed_(launch, "stopped before its ranks started (while staging)", false);
+    return;
+  }
+  std::lock_guard lock(mutex_);
+  ready_launches_.push_back(std::move(launch));
+  idle_.notify_all();
+}
+
+bool DatasetStager::StageDatasets(v1::LaunchRanks& launch) {
   if (cache_ == nullptr) {
     failed_(launch,
             absl::StrCat("node ", node_name_,
                          " has no usable dataset cache: ", cache_problem_),
             /*node_fault=*/true);
-    return;
+    return false;
   }
   absl::StatusOr<RankIdentity> identity =
       ResolveLaunchIdentity(launch, node_name_);
   if (!identity.ok()) {
     failed_(launch, std::string(identity.status().message()), false);
-    return;
+    return false;
   }
   const DatasetUser user = DatasetUserOf(*identity);
   auto& environment = *launch.mutable_job_environment();
@@ -166,7 +183,7 @@ void DatasetStager::Run(v1::LaunchRanks launch) {
               absl::StrCat("dataset ", dataset.name(), " on node ", node_name_,
                            ": ", staged.status().message()),
               DatasetCache::IsNodeFault(staged.status()));
-      return;
+      return false;
     }
     LogStaged("dataset staged", launch.job_id(), dataset.name(), *staged,
               started);
@@ -178,14 +195,7 @@ void DatasetStager::Run(v1::LaunchRanks launch) {
     progress_(report);
     environment[DatasetVariableName(dataset.name())] = staged->local_path;
   }
-  if (Cancelled(launch)) {
-    cache_->Release(launch.job_id());
-    failed_(launch, "stopped while its datasets were being staged", false);
-    return;
-  }
-  std::lock_guard lock(mutex_);
-  ready_launches_.push_back(std::move(launch));
-  idle_.notify_all();
+  return true;
 }
 
 }  // namespace gantry::agent

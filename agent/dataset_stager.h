@@ -42,12 +42,16 @@ class DatasetStager {
 
   // Reports how far a dataset is staged (to the controller).
   using Progress = std::function<void(const v1::DatasetProgress&)>;
+  // The launch's last step before its ranks start, on the stage's thread
+  // (restoring in-memory checkpoints); false: it failed and reported the
+  // launch as not started itself.
+  using Prepare = std::function<bool(const v1::LaunchRanks&)>;
 
   // `cache` may be null (no usable cache on this node: every launch with
   // datasets fails as the node's fault, with `cache_problem` as the reason).
   DatasetStager(DatasetCache* cache, std::string cache_problem,
                 std::string node_name, Ready ready, Failed failed,
-                Progress progress);
+                Progress progress, Prepare prepare);
   ~DatasetStager();  // Stop()
 
   // Waits for the stages running, then for their launches to have gone to
@@ -56,8 +60,9 @@ class DatasetStager {
   // from `ready`, `failed` or `progress`.
   void Stop();
 
-  // Stages `launch`'s datasets as its user, then calls `ready` with the
-  // launch and the variables added (or `failed`).
+  // Stages `launch`'s datasets (if any) as its user, then `prepare`s it,
+  // then calls `ready` with the launch and the variables added (or
+  // `failed`).
   void Stage(v1::LaunchRanks launch);
 
   // Unpins what `job` staged here.
@@ -69,6 +74,9 @@ class DatasetStager {
 
  private:
   void Run(v1::LaunchRanks launch);
+  // Stages the launch's datasets and sets their variables in it; false:
+  // it failed and was reported.
+  bool StageDatasets(v1::LaunchRanks& launch);
   bool Cancelled(const v1::LaunchRanks& launch);
   void StartReadyLaunches();
 
@@ -78,6 +86,7 @@ class DatasetStager {
   const Ready ready_;
   const Failed failed_;
   const Progress progress_;
+  const Prepare prepare_;
   std::mutex mutex_;
   std::condition_variable idle_;
   int running_ = 0;  // GUARDED_BY(mutex_)

@@ -206,6 +206,17 @@ int main(int argc, char** argv) {
                  "Most one user's datasets may take of the cache (K, M, G, T "
                  "suffixes; 0: no limit beyond --cache-size)")
       ->capture_default_str();
+  app.add_option("--memory-checkpoint-dir", options.memory_checkpoint_dir,
+                 "Where jobs run with --memory-checkpoints keep their ranks' "
+                 "snapshots and their peers' replicas: a directory in memory "
+                 "(tmpfs), made by the agent and writable by no one else "
+                 "(empty: /dev/shm/gantry/NODE_NAME)");
+  std::string memory_checkpoint_limit = "0";
+  app.add_option("--memory-checkpoint-limit", memory_checkpoint_limit,
+                 "Most one job's snapshot replicas may take on this node (K, "
+                 "M, G, T suffixes; 0: a quarter of the node's memory); a "
+                 "larger snapshot is not replicated")
+      ->capture_default_str();
   app.add_option("--metrics-listen", metrics_listen,
                  "IP:PORT of the Prometheus /metrics endpoint, e.g. "
                  "0.0.0.0:9818 (port 0: any free; empty: none)");
@@ -297,7 +308,9 @@ int main(int argc, char** argv) {
   for (auto [flag, text, bytes] :
        {std::tuple("--cache-size", &cache_size, &options.cache_size_bytes),
         std::tuple("--cache-user-limit", &cache_user_limit,
-                   &options.cache_user_limit_bytes)}) {
+                   &options.cache_user_limit_bytes),
+        std::tuple("--memory-checkpoint-limit", &memory_checkpoint_limit,
+                   &options.memory_checkpoint_limit_bytes)}) {
     absl::StatusOr<uint64_t> mb = gantry::MemoryMb(*text);
     if (!mb.ok()) {
       std::cerr << "gantry-agent: " << flag << ": " << mb.status().message()

@@ -24,8 +24,9 @@ using Clock = std::chrono::steady_clock;
 
 // A ring peer sends its header as soon as it connects.
 constexpr auto kHeaderWait = std::chrono::seconds(1);
-// "GPF1 <token> <bytes>": well within this.
-constexpr size_t kMaxHeaderLine = 128;
+// "GPF1 <token> <bytes>" and "GMC1 ..." (memory_checkpoint_wire.h): well
+// within this.
+constexpr size_t kMaxHeaderLine = 200;
 // However slow the link, a transfer ends by then.
 constexpr auto kTransferWait = std::chrono::seconds(120);
 constexpr uint64_t kSegmentBytes = 1 << 20;
@@ -179,30 +180,17 @@ void PreflightListener::AcceptWaiting(PreflightPendingSet& pending) {
 void PreflightListener::ReadHeader(int fd, PreflightPendingSet& pending) {
   PreflightPendingSet::Connection* connection = pending.Find(fd);
   if (connection == nullptr) return;
-  // Peeked first, so that nothing past the header's newline (the first
-  // ping) is taken from the stream; consumed as it comes, so that a header
-  // sent in pieces does not keep poll waking.
-  char buffer[kMaxHeaderLine + 1];
-  const ssize_t peeked =
-      recv(fd, buffer, sizeof(buffer), MSG_PEEK | MSG_DONTWAIT);
-  if (peeked < 0 &&
-      (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-    return;
-  }
-  bool drop = peeked <= 0;  // end of file, or an error
-  const char* newline = drop ? nullptr
-                             : static_cast<const char*>(std::memchr(
-                                   buffer, '\n', static_cast<size_t>(peeked)));
+  const PendingHeader read = ReadPendingHeader(fd, *connection, kMaxHeaderLine);
+  if (read == PendingHeader::kIncomplete) return;  // more to come
+  const bool drop = read == PendingHeader::kDropped;
   if (!drop) {
-    const size_t take = newline ? static_cast<size_t>(newline - buffer) + 1
-                                : static_cast<size_t>(peeked);
-    drop = recv(fd, buffer, take, MSG_DONTWAIT) != static_cast<ssize_t>(take);
-    if (!drop) {
-      connection->received.append(buffer, newline ? take - 1 : take);
-      drop = connection->received.size() > kMaxHeaderLine;
+    if (LineHandler* handler = HandlerFor(connection->received)) {
+      const std::string line = connection->received;
+      pending.Remove(fd);
+      if (!(*handler)(fd, line)) close(fd);
+      return;
     }
   }
-  if (!drop && newline == nullptr) return;  // more to come
   std::optional<PreflightHeader> header;
   if (!drop) {
     absl::StatusOr<PreflightHeader> parsed =
@@ -211,6 +199,21 @@ void PreflightListener::ReadHeader(int fd, PreflightPendingSet& pending) {
   }
   pending.Remove(fd);
   if (!header || !StartTransfer(fd, *header)) close(fd);
+}
+
+void PreflightListener::AddProtocol(const std::string& magic,
+                                    LineHandler handler) {
+  std::lock_guard lock(mutex_);
+  protocols_[magic + " "] = std::move(handler);
+}
+
+PreflightListener::LineHandler* PreflightListener::HandlerFor(
+    const std::string& line) {
+  std::lock_guard lock(mutex_);
+  for (auto& [prefix, handler] : protocols_) {
+    if (line.rfind(prefix, 0) == 0) return &handler;
+  }
+  return nullptr;
 }
 
 bool PreflightListener::StartTransfer(int fd, const PreflightHeader& header) {

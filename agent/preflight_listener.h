@@ -16,6 +16,9 @@
 // and at most kMaxTransfers at once, so idle or junk connections never hold
 // a slot a check needs. A bounded number of results is kept.
 //
+// The same port serves other agent-to-agent exchanges (AddProtocol: the
+// in-memory checkpoints' transfers), which prove themselves the same way.
+//
 // Thread-safe. One thread accepts and reads headers; each proven
 // connection is served on its own thread; the destructor ends them all.
 #pragma once
@@ -24,6 +27,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -61,6 +65,14 @@ class PreflightListener {
   void Expect(const std::string& token,
               std::chrono::steady_clock::time_point until);
 
+  // Another exchange on the same port: a connection whose header line
+  // starts with `magic` and a space goes to `handler` (on the accepting
+  // thread, so it must not block), which takes the descriptor when it
+  // returns true; false closes it. Handlers are added before connections
+  // arrive and live as long as the listener.
+  using LineHandler = std::function<bool(int fd, const std::string& line)>;
+  void AddProtocol(const std::string& magic, LineHandler handler);
+
   // The transfer that came with `token`, waiting for it until `deadline`;
   // nullopt if none finished by then.
   std::optional<Received> WaitFor(
@@ -85,6 +97,7 @@ class PreflightListener {
   bool StartTransfer(int fd, const PreflightHeader& header);
   void Serve(int fd, PreflightHeader header);
   void Record(const std::string& token, Received received);
+  LineHandler* HandlerFor(const std::string& line);
 
   const int listen_fd_;
   const uint32_t port_;
@@ -96,13 +109,14 @@ class PreflightListener {
   bool stopping_ = false;  // guarded by mutex_
   // Tokens of the checks running here, until when.
   std::map<std::string, std::chrono::steady_clock::time_point>
-      expected_;                             // guarded by mutex_
-  std::set<std::string> transferring_;       // guarded by mutex_
-  std::set<int> serving_;                    // guarded by mutex_
-  std::map<int, std::thread> threads_;       // guarded by mutex_
-  std::vector<std::thread> finished_;        // guarded by mutex_
-  std::map<std::string, Received> results_;  // guarded by mutex_
-  std::deque<std::string> result_order_;     // guarded by mutex_
+      expected_;                                  // guarded by mutex_
+  std::set<std::string> transferring_;            // guarded by mutex_
+  std::set<int> serving_;                         // guarded by mutex_
+  std::map<int, std::thread> threads_;            // guarded by mutex_
+  std::vector<std::thread> finished_;             // guarded by mutex_
+  std::map<std::string, Received> results_;       // guarded by mutex_
+  std::deque<std::string> result_order_;          // guarded by mutex_
+  std::map<std::string, LineHandler> protocols_;  // guarded by mutex_
 };
 
 }  // namespace gantry::agent

@@ -1,6 +1,10 @@
 #include "agent/preflight_pending.h"
 
+#include <sys/socket.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <utility>
 
 namespace gantry::agent {
@@ -79,6 +83,30 @@ int PreflightPendingSet::ChooseEvicted() const {
     }
   }
   return chosen->oldest_fd;
+}
+
+PendingHeader ReadPendingHeader(int fd,
+                                PreflightPendingSet::Connection& connection,
+                                size_t limit) {
+  std::string buffer(limit + 1, '\0');
+  const ssize_t peeked =
+      recv(fd, buffer.data(), buffer.size(), MSG_PEEK | MSG_DONTWAIT);
+  if (peeked < 0 &&
+      (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+    return PendingHeader::kIncomplete;
+  }
+  if (peeked <= 0) return PendingHeader::kDropped;  // end of file, an error
+  const char* newline = static_cast<const char*>(
+      std::memchr(buffer.data(), '\n', static_cast<size_t>(peeked)));
+  const size_t take = newline ? static_cast<size_t>(newline - buffer.data()) + 1
+                              : static_cast<size_t>(peeked);
+  if (recv(fd, buffer.data(), take, MSG_DONTWAIT) !=
+      static_cast<ssize_t>(take)) {
+    return PendingHeader::kDropped;
+  }
+  connection.received.append(buffer.data(), newline ? take - 1 : take);
+  if (connection.received.size() > limit) return PendingHeader::kDropped;
+  return newline ? PendingHeader::kComplete : PendingHeader::kIncomplete;
 }
 
 }  // namespace gantry::agent

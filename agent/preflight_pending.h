@@ -57,4 +57,19 @@ class PreflightPendingSet {
   std::map<int, Connection> connections_;
 };
 
+// What ReadPendingHeader made of what arrived.
+enum class PendingHeader {
+  kIncomplete,  // no newline yet: more to come
+  kComplete,    // connection.received holds the line, newline removed
+  kDropped,     // end of file, an error, or longer than the limit
+};
+
+// Reads what arrived of `fd`'s '\n'-terminated header line into
+// `connection.received`, never past the newline (what follows it belongs
+// to the exchange). Peeked first, then consumed as it comes, so that a
+// header sent in pieces does not keep poll waking. Non-blocking.
+PendingHeader ReadPendingHeader(int fd,
+                                PreflightPendingSet::Connection& connection,
+                                size_t limit);
+
 }  // namespace gantry::agent

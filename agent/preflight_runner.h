@@ -37,6 +37,8 @@ class PreflightRunner {
 
   // Register.preflight_port: 0 when there is no listener.
   uint32_t port() const { return listener_ ? listener_->port() : 0; }
+  // Null when there is none (see above).
+  PreflightListener* listener() const { return listener_.get(); }
   // Starts `check` and returns at once.
   void Start(const v1::PreflightCheck& check);
 

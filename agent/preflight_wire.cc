@@ -65,7 +65,8 @@ absl::Status Failed(const std::string& what) {
   return absl::UnavailableError(text);
 }
 
-// A non-blocking connected socket to host:port, by the deadline.
+}  // namespace
+
 absl::StatusOr<int> ConnectBy(const std::string& host, uint32_t port,
                               PreflightDeadline deadline) {
   addrinfo hints{};
@@ -104,8 +105,6 @@ absl::StatusOr<int> ConnectBy(const std::string& host, uint32_t port,
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   return fd;
 }
-
-}  // namespace
 
 std::string FormatPreflightHeader(const PreflightHeader& header) {
   return absl::StrCat("GPF1 ", header.token, " ", header.bytes, "\n");

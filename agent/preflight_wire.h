@@ -56,6 +56,11 @@ absl::StatusOr<PreflightSendFigures> SendPreflight(
     const std::string& host, uint32_t port, const PreflightHeader& header,
     PreflightDeadline deadline);
 
+// A non-blocking connected socket to host:port (TCP_NODELAY), by the
+// deadline. UNAVAILABLE or DEADLINE_EXCEEDED naming the peer.
+absl::StatusOr<int> ConnectBy(const std::string& host, uint32_t port,
+                              PreflightDeadline deadline);
+
 // Socket helpers shared with the listener. Each returns false (errno set;
 // ETIMEDOUT past the deadline) when the transfer did not complete.
 bool SendAllBy(int fd, const char* data, size_t size,

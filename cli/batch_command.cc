@@ -165,6 +165,7 @@ absl::StatusOr<v1::SubmitRequest> BuildSubmitRequest(
   spec.set_nodes(request.nodes.value_or(0));
   spec.set_min_nodes(request.min_nodes.value_or(0));
   spec.set_elastic(request.elastic);
+  spec.set_memory_checkpoints(request.memory_checkpoints);
   spec.set_ntasks(request.ntasks.value_or(0));
   spec.set_ntasks_per_node(request.ntasks_per_node.value_or(0));
   spec.set_cpus_per_task(request.cpus_per_task.value_or(1));

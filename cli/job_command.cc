@@ -167,6 +167,18 @@ int RunJobCommand(const std::string& controller, const JobOptions& options) {
               << " At=" << FormatTime(job.latest_checkpoint().time_ms())
               << "\n";
   }
+  if (job.spec().memory_checkpoints()) {
+    std::cout << "   MemoryCheckpoint="
+              << (job.has_memory_checkpoint()
+                      ? absl::StrCat(
+                            "step ", job.memory_checkpoint().step(), " At=",
+                            FormatTime(job.memory_checkpoint().time_ms()))
+                      : std::string("none yet"));
+    if (job.has_memory_restore_step()) {
+      std::cout << " RestoredStep=" << job.memory_restore_step();
+    }
+    std::cout << "\n";
+  }
   if (job.attempts_size() > 0) {
     std::cout << "   Attempts:\n";
     for (const v1::AttemptRecord& attempt : job.attempts()) {

@@ -121,6 +121,12 @@ Options:
                               (no gantry run needed; each task a rank)
       --checkpoint-dir DIR    where the job writes checkpoints; a restart
                               resumes from the latest (GANTRY_RESUME_FROM)
+      --memory-checkpoints    each rank may keep snapshots in its node's
+                              memory (GANTRY_MEMORY_CHECKPOINT_DIR); each
+                              is copied to a node under another switch, and
+                              a restart restores the newest one every rank
+                              has (GANTRY_RESTORE_STEP) before the ranks
+                              start (python3 -m gantry_checkpoint --help)
       --dataset NAME:PATH     a directory on shared storage that each node
                               copies to its local cache before the ranks
                               start; they find the copy in

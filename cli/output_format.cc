@@ -313,6 +313,7 @@ nlohmann::json JobToJson(const v1::JobRecord& job, int64_t now_ms) {
       {"min_nodes", spec.min_nodes() > 0 ? spec.min_nodes() : spec.nodes()},
       {"allocated_nodes", job.allocation_size()},
       {"elastic", spec.elastic()},
+      {"memory_checkpoints", spec.memory_checkpoints()},
       {"ntasks", tasks
                      ? tasks
                      : (spec.ntasks() ? spec.ntasks()
@@ -353,6 +354,15 @@ nlohmann::json JobToJson(const v1::JobRecord& job, int64_t now_ms) {
         {"source", job.latest_checkpoint().source()},
         {"time", FormatTime(job.latest_checkpoint().time_ms())},
         {"write_seconds", job.latest_checkpoint().write_seconds()}}},
+      {"memory_checkpoint",
+       job.has_memory_checkpoint()
+           ? nlohmann::json{{"step", job.memory_checkpoint().step()},
+                            {"time",
+                             FormatTime(job.memory_checkpoint().time_ms())}}
+           : nlohmann::json()},
+      {"memory_restore_step", job.has_memory_restore_step()
+                                  ? nlohmann::json(job.memory_restore_step())
+                                  : nlohmann::json()},
       {"checkpoint_cost_seconds", job.checkpoint_cost_seconds()},
       {"checkpoint_interval_seconds", job.checkpoint_interval_seconds()},
       {"checkpoint_interval_basis", job.checkpoint_interval_basis()},

@@ -602,6 +602,8 @@ constexpr OptionSpec kOptions[] = {
     {"wait", 'W', Arg::kNone, &SetFlag<&JobRequest::wait>},
     {"hold", 'H', Arg::kNone, &SetFlag<&JobRequest::hold>},
     {"elastic", '\0', Arg::kNone, &SetFlag<&JobRequest::elastic>},
+    {"memory-checkpoints", '\0', Arg::kNone,
+     &SetFlag<&JobRequest::memory_checkpoints>},
     {"version", 'V', Arg::kNone, &SetVersion},
     {"wrap", '\0', Arg::kRequired, &SetWrap},
     {"gpus", 'G', Arg::kRequired,

@@ -16,6 +16,8 @@ struct JobRequest {
   std::optional<uint32_t> nodes;      // -N/--nodes (a range's MAX)
   std::optional<uint32_t> min_nodes;  // -N MIN-MAX: MIN; unset: fixed
   bool elastic = false;  // --elastic: grows back at once (torchrun elastic)
+  // --memory-checkpoints: snapshots in node memory, replicated to a peer
+  bool memory_checkpoints = false;
   std::optional<uint32_t> ntasks;           // -n/--ntasks
   std::optional<uint32_t> ntasks_per_node;  // --ntasks-per-node
   std::optional<uint32_t> cpus_per_task;    // -c/--cpus-per-task

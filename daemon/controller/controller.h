@@ -70,6 +70,7 @@
 #include "daemon/controller/goodput_ledger.h"
 #include "daemon/controller/history_worker.h"
 #include "daemon/controller/job_progress.h"
+#include "daemon/controller/memory_checkpoint_ledger.h"
 #include "daemon/controller/node_event_log.h"
 #include "daemon/controller/preflight_rounds.h"
 #include "daemon/controller/recent_environments.h"
@@ -294,6 +295,9 @@ class Controller {
     // What the agent last reported its dataset cache holds (in memory: an
     // agent reports it again when it registers).
     v1::DatasetCacheReport dataset_cache;
+    // Where its agent serves in-memory checkpoints (0: it cannot hold
+    // them; Register.memory_checkpoint_port).
+    uint32_t memory_checkpoint_port = 0;
   };
   struct JobRuntime {
     v1::JobRecord record;
@@ -342,6 +346,15 @@ class Controller {
     // the wall clock neither times a job out nor extends it.
     SteadyElapsed running_for;
     SteadyElapsed quiet_for;
+    // --memory-checkpoints (in memory; controller_memory_checkpoints.cc):
+    // the token of the job's plan (made anew after a controller restart
+    // and sent again), each node's peer, the current attempt's restore,
+    // and whether the last restore failed (the next attempt then resumes
+    // from the persistent checkpoint).
+    std::string memory_token;
+    std::map<std::string, std::string> memory_peers;
+    std::optional<MemoryCheckpointLedger::Restore> memory_restore;
+    bool memory_restore_failed = false;
   };
 
   // Persistence (controller.cc).
@@ -475,6 +488,28 @@ class Controller {
   // The interval the attempt starting now gets (GANTRY_CHECKPOINT_INTERVAL):
   // the Young/Daly optimum for its nodes (controller_checkpoint_interval.cc).
   void SetCheckpointInterval(v1::JobRecord& record) const;
+
+  // In-memory checkpoints (controller_memory_checkpoints.cc).
+  // A node's report of what it holds (Register, heartbeat).
+  void OnMemoryCheckpointReport(const std::string& node,
+                                const v1::MemoryCheckpointReport& report);
+  // The newest step every rank holds in two failure domains: recorded
+  // (JobRecord.memory_checkpoint) and counted as a checkpoint.
+  void UpdateMemoryCheckpoint(JobRuntime& job);
+  // At an attempt's start: the snapshot its ranks restore, if one is held
+  // on usable nodes and is newer than the persistent checkpoint.
+  void ChooseMemoryRestore(JobRuntime& job);
+  // The job's plan to its nodes, their peers and the nodes holding its
+  // snapshots (or only to `only_node`, which just registered).
+  void SendMemoryCheckpointPlans(JobRuntime& job,
+                                 const std::string* only_node = nullptr);
+  // The job ended for good: every node holding its snapshots drops them.
+  void DropMemoryCheckpoints(uint64_t job_id);
+  // Fills a launch's memory fields for `node` (LaunchRanks.memory_*).
+  void AddMemoryCheckpointLaunch(const JobRuntime& job, const std::string& node,
+                                 v1::LaunchRanks& launch) const;
+  bool ApartForMemoryCheckpoints(const std::string& a,
+                                 const std::string& b) const;
 
   // Messages that start and stop ranks (controller_launch.cc).
   // To every node of the allocation, or only to `only_node`.
@@ -815,6 +850,9 @@ class Controller {
   std::map<uint64_t, JobProgress> progress_;
   int64_t next_straggler_check_ms_ = 0;
   PreflightRounds preflights_;  // in memory (preflight_rounds.h)
+  // Who holds which job's in-memory checkpoints (in memory: agents report
+  // it when they register).
+  MemoryCheckpointLedger memory_checkpoints_;
   // The last day's goodput (controller_goodput.cc): of the jobs in jobs_,
   // and of those retired from it (stored with retired_usage_).
   GoodputTracker goodput_;

@@ -84,6 +84,9 @@ void Controller::OnAgentMessage(const std::shared_ptr<AgentLink>& link,
     if (message.heartbeat().has_dataset_cache()) {
       node.dataset_cache = message.heartbeat().dataset_cache();
     }
+    if (message.heartbeat().has_memory_checkpoints()) {
+      OnMemoryCheckpointReport(name, message.heartbeat().memory_checkpoints());
+    }
   }
   if (message.has_checkpoint()) {
     OnCheckpointReport(name, message.checkpoint());
@@ -170,6 +173,9 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
   *record.mutable_features() = reg.features();
   *record.mutable_inventory() = reg.inventory();
   node.dataset_cache = reg.dataset_cache();
+  node.memory_checkpoint_port = reg.memory_checkpoints().problem().empty()
+                                    ? reg.memory_checkpoint_port()
+                                    : 0;
   record.set_state(v1::NODE_UP);
   record.clear_reason();
   record.set_registered_time_ms(now);
@@ -197,6 +203,16 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
       static_cast<uint32_t>(options_.heartbeat_interval_ms));
   link->Send(welcome);
   ReconcileRanks(name, reg, continuity);
+  OnMemoryCheckpointReport(name, reg.memory_checkpoints());
+  // The plans of the jobs it takes part in (a new agent knows none, and a
+  // restarted controller made new tokens).
+  for (auto& [id, job] : jobs_) {
+    if (!job.record.spec().memory_checkpoints() ||
+        job.record.state() != v1::RUNNING) {
+      continue;
+    }
+    SendMemoryCheckpointPlans(job, &name);
+  }
   if (continuity != AgentContinuity::kSameAgent) {
     stage_ahead_.NodeRestarted(name);
   }
@@ -434,6 +450,14 @@ void Controller::OnRankEvent(const std::string& node_name,
                 peer->second.record.last_seen_ms());
         return;
       }
+    }
+    if (launch_failed && event.memory_restore_failed()) {
+      // The snapshot could not be fetched: the next attempt resumes from
+      // the persistent checkpoint, and this one is not the job's to pay.
+      job.memory_restore_failed = true;
+      FailJob(job, FailureKind::kOwnCrash, 0, 0, all_exited,
+              DescribeExit(event, node_name), clock_.NowMs());
+      return;
     }
     if (launch_failed && event.node_fault()) {
       // The node's own failure (its dataset cache): restart elsewhere.

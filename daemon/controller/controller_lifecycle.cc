@@ -38,6 +38,7 @@ void Controller::StartJob(JobRuntime& job) {
     attempt->add_nodes(share.node());
   }
   SetCheckpointInterval(record);
+  ChooseMemoryRestore(job);
   if (options_.metrics) {
     // A restart waited from the end of the attempt before it.
     const int64_t queued_ms =
@@ -67,6 +68,8 @@ void Controller::StartJob(JobRuntime& job) {
   }
   TakeNodeShares(job);
   MarkPreflight(job);
+  // Before the launch: the holders learn the token a restore presents.
+  SendMemoryCheckpointPlans(job);
   std::string nodelist = absl::StrJoin(node_names, ",");
   StageEvent(record.id(), "", "started",
              absl::StrCat(
@@ -158,6 +161,9 @@ absl::Status Controller::ApplyEvent(JobRuntime& job, const JobEvent& event,
           allocation_liveness_.Forget(record.id());
         }
         ++finished_jobs_;
+        if (record.spec().memory_checkpoints()) {
+          AfterCommit([this, id = record.id()] { DropMemoryCheckpoints(id); });
+        }
         ChargeUsage(record);
         CountFinishedGoodput(record);
         finished_order_.emplace_back(clock_.NowMs(), record.id());

@@ -170,6 +170,12 @@ std::map<std::string, std::string> BuildRankEnvironment(
   if (!job.latest_checkpoint().path().empty()) {
     env["GANTRY_RESUME_STEP"] = absl::StrCat(job.latest_checkpoint().step());
   }
+  // --memory-checkpoints: the snapshot every rank finds restored in its
+  // GANTRY_MEMORY_CHECKPOINT_DIR before it starts (newer than the
+  // persistent checkpoint above, which is then the fallback).
+  if (job.has_memory_restore_step()) {
+    env["GANTRY_RESTORE_STEP"] = absl::StrCat(job.memory_restore_step());
+  }
   // Training seconds between checkpoints that maximize the job's goodput
   // (daemon/controller/controller_checkpoint_interval.cc); unset: none.
   if (job.checkpoint_interval_seconds() > 0) {

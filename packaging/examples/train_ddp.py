@@ -9,8 +9,15 @@ job after a failure it sets GANTRY_RESUME_FROM to that checkpoint, and the
 run continues from it. Given the same world size, an interrupted run ends
 with exactly the parameters of an uninterrupted one.
 
+With --memory-checkpoint-every N (and the job submitted with
+--memory-checkpoints) every rank also keeps a snapshot in its node's memory
+every N steps through gantry_checkpoint; Gantry copies each to a node under
+another switch, and a restart restores the newest one (GANTRY_RESTORE_STEP)
+instead of reading the file system checkpoint, which is older.
+
 Everything comes from the environment Gantry sets: RANK, WORLD_SIZE,
-MASTER_ADDR, MASTER_PORT, GANTRY_CHECKPOINT_DIR, GANTRY_RESUME_FROM.
+MASTER_ADDR, MASTER_PORT, GANTRY_CHECKPOINT_DIR, GANTRY_RESUME_FROM,
+GANTRY_MEMORY_CHECKPOINT_DIR, GANTRY_RESTORE_STEP.
 """
 import argparse
 import os
@@ -24,6 +31,8 @@ parser.add_argument("--steps", type=int, default=60)
 parser.add_argument("--checkpoint-every", type=int, default=10)
 parser.add_argument("--step-seconds", type=float, default=0.1,
                     help="pause per step, so a run lasts long enough to interrupt")
+parser.add_argument("--memory-checkpoint-every", type=int, default=0,
+                    help="steps between in-memory snapshots (0: none)")
 parser.add_argument("--result", default="final_params.txt")
 args = parser.parse_args()
 
@@ -41,7 +50,19 @@ model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.Tanh(),
                             torch.nn.Linear(32, 1)).double()
 optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
 first_step = 1
-if resume_from:
+memory = None
+if args.memory_checkpoint_every > 0:
+    import gantry_checkpoint as memory
+restored = memory.restore_step() if memory else None
+if restored is not None:
+    started = time.monotonic()
+    state = memory.load(restored)
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    first_step = state["step"] + 1
+    print(f"rank {rank}: restoring step {restored} from memory "
+          f"({(time.monotonic() - started) * 1000:.1f} ms)", flush=True)
+elif resume_from:
     state = torch.load(os.path.join(resume_from, "state.pt"))
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])
@@ -81,6 +102,12 @@ for step in range(first_step, args.steps + 1):
         dist.all_reduce(parameter.grad)
         parameter.grad /= world
     optimizer.step()
+    if memory and step % args.memory_checkpoint_every == 0:
+        seconds = memory.save(step, {"step": step, "model": model.state_dict(),
+                                     "optimizer": optimizer.state_dict()})
+        if seconds is not None and rank == 0:
+            print(f"step {step}: memory snapshot saved in {seconds * 1000:.1f} ms",
+                  flush=True)
     if rank == 0 and step % args.checkpoint_every == 0:
         save_checkpoint(step)
         print(f"step {step}: loss {loss.item():.6f}, checkpoint written", flush=True)
