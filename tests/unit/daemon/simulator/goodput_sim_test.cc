@@ -331,6 +331,62 @@ TEST_CASE("A failure on an idle node only takes it out for repair") {
   CHECK(r.outcomes.front().end_ms == (103 + 36000 + 90) * 1000);
 }
 
+TEST_CASE("Attempt accounting with in-memory snapshots") {
+  // Snapshots every 200 s of training (1 s to write), a persistent
+  // checkpoint every 1,000 s (10 s): every 5th snapshot is persisted too.
+  // A cycle is 201 s, a persistent period 5 x 201 + 10 = 1,015 s.
+  AttemptPlan plan;
+  plan.launch_ms = 3000;
+  plan.init_ms = 120000;
+  plan.interval_ms = 1000000;
+  plan.write_ms = 10000;
+  plan.memory_interval_ms = 200000;
+  plan.memory_write_ms = 1000;
+  CHECK(plan.PersistentEvery() == 5);
+  // 3,000 s of work: 14 snapshots and 2 persistent writes, none at the end.
+  CHECK(AttemptDurationMs(plan, 3000000) == 123000 + 3000000 + 14000 + 20000);
+
+  SECTION("the newest replicated snapshot") {
+    // 1,465 s of training wall time: one period, two cycles and 48 s.
+    const ResumePoints at = ResumePointsAt(plan, 1588000, 10000);
+    CHECK(at.trained_ms == Approx(1448000));
+    CHECK(at.writing_ms == Approx(17000));
+    CHECK(at.cut_write_ms == Approx(0));
+    CHECK(at.persistent_ms == Approx(1000000));
+    // Snapshot 7 written at 7 x 201 + 10 = 1,417 s, replicated at 1,427 s.
+    CHECK(at.memory_ms == Approx(1400000));
+    CHECK(at.memory_written_ms == Approx(123000 + 1417000));
+    TimeSplit split;
+    CHECK(AccountFailedFrom(plan, at, 1588000, at.memory_ms, 3000000, split) ==
+          Approx(1400000));
+    CHECK(split.lost_s == Approx(48));
+    CHECK(split.checkpoint_s == Approx(17));
+    CHECK(split.Wall() == Approx(1588));
+  }
+  SECTION("a snapshot still replicating does not count") {
+    // 5 s after snapshot 7's write: snapshot 6 (written at 1,216 s) it is.
+    const ResumePoints at = ResumePointsAt(plan, 123000 + 1422000, 10000);
+    CHECK(at.memory_ms == Approx(1200000));
+    CHECK(at.memory_written_ms == Approx(123000 + 1216000));
+    CHECK(at.trained_ms - at.memory_ms == Approx(205000));
+  }
+  SECTION("during a persistent write") {
+    // 5 s before the second period ends: snapshot 10 written at 2,020 s is
+    // not replicated, and the persistent write is cut short.
+    const ResumePoints at = ResumePointsAt(plan, 123000 + 2025000, 10000);
+    CHECK(at.trained_ms == Approx(2000000));
+    CHECK(at.cut_write_ms == Approx(5000));
+    CHECK(at.persistent_ms == Approx(1000000));
+    CHECK(at.memory_ms == Approx(1800000));
+  }
+  SECTION("persistent checkpoints at whole snapshot intervals") {
+    plan.memory_interval_ms = 300000;
+    CHECK(plan.PersistentEvery() == 3);  // 3.33 rounded
+    plan.memory_interval_ms = 2000000;
+    CHECK(plan.PersistentEvery() == 1);  // rarer snapshots: every one
+  }
+}
+
 TEST_CASE("Bad settings are refused") {
   GoodputConfig config = Config();
   config.checkpoint_interval_s = 0;
