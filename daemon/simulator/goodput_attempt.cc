@@ -31,12 +31,15 @@ void AccountSetup(const AttemptPlan& plan, double elapsed_ms,
 // The grid training stops on: a snapshot every `interval_ms` of training
 // (without the memory tier, the persistent checkpoint is the snapshot and
 // the snapshot's own write costs nothing), the persistent write after
-// every `every`-th.
+// every `every`-th of the job. The attempt starts `offset` snapshots into
+// a persistent period: positions on the grid are counted from that
+// period's start (`offset` cycles of no write of this attempt's before).
 struct WriteGrid {
   double interval_ms;
   double snapshot_write_ms;
   double every;
   double persistent_write_ms;
+  double offset;
 
   explicit WriteGrid(const AttemptPlan& plan)
       : interval_ms(plan.memory_interval_ms > 0 ? plan.memory_interval_ms
@@ -44,12 +47,20 @@ struct WriteGrid {
         snapshot_write_ms(plan.memory_interval_ms > 0 ? plan.memory_write_ms
                                                       : 0),
         every(plan.PersistentEvery()),
-        persistent_write_ms(plan.write_ms) {}
+        persistent_write_ms(plan.write_ms),
+        offset(plan.memory_interval_ms > 0
+                   ? std::clamp(std::round(plan.snapshots_since_persistent),
+                                0.0, every - 1)
+                   : 0) {}
   double CycleMs() const { return interval_ms + snapshot_write_ms; }
-  // When snapshot `j` (from 1) finished writing, ms of training wall time:
-  // j cycles and the persistent writes at the boundaries before it.
+  // Training wall time before the attempt on the period's clock.
+  double OffsetMs() const { return offset * CycleMs(); }
+  // When the attempt's snapshot `j` (from 1) finished writing, ms of its
+  // training wall time: its cycles and the persistent writes at the
+  // boundaries before it.
   double SnapshotWrittenMs(double j) const {
-    return j * CycleMs() + std::floor((j - 1) / every) * persistent_write_ms;
+    return j * CycleMs() +
+           std::floor((offset + j - 1) / every) * persistent_write_ms;
   }
 };
 
@@ -61,7 +72,8 @@ double WritingBeforeMs(const AttemptPlan& plan, double train_ms) {
   const double boundaries =
       std::max(0.0, std::ceil(train_ms / grid.interval_ms) - 1);
   return boundaries * grid.snapshot_write_ms +
-         std::floor(boundaries / grid.every) * grid.persistent_write_ms;
+         std::floor((grid.offset + boundaries) / grid.every) *
+             grid.persistent_write_ms;
 }
 
 }  // namespace
@@ -114,10 +126,11 @@ ResumePoints ResumePointsAt(const AttemptPlan& plan, double elapsed_ms,
   if (trained_wall <= 0) return at;
   const WriteGrid grid(plan);
   // Whole persistent periods, then the snapshot cycles of the one cut
-  // short.
+  // short, on the period's clock.
   const double period = grid.every * grid.CycleMs() + grid.persistent_write_ms;
-  const double periods = std::floor(trained_wall / period);
-  const double rest = trained_wall - periods * period;
+  const double on_grid = trained_wall + grid.OffsetMs();
+  const double periods = std::floor(on_grid / period);
+  const double rest = on_grid - periods * period;
   double cycles = std::floor(rest / grid.CycleMs());
   double unsaved = 0;
   if (cycles >= grid.every) {
@@ -128,11 +141,13 @@ ResumePoints ResumePointsAt(const AttemptPlan& plan, double elapsed_ms,
     unsaved = std::min(in_cycle, grid.interval_ms);
     at.cut_write_ms = in_cycle - unsaved;  // the snapshot's write
   }
-  const double snapshots = periods * grid.every + cycles;
+  const double snapshots = periods * grid.every + cycles - grid.offset;
   at.trained_ms = snapshots * grid.interval_ms + unsaved;
   at.writing_ms =
       snapshots * grid.snapshot_write_ms + periods * grid.persistent_write_ms;
-  at.persistent_ms = periods * grid.every * grid.interval_ms;
+  if (periods >= 1) {
+    at.persistent_ms = (periods * grid.every - grid.offset) * grid.interval_ms;
+  }
   if (plan.memory_interval_ms <= 0) return at;
   // A snapshot protects only once its copy is on the peer: step back over
   // the ones still replicating (a few when replication outlasts a cycle).
@@ -144,6 +159,11 @@ ResumePoints ResumePointsAt(const AttemptPlan& plan, double elapsed_ms,
   if (newest >= 1) {
     at.memory_ms = newest * grid.interval_ms;
     at.memory_written_ms = plan.SetupMs() + grid.SnapshotWrittenMs(newest);
+    // Persisted with it only if that write finished too; else the next
+    // snapshot's boundary persists. (Older than the newest persistent
+    // checkpoint, the snapshot is not the one to resume from.)
+    at.memory_since_persistent = std::clamp(
+        grid.offset + newest - periods * grid.every, 0.0, grid.every - 1);
   }
   return at;
 }

@@ -10,9 +10,13 @@
 //
 // With in-memory snapshots (memory_interval_ms > 0) training stops every
 // memory interval for the snapshot's write, and the persistent checkpoint
-// is taken at a snapshot boundary: every PersistentEvery()-th snapshot is
-// followed by the file system write. One grid for both tiers keeps the
-// schedule in closed form, and is what a training loop counting steps does.
+// is taken at a snapshot boundary: every PersistentEvery()-th snapshot of
+// the job is followed by the file system write. One grid for both tiers
+// keeps the schedule in closed form, and is what a training loop counting
+// steps does; the grid is the job's, not the attempt's: an attempt that
+// resumed from a snapshot persists after the snapshots missing to the next
+// multiple (snapshots_since_persistent), not a whole interval later, or
+// short attempts would never persist.
 #pragma once
 
 namespace gantry::sim {
@@ -47,6 +51,9 @@ struct AttemptPlan {
   // copy of the state to host memory.
   double memory_interval_ms = 0;
   double memory_write_ms = 0;
+  // Snapshots the job wrote since its newest persistent checkpoint, before
+  // this attempt (below PersistentEvery()).
+  double snapshots_since_persistent = 0;
   double speed = 1;  // (0, 1]
 
   double SetupMs() const {
@@ -71,6 +78,9 @@ struct ResumePoints {
   // when its write ended, ms after placement. -1: none (or no snapshots).
   double memory_ms = -1;
   double memory_written_ms = -1;
+  // At that snapshot, the job's snapshots since its newest persistent
+  // checkpoint (an attempt resuming from it starts there on the grid).
+  double memory_since_persistent = 0;
 };
 ResumePoints ResumePointsAt(const AttemptPlan& plan, double elapsed_ms,
                             double replicate_ms);

@@ -299,6 +299,7 @@ void Engine::StartAttempt(std::size_t j, std::vector<NodeShare> shares,
   }
   // Before the fair-share charge and the end time: a fallback adds work.
   if (!first) ChooseRestore(s, s.swap_attempt);
+  s.plan.snapshots_since_persistent = s.snapshots_since_persistent;
   s.plan.speed = static_cast<double>(used) / s.gang.nodes;
   if (used < s.gang.nodes) ++s.outcome.shrunk_attempts;
   std::vector<uint32_t> bad;

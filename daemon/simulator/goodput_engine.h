@@ -79,6 +79,8 @@ struct JobState {
   // checkpoint on the strength of snapshots (productive and degraded ms),
   // lost if the restart has to fall back.
   MemorySnapshotRef snapshot;
+  // Where the restart stands on the persistent grid (AttemptPlan).
+  double snapshots_since_persistent = 0;
   double unpersisted_productive_ms = 0;
   double unpersisted_degraded_ms = 0;
   GoodputJobOutcome outcome;

@@ -26,6 +26,7 @@ double Engine::MemoryIntervalS(uint32_t nodes) const {
 
 void Engine::Persisted(JobState& s) {
   s.snapshot = MemorySnapshotRef{};
+  s.snapshots_since_persistent = 0;
   s.unpersisted_productive_ms = 0;
   s.unpersisted_degraded_ms = 0;
 }
@@ -59,6 +60,7 @@ double Engine::AccountJobFailure(JobState& s, double elapsed_ms,
     s.unpersisted_productive_ms += saved - persisted;
     s.unpersisted_degraded_ms +=
         (kept - saved) - (at.persistent_ms - persisted);
+    s.snapshots_since_persistent = at.memory_since_persistent;
     s.snapshot.valid = true;
     s.snapshot.written_ms = s.attempt_start_ms + Ms(at.memory_written_ms);
     s.snapshot.holders.clear();

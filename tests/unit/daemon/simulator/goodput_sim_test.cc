@@ -402,6 +402,19 @@ TEST_CASE("Attempt accounting with in-memory snapshots") {
     CHECK(at.persistent_ms == Approx(1000000));
     CHECK(at.memory_ms == Approx(1800000));
   }
+  SECTION("an attempt resuming between persistent checkpoints") {
+    // Resumed 3 snapshots after the job's last persistent checkpoint: the
+    // attempt persists after its 2nd snapshot, then every 5th.
+    plan.snapshots_since_persistent = 3;
+    CHECK(AttemptDurationMs(plan, 3000000) == 123000 + 3000000 + 14000 + 30000);
+    // 462 s of training wall time: two cycles, the persistent write, 50 s.
+    const ResumePoints at = ResumePointsAt(plan, 123000 + 462000, 10000);
+    CHECK(at.trained_ms == Approx(450000));
+    CHECK(at.writing_ms == Approx(12000));
+    CHECK(at.persistent_ms == Approx(400000));
+    CHECK(at.memory_ms == Approx(400000));
+    CHECK(at.memory_since_persistent == 0);
+  }
   SECTION("persistent checkpoints at whole snapshot intervals") {
     plan.memory_interval_ms = 300000;
     CHECK(plan.PersistentEvery() == 3);  // 3.33 rounded
@@ -531,6 +544,30 @@ TEST_CASE(
   CHECK(later.memory_restores == 1);
   CHECK(later.memory_fallbacks == 0);
   CHECK(Split(later).lost_s == Approx(53));
+}
+
+TEST_CASE("gantry+memory: short attempts still persist on the job's grid") {
+  // No spares; rank crashes at 2,400 s and 4,800 s restore from local
+  // memory, then nodes 0 and 2 (a node and its peer) fail at 7,200 s.
+  // Attempt 1 (training from 103 s) keeps snapshot 7 (2,100 s), losing
+  // 190 s. Attempt 2 (training from 2,513 s) starts 7 snapshots into the
+  // hour: it persists after its 5th (1,500 s), and keeps snapshot 7 at the
+  // crash, losing 170 s. Attempt 3 (from 4,913 s) keeps its snapshot 7
+  // too, but both copies of node 0's are gone: back to attempt 2's
+  // persistent checkpoint, losing 180 s and the 600 + 2,100 s kept since.
+  // Had each attempt counted the hour from its start, none would have
+  // persisted and the fallback would go back to the job's start.
+  FailureEvent crash = Hardware(2400000, {3});
+  crash.fault = FaultClass::kSoftware;
+  FailureEvent second = Hardware(4800000, {1});
+  second.fault = FaultClass::kSoftware;
+  const GoodputReport r = Run(MemoryConfig(), Policy("gantry+memory", 0),
+                              {crash, second, Hardware(7200000, {0, 2})});
+  CHECK(r.restarts == 3);
+  CHECK(r.memory_restores == 2);
+  CHECK(r.memory_fallbacks == 1);
+  CHECK(Split(r).lost_s == Approx(190 + 170 + 180 + 600 + 2100));
+  CHECK(Split(r).productive_s == Approx(36000));
 }
 
 TEST_CASE("gantry+memory: a leaf failure still restores from memory") {
