@@ -28,10 +28,52 @@ void AccountSetup(const AttemptPlan& plan, double elapsed_ms,
   }
 }
 
-// Checkpoint writes during `train_ms` of training that ends the job.
-double WritesBefore(const AttemptPlan& plan, double train_ms) {
+// The grid training stops on: a snapshot every `interval_ms` of training
+// (without the memory tier, the persistent checkpoint is the snapshot and
+// the snapshot's own write costs nothing), the persistent write after
+// every `every`-th of the job. The attempt starts `offset` snapshots into
+// a persistent period: positions on the grid are counted from that
+// period's start (`offset` cycles of no write of this attempt's before).
+struct WriteGrid {
+  double interval_ms;
+  double snapshot_write_ms;
+  double every;
+  double persistent_write_ms;
+  double offset;
+
+  explicit WriteGrid(const AttemptPlan& plan)
+      : interval_ms(plan.memory_interval_ms > 0 ? plan.memory_interval_ms
+                                                : plan.interval_ms),
+        snapshot_write_ms(plan.memory_interval_ms > 0 ? plan.memory_write_ms
+                                                      : 0),
+        every(plan.PersistentEvery()),
+        persistent_write_ms(plan.write_ms),
+        offset(plan.memory_interval_ms > 0
+                   ? std::clamp(std::round(plan.snapshots_since_persistent),
+                                0.0, every - 1)
+                   : 0) {}
+  double CycleMs() const { return interval_ms + snapshot_write_ms; }
+  // Training wall time before the attempt on the period's clock.
+  double OffsetMs() const { return offset * CycleMs(); }
+  // When the attempt's snapshot `j` (from 1) finished writing, ms of its
+  // training wall time: its cycles and the persistent writes at the
+  // boundaries before it.
+  double SnapshotWrittenMs(double j) const {
+    return j * CycleMs() +
+           std::floor((offset + j - 1) / every) * persistent_write_ms;
+  }
+};
+
+// Time spent writing during `train_ms` of training that ends the job: at
+// every boundary crossed, not at the very end.
+double WritingBeforeMs(const AttemptPlan& plan, double train_ms) {
   if (train_ms <= 0) return 0;
-  return std::max(0.0, std::ceil(train_ms / plan.interval_ms) - 1);
+  const WriteGrid grid(plan);
+  const double boundaries =
+      std::max(0.0, std::ceil(train_ms / grid.interval_ms) - 1);
+  return boundaries * grid.snapshot_write_ms +
+         std::floor((grid.offset + boundaries) / grid.every) *
+             grid.persistent_write_ms;
 }
 
 }  // namespace
@@ -58,10 +100,14 @@ void TimeSplit::Add(const TimeSplit& o, double weight) {
   starting_s += o.starting_s * weight;
 }
 
+double AttemptPlan::PersistentEvery() const {
+  if (memory_interval_ms <= 0) return 1;
+  return std::max(1.0, std::round(interval_ms / memory_interval_ms));
+}
+
 double AttemptDurationMs(const AttemptPlan& plan, double work_ms) {
   const double train_ms = work_ms / plan.speed;
-  return plan.SetupMs() + train_ms +
-         WritesBefore(plan, train_ms) * plan.write_ms;
+  return plan.SetupMs() + train_ms + WritingBeforeMs(plan, train_ms);
 }
 
 void AccountFinished(const AttemptPlan& plan, double work_ms,
@@ -70,33 +116,79 @@ void AccountFinished(const AttemptPlan& plan, double work_ms,
   const double train_ms = work_ms / plan.speed;
   split.productive_s += work_ms / 1000.0;
   split.degraded_s += (train_ms - work_ms) / 1000.0;
-  split.checkpoint_s += WritesBefore(plan, train_ms) * plan.write_ms / 1000.0;
+  split.checkpoint_s += WritingBeforeMs(plan, train_ms) / 1000.0;
+}
+
+ResumePoints ResumePointsAt(const AttemptPlan& plan, double elapsed_ms,
+                            double replicate_ms) {
+  ResumePoints at;
+  const double trained_wall = elapsed_ms - plan.SetupMs();
+  if (trained_wall <= 0) return at;
+  const WriteGrid grid(plan);
+  // Whole persistent periods, then the snapshot cycles of the one cut
+  // short, on the period's clock.
+  const double period = grid.every * grid.CycleMs() + grid.persistent_write_ms;
+  const double on_grid = trained_wall + grid.OffsetMs();
+  const double periods = std::floor(on_grid / period);
+  const double rest = on_grid - periods * period;
+  double cycles = std::floor(rest / grid.CycleMs());
+  double unsaved = 0;
+  if (cycles >= grid.every) {
+    cycles = grid.every;
+    at.cut_write_ms = rest - cycles * grid.CycleMs();  // the persistent write
+  } else {
+    const double in_cycle = rest - cycles * grid.CycleMs();
+    unsaved = std::min(in_cycle, grid.interval_ms);
+    at.cut_write_ms = in_cycle - unsaved;  // the snapshot's write
+  }
+  const double snapshots = periods * grid.every + cycles - grid.offset;
+  at.trained_ms = snapshots * grid.interval_ms + unsaved;
+  at.writing_ms =
+      snapshots * grid.snapshot_write_ms + periods * grid.persistent_write_ms;
+  if (periods >= 1) {
+    at.persistent_ms = (periods * grid.every - grid.offset) * grid.interval_ms;
+  }
+  if (plan.memory_interval_ms <= 0) return at;
+  // A snapshot protects only once its copy is on the peer: step back over
+  // the ones still replicating (a few when replication outlasts a cycle).
+  double newest = snapshots;
+  while (newest >= 1 &&
+         grid.SnapshotWrittenMs(newest) + replicate_ms > trained_wall) {
+    --newest;
+  }
+  if (newest >= 1) {
+    at.memory_ms = newest * grid.interval_ms;
+    at.memory_written_ms = plan.SetupMs() + grid.SnapshotWrittenMs(newest);
+    // Persisted with it only if that write finished too; else the next
+    // snapshot's boundary persists. (Older than the newest persistent
+    // checkpoint, the snapshot is not the one to resume from.)
+    at.memory_since_persistent = std::clamp(
+        grid.offset + newest - periods * grid.every, 0.0, grid.every - 1);
+  }
+  return at;
+}
+
+double AccountFailedFrom(const AttemptPlan& plan, const ResumePoints& at,
+                         double elapsed_ms, double kept_train_ms,
+                         double work_ms, TimeSplit& split) {
+  AccountSetup(plan, elapsed_ms, split);
+  const double kept = std::clamp(kept_train_ms, 0.0, at.trained_ms);
+  const double saved = std::min(work_ms, kept * plan.speed);
+  split.productive_s += saved / 1000.0;
+  split.degraded_s += (kept - saved) / 1000.0;
+  split.checkpoint_s += at.writing_ms / 1000.0;
+  split.lost_s += (at.trained_ms - kept + at.cut_write_ms) / 1000.0;
+  return saved;
 }
 
 double AccountFailed(const AttemptPlan& plan, double elapsed_ms, double work_ms,
                      double jit_lost_ms, TimeSplit& split) {
-  AccountSetup(plan, elapsed_ms, split);
-  const double trained_wall = std::max(0.0, elapsed_ms - plan.SetupMs());
-  if (trained_wall <= 0) return 0;
-  const double cycle = plan.interval_ms + plan.write_ms;
-  const double cycles = std::floor(trained_wall / cycle);
-  const double rest = trained_wall - cycles * cycle;
-  // Training since the last finished checkpoint, and a write cut short.
-  const double unsaved = std::min(rest, plan.interval_ms);
-  const double cut_write = rest - unsaved;
-  double kept_train = cycles * plan.interval_ms;
-  double lost = unsaved + cut_write;
+  const ResumePoints at = ResumePointsAt(plan, elapsed_ms, 0);
+  double kept = at.persistent_ms;
   if (jit_lost_ms >= 0) {
-    const double thrown = std::min(unsaved, jit_lost_ms);
-    kept_train += unsaved - thrown;
-    lost = thrown + cut_write;
+    kept = std::max(kept, at.trained_ms - jit_lost_ms);
   }
-  const double saved = std::min(work_ms, kept_train * plan.speed);
-  split.productive_s += saved / 1000.0;
-  split.degraded_s += (kept_train - saved) / 1000.0;
-  split.checkpoint_s += cycles * plan.write_ms / 1000.0;
-  split.lost_s += lost / 1000.0;
-  return saved;
+  return AccountFailedFrom(plan, at, elapsed_ms, kept, work_ms, split);
 }
 
 }  // namespace gantry::sim

@@ -18,7 +18,7 @@ namespace {
 
 constexpr char kGoodputDescription[] =
     R"(Inject failures from a model into training jobs and report the
-effective training time ratio (ETTR = productive time / wall time) of four
+effective training time ratio (ETTR = productive time / wall time) of five
 recovery policies on the same failures:
   gantry      hot spares (--spares), a lost node noticed in 3 s, back in
               3 s, one restart for nodes failing together, re-placed on
@@ -31,6 +31,17 @@ recovery policies on the same failures:
               replicas at each failure (just-in-time checkpointing: --jit-save
               s to write, --jit-lost s of work lost); the training code has
               to do this, no resource manager does it for the job
+  gantry+memory  gantry with in-memory checkpoints held by peers: every
+              --memory-interval of training each rank copies its state to
+              host memory (--memory-write s, training waits), and its node
+              replicates it to a peer node under another leaf switch in the
+              background (--memory-replicate s; a snapshot protects only
+              once replicated). A restart restores the newest replicated
+              snapshot from memory (--memory-restore s instead of --load)
+              unless a rank's node and its peer both lost it; then it falls
+              back to the persistent checkpoint (--checkpoint-interval).
+              Periodic checkpoints only; the training code writes the
+              snapshots through Gantry's agent
   slurm       no spares: a lost node noticed after SlurmdTimeout (300 s), the
               job requeued after --operator-delay, run again when enough
               nodes are up (a failed node only after --repair)
@@ -108,6 +119,23 @@ CLI::App* AddGoodputCommand(CLI::App& app, GoodputFlags& f) {
   cmd->add_option("--checkpoint-write", c.checkpoint_write_s,
                   "Seconds training stops to write one")
       ->capture_default_str();
+  cmd->add_option("--memory-interval", f.memory_interval,
+                  "gantry+memory: training seconds between in-memory "
+                  "snapshots, or auto: the Young/Daly optimum for the "
+                  "attempt's node count, --memory-write and the failure rate")
+      ->capture_default_str();
+  cmd->add_option("--memory-write", c.memory_write_s,
+                  "gantry+memory: seconds training stops to copy a snapshot "
+                  "to host memory")
+      ->capture_default_str();
+  cmd->add_option("--memory-replicate", c.memory_replicate_s,
+                  "gantry+memory: seconds from a snapshot written to its "
+                  "copy on the peer node (in the background)")
+      ->capture_default_str();
+  cmd->add_option("--memory-restore", c.memory_restore_s,
+                  "gantry+memory: seconds to restore a snapshot from memory "
+                  "(instead of --load)")
+      ->capture_default_str();
   cmd->add_option("--init", c.init_s,
                   "Seconds from ranks started to training (every attempt)")
       ->capture_default_str();
@@ -150,7 +178,8 @@ CLI::App* AddGoodputCommand(CLI::App& app, GoodputFlags& f) {
                   "kueue: seconds from eviction to re-admission")
       ->capture_default_str();
   cmd->add_option("--policy", f.only,
-                  "Run only these (gantry, gantry+jit, slurm, kueue)");
+                  "Run only these (gantry, gantry+jit, gantry+memory, slurm, "
+                  "kueue)");
   cmd->add_flag("--grow-at-once", f.grow_at_once,
                 "gantry: a shrunk job grows back as soon as nodes are free "
                 "(it can take a new size, e.g. torchrun elastic)");
@@ -176,6 +205,15 @@ int RunGoodputCommand(GoodputFlags& f) {
             "--checkpoint-interval: not a number of seconds or auto: ",
             f.checkpoint_interval)),
         2);
+  }
+  if (f.memory_interval == "auto") {
+    config.auto_memory_interval_node_rate_per_hour = f.model.node_rate_per_hour;
+  } else if (!absl::SimpleAtod(f.memory_interval, &config.memory_interval_s)) {
+    return PrintFailure(absl::InvalidArgumentError(absl::StrCat(
+                            "--memory-interval: not a number of seconds or "
+                            "auto: ",
+                            f.memory_interval)),
+                        2);
   }
   std::vector<GoodputJob> jobs;
   std::string scenario;
@@ -269,7 +307,8 @@ int RunGoodputCommand(GoodputFlags& f) {
   if (reports.empty()) {
     return PrintFailure(
         absl::InvalidArgumentError(
-            "--policy names none of gantry, gantry+jit, slurm, kueue"),
+            "--policy names none of gantry, gantry+jit, gantry+memory, "
+            "slurm, kueue"),
         2);
   }
   const std::string out = f.json ? FormatGoodputJson(info, reports)

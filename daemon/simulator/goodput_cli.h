@@ -22,6 +22,7 @@ struct GoodputFlags {
   double job_days = 54;
   double gpu_rate = -1;  // per GPU-hour; < 0: use the node rate
   std::string checkpoint_interval = "1800";  // seconds, or "auto"
+  std::string memory_interval = "auto";      // seconds, or "auto"
   uint32_t spares = 16;
   double operator_delay_s = 1800;
   double preflight_s = 10;

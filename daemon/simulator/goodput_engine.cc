@@ -130,6 +130,7 @@ bool Engine::Handle(const Event& e, int64_t now) {
     case EventType::kNodeBack: {
       NodeState& n = node_state_[e.node];
       n.down = false;
+      n.up_since_ms = now;
       nodes_[e.node].schedulable = true;
       n.bad = config_.bad_after_repair > 0 &&
               std::uniform_real_distribution<double>(0, 1)(rng_) <
@@ -290,9 +291,15 @@ void Engine::StartAttempt(std::size_t j, std::vector<NodeShare> shares,
   s.plan.preflight_ms = policy_.preflight_s * 1000;
   s.plan.init_ms =
       first && !config_.init_first_attempt ? 0 : config_.init_s * 1000;
-  s.plan.load_ms = first ? 0 : config_.load_s * 1000;
   s.plan.interval_ms = CheckpointIntervalS(used) * 1000;
   s.plan.write_ms = config_.checkpoint_write_s * 1000;
+  if (policy_.memory_checkpoints) {
+    s.plan.memory_interval_ms = MemoryIntervalS(used) * 1000;
+    s.plan.memory_write_ms = config_.memory_write_s * 1000;
+  }
+  // Before the fair-share charge and the end time: a fallback adds work.
+  if (!first) ChooseRestore(s, s.swap_attempt);
+  s.plan.snapshots_since_persistent = s.snapshots_since_persistent;
   s.plan.speed = static_cast<double>(used) / s.gang.nodes;
   if (used < s.gang.nodes) ++s.outcome.shrunk_attempts;
   std::vector<uint32_t> bad;
@@ -342,6 +349,8 @@ void Engine::Summarize() {
     report_.preflight_catches += o.preflight_catches;
     report_.shrunk_attempts += o.shrunk_attempts;
     report_.grows += o.grows;
+    report_.memory_restores += o.memory_restores;
+    report_.memory_fallbacks += o.memory_fallbacks;
     if (o.end_ms < 0) continue;
     ++report_.jobs_finished;
     report_.split.Add(o.split, o.gpus);

@@ -1,8 +1,9 @@
 // The goodput engine behind SimulateGoodput (goodput_sim.h): its events,
 // per-job and per-node state and the Engine that runs them. Internal to
 // gantry-sim: goodput_engine.cc has the event loop, placement and attempts,
-// goodput_recovery.cc what a failure does under each policy. Not
-// thread-safe (one Engine per run).
+// goodput_recovery.cc what a failure does under each policy,
+// goodput_memory_tier.cc the in-memory snapshots a restart may restore
+// from. Not thread-safe (one Engine per run).
 #pragma once
 
 #include <cstdint>
@@ -45,6 +46,16 @@ struct Event {
 
 enum class Phase { kUnsubmitted, kPending, kRunning, kDown, kDone };
 
+// The in-memory snapshot a job's next restart would restore: each rank's
+// copy is on the node that wrote it and on that node's peer
+// (MemoryPeerOf), and is gone from a node whose memory was wiped (a
+// hardware fault) after the write ended.
+struct MemorySnapshotRef {
+  bool valid = false;
+  int64_t written_ms = 0;
+  std::vector<uint32_t> holders;  // the nodes of the attempt that wrote it
+};
+
 struct JobState {
   const GoodputJob* job = nullptr;
   GangShape gang;
@@ -63,11 +74,23 @@ struct JobState {
   int64_t attempt_start_ms = 0;
   AttemptPlan plan;
   std::vector<NodeShare> shares;
+  // memory_checkpoints: where the next restart resumes from when the
+  // snapshot survives, and the training kept beyond the newest persistent
+  // checkpoint on the strength of snapshots (productive and degraded ms),
+  // lost if the restart has to fall back.
+  MemorySnapshotRef snapshot;
+  // Where the restart stands on the persistent grid (AttemptPlan).
+  double snapshots_since_persistent = 0;
+  double unpersisted_productive_ms = 0;
+  double unpersisted_degraded_ms = 0;
   GoodputJobOutcome outcome;
 };
 
 struct NodeState {
   bool down = false;
+  // Back from its last repair (0: up from the start): the host memory, and
+  // the snapshots in it, are new since then.
+  int64_t up_since_ms = 0;
   bool bad = false;  // fails soon after ranks start; pre-flight may catch it
   std::vector<std::size_t> jobs;  // job indices holding part of it
 };
@@ -124,6 +147,25 @@ class Engine {
   void Summarize();
   // Training seconds between checkpoints for an attempt on `nodes` nodes.
   double CheckpointIntervalS(uint32_t nodes) const;
+
+  // The in-memory tier (goodput_memory_tier.cc); without memory_checkpoints
+  // it is the persistent checkpoint alone.
+  // Training seconds between snapshots for an attempt on `nodes` nodes.
+  double MemoryIntervalS(uint32_t nodes) const;
+  // Accounts job `s`'s failed attempt, `elapsed_ms` after its placement,
+  // resuming from the newest of its persistent checkpoint, a just-in-time
+  // save (jit_lost_ms >= 0) and its newest replicated snapshot, and
+  // remembers that snapshot for the restart. Returns the work saved.
+  double AccountJobFailure(JobState& s, double elapsed_ms, double jit_lost_ms);
+  // Whether every rank's copy of `snapshot` is still on its node or peer.
+  bool SnapshotSurvives(const MemorySnapshotRef& snapshot) const;
+  // Before an attempt that loads a checkpoint: from memory if the snapshot
+  // survives, else from the file system with the work since the persistent
+  // checkpoint lost. Sets s.plan.load_ms; counts it when `count` (a
+  // restart after a failure).
+  void ChooseRestore(JobState& s, bool count);
+  // A persistent checkpoint covers all the job kept: no snapshot needed.
+  static void Persisted(JobState& s);
 
   const GoodputConfig& config_;
   const RecoveryPolicy& policy_;

@@ -32,6 +32,7 @@ void Engine::GrowShrunkJobs(int64_t now) {
         AccountFailed(s.plan, static_cast<double>(now - s.attempt_start_ms),
                       s.work_left_ms, 0, s.outcome.split);
     s.outcome.split.checkpoint_s += config_.checkpoint_write_s;
+    Persisted(s);
     ++s.outcome.grows;
     s.phase = Phase::kDown;
     s.restart = true;
@@ -104,8 +105,7 @@ void Engine::JobFailed(std::size_t j, const FailureEvent& failure,
   const bool in_setup = elapsed < s.plan.SetupMs();
   if (!in_setup) s.trained = true;
   const double jit = policy_.jit_checkpoint ? policy_.jit_lost_s * 1000 : -1;
-  s.work_left_ms -=
-      AccountFailed(s.plan, elapsed, s.work_left_ms, jit, s.outcome.split);
+  s.work_left_ms -= AccountJobFailure(s, elapsed, jit);
   s.phase = Phase::kDown;
   s.restart = true;
   s.after_failure = true;

@@ -1,5 +1,6 @@
 #include "daemon/simulator/goodput_report.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
@@ -33,7 +34,7 @@ std::string FormatGoodputTable(const GoodputRunInfo& info,
       "spares)\nfailures: %.3g per node-hour, %.3g whole-leaf per "
       "leaf-hour, %zu kinds, seed %u\ncosts: checkpoint every %s "
       "(write %.0f s), init %.0f s, load %.0f s, hang noticed after %.0f s, "
-      "repair %.0f s, bad after repair %.3g\n\n",
+      "repair %.0f s, bad after repair %.3g\n",
       info.scenario, c.cluster.nodes, c.cluster.gpus_per_node,
       c.cluster.nodes_per_leaf, info.model.node_rate_per_hour,
       info.model.leaf_rate_per_hour, info.model.mix.size(), info.model.seed,
@@ -42,13 +43,28 @@ std::string FormatGoodputTable(const GoodputRunInfo& info,
           : absl::StrFormat("%.0f s", c.checkpoint_interval_s),
       c.checkpoint_write_s, c.init_s, c.load_s, c.hang_detect_s, c.repair_s,
       c.bad_after_repair);
+  const bool memory =
+      std::any_of(info.policies.begin(), info.policies.end(),
+                  [](const RecoveryPolicy& p) { return p.memory_checkpoints; });
+  if (memory) {
+    absl::StrAppend(
+        &out, absl::StrFormat(
+                  "in-memory snapshots (gantry+memory): every %s (write "
+                  "%.3g s), replicated to the peer in %.3g s, restored in "
+                  "%.3g s\n",
+                  c.auto_memory_interval_node_rate_per_hour > 0
+                      ? std::string("Young/Daly interval (per attempt's nodes)")
+                      : absl::StrFormat("%.0f s", c.memory_interval_s),
+                  c.memory_write_s, c.memory_replicate_s, c.memory_restore_s));
+  }
+  out += "\n";
   absl::StrAppendFormat(
       &out,
-      "%-11s %6s | %5s %5s %5s %5s %5s %5s %5s %5s | %5s %5s %5s %5s %5s "
-      "%5s %5s %9s\n",
+      "%-13s %6s | %5s %5s %5s %5s %5s %5s %5s %5s | %5s %5s %5s %5s %5s "
+      "%5s %5s %5s %5s %9s\n",
       "POLICY", "ETTR", "DEGR", "CKPT", "LOST", "DETCT", "RECOV", "PREFL",
-      "QUEUE", "START", "FAILS", "RESTR", "EVICT", "CATCH", "SHRNK", "GROW",
-      "DONE", "WALL_D");
+      "QUEUE", "START", "FAILS", "RESTR", "MEMR", "FALLB", "EVICT", "CATCH",
+      "SHRNK", "GROW", "DONE", "WALL_D");
   for (const GoodputReport& r : reports) {
     const TimeSplit& s = r.split;
     const double wall = s.Wall();
@@ -61,14 +77,15 @@ std::string FormatGoodputTable(const GoodputRunInfo& info,
     }();
     absl::StrAppendFormat(
         &out,
-        "%-11s %6.4f | %5.4f %5.4f %5.4f %5.4f %5.4f %5.4f %5.4f %5.4f | %5d "
-        "%5d %5d %5d %5d %5d %5d %9.2f\n",
+        "%-13s %6.4f | %5.4f %5.4f %5.4f %5.4f %5.4f %5.4f %5.4f %5.4f | %5d "
+        "%5d %5d %5d %5d %5d %5d %5d %5d %9.2f\n",
         r.policy, r.Ettr(), Share(s.degraded_s, wall),
         Share(s.checkpoint_s, wall), Share(s.lost_s, wall),
         Share(s.detecting_s, wall), Share(s.recovering_s, wall),
         Share(s.preflight_s, wall), Share(s.queued_s, wall),
-        Share(s.starting_s, wall), r.job_failures, r.restarts, r.evictions,
-        r.preflight_catches, r.shrunk_attempts, r.grows, r.jobs_finished,
+        Share(s.starting_s, wall), r.job_failures, r.restarts,
+        r.memory_restores, r.memory_fallbacks, r.evictions, r.preflight_catches,
+        r.shrunk_attempts, r.grows, r.jobs_finished,
         gpus_done > 0 ? wall / gpus_done / 86400 : 0);
   }
   absl::StrAppend(
@@ -79,7 +96,9 @@ std::string FormatGoodputTable(const GoodputRunInfo& info,
       "work thrown away, DETCT failure to noticed, RECOV noticed to training "
       "again, PREFL pre-flight, QUEUE waiting for nodes or an operator, START "
       "the first launch and init.\nFAILS: failures that hit a job; RESTR "
-      "restarts; EVICT Kueue evictions; CATCH bad nodes pre-flight caught; "
+      "restarts; MEMR of those, restored from peers' memory, FALLB from the "
+      "file system instead (gantry+memory); EVICT Kueue evictions; CATCH bad "
+      "nodes pre-flight caught; "
       "SHRNK attempts on fewer nodes; GROW planned restarts to grow back; DONE "
       "jobs finished; WALL_D mean wall "
       "time per finished job (GPU-weighted), days.\n");
@@ -116,6 +135,12 @@ std::string FormatGoodputJson(const GoodputRunInfo& info,
                                     ? nlohmann::json("auto")
                                     : nlohmann::json(c.checkpoint_interval_s)},
       {"checkpoint_write_s", c.checkpoint_write_s},
+      {"memory_interval_s", c.auto_memory_interval_node_rate_per_hour > 0
+                                ? nlohmann::json("auto")
+                                : nlohmann::json(c.memory_interval_s)},
+      {"memory_write_s", c.memory_write_s},
+      {"memory_replicate_s", c.memory_replicate_s},
+      {"memory_restore_s", c.memory_restore_s},
       {"init_s", c.init_s},
       {"load_s", c.load_s},
       {"hang_detect_s", c.hang_detect_s},
@@ -137,7 +162,9 @@ std::string FormatGoodputJson(const GoodputRunInfo& info,
                           {"evictions", r.evictions},
                           {"preflight_catches", r.preflight_catches},
                           {"shrunk_attempts", r.shrunk_attempts},
-                          {"grows", r.grows}};
+                          {"grows", r.grows},
+                          {"memory_restores", r.memory_restores},
+                          {"memory_fallbacks", r.memory_fallbacks}};
     if (i < info.policies.size()) {
       const RecoveryPolicy& p = info.policies[i];
       row["parameters"] = {{"detect_s", p.detect_s},
@@ -151,7 +178,8 @@ std::string FormatGoodputJson(const GoodputRunInfo& info,
                            {"preflight_catch", p.preflight_catch},
                            {"jit_checkpoint", p.jit_checkpoint},
                            {"jit_save_s", p.jit_save_s},
-                           {"jit_lost_s", p.jit_lost_s}};
+                           {"jit_lost_s", p.jit_lost_s},
+                           {"memory_checkpoints", p.memory_checkpoints}};
     }
     policies.push_back(std::move(row));
   }

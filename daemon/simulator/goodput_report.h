@@ -21,8 +21,9 @@ struct GoodputRunInfo {
 // A header (scenario, failure model, costs) and one row per policy: ETTR,
 // then productive, degraded, checkpoint, lost, detecting, recovering,
 // pre-flight, queued and starting time as shares of the wall time, then
-// failures that hit jobs, restarts, evictions, pre-flight catches, shrunk
-// attempts, jobs finished and the GPU-weighted wall time.
+// failures that hit jobs, restarts (from memory, fallen back), evictions,
+// pre-flight catches, shrunk attempts, jobs finished and the GPU-weighted wall
+// time.
 std::string FormatGoodputTable(const GoodputRunInfo& info,
                                const std::vector<GoodputReport>& reports);
 

@@ -3,6 +3,7 @@
 // entry point (the engine is goodput_engine.h).
 #include "daemon/simulator/goodput_sim.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "daemon/simulator/goodput_engine.h"
@@ -27,6 +28,12 @@ std::vector<RecoveryPolicy> StandardRecoveryPolicies(uint32_t spares) {
   jit.jit_checkpoint = true;
   jit.jit_save_s = 60;  // write the state from the surviving replicas
   jit.jit_lost_s = 10;  // the step in flight
+  // Gantry with in-memory snapshots held by peers (the costs are the
+  // GoodputConfig memory_* fields, from the flags): no just-in-time save,
+  // periodic checkpoints only.
+  RecoveryPolicy memory = gantry;
+  memory.name = "gantry+memory";
+  memory.memory_checkpoints = true;
   // Slurm: a dead node is noticed after SlurmdTimeout (300 s by default);
   // an operator resumes nodes and requeues the job after 30 min (assumed);
   // 10 s to launch (assumed).
@@ -45,7 +52,16 @@ std::vector<RecoveryPolicy> StandardRecoveryPolicies(uint32_t spares) {
                        .launch_s = 30,
                        .spares = spares,
                        .requeue_backoff_s = 60};
-  return {gantry, jit, slurm, kueue};
+  return {gantry, jit, memory, slurm, kueue};
+}
+
+uint32_t MemoryPeerOf(const ClusterShape& shape, uint32_t node) {
+  const uint32_t leaves = shape.Leaves();
+  if (leaves <= 1) return shape.nodes > 1 ? (node + 1) % shape.nodes : node;
+  const uint32_t leaf = (LeafOf(shape, node) + 1) % leaves;
+  const uint32_t first = leaf * shape.nodes_per_leaf;
+  const uint32_t last = std::min(shape.nodes, first + shape.nodes_per_leaf) - 1;
+  return std::min(first + node % shape.nodes_per_leaf, last);
 }
 
 ClusterShape ClusterWithSpares(const ClusterShape& shape,
@@ -73,6 +89,17 @@ absl::Status ValidateGoodputConfig(const GoodputConfig& c,
     if (!nonneg(v)) {
       return absl::InvalidArgumentError(
           "times and factors must be finite and >= 0");
+    }
+  }
+  if (!(c.memory_interval_s > 0) || !std::isfinite(c.memory_interval_s)) {
+    return absl::InvalidArgumentError("--memory-interval must be > 0");
+  }
+  for (double v : {c.memory_write_s, c.memory_replicate_s, c.memory_restore_s,
+                   c.auto_memory_interval_node_rate_per_hour}) {
+    if (!nonneg(v)) {
+      return absl::InvalidArgumentError(
+          "--memory-write, --memory-replicate and --memory-restore must be "
+          "finite and >= 0");
     }
   }
   for (double share :

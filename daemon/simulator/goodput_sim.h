@@ -39,6 +39,18 @@
 // surviving data-parallel replicas write the current state (jit_save, after
 // detection), so only jit_lost of work is thrown away. No resource manager
 // does this for the job; the training code must.
+//  gantry+memory  gantry with in-memory checkpoints held by peers (Gemini,
+//          ByteRobust): every memory interval of training each rank copies
+//          its state to host memory (memory_write, blocking), and the
+//          node's agent replicates it in the background to the node's peer
+//          under another leaf switch (memory_replicate). A failure throws
+//          away the work since the newest snapshot replicated before it;
+//          the restart restores it from memory (memory_restore instead of
+//          load) if every rank's copy survives on its node or its peer at
+//          the restart, else it falls back to the newest persistent
+//          checkpoint (load), and the work since then is lost too.
+//          Persistent checkpoints go on at checkpoint_interval, at snapshot
+//          boundaries (goodput_attempt.h).
 //
 // Failed nodes: a hardware fault takes the node out for repair (whether it
 // runs a job, idles or is a spare); software faults and hangs leave it up.
@@ -78,9 +90,23 @@ struct RecoveryPolicy {
   bool jit_checkpoint = false;
   double jit_save_s = 0;
   double jit_lost_s = 0;
+  // The job keeps in-memory snapshots replicated to peers (the
+  // GoodputConfig memory_* costs). A policy rather than a switch on
+  // gantry: the job's training code has to write the snapshots, as for
+  // just-in-time checkpointing, and one run compares both on the same
+  // failures.
+  bool memory_checkpoints = false;
 };
 
-// gantry, gantry+jit, slurm, kueue with defaults (see goodput_sim.cc).
+// Node `node`'s peer for in-memory snapshots in `shape`: the node at the
+// same position under the next leaf switch (the last leaf's go to the
+// first; a short last leaf's position clamped), so a node and its peer
+// never share a leaf. A one-leaf cluster has no other failure domain: the
+// next node.
+uint32_t MemoryPeerOf(const ClusterShape& shape, uint32_t node);
+
+// gantry, gantry+jit, gantry+memory, slurm, kueue with defaults (see
+// goodput_sim.cc).
 std::vector<RecoveryPolicy> StandardRecoveryPolicies(uint32_t spares);
 
 struct GoodputConfig {
@@ -96,9 +122,19 @@ struct GoodputConfig {
   // Whether the first attempt pays init_s too. A trace's durations already
   // hold their jobs' own start-up, so trace runs leave it out.
   bool init_first_attempt = true;
-  double load_s = 60;          // checkpoint load: every restart
-  double hang_detect_s = 600;  // a hang noticed (the job's watchdog)
-  double repair_s = 4 * 3600;  // a hardware fault to the node back
+  double load_s = 60;  // checkpoint load: every restart
+  // In-memory snapshots (policies with memory_checkpoints): training
+  // seconds between two, or with auto_memory_interval_node_rate_per_hour >
+  // 0 the Young/Daly optimum for the attempt's node count at that rate and
+  // memory_write_s (replication adds a constant to the loss per failure,
+  // so it does not move the optimum).
+  double memory_interval_s = 300;
+  double auto_memory_interval_node_rate_per_hour = 0;
+  double memory_write_s = 1;       // GPU to host memory; training waits
+  double memory_replicate_s = 10;  // to the peer, in the background
+  double memory_restore_s = 10;    // replaces load_s when restoring one
+  double hang_detect_s = 600;      // a hang noticed (the job's watchdog)
+  double repair_s = 4 * 3600;      // a hardware fault to the node back
   double bad_after_repair = 0;
   double bad_fail_after_s = 600;
   // Nodes bad from the start (as if just back from a repair that did not
@@ -130,6 +166,11 @@ struct GoodputJobOutcome {
   int preflight_catches = 0;
   int shrunk_attempts = 0;
   int grows = 0;  // planned restarts to grow back (grow_at_once)
+  // Restarts after a failure (memory_checkpoints): restored from peers'
+  // memory, or from the file system (a rank's snapshot lost, or none
+  // replicated newer than the persistent checkpoint).
+  int memory_restores = 0;
+  int memory_fallbacks = 0;
   TimeSplit split;
 };
 
@@ -145,6 +186,8 @@ struct GoodputReport {
   int preflight_catches = 0;
   int shrunk_attempts = 0;
   int grows = 0;
+  int memory_restores = 0;
+  int memory_fallbacks = 0;
   // GPU-weighted sums over finished jobs, seconds x GPUs.
   TimeSplit split;
   double Ettr() const { return split.Ettr(); }

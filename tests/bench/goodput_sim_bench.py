@@ -1,7 +1,8 @@
 """Goodput under injected failures, from the simulator (gantry-sim goodput):
 the effective training time ratio (ETTR = productive / wall) of Gantry's
-recovery (with and without just-in-time checkpointing in the job), Slurm
-without spares and Kueue's hot swap, on the same failures, for
+recovery (alone, with just-in-time checkpointing in the job, and with
+in-memory checkpoints held by peers), Slurm without spares and Kueue's hot
+swap, on the same failures, for
 
   long    one 16,384-GPU job (2,048 nodes of 8 GPUs) with 54 days of work,
           failures at Llama 3's rate (419 in 54 days on those nodes) and
@@ -57,18 +58,19 @@ def table(title, runs, seconds):
     """One row per policy: the mean over `runs` (and the range of ETTR when
     there are several)."""
     print(f"\n{title}  ({len(runs)} run(s), {seconds:.1f} s)")
-    print(f"{'policy':<11} {'ETTR':>7} {'min':>7} {'max':>7} | " +
+    print(f"{'policy':<13} {'ETTR':>7} {'min':>7} {'max':>7} | " +
           " ".join(f"{s[:6]:>6}" for s in SHARES) +
-          f" | {'fails':>6} {'restr':>6} {'evict':>6} {'catch':>6}")
+          f" | {'fails':>6} {'restr':>6} {'memr':>6} {'fallb':>6} "
+          f"{'evict':>6} {'catch':>6}")
     for i, first in enumerate(runs[0]["policies"]):
         rows = [r["policies"][i] for r in runs]
         ettr = [r["ettr"] for r in rows]
         mean = statistics.mean
         shares = [mean(r["shares"][s] for r in rows) for s in SHARES]
         counts = [mean(r[k] for r in rows) for k in
-                  ("job_failures", "restarts", "evictions",
-                   "preflight_catches")]
-        print(f"{first['policy']:<11} {mean(ettr):7.4f} {min(ettr):7.4f} "
+                  ("job_failures", "restarts", "memory_restores",
+                   "memory_fallbacks", "evictions", "preflight_catches")]
+        print(f"{first['policy']:<13} {mean(ettr):7.4f} {min(ettr):7.4f} "
               f"{max(ettr):7.4f} | " +
               " ".join(f"{s:6.4f}" for s in shares) + " | " +
               " ".join(f"{c:6.1f}" for c in counts))
@@ -101,6 +103,21 @@ scenario("long: 16,384 GPUs, 54 days of work, Llama 3 rate and mix, leaf "
 scenario("long, Young/Daly checkpoint interval (auto)",
          [a if a != "1800" else "auto" for a in long_args] +
          ["--policy", "gantry"], args.seeds)
+
+# In-memory checkpoints held by peers (gantry+memory), periodic only: each
+# rank copies its state (~400 MB per GPU for a 405B model's weights and
+# optimizer state sharded over 16,384 GPUs) to host memory in 1 s, its node
+# sends the 3.2 GB to its peer under another leaf in 10 s (0.1 s at 400
+# Gb/s: room for sharing the link with training), a restart fetches and
+# loads it in 10 s, every Young/Daly interval for the 1 s write (2.5 min
+# here). Persistent checkpoints are then only the fallback for a snapshot
+# lost (a node and its peer down together), so every 2 h rather than 30
+# min: the 30-minute row is in the table above.
+scenario("long, in-memory checkpoints held by peers, persistent every 2 h",
+         [a if a != "1800" else "7200" for a in long_args] +
+         ["--memory-interval", "auto", "--memory-write", "1",
+          "--memory-replicate", "10", "--memory-restore", "10",
+          "--policy", "gantry+memory"], args.seeds)
 
 # What the 97% target needs: cheaper restarts and checkpoints, with JIT.
 scenario("long, faster restarts (init 60 s, load 30 s, write 5 s)",

@@ -3,7 +3,7 @@
 schemas. One table with the three policies and sane numbers;
 malformed rows are skipped with a counted warning; a missing file or a trace
 without run times is a clear error. `gantry-sim goodput`: failure injection
-into a long job, four recovery policies, reproducible by seed, bad settings
+into a long job, five recovery policies, reproducible by seed, bad settings
 refused. Needs no daemons."""
 import json
 import os
@@ -208,7 +208,7 @@ class TraceSimulatorTest(unittest.TestCase):
 
     def test_goodput_long_job_policies_and_seed(self):
         # A 512-GPU job with 20 days of work at 20x Llama 3's rate: dozens
-        # of failures, the four policies in order, shares that add up, and
+        # of failures, the five policies in order, shares that add up, and
         # the same seed giving the same figures.
         args = ["goodput", "--job-gpus", "512", "--job-days", "20",
                 "--node-rate", "0.00316", "--leaf-rate", "0.001",
@@ -218,7 +218,8 @@ class TraceSimulatorTest(unittest.TestCase):
         self.assertEqual(first, again)
         policies = first["policies"]
         self.assertEqual([p["policy"] for p in policies],
-                         ["gantry", "gantry+jit", "slurm", "kueue"])
+                         ["gantry", "gantry+jit", "gantry+memory", "slurm",
+                          "kueue"])
         for p in policies:
             self.assertEqual(p["jobs_finished"], 1, p)
             self.assertGreater(p["job_failures"], 20, p)
@@ -231,6 +232,14 @@ class TraceSimulatorTest(unittest.TestCase):
                         by["gantry"]["shares"]["lost"])
         self.assertGreater(by["gantry"]["ettr"], by["slurm"]["ettr"])
         self.assertGreater(by["kueue"]["evictions"], 0)
+        # Snapshots in peers' memory: every restart restores from memory or
+        # falls back, and less work is lost than with checkpoints alone.
+        memory = by["gantry+memory"]
+        self.assertEqual(memory["memory_restores"] +
+                         memory["memory_fallbacks"], memory["restarts"])
+        self.assertGreater(memory["memory_restores"], 0)
+        self.assertLess(memory["shares"]["lost"], by["gantry"]["shares"]["lost"])
+        self.assertEqual(by["gantry"]["memory_restores"], 0)
         table = run_sim(*args[:-1]).stdout
         self.assertIn("ETTR", table)
         self.assertIn("gantry+jit", table)
@@ -243,6 +252,12 @@ class TraceSimulatorTest(unittest.TestCase):
                 (["--job-gpus", "64", "--nodes", "4"],
                  "the job needs 8 nodes; --nodes is 4"),
                 (["--policy", "nope"], "--policy names none of"),
+                (["--memory-interval", "often"],
+                 "--memory-interval: not a number of seconds or auto"),
+                (["--memory-interval", "0"], "--memory-interval must be > 0"),
+                (["--memory-replicate", "-1"],
+                 "--memory-write, --memory-replicate and --memory-restore "
+                 "must be finite and >= 0"),
                 (["--trace", "/nonexistent/trace.csv"],
                  "trace file not found")):
             result = run_sim("goodput", "--job-days", "1", *args, check=False)

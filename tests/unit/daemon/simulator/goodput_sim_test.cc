@@ -2,6 +2,7 @@
 // a fixed failure schedule, with every figure worked out by hand in the
 // comments, and the attempt accounting on its own.
 #include <catch2/catch.hpp>
+#include <cmath>
 
 #include "daemon/simulator/goodput_sim.h"
 
@@ -331,6 +332,273 @@ TEST_CASE("A failure on an idle node only takes it out for repair") {
   CHECK(r.outcomes.front().end_ms == (103 + 36000 + 90) * 1000);
 }
 
+TEST_CASE("Memory peers are under another leaf switch") {
+  ClusterShape shape;
+  shape.nodes_per_leaf = 2;
+  for (uint32_t nodes : {3u, 4u, 5u, 6u, 7u, 2064u}) {
+    shape.nodes = nodes;
+    for (uint32_t n = 0; n < nodes; ++n) {
+      const uint32_t peer = MemoryPeerOf(shape, n);
+      CHECK(peer < nodes);
+      CHECK(LeafOf(shape, peer) != LeafOf(shape, n));
+    }
+  }
+  // The same position under the next leaf; the last leaf's go to the first.
+  shape.nodes = 6;
+  CHECK(MemoryPeerOf(shape, 0) == 2);
+  CHECK(MemoryPeerOf(shape, 3) == 5);
+  CHECK(MemoryPeerOf(shape, 5) == 1);
+  // One leaf: no other failure domain, the next node.
+  shape.nodes = 2;
+  shape.nodes_per_leaf = 4;
+  CHECK(MemoryPeerOf(shape, 1) == 0);
+}
+
+TEST_CASE("Attempt accounting with in-memory snapshots") {
+  // Snapshots every 200 s of training (1 s to write), a persistent
+  // checkpoint every 1,000 s (10 s): every 5th snapshot is persisted too.
+  // A cycle is 201 s, a persistent period 5 x 201 + 10 = 1,015 s.
+  AttemptPlan plan;
+  plan.launch_ms = 3000;
+  plan.init_ms = 120000;
+  plan.interval_ms = 1000000;
+  plan.write_ms = 10000;
+  plan.memory_interval_ms = 200000;
+  plan.memory_write_ms = 1000;
+  CHECK(plan.PersistentEvery() == 5);
+  // 3,000 s of work: 14 snapshots and 2 persistent writes, none at the end.
+  CHECK(AttemptDurationMs(plan, 3000000) == 123000 + 3000000 + 14000 + 20000);
+
+  SECTION("the newest replicated snapshot") {
+    // 1,465 s of training wall time: one period, two cycles and 48 s.
+    const ResumePoints at = ResumePointsAt(plan, 1588000, 10000);
+    CHECK(at.trained_ms == Approx(1448000));
+    CHECK(at.writing_ms == Approx(17000));
+    CHECK(at.cut_write_ms == Approx(0));
+    CHECK(at.persistent_ms == Approx(1000000));
+    // Snapshot 7 written at 7 x 201 + 10 = 1,417 s, replicated at 1,427 s.
+    CHECK(at.memory_ms == Approx(1400000));
+    CHECK(at.memory_written_ms == Approx(123000 + 1417000));
+    TimeSplit split;
+    CHECK(AccountFailedFrom(plan, at, 1588000, at.memory_ms, 3000000, split) ==
+          Approx(1400000));
+    CHECK(split.lost_s == Approx(48));
+    CHECK(split.checkpoint_s == Approx(17));
+    CHECK(split.Wall() == Approx(1588));
+  }
+  SECTION("a snapshot still replicating does not count") {
+    // 5 s after snapshot 7's write: snapshot 6 (written at 1,216 s) it is.
+    const ResumePoints at = ResumePointsAt(plan, 123000 + 1422000, 10000);
+    CHECK(at.memory_ms == Approx(1200000));
+    CHECK(at.memory_written_ms == Approx(123000 + 1216000));
+    CHECK(at.trained_ms - at.memory_ms == Approx(205000));
+  }
+  SECTION("during a persistent write") {
+    // 5 s before the second period ends: snapshot 10 written at 2,020 s is
+    // not replicated, and the persistent write is cut short.
+    const ResumePoints at = ResumePointsAt(plan, 123000 + 2025000, 10000);
+    CHECK(at.trained_ms == Approx(2000000));
+    CHECK(at.cut_write_ms == Approx(5000));
+    CHECK(at.persistent_ms == Approx(1000000));
+    CHECK(at.memory_ms == Approx(1800000));
+  }
+  SECTION("an attempt resuming between persistent checkpoints") {
+    // Resumed 3 snapshots after the job's last persistent checkpoint: the
+    // attempt persists after its 2nd snapshot, then every 5th.
+    plan.snapshots_since_persistent = 3;
+    CHECK(AttemptDurationMs(plan, 3000000) == 123000 + 3000000 + 14000 + 30000);
+    // 462 s of training wall time: two cycles, the persistent write, 50 s.
+    const ResumePoints at = ResumePointsAt(plan, 123000 + 462000, 10000);
+    CHECK(at.trained_ms == Approx(450000));
+    CHECK(at.writing_ms == Approx(12000));
+    CHECK(at.persistent_ms == Approx(400000));
+    CHECK(at.memory_ms == Approx(400000));
+    CHECK(at.memory_since_persistent == 0);
+  }
+  SECTION("persistent checkpoints at whole snapshot intervals") {
+    plan.memory_interval_ms = 300000;
+    CHECK(plan.PersistentEvery() == 3);  // 3.33 rounded
+    plan.memory_interval_ms = 2000000;
+    CHECK(plan.PersistentEvery() == 1);  // rarer snapshots: every one
+  }
+}
+
+// Two leaves of two nodes (0-1, 2-3), the spares under a third; snapshots
+// every 300 s of training (1 s to write, replicated in 10 s, restored in
+// 10 s), persistent checkpoints every hour (every 12th snapshot).
+GoodputConfig MemoryConfig() {
+  GoodputConfig c = Config();
+  c.cluster.nodes_per_leaf = 2;
+  c.memory_interval_s = 300;
+  c.memory_write_s = 1;
+  c.memory_replicate_s = 10;
+  c.memory_restore_s = 10;
+  return c;
+}
+
+TEST_CASE("gantry+memory: a lost node restores from its peer's memory") {
+  const GoodputReport r = Run(MemoryConfig(), Policy("gantry+memory", 2),
+                              {Hardware(2 * kHour, {0})});
+  // Training from 103 s; at 7,200 s, 7,097 s later: one period (12 x 301 +
+  // 10 = 3,622 s), 11 cycles (3,311 s) and 164 s. Snapshot 23 was written
+  // at 23 x 301 + 10 = 6,933 s and replicated: 6,900 s of training kept,
+  // 164 s lost. Node 0's copy is gone, its peer (node 2) has it. Restart at
+  // 7,203 s: 3 + 100 + 10 s, then 29,100 s of work with 96 snapshots and 8
+  // persistent writes (176 s): ends at 36,592 s.
+  const TimeSplit& s = Split(r);
+  CHECK(r.restarts == 1);
+  CHECK(r.memory_restores == 1);
+  CHECK(r.memory_fallbacks == 0);
+  CHECK(s.lost_s == Approx(164));
+  CHECK(s.recovering_s == Approx(113));
+  CHECK(s.checkpoint_s == Approx(33 + 176));
+  CHECK(r.outcomes.front().end_ms == 36592 * 1000);
+  CHECK(r.Ettr() == Approx(36000.0 / 36592));
+  // The same failure without the tier loses the 3,487 s since the hourly
+  // checkpoint.
+  const GoodputReport plain =
+      Run(MemoryConfig(), Policy("gantry", 2), {Hardware(2 * kHour, {0})});
+  CHECK(Split(plain).lost_s == Approx(3487));
+  CHECK(plain.memory_restores + plain.memory_fallbacks == 0);
+}
+
+TEST_CASE("gantry+memory: lost work is bounded by interval and replication") {
+  // Whenever a single node fails, its peer holds a snapshot at most one
+  // interval, one write and one replication old.
+  const GoodputConfig config = MemoryConfig();
+  const double bound = config.memory_interval_s + config.memory_write_s +
+                       config.memory_replicate_s;
+  // From the first snapshot's replication (103 + 301 + 10 s) on.
+  for (int64_t t = 414 * 1000; t < 3 * kHour; t += 37 * 1000) {
+    const uint32_t node = static_cast<uint32_t>(t / 1000 % 4);
+    const GoodputReport r =
+        Run(config, Policy("gantry+memory", 2), {Hardware(t, {node})});
+    INFO("failure at " << t / 1000 << " s on node " << node);
+    CHECK(Split(r).lost_s <= bound);
+    CHECK(r.memory_restores == 1);
+    CHECK(Split(r).productive_s == Approx(36000));
+  }
+}
+
+TEST_CASE("gantry+memory: a snapshot still replicating does not protect") {
+  // Snapshot 23 was written at 7,036 s (see above); 5 s later its copy is
+  // not on node 2 yet: back to snapshot 22 (written at 6,735 s), losing the
+  // 300 s of training between them and the 5 s since (6,905 - 6,600 s;
+  // the finished write stays checkpoint time).
+  const GoodputReport r =
+      Run(MemoryConfig(), Policy("gantry+memory", 2), {Hardware(7041000, {0})});
+  CHECK(r.memory_restores == 1);
+  CHECK(Split(r).lost_s == Approx(305));
+  // Once replicated (at 7,046 s), snapshot 23 protects: 10 s lost.
+  const GoodputReport after =
+      Run(MemoryConfig(), Policy("gantry+memory", 2), {Hardware(7046000, {0})});
+  CHECK(Split(after).lost_s == Approx(10));
+}
+
+TEST_CASE("gantry+memory: a node and its peer together fall back") {
+  // Node 0's copies were on node 0 and node 2. Back to the hourly
+  // checkpoint (3,600 s): 3,464 s lost, 164 of them at the failure and the
+  // 3,300 s the snapshot had kept. Restart: 3 + 100 + 50 s (load), then
+  // 32,400 s of work with 107 snapshots and 8 persistent writes (187 s):
+  // ends at 39,943 s.
+  auto check = [](const GoodputReport& r) {
+    const TimeSplit& s = Split(r);
+    CHECK(r.restarts == 1);
+    CHECK(r.memory_restores == 0);
+    CHECK(r.memory_fallbacks == 1);
+    CHECK(s.lost_s == Approx(3464));
+    CHECK(s.productive_s == Approx(36000));
+    CHECK(s.recovering_s == Approx(153));
+    CHECK(r.outcomes.front().end_ms == 39943 * 1000);
+  };
+  SECTION("at once") {
+    check(Run(MemoryConfig(), Policy("gantry+memory", 2),
+              {Hardware(2 * kHour, {0, 2})}));
+  }
+  SECTION("the peer while the restart waits") {
+    check(Run(MemoryConfig(), Policy("gantry+memory", 2),
+              {Hardware(2 * kHour, {0}), Hardware(2 * kHour + 2000, {2})}));
+  }
+}
+
+TEST_CASE(
+    "gantry+memory: a repaired peer holds nothing older than its return") {
+  // One spare (node 4, its own leaf): the peer of nodes 2 and 3. It fails
+  // idle at 1 h and is back at 2 h with empty memory. Node 2 fails at
+  // 7,300 s: its newest replicated snapshot, 23, was written at 103 + 23 x
+  // 301 + 10 = 7,036 s, before node 4 came back: back to the hourly
+  // checkpoint, losing the 7,164 - 3,600 s trained since.
+  GoodputConfig config = MemoryConfig();
+  const GoodputReport r = Run(config, Policy("gantry+memory", 1),
+                              {Hardware(kHour, {4}), Hardware(7300000, {2})});
+  CHECK(r.memory_fallbacks == 1);
+  CHECK(Split(r).lost_s == Approx(3564));
+  CHECK(Split(r).productive_s == Approx(36000));
+  // At 7,400 s (7,297 s of training wall time: two periods and 53 s),
+  // snapshot 24, written at 103 + 24 x 301 + 10 = 7,337 s and persisted
+  // with it, is on node 4 since its return: restored from memory, 53 s
+  // lost.
+  const GoodputReport later =
+      Run(config, Policy("gantry+memory", 1),
+          {Hardware(kHour, {4}), Hardware(7400000, {2})});
+  CHECK(later.memory_restores == 1);
+  CHECK(later.memory_fallbacks == 0);
+  CHECK(Split(later).lost_s == Approx(53));
+}
+
+TEST_CASE("gantry+memory: short attempts still persist on the job's grid") {
+  // No spares; rank crashes at 2,400 s and 4,800 s restore from local
+  // memory, then nodes 0 and 2 (a node and its peer) fail at 7,200 s.
+  // Attempt 1 (training from 103 s) keeps snapshot 7 (2,100 s), losing
+  // 190 s. Attempt 2 (training from 2,513 s) starts 7 snapshots into the
+  // hour: it persists after its 5th (1,500 s), and keeps snapshot 7 at the
+  // crash, losing 170 s. Attempt 3 (from 4,913 s) keeps its snapshot 7
+  // too, but both copies of node 0's are gone: back to attempt 2's
+  // persistent checkpoint, losing 180 s and the 600 + 2,100 s kept since.
+  // Had each attempt counted the hour from its start, none would have
+  // persisted and the fallback would go back to the job's start.
+  FailureEvent crash = Hardware(2400000, {3});
+  crash.fault = FaultClass::kSoftware;
+  FailureEvent second = Hardware(4800000, {1});
+  second.fault = FaultClass::kSoftware;
+  const GoodputReport r = Run(MemoryConfig(), Policy("gantry+memory", 0),
+                              {crash, second, Hardware(7200000, {0, 2})});
+  CHECK(r.restarts == 3);
+  CHECK(r.memory_restores == 2);
+  CHECK(r.memory_fallbacks == 1);
+  CHECK(Split(r).lost_s == Approx(190 + 170 + 180 + 600 + 2100));
+  CHECK(Split(r).productive_s == Approx(36000));
+}
+
+TEST_CASE("gantry+memory: a leaf failure still restores from memory") {
+  // Nodes 0 and 1 (leaf 0) at once: their peers 2 and 3 hold the copies.
+  const GoodputReport r = Run(MemoryConfig(), Policy("gantry+memory", 2),
+                              {Hardware(2 * kHour, {0, 1})});
+  CHECK(r.memory_restores == 1);
+  CHECK(r.memory_fallbacks == 0);
+  CHECK(Split(r).lost_s == Approx(164));
+  CHECK(r.outcomes.front().end_ms == 36592 * 1000);
+}
+
+TEST_CASE("gantry+memory: the auto interval is Young/Daly's") {
+  // 0.25 failures per node-hour on 4 nodes: M = 3,600 s; write 1 s.
+  GoodputConfig config = MemoryConfig();
+  config.auto_memory_interval_node_rate_per_hour = 0.25;
+  const double m = 3600, cost = 1;
+  const double x = cost / (2 * m);
+  const double tau =
+      std::sqrt(2 * cost * m) * (1 + std::sqrt(x) / 3 + x / 9) - cost;
+  REQUIRE(tau == Approx(84.18).epsilon(1e-3));
+  // No failure: 36,000 s of work with a snapshot after each whole interval
+  // and a persistent write every round(3,600 / tau) = 43rd.
+  const double snapshots = std::ceil(36000 / tau) - 1;
+  const double persisted = std::floor(snapshots / std::round(3600 / tau));
+  const GoodputReport r = Run(config, Policy("gantry+memory", 2), {});
+  CHECK(r.outcomes.front().end_ms ==
+        std::llround((103 + 36000 + snapshots * cost + persisted * 10) * 1000));
+  CHECK(Split(r).checkpoint_s == Approx(snapshots * cost + persisted * 10));
+}
+
 TEST_CASE("Bad settings are refused") {
   GoodputConfig config = Config();
   config.checkpoint_interval_s = 0;
@@ -342,6 +610,25 @@ TEST_CASE("Bad settings are refused") {
   config.bad_after_repair = 2;
   CHECK_FALSE(
       SimulateGoodput(OneJob(), config, Policy("gantry", 0), none).ok());
+  auto refused = [&](const GoodputConfig& bad) {
+    const absl::Status status =
+        SimulateGoodput(OneJob(), bad, Policy("gantry+memory", 0), none)
+            .status();
+    CHECK(status.code() == absl::StatusCode::kInvalidArgument);
+    return std::string(status.message());
+  };
+  config = Config();
+  config.memory_interval_s = 0;
+  CHECK(refused(config) == "--memory-interval must be > 0");
+  config.memory_interval_s = NAN;
+  CHECK(refused(config) == "--memory-interval must be > 0");
+  for (double GoodputConfig::*field :
+       {&GoodputConfig::memory_write_s, &GoodputConfig::memory_replicate_s,
+        &GoodputConfig::memory_restore_s}) {
+    config = Config();
+    config.*field = -1;
+    CHECK(refused(config).starts_with("--memory-write, --memory-replicate"));
+  }
 }
 
 }  // namespace goodput_sim_test
