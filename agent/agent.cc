@@ -408,8 +408,10 @@ void Agent::OnControllerMessage(const v1::ControllerMessage& message) {
       if (launch.memory_checkpoints()) {
         AddMemoryCheckpointDirectories(with_controller);
       }
-      if (launch.step() == 0 &&
-          (launch.datasets_size() > 0 || launch.has_memory_restore())) {
+      // A step's launch restores too: in a job whose script runs once, the
+      // other nodes' first launch of an attempt is a step's.
+      if ((launch.step() == 0 && launch.datasets_size() > 0) ||
+          launch.has_memory_restore()) {
         stager_->Stage(std::move(with_controller));
       } else {
         StartRanks(with_controller);

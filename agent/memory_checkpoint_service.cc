@@ -113,6 +113,8 @@ void MemoryCheckpointService::Drop(uint64_t job) {
                   [&](const auto& entry) { return entry.first.first == job; });
     std::erase_if(push_problems_,
                   [&](const auto& entry) { return entry.first.first == job; });
+    std::erase_if(restored_,
+                  [&](const auto& entry) { return entry.first == job; });
   }
   if (absl::Status dropped = store_->Drop(job); !dropped.ok()) {
     log::Warn("cannot remove a job's memory checkpoints",
@@ -299,40 +301,39 @@ absl::Status MemoryCheckpointService::Fetch(
 
 absl::Status MemoryCheckpointService::Restore(const v1::LaunchRanks& launch) {
   const v1::MemoryRestore& restore = launch.memory_restore();
-  for (const v1::RankLaunch& rank : launch.ranks()) {
-    const uint64_t job = launch.job_id();
-    if (store_->HasOwnSnapshot(job, rank.rank(), restore.step())) continue;
-    const auto source =
-        std::find_if(restore.sources().begin(), restore.sources().end(),
-                     [&](const v1::MemoryRestore::Source& s) {
-                       return s.rank() == rank.rank();
-                     });
-    if (source == restore.sources().end()) {
-      return absl::NotFoundError(
-          absl::StrCat("no node named for rank ", rank.rank(),
-                       "'s snapshot of step ", restore.step()));
-    }
+  const uint64_t job = launch.job_id();
+  const std::pair<uint64_t, uint32_t> attempt{job, launch.attempt()};
+  std::lock_guard one_at_a_time(restore_mutex_);
+  {
+    std::lock_guard lock(mutex_);
+    if (restored_.contains(attempt)) return absl::OkStatus();
+  }
+  // The sources name the ranks this node takes over, whatever ranks the
+  // launch itself starts (a step's tasks are numbered their own way).
+  for (const v1::MemoryRestore::Source& source : restore.sources()) {
+    if (store_->HasOwnSnapshot(job, source.rank(), restore.step())) continue;
     const auto started = Clock::now();
-    if (absl::Status fetched = Fetch(job, rank.rank(), restore.step(),
-                                     source->holder(), restore.token());
+    if (absl::Status fetched = Fetch(job, source.rank(), restore.step(),
+                                     source.holder(), restore.token());
         !fetched.ok()) {
       return absl::Status(
           fetched.code(),
-          absl::StrCat("restoring rank ", rank.rank(), "'s snapshot of step ",
-                       restore.step(), " from node ", source->holder().node(),
+          absl::StrCat("restoring rank ", source.rank(), "'s snapshot of step ",
+                       restore.step(), " from node ", source.holder().node(),
                        ": ", fetched.message()));
     }
     log::Info("memory checkpoint restored",
               {{"job", job},
-               {"rank", rank.rank()},
+               {"rank", source.rank()},
                {"step", restore.step()},
-               {"from", source->holder().node()},
+               {"from", source.holder().node()},
                {"ms", std::chrono::duration_cast<std::chrono::milliseconds>(
                           Clock::now() - started)
                           .count()}});
   }
   {
     std::lock_guard lock(mutex_);
+    restored_.insert(attempt);
     rescan_due_ = true;
   }
   WakeReplicator();

@@ -76,9 +76,12 @@ class MemoryCheckpointService {
   // The job is over: forget its plan, drop its snapshots.
   void Drop(uint64_t job);
 
-  // Brings `launch.memory_restore`'s snapshot into the directory of each of
-  // the launch's ranks (from this node when it is here, else fetched from
-  // the holder named). Runs on the caller's thread; errors name the rank,
+  // Brings `launch.memory_restore`'s snapshot into the directories of the
+  // ranks it names (from this node when it is here, else fetched from the
+  // holder named), once per attempt: every launch of a restarted attempt
+  // on a node carries the restore, and a later one (a step's) must neither
+  // fetch again nor fail because the ranks moved on from that step. Runs
+  // on the caller's thread, one restore at a time; errors name the rank,
   // the holder and what failed.
   absl::Status Restore(const v1::LaunchRanks& launch);
 
@@ -123,11 +126,14 @@ class MemoryCheckpointService {
   uint64_t reported_generation_ = ~uint64_t{0};  // guarded by mutex_
   // Why the last push of a (job, rank) failed, so it is logged once.
   std::map<std::pair<uint64_t, uint32_t>, std::string>
-      push_problems_;                       // guarded by mutex_
-  std::set<std::string> refusals_logged_;   // guarded by mutex_
-  std::set<int> serving_;                   // guarded by mutex_
-  std::map<int, std::thread> connections_;  // guarded by mutex_
-  std::vector<std::thread> finished_;       // guarded by mutex_
+      push_problems_;                      // guarded by mutex_
+  std::set<std::string> refusals_logged_;  // guarded by mutex_
+  // Attempts whose restore is done (Restore); dropped with their job.
+  std::set<std::pair<uint64_t, uint32_t>> restored_;  // guarded by mutex_
+  std::mutex restore_mutex_;                          // one Restore at a time
+  std::set<int> serving_;                             // guarded by mutex_
+  std::map<int, std::thread> connections_;            // guarded by mutex_
+  std::vector<std::thread> finished_;                 // guarded by mutex_
   std::thread replicator_;
 };
 

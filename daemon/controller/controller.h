@@ -499,10 +499,14 @@ class Controller {
   // At an attempt's start: the snapshot its ranks restore, if one is held
   // on usable nodes and is newer than the persistent checkpoint.
   void ChooseMemoryRestore(JobRuntime& job);
-  // The job's plan to its nodes, their peers and the nodes holding its
-  // snapshots (or only to `only_node`, which just registered).
-  void SendMemoryCheckpointPlans(JobRuntime& job,
-                                 const std::string* only_node = nullptr);
+  // The job's plan (its peers chosen afresh among the nodes reachable
+  // now) to its nodes, their peers and the nodes holding its snapshots.
+  void SendMemoryCheckpointPlans(JobRuntime& job);
+  // SendMemoryCheckpointPlans for every running --memory-checkpoints job
+  // (a node registered: it may be a new peer, or hold snapshots and need
+  // the token), or only those `lost_peer` was a peer of (its stream
+  // closed).
+  void ReplanMemoryCheckpoints(const std::string* lost_peer);
   // The job ended for good: every node holding its snapshots drops them.
   void DropMemoryCheckpoints(uint64_t job_id);
   // Fills a launch's memory fields for `node` (LaunchRanks.memory_*).

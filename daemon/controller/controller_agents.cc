@@ -206,13 +206,7 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
   OnMemoryCheckpointReport(name, reg.memory_checkpoints());
   // The plans of the jobs it takes part in (a new agent knows none, and a
   // restarted controller made new tokens).
-  for (auto& [id, job] : jobs_) {
-    if (!job.record.spec().memory_checkpoints() ||
-        job.record.state() != v1::RUNNING) {
-      continue;
-    }
-    SendMemoryCheckpointPlans(job, &name);
-  }
+  ReplanMemoryCheckpoints(nullptr);
   if (continuity != AgentContinuity::kSameAgent) {
     stage_ahead_.NodeRestarted(name);
   }
@@ -560,6 +554,9 @@ void Controller::OnAgentGone(const std::shared_ptr<AgentLink>& link,
   dataset_requests_.NodeGone(node.record.name(), clock_.NowMs());
   dataset_cache_waits_.Check(dataset_requests_);
   ReclassifyRecentFailures(node.record.name());
+  // Its snapshot replicas are out of reach: the jobs it was a peer of
+  // push to another node from now on.
+  ReplanMemoryCheckpoints(&node.record.name());
   if (node.record.state() == v1::NODE_UP) {
     node.record.set_state(v1::NODE_UNREACHABLE);
     node.record.set_reason(why.empty() ? "agent stream closed"

@@ -124,8 +124,23 @@ void Controller::ChooseMemoryRestore(JobRuntime& job) {
                    record.memory_restore_step(), " from memory checkpoints"));
 }
 
-void Controller::SendMemoryCheckpointPlans(JobRuntime& job,
-                                           const std::string* only_node) {
+void Controller::ReplanMemoryCheckpoints(const std::string* lost_peer) {
+  for (auto& [id, job] : live_jobs_) {
+    if (!job->record.spec().memory_checkpoints() ||
+        job->record.state() != v1::RUNNING) {
+      continue;
+    }
+    if (lost_peer != nullptr &&
+        std::none_of(
+            job->memory_peers.begin(), job->memory_peers.end(),
+            [&](const auto& entry) { return entry.second == *lost_peer; })) {
+      continue;
+    }
+    SendMemoryCheckpointPlans(*job);
+  }
+}
+
+void Controller::SendMemoryCheckpointPlans(JobRuntime& job) {
   const v1::JobRecord& record = job.record;
   if (!record.spec().memory_checkpoints() || record.state() != v1::RUNNING) {
     return;
@@ -133,31 +148,28 @@ void Controller::SendMemoryCheckpointPlans(JobRuntime& job,
   // The token is a secret between the plan's nodes (a random 128 bits, as
   // pre-flight's).
   if (job.memory_token.empty()) job.memory_token = preflights_.NewToken();
-  if (only_node == nullptr || job.memory_peers.empty()) {
-    std::vector<std::string> job_nodes;
-    for (const v1::NodeAllocation& share : record.allocation()) {
-      job_nodes.push_back(share.node());
-    }
-    std::vector<std::string> candidates;
-    for (const auto& [name, node] : nodes_) {
-      if (node.link && node.memory_checkpoint_port != 0 &&
-          node.record.state() == v1::NODE_UP) {
-        candidates.push_back(name);
-      }
-    }
-    job.memory_peers = ChooseMemoryCheckpointPeers(
-        job_nodes, candidates,
-        [this](const std::string& a, const std::string& b) {
-          return ApartForMemoryCheckpoints(a, b);
-        });
+  std::vector<std::string> job_nodes;
+  for (const v1::NodeAllocation& share : record.allocation()) {
+    job_nodes.push_back(share.node());
   }
+  std::vector<std::string> candidates;
+  for (const auto& [name, node] : nodes_) {
+    if (node.link && node.memory_checkpoint_port != 0 &&
+        node.record.state() == v1::NODE_UP) {
+      candidates.push_back(name);
+    }
+  }
+  job.memory_peers = ChooseMemoryCheckpointPeers(
+      job_nodes, candidates,
+      [this](const std::string& a, const std::string& b) {
+        return ApartForMemoryCheckpoints(a, b);
+      });
   std::set<std::string> involved = memory_checkpoints_.HoldersOf(record.id());
   for (const v1::NodeAllocation& share : record.allocation()) {
     involved.insert(share.node());
   }
   for (const auto& [node, peer] : job.memory_peers) involved.insert(peer);
   for (const std::string& name : involved) {
-    if (only_node != nullptr && name != *only_node) continue;
     auto node = nodes_.find(name);
     if (node == nodes_.end() || !node->second.link) continue;
     v1::ControllerMessage message;

@@ -33,6 +33,10 @@ parser.add_argument("--step-seconds", type=float, default=0.1,
                     help="pause per step, so a run lasts long enough to interrupt")
 parser.add_argument("--memory-checkpoint-every", type=int, default=0,
                     help="steps between in-memory snapshots (0: none)")
+parser.add_argument("--print-every", type=int, default=0,
+                    help="rank 0 prints every N steps (0: only at checkpoints)")
+parser.add_argument("--width", type=int, default=32,
+                    help="hidden units (the state grows with it)")
 parser.add_argument("--result", default="final_params.txt")
 args = parser.parse_args()
 
@@ -46,8 +50,8 @@ if os.environ["MASTER_ADDR"].startswith("127."):
 
 torch.manual_seed(0)
 torch.use_deterministic_algorithms(True)
-model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.Tanh(),
-                            torch.nn.Linear(32, 1)).double()
+model = torch.nn.Sequential(torch.nn.Linear(16, args.width), torch.nn.Tanh(),
+                            torch.nn.Linear(args.width, 1)).double()
 optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
 first_step = 1
 memory = None
@@ -102,6 +106,8 @@ for step in range(first_step, args.steps + 1):
         dist.all_reduce(parameter.grad)
         parameter.grad /= world
     optimizer.step()
+    if rank == 0 and args.print_every > 0 and step % args.print_every == 0:
+        print(f"step {step} done", flush=True)
     if memory and step % args.memory_checkpoint_every == 0:
         seconds = memory.save(step, {"step": step, "model": model.state_dict(),
                                      "optimizer": optimizer.state_dict()})

@@ -437,11 +437,12 @@ class GantryCluster:
                 "--node-name", node_name or name,
                 "--address", address,
                 "--work-dir", work,
-                # Beside the work dir, not the shared /dev/shm/gantry/NODE:
-                # two clusters on one machine name their nodes alike.
-                "--memory-checkpoint-dir", os.path.join(work, "memory"),
                 "--stop-grace", "1",
                 "--cgroup-root", self.cgroup_root] + self.agent_args.get(name, [])
+        if "--memory-checkpoint-dir" not in argv:
+            # Beside the work dir, not the shared /dev/shm/gantry/NODE: two
+            # clusters on one machine name their nodes alike.
+            argv += ["--memory-checkpoint-dir", os.path.join(work, "memory")]
         if self.metrics:
             argv += ["--metrics-listen", "127.0.0.1:0"]
         if self.munged:

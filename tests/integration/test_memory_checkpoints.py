@@ -28,7 +28,8 @@ SwitchName=spine Switches=leaf[1-2]
 SNAPSHOTS = r"""#!/bin/bash
 set -e
 dir="$GANTRY_MEMORY_CHECKPOINT_DIR"
-out="$SLURM_SUBMIT_DIR/rank-$GANTRY_RANK.attempt-$GANTRY_ATTEMPT"
+rank="$SLURM_PROCID"
+out="$SLURM_SUBMIT_DIR/rank-$rank.attempt-$GANTRY_ATTEMPT"
 if [ -n "$GANTRY_RESTORE_STEP" ]; then
   { echo "restored $GANTRY_RESTORE_STEP"
     cat "$dir/step-$GANTRY_RESTORE_STEP/state"
@@ -39,7 +40,7 @@ if [ -n "$GANTRY_RESTORE_STEP" ]; then
 fi
 for step in 1 2 3; do
   mkdir -p "$dir/.partial/sub"
-  echo "rank $GANTRY_RANK step $step" > "$dir/.partial/state"
+  echo "rank $rank step $step" > "$dir/.partial/state"
   head -c 300000 /dev/urandom > "$dir/.partial/sub/blob"
   sha256sum < "$dir/.partial/sub/blob" | cut -d' ' -f1 > "$out.step-$step"
   mv "$dir/.partial" "$dir/step-$step"
@@ -51,6 +52,12 @@ if [ "$1" = "plant-link" ]; then
 fi
 echo ready > "$out.ready"
 sleep 300
+"""
+
+# The way most Slurm scripts run: the batch script once, its tasks started
+# with srun (gantry run), whose step launches carry the restore.
+THROUGH_SRUN = """#!/bin/bash
+exec srun bash "$SLURM_SUBMIT_DIR/snapshots.sh"
 """
 
 
@@ -122,6 +129,27 @@ class MemoryCheckpointTest(ClusterTestCase):
                              f"rank {rank}: the restored blob is the written one")
             self.assertEqual(restored[3], "root",
                              "the restored files belong to the job's user")
+
+    def test_tasks_started_by_srun_are_restored_too(self):
+        cluster = self.start_two_leaves()
+        cluster.add_slurm_commands()
+        cluster.write_script("through_srun.sh", THROUGH_SRUN)
+        job_id = cluster.submit("through_srun.sh", "--nodes", "2",
+                                "--memory-checkpoints", per_task=False)
+        job = cluster.wait_job(job_id, "RUNNING", timeout=30)
+        self.assertEqual(job["nodelist"], "node[01-02]")
+        self.wait_ready(cluster, (0, 1))
+        wait_for(lambda: (cluster.job(job_id).get("memory_checkpoint") or {})
+                 .get("step") == 3, 30, "step 3 protected")
+        cluster.kill_agent("node02")
+        job = cluster.wait_job(job_id, "COMPLETED", timeout=60)
+        self.assertEqual(len(job["attempts"]), 2, job["attempts"])
+        for rank in (0, 1):
+            restored = cluster.read(f"rank-{rank}.attempt-2").split("\n")
+            self.assertEqual(restored[:2], ["restored 3", f"rank {rank} step 3"])
+            self.assertEqual(
+                restored[2],
+                cluster.read(f"rank-{rank}.attempt-1.step-3").strip())
 
     def test_a_link_in_a_snapshot_is_never_copied(self):
         cluster = self.start_two_leaves()

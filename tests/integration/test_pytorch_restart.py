@@ -17,6 +17,9 @@ from gantry_cluster import ClusterTestCase, main, wait_for
 SYSTEM_PYTHON = "/usr/bin/python3"
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                         "..", "..", "packaging", "examples")
+# gantry_checkpoint, as the agent package installs it on every node.
+PYTHON_MODULES = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                              "..", "..", "packaging", "python")
 
 
 def torch_available():
@@ -80,6 +83,59 @@ class PyTorchRestartTest(ClusterTestCase):
         self.assertEqual(cluster.read("interrupted.txt"),
                          cluster.read("reference.txt"),
                          "the resumed run must end with the parameters of "
+                         "the uninterrupted one")
+
+    def test_training_restores_from_peer_memory_past_the_file_checkpoint(self):
+        """--memory-checkpoints: every rank snapshots every 5 steps; the
+        file checkpoint comes every 20. After node02 is lost, the restart
+        restores the newest snapshot both ranks hold (node02's from its
+        peer) rather than the older file checkpoint, and still ends with
+        the uninterrupted run's parameters."""
+        cluster = self.start_cluster(agents=3, hot_spares="node03",
+                                     node_timeout=2.0)
+        cluster.env["PATH"] = "/usr/bin:" + cluster.env.get("PATH", "")
+        cluster.env["PYTHONPATH"] = PYTHON_MODULES
+        for name in ("train_ddp.py", "train_ddp.sbatch"):
+            shutil.copy(os.path.join(EXAMPLES, name), cluster.path(name))
+        train_args = ["--steps", "80", "--step-seconds", "0.1",
+                      "--checkpoint-every", "20",
+                      "--memory-checkpoint-every", "5"]
+
+        os.makedirs(cluster.path("ckpt-reference"))
+        reference = cluster.submit(
+            "train_ddp.sbatch", "--checkpoint-dir", "ckpt-reference",
+            "--memory-checkpoints",
+            args=train_args + ["--result", "reference.txt"])
+        cluster.wait_job(reference, "COMPLETED", timeout=120)
+
+        os.makedirs(cluster.path("ckpt"))
+        job_id = cluster.submit(
+            "train_ddp.sbatch", "--checkpoint-dir", "ckpt",
+            "--memory-checkpoints",
+            args=train_args + ["--result", "interrupted.txt"])
+        cluster.wait_job(job_id, "RUNNING", timeout=30)
+
+        # A memory checkpoint protected past the file checkpoint at 20.
+        def protected_step():
+            step = (cluster.job(job_id).get("memory_checkpoint") or {}).get(
+                "step", 0)
+            return step if step >= 25 and step % 20 != 0 else None
+        step = wait_for(protected_step, 60, "a memory checkpoint past step 20")
+        cluster.kill_agent("node02")
+
+        job = cluster.wait_job(job_id, "COMPLETED", timeout=120)
+        self.assertEqual(len(job["attempts"]), 2, job["attempts"])
+        restored = job.get("memory_restore_step")
+        self.assertIsNotNone(restored, "the restart must restore from memory")
+        self.assertGreaterEqual(restored, step)
+        persistent = job["attempts"][1]["resumed_from"]
+        self.assertLess(int(persistent.rsplit("_", 1)[1]) if persistent else 0,
+                        restored, "memory is newer than the file checkpoint")
+        output = cluster.read(f"train-{job_id}.out")
+        self.assertIn(f"restoring step {restored} from memory", output)
+        self.assertEqual(cluster.read("interrupted.txt"),
+                         cluster.read("reference.txt"),
+                         "the restored run must end with the parameters of "
                          "the uninterrupted one")
 
 

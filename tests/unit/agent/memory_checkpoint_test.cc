@@ -260,12 +260,17 @@ TEST_CASE("a snapshot goes to the peer and comes back byte for byte") {
   CHECK(ReadFile(restored + "/state.pt") == "step 4");
   CHECK(ReadFile(restored + "/shard/blob") == blob);
 
+  // Restored once per attempt: a later launch of it fetches nothing.
+  REQUIRE(spare.service->Restore(launch).ok());
+
   // A wrong token gets nothing; a step nobody holds fails with the reason.
+  launch.set_attempt(launch.attempt() + 1);
   restore.set_token("ffffffffffffffffffffffffffffffff");
   restore.set_step(5);
   absl::Status refused = spare.service->Restore(launch);
   CHECK_FALSE(refused.ok());
   restore.set_token(kToken);
+  launch.set_attempt(launch.attempt() + 1);
   absl::Status missing = spare.service->Restore(launch);
   CHECK_FALSE(missing.ok());
   CHECK(std::string(missing.message()).find("rank 1") != std::string::npos);
