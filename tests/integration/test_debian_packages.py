@@ -357,6 +357,20 @@ class DebianRootTest(unittest.TestCase):
                                   "--check-config")
             self.assertEqual(result.returncode, 0, result.stderr)
 
+    def test_memory_checkpoint_module_and_examples(self):
+        # Where Debian's python3 finds it on a node, with the agent.
+        module = os.path.join(self.root, "usr", "lib", "python3",
+                              "dist-packages", "gantry_checkpoint.py")
+        self.assertTrue(os.path.isfile(module), module)
+        result = self.in_root("python3", "-m", "gantry_checkpoint", "--help")
+        if result.returncode != 127:  # the root has no python3 to run it
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertIn("GANTRY_MEMORY_CHECKPOINT_DIR", result.stdout)
+        for example in ("train_ddp.py", "train_ddp.sbatch"):
+            self.assertTrue(os.path.isfile(os.path.join(
+                self.root, "usr", "share", "doc", "gantry", "examples",
+                example)), example)
+
     def test_slurm_names_run_gantry(self):
         result = self.in_root("sbatch", "--help")
         self.assertEqual(result.returncode, 0, result.stderr)
