@@ -311,7 +311,12 @@ absl::Status MemoryCheckpointService::Restore(const v1::LaunchRanks& launch) {
   // The sources name the ranks this node takes over, whatever ranks the
   // launch itself starts (a step's tasks are numbered their own way).
   for (const v1::MemoryRestore::Source& source : restore.sources()) {
-    if (store_->HasOwnSnapshot(job, source.rank(), restore.step())) continue;
+    if (store_->HasOwnSnapshot(job, source.rank(), restore.step())) {
+      log::Info(
+          "memory checkpoint already here",
+          {{"job", job}, {"rank", source.rank()}, {"step", restore.step()}});
+      continue;
+    }
     const auto started = Clock::now();
     if (absl::Status fetched = Fetch(job, source.rank(), restore.step(),
                                      source.holder(), restore.token());
@@ -331,6 +336,11 @@ absl::Status MemoryCheckpointService::Restore(const v1::LaunchRanks& launch) {
                           Clock::now() - started)
                           .count()}});
   }
+  log::Info("memory checkpoints restored for the attempt",
+            {{"job", job},
+             {"attempt", launch.attempt()},
+             {"step", restore.step()},
+             {"ranks", restore.sources_size()}});
   {
     std::lock_guard lock(mutex_);
     restored_.insert(attempt);

@@ -11,8 +11,27 @@
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "daemon/controller/controller.h"
+#include "daemon/launch/step_layout.h"
 
 namespace gantry {
+
+namespace {
+
+// The ranks whose snapshots a step needs: the most tasks the job's attempt
+// ran at once, its script's ranks or its largest srun step.
+uint32_t MemoryCheckpointWorld(const v1::JobRecord& record) {
+  uint32_t world = ScriptRankCount(record);
+  for (const v1::StepRecord& step : record.steps()) {
+    uint32_t tasks = 0;
+    for (const v1::NodeAllocation& share : step.nodes()) {
+      tasks += share.rank_count();
+    }
+    world = std::max(world, tasks);
+  }
+  return world;
+}
+
+}  // namespace
 
 bool Controller::ApartForMemoryCheckpoints(const std::string& a,
                                            const std::string& b) const {
@@ -53,7 +72,8 @@ void Controller::OnMemoryCheckpointReport(
 void Controller::UpdateMemoryCheckpoint(JobRuntime& job) {
   v1::JobRecord& record = job.record;
   const std::optional<int64_t> step = memory_checkpoints_.ProtectedStep(
-      record.id(), [this](const std::string& a, const std::string& b) {
+      record.id(), MemoryCheckpointWorld(record),
+      [this](const std::string& a, const std::string& b) {
         return ApartForMemoryCheckpoints(a, b);
       });
   if (!step.has_value()) return;
@@ -97,14 +117,24 @@ void Controller::ChooseMemoryRestore(JobRuntime& job) {
     new_nodes.push_back(share.node());
   }
   std::optional<MemoryCheckpointLedger::Restore> restore =
+      // The previous attempt's steps are still in the record here.
       memory_checkpoints_.PlanRestore(
-          record.id(), old_nodes, new_nodes, [this](const std::string& node) {
+          record.id(), MemoryCheckpointWorld(record), old_nodes, new_nodes,
+          [this](const std::string& node) {
             auto it = nodes_.find(node);
             return it != nodes_.end() && it->second.link &&
                    it->second.memory_checkpoint_port != 0 &&
                    it->second.record.state() != v1::NODE_DOWN;
           });
-  if (!restore.has_value()) return;
+  if (!restore.has_value()) {
+    StageEvent(record.id(), "", "memory_restore",
+               absl::StrCat("attempt ", record.attempt(),
+                            " cannot restore from memory checkpoints (no step "
+                            "every rank holds on a reachable node, or another "
+                            "node count); held: ",
+                            memory_checkpoints_.Describe(record.id())));
+    return;
+  }
   // The persistent checkpoint wins when it is as new (or, without steps,
   // written later).
   const v1::CheckpointInfo& persistent = record.latest_checkpoint();
@@ -118,10 +148,17 @@ void Controller::ChooseMemoryRestore(JobRuntime& job) {
   record.set_memory_restore_step(restore->step);
   job.memory_restore = std::move(*restore);
   if (job.memory_token.empty()) job.memory_token = preflights_.NewToken();
-  StageEvent(
-      record.id(), "", "memory_restore",
-      absl::StrCat("attempt ", record.attempt(), " restores step ",
-                   record.memory_restore_step(), " from memory checkpoints"));
+  std::string where;
+  for (const auto& [node, sources] : job.memory_restore->by_node) {
+    for (const MemoryCheckpointLedger::RankSource& source : sources) {
+      absl::StrAppend(&where, where.empty() ? "" : ", ", "rank ", source.rank,
+                      " on ", node, " from ", source.holder);
+    }
+  }
+  StageEvent(record.id(), "", "memory_restore",
+             absl::StrCat("attempt ", record.attempt(), " restores step ",
+                          record.memory_restore_step(),
+                          " from memory checkpoints: ", where));
 }
 
 void Controller::ReplanMemoryCheckpoints(const std::string* lost_peer) {

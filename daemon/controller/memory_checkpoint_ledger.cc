@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
+
 namespace gantry {
 
 std::set<uint64_t> MemoryCheckpointLedger::Report(
@@ -38,6 +40,23 @@ void MemoryCheckpointLedger::Forget(uint64_t job) {
   }
 }
 
+std::string MemoryCheckpointLedger::Describe(uint64_t job) const {
+  auto it = held_.find(job);
+  if (it == held_.end()) return "nothing";
+  std::string text;
+  for (const auto& [rank, steps] : it->second) {
+    absl::StrAppend(&text, text.empty() ? "" : "; ", "rank ", rank, ":");
+    for (auto step = steps.rbegin(); step != steps.rend(); ++step) {
+      absl::StrAppend(&text, step == steps.rbegin() ? "" : ",", " step ",
+                      step->first, " on");
+      for (const auto& [node, replica] : step->second) {
+        absl::StrAppend(&text, " ", node, replica ? " (replica)" : "");
+      }
+    }
+  }
+  return text;
+}
+
 std::set<std::string> MemoryCheckpointLedger::HoldersOf(uint64_t job) const {
   std::set<std::string> holders;
   auto it = held_.find(job);
@@ -56,10 +75,20 @@ std::set<uint64_t> MemoryCheckpointLedger::JobsOn(
   return it == jobs_by_node_.end() ? std::set<uint64_t>{} : it->second;
 }
 
-std::optional<int64_t> MemoryCheckpointLedger::ProtectedStep(
-    uint64_t job, const Apart& apart) const {
+const std::map<uint32_t, MemoryCheckpointLedger::Steps>*
+MemoryCheckpointLedger::WholeWorld(uint64_t job, uint32_t world) const {
   auto it = held_.find(job);
-  if (it == held_.end() || it->second.empty()) return std::nullopt;
+  if (it == held_.end() || world == 0) return nullptr;
+  for (uint32_t rank = 0; rank < world; ++rank) {
+    if (!it->second.contains(rank)) return nullptr;
+  }
+  return &it->second;
+}
+
+std::optional<int64_t> MemoryCheckpointLedger::ProtectedStep(
+    uint64_t job, uint32_t world, const Apart& apart) const {
+  const std::map<uint32_t, Steps>* ranks = WholeWorld(job, world);
+  if (ranks == nullptr) return std::nullopt;
   auto safe = [&](const Holders& holders) {
     for (auto a = holders.begin(); a != holders.end(); ++a) {
       for (auto b = std::next(a); b != holders.end(); ++b) {
@@ -69,10 +98,10 @@ std::optional<int64_t> MemoryCheckpointLedger::ProtectedStep(
     return false;
   };
   // Candidates: the steps of the first rank, newest first.
-  const Steps& first = it->second.begin()->second;
+  const Steps& first = ranks->begin()->second;
   for (auto step = first.rbegin(); step != first.rend(); ++step) {
     const bool everywhere =
-        std::all_of(it->second.begin(), it->second.end(), [&](const auto& r) {
+        std::all_of(ranks->begin(), ranks->end(), [&](const auto& r) {
           auto found = r.second.find(step->first);
           return found != r.second.end() && safe(found->second);
         });
@@ -83,18 +112,17 @@ std::optional<int64_t> MemoryCheckpointLedger::ProtectedStep(
 
 std::optional<MemoryCheckpointLedger::Restore>
 MemoryCheckpointLedger::PlanRestore(
-    uint64_t job, const std::vector<std::string>& old_nodes,
+    uint64_t job, uint32_t world, const std::vector<std::string>& old_nodes,
     const std::vector<std::string>& new_nodes,
     const std::function<bool(const std::string&)>& usable) const {
-  auto it = held_.find(job);
-  if (it == held_.end() || it->second.empty() ||
-      old_nodes.size() != new_nodes.size()) {
+  const std::map<uint32_t, Steps>* ranks = WholeWorld(job, world);
+  if (ranks == nullptr || old_nodes.size() != new_nodes.size()) {
     return std::nullopt;
   }
   // Where each rank goes: the new node in the place of the one that ran it
   // (the node holding its own snapshot, newest first).
   std::map<uint32_t, std::string> destination;
-  for (const auto& [rank, steps] : it->second) {
+  for (const auto& [rank, steps] : (*ranks)) {
     for (auto step = steps.rbegin();
          step != steps.rend() && !destination.contains(rank); ++step) {
       for (const auto& [node, replica] : step->second) {
@@ -107,12 +135,12 @@ MemoryCheckpointLedger::PlanRestore(
     }
     if (!destination.contains(rank)) return std::nullopt;
   }
-  const Steps& first = it->second.begin()->second;
+  const Steps& first = (*ranks).begin()->second;
   for (auto step = first.rbegin(); step != first.rend(); ++step) {
     Restore restore;
     restore.step = step->first;
     bool complete = true;
-    for (const auto& [rank, steps] : it->second) {
+    for (const auto& [rank, steps] : (*ranks)) {
       auto found = steps.find(step->first);
       if (found == steps.end()) {
         complete = false;

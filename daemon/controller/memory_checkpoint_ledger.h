@@ -15,8 +15,11 @@
 //    that ran it, so a launch on the same shape finds each rank's snapshot
 //    on the node that runs it (srun's block layout is the same on the same
 //    shape).
-// The job's ranks are the ranks any node reported for it: a rank that never
-// wrote a snapshot is not waited for.
+// A step counts only when every rank of the job's world (0 .. world-1, the
+// most tasks the job ran at once: its script's ranks or its largest srun
+// step) holds it: a rank whose node has not reported yet must not be taken
+// for one that wrote nothing, or a restart would restore some ranks and not
+// others.
 //
 // In memory only: agents report what they hold when they register.
 // Thread-compatible (the controller's loop).
@@ -43,6 +46,10 @@ class MemoryCheckpointLedger {
   // Forgets a job (it ended; its nodes were told to drop it).
   void Forget(uint64_t job);
 
+  // What is held of `job`, for messages: "rank 0: step 3 on a1, b1 (replica);
+  // rank 1: ..." ("nothing" when nothing is).
+  std::string Describe(uint64_t job) const;
+
   // The nodes holding anything of `job`.
   std::set<std::string> HoldersOf(uint64_t job) const;
   // The jobs anything is held of on `node`.
@@ -50,9 +57,10 @@ class MemoryCheckpointLedger {
 
   // Whether two nodes share no failure domain.
   using Apart = std::function<bool(const std::string&, const std::string&)>;
-  // The newest step every rank of `job` holds on two nodes that are
-  // `apart`; nullopt when there is none.
-  std::optional<int64_t> ProtectedStep(uint64_t job, const Apart& apart) const;
+  // The newest step every rank of `job`'s `world` holds on two nodes that
+  // are `apart`; nullopt when there is none.
+  std::optional<int64_t> ProtectedStep(uint64_t job, uint32_t world,
+                                       const Apart& apart) const;
 
   struct RankSource {
     uint32_t rank = 0;
@@ -68,7 +76,7 @@ class MemoryCheckpointLedger {
   // says may serve; nullopt when some rank's snapshot at every step is
   // only on unusable nodes, the shapes differ, or nothing is held.
   std::optional<Restore> PlanRestore(
-      uint64_t job, const std::vector<std::string>& old_nodes,
+      uint64_t job, uint32_t world, const std::vector<std::string>& old_nodes,
       const std::vector<std::string>& new_nodes,
       const std::function<bool(const std::string&)>& usable) const;
 
@@ -77,6 +85,10 @@ class MemoryCheckpointLedger {
   using Holders = std::map<std::string, bool>;
   using Steps = std::map<int64_t, Holders>;
   std::map<uint64_t, std::map<uint32_t, Steps>> held_;
+  // What is held of `job`'s ranks 0 .. world-1; null when some rank has
+  // nothing.
+  const std::map<uint32_t, Steps>* WholeWorld(uint64_t job,
+                                              uint32_t world) const;
   std::map<std::string, std::set<uint64_t>> jobs_by_node_;
 };
 

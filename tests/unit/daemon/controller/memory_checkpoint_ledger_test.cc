@@ -28,7 +28,7 @@ TEST_CASE("a step is protected only when every rank holds it in two domains") {
   MemoryCheckpointLedger ledger;
   ledger.Report("a1", Held({{7, 0, 10, false}, {7, 0, 20, false}}));
   ledger.Report("a2", Held({{7, 1, 10, false}, {7, 1, 20, false}}));
-  CHECK_FALSE(ledger.ProtectedStep(7, Apart).has_value());
+  CHECK_FALSE(ledger.ProtectedStep(7, 2, Apart).has_value());
 
   // Rank 0's step 20 reaches leaf B, rank 1's only a node of its own leaf.
   ledger.Report("b1", Held({{7, 0, 10, true}, {7, 0, 20, true}}));
@@ -36,16 +36,16 @@ TEST_CASE("a step is protected only when every rank holds it in two domains") {
                             {7, 0, 20, false},
                             {7, 1, 10, true},
                             {7, 1, 20, true}}));
-  CHECK_FALSE(ledger.ProtectedStep(7, Apart).has_value());
+  CHECK_FALSE(ledger.ProtectedStep(7, 2, Apart).has_value());
 
   ledger.Report("b2", Held({{7, 1, 10, true}}));
-  CHECK(ledger.ProtectedStep(7, Apart) == 10);
+  CHECK(ledger.ProtectedStep(7, 2, Apart) == 10);
   ledger.Report("b2", Held({{7, 1, 10, true}, {7, 1, 20, true}}));
-  CHECK(ledger.ProtectedStep(7, Apart) == 20);
+  CHECK(ledger.ProtectedStep(7, 2, Apart) == 20);
 
   // A report replaces the node's last one: b2 lost what it held.
   CHECK(ledger.Report("b2", Held({})) == std::set<uint64_t>{7});
-  CHECK_FALSE(ledger.ProtectedStep(7, Apart).has_value());
+  CHECK_FALSE(ledger.ProtectedStep(7, 2, Apart).has_value());
 }
 
 TEST_CASE("a restore puts each rank where the node that ran it was") {
@@ -59,7 +59,7 @@ TEST_CASE("a restore puts each rank where the node that ran it was") {
   // a1 died; the restart runs on a2 (now first) and b1.
   auto usable = [](const std::string& node) { return node != "a1"; };
   std::optional<MemoryCheckpointLedger::Restore> restore =
-      ledger.PlanRestore(7, {"a1", "a2"}, {"a2", "b1"}, usable);
+      ledger.PlanRestore(7, 2, {"a1", "a2"}, {"a2", "b1"}, usable);
   REQUIRE(restore.has_value());
   CHECK(restore->step == 20);
   REQUIRE(restore->by_node.at("a2").size() == 1);
@@ -70,7 +70,7 @@ TEST_CASE("a restore puts each rank where the node that ran it was") {
   CHECK(restore->by_node.at("b1")[0].holder != "a1");
 
   // The same nodes again: each finds its own rank at home.
-  restore = ledger.PlanRestore(7, {"a1", "a2"}, {"a1", "a2"}, AnyUsable);
+  restore = ledger.PlanRestore(7, 2, {"a1", "a2"}, {"a1", "a2"}, AnyUsable);
   REQUIRE(restore.has_value());
   CHECK(restore->by_node.at("a1")[0].holder == "a1");
   CHECK(restore->by_node.at("a2")[0].holder == "a2");
@@ -84,7 +84,7 @@ TEST_CASE("a restore takes the newest step every rank still has") {
   // a1 lost: rank 0's step 20 was only there.
   auto usable = [](const std::string& node) { return node != "a1"; };
   std::optional<MemoryCheckpointLedger::Restore> restore =
-      ledger.PlanRestore(7, {"a1", "a2"}, {"b2", "a2"}, usable);
+      ledger.PlanRestore(7, 2, {"a1", "a2"}, {"b2", "a2"}, usable);
   REQUIRE(restore.has_value());
   CHECK(restore->step == 10);
 
@@ -92,11 +92,28 @@ TEST_CASE("a restore takes the newest step every rank still has") {
   auto neither = [](const std::string& node) {
     return node != "a1" && node != "b1";
   };
-  CHECK_FALSE(ledger.PlanRestore(7, {"a1", "a2"}, {"b2", "a2"}, neither));
+  CHECK_FALSE(ledger.PlanRestore(7, 2, {"a1", "a2"}, {"b2", "a2"}, neither));
   // Another shape: the ranks would not land where they ran.
-  CHECK_FALSE(ledger.PlanRestore(7, {"a1", "a2"}, {"a2"}, AnyUsable));
+  CHECK_FALSE(ledger.PlanRestore(7, 2, {"a1", "a2"}, {"a2"}, AnyUsable));
   // Nothing of another job.
-  CHECK_FALSE(ledger.PlanRestore(8, {"a1", "a2"}, {"a1", "a2"}, AnyUsable));
+  CHECK_FALSE(ledger.PlanRestore(8, 2, {"a1", "a2"}, {"a1", "a2"}, AnyUsable));
+}
+
+TEST_CASE("a rank not reported yet holds back protection and restore") {
+  MemoryCheckpointLedger ledger;
+  // Rank 0 is held twice over; rank 1's node has not reported yet.
+  ledger.Report("a1", Held({{7, 0, 3, false}}));
+  ledger.Report("b1", Held({{7, 0, 3, true}}));
+  CHECK(ledger.ProtectedStep(7, 1, Apart) == 3);
+  CHECK_FALSE(ledger.ProtectedStep(7, 2, Apart).has_value());
+  CHECK_FALSE(ledger.PlanRestore(7, 2, {"a1", "a2"}, {"a1", "b2"}, AnyUsable));
+  ledger.Report("a2", Held({{7, 1, 3, false}}));
+  ledger.Report("b2", Held({{7, 1, 3, true}}));
+  CHECK(ledger.ProtectedStep(7, 2, Apart) == 3);
+  CHECK(ledger.PlanRestore(7, 2, {"a1", "a2"}, {"a1", "b2"}, AnyUsable));
+  CHECK_FALSE(ledger.ProtectedStep(7, 0, Apart).has_value());
+  CHECK(ledger.Describe(7) ==
+        "rank 0: step 3 on a1 b1 (replica); rank 1: step 3 on a2 b2 (replica)");
 }
 
 TEST_CASE("forgetting a job drops it from every node") {
