@@ -810,6 +810,10 @@ class Controller {
   // When the earliest requeued job becomes eligible (0: none waiting).
   int64_t next_eligible_ms_ = 0;
   int64_t last_check_ms_ = 0;  // when CheckDeadlines last ran (monotonic)
+  // Most agents fell silent at once (CheckDeadlines): those silent then are
+  // not marked down before this (monotonic), even once the others are back.
+  int64_t mass_silence_until_ms_ = 0;
+  std::set<std::string> mass_silence_nodes_;
   // Node failures seen (nodes lost while up) and node-hours up, since this
   // controller started, blended with the site's prior
   // (controller_checkpoint_interval.cc).

@@ -704,11 +704,15 @@ void Controller::CheckDeadlines() {
   // often than that, so these fell silent together with the late ones even
   // if their deadlines have not passed yet.
   size_t quiet = 0;
+  std::vector<const std::string*> quiet_nodes;
   int64_t first_late_ms = std::numeric_limits<int64_t>::max();
   for (auto& [name, node] : nodes_) {
     if (node.record.state() == v1::NODE_DOWN) continue;
     ++up;
-    if (monotonic > node.deadline_ms - options_.node_timeout_ms / 2) ++quiet;
+    if (monotonic > node.deadline_ms - options_.node_timeout_ms / 2) {
+      ++quiet;
+      quiet_nodes.push_back(&name);
+    }
     if (monotonic > node.deadline_ms) {
       late.push_back(&node);
       first_late_ms = std::min(first_late_ms, node.deadline_ms);
@@ -724,6 +728,15 @@ void Controller::CheckDeadlines() {
   // found that much later.
   const bool most_silent = !late.empty() && quiet >= 2 && 2 * quiet > up;
   if (most_silent && monotonic < first_late_ms + options_.reconnect_grace_ms) {
+    // The nodes silent now keep that grace even once most of the others
+    // are back: after a cut heals, agents reconnect one by one, and the
+    // last must not be marked down because the first are back.
+    if (monotonic >= mass_silence_until_ms_) mass_silence_nodes_.clear();
+    mass_silence_until_ms_ = std::max(
+        mass_silence_until_ms_, first_late_ms + options_.reconnect_grace_ms);
+    for (const std::string* name : quiet_nodes) {
+      mass_silence_nodes_.insert(*name);
+    }
     if (monotonic - first_late_ms <= 2 * expected_gap) {
       log::Warn(
           "most agents fell silent at once: holding off marking them down "
@@ -733,6 +746,13 @@ void Controller::CheckDeadlines() {
            {"grace_ms", options_.reconnect_grace_ms}});
     }
     late.clear();
+  }
+  if (monotonic < mass_silence_until_ms_) {
+    std::erase_if(late, [&](const NodeRuntime* node) {
+      return mass_silence_nodes_.contains(node->record.name());
+    });
+  } else if (!mass_silence_nodes_.empty()) {
+    mass_silence_nodes_.clear();
   }
   for (NodeRuntime* node : late) {
     MarkNodeDown(*node, node->link

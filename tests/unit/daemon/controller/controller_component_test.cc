@@ -328,6 +328,40 @@ TEST_CASE(
   CHECK(h.Node("n3").state() == v1::NODE_DOWN);
 }
 
+TEST_CASE(
+    "the last agent back from a mass silence keeps the grace the others had",
+    "[controller][component]") {
+  ControllerOptions options = ComponentOptions();
+  options.reconnect_grace_ms = 4000;
+  Harness h(options);
+  FakeAgent n1("n1"), n2("n2"), n3("n3");
+  for (FakeAgent* agent : {&n1, &n2, &n3}) h.Register(*agent);
+  const auto beat = [&](std::vector<FakeAgent*> agents) {
+    return [&h, agents] {
+      for (FakeAgent* agent : agents) h.Heartbeat(*agent);
+    };
+  };
+  h.Tick(
+      10, [] { return false; }, beat({&n1, &n2, &n3}));
+  // The controller cut off from all three...
+  h.Tick(
+      10, [] { return false; }, [] {});
+  // ...then healed: n1 and n2 are back first, n3 a little later (its
+  // reconnect backoff). It must not go down in between.
+  h.Tick(
+      3, [] { return false; }, beat({&n1, &n2}));
+  CHECK(h.Node("n3").state() == v1::NODE_UP);
+  h.Tick(
+      3, [] { return false; }, beat({&n1, &n2, &n3}));
+  CHECK(h.Node("n3").state() == v1::NODE_UP);
+  CHECK_FALSE(h.Node("n3").drained());
+  // A node silent past the grace is down all the same.
+  REQUIRE(h.Tick(
+      60, [&] { return h.Node("n3").state() == v1::NODE_DOWN; },
+      beat({&n1, &n2})));
+  CHECK(h.Node("n1").state() == v1::NODE_UP);
+}
+
 // A 2-node job (one GPU a node) on n1 and n2, and n3 registered once it
 // runs, a spare; then n1 falls silent until it is found down while n2 and n3
 // keep beating. Returns the job's id.
