@@ -297,6 +297,9 @@ void Agent::Stop() {
   // Returns once every exit went through OnRankExited (which uses the
   // stager, the link and the watchers) and the launcher's threads ended.
   launcher_->Shutdown(options_.stop_grace_seconds);
+  // Snapshot transfers end at once (a restore waiting on a frozen peer
+  // would hold the stager's Stop below for the transfer timeout).
+  if (memory_checkpoints_) memory_checkpoints_->Abort();
   // Stages still copying end here; the launches they finish are refused
   // by the launcher and reported as not started, while the link runs.
   stager_->Stop();

@@ -34,22 +34,13 @@ absl::StatusOr<GoAnswer> ReadAnswer(int fd, TransferDeadline deadline) {
   return ParseGoAnswer(line);
 }
 
-// Connects to `peer`, sends `request` and reads the answer: the connection
-// to go on with when it is "GO".
-absl::StatusOr<std::pair<ScopedFd, GoAnswer>> Ask(
-    const v1::MemoryCheckpointPeer& peer,
-    const MemoryCheckpointRequest& request, TransferDeadline deadline) {
-  absl::StatusOr<int> connected =
-      ConnectBy(peer.address(), peer.port(), deadline);
-  if (!connected.ok()) return connected.status();
-  ScopedFd socket(*connected);
-  if (!SendLineBy(socket.get(), FormatMemoryCheckpointRequest(request),
-                  deadline)) {
+// Sends `request` on `socket` and reads the answer (an error unless "GO").
+absl::StatusOr<GoAnswer> Ask(int socket, const MemoryCheckpointRequest& request,
+                             TransferDeadline deadline) {
+  if (!SendLineBy(socket, FormatMemoryCheckpointRequest(request), deadline)) {
     return absl::UnavailableError("sending the request failed");
   }
-  absl::StatusOr<GoAnswer> go = ReadAnswer(socket.get(), deadline);
-  if (!go.ok()) return go.status();
-  return std::make_pair(std::move(socket), *go);
+  return ReadAnswer(socket, deadline);
 }
 
 }  // namespace
@@ -63,16 +54,34 @@ MemoryCheckpointService::MemoryCheckpointService(
   replicator_ = std::thread([this] { ReplicateLoop(); });
 }
 
-MemoryCheckpointService::~MemoryCheckpointService() {
-  std::map<int, std::thread> connections;
-  std::vector<std::thread> finished;
+void MemoryCheckpointService::Abort() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
-    // Ends every transfer in progress at once.
+    // Ends every transfer in progress at once, served or sent: a peer that
+    // froze must not hold the agent's stop for the transfer timeout.
     for (int fd : serving_) ::shutdown(fd, SHUT_RDWR);
   }
   replicate_wake_.notify_all();
+}
+
+MemoryCheckpointService::OutgoingTransfer::OutgoingTransfer(
+    MemoryCheckpointService& service, int fd)
+    : service_(service), fd_(fd) {
+  std::lock_guard lock(service_.mutex_);
+  admitted_ = !service_.stopping_;
+  if (admitted_) service_.serving_.insert(fd_);
+}
+
+MemoryCheckpointService::OutgoingTransfer::~OutgoingTransfer() {
+  std::lock_guard lock(service_.mutex_);
+  if (admitted_) service_.serving_.erase(fd_);
+}
+
+MemoryCheckpointService::~MemoryCheckpointService() {
+  std::map<int, std::thread> connections;
+  std::vector<std::thread> finished;
+  Abort();
   replicator_.join();
   {
     std::lock_guard lock(mutex_);
@@ -247,18 +256,26 @@ absl::Status MemoryCheckpointService::Push(uint64_t job, uint32_t rank,
         store_->job_limit_bytes(), " ([agent] memory-checkpoint-limit)"));
   }
   const TransferDeadline deadline = Clock::now() + options_.transfer_timeout;
-  absl::StatusOr<std::pair<ScopedFd, GoAnswer>> asked =
-      Ask(peer,
-          {.kind = MemoryCheckpointRequest::Kind::kPut,
-           .token = token,
-           .job = job,
-           .rank = rank,
-           .step = step,
-           .files = open->listing.files.size(),
-           .bytes = open->listing.bytes},
-          deadline);
-  if (!asked.ok()) return asked.status();
-  const ScopedFd& socket = asked->first;
+  absl::StatusOr<int> connected =
+      ConnectBy(peer.address(), peer.port(), deadline);
+  if (!connected.ok()) return connected.status();
+  ScopedFd socket(*connected);
+  const OutgoingTransfer transfer(*this, socket.get());
+  if (!transfer.admitted())
+    return absl::CancelledError("the agent is stopping");
+  if (absl::StatusOr<GoAnswer> go =
+          Ask(socket.get(),
+              {.kind = MemoryCheckpointRequest::Kind::kPut,
+               .token = token,
+               .job = job,
+               .rank = rank,
+               .step = step,
+               .files = open->listing.files.size(),
+               .bytes = open->listing.bytes},
+              deadline);
+      !go.ok()) {
+    return go.status();
+  }
   if (absl::Status sent = SendSnapshotFiles(
           socket.get(), open->dir.get(), open->listing, open->owner, deadline);
       !sent.ok()) {
@@ -276,22 +293,27 @@ absl::Status MemoryCheckpointService::Fetch(
     uint64_t job, uint32_t rank, int64_t step,
     const v1::MemoryCheckpointPeer& holder, const std::string& token) {
   const TransferDeadline deadline = Clock::now() + options_.transfer_timeout;
-  absl::StatusOr<std::pair<ScopedFd, GoAnswer>> asked =
-      Ask(holder,
+  absl::StatusOr<int> connected =
+      ConnectBy(holder.address(), holder.port(), deadline);
+  if (!connected.ok()) return connected.status();
+  ScopedFd socket(*connected);
+  const OutgoingTransfer transfer(*this, socket.get());
+  if (!transfer.admitted())
+    return absl::CancelledError("the agent is stopping");
+  absl::StatusOr<GoAnswer> go =
+      Ask(socket.get(),
           {.kind = MemoryCheckpointRequest::Kind::kGet,
            .token = token,
            .job = job,
            .rank = rank,
            .step = step},
           deadline);
-  if (!asked.ok()) return asked.status();
-  const ScopedFd& socket = asked->first;
-  const GoAnswer& go = asked->second;
+  if (!go.ok()) return go.status();
   absl::StatusOr<MemoryCheckpointStore::Incoming> incoming =
       store_->BeginRestore(job, rank, step);
   if (!incoming.ok()) return incoming.status();
   absl::Status received = ReceiveSnapshotFiles(
-      socket.get(), incoming->dir.get(), go.files, go.bytes, deadline);
+      socket.get(), incoming->dir.get(), go->files, go->bytes, deadline);
   if (!received.ok()) {
     store_->Abandon(std::move(*incoming));
     return received;

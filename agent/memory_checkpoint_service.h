@@ -62,6 +62,11 @@ class MemoryCheckpointService {
   MemoryCheckpointService(const MemoryCheckpointService&) = delete;
   MemoryCheckpointService& operator=(const MemoryCheckpointService&) = delete;
 
+  // Ends every transfer in progress and refuses new ones (the agent is
+  // stopping: a frozen peer must not hold it). Idempotent; the destructor
+  // calls it.
+  void Abort();
+
   // A connection whose first line (`line`, starting "GMC1 ") the listener
   // read: served on a thread of its own when its token is right; false
   // (the caller closes it) otherwise. Does not block.
@@ -91,6 +96,22 @@ class MemoryCheckpointService {
 
  private:
   static constexpr size_t kMaxConnections = 16;
+
+  // A connection this node opened, known to Abort while it lasts.
+  class OutgoingTransfer {
+   public:
+    OutgoingTransfer(MemoryCheckpointService& service, int fd);
+    ~OutgoingTransfer();
+    OutgoingTransfer(const OutgoingTransfer&) = delete;
+    OutgoingTransfer& operator=(const OutgoingTransfer&) = delete;
+    // False once Abort ran: the transfer must not begin.
+    bool admitted() const { return admitted_; }
+
+   private:
+    MemoryCheckpointService& service_;
+    const int fd_;
+    bool admitted_ = false;
+  };
 
   void Serve(int fd, MemoryCheckpointRequest request);
   void ServePut(int fd, const MemoryCheckpointRequest& request,
@@ -131,9 +152,10 @@ class MemoryCheckpointService {
   // Attempts whose restore is done (Restore); dropped with their job.
   std::set<std::pair<uint64_t, uint32_t>> restored_;  // guarded by mutex_
   std::mutex restore_mutex_;                          // one Restore at a time
-  std::set<int> serving_;                             // guarded by mutex_
-  std::map<int, std::thread> connections_;            // guarded by mutex_
-  std::vector<std::thread> finished_;                 // guarded by mutex_
+  // Connections in progress, served and opened (Abort shuts them down).
+  std::set<int> serving_;                   // guarded by mutex_
+  std::map<int, std::thread> connections_;  // guarded by mutex_
+  std::vector<std::thread> finished_;       // guarded by mutex_
   std::thread replicator_;
 };
 

@@ -1,7 +1,10 @@
 // In-memory checkpoints on the agent (agent/memory_checkpoint_*.h): what a
 // snapshot may hold, where the store may live, the wire's lines, and two
 // services on loopback pushing a replica and restoring it.
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -279,6 +282,40 @@ TEST_CASE("a snapshot goes to the peer and comes back byte for byte") {
   // The job ended: the peer drops its replicas.
   peer.service->Drop(7);
   CHECK(Within(std::chrono::seconds(5), [&] { return !peer.Holds(true, 4); }));
+}
+
+TEST_CASE("a peer that never answers does not hold the agent's stop") {
+  TempDir dir("memory-frozen");
+  // A port that takes connections (the kernel does) and never answers, as
+  // a SIGSTOPped agent's.
+  const int frozen = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(frozen, reinterpret_cast<sockaddr*>(&address),
+                 sizeof(address)) == 0);
+  REQUIRE(::listen(frozen, 8) == 0);
+  socklen_t length = sizeof(address);
+  ::getsockname(frozen, reinterpret_cast<sockaddr*>(&address), &length);
+
+  auto node = std::make_unique<Node>(dir.path + "/ran");
+  v1::MemoryCheckpointPlan plan;
+  plan.set_job_id(7);
+  plan.set_token(kToken);
+  plan.mutable_replicate_to()->set_address("127.0.0.1");
+  plan.mutable_replicate_to()->set_port(ntohs(address.sin_port));
+  node->service->Plan(plan);
+  absl::StatusOr<std::string> rank_dir =
+      node->service->PrepareRankDirectory(7, 0, ::geteuid(), ::getegid());
+  REQUIRE(rank_dir.ok());
+  WriteFile(*rank_dir + "/.partial/state", "x");
+  std::filesystem::rename(*rank_dir + "/.partial", *rank_dir + "/step-1");
+  // The push is under way, waiting for an answer that never comes.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const auto started = std::chrono::steady_clock::now();
+  node.reset();
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(3));
+  ::close(frozen);
 }
 
 }  // namespace memory_checkpoint_test
