@@ -67,6 +67,7 @@ def run_once(args, mode, shm_root, run):
         cluster.agent_args[name] = [
             "--memory-checkpoint-dir", os.path.join(shm_root, f"{mode}{run}",
                                                     name)]
+    finished = False
     try:
         cluster.start()
         half = (args.nodes + 2) // 2
@@ -128,15 +129,20 @@ def run_once(args, mode, shm_root, run):
             restores += [int(ms) for ms in re.findall(
                 r'msg="memory checkpoint restored".* ms=(\d+)',
                 agent.log_text())]
-        return {"at_kill": at_kill, "resumed": resumed_step,
-                "lost": at_kill - resumed_step, "back_s": back_s,
-                "save_ms": statistics.median(saves) if saves else None,
-                "restore_ms": restores, "bytes": snapshot_bytes,
-                "result": cluster.read("result.txt")}
+        figures = {"at_kill": at_kill, "resumed": resumed_step,
+                   "lost": at_kill - resumed_step, "back_s": back_s,
+                   "save_ms": statistics.median(saves) if saves else None,
+                   "restore_ms": restores, "bytes": snapshot_bytes,
+                   "result": cluster.read("result.txt")}
+        finished = True
+        return figures
     finally:
         cluster.stop_processes()
-        if not sys.exc_info()[0]:
+        if finished:
             shutil.rmtree(cluster.dir, ignore_errors=True)
+        else:
+            print(f"  kept {cluster.dir} (its logs) after the failure",
+                  flush=True)
 
 
 def main():
