@@ -126,8 +126,7 @@ void Agent::OpenMemoryCheckpoints() {
     return;
   }
   memory_checkpoints_ = std::make_unique<MemoryCheckpointService>(
-      std::move(*store),
-      MemoryCheckpointServiceOptions{.node_name = options_.node_name}, [this] {
+      std::move(*store), MemoryCheckpointServiceOptions{}, [this] {
         // What the node holds goes to the controller at once: it decides
         // what a restart can restore from.
         {

@@ -110,6 +110,7 @@ void MemoryCheckpointService::Plan(const v1::MemoryCheckpointPlan& plan) {
       }
       it->second = plan;
     }
+    rescan_due_ = true;
   }
   WakeReplicator();
 }
@@ -395,8 +396,15 @@ void MemoryCheckpointService::ReplicateLoop() {
     for (std::thread& thread : finished) thread.join();
     ReplicateOnce();
     lock.lock();
-    replicate_wake_.wait_for(lock, options_.poll_interval,
-                             [this] { return stopping_ || rescan_due_; });
+    const auto due = [this] { return stopping_ || rescan_due_; };
+    // Ranks' new snapshots are looked for only while a job has a plan here
+    // (it runs here, or this node is its peer); an agent without one sleeps
+    // until a plan, a push, a restore or a drop wakes it.
+    if (plans_.empty()) {
+      replicate_wake_.wait(lock, due);
+    } else {
+      replicate_wake_.wait_for(lock, options_.poll_interval, due);
+    }
     rescan_due_ = false;
   }
 }

@@ -43,7 +43,6 @@
 namespace gantry::agent {
 
 struct MemoryCheckpointServiceOptions {
-  std::string node_name;
   // How often the ranks' directories are looked at for new snapshots.
   std::chrono::milliseconds poll_interval{1000};
   // However large, one snapshot's transfer ends by then.

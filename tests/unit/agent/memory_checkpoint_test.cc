@@ -182,8 +182,8 @@ struct Node {
     REQUIRE(store.ok());
     service = std::make_unique<MemoryCheckpointService>(
         std::move(*store),
-        MemoryCheckpointServiceOptions{
-            .node_name = root, .poll_interval = std::chrono::milliseconds(50)},
+        MemoryCheckpointServiceOptions{.poll_interval =
+                                           std::chrono::milliseconds(50)},
         nullptr);
     auto started = PreflightListener::Start("127.0.0.1", 0);
     REQUIRE(started.ok());
