@@ -17,6 +17,7 @@
 #include "cli/command_support.h"
 #include "cli/controller_client.h"
 #include "cli/group_name.h"
+#include "cli/json_list.h"
 #include "cli/output_format.h"
 #include "cli/report_commands.h"
 #include "cli/slurm/sacct_format.h"
@@ -205,33 +206,37 @@ int RunSacct(std::string_view program, const std::string& controller,
          *request.mutable_filter()->mutable_partitions());
   request.set_user(CurrentUser());
 
-  std::vector<v1::JobRecord> jobs;
+  JobListing jobs_listing;
+  JobRecords& jobs = jobs_listing.jobs();
   std::string cluster_name;
   ControllerClient client(ResolveControllerTarget(controller));
   // States Gantry never has, and nothing else: nothing can match (one
   // empty page still says the cluster's name).
   if (states.given && states.states.empty()) request.set_page_size(1);
-  if (absl::Status status = client.Accounting(request, jobs, &cluster_name);
+  if (absl::Status status =
+          client.Accounting(request, jobs_listing, &cluster_name);
       !status.ok()) {
     return ProgramError(program, status);
   }
-  if (states.given && states.states.empty()) jobs.clear();
+  if (states.given && states.states.empty()) jobs.Clear();
   // -A: accounts are names the jobs carry (checked here: the controller's
   // filter has no accounts).
   if (const std::vector<std::string> accounts =
           SplitAll(options.Values("accounts"));
       !accounts.empty()) {
-    std::erase_if(jobs, [&](const v1::JobRecord& job) {
-      return std::find(accounts.begin(), accounts.end(),
-                       job.spec().account()) == accounts.end();
-    });
+    jobs.erase(std::remove_if(
+                   jobs.begin(), jobs.end(),
+                   [&](const v1::JobRecord& job) {
+                     return std::find(accounts.begin(), accounts.end(),
+                                      job.spec().account()) == accounts.end();
+                   }),
+               jobs.end());
   }
   if (options.Has("json")) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const v1::JobRecord& job : jobs) {
-      list.push_back(JobToJson(job, NowMs()));
-    }
-    std::cout << nlohmann::json{{"jobs", list}}.dump(2) << "\n";
+    JsonListWriter list(std::cout, "jobs");
+    const int64_t now = NowMs();
+    for (const v1::JobRecord& job : jobs) list.Add(JobToJson(job, now));
+    list.Finish();
     return 0;
   }
   const SacctParsable parsable =

@@ -36,8 +36,10 @@ std::optional<int> ChooseJobs(ControllerClient& client,
                               v1::CancelRequest& request) {
   v1::ListJobsRequest list;
   *list.mutable_filter() = request.filter();
-  std::vector<v1::JobRecord> jobs;
-  if (absl::Status status = client.ListAllJobs(list, jobs); !status.ok()) {
+  JobListing jobs_listing;
+  JobRecords& jobs = jobs_listing.jobs();
+  if (absl::Status status = client.ListAllJobs(list, jobs_listing);
+      !status.ok()) {
     return Fail("cancel", status);
   }
   const bool interactive =

@@ -37,18 +37,16 @@ namespace {
 // Calls `call` for one page after another until the next_page_token is
 // empty, moving each page's jobs to `jobs`.
 template <class Response, class Request, class Call>
-absl::Status AllPages(Request request, std::vector<v1::JobRecord>& jobs,
-                      Call call) {
+absl::Status AllPages(Request request, JobListing& jobs, Call call) {
   request.clear_page_token();
   do {
-    Response page;
-    if (absl::Status status = call(request, page); !status.ok()) {
+    auto* page =
+        google::protobuf::Arena::CreateMessage<Response>(&jobs.arena());
+    if (absl::Status status = call(request, *page); !status.ok()) {
       return status;
     }
-    for (v1::JobRecord& job : *page.mutable_jobs()) {
-      jobs.push_back(std::move(job));
-    }
-    request.set_page_token(page.next_page_token());
+    jobs.TakeAll(*page->mutable_jobs());
+    request.set_page_token(page->next_page_token());
   } while (!request.page_token().empty());
   return absl::OkStatus();
 }
@@ -353,7 +351,7 @@ absl::Status ControllerClient::ListJobs(const v1::ListJobsRequest& request,
 }
 
 absl::Status ControllerClient::ListAllJobs(v1::ListJobsRequest request,
-                                           std::vector<v1::JobRecord>& jobs) {
+                                           JobListing& jobs) {
   return AllPages<v1::ListJobsResponse>(
       std::move(request), jobs,
       [this](const v1::ListJobsRequest& r, v1::ListJobsResponse& page) {
@@ -374,7 +372,7 @@ absl::Status ControllerClient::GetJob(const v1::GetJobRequest& request,
 }
 
 absl::Status ControllerClient::Accounting(v1::AccountingRequest request,
-                                          std::vector<v1::JobRecord>& jobs,
+                                          JobListing& jobs,
                                           std::string* cluster_name) {
   return AllPages<v1::AccountingResponse>(
       std::move(request), jobs,

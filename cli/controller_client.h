@@ -16,6 +16,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "absl/status/status.h"
+#include "cli/job_listing.h"
 #include "common/controller_targets.h"
 #include "common/tls_credentials.h"
 #include "gantry/v1/client.grpc.pb.h"
@@ -59,8 +60,7 @@ class ControllerClient {
   absl::Status ListJobs(const v1::ListJobsRequest& request,
                         v1::ListJobsResponse& response);
   // Every page of the listing, appended to `jobs`.
-  absl::Status ListAllJobs(v1::ListJobsRequest request,
-                           std::vector<v1::JobRecord>& jobs);
+  absl::Status ListAllJobs(v1::ListJobsRequest request, JobListing& jobs);
   absl::Status GetJob(uint64_t job_id, v1::GetJobResponse& response);
   absl::Status GetJob(const v1::GetJobRequest& request,
                       v1::GetJobResponse& response);
@@ -96,8 +96,7 @@ class ControllerClient {
                               std::chrono::milliseconds wait);
   // sacct: every page of the accounting query, appended to `jobs`; the
   // cluster's name into `cluster_name` when given.
-  absl::Status Accounting(v1::AccountingRequest request,
-                          std::vector<v1::JobRecord>& jobs,
+  absl::Status Accounting(v1::AccountingRequest request, JobListing& jobs,
                           std::string* cluster_name = nullptr);
   absl::Status SchedulerReport(v1::SchedulerReportResponse& response);
   // Admin: hand leadership to a standby. The leader re-executes right

@@ -10,6 +10,7 @@
 #include "cli/controller_client.h"
 #include "cli/goodput_view.h"
 #include "cli/job_selector.h"
+#include "cli/json_list.h"
 #include "cli/output_format.h"
 #include "cli/preflight_view.h"
 #include "cli/printable_records.h"
@@ -27,25 +28,27 @@ namespace {
 int ShowEveryJob(ControllerClient& client, const JobOptions& options) {
   v1::ListJobsRequest request;
   request.set_all(true);
-  std::vector<v1::JobRecord> jobs;
-  if (absl::Status status = client.ListAllJobs(request, jobs); !status.ok()) {
+  JobListing jobs_listing;
+  JobRecords& jobs = jobs_listing.jobs();
+  if (absl::Status status = client.ListAllJobs(request, jobs_listing);
+      !status.ok()) {
     return Fail("job", status);
   }
   const int64_t now = NowMs();
   if (options.json) {
-    nlohmann::json list = nlohmann::json::array();
+    JsonListWriter list(std::cout, "jobs");
     for (v1::JobRecord& job : jobs) {
       MakePrintable(job, OutputKind::kJson);
-      list.push_back(JobToJson(job, now));
+      list.Add(JobToJson(job, now));
     }
-    std::cout << nlohmann::json{{"jobs", list}}.dump(2) << "\n";
+    list.Finish();
     return 0;
   }
   if (jobs.empty()) {
     std::cout << "No jobs in the system\n";
     return 0;
   }
-  for (size_t i = 0; i < jobs.size(); ++i) {
+  for (int i = 0; i < jobs.size(); ++i) {
     MakePrintable(jobs[i], OutputKind::kTerminal);
     const std::string record = ScontrolJobRecord(jobs[i], now, options.details);
     if (options.one_line) {

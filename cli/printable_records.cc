@@ -1,5 +1,6 @@
 #include "cli/printable_records.h"
 
+#include <algorithm>
 #include <string>
 
 #include <google/protobuf/descriptor.h>
@@ -12,6 +13,14 @@ namespace {
 
 using google::protobuf::FieldDescriptor;
 
+// Printable ASCII, which both repairs leave unchanged: most text is, and
+// testing it costs far less than rewriting it (a listing of 50,000 jobs
+// spent a fifth of its time rewriting strings into themselves).
+bool IsPrintableAscii(const std::string& text) {
+  return std::all_of(text.begin(), text.end(),
+                     [](char c) { return c >= 0x20 && c < 0x7f; });
+}
+
 std::string Repair(const std::string& text, OutputKind kind) {
   return kind == OutputKind::kTerminal ? EscapeForTerminal(text)
                                        : ReplaceInvalidUtf8(text);
@@ -23,19 +32,22 @@ void MakePrintable(google::protobuf::Message& message, OutputKind kind) {
   const google::protobuf::Reflection& reflection = *message.GetReflection();
   std::vector<const FieldDescriptor*> fields;
   reflection.ListFields(message, &fields);  // only those set
+  std::string scratch;  // for a field not stored as a string
   for (const FieldDescriptor* field : fields) {
     if (field->cpp_type() == FieldDescriptor::CPPTYPE_STRING &&
         field->type() != FieldDescriptor::TYPE_BYTES) {
       if (field->is_repeated()) {
         for (int i = 0; i < reflection.FieldSize(message, field); ++i) {
-          reflection.SetRepeatedString(
-              &message, field, i,
-              Repair(reflection.GetRepeatedString(message, field, i), kind));
+          const std::string& text = reflection.GetRepeatedStringReference(
+              message, field, i, &scratch);
+          if (IsPrintableAscii(text)) continue;
+          reflection.SetRepeatedString(&message, field, i, Repair(text, kind));
         }
       } else {
-        reflection.SetString(
-            &message, field,
-            Repair(reflection.GetString(message, field), kind));
+        const std::string& text =
+            reflection.GetStringReference(message, field, &scratch);
+        if (IsPrintableAscii(text)) continue;
+        reflection.SetString(&message, field, Repair(text, kind));
       }
     } else if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
       // Maps are repeated entry messages: their keys and values are

@@ -12,6 +12,7 @@
 #include "cli/command_support.h"
 #include "cli/controller_client.h"
 #include "cli/job_selector.h"
+#include "cli/json_list.h"
 #include "cli/output_format.h"
 #include "cli/printable_records.h"
 #include "cli/slurm/slurm_words.h"
@@ -165,8 +166,10 @@ int ShowOnce(ControllerClient& client, const QueueOptions& options,
   AddAll(view.names, *filter.mutable_names());
   for (v1::JobState state : view.states) filter.add_states(state);
   AddSelectors(view.ids, filter);
-  std::vector<v1::JobRecord> listed;
-  if (absl::Status status = client.ListAllJobs(request, listed); !status.ok()) {
+  JobListing listed_listing;
+  JobRecords& listed = listed_listing.jobs();
+  if (absl::Status status = client.ListAllJobs(request, listed_listing);
+      !status.ok()) {
     return Fail("queue", status);
   }
   for (v1::JobRecord& job : listed) {
@@ -210,9 +213,9 @@ int ShowOnce(ControllerClient& client, const QueueOptions& options,
   const int64_t now = NowMs();
   view.sort->Apply(jobs, now);
   if (options.json) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const v1::JobRecord* job : jobs) list.push_back(JobToJson(*job, now));
-    std::cout << nlohmann::json{{"jobs", list}}.dump(2) << "\n";
+    JsonListWriter list(std::cout, "jobs");
+    for (const v1::JobRecord* job : jobs) list.Add(JobToJson(*job, now));
+    list.Finish();
     return 0;
   }
   if (!options.no_header &&

@@ -163,9 +163,10 @@ int RunSreportCommand(std::string_view program, const std::string& controller,
   request.set_end_ms(end * 1000);
   request.set_user(CurrentUser());
   AddAll(users, *request.mutable_filter()->mutable_users());
-  std::vector<v1::JobRecord> jobs;
+  JobListing jobs_listing;
+  JobRecords& jobs = jobs_listing.jobs();
   std::string cluster;
-  if (absl::Status status = client.Accounting(request, jobs, &cluster);
+  if (absl::Status status = client.Accounting(request, jobs_listing, &cluster);
       !status.ok()) {
     return ProgramError(program, status);
   }

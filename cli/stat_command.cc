@@ -92,9 +92,11 @@ int RunStatCommand(std::string_view program, const std::string& controller,
   }
   request.mutable_filter()->add_states(v1::RUNNING);
   request.set_user(CurrentUser());
-  std::vector<v1::JobRecord> jobs;
+  JobListing jobs_listing;
+  JobRecords& jobs = jobs_listing.jobs();
   ControllerClient client(ResolveControllerTarget(controller));
-  if (absl::Status status = client.Accounting(request, jobs); !status.ok()) {
+  if (absl::Status status = client.Accounting(request, jobs_listing);
+      !status.ok()) {
     return ProgramError(program, status);
   }
   if (jobs.empty()) {

@@ -1,6 +1,7 @@
 #include "cli/slurm/squeue_sort.h"
 
 #include <algorithm>
+#include <numeric>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -128,10 +129,50 @@ int SqueueSort::Compare(const v1::JobRecord& a, const v1::JobRecord& b,
 
 void SqueueSort::Apply(std::vector<const v1::JobRecord*>& jobs,
                        int64_t now_ms) const {
-  std::stable_sort(jobs.begin(), jobs.end(),
-                   [&](const v1::JobRecord* a, const v1::JobRecord* b) {
-                     return Compare(*a, *b, now_ms) < 0;
-                   });
+  // Each key's value is computed once per job, not once per comparison: a
+  // text key formats its value, and 50,000 jobs take 1.6 million
+  // comparisons (a fifth of `gantry queue`'s time).
+  struct Column {
+    const Key* key;
+    std::vector<double> numbers;
+    std::vector<std::string> texts;
+  };
+  std::vector<Column> columns;
+  columns.reserve(keys_.size());
+  for (const Key& key : keys_) {
+    Column& column = columns.emplace_back(Column{&key, {}, {}});
+    if (IsNumeric(key.letter)) {
+      column.numbers.reserve(jobs.size());
+      for (const v1::JobRecord* job : jobs) {
+        column.numbers.push_back(NumericValue(key.letter, *job, now_ms));
+      }
+    } else {
+      column.texts.reserve(jobs.size());
+      for (const v1::JobRecord* job : jobs) {
+        column.texts.push_back(SqueueValue(key.letter, *job, now_ms));
+      }
+    }
+  }
+  std::vector<size_t> order(jobs.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    for (const Column& column : columns) {
+      int sign = 0;
+      if (!column.numbers.empty()) {
+        const double x = column.numbers[a];
+        const double y = column.numbers[b];
+        sign = x < y ? -1 : x > y ? 1 : 0;
+      } else {
+        sign = column.texts[a].compare(column.texts[b]);
+      }
+      if (sign != 0) return column.key->descending ? sign > 0 : sign < 0;
+    }
+    return false;
+  });
+  std::vector<const v1::JobRecord*> sorted;
+  sorted.reserve(jobs.size());
+  for (size_t index : order) sorted.push_back(jobs[index]);
+  jobs = std::move(sorted);
 }
 
 }  // namespace gantry::cli

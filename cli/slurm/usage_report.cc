@@ -41,8 +41,9 @@ Usage JobUsage(const v1::JobRecord& job, int64_t start_ms, int64_t end_ms,
   return {seconds * cpus, seconds * gpus};
 }
 
-UsageByUser SumUsage(const std::vector<v1::JobRecord>& jobs, int64_t start_ms,
-                     int64_t end_ms, int64_t now_ms) {
+UsageByUser SumUsage(
+    const google::protobuf::RepeatedPtrField<v1::JobRecord>& jobs,
+    int64_t start_ms, int64_t end_ms, int64_t now_ms) {
   UsageByUser sum;
   for (const v1::JobRecord& job : jobs) {
     const Usage used = JobUsage(job, start_ms, end_ms, now_ms);

@@ -35,8 +35,9 @@ struct UsageByUser {
   std::map<std::string, Usage> users;  // by user name
   Usage total;
 };
-UsageByUser SumUsage(const std::vector<v1::JobRecord>& jobs, int64_t start_ms,
-                     int64_t end_ms, int64_t now_ms);
+UsageByUser SumUsage(
+    const google::protobuf::RepeatedPtrField<v1::JobRecord>& jobs,
+    int64_t start_ms, int64_t end_ms, int64_t now_ms);
 
 // sreport -t: minutes (default), hours, seconds or percent (of the
 // cluster's capacity over the period).

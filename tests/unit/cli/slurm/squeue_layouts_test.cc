@@ -151,5 +151,33 @@ TEST_CASE("long field lists name the closest field", "[long_fields]") {
   CHECK(ClosestName("zzzzzzzz", {"State", "Name"}).empty());
 }
 
+TEST_CASE("squeue -S orders as its pairwise comparison does, ties kept",
+          "[squeue_sort]") {
+  // Apply computes each key once per job; Compare is the definition.
+  std::vector<v1::JobRecord> records;
+  const v1::JobState states[] = {v1::PENDING, v1::RUNNING, v1::COMPLETED};
+  for (uint64_t id = 1; id <= 200; ++id) {
+    v1::JobRecord job =
+        Job(id, states[(id * 7) % 3], (id * 13) % 4 == 0 ? "a" : "b",
+            static_cast<double>((id * 31) % 11));
+    job.mutable_spec()->set_name(absl::StrCat("n", (id * 17) % 5));
+    records.push_back(std::move(job));
+  }
+  for (const char* keys : {kSqueueDefaultSort, "j,-i", "-t,P", "p", "-j"}) {
+    INFO(keys);
+    const absl::StatusOr<SqueueSort> sort = SqueueSort::Parse(keys);
+    REQUIRE(sort.ok());
+    std::vector<const v1::JobRecord*> applied;
+    for (const v1::JobRecord& job : records) applied.push_back(&job);
+    std::vector<const v1::JobRecord*> expected = applied;
+    std::stable_sort(expected.begin(), expected.end(),
+                     [&](const v1::JobRecord* a, const v1::JobRecord* b) {
+                       return sort->Compare(*a, *b, 0) < 0;
+                     });
+    sort->Apply(applied, 0);
+    CHECK(applied == expected);
+  }
+}
+
 }  // namespace squeue_layouts_test
 }  // namespace gantry::cli

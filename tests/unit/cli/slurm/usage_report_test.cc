@@ -55,8 +55,9 @@ TEST_CASE("Usage summed by user") {
   v1::JobRecord b = Job("bob", 1, 4);
   AddAttempt(b, kT0, kT0 + 7'200'000);
   v1::JobRecord never = Job("carol", 8, 8);  // pending: used nothing
-  const UsageByUser sum =
-      SumUsage({a1, a2, b, never}, kT0, kT0 + 3'600'000, kT0 + 9'000'000);
+  google::protobuf::RepeatedPtrField<v1::JobRecord> jobs;
+  for (const v1::JobRecord* job : {&a1, &a2, &b, &never}) *jobs.Add() = *job;
+  const UsageByUser sum = SumUsage(jobs, kT0, kT0 + 3'600'000, kT0 + 9'000'000);
   REQUIRE(sum.users.size() == 2);
   CHECK(sum.users.at("alice").cpu_seconds == Approx(4 * 3600 + 2 * 1800));
   CHECK(sum.users.at("alice").gpu_seconds == Approx(3600));
