@@ -209,6 +209,18 @@ absl::Status ControllerClient::Invoke(Method<Request, Response> method,
                                       const Request& request,
                                       Response& response, grpc::Status* raw,
                                       std::chrono::milliseconds timeout) {
+  return InvokeCall(
+      request,
+      [&](Stub& stub, grpc::ClientContext& context) {
+        return (stub.*method)(&context, request, &response);
+      },
+      raw, timeout);
+}
+
+template <class Request, class Call>
+absl::Status ControllerClient::InvokeCall(const Request& request, Call call,
+                                          grpc::Status* raw,
+                                          std::chrono::milliseconds timeout) {
   // With several controllers (high availability), a standby's answer or an
   // unreachable controller is not the end: try the leader a standby names,
   // else the next one, for as long as an election takes. The request did
@@ -224,8 +236,7 @@ absl::Status ControllerClient::Invoke(Method<Request, Response> method,
     if (absl::Status ready = Prepare(context, request, timeout); !ready.ok()) {
       return ready;
     }
-    grpc::Status status =
-        (targets_[current_].stub.get()->*method)(&context, request, &response);
+    grpc::Status status = call(*targets_[current_].stub, context);
     if (raw) *raw = status;
     if (Unanswered(status) && !NeverConnected(status)) {
       last_call_may_have_arrived_ = true;
@@ -352,11 +363,41 @@ absl::Status ControllerClient::ListJobs(const v1::ListJobsRequest& request,
 
 absl::Status ControllerClient::ListAllJobs(v1::ListJobsRequest request,
                                            JobListing& jobs) {
+  request.clear_page_token();
+  absl::Status streamed = StreamAllJobs(request, jobs);
+  if (!absl::IsUnimplemented(streamed)) return streamed;
+  // A gantryd from before StreamJobs (a rolling upgrade): page by page.
   return AllPages<v1::ListJobsResponse>(
       std::move(request), jobs,
       [this](const v1::ListJobsRequest& r, v1::ListJobsResponse& page) {
         return ListJobs(r, page);
       });
+}
+
+absl::Status ControllerClient::StreamAllJobs(const v1::ListJobsRequest& request,
+                                             JobListing& jobs) {
+  v1::StreamJobsRequest stream_request;
+  *stream_request.mutable_listing() = request;
+  // A stream cut by a failover resumes after the last page it delivered.
+  // The deadline is the whole listing's: generous, since a page comes
+  // every few milliseconds.
+  return InvokeCall(
+      stream_request,
+      [&](Stub& stub, grpc::ClientContext& context) {
+        std::unique_ptr<grpc::ClientReader<v1::ListJobsResponse>> reader =
+            stub.StreamJobs(&context, stream_request);
+        while (true) {
+          auto* page =
+              google::protobuf::Arena::CreateMessage<v1::ListJobsResponse>(
+                  &jobs.arena());
+          if (!reader->Read(page)) break;
+          jobs.TakeAll(*page->mutable_jobs());
+          stream_request.mutable_listing()->set_page_token(
+              page->next_page_token());
+        }
+        return reader->Finish();
+      },
+      nullptr, std::chrono::minutes(5));
 }
 
 absl::Status ControllerClient::GetJob(uint64_t job_id,

@@ -146,6 +146,17 @@ class ControllerClient {
       Method<Request, Response> method, const Request& request,
       Response& response, grpc::Status* raw = nullptr,
       std::chrono::milliseconds timeout = std::chrono::seconds(30));
+  // What Invoke does for any call: `call(stub, context)` makes it and
+  // returns its status, tried on the leading controller as Invoke says.
+  // `request` is read again before each try (a call may change it between
+  // tries, as a listing resumes after the pages it has).
+  template <class Request, class Call>
+  absl::Status InvokeCall(const Request& request, Call call, grpc::Status* raw,
+                          std::chrono::milliseconds timeout);
+  // ListAllJobs through the StreamJobs call; UNIMPLEMENTED from a gantryd
+  // that predates it.
+  absl::Status StreamAllJobs(const v1::ListJobsRequest& request,
+                             JobListing& jobs);
 
   std::string target_;  // as given: one address, or a list
   std::vector<Target> targets_;

@@ -36,6 +36,10 @@ struct ClientMethod<v1::ListJobsRequest> {
   static constexpr std::string_view kName = "ListJobs";
 };
 template <>
+struct ClientMethod<v1::StreamJobsRequest> {
+  static constexpr std::string_view kName = "StreamJobs";
+};
+template <>
 struct ClientMethod<v1::GetJobRequest> {
   static constexpr std::string_view kName = "GetJob";
 };

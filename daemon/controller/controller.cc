@@ -257,6 +257,12 @@ void Controller::UpdateLive(JobRuntime& job) {
   } else {
     live_jobs_.erase(job.record.id());
   }
+  if (state == v1::RUNNING ||
+      (state == v1::PENDING && job.record.spec().deadline_ms() > 0)) {
+    timed_jobs_.insert_or_assign(job.record.id(), &job);
+  } else {
+    timed_jobs_.erase(job.record.id());
+  }
   // Staged ahead only while it waits.
   if (state != v1::PENDING) stage_ahead_.Forget(job.record.id());
 }

@@ -665,8 +665,18 @@ void Controller::ReclassifyRecentFailures(const std::string& node_name) {
 void Controller::ArmTimer() {
   if (stopped_) return;
   timer_.expires_after(kTickInterval);
+  tick_due_ms_ =
+      MonotonicMs(clock_) +
+      std::chrono::duration_cast<std::chrono::milliseconds>(kTickInterval)
+          .count();
   timer_.async_wait([this](const boost::system::error_code& error) {
     if (error || stopped_) return;
+    if (options_.metrics) {
+      options_.metrics->ObserveLoopLag(
+          static_cast<double>(
+              std::max<int64_t>(0, MonotonicMs(clock_) - tick_due_ms_)) /
+          1000.0);
+    }
     CheckDeadlines();
     RetireFinishedJobs(clock_.NowMs());
     // Once a second is fresh enough for any scrape, and each census walks
@@ -760,15 +770,10 @@ void Controller::CheckDeadlines() {
                             : "agent connection lost and not back in time");
   }
   // Running jobs have time limits, and pending ones with --deadline may
-  // miss it; ending one changes live_jobs_, so walk a copy.
+  // miss it; ending one changes timed_jobs_, so walk a copy.
   std::vector<JobRuntime*> running;
-  for (const auto& [id, live] : live_jobs_) {
-    if (live->record.state() == v1::RUNNING ||
-        (live->record.state() == v1::PENDING &&
-         live->record.spec().deadline_ms() > 0)) {
-      running.push_back(live);
-    }
-  }
+  running.reserve(timed_jobs_.size());
+  for (const auto& [id, timed] : timed_jobs_) running.push_back(timed);
   for (JobRuntime* runtime : running) {
     JobRuntime& job = *runtime;
     const v1::JobRecord& record = job.record;

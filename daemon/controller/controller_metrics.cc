@@ -136,6 +136,23 @@ ControllerMetrics::ControllerMetrics(prometheus::Registry& registry)
            .Add({},
                 prometheus::Histogram::BucketBoundaries{
                     0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5});
+  loop_lag_ =
+      &prometheus::BuildHistogram()
+           .Name("gantry_controller_loop_lag_seconds")
+           .Help(
+               "How late the controller's 250 ms tick ran: how long the loop "
+               "was held by other work when the tick was due")
+           .Register(registry)
+           .Add({}, prometheus::Histogram::BucketBoundaries{
+                        0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
+                        5, 10});
+  loop_lag_max_ = &prometheus::BuildGauge()
+                       .Name("gantry_controller_loop_lag_max_seconds")
+                       .Help(
+                           "The longest gantry_controller_loop_lag_seconds "
+                           "since gantryd started")
+                       .Register(registry)
+                       .Add({});
   store_commit_ =
       &prometheus::BuildHistogram()
            .Name("gantry_store_commit_duration_seconds")
@@ -215,6 +232,11 @@ void ControllerMetrics::ObserveQueueWait(double seconds) {
 
 void ControllerMetrics::ObserveSchedulingPass(double seconds) {
   scheduling_pass_->Observe(seconds);
+}
+
+void ControllerMetrics::ObserveLoopLag(double seconds) {
+  loop_lag_->Observe(seconds);
+  if (seconds > loop_lag_max_->Value()) loop_lag_max_->Set(seconds);
 }
 
 void ControllerMetrics::ObserveStoreCommit(double seconds) {

@@ -77,6 +77,9 @@ class ControllerMetrics {
   // How long a job waited in the queue before this attempt started.
   void ObserveQueueWait(double seconds);
   void ObserveSchedulingPass(double seconds);
+  // How late the controller's periodic tick ran: for that long the loop
+  // was busy with something else (one long turn, or many back to back).
+  void ObserveLoopLag(double seconds);
   // The synced write of one group commit.
   void ObserveStoreCommit(double seconds);
   // `reason`: the state machine's word for how the attempt ended
@@ -102,6 +105,8 @@ class ControllerMetrics {
   std::array<prometheus::Gauge*, kGpuMetricStates> gpus_{};
   prometheus::Histogram* queue_wait_ = nullptr;
   prometheus::Histogram* scheduling_pass_ = nullptr;
+  prometheus::Histogram* loop_lag_ = nullptr;
+  prometheus::Gauge* loop_lag_max_ = nullptr;
   prometheus::Histogram* store_commit_ = nullptr;
   prometheus::Family<prometheus::Counter>* restarts_ = nullptr;
   StragglerMetrics stragglers_;

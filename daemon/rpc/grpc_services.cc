@@ -14,6 +14,7 @@
 #include "daemon/controller/request_validation.h"
 #include "daemon/rpc/call_authentication.h"
 #include "daemon/rpc/grpc_status.h"
+#include "daemon/rpc/job_list_stream.h"
 #include "daemon/rpc/leadership_fence.h"
 #include "daemon/rpc/submit_stream.h"
 
@@ -81,6 +82,12 @@ grpc::ServerUnaryReactor* ClientServiceImpl::ListJobs(
       [this, request, response](const Caller& caller, UnaryFinish finish) {
         finish.Answer(response, controller_.ListJobs(*request, caller));
       });
+}
+
+grpc::ServerWriteReactor<v1::ListJobsResponse>* ClientServiceImpl::StreamJobs(
+    grpc::CallbackServerContext* context,
+    const v1::StreamJobsRequest* request) {
+  return new JobListStream(context, *request, io_, controller_, authenticator_);
 }
 
 grpc::ServerUnaryReactor* ClientServiceImpl::GetJob(

@@ -85,6 +85,9 @@ class ClientServiceImpl final : public v1::ClientService::CallbackService {
   grpc::ServerUnaryReactor* ListJobs(grpc::CallbackServerContext* context,
                                      const v1::ListJobsRequest* request,
                                      v1::ListJobsResponse* response) override;
+  grpc::ServerWriteReactor<v1::ListJobsResponse>* StreamJobs(
+      grpc::CallbackServerContext* context,
+      const v1::StreamJobsRequest* request) override;
   grpc::ServerUnaryReactor* GetJob(grpc::CallbackServerContext* context,
                                    const v1::GetJobRequest* request,
                                    v1::GetJobResponse* response) override;

@@ -69,6 +69,19 @@ class CredentialTest(ClusterTestCase):
         self.assertIn("16: request refused: it carries no MUNGE credential",
                       self.probe("ListNodes"))
 
+    def test_job_stream_needs_a_credential_bound_to_it(self):
+        # StreamJobs authenticates as every unary call does: none refused,
+        # one made for another request refused, its own accepted once.
+        self.assertIn("16: request refused: it carries no MUNGE credential",
+                      self.probe("StreamJobs"))
+        self.assertIn("made for another request (ListNodes), not for this "
+                      "StreamJobs",
+                      self.probe("StreamJobs", self.credential("ListNodes")))
+        credential = self.credential("StreamJobs")
+        self.assertTrue(self.probe("StreamJobs", credential).startswith("OK"))
+        self.assertIn("MUNGE credential replayed",
+                      self.probe("StreamJobs", credential))
+
     def test_forged_credentials_are_refused(self):
         credential = self.credential("ListNodes")
         # Flip one character of the encrypted body.

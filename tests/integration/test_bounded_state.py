@@ -128,12 +128,14 @@ class BoundedStateTest(ClusterTestCase):
         self.assertIn(SECRET_STEP,
                       cluster.cli("job", str(job_id), "--json").stdout)
         # Nobody sees them in a listing, not even the owner.
-        listed = json.dumps(self.probe(cluster, "ListJobs", "--all"))
-        self.assertIn(f'"id": "{job_id}"', listed)
-        self.assertNotIn(SECRET_ARG, listed)
-        self.assertNotIn(SECRET_STEP, listed)
+        for method in ("ListJobs", "StreamJobs"):
+            listed = json.dumps(self.probe(cluster, method, "--all"))
+            self.assertIn(f'"id": "{job_id}"', listed)
+            self.assertNotIn(SECRET_ARG, listed)
+            self.assertNotIn(SECRET_STEP, listed)
         # The other user: not through the raw API, not through the CLI.
         for view in (self.probe(cluster, "ListJobs", uid=other.pw_uid),
+                     self.probe(cluster, "StreamJobs", uid=other.pw_uid),
                      self.probe(cluster, "GetJob", str(job_id),
                                 uid=other.pw_uid)):
             text = json.dumps(view)
@@ -147,6 +149,27 @@ class BoundedStateTest(ClusterTestCase):
             self.assertNotIn(SECRET_STEP, text)
         cluster.touch("release")
         cluster.wait_job(job_id, "COMPLETED", timeout=30)
+
+    def test_a_listing_of_many_pages_is_whole_and_in_order(self):
+        # 2,500 held tasks: the CLI's stream carries three pages of 1,000,
+        # the unary call five of 500; both list every job once, by id.
+        cluster = self.start_cluster(agents=1)
+        script = cluster.write_script("job.sh", "#!/bin/bash\ntrue\n")
+        array = cluster.submit(script, "--hold", "--array=0-2499")
+        streamed = self.probe(cluster, "StreamJobs", "--page-size", "1000")
+        paged = self.probe(cluster, "ListJobs", "--page-size", "500")
+        self.assertEqual((streamed["pages"], paged["pages"]), (3, 5))
+        for listing in (streamed, paged):
+            ids = [int(job["id"]) for job in listing["jobs"]]
+            self.assertEqual(ids, sorted(set(ids)))
+            self.assertEqual(len(ids), 2500)
+        tasks = cluster.cli("queue", "-r", "-h", "-S", "i", "-o",
+                            "%K").stdout.split()
+        self.assertEqual(tasks, [str(task) for task in range(2500)])
+        listed = json.loads(cluster.cli("queue", "--json").stdout)["jobs"]
+        self.assertEqual(len(listed), 2500)
+        self.assertTrue(all(job["array_job_id"] == array for job in listed))
+        cluster.cli("cancel", str(array))
 
     def test_finished_jobs_leave_the_queue_but_not_the_history(self):
         cluster = self.start_cluster(agents=1,

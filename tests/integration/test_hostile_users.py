@@ -140,7 +140,8 @@ class HostileUserTest(ClusterTestCase):
                 for secret in (token, corpus, "secret-corpus"):
                     self.assertNotIn(secret, result.stdout + result.stderr)
         # Nor does the API itself.
-        for args in (("ListJobs", "--all"), ("GetJob", str(job_id))):
+        for args in (("ListJobs", "--all"), ("StreamJobs", "--all"),
+                     ("GetJob", str(job_id))):
             code, out = self.tool_as(self.mallory, "gantry-api-probe", *args)
             self.assertEqual(code, 0, out)
             for secret in (token, corpus):

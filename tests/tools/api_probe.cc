@@ -3,10 +3,12 @@
 // tests can check what the API itself gives away.
 //
 //   gantry-api-probe TARGET ListJobs [--all] [--page-size N]
+//   gantry-api-probe TARGET StreamJobs [--all] [--page-size N]
 //   gantry-api-probe TARGET GetJob JOB_ID
 //
 // Authenticates like the CLI (MUNGE, socket from GANTRY_MUNGE_SOCKET).
-// ListJobs follows every page and prints {"pages": N, "jobs": [...]}.
+// ListJobs follows every page and prints {"pages": N, "jobs": [...]};
+// StreamJobs reads every page of its stream and prints the same.
 // Exits 0 on OK; prints "CODE: message" and exits 1 when refused.
 #include <chrono>
 #include <cstdlib>
@@ -52,7 +54,7 @@ std::string Json(const google::protobuf::Message& message) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::cerr << "usage: gantry-api-probe TARGET ListJobs [--all] "
+    std::cerr << "usage: gantry-api-probe TARGET ListJobs|StreamJobs [--all] "
                  "[--page-size N] | GetJob JOB_ID\n";
     return 2;
   }
@@ -72,7 +74,7 @@ int main(int argc, char** argv) {
     std::cout << Json(response) << "\n";
     return 0;
   }
-  if (method != "ListJobs") {
+  if (method != "ListJobs" && method != "StreamJobs") {
     std::cerr << "gantry-api-probe: unknown method " << method << "\n";
     return 2;
   }
@@ -90,6 +92,24 @@ int main(int argc, char** argv) {
   }
   int pages = 0;
   std::string jobs;
+  if (method == "StreamJobs") {
+    gantry::v1::StreamJobsRequest stream_request;
+    *stream_request.mutable_listing() = request;
+    grpc::ClientContext context;
+    Prepare(context, method, stream_request);
+    auto reader = stub->StreamJobs(&context, stream_request);
+    gantry::v1::ListJobsResponse response;
+    while (reader->Read(&response)) {
+      ++pages;
+      for (const gantry::v1::JobRecord& job : response.jobs()) {
+        jobs += (jobs.empty() ? "" : ",") + Json(job);
+      }
+    }
+    grpc::Status status = reader->Finish();
+    if (!status.ok()) return Refused(status);
+    std::cout << "{\"pages\": " << pages << ", \"jobs\": [" << jobs << "]}\n";
+    return 0;
+  }
   do {
     gantry::v1::ListJobsResponse response;
     grpc::ClientContext context;

@@ -5,14 +5,14 @@
 //   gantry-auth-probe TARGET METHOD [CREDENTIAL] [BODY OPTIONS]
 //   gantry-auth-probe --payload METHOD [BODY OPTIONS]
 //
-// METHOD is ListNodes, Drain (of node "node01", with a reason), Cancel
-// (--job ID), Submit (a held one-task job named --name NAME in --dir DIR)
-// or Connect (an agent stream, which sends nothing and waits for the
-// verdict). --payload prints the payload a credential for that exact request
-// must carry (common/request_binding.h), so a test can have munged make one
-// as any user and send it with another body.
-// Prints "OK" (for Submit, "OK <job id>") or "CODE: message" and exits 0 on
-// OK, 1 when refused.
+// METHOD is ListNodes, StreamJobs (every job, as a stream of pages),
+// Drain (of node "node01", with a reason), Cancel (--job ID), Submit (a
+// held one-task job named --name NAME in --dir DIR) or Connect (an agent
+// stream, which sends nothing and waits for the verdict). --payload prints the
+// payload a credential for that exact request must carry
+// (common/request_binding.h), so a test can have munged make one as any user
+// and send it with another body. Prints "OK" (for Submit, "OK <job id>") or
+// "CODE: message" and exits 0 on OK, 1 when refused.
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -95,6 +95,11 @@ std::unique_ptr<google::protobuf::MessageLite> RequestFor(
   if (method == "ListNodes") {
     return std::make_unique<gantry::v1::ListNodesRequest>();
   }
+  if (method == "StreamJobs") {
+    auto request = std::make_unique<gantry::v1::StreamJobsRequest>();
+    request->mutable_listing()->set_all(true);
+    return request;
+  }
   if (method == "Drain") {
     return std::make_unique<gantry::v1::DrainRequest>(DrainBody());
   }
@@ -109,7 +114,7 @@ std::unique_ptr<google::protobuf::MessageLite> RequestFor(
 
 int Usage() {
   std::cerr << "usage: gantry-auth-probe TARGET "
-               "ListNodes|Drain|Cancel|Submit|Connect [CREDENTIAL] "
+               "ListNodes|StreamJobs|Drain|Cancel|Submit|Connect [CREDENTIAL] "
                "[--job ID] [--name NAME] [--dir DIR]\n"
                "       gantry-auth-probe --payload METHOD [--job ID] "
                "[--name NAME] [--dir DIR]\n";
@@ -162,6 +167,15 @@ int main(int argc, char** argv) {
     return Report(stub->ListNodes(
         &context, static_cast<gantry::v1::ListNodesRequest&>(*request),
         &response));
+  }
+  if (method == "StreamJobs") {
+    auto reader = stub->StreamJobs(
+        &context, static_cast<gantry::v1::StreamJobsRequest&>(*request));
+    gantry::v1::ListJobsResponse page;
+    size_t jobs = 0;
+    while (reader->Read(&page)) jobs += static_cast<size_t>(page.jobs_size());
+    grpc::Status status = reader->Finish();
+    return Report(status, status.ok() ? " " + std::to_string(jobs) : "");
   }
   if (method == "Drain") {
     gantry::v1::DrainResponse response;

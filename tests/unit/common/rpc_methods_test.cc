@@ -31,6 +31,7 @@ TEST_CASE("Each client method name is the RPC taking its request") {
   CheckNamesTheRpcTaking<v1::SubmitRequest>();
   CheckNamesTheRpcTaking<v1::SubmitStreamRequest>();
   CheckNamesTheRpcTaking<v1::ListJobsRequest>();
+  CheckNamesTheRpcTaking<v1::StreamJobsRequest>();
   CheckNamesTheRpcTaking<v1::GetJobRequest>();
   CheckNamesTheRpcTaking<v1::CancelRequest>();
   CheckNamesTheRpcTaking<v1::HoldRequest>();
@@ -56,7 +57,7 @@ TEST_CASE("Each client method name is the RPC taking its request") {
   CHECK(v1::SubmitRequest::descriptor()
             ->file()
             ->FindServiceByName("ClientService")
-            ->method_count() == 24);
+            ->method_count() == 25);
 }
 
 TEST_CASE("The agent's method name is its stream's RPC") {
