@@ -285,41 +285,40 @@ absl::StatusOr<v1::SubmitRequest> BuildSubmitRequest(
   return submit;
 }
 
-int RunBatchCommand(const std::vector<std::string>& args,
-                    const std::string& controller_flag) {
+absl::Status PrepareBatch(const std::vector<std::string>& args,
+                          bool allow_stdin, PreparedBatch& prepared) {
   absl::StatusOr<BatchInvocation> invocation = SplitBatchArguments(args);
-  if (!invocation.ok()) {
-    std::cerr << "gantry batch: error: " << invocation.status().message()
-              << "\n";
-    return 1;
-  }
+  if (!invocation.ok()) return invocation.status();
   // --wrap decides where the script comes from, so the command line is
   // read once on its own first (and again below, over the directives).
   JobRequest command_line;
   if (absl::Status status = ApplyJobOptions(invocation->option_words,
                                             "command line", command_line);
       !status.ok()) {
-    std::cerr << "gantry batch: error: " << status.message() << "\n";
-    return 1;
+    return status;
   }
   if (command_line.version) {  // sbatch -V: scripts probe with it
-    std::cout << kVersionLine << "\n";
-    return 0;
+    prepared.job.version = true;
+    return absl::OkStatus();
   }
   std::string script;
   if (!command_line.wrap.empty()) {
     if (!invocation->script_path.empty()) {
-      std::cerr << "gantry batch: error: --wrap is the script: give no "
-                   "script file or arguments with it (got "
-                << invocation->script_path << ")\n";
-      return 1;
+      return absl::InvalidArgumentError(
+          absl::StrCat("--wrap is the script: give no script file or "
+                       "arguments with it (got ",
+                       invocation->script_path, ")"));
     }
     script = WrapCommand(command_line.wrap);
   } else if (invocation->script_path.empty()) {
+    if (!allow_stdin) {
+      return absl::InvalidArgumentError(
+          "no batch script given (name a file, or use --wrap)");
+    }
     if (isatty(STDIN_FILENO)) {
-      std::cerr << "gantry batch: error: no batch script given (name a file, "
-                   "or pipe one on standard input)\n";
-      return 1;
+      return absl::InvalidArgumentError(
+          "no batch script given (name a file, or pipe one on standard "
+          "input)");
     }
     std::stringstream buffer;
     buffer << std::cin.rdbuf();
@@ -327,9 +326,8 @@ int RunBatchCommand(const std::vector<std::string>& args,
   } else {
     std::ifstream in(invocation->script_path, std::ios::binary);
     if (!in) {
-      std::cerr << "gantry batch: error: unable to open file "
-                << invocation->script_path << "\n";
-      return 1;
+      return absl::InvalidArgumentError(
+          absl::StrCat("unable to open file ", invocation->script_path));
     }
     std::stringstream buffer;
     buffer << in.rdbuf();
@@ -337,7 +335,7 @@ int RunBatchCommand(const std::vector<std::string>& args,
   }
   // Slurm's precedence: directives, then SBATCH_* variables, then the
   // command line, each over the one before.
-  JobRequest request;
+  JobRequest& request = prepared.job;
   absl::Status status = ApplyScriptDirectives(script, request);
   for (const EnvironmentOption& option : SbatchEnvironmentOptions(
            [](const char* name) -> const char* { return std::getenv(name); })) {
@@ -348,10 +346,7 @@ int RunBatchCommand(const std::vector<std::string>& args,
   if (status.ok()) {
     status = ApplyJobOptions(invocation->option_words, "command line", request);
   }
-  if (!status.ok()) {
-    std::cerr << "gantry batch: error: " << status.message() << "\n";
-    return 1;
-  }
+  if (!status.ok()) return status;
   if (request.job_name.empty()) {
     // As sbatch: the script's file name, "wrap" for --wrap, or "sbatch"
     // for standard input.
@@ -366,14 +361,7 @@ int RunBatchCommand(const std::vector<std::string>& args,
   std::string submit_dir = std::filesystem::current_path(error).string();
   absl::StatusOr<v1::SubmitRequest> submit = BuildSubmitRequest(
       request, script, invocation->script_args, submit_dir, environ);
-  for (const std::string& warning : request.warnings) {
-    if (request.quiet) break;
-    std::cerr << "gantry batch: warning: " << warning << "\n";
-  }
-  if (!submit.ok()) {
-    std::cerr << "gantry batch: error: " << submit.status().message() << "\n";
-    return 1;
-  }
+  if (!submit.ok()) return submit.status();
   if (!invocation->script_path.empty()) {
     // Slurm's Command: where the script was, as squeue %o and scontrol
     // show job report it.
@@ -382,10 +370,33 @@ int RunBatchCommand(const std::vector<std::string>& args,
             .lexically_normal()
             .string());
   }
+  submit->set_validate_only(request.test_only);
+  prepared.submit = *std::move(submit);
+  return absl::OkStatus();
+}
+
+int RunBatchCommand(const std::vector<std::string>& args,
+                    const std::string& controller_flag) {
+  PreparedBatch prepared;
+  const absl::Status prepared_status =
+      PrepareBatch(args, /*allow_stdin=*/true, prepared);
+  if (prepared_status.ok() && prepared.job.version) {
+    std::cout << kVersionLine << "\n";
+    return 0;
+  }
+  for (const std::string& warning : prepared.job.warnings) {
+    if (prepared.job.quiet) break;
+    std::cerr << "gantry batch: warning: " << warning << "\n";
+  }
+  if (!prepared_status.ok()) {
+    std::cerr << "gantry batch: error: " << prepared_status.message() << "\n";
+    return 1;
+  }
+  const JobRequest& request = prepared.job;
+  const v1::SubmitRequest* const submit = &prepared.submit;
   ControllerClient client(ResolveControllerTarget(controller_flag));
   v1::SubmitResponse response;
-  submit->set_validate_only(request.test_only);
-  status = client.Submit(*submit, response);
+  absl::Status status = client.Submit(*submit, response);
   if (IsOutcomeUnknown(status)) {
     // Not "failed": the job may exist and run (controller_client.h).
     std::cerr << "gantry batch: error: Batch job submission outcome unknown: "

@@ -46,6 +46,21 @@ absl::StatusOr<v1::SubmitRequest> BuildSubmitRequest(
 absl::StatusOr<std::string> DatasetPathForSpec(
     const DatasetDeclaration& dataset, const std::string& working_dir);
 
+// What `gantry batch ARGS` submits: the request built from the script, its
+// directives, the SBATCH_* variables and ARGS, as RunBatchCommand sends it
+// (validate_only set for --test-only). `job` keeps the options' flags
+// (--parsable, --wait, --quiet) and the warnings they raised, even when
+// preparing fails; with -V only job.version is set. Without `allow_stdin`
+// (gantry batch-stream, whose standard input is its list of jobs) a job
+// must name a script file or --wrap.
+// Errors: INVALID_ARGUMENT as the command would print them.
+struct PreparedBatch {
+  JobRequest job;
+  v1::SubmitRequest submit;
+};
+absl::Status PrepareBatch(const std::vector<std::string>& args,
+                          bool allow_stdin, PreparedBatch& prepared);
+
 // The whole command; returns the process exit code.
 int RunBatchCommand(const std::vector<std::string>& args,
                     const std::string& controller_flag);

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
+#include <deque>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -354,6 +357,118 @@ absl::Status ControllerClient::Submit(const v1::SubmitRequest& request,
     std::this_thread::sleep_for(delay);
     delay = std::min(delay * 2, std::chrono::milliseconds(2000));
   }
+}
+
+absl::Status ControllerClient::SubmitAll(
+    std::vector<v1::SubmitRequest> requests,
+    const std::function<void(size_t, absl::StatusOr<uint64_t>)>& done) {
+  // Unanswered submissions on the stream: gantryd reads up to 4,096; a
+  // message carries at most 1,000 (client.proto). Smaller messages let the
+  // first acks come back while later ones are still being written.
+  constexpr size_t kWindow = 2048;
+  constexpr int kPerMessage = 256;
+  constexpr auto kBusyPause = std::chrono::milliseconds(50);
+  for (v1::SubmitRequest& request : requests) {
+    if (request.submission_token().empty()) {
+      request.set_submission_token(RandomToken());
+    }
+  }
+  std::deque<size_t> unsent;
+  for (size_t i = 0; i < requests.size(); ++i) unsent.push_back(i);
+  size_t answered = 0;
+  // The stream's own call carries a credential too (of an empty message);
+  // each message then vouches for its submissions.
+  const v1::SubmitStreamRequest call_request;
+  return InvokeCall(
+      call_request,
+      [&](Stub& stub, grpc::ClientContext& context) {
+        if (answered == requests.size()) return grpc::Status::OK;
+        std::unique_ptr<grpc::ClientReaderWriter<v1::SubmitStreamRequest,
+                                                 v1::SubmitStreamReply>>
+            stream = stub.SubmitStream(&context);
+        std::mutex mutex;
+        std::condition_variable wake;
+        std::map<uint64_t, size_t> in_flight;  // stream sequence -> index
+        uint64_t next_sequence = 0;
+        bool ended = false;  // the stream closed: stop writing
+        auto resend_after = std::chrono::steady_clock::now();
+        absl::Status signing;
+        std::thread writer([&] {
+          while (true) {
+            v1::SubmitStreamRequest message;
+            {
+              std::unique_lock lock(mutex);
+              wake.wait(lock, [&] {
+                return ended || answered == requests.size() ||
+                       (!unsent.empty() && in_flight.size() < kWindow);
+              });
+              if (ended || answered == requests.size()) break;
+              if (std::chrono::steady_clock::now() < resend_after) {
+                wake.wait_until(lock, resend_after);
+                continue;
+              }
+              while (!unsent.empty() && in_flight.size() < kWindow &&
+                     message.submissions_size() < kPerMessage) {
+                in_flight.emplace(next_sequence++, unsent.front());
+                *message.add_submissions() = requests[unsent.front()];
+                unsent.pop_front();
+              }
+            }
+            absl::StatusOr<std::string> credential = EncodeRequestCredential(
+                munge_socket_, kMethodFor<v1::SubmitStreamRequest>, message);
+            if (credential.ok()) {
+              message.set_credential(*std::move(credential));
+            } else if (signing.ok()) {
+              // Sent without one: gantryd with MUNGE off still takes it.
+              signing = credential.status();
+            }
+            if (!stream->Write(message)) break;
+          }
+          stream->WritesDone();
+        });
+        v1::SubmitStreamReply reply;
+        while (stream->Read(&reply)) {
+          std::lock_guard lock(mutex);
+          for (const v1::SubmitAck& ack : reply.acks()) {
+            auto sent = in_flight.find(ack.sequence());
+            if (sent == in_flight.end()) continue;
+            const size_t index = sent->second;
+            in_flight.erase(sent);
+            const auto code = static_cast<grpc::StatusCode>(ack.code());
+            if (code == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+              unsent.push_front(index);
+              resend_after = std::chrono::steady_clock::now() + kBusyPause;
+              continue;
+            }
+            ++answered;
+            if (code == grpc::StatusCode::OK) {
+              done(index, ack.job_id());
+            } else {
+              done(index, absl::Status(static_cast<absl::StatusCode>(code),
+                                       EscapeForTerminal(ack.error())));
+            }
+          }
+          wake.notify_all();
+        }
+        {
+          std::lock_guard lock(mutex);
+          ended = true;
+          // Not answered on this stream: sent again on the next.
+          for (auto it = in_flight.rbegin(); it != in_flight.rend(); ++it) {
+            unsent.push_front(it->second);
+          }
+          in_flight.clear();
+        }
+        wake.notify_all();
+        writer.join();
+        grpc::Status status = stream->Finish();
+        if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED &&
+            !signing.ok()) {
+          credential_error_ = std::string(signing.message());
+        }
+        return status;
+      },
+      nullptr, std::chrono::hours(1));
 }
 
 absl::Status ControllerClient::ListJobs(const v1::ListJobsRequest& request,

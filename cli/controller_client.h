@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -57,6 +58,18 @@ class ControllerClient {
   // and how to look for the job.
   absl::Status Submit(const v1::SubmitRequest& request,
                       v1::SubmitResponse& response);
+  // Submits every request on SubmitStream (client.proto): many jobs on one
+  // connection, each acknowledged once stored. `done(index, job id or
+  // error)` is called once per request, from this thread, as the answers
+  // come. A submission refused as busy is sent again after a pause; a
+  // stream cut by a failover goes on with the next leader, sending again
+  // what was not answered (each request's submission token, set here when
+  // empty, keeps a resend from making a second job). The status is the
+  // stream's last: OK once every request was answered; else the error
+  // that ended it, and the unanswered requests were not reported.
+  absl::Status SubmitAll(
+      std::vector<v1::SubmitRequest> requests,
+      const std::function<void(size_t, absl::StatusOr<uint64_t>)>& done);
   absl::Status ListJobs(const v1::ListJobsRequest& request,
                         v1::ListJobsResponse& response);
   // Every page of the listing, appended to `jobs`.

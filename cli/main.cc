@@ -16,6 +16,7 @@
 #include "cli/alloc_command.h"
 #include "cli/attach_command.h"
 #include "cli/batch_command.h"
+#include "cli/batch_stream_command.h"
 #include "cli/cache_command.h"
 #include "cli/cancel_command.h"
 #include "cli/client_config.h"
@@ -302,6 +303,15 @@ int RunCommandLine(int argc, char** argv) {
           command, invoked.rfind("gantry", 0) == 0 ? "gantry" : invoked,
           controller, args);
     }
+    if (command == "batch-stream") {
+      for (const std::string& arg : args) {
+        if (arg == "--help" || arg == "-h") {
+          std::cout << gantry::cli::kBatchStreamHelp;
+          return 0;
+        }
+      }
+      return gantry::cli::RunBatchStreamCommand(args, controller);
+    }
     if (!command.empty() && command == "batch") {
       for (const std::string& arg : args) {
         if (arg == "--help" || arg == "-h") {
@@ -346,6 +356,10 @@ int RunCommandLine(int argc, char** argv) {
   // Only for --help listings: RouteBatch handles the commands themselves.
   app.add_subcommand("batch",
                      "Submit a batch script (sbatch); see gantry batch --help");
+  app.add_subcommand("batch-stream",
+                     "Submit many batch jobs, one per line of standard "
+                     "input, on one connection; see gantry batch-stream "
+                     "--help");
   app.add_subcommand("alloc",
                      "Allocate a job and run a shell or command here in it "
                      "(salloc); see gantry alloc --help");

@@ -9,15 +9,12 @@
 #include "cli/output_format.h"
 #include "cli/slurm/node_gres.h"
 #include "cli/slurm/sinfo_format.h"
+#include "cli/slurm/slurm_words.h"
 #include "common/hostlist.h"
 #include "common/job_restarts.h"
 
 namespace gantry::cli {
 namespace {
-
-std::string OrNull(const std::string& value) {
-  return value.empty() ? "(null)" : value;
-}
 
 std::string TimeOrUnknown(int64_t ms) {
   return ms > 0 ? FormatTime(ms) : "Unknown";

@@ -88,4 +88,8 @@ bool IsFinished(v1::JobState state) {
          state != v1::JOB_STATE_UNSPECIFIED;
 }
 
+std::string OrNull(const std::string& value) {
+  return value.empty() ? "(null)" : value;
+}
+
 }  // namespace gantry::cli

@@ -1,11 +1,12 @@
 // Slurm's vocabulary as the CLI accepts it: job state names in squeue's and
-// scancel's -t lists (long and short forms); signal names are in
-// common/signal_name.h.
+// scancel's -t lists (long and short forms), and the words it prints for
+// what is not set; signal names are in common/signal_name.h.
 //
 // Pure; thread-safe.
 #pragma once
 
 #include <set>
+#include <string>
 #include <string_view>
 
 #include "absl/status/statusor.h"
@@ -23,5 +24,8 @@ absl::StatusOr<std::set<v1::JobState>> ParseJobStates(std::string_view list);
 
 // True for the states a job ends in.
 bool IsFinished(v1::JobState state);
+
+// `value`, or Slurm's "(null)" for an empty one (squeue, scontrol).
+std::string OrNull(const std::string& value);
 
 }  // namespace gantry::cli

@@ -12,6 +12,7 @@
 #include "cli/output_format.h"
 #include "cli/slurm/long_fields.h"
 #include "cli/slurm/percent_format.h"
+#include "cli/slurm/slurm_words.h"
 #include "cli/slurm/squeue_fields.h"
 #include "common/hostlist.h"
 #include "common/ids.h"
@@ -145,10 +146,6 @@ uint32_t CpuCount(const v1::JobRecord& job) {
       spec.ntasks() ? spec.ntasks() : spec.nodes() * spec.ntasks_per_node();
   return std::max<uint32_t>(tasks, 1) *
          (spec.cpus_per_task() ? spec.cpus_per_task() : 1);
-}
-
-std::string OrNull(const std::string& value) {
-  return value.empty() ? "(null)" : value;
 }
 
 // The end a running job is expected to reach: its start plus its limit.

@@ -371,6 +371,18 @@ class DebianRootTest(unittest.TestCase):
                 self.root, "usr", "share", "doc", "gantry", "examples",
                 example)), example)
 
+    def test_submit_module_with_the_client(self):
+        module = os.path.join(self.root, "usr", "lib", "python3",
+                              "dist-packages", "gantry_submit.py")
+        self.assertTrue(os.path.isfile(module), module)
+        result = self.in_root("python3", "-m", "gantry_submit", "--help")
+        if result.returncode != 127:  # the root has no python3 to run it
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertIn("batch-stream", result.stdout)
+        result = self.in_root("gantry", "batch-stream", "--help")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("SubmitStream", result.stdout)
+
     def test_slurm_names_run_gantry(self):
         result = self.in_root("sbatch", "--help")
         self.assertEqual(result.returncode, 0, result.stderr)
