@@ -357,28 +357,27 @@ class DebianRootTest(unittest.TestCase):
                                   "--check-config")
             self.assertEqual(result.returncode, 0, result.stderr)
 
-    def test_memory_checkpoint_module_and_examples(self):
-        # Where Debian's python3 finds it on a node, with the agent.
+    def assert_python_module(self, name, help_text):
+        """`name` is where Debian's python3 finds it, and its --help runs."""
         module = os.path.join(self.root, "usr", "lib", "python3",
-                              "dist-packages", "gantry_checkpoint.py")
+                              "dist-packages", name + ".py")
         self.assertTrue(os.path.isfile(module), module)
-        result = self.in_root("python3", "-m", "gantry_checkpoint", "--help")
+        result = self.in_root("python3", "-m", name, "--help")
         if result.returncode != 127:  # the root has no python3 to run it
             self.assertEqual(result.returncode, 0, result.stderr)
-            self.assertIn("GANTRY_MEMORY_CHECKPOINT_DIR", result.stdout)
+            self.assertIn(help_text, result.stdout)
+
+    def test_memory_checkpoint_module_and_examples(self):
+        # On a node, with the agent.
+        self.assert_python_module("gantry_checkpoint",
+                                  "GANTRY_MEMORY_CHECKPOINT_DIR")
         for example in ("train_ddp.py", "train_ddp.sbatch"):
             self.assertTrue(os.path.isfile(os.path.join(
                 self.root, "usr", "share", "doc", "gantry", "examples",
                 example)), example)
 
     def test_submit_module_with_the_client(self):
-        module = os.path.join(self.root, "usr", "lib", "python3",
-                              "dist-packages", "gantry_submit.py")
-        self.assertTrue(os.path.isfile(module), module)
-        result = self.in_root("python3", "-m", "gantry_submit", "--help")
-        if result.returncode != 127:  # the root has no python3 to run it
-            self.assertEqual(result.returncode, 0, result.stderr)
-            self.assertIn("batch-stream", result.stdout)
+        self.assert_python_module("gantry_submit", "batch-stream")
         result = self.in_root("gantry", "batch-stream", "--help")
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("SubmitStream", result.stdout)
