@@ -776,6 +776,7 @@ class Controller {
   // The live jobs whose clocks each tick checks (CheckDeadlines): running
   // ones, and pending ones with a --deadline. A tick must not walk every
   // pending job: 50,000 of them were a tenth of an idle gantryd's CPU.
+  // Also what a node's registration walks for memory-checkpoint plans.
   std::map<uint64_t, JobRuntime*> timed_jobs_;
   // A scheduling pass's queue, kept for its memory (RunSchedule).
   std::vector<PendingJob> pending_queue_;

@@ -162,7 +162,9 @@ void Controller::ChooseMemoryRestore(JobRuntime& job) {
 }
 
 void Controller::ReplanMemoryCheckpoints(const std::string* lost_peer) {
-  for (auto& [id, job] : live_jobs_) {
+  // Every running job is in timed_jobs_; pending ones, which hold no plan,
+  // are not walked (a registration must not cost the whole queue).
+  for (auto& [id, job] : timed_jobs_) {
     if (!job->record.spec().memory_checkpoints() ||
         job->record.state() != v1::RUNNING) {
       continue;

@@ -82,4 +82,30 @@ std::optional<uint32_t> PeekUid(std::string_view record) {
   return static_cast<uint32_t>(*value);
 }
 
+std::string UserIndexKey(uint32_t uid, uint64_t job_id) {
+  return UserIndexPrefix(uid) + EncodeBigEndian64(job_id);
+}
+
+std::string UserIndexPrefix(uint32_t uid) { return EncodeBigEndian64(uid); }
+
+std::optional<uint64_t> ParseUserIndexKey(std::string_view key) {
+  if (key.size() != 16) return std::nullopt;
+  return DecodeBigEndian64(key.substr(8));
+}
+
+std::string EncodeHistoryEnd(int64_t end_time_ms, uint32_t uid) {
+  return EncodeBigEndian64(static_cast<uint64_t>(end_time_ms)) +
+         EncodeBigEndian64(uid);
+}
+
+std::optional<HistoryEnd> ParseHistoryEnd(std::string_view value) {
+  if (value.size() != 8 && value.size() != 16) return std::nullopt;
+  HistoryEnd end;
+  end.end_time_ms = static_cast<int64_t>(DecodeBigEndian64(value));
+  if (value.size() == 16) {
+    end.uid = static_cast<uint32_t>(DecodeBigEndian64(value.substr(8)));
+  }
+  return end;
+}
+
 }  // namespace gantry

@@ -9,6 +9,12 @@
 // batch that names a job to expire (by id alone, as the replicated log
 // carries it) finds its index key.
 //
+// The history is also indexed by owner: `history_by_user` holds one empty
+// value per record under the key (uid, job id), both big-endian, so one
+// user's records are a prefix of it and `sacct` for that user reads theirs
+// alone, however many others' there are. `history_end` then maps a job id
+// to its end time and its uid, so expiry finds both index keys by id.
+//
 // Peeks read one top-level field of a serialized v1::JobRecord without
 // parsing the rest: a record may carry megabytes of script arguments, and
 // the index's upkeep or a query that only wants its owner's records must
@@ -37,6 +43,22 @@ struct ExpiryIndexEntry {
 };
 // nullopt for a key of any other length (not one ExpiryIndexKey made).
 std::optional<ExpiryIndexEntry> ParseExpiryIndexKey(std::string_view key);
+
+// (uid, job id) and its prefix of one user's keys.
+std::string UserIndexKey(uint32_t uid, uint64_t job_id);
+std::string UserIndexPrefix(uint32_t uid);
+// The job id of a UserIndexKey; nullopt for a key of any other length.
+std::optional<uint64_t> ParseUserIndexKey(std::string_view key);
+
+// What `history_end` holds for a job: its end time and its uid. A value
+// written before the owner index holds the end time alone (uid nullopt).
+struct HistoryEnd {
+  int64_t end_time_ms = 0;
+  std::optional<uint32_t> uid;
+};
+std::string EncodeHistoryEnd(int64_t end_time_ms, uint32_t uid);
+// nullopt for a value of another length.
+std::optional<HistoryEnd> ParseHistoryEnd(std::string_view value);
 
 // The record's end_time_ms (0 when unset, as the parsed record would say);
 // nullopt when the bytes are not a well-formed record.

@@ -1,5 +1,7 @@
 #include "daemon/store/rocksdb_store.h"
 
+#include <algorithm>
+
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
 #include <rocksdb/utilities/checkpoint.h>
@@ -22,6 +24,9 @@ constexpr char kRetiredUsageKey[] = "retired_usage";
 // expiry index (stored by a gantryd from before it), as two big-endian
 // numbers; next == end once every one is indexed.
 constexpr char kHistoryUnindexedKey[] = "history_unindexed";
+// Likewise for the owner index (history_by_user): which ids may lack their
+// key. Its pass runs once the expiry index's is done; that one writes both.
+constexpr char kHistoryUsersUnindexedKey[] = "history_users_unindexed";
 constexpr uint64_t kSchemaVersion = 1;
 // A write batch's buffer is kept for the next commit up to this size; a
 // larger one (a big array) is let go when the next commit starts.
@@ -76,6 +81,7 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
       {"history", family_options},
       {"history_by_end", family_options},
       {"history_end", family_options},
+      {"history_by_user", family_options},
   };
   std::unique_ptr<RocksDbStore> store(new RocksDbStore());
   rocksdb::DB* db = nullptr;
@@ -94,6 +100,7 @@ absl::StatusOr<std::unique_ptr<RocksDbStore>> RocksDbStore::Open(
   store->history_ = store->handles_[6];
   store->history_by_end_ = store->handles_[7];
   store->history_end_ = store->handles_[8];
+  store->history_by_user_ = store->handles_[9];
 
   std::string version;
   status = db->Get(rocksdb::ReadOptions(), store->meta_, kSchemaVersionKey,
@@ -260,7 +267,10 @@ absl::Status RocksDbStore::Commit(const Batch& batch, bool sync,
     write_batch.Put(history_by_end_,
                     ExpiryIndexKey(job.end_time_ms(), job.id()),
                     rocksdb::Slice());
-    write_batch.Put(history_end_, key, EncodeU64(job.end_time_ms()));
+    write_batch.Put(history_end_, key,
+                    EncodeHistoryEnd(job.end_time_ms(), job.uid()));
+    write_batch.Put(history_by_user_, UserIndexKey(job.uid(), job.id()),
+                    rocksdb::Slice());
   }
   for (uint64_t id : batch.expired) {
     const std::string key = EncodeU64(id);
@@ -272,9 +282,17 @@ absl::Status RocksDbStore::Commit(const Batch& batch, bool sync,
     rocksdb::Status found =
         db_->Get(rocksdb::ReadOptions(), history_end_, key, &value);
     if (found.ok()) {
-      write_batch.Delete(
-          history_by_end_,
-          ExpiryIndexKey(static_cast<int64_t>(DecodeU64(value)), id));
+      const std::optional<HistoryEnd> end = ParseHistoryEnd(value);
+      if (!end) {
+        return absl::DataLossError(absl::StrCat(
+            "corrupt value in column family history_end (job ", id, ")"));
+      }
+      write_batch.Delete(history_by_end_, ExpiryIndexKey(end->end_time_ms, id));
+      // A record indexed before the owner index has no key there yet; the
+      // owner index's pass skips ids that are gone.
+      if (end->uid) {
+        write_batch.Delete(history_by_user_, UserIndexKey(*end->uid, id));
+      }
       write_batch.Delete(history_end_, key);
     } else if (!found.IsNotFound()) {
       return FromRocks(found, "reading the history's expiry index");
@@ -405,20 +423,9 @@ absl::StatusOr<std::vector<uint64_t>> RocksDbStore::ExpiredHistory(
 }
 
 absl::Status RocksDbStore::StartHistoryIndex() {
-  std::string value;
-  rocksdb::Status status =
-      db_->Get(rocksdb::ReadOptions(), meta_, kHistoryUnindexedKey, &value);
-  if (status.ok()) {
-    history_indexed_ = DecodeU64(rocksdb::Slice(value.data(), 8)) >=
-                       DecodeU64(rocksdb::Slice(value.data() + 8, 8));
-    return absl::OkStatus();
-  }
-  if (!status.IsNotFound()) {
-    return FromRocks(status, "reading the history's index progress");
-  }
-  // A new database, or one from before the index: every record stored so
-  // far (ids up to the last one) may lack an entry; the ones retired from
-  // now on get theirs as they are written.
+  // Every record stored so far (ids up to the last one) may lack its index
+  // entries on a database from before an index; the ones retired from now
+  // on get theirs as they are written.
   uint64_t end = 0;
   {
     std::unique_ptr<rocksdb::Iterator> it(
@@ -427,21 +434,58 @@ absl::Status RocksDbStore::StartHistoryIndex() {
     if (!it->status().ok()) return FromRocks(it->status(), "reading history");
     if (it->Valid()) end = DecodeU64(it->key()) + 1;
   }
-  rocksdb::WriteOptions write;
-  write.sync = true;
-  status = db_->Put(write, meta_, kHistoryUnindexedKey,
-                    EncodeU64(0) + EncodeU64(end));
-  if (!status.ok()) return FromRocks(status, "writing the history's index");
-  history_indexed_ = end == 0;
+  std::string expiry;
+  rocksdb::Status status =
+      db_->Get(rocksdb::ReadOptions(), meta_, kHistoryUnindexedKey, &expiry);
+  if (!status.ok() && !status.IsNotFound()) {
+    return FromRocks(status, "reading the history's index progress");
+  }
+  const bool expiry_known = status.ok();
+  std::string users;
+  status = db_->Get(rocksdb::ReadOptions(), meta_, kHistoryUsersUnindexedKey,
+                    &users);
+  if (!status.ok() && !status.IsNotFound()) {
+    return FromRocks(status, "reading the history's owner index progress");
+  }
+  const bool users_known = status.ok();
+  rocksdb::WriteBatch batch;
+  if (!expiry_known) {
+    expiry = EncodeU64(0) + EncodeU64(end);
+    batch.Put(meta_, kHistoryUnindexedKey, expiry);
+  }
+  if (!users_known) {
+    // Without an expiry index either, its pass (which writes both) covers
+    // every record: nothing is left for the owner index's own.
+    users = expiry_known ? EncodeU64(0) + EncodeU64(end)
+                         : EncodeU64(end) + EncodeU64(end);
+    batch.Put(meta_, kHistoryUsersUnindexedKey, users);
+  }
+  if (batch.Count() > 0) {
+    rocksdb::WriteOptions write;
+    write.sync = true;
+    status = db_->Write(write, &batch);
+    if (!status.ok()) return FromRocks(status, "writing the history's index");
+  }
+  auto done = [](const std::string& progress) {
+    return DecodeU64(rocksdb::Slice(progress.data(), 8)) >=
+           DecodeU64(rocksdb::Slice(progress.data() + 8, 8));
+  };
+  history_indexed_ = done(expiry);
+  users_indexed_ = history_indexed_ && done(users);
   return absl::OkStatus();
 }
 
 absl::StatusOr<bool> RocksDbStore::IndexOlderHistory(size_t limit_records,
                                                      size_t limit_bytes) {
-  if (history_indexed_) return true;
+  if (users_indexed_) return true;
+  // First the expiry index's pass (it writes the owner index's keys too),
+  // then, for a database that had the expiry index already, the owner's.
+  const bool expiry_pass = !history_indexed_;
+  const char* const marker =
+      expiry_pass ? kHistoryUnindexedKey : kHistoryUsersUnindexedKey;
   std::string progress;
   rocksdb::Status status =
-      db_->Get(rocksdb::ReadOptions(), meta_, kHistoryUnindexedKey, &progress);
+      db_->Get(rocksdb::ReadOptions(), meta_, marker, &progress);
   if (!status.ok()) {
     return FromRocks(status, "reading the history's index progress");
   }
@@ -460,33 +504,50 @@ absl::StatusOr<bool> RocksDbStore::IndexOlderHistory(size_t limit_records,
   for (; it->Valid() && records < limit_records && bytes < limit_bytes;
        it->Next(), ++records) {
     const rocksdb::Slice value = it->value();
-    std::optional<int64_t> end_time =
-        PeekEndTime(std::string_view(value.data(), value.size()));
-    if (!end_time) {
-      return absl::DataLossError(
-          absl::StrCat("corrupt record in column family history (job ",
-                       DecodeU64(it->key()), ")"));
-    }
+    const std::string_view record(value.data(), value.size());
+    const std::optional<int64_t> end_time = PeekEndTime(record);
+    const std::optional<uint32_t> uid = PeekUid(record);
     const uint64_t id = DecodeU64(it->key());
-    batch.Put(history_by_end_, ExpiryIndexKey(*end_time, id), rocksdb::Slice());
-    batch.Put(history_end_, it->key(), EncodeU64(*end_time));
+    if (!end_time || !uid) {
+      return absl::DataLossError(absl::StrCat(
+          "corrupt record in column family history (job ", id, ")"));
+    }
+    if (expiry_pass) {
+      batch.Put(history_by_end_, ExpiryIndexKey(*end_time, id),
+                rocksdb::Slice());
+    }
+    batch.Put(history_end_, it->key(), EncodeHistoryEnd(*end_time, *uid));
+    batch.Put(history_by_user_, UserIndexKey(*uid, id), rocksdb::Slice());
     bytes += value.size();
     next = id + 1;
   }
   if (!it->status().ok()) return FromRocks(it->status(), "reading history");
   const bool done = !it->Valid();
   if (done) next = end;
-  batch.Put(meta_, kHistoryUnindexedKey, EncodeU64(next) + EncodeU64(end));
+  batch.Put(meta_, marker, EncodeU64(next) + EncodeU64(end));
   // Not synced: after a crash the next start indexes the same records
   // again, to the same keys.
   if (absl::Status written =
           FromRocks(db_->Write(rocksdb::WriteOptions(), &batch),
-                    "writing the history's expiry index");
+                    "writing the history's index");
       !written.ok()) {
     return written;
   }
-  if (done) history_indexed_ = true;
-  return done;
+  if (!done) return false;
+  if (!expiry_pass) {
+    users_indexed_ = true;
+    return true;
+  }
+  history_indexed_ = true;
+  // The owner index's own pass, when it has one, comes next.
+  status = db_->Get(rocksdb::ReadOptions(), meta_, kHistoryUsersUnindexedKey,
+                    &progress);
+  if (!status.ok()) {
+    return FromRocks(status, "reading the history's owner index progress");
+  }
+  users_indexed_ = DecodeU64(rocksdb::Slice(progress.data(), 8)) >=
+                   DecodeU64(rocksdb::Slice(progress.data() + 8, 8));
+  return users_indexed_.load();
 }
 
 namespace {
@@ -531,10 +592,83 @@ class RocksDbHistoryCursor final : public StateStore::HistoryCursor {
   bool started_ = false;
 };
 
+// One user's history through the owner index: the keys (uid, id) in id
+// order, each record read by id, all as of one snapshot. Others' records
+// are never visited, so a user's query costs their jobs, not everyone's.
+class RocksDbUserHistoryCursor final : public StateStore::HistoryCursor {
+ public:
+  RocksDbUserHistoryCursor(rocksdb::DB& db,
+                           rocksdb::ColumnFamilyHandle& history,
+                           rocksdb::ColumnFamilyHandle& by_user, uint32_t uid,
+                           uint64_t first_id)
+      : db_(db),
+        history_(history),
+        snapshot_(db.GetSnapshot()),
+        upper_(EncodeU64(uint64_t{uid} + 1)),
+        upper_slice_(upper_) {
+    read_.snapshot = snapshot_;
+    read_.fill_cache = false;
+    rocksdb::ReadOptions keys = read_;
+    keys.iterate_upper_bound = &upper_slice_;
+    it_.reset(db_.NewIterator(keys, &by_user));
+    it_->Seek(UserIndexKey(uid, first_id));
+  }
+  ~RocksDbUserHistoryCursor() override {
+    it_.reset();
+    db_.ReleaseSnapshot(snapshot_);
+  }
+  RocksDbUserHistoryCursor(const RocksDbUserHistoryCursor&) = delete;
+  RocksDbUserHistoryCursor& operator=(const RocksDbUserHistoryCursor&) = delete;
+
+  absl::StatusOr<std::optional<Entry>> Next() override {
+    for (; it_->Valid(); it_->Next()) {
+      const rocksdb::Slice key = it_->key();
+      const std::optional<uint64_t> id =
+          ParseUserIndexKey(std::string_view(key.data(), key.size()));
+      if (!id) {
+        return absl::DataLossError(
+            absl::StrCat("corrupt key in column family history_by_user (",
+                         key.size(), " bytes)"));
+      }
+      const std::string record_key = EncodeU64(*id);
+      rocksdb::Status found = db_.Get(read_, &history_, record_key, &value_);
+      // A key whose record is gone (an index pass that raced an expiry).
+      if (found.IsNotFound()) continue;
+      if (!found.ok()) return FromRocks(found, "reading history");
+      Entry entry;
+      entry.id = *id;
+      entry.bytes = value_.size();
+      absl::Status parsed = ParseInto(rocksdb::Slice(value_), "history",
+                                      record_key, entry.record.emplace());
+      if (!parsed.ok()) return parsed;
+      it_->Next();
+      return entry;
+    }
+    if (!it_->status().ok()) {
+      return FromRocks(it_->status(), "reading the history's owner index");
+    }
+    return std::optional<Entry>();
+  }
+
+ private:
+  rocksdb::DB& db_;
+  rocksdb::ColumnFamilyHandle& history_;
+  const rocksdb::Snapshot* const snapshot_;
+  const std::string upper_;
+  const rocksdb::Slice upper_slice_;
+  rocksdb::ReadOptions read_;
+  std::unique_ptr<rocksdb::Iterator> it_;
+  std::string value_;
+};
+
 }  // namespace
 
 std::unique_ptr<StateStore::HistoryCursor> RocksDbStore::ReadHistory(
     uint64_t first_id, std::optional<uint32_t> only_uid) {
+  if (only_uid && users_indexed_) {
+    return std::make_unique<RocksDbUserHistoryCursor>(
+        *db_, *history_, *history_by_user_, *only_uid, first_id);
+  }
   rocksdb::ReadOptions options;
   // A scan of months of history must not push the live state's blocks
   // out of the cache.
@@ -544,16 +678,40 @@ std::unique_ptr<StateStore::HistoryCursor> RocksDbStore::ReadHistory(
       first_id, only_uid);
 }
 
-absl::Status RocksDbStore::TEST_DropHistoryIndex() {
+absl::Status RocksDbStore::TEST_DropHistoryIndex(bool owner_index_only) {
   rocksdb::WriteOptions options;
   options.sync = true;
-  if (absl::Status forgot =
-          FromRocks(db_->Delete(options, meta_, kHistoryUnindexedKey),
-                    "forgetting the expiry index");
-      !forgot.ok()) {
-    return forgot;
+  std::vector<const char*> markers = {kHistoryUsersUnindexedKey};
+  std::vector<rocksdb::ColumnFamilyHandle*> families = {history_by_user_};
+  if (!owner_index_only) {
+    markers.push_back(kHistoryUnindexedKey);
+    families.push_back(history_by_end_);
+    families.push_back(history_end_);
   }
-  for (rocksdb::ColumnFamilyHandle* family : {history_by_end_, history_end_}) {
+  if (owner_index_only) {
+    // That release's history_end held end times alone.
+    rocksdb::WriteBatch batch;
+    std::unique_ptr<rocksdb::Iterator> it(
+        db_->NewIterator(rocksdb::ReadOptions(), history_end_));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      batch.Put(history_end_, it->key(),
+                rocksdb::Slice(it->value().data(),
+                               std::min<size_t>(it->value().size(), 8)));
+    }
+    if (absl::Status written =
+            FromRocks(db_->Write(options, &batch), "rewriting history_end");
+        !written.ok()) {
+      return written;
+    }
+  }
+  for (const char* marker : markers) {
+    if (absl::Status forgot = FromRocks(db_->Delete(options, meta_, marker),
+                                        "forgetting the history's indexes");
+        !forgot.ok()) {
+      return forgot;
+    }
+  }
+  for (rocksdb::ColumnFamilyHandle* family : families) {
     if (absl::Status dropped = FromRocks(db_->DropColumnFamily(family),
                                          "dropping the expiry index");
         !dropped.ok()) {

@@ -7,10 +7,12 @@
 // big-endian job id: finished jobs that left the live state; read on
 // demand, never at load), `history_by_end` and `history_end` (the
 // history's expiry index, daemon/store/history_index.h, kept by Commit
-// beside the records it indexes). A database from before a family gains
-// it at open; one from before the expiry index is indexed afterwards, off
-// the loop (IndexOlderHistory; meta `history_unindexed` says which ids are
-// left). Values are protobuf records from gantry/v1/types.proto.
+// beside the records it indexes), and `history_by_user` (the owner index:
+// one user's records without reading anyone else's). A database from
+// before a family gains it at open; one from before an index is indexed
+// afterwards, off the loop (IndexOlderHistory; meta `history_unindexed` and
+// `history_users_unindexed` say which ids are left). Values are protobuf
+// records from gantry/v1/types.proto.
 //
 // Thread-safety: one committer at a time, reads from any thread (RocksDB
 // allows both at once).
@@ -79,10 +81,12 @@ class RocksDbStore final : public StateStore {
   // to replay (tests/tools/history_fill.cc, after writing a big history
   // behind gantryd's back).
   absl::Status TEST_FlushAll();
-  // Drops the expiry index's families and forgets it was ever built: the
-  // database is then as a gantryd from before the index wrote it (tests
+  // Drops the indexes' families and forgets they were ever built: the
+  // database is then as a gantryd from before the indexes wrote it (tests
   // of the upgrade, and of that gantryd). Only closing may follow.
-  absl::Status TEST_DropHistoryIndex();
+  // `owner_index_only`: the database is as this gantryd's release before
+  // the owner index wrote it (the expiry index kept).
+  absl::Status TEST_DropHistoryIndex(bool owner_index_only = false);
 
  private:
   RocksDbStore() = default;
@@ -100,9 +104,13 @@ class RocksDbStore final : public StateStore {
   rocksdb::ColumnFamilyHandle* history_ = nullptr;
   rocksdb::ColumnFamilyHandle* history_by_end_ = nullptr;
   rocksdb::ColumnFamilyHandle* history_end_ = nullptr;
+  rocksdb::ColumnFamilyHandle* history_by_user_ = nullptr;
   // Whether IndexOlderHistory has nothing left to do (read from meta at
   // open, then only set): spares each expiry pass a read of meta.
   std::atomic<bool> history_indexed_{false};
+  // Likewise for the owner index, which ReadHistory uses for one user's
+  // records only once every record is in it.
+  std::atomic<bool> users_indexed_{false};
   // One write batch, cleared and refilled by every commit (on the store
   // writer's thread), so that its buffer is allocated and faulted in once:
   // a flood of submissions makes batches of tens of megabytes (scripts and

@@ -36,6 +36,19 @@ loop stall gantryd logged ("controller loop was stalled"; ms, 0: none).
 
 Run: python3 tests/bench/history_bench.py --build-dir build --stall
        [--stall-jobs 250] [--arg-bytes 2097152] [--idle-s 65]
+
+With --owner, it measures what one user's accounting costs in a history of
+others' jobs: the largest size of --jobs (uid 1000), then --owner-jobs of
+user nobody, are filled; gantryd starts and indexes them (its owner index,
+history_by_user), then, --runs times each:
+  own      `gantry acct -X -S 2000-01-01` as nobody: a user's own jobs,
+           through the owner index
+  scan     the same rows for root (`-a -u nobody`): an admin's query
+           looks at every record
+median and p99 (ms), and the rows listed.
+
+Run: python3 tests/bench/history_bench.py --build-dir build --owner
+       [--jobs 1000000] [--owner-jobs 100] [--runs 10]
 """
 import argparse
 import os
@@ -61,6 +74,9 @@ def parse_args():
     parser.add_argument("--stall-jobs", type=int, default=250)
     parser.add_argument("--arg-bytes", type=int, default=2 << 20)
     parser.add_argument("--idle-s", type=float, default=65)
+    parser.add_argument("--owner", action="store_true",
+                        help="measure one user's sacct in others' history")
+    parser.add_argument("--owner-jobs", type=int, default=100)
     args = parser.parse_args()
     os.environ["GANTRY_BUILD_DIR"] = os.path.abspath(args.build_dir)
     return args
@@ -191,8 +207,48 @@ def measure_stalls(args):
         cluster.finish(False)
 
 
+def measure_owner(args):
+    import pwd
+    nobody = pwd.getpwnam("nobody")
+    others = max(int(n) for n in args.jobs.split(","))
+    cluster = gantry_cluster.GantryCluster(agents=0, label="history-owner")
+    try:
+        fill = os.path.join(gantry_cluster.build_dir(), "tests", "tools",
+                            "gantry-history-fill")
+        subprocess.run([fill, cluster.state_dir, str(others)], check=True,
+                       capture_output=True)
+        subprocess.run([fill, cluster.state_dir, str(args.owner_jobs),
+                        "nobody", "--uid", str(nobody.pw_uid)],
+                       check=True, capture_output=True)
+        cluster.start_controller()
+        words = ("acct", "-X", "-n", "-P", "--format=JobIDRaw",
+                 "-S", "2000-01-01")
+        print(f"history: {others} jobs of uid 1000, {args.owner_jobs} of "
+              f"nobody; {args.runs} runs; ms: median p99")
+        for name, uid, extra in (("own", nobody.pw_uid, ()),
+                                 ("scan", None, ("-a", "-u", "nobody"))):
+            samples = []
+            rows = 0
+            for _ in range(args.runs):
+                start = time.monotonic()
+                out = cluster.cli(*words, *extra, uid=uid, timeout=600).stdout
+                samples.append((time.monotonic() - start) * 1000)
+                rows = len(out.split())
+            assert rows == args.owner_jobs, (name, rows)
+            median, p99 = median_p99(samples)
+            print(f"{name:>6}  {median:9.1f} {p99:9.1f}  rows {rows}",
+                  flush=True)
+    finally:
+        cluster.stop_processes()
+        cluster.finish(False)
+
+
 def main():
     args = parse_args()
+    if args.owner:
+        print(bench_support.machine_line())
+        measure_owner(args)
+        return
     if args.stall:
         print(bench_support.machine_line())
         measure_stalls(args)

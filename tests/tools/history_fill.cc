@@ -3,13 +3,14 @@
 // holds the database's lock), as if that many jobs had run and left the
 // live state. For tests/bench/history_bench.py; never for a real cluster.
 //
-//   gantry-history-fill STATE_DIR COUNT [USER] [--arg-bytes N]
+//   gantry-history-fill STATE_DIR COUNT [USER] [--uid UID] [--arg-bytes N]
 //                       [--ended-ago SECONDS] [--without-index]
 //
 // The jobs get the ids after the store's next job id, and the store's next
 // job id moves past them; each ended SECONDS ago (default 3600), a minute
 // after it started, and carries one script argument of N bytes (default:
 // a short one) that does not compress, as a user's payloads would not.
+// They belong to USER (default "bench") with --uid (default 1000).
 // --without-index leaves the history as a gantryd from before the expiry
 // index wrote it (tests of the upgrade). Prints the first and last id.
 #include <chrono>
@@ -25,7 +26,8 @@
 namespace {
 
 constexpr char kUsage[] =
-    "usage: gantry-history-fill STATE_DIR COUNT [USER] [--arg-bytes N] "
+    "usage: gantry-history-fill STATE_DIR COUNT [USER] [--uid UID] "
+    "[--arg-bytes N] "
     "[--ended-ago SECONDS] [--without-index]\n";
 
 // Letters from a fixed-seed generator (sixteen of them, four bits each,
@@ -48,9 +50,12 @@ int main(int argc, char** argv) {
   size_t arg_bytes = 0;
   int64_t ended_ago_ms = 3'600'000;
   bool without_index = false;
+  uint32_t uid = 1000;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--arg-bytes" && i + 1 < argc) {
+    if (arg == "--uid" && i + 1 < argc) {
+      uid = static_cast<uint32_t>(std::stoul(argv[++i]));
+    } else if (arg == "--arg-bytes" && i + 1 < argc) {
       arg_bytes = std::stoull(argv[++i]);
     } else if (arg == "--ended-ago" && i + 1 < argc) {
       ended_ago_ms = std::stoll(argv[++i]) * 1000;
@@ -101,8 +106,8 @@ int main(int argc, char** argv) {
       gantry::v1::JobRecord& job = batch.retired.emplace_back();
       job.set_id(id);
       job.set_user(user);
-      job.set_uid(1000);
-      job.set_gid(1000);
+      job.set_uid(uid);
+      job.set_gid(uid);
       job.set_state(gantry::v1::COMPLETED);
       job.set_reason("None");
       // A minute each.

@@ -47,5 +47,29 @@ TEST_CASE("peeks read the end time and uid past megabytes of arguments",
   CHECK_FALSE(PeekUid(std::string("\xff\xff\xff", 3)).has_value());
 }
 
+TEST_CASE("owner index keys group a user's jobs in id order",
+          "[history_index]") {
+  CHECK(UserIndexKey(7, 300) < UserIndexKey(7, 1000));
+  CHECK(UserIndexKey(7, 1000) < UserIndexKey(8, 1));
+  CHECK(UserIndexKey(7, 5).rfind(UserIndexPrefix(7), 0) == 0);
+  CHECK(ParseUserIndexKey(UserIndexKey(4'000'000'000u, 42)) == 42u);
+  CHECK_FALSE(ParseUserIndexKey("short").has_value());
+}
+
+TEST_CASE("history_end holds the end time and, since the owner index, the uid",
+          "[history_index]") {
+  const std::optional<HistoryEnd> both =
+      ParseHistoryEnd(EncodeHistoryEnd(1'700'000'000'000, 1000));
+  REQUIRE(both.has_value());
+  CHECK(both->end_time_ms == 1'700'000'000'000);
+  CHECK(both->uid == 1000u);
+  const std::optional<HistoryEnd> older =
+      ParseHistoryEnd(EncodeBigEndian64(5000));
+  REQUIRE(older.has_value());
+  CHECK(older->end_time_ms == 5000);
+  CHECK_FALSE(older->uid.has_value());
+  CHECK_FALSE(ParseHistoryEnd("twelve bytes").has_value());
+}
+
 }  // namespace history_index_test
 }  // namespace gantry

@@ -151,7 +151,7 @@ TEST_CASE("a corrupt record is data loss, not silence", "[store]") {
   // Overwrite the record with bytes that are not a JobRecord.
   WriteRaw(dir.path,
            {"jobs", "nodes", "events", "meta", "environments", "history",
-            "history_by_end", "history_end"},
+            "history_by_end", "history_end", "history_by_user"},
            {{1, BigEndian(1), "\xff\xff\xff"}});
   auto store = RocksDbStore::Open(dir.path);
   REQUIRE(store.ok());
@@ -354,14 +354,33 @@ TEST_CASE("a history stored before the expiry index is indexed, then expires",
   CHECK(Expired(**store, 10'000) == std::vector<uint64_t>{4, 5});
 }
 
-TEST_CASE("the history cursor reads one snapshot and passes over others' jobs",
-          "[store]") {
+// The ids a cursor returns, and how many came with their record.
+struct CursorRead {
+  std::vector<uint64_t> ids;
+  size_t parsed = 0;
+};
+CursorRead ReadAll(StateStore::HistoryCursor& cursor) {
+  CursorRead read;
+  while (true) {
+    auto entry = cursor.Next();
+    REQUIRE(entry.ok());
+    if (!entry->has_value()) return read;
+    read.ids.push_back((*entry)->id);
+    if ((*entry)->record) ++read.parsed;
+  }
+}
+
+TEST_CASE(
+    "one user's history is read through the owner index, as of one "
+    "snapshot, without visiting others' records",
+    "[store]") {
   TempDir dir;
   auto store = RocksDbStore::Open(dir.path);
   REQUIRE(store.ok());
   StateStore::Batch retire;
   retire.retired = {Ended(1, 1000, 1000), Ended(2, 1000, 2000),
-                    Ended(3, 1000, 1000)};
+                    Ended(3, 1000, 1000), Ended(4, 1000, 2000),
+                    Ended(5, 1000, 1000)};
   REQUIRE((*store)->Commit(retire, true).ok());
 
   std::unique_ptr<StateStore::HistoryCursor> cursor =
@@ -370,28 +389,77 @@ TEST_CASE("the history cursor reads one snapshot and passes over others' jobs",
   StateStore::Batch expire;
   expire.expired = {3};
   REQUIRE((*store)->Commit(expire, true).ok());
-  auto first = cursor->Next();
-  REQUIRE(first.ok());
-  REQUIRE(first->has_value());
-  CHECK((*first)->id == 2);
-  CHECK((*first)->bytes > 0);
-  CHECK_FALSE((*first)->record.has_value());  // uid 2000: not parsed
-  auto second = cursor->Next();
-  REQUIRE(second.ok());
-  REQUIRE(second->has_value());
-  CHECK((*second)->id == 3);
-  REQUIRE((*second)->record.has_value());
-  CHECK((*second)->record->spec().name() == "train");
-  auto end = cursor->Next();
-  REQUIRE(end.ok());
-  CHECK_FALSE(end->has_value());
-
+  CursorRead read = ReadAll(*cursor);
+  CHECK(read.ids == std::vector<uint64_t>{3, 5});  // never 2 or 4
+  CHECK(read.parsed == 2);
+  // The expired one left the owner index with its record.
+  read = ReadAll(*(*store)->ReadHistory(0, 1000u));
+  CHECK(read.ids == std::vector<uint64_t>{1, 5});
+  read = ReadAll(*(*store)->ReadHistory(0, 2000u));
+  CHECK(read.ids == std::vector<uint64_t>{2, 4});
+  CHECK(ReadAll(*(*store)->ReadHistory(0, 3000u)).ids.empty());
   // Without a uid, every record comes whole.
-  cursor = (*store)->ReadHistory(0, std::nullopt);
-  auto all = cursor->Next();
-  REQUIRE(all.ok());
-  REQUIRE(all->has_value());
-  CHECK((*all)->record.has_value());
+  read = ReadAll(*(*store)->ReadHistory(0, std::nullopt));
+  CHECK(read.ids == std::vector<uint64_t>{1, 2, 4, 5});
+  CHECK(read.parsed == 4);
+}
+
+TEST_CASE(
+    "a history stored before the owner index is indexed, and read "
+    "whole meanwhile",
+    "[store]") {
+  // The two upgrades: from the release with the expiry index only, and
+  // from one with neither.
+  for (const bool owner_index_only : {true, false}) {
+    INFO("owner index only: " << owner_index_only);
+    TempDir dir;
+    {
+      auto store = RocksDbStore::Open(dir.path);
+      REQUIRE(store.ok());
+      StateStore::Batch retire;
+      for (uint64_t id = 1; id <= 6; ++id) {
+        retire.retired.push_back(Ended(id, static_cast<int64_t>(id) * 1000,
+                                       id % 2 == 0 ? 2000 : 1000));
+      }
+      REQUIRE((*store)->Commit(retire, true).ok());
+      REQUIRE((*store)->TEST_DropHistoryIndex(owner_index_only).ok());
+    }
+    auto store = RocksDbStore::Open(dir.path);
+    REQUIRE(store.ok());
+    // Before the pass: every record is looked at, others' not parsed.
+    CursorRead read = ReadAll(*(*store)->ReadHistory(0, 1000u));
+    CHECK(read.ids == std::vector<uint64_t>{1, 2, 3, 4, 5, 6});
+    CHECK(read.parsed == 3);
+    // An old record expired before the pass reaches it.
+    StateStore::Batch expire;
+    expire.expired = {1};
+    if (owner_index_only) {
+      REQUIRE((*store)->Commit(expire, true).ok());
+    }
+    int calls = 0;
+    while (true) {
+      absl::StatusOr<bool> indexed = (*store)->IndexOlderHistory(2, 1 << 20);
+      REQUIRE(indexed.ok());
+      if (*indexed) break;
+      REQUIRE(++calls < 10);
+      store->reset();  // progress survives a restart
+      store = RocksDbStore::Open(dir.path);
+      REQUIRE(store.ok());
+    }
+    if (!owner_index_only) {
+      REQUIRE((*store)->Commit(expire, true).ok());
+    }
+    read = ReadAll(*(*store)->ReadHistory(0, 1000u));
+    CHECK(read.ids == std::vector<uint64_t>{3, 5});
+    CHECK(read.parsed == 2);
+    // Expiring an indexed record takes its owner key with it.
+    expire.expired = {3};
+    REQUIRE((*store)->Commit(expire, true).ok());
+    CHECK(ReadAll(*(*store)->ReadHistory(0, 1000u)).ids ==
+          std::vector<uint64_t>{5});
+    CHECK(ReadAll(*(*store)->ReadHistory(0, 2000u)).ids ==
+          std::vector<uint64_t>{2, 4, 6});
+  }
 }
 
 }  // namespace rocksdb_store_test
