@@ -118,9 +118,10 @@ int RunBatchStreamCommand(const std::vector<std::string>& args,
         PrintResult(lines[index], result);
         std::cout.flush();
       });
-  if (!status.ok()) {
-    std::cerr << "gantry batch-stream: error: " << status.message() << " ("
-              << lines.size() - answered
+  if (!status.ok() || answered != lines.size()) {
+    std::cerr << "gantry batch-stream: error: "
+              << (status.ok() ? "the stream ended early" : status.message())
+              << " (" << lines.size() - answered
               << " job(s) without an answer: they may or may not have been "
                  "stored; look for them with gantry queue --me)\n";
     return 1;

@@ -282,16 +282,17 @@ absl::Status RocksDbStore::Commit(const Batch& batch, bool sync,
     rocksdb::Status found =
         db_->Get(rocksdb::ReadOptions(), history_end_, key, &value);
     if (found.ok()) {
-      const std::optional<HistoryEnd> end = ParseHistoryEnd(value);
-      if (!end) {
-        return absl::DataLossError(absl::StrCat(
-            "corrupt value in column family history_end (job ", id, ")"));
-      }
-      write_batch.Delete(history_by_end_, ExpiryIndexKey(end->end_time_ms, id));
+      // A value of another length (none is written) is read as its first
+      // 8 bytes: an index entry must never fail the commit, which would
+      // stop gantryd.
+      const HistoryEnd end = ParseHistoryEnd(value).value_or(
+          HistoryEnd{.end_time_ms = static_cast<int64_t>(DecodeU64(value)),
+                     .uid = std::nullopt});
+      write_batch.Delete(history_by_end_, ExpiryIndexKey(end.end_time_ms, id));
       // A record indexed before the owner index has no key there yet; the
       // owner index's pass skips ids that are gone.
-      if (end->uid) {
-        write_batch.Delete(history_by_user_, UserIndexKey(*end->uid, id));
+      if (end.uid) {
+        write_batch.Delete(history_by_user_, UserIndexKey(*end.uid, id));
       }
       write_batch.Delete(history_end_, key);
     } else if (!found.IsNotFound()) {
