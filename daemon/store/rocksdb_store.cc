@@ -38,6 +38,20 @@ uint64_t DecodeU64(const rocksdb::Slice& slice) {
   return DecodeBigEndian64(std::string_view(slice.data(), slice.size()));
 }
 
+// How far an index pass over the history reaches (meta history_unindexed,
+// history_users_unindexed): ids in [next, end) may lack their entries.
+struct IndexProgress {
+  uint64_t next = 0;
+  uint64_t end = 0;
+
+  bool done() const { return next >= end; }
+  std::string Encode() const { return EncodeU64(next) + EncodeU64(end); }
+  static IndexProgress Parse(const std::string& value) {
+    return {.next = DecodeU64(rocksdb::Slice(value.data(), 8)),
+            .end = DecodeU64(rocksdb::Slice(value.data() + 8, 8))};
+  }
+};
+
 absl::Status FromRocks(const rocksdb::Status& status, const std::string& what) {
   if (status.ok()) return absl::OkStatus();
   return absl::UnavailableError(absl::StrCat(what, ": ", status.ToString()));
@@ -451,14 +465,13 @@ absl::Status RocksDbStore::StartHistoryIndex() {
   const bool users_known = status.ok();
   rocksdb::WriteBatch batch;
   if (!expiry_known) {
-    expiry = EncodeU64(0) + EncodeU64(end);
+    expiry = IndexProgress{.next = 0, .end = end}.Encode();
     batch.Put(meta_, kHistoryUnindexedKey, expiry);
   }
   if (!users_known) {
     // Without an expiry index either, its pass (which writes both) covers
     // every record: nothing is left for the owner index's own.
-    users = expiry_known ? EncodeU64(0) + EncodeU64(end)
-                         : EncodeU64(end) + EncodeU64(end);
+    users = IndexProgress{.next = expiry_known ? 0 : end, .end = end}.Encode();
     batch.Put(meta_, kHistoryUsersUnindexedKey, users);
   }
   if (batch.Count() > 0) {
@@ -467,12 +480,8 @@ absl::Status RocksDbStore::StartHistoryIndex() {
     status = db_->Write(write, &batch);
     if (!status.ok()) return FromRocks(status, "writing the history's index");
   }
-  auto done = [](const std::string& progress) {
-    return DecodeU64(rocksdb::Slice(progress.data(), 8)) >=
-           DecodeU64(rocksdb::Slice(progress.data() + 8, 8));
-  };
-  history_indexed_ = done(expiry);
-  users_indexed_ = history_indexed_ && done(users);
+  history_indexed_ = IndexProgress::Parse(expiry).done();
+  users_indexed_ = history_indexed_ && IndexProgress::Parse(users).done();
   return absl::OkStatus();
 }
 
@@ -490,18 +499,17 @@ absl::StatusOr<bool> RocksDbStore::IndexOlderHistory(size_t limit_records,
   if (!status.ok()) {
     return FromRocks(status, "reading the history's index progress");
   }
-  uint64_t next = DecodeU64(rocksdb::Slice(progress.data(), 8));
-  const uint64_t end = DecodeU64(rocksdb::Slice(progress.data() + 8, 8));
+  IndexProgress reach = IndexProgress::Parse(progress);
   rocksdb::WriteBatch batch;
   rocksdb::ReadOptions options;
   options.fill_cache = false;  // read once, in bulk
-  const std::string upper_key = EncodeU64(end);
+  const std::string upper_key = EncodeU64(reach.end);
   const rocksdb::Slice upper(upper_key);
   options.iterate_upper_bound = &upper;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(options, history_));
   size_t records = 0;
   size_t bytes = 0;
-  it->Seek(EncodeU64(next));
+  it->Seek(EncodeU64(reach.next));
   for (; it->Valid() && records < limit_records && bytes < limit_bytes;
        it->Next(), ++records) {
     const rocksdb::Slice value = it->value();
@@ -520,12 +528,12 @@ absl::StatusOr<bool> RocksDbStore::IndexOlderHistory(size_t limit_records,
     batch.Put(history_end_, it->key(), EncodeHistoryEnd(*end_time, *uid));
     batch.Put(history_by_user_, UserIndexKey(*uid, id), rocksdb::Slice());
     bytes += value.size();
-    next = id + 1;
+    reach.next = id + 1;
   }
   if (!it->status().ok()) return FromRocks(it->status(), "reading history");
   const bool done = !it->Valid();
-  if (done) next = end;
-  batch.Put(meta_, marker, EncodeU64(next) + EncodeU64(end));
+  if (done) reach.next = reach.end;
+  batch.Put(meta_, marker, reach.Encode());
   // Not synced: after a crash the next start indexes the same records
   // again, to the same keys.
   if (absl::Status written =
@@ -546,8 +554,7 @@ absl::StatusOr<bool> RocksDbStore::IndexOlderHistory(size_t limit_records,
   if (!status.ok()) {
     return FromRocks(status, "reading the history's owner index progress");
   }
-  users_indexed_ = DecodeU64(rocksdb::Slice(progress.data(), 8)) >=
-                   DecodeU64(rocksdb::Slice(progress.data() + 8, 8));
+  users_indexed_ = IndexProgress::Parse(progress).done();
   return users_indexed_.load();
 }
 
