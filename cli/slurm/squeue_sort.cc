@@ -77,6 +77,29 @@ bool IsNumeric(char letter) {
          std::string_view::npos;
 }
 
+// One job's value under one sort key: a number, or a text key's text.
+struct KeyValue {
+  double number = 0;
+  std::string text;
+};
+
+KeyValue KeyValueOf(char letter, bool numeric, const v1::JobRecord& job,
+                    int64_t now_ms) {
+  if (numeric) return {.number = NumericValue(letter, job, now_ms), .text = {}};
+  return {.number = 0, .text = SqueueValue(letter, job, now_ms)};
+}
+
+// -1, 0 or 1 as `a` sorts before, with or after `b` under one key.
+int CompareKeyValues(bool numeric, bool descending, const KeyValue& a,
+                     const KeyValue& b) {
+  int sign = numeric ? (a.number < b.number   ? -1
+                        : a.number > b.number ? 1
+                                              : 0)
+                     : a.text.compare(b.text);
+  sign = sign < 0 ? -1 : sign > 0 ? 1 : 0;
+  return descending ? -sign : sign;
+}
+
 }  // namespace
 
 absl::StatusOr<SqueueSort> SqueueSort::Parse(std::string_view keys) {
@@ -112,17 +135,11 @@ absl::StatusOr<SqueueSort> SqueueSort::Parse(std::string_view keys) {
 int SqueueSort::Compare(const v1::JobRecord& a, const v1::JobRecord& b,
                         int64_t now_ms) const {
   for (const Key& key : keys_) {
-    int order = 0;
-    if (IsNumeric(key.letter)) {
-      const double x = NumericValue(key.letter, a, now_ms);
-      const double y = NumericValue(key.letter, b, now_ms);
-      order = x < y ? -1 : x > y ? 1 : 0;
-    } else {
-      order = SqueueValue(key.letter, a, now_ms)
-                  .compare(SqueueValue(key.letter, b, now_ms));
-      order = order < 0 ? -1 : order > 0 ? 1 : 0;
-    }
-    if (order != 0) return key.descending ? -order : order;
+    const bool numeric = IsNumeric(key.letter);
+    const int order = CompareKeyValues(
+        numeric, key.descending, KeyValueOf(key.letter, numeric, a, now_ms),
+        KeyValueOf(key.letter, numeric, b, now_ms));
+    if (order != 0) return order;
   }
   return 0;
 }
@@ -133,39 +150,28 @@ void SqueueSort::Apply(std::vector<const v1::JobRecord*>& jobs,
   // text key formats its value, and 50,000 jobs take 1.6 million
   // comparisons (a fifth of `gantry queue`'s time).
   struct Column {
-    const Key* key;
-    std::vector<double> numbers;
-    std::vector<std::string> texts;
+    bool numeric;
+    bool descending;
+    std::vector<KeyValue> values;
   };
   std::vector<Column> columns;
   columns.reserve(keys_.size());
   for (const Key& key : keys_) {
-    Column& column = columns.emplace_back(Column{&key, {}, {}});
-    if (IsNumeric(key.letter)) {
-      column.numbers.reserve(jobs.size());
-      for (const v1::JobRecord* job : jobs) {
-        column.numbers.push_back(NumericValue(key.letter, *job, now_ms));
-      }
-    } else {
-      column.texts.reserve(jobs.size());
-      for (const v1::JobRecord* job : jobs) {
-        column.texts.push_back(SqueueValue(key.letter, *job, now_ms));
-      }
+    Column& column =
+        columns.emplace_back(Column{IsNumeric(key.letter), key.descending, {}});
+    column.values.reserve(jobs.size());
+    for (const v1::JobRecord* job : jobs) {
+      column.values.push_back(
+          KeyValueOf(key.letter, column.numeric, *job, now_ms));
     }
   }
   std::vector<size_t> order(jobs.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     for (const Column& column : columns) {
-      int sign = 0;
-      if (!column.numbers.empty()) {
-        const double x = column.numbers[a];
-        const double y = column.numbers[b];
-        sign = x < y ? -1 : x > y ? 1 : 0;
-      } else {
-        sign = column.texts[a].compare(column.texts[b]);
-      }
-      if (sign != 0) return column.key->descending ? sign > 0 : sign < 0;
+      const int sign = CompareKeyValues(column.numeric, column.descending,
+                                        column.values[a], column.values[b]);
+      if (sign != 0) return sign < 0;
     }
     return false;
   });
