@@ -69,8 +69,8 @@ size_t ControllerLink::AddEndpoint(const std::string& address) {
   Endpoint endpoint;
   endpoint.address = address;
   endpoint.uses_tls = !IsUnixTarget(address) && !tls_.ca_path.empty();
-  endpoint.stub = v1::AgentService::NewStub(
-      grpc::CreateCustomChannel(address, *credentials, args));
+  endpoint.channel = grpc::CreateCustomChannel(address, *credentials, args);
+  endpoint.stub = v1::AgentService::NewStub(endpoint.channel);
   endpoints_.push_back(std::move(endpoint));
   return endpoints_.size() - 1;
 }
@@ -194,7 +194,13 @@ void ControllerLink::Run() {
       current_ = next;
       if (named) continue;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
+    // The backoff, spent connecting the channel dialled next: gRPC retries
+    // a connection only while someone polls the channel, and only agents
+    // with several controllers have the backup poller run often (main.cc).
+    const auto retry_at = std::chrono::system_clock::now() +
+                          std::chrono::milliseconds(backoff_ms);
+    endpoints_[current_].channel->WaitForConnected(retry_at);
+    std::this_thread::sleep_until(retry_at);
     backoff_ms = std::min(backoff_ms * 2, several ? 1000 : 2000);
   }
 }

@@ -63,6 +63,7 @@ class ControllerLink {
   struct Endpoint {
     std::string address;
     bool uses_tls = false;
+    std::shared_ptr<grpc::Channel> channel;
     std::unique_ptr<v1::AgentService::Stub> stub;
   };
   // The index of `address` in endpoints_, added with its channel if new.

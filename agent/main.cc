@@ -86,8 +86,6 @@ int RunSimulatedFleet(gantry::agent::SimulatedFleetOptions options,
 
 int main(int argc, char** argv) {
   gantry::IgnoreBrokenPipes();  // first: a log line may be written at once
-  // Follows the leader quickly through a hand-over or a failover.
-  gantry::PollReconnectsOften();
   // Debian builds abseil with its mutex deadlock detection on, which keeps
   // a graph of every lock gRPC takes: a large part of the CPU of a fleet of
   // thousands of streams, for a check meant for debug builds.
@@ -290,6 +288,14 @@ int main(int argc, char** argv) {
   gantry::log::Configure(
       "gantry-agent",
       gantry::log::ParseLevel(log_level, gantry::log::Level::kInfo));
+  // With several controllers: follows the leader quickly through a
+  // hand-over or a failover. Not with one: the poller wakes every agent ten
+  // times a second for nothing (with a thousand agents on two cores, a
+  // third of the machine), and the link drives its one channel's
+  // reconnection itself (ControllerLink::Run). Before the first channel.
+  if (gantry::SplitControllerTargets(options.controller).size() > 1) {
+    gantry::PollReconnectsOften();
+  }
   if (options.address.empty()) options.address = DefaultAddress();
   if (absl::Status valid = gantry::CheckMetricsListen(metrics_listen);
       !valid.ok()) {

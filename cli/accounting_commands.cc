@@ -108,6 +108,25 @@ std::vector<std::string> SplitAll(const std::vector<std::string>& values) {
   return SplitLists(values);
 }
 
+// The step sacct -j ID.STEP names for `job` ("" for the whole job, or
+// when -j names it without a step too).
+std::string StepNamedFor(const v1::JobRecord& job,
+                         const std::vector<SacctJobId>& job_ids) {
+  std::string step;
+  for (const SacctJobId& id : job_ids) {
+    const bool names_it =
+        id.array_task
+            ? job.array_job_id() == id.job_id &&
+                  job.array_task_id() == *id.array_task
+            : job.id() == id.job_id || job.array_job_id() == id.job_id;
+    if (names_it) {
+      step = id.step;
+      if (step.empty()) break;
+    }
+  }
+  return step;
+}
+
 int RunSacct(std::string_view program, const std::string& controller,
              const std::vector<std::string>& args) {
   absl::StatusOr<ParsedOptions> parsed =
@@ -206,69 +225,63 @@ int RunSacct(std::string_view program, const std::string& controller,
          *request.mutable_filter()->mutable_partitions());
   request.set_user(CurrentUser());
 
-  JobListing jobs_listing;
-  JobRecords& jobs = jobs_listing.jobs();
-  std::string cluster_name;
-  ControllerClient client(ResolveControllerTarget(controller));
   // States Gantry never has, and nothing else: nothing can match (one
   // empty page still says the cluster's name).
-  if (states.given && states.states.empty()) request.set_page_size(1);
-  if (absl::Status status =
-          client.Accounting(request, jobs_listing, &cluster_name);
-      !status.ok()) {
-    return ProgramError(program, status);
-  }
-  if (states.given && states.states.empty()) jobs.Clear();
+  const bool nothing_matches = states.given && states.states.empty();
+  if (nothing_matches) request.set_page_size(1);
   // -A: accounts are names the jobs carry (checked here: the controller's
   // filter has no accounts).
-  if (const std::vector<std::string> accounts =
-          SplitAll(options.Values("accounts"));
-      !accounts.empty()) {
-    jobs.erase(std::remove_if(
-                   jobs.begin(), jobs.end(),
-                   [&](const v1::JobRecord& job) {
-                     return std::find(accounts.begin(), accounts.end(),
-                                      job.spec().account()) == accounts.end();
-                   }),
-               jobs.end());
-  }
-  if (options.Has("json")) {
-    JsonListWriter list(std::cout, "jobs");
-    const int64_t now = NowMs();
-    for (const v1::JobRecord& job : jobs) list.Add(JobToJson(job, now));
-    list.Finish();
-    return 0;
-  }
+  const std::vector<std::string> accounts =
+      SplitAll(options.Values("accounts"));
+  auto wanted = [&](const v1::JobRecord& job) {
+    return !nothing_matches &&
+           (accounts.empty() ||
+            std::find(accounts.begin(), accounts.end(), job.spec().account()) !=
+                accounts.end());
+  };
   const SacctParsable parsable =
       ParsableFrom(options.Has("parsable"), options.Has("parsable2"));
   const std::string delimiter =
       options.Has("delimiter") ? options.Last("delimiter") : "|";
   SacctContext context;
   context.now_ms = NowMs();
-  context.cluster = cluster_name;
   context.group_name = GroupName;
-  std::string out;
-  if (!options.Has("noheader")) out += format->Header(parsable, delimiter);
   const bool allocations = options.Has("allocations");
-  for (const v1::JobRecord& job : jobs) {
-    // -j ID.STEP: that step's line alone.
-    std::string step;
-    for (const SacctJobId& id : job_ids) {
-      const bool names_it =
-          id.array_task
-              ? job.array_job_id() == id.job_id &&
-                    job.array_task_id() == *id.array_task
-              : job.id() == id.job_id || job.array_job_id() == id.job_id;
-      if (names_it) {
-        step = id.step;
-        if (step.empty()) break;
+  bool header_due = !options.Has("noheader");
+  // Each page is printed as it arrives: a long history is never held
+  // whole, and its first lines show while the rest is read. The JSON
+  // document opens with the first page, so an error before it prints
+  // nothing but the error.
+  std::optional<JsonListWriter> json;
+  auto print_page = [&](const v1::AccountingResponse& page) {
+    if (options.Has("json")) {
+      if (!json) json.emplace(std::cout, "jobs");
+      for (const v1::JobRecord& job : page.jobs()) {
+        if (wanted(job)) json->Add(JobToJson(job, context.now_ms));
+      }
+      return absl::OkStatus();
+    }
+    context.cluster = page.cluster_name();
+    std::string out;
+    if (header_due) out += format->Header(parsable, delimiter);
+    header_due = false;
+    for (const v1::JobRecord& job : page.jobs()) {
+      if (!wanted(job)) continue;
+      for (const SacctRow& row :
+           SacctRowsOf(job, allocations, StepNamedFor(job, job_ids))) {
+        out += format->Row(row, context, parsable, delimiter);
       }
     }
-    for (const SacctRow& row : SacctRowsOf(job, allocations, step)) {
-      out += format->Row(row, context, parsable, delimiter);
-    }
+    std::cout << out << std::flush;
+    return absl::OkStatus();
+  };
+  ControllerClient client(ResolveControllerTarget(controller));
+  if (absl::Status status = client.ForEachAccountingPage(request, print_page);
+      !status.ok()) {
+    return ProgramError(program, status);
   }
-  std::cout << out;
+  if (options.Has("json") && !json) json.emplace(std::cout, "jobs");
+  if (json) json->Finish();
   return 0;
 }
 

@@ -542,6 +542,23 @@ absl::Status ControllerClient::Accounting(v1::AccountingRequest request,
       });
 }
 
+absl::Status ControllerClient::ForEachAccountingPage(
+    v1::AccountingRequest request,
+    const std::function<absl::Status(const v1::AccountingResponse&)>& on_page) {
+  request.clear_page_token();
+  v1::AccountingResponse page;
+  do {
+    page.Clear();
+    if (absl::Status status = Invoke(&Stub::Accounting, request, page);
+        !status.ok()) {
+      return status;
+    }
+    if (absl::Status status = on_page(page); !status.ok()) return status;
+    request.set_page_token(page.next_page_token());
+  } while (!request.page_token().empty());
+  return absl::OkStatus();
+}
+
 absl::Status ControllerClient::SchedulerReport(
     v1::SchedulerReportResponse& response) {
   v1::SchedulerReportRequest request;

@@ -107,10 +107,18 @@ class ControllerClient {
   absl::Status KeepAllocation(const v1::KeepAllocationRequest& request,
                               v1::KeepAllocationResponse& response,
                               std::chrono::milliseconds wait);
-  // sacct: every page of the accounting query, appended to `jobs`; the
+  // sstat: every page of the accounting query, appended to `jobs`; the
   // cluster's name into `cluster_name` when given.
   absl::Status Accounting(v1::AccountingRequest request, JobListing& jobs,
                           std::string* cluster_name = nullptr);
+  // sacct and sreport: the accounting query's pages one after another, each
+  // given to `on_page` as it arrives and dropped after, so that a long
+  // history is never held whole. Stops at the first error, `on_page`'s
+  // included.
+  absl::Status ForEachAccountingPage(
+      v1::AccountingRequest request,
+      const std::function<absl::Status(const v1::AccountingResponse&)>&
+          on_page);
   absl::Status SchedulerReport(v1::SchedulerReportResponse& response);
   // Admin: hand leadership to a standby. The leader re-executes right
   // after its answer, which may thus be cut short: set request.leader, so

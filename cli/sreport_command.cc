@@ -163,14 +163,20 @@ int RunSreportCommand(std::string_view program, const std::string& controller,
   request.set_end_ms(end * 1000);
   request.set_user(CurrentUser());
   AddAll(users, *request.mutable_filter()->mutable_users());
-  JobListing jobs_listing;
-  JobRecords& jobs = jobs_listing.jobs();
+  // Summed page by page: a long period's jobs are never held whole.
   std::string cluster;
-  if (absl::Status status = client.Accounting(request, jobs_listing, &cluster);
+  UsageByUser usage;
+  const int64_t now_ms = NowMs();
+  if (absl::Status status = client.ForEachAccountingPage(
+          request,
+          [&](const v1::AccountingResponse& page) {
+            cluster = page.cluster_name();
+            AddUsage(page.jobs(), start * 1000, end * 1000, now_ms, usage);
+            return absl::OkStatus();
+          });
       !status.ok()) {
     return ProgramError(program, status);
   }
-  const UsageByUser usage = SumUsage(jobs, start * 1000, end * 1000, NowMs());
   double capacity_units = 0;  // CPUs or GPUs of the cluster now
   v1::ListNodesResponse nodes;
   if (unit == TimeUnit::kPercent || kind == Kind::kUtilization) {

@@ -45,6 +45,13 @@ UsageByUser SumUsage(
     const google::protobuf::RepeatedPtrField<v1::JobRecord>& jobs,
     int64_t start_ms, int64_t end_ms, int64_t now_ms) {
   UsageByUser sum;
+  AddUsage(jobs, start_ms, end_ms, now_ms, sum);
+  return sum;
+}
+
+void AddUsage(const google::protobuf::RepeatedPtrField<v1::JobRecord>& jobs,
+              int64_t start_ms, int64_t end_ms, int64_t now_ms,
+              UsageByUser& sum) {
   for (const v1::JobRecord& job : jobs) {
     const Usage used = JobUsage(job, start_ms, end_ms, now_ms);
     if (used.cpu_seconds == 0 && used.gpu_seconds == 0) continue;
@@ -54,7 +61,6 @@ UsageByUser SumUsage(
     sum.total.cpu_seconds += used.cpu_seconds;
     sum.total.gpu_seconds += used.gpu_seconds;
   }
-  return sum;
 }
 
 absl::StatusOr<TimeUnit> ParseTimeUnit(std::string_view text) {

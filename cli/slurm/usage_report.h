@@ -35,6 +35,11 @@ struct UsageByUser {
   std::map<std::string, Usage> users;  // by user name
   Usage total;
 };
+// Adds what `jobs` used of [start_ms, end_ms) to `sum` (one page of an
+// accounting query after another).
+void AddUsage(const google::protobuf::RepeatedPtrField<v1::JobRecord>& jobs,
+              int64_t start_ms, int64_t end_ms, int64_t now_ms,
+              UsageByUser& sum);
 UsageByUser SumUsage(
     const google::protobuf::RepeatedPtrField<v1::JobRecord>& jobs,
     int64_t start_ms, int64_t end_ms, int64_t now_ms);

@@ -269,13 +269,27 @@ void Controller::UpdateLive(JobRuntime& job) {
 
 void Controller::StageJob(const JobRuntime& job) {
   UpdateGoodput(job);
-  batch_.jobs.push_back(job.record);
+  staged_jobs_.insert(job.record.id());
   AfterCommit(nullptr);
 }
 
 void Controller::StageNode(const NodeRuntime& node) {
-  batch_.nodes.push_back(node.record);
+  staged_nodes_.insert(node.record.name());
   AfterCommit(nullptr);
+}
+
+void Controller::CopyStagedRecords(StateStore::Batch& batch) {
+  for (uint64_t id : staged_jobs_) {
+    // A job retired since it was staged is in batch.retired instead.
+    auto it = jobs_.find(id);
+    if (it != jobs_.end()) batch.jobs.push_back(it->second.record);
+  }
+  staged_jobs_.clear();
+  for (const std::string& name : staged_nodes_) {
+    auto it = nodes_.find(name);
+    if (it != nodes_.end()) batch.nodes.push_back(it->second.record);
+  }
+  staged_nodes_.clear();
 }
 
 void Controller::StageEvent(uint64_t job_id, const std::string& node,
@@ -310,6 +324,7 @@ void Controller::Flush() {
   if (writer_.busy()) return;
   StateStore::Batch batch = std::move(batch_);
   batch_ = StateStore::Batch();
+  CopyStagedRecords(batch);
   std::vector<std::function<void()>> actions = std::move(after_commit_);
   after_commit_.clear();
   if (batch.empty()) {
@@ -336,7 +351,10 @@ void Controller::CommitDone(const absl::Status& status, double seconds,
   }
   for (auto& action : actions) action();
   // What was staged during the write goes out now.
-  if (!batch_.empty() || !after_commit_.empty()) Flush();
+  if (!batch_.empty() || !staged_jobs_.empty() || !staged_nodes_.empty() ||
+      !after_commit_.empty()) {
+    Flush();
+  }
 }
 
 }  // namespace gantry

@@ -360,6 +360,8 @@ class Controller {
   // Persistence (controller.cc).
   void StageJob(const JobRuntime& job);
   void StageNode(const NodeRuntime& node);
+  // The current records of the staged jobs and nodes, into `batch`.
+  void CopyStagedRecords(StateStore::Batch& batch);
   void StageEvent(uint64_t job_id, const std::string& node,
                   const std::string& kind, const std::string& detail);
   void AfterCommit(std::function<void()> action);
@@ -479,6 +481,12 @@ class Controller {
   // Frees the node shares of a job that is not running and whose ranks
   // there are gone (or whose node is down).
   void ReleaseFinished(JobRuntime& job);
+  // The same for one node's share: after the job has left RUNNING (when
+  // ReleaseFinished walked them all), a rank exit can free only its own
+  // node's (a node going down releases its own), and a gang's thousand
+  // exits each walking a thousand nodes was a million steps on the loop.
+  void ReleaseFinishedOn(JobRuntime& job, const std::string& node);
+  bool ShareReleasable(const JobRuntime& job, const std::string& node) const;
   // Adds a finished job's GPU-seconds to its user's fair-share usage.
   void ChargeUsage(const v1::JobRecord& record);
   void ChargeUsage(const v1::JobRecord& record, FairShare& share) const;
@@ -516,9 +524,11 @@ class Controller {
                                  const std::string& b) const;
 
   // Messages that start and stop ranks (controller_launch.cc).
-  // To every node of the allocation, or only to `only_node`.
+  // To every node of the allocation from its `from_share`-th on (a few
+  // dozen nodes per loop turn, the next ones posted behind what else is
+  // queued), or only to `only_node`.
   void SendLaunch(uint64_t job_id, uint32_t attempt,
-                  const std::string* only_node = nullptr);
+                  const std::string* only_node = nullptr, int from_share = 0);
   // `signal_only`: deliver `signal` and nothing more (scancel --signal);
   // otherwise SIGKILL follows after the grace period.
   // `reason`: a cancel and a time limit make the agents write Slurm's
@@ -802,6 +812,12 @@ class Controller {
   FairShare retired_usage_;
 
   StateStore::Batch batch_;
+  // Jobs and nodes changed since the last batch went out, copied into the
+  // next one when it goes (CopyStagedRecords), once each however often
+  // they changed: a gang's thousand rank events in one batch used to copy
+  // its record a thousand times, each copy holding a thousand ranks.
+  std::set<uint64_t> staged_jobs_;
+  std::set<std::string> staged_nodes_;
   std::vector<std::function<void()>> after_commit_;
   bool flush_posted_ = false;
   StoreWriter writer_;

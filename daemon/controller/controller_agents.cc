@@ -422,7 +422,7 @@ void Controller::OnRankEvent(const std::string& node_name,
     // A rank of an attempt that already ended (cancelled, failed, requeued)
     // has stopped: its share of the node may be free now.
     StageJob(job);
-    ReleaseFinished(job);
+    ReleaseFinishedOn(job, node_name);
     return;
   }
   const uint32_t world = ScriptRankCount(record);

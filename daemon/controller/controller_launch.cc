@@ -1,6 +1,8 @@
 // Controller: the messages that start and stop ranks on agents: a job's
 // launch (with its environment and per-rank variables), kills and
 // signals, and sbatch --signal's warning before the time limit.
+#include <boost/asio/post.hpp>
+
 #include "absl/strings/str_cat.h"
 #include "common/filename_pattern.h"
 #include "common/log.h"
@@ -10,8 +12,19 @@
 
 namespace gantry {
 
+namespace {
+
+// Launch messages written per loop turn. Each is a write into the agent's
+// stream on the loop's thread (with its environment of a few dozen
+// variables per rank): a gang of a thousand nodes in one turn held the
+// loop for a fifth of a second; in turns of this many, heartbeats and
+// other requests are served in between, and the launch is no slower.
+constexpr int kLaunchesPerTurn = 64;
+
+}  // namespace
+
 void Controller::SendLaunch(uint64_t job_id, uint32_t attempt,
-                            const std::string* only_node) {
+                            const std::string* only_node, int from_share) {
   auto it = jobs_.find(job_id);
   if (it == jobs_.end()) return;
   const v1::JobRecord& record = it->second.record;
@@ -44,7 +57,7 @@ void Controller::SendLaunch(uint64_t job_id, uint32_t attempt,
     stored.swap(*loaded->mutable_variables());
     environment = &stored;
   }
-  if (only_node == nullptr) {
+  if (only_node == nullptr && from_share == 0) {
     // A new attempt stages afresh (its nodes report anew), and shows it
     // until they all have (controller_datasets.cc).
     it->second.record.clear_dataset_staging();
@@ -54,7 +67,16 @@ void Controller::SendLaunch(uint64_t job_id, uint32_t attempt,
   }
   const std::string& first_node = record.allocation(0).node();
   std::string master_addr = nodes_.at(first_node).record.address();
-  for (int i = 0; i < record.allocation_size(); ++i) {
+  const JobWideEnvironment shared = JobWideEnvironmentOf(record);
+  for (int i = from_share; i < record.allocation_size(); ++i) {
+    if (only_node == nullptr && i - from_share == kLaunchesPerTurn) {
+      // The rest in the next turn, which finds the job as it is then (a
+      // cancel or a requeue meanwhile ends the launch there).
+      boost::asio::post(io_, [this, job_id, attempt, i] {
+        SendLaunch(job_id, attempt, nullptr, i);
+      });
+      return;
+    }
     const v1::NodeAllocation& share = record.allocation(i);
     // script_once: the script on the first node only; the other nodes
     // wait for its steps.
@@ -105,7 +127,7 @@ void Controller::SendLaunch(uint64_t job_id, uint32_t attempt,
       rank->set_rank(share.first_rank() + local);
       *rank->mutable_gpu_indices() = share.gpu_indices();
       for (auto& [key, value] : BuildRankEnvironment(
-               record, master_addr, static_cast<uint32_t>(i), local)) {
+               record, shared, master_addr, static_cast<uint32_t>(i), local)) {
         (*rank->mutable_environment())[key] = value;
       }
       (*rank->mutable_environment())["SLURM_CLUSTER_NAME"] =

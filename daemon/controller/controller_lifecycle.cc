@@ -317,15 +317,25 @@ void Controller::ReleaseFinished(JobRuntime& job) {
   if (job.record.state() == v1::RUNNING) return;
   std::vector<std::string> releasable;
   for (const std::string& node : job.occupied_nodes) {
-    auto live = job.live_ranks.find(node);
-    auto runtime = nodes_.find(node);
-    bool node_down = runtime == nodes_.end() ||
-                     runtime->second.record.state() == v1::NODE_DOWN;
-    if (live == job.live_ranks.end() || live->second == 0 || node_down) {
-      releasable.push_back(node);
-    }
+    if (ShareReleasable(job, node)) releasable.push_back(node);
   }
   for (const std::string& node : releasable) ReleaseNodeShare(job, node);
+}
+
+void Controller::ReleaseFinishedOn(JobRuntime& job, const std::string& node) {
+  if (job.record.state() == v1::RUNNING || !job.occupied_nodes.count(node)) {
+    return;
+  }
+  if (ShareReleasable(job, node)) ReleaseNodeShare(job, node);
+}
+
+bool Controller::ShareReleasable(const JobRuntime& job,
+                                 const std::string& node) const {
+  auto live = job.live_ranks.find(node);
+  auto runtime = nodes_.find(node);
+  const bool node_down = runtime == nodes_.end() ||
+                         runtime->second.record.state() == v1::NODE_DOWN;
+  return live == job.live_ranks.end() || live->second == 0 || node_down;
 }
 
 // Usage for fair share: GPU-seconds (CPU-seconds for CPU-only jobs) of

@@ -50,23 +50,42 @@ uint32_t ChooseMasterPort(uint64_t cluster_id, uint64_t job_id,
   return 20000 + static_cast<uint32_t>(x % 20000);
 }
 
-std::map<std::string, std::string> BuildRankEnvironment(
-    const v1::JobRecord& job, const std::string& master_addr,
-    uint32_t node_index, uint32_t local_rank) {
-  const v1::JobSpec& spec = job.spec();
-  const v1::NodeAllocation& share =
-      job.allocation(static_cast<int>(node_index));
+JobWideEnvironment JobWideEnvironmentOf(const v1::JobRecord& job) {
   std::vector<std::string> node_names;
+  node_names.reserve(job.allocation_size());
   uint32_t world_size = 0;
   for (const v1::NodeAllocation& a : job.allocation()) {
     node_names.push_back(a.node());
     world_size += a.rank_count();
   }
-  const std::string nodelist = CompressHostlist(node_names);
+  JobWideEnvironment shared;
+  shared.nodelist = CompressHostlist(node_names);
+  shared.nnodes = absl::StrCat(job.allocation_size());
+  shared.ntasks = absl::StrCat(world_size);
+  shared.tasks_per_node = TasksPerNodeString(job);
+  shared.cpus_per_node =
+      PerNodeCounts(job, [](const v1::NodeAllocation& a) { return a.cpus(); });
+  return shared;
+}
+
+std::map<std::string, std::string> BuildRankEnvironment(
+    const v1::JobRecord& job, const std::string& master_addr,
+    uint32_t node_index, uint32_t local_rank) {
+  return BuildRankEnvironment(job, JobWideEnvironmentOf(job), master_addr,
+                              node_index, local_rank);
+}
+
+std::map<std::string, std::string> BuildRankEnvironment(
+    const v1::JobRecord& job, const JobWideEnvironment& shared,
+    const std::string& master_addr, uint32_t node_index, uint32_t local_rank) {
+  const v1::JobSpec& spec = job.spec();
+  const v1::NodeAllocation& share =
+      job.allocation(static_cast<int>(node_index));
+  const std::string& nodelist = shared.nodelist;
   const std::string job_id = absl::StrCat(job.id());
   const std::string rank = absl::StrCat(share.first_rank() + local_rank);
-  const std::string nnodes = absl::StrCat(job.allocation_size());
-  const std::string ntasks = absl::StrCat(world_size);
+  const std::string& nnodes = shared.nnodes;
+  const std::string& ntasks = shared.ntasks;
   const std::string local = absl::StrCat(local_rank);
   const std::string local_size = absl::StrCat(share.rank_count());
   const std::string node_rank = absl::StrCat(node_index);
@@ -106,7 +125,7 @@ std::map<std::string, std::string> BuildRankEnvironment(
       {"SLURM_NNODES", nnodes},
       {"SLURM_NTASKS", ntasks},
       {"SLURM_NPROCS", ntasks},
-      {"SLURM_TASKS_PER_NODE", TasksPerNodeString(job)},
+      {"SLURM_TASKS_PER_NODE", shared.tasks_per_node},
       {"SLURM_NTASKS_PER_NODE", local_size},
       {"SLURM_CPUS_PER_TASK", absl::StrCat(spec.cpus_per_task())},
       {"SLURM_CPUS_ON_NODE", absl::StrCat(share.cpus())},
@@ -121,9 +140,7 @@ std::map<std::string, std::string> BuildRankEnvironment(
       {"SLURM_JOB_UID", absl::StrCat(job.uid())},
       {"SLURM_RESTART_COUNT", restarts},
       {"SLURM_GPUS_ON_NODE", absl::StrCat(share.gpu_indices_size())},
-      {"SLURM_JOB_CPUS_PER_NODE",
-       PerNodeCounts(job,
-                     [](const v1::NodeAllocation& a) { return a.cpus(); })},
+      {"SLURM_JOB_CPUS_PER_NODE", shared.cpus_per_node},
       // The PyTorch launcher's (torchrun / torch.distributed env://).
       {"MASTER_ADDR", master_addr},
       {"MASTER_PORT", absl::StrCat(job.master_port())},

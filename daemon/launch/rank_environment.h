@@ -20,6 +20,24 @@ std::map<std::string, std::string> BuildRankEnvironment(
     const v1::JobRecord& job, const std::string& master_addr,
     uint32_t node_index, uint32_t local_rank);
 
+// The values every rank of a job shares that take a walk over its whole
+// allocation to make: computed once for a launch, not once per rank (a
+// gang of a thousand nodes made them a thousand times, a million steps
+// on the controller's loop).
+struct JobWideEnvironment {
+  std::string nodelist;  // compressed hostlist
+  std::string nnodes;
+  std::string ntasks;          // the world size
+  std::string tasks_per_node;  // SLURM_TASKS_PER_NODE
+  std::string cpus_per_node;   // SLURM_JOB_CPUS_PER_NODE
+};
+JobWideEnvironment JobWideEnvironmentOf(const v1::JobRecord& job);
+
+// As above, with `shared` = JobWideEnvironmentOf(job).
+std::map<std::string, std::string> BuildRankEnvironment(
+    const v1::JobRecord& job, const JobWideEnvironment& shared,
+    const std::string& master_addr, uint32_t node_index, uint32_t local_rank);
+
 // Slurm's SLURM_TASKS_PER_NODE form: "2(x3),1" for 2,2,2,1.
 std::string TasksPerNodeString(const v1::JobRecord& job);
 

@@ -103,16 +103,26 @@ class AgentFleet:
     from `hwloc_xml`. Use as a context manager: leaving it stops every
     process it started, by pid, and removes its temp dir."""
 
-    def __init__(self, nodes, hwloc_xml, cgroups="off", auth="munge"):
+    def __init__(self, nodes, hwloc_xml, cgroups="off", auth="munge",
+                 hot_spares=None, controller_metrics=False, cpu_groups=None):
+        """hot_spares: gantryd's --hot-spares (a hostlist of these nodes).
+        controller_metrics: gantryd serves /metrics (on a port the kernel
+        picks; the agents serve none, as by default). cpu_groups: a
+        CpuWeightGroups (cpu_weight_groups.py) with groups "controller"
+        and "agents", where gantryd and the agents go as they start (and
+        so their ranks, unless they move themselves)."""
         if not os.path.exists(hwloc_xml):
             raise RuntimeError(f"no hwloc XML at {hwloc_xml} (shared data)")
         self.cluster = gantry_cluster.GantryCluster(
             agents=0, auth=auth, heartbeat_interval=1.0, node_timeout=3.0,
             reconnect_grace=30.0, kill_grace=10, restart_backoff=1.0,
+            hot_spares=hot_spares, metrics=controller_metrics,
             label=f"fleet-{nodes}")
-        self.names = [f"node{i:03d}" for i in range(1, nodes + 1)]
+        width = max(3, len(str(nodes)))
+        self.names = [f"node{i:0{width}d}" for i in range(1, nodes + 1)]
         self.hwloc_xml = os.path.abspath(hwloc_xml)
         self.cgroups = cgroups
+        self.cpu_groups = cpu_groups
         self.start_seconds = None
 
     def __enter__(self):
@@ -130,19 +140,29 @@ class AgentFleet:
     def start(self):
         started = time.monotonic()
         self.cluster.start()
+        if self.cpu_groups:
+            self.cpu_groups.add("controller", self.cluster.controller.pid)
+        # Only gantryd's /metrics: a thousand agents' listeners would be
+        # what no site runs by default.
+        self.cluster.metrics = False
         for name in self.names:
             self.cluster.agent_args[name] = [
                 "--hwloc-xml", self.hwloc_xml, "--cgroups", self.cgroups]
-            self.cluster.start_agent(name)
+            agent = self.cluster.start_agent(name)
+            if self.cpu_groups:
+                self.cpu_groups.add("agents", agent.pid)
         self.cluster.wait_nodes_up(self.names, timeout=60 + len(self.names))
         self.start_seconds = time.monotonic() - started
 
     def agents_memory_mib(self):
         """(RSS, PSS) of all agents together: RSS counts the shared
         libraries once per agent (as the anchor sums slurmd RSS), PSS
-        splits them among the processes that map them."""
+        splits them among the processes that map them. Agents no longer
+        running are left out."""
         rss_kib = pss_kib = 0
         for daemon in self.cluster.agents.values():
+            if not daemon.running():
+                continue
             with open(f"/proc/{daemon.pid}/smaps_rollup") as rollup:
                 for line in rollup:
                     if line.startswith("Rss:"):

@@ -23,6 +23,7 @@ asserts nothing about them.
 
 Run: python3 tests/bench/simulated_fleet_bench.py --build-dir build
        [--sizes 1000,4000,10000] [--window 10] [--gang-runs 20]
+       [--heartbeat-interval 1.0] [--nodes-per-connection 1]
        [--auth none|munge]
 """
 import argparse
@@ -47,12 +48,25 @@ parser.add_argument("--settle", type=float, default=5.0,
 parser.add_argument("--gang-nodes", type=int, default=256)
 parser.add_argument("--gang-runs", type=int, default=20,
                     help="gang starts per fleet size (0: none)")
-parser.add_argument("--node-timeout", type=float, default=3.0)
+parser.add_argument("--heartbeat-interval", type=float, default=1.0,
+                    help="gantryd --heartbeat-interval (a site with 100,000 "
+                    "nodes would set more than 1 s, as Slurm pings its "
+                    "nodes every 100 s by default)")
+parser.add_argument("--node-timeout", type=float, default=None,
+                    help="gantryd --node-timeout (default: 3 heartbeats, "
+                    "at least 3 s)")
+parser.add_argument("--nodes-per-connection", type=int, default=1,
+                    help="gantry-agent --simulate-nodes-per-connection (one "
+                    "TCP connection per node is what real agents make; "
+                    "100,000 need more file descriptors than a test "
+                    "machine allows)")
 parser.add_argument("--threads", type=int, default=2,
                     help="gantry-agent --simulate-threads")
 parser.add_argument("--auth", choices=["none", "munge"], default="none")
 args = parser.parse_args()
 os.environ["GANTRY_BUILD_DIR"] = os.path.abspath(args.build_dir)
+if args.node_timeout is None:
+    args.node_timeout = max(3.0, 3 * args.heartbeat_interval)
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 GANG_LINE = re.compile(
@@ -94,7 +108,8 @@ def start_fleet(cluster, nodes):
     argv = [cluster.agent_bin,
             "--controller", f"127.0.0.1:{cluster.port}",
             "--simulate", str(nodes),
-            "--simulate-threads", str(args.threads)]
+            "--simulate-threads", str(args.threads),
+            "--simulate-nodes-per-connection", str(args.nodes_per_connection)]
     if cluster.munged:
         argv += ["--munge-socket", cluster.munged.socket]
     log_path = os.path.join(cluster.dir, "agent-fleet.1.log")
@@ -136,7 +151,8 @@ def gang_starts(cluster, fleet):
 
 def one_size(nodes):
     cluster = gantry_cluster.GantryCluster(
-        agents=0, heartbeat_interval=1.0, node_timeout=args.node_timeout,
+        agents=0, heartbeat_interval=args.heartbeat_interval,
+        node_timeout=args.node_timeout,
         auth=args.auth, label=f"fleet-{nodes}")
     try:
         cluster.start()
@@ -167,9 +183,11 @@ def one_size(nodes):
 
 def main():
     sizes = [int(s) for s in args.sizes.split(",") if s]
-    print(f"Simulated fleet benchmark: gantryd --heartbeat-interval 1.0 "
-          f"--node-timeout {args.node_timeout} --auth {args.auth}; "
-          f"gantry-agent --simulate N --simulate-threads {args.threads}; "
+    print(f"Simulated fleet benchmark: gantryd --heartbeat-interval "
+          f"{args.heartbeat_interval} --node-timeout {args.node_timeout} "
+          f"--auth {args.auth}; gantry-agent --simulate N --simulate-threads "
+          f"{args.threads} --simulate-nodes-per-connection "
+          f"{args.nodes_per_connection}; "
           f"{os.cpu_count()} CPUs; {time.strftime('%Y-%m-%d %H:%M')}",
           flush=True)
     results = []
@@ -186,7 +204,8 @@ def main():
               f"{r['flaps']} node(s) down in the window, "
               f"{r['up_after']} up after", flush=True)
     print()
-    print(f"Controller at 1 Hz heartbeats, {args.window:.0f} s window "
+    print(f"Controller at one heartbeat per node every "
+          f"{args.heartbeat_interval:g} s, {args.window:.0f} s window "
           "(target at 10,000 nodes: < 0.5 core, < 1024 MiB)")
     print(f"  {'nodes':>6} {'register_s':>10} {'cpu_core':>9} "
           f"{'rss_MiB':>8} {'peak_MiB':>9} {'fleet_cpu':>9} "

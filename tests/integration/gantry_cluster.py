@@ -426,8 +426,8 @@ class GantryCluster:
             if old.running():
                 raise RuntimeError(f"agent {name} is already running")
             self._retired.append(old)
-        address = self.addresses.setdefault(
-            name, self.address_prefix + str(len(self.addresses) + 1))
+        address = self.addresses.get(name) or self._next_agent_address()
+        self.addresses[name] = address
         work = os.path.join(self.dir, "agents", name)
         os.makedirs(work, exist_ok=True)
         starts = sum(1 for d in self._retired if d.role == name) + 1
@@ -452,6 +452,14 @@ class GantryCluster:
         self.agents[name] = _Daemon(name, [*wrapper, *argv], log_path,
                                     {**self.env, **(env or {})})
         return self.agents[name]
+
+    def _next_agent_address(self):
+        """127.0.X.1, 127.0.X.2, ... for the first 250 agents, then
+        127.1.X.1 and on: a fleet of thousands gets an address each."""
+        index = len(self.addresses)
+        block, host = divmod(index, 250)
+        prefix = self.address_prefix.replace("127.0.", f"127.{block}.", 1)
+        return f"{prefix}{host + 1}"
 
     def metrics_address(self, name=None):
         """HOST:PORT of the /metrics endpoint of gantryd (name None) or of

@@ -92,6 +92,12 @@ class HistoryStallTest(ClusterTestCase):
                 "acct", "-a", "-X", "-S", "2000-01-01", "-P", "-n",
                 "--format=JobIDRaw", timeout=120).stdout.split()
             self.assertEqual([int(i) for i in listed], kept)
+            # Pages of 64 MiB of history at most, each printed as it
+            # arrives: one header above them all, every job once.
+            with_header = cluster.cli(
+                "acct", "-a", "-X", "-S", "2000-01-01", "-P",
+                "--format=JobIDRaw", timeout=120).stdout.split()
+            self.assertEqual(with_header, ["JobIDRaw"] + [str(i) for i in kept])
             # The user asking for theirs is not shown the others'.
             own = cluster.cli("acct", "-X", "-S", "2000-01-01", "-P", "-n",
                               "--format=JobIDRaw", uid=self.uid,

@@ -5,10 +5,12 @@
 // launch, a rank failure through backoff to a restart, a node whose
 // heartbeats stop, a controller restart reconciling with its agents, and a
 // launch lost in the crash window between the start's commit and its send.
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -699,6 +701,42 @@ TEST_CASE(
   CHECK(after.goodput_last_day().lost_ms() == split.lost_ms());
   CHECK(after.goodput_last_day().detecting_ms() == split.detecting_ms());
   CHECK(after.ettr_last_day() > 0);
+}
+
+TEST_CASE(
+    "a gang over many loop turns' worth of launches gets one launch per node, "
+    "all with the same node list and distinct ranks",
+    "[controller][component]") {
+  Harness h;
+  constexpr int kNodes = 150;  // more than two turns' launches
+  std::vector<std::unique_ptr<FakeAgent>> agents;
+  for (int i = 1; i <= kNodes; ++i) {
+    agents.push_back(std::make_unique<FakeAgent>("n" + std::to_string(i)));
+    h.Register(*agents.back());
+  }
+  const uint64_t id = h.Submit(/*gpus_per_node=*/1, kNodes);
+  REQUIRE(h.PumpUntil([&] {
+    return std::all_of(agents.begin(), agents.end(), [](const auto& agent) {
+      return !agent->link->Launches().empty();
+    });
+  }));
+  h.Pump();
+  std::set<uint32_t> ranks;
+  std::set<std::string> node_lists;
+  for (const auto& agent : agents) {
+    const std::vector<v1::LaunchRanks> launches = agent->link->Launches();
+    REQUIRE(launches.size() == 1);
+    CHECK(launches[0].job_id() == id);
+    REQUIRE(launches[0].ranks_size() == 1);
+    ranks.insert(launches[0].ranks(0).rank());
+    node_lists.insert(
+        launches[0].ranks(0).environment().at("SLURM_JOB_NODELIST"));
+    CHECK(launches[0].ranks(0).environment().at("SLURM_NNODES") ==
+          std::to_string(kNodes));
+  }
+  CHECK(ranks.size() == kNodes);
+  CHECK(*ranks.rbegin() == kNodes - 1);
+  CHECK(node_lists == std::set<std::string>{"n[1-150]"});
 }
 
 }  // namespace controller_component_test
