@@ -175,6 +175,7 @@ def gang_round(fleet, gang, script):
     started = time.monotonic() - submitted
     record = cluster.job(job)
     victim = gantry_cluster.expand_hostlist(record["nodelist"])[-1]
+    fleet.killed.add(victim)
     cluster.kill_agent(victim)
     killed = time.monotonic()
     wait_full_attempt(cluster, job, gang, first,
@@ -264,6 +265,7 @@ def run(args, total, spares, groups):
     with AgentFleet(total, args.hwloc_xml, hot_spares=spares,
                     controller_metrics=True, cpu_groups=groups) as fleet:
         cluster = fleet.cluster
+        fleet.killed = set()  # nodes whose agent a round killed
         watch = LoopWatch(cluster)
         rss, pss = fleet.agents_memory_mib()
         print(f"  {total} gantry-agents ({args.spares} hot spares) up in "
@@ -288,7 +290,14 @@ def run(args, total, spares, groups):
         rounds_started = time.monotonic()
         rounds = []
         for _ in range(args.rounds):
-            rounds.append(gang_round(fleet, args.gang, script))
+            try:
+                rounds.append(gang_round(fleet, args.gang, script))
+            except AssertionError as failed:
+                # A round that never got its gang running again (nodes
+                # declared down faster than they came back): said, and the
+                # figures of the run so far still printed.
+                print(f"  ROUND FAILED: {failed}")
+                break
             r = rounds[-1]
             print(f"  gang of {args.gang} (job {r['job']}): every rank "
                   f"running {r['start']:.2f} s after submit; {r['victim']}'s "
@@ -301,9 +310,8 @@ def run(args, total, spares, groups):
               f" core; loop lag at most {watch.lag_max_seconds() * 1000:.0f}"
               f" ms over the whole run; {watch.stalls() - stalls_before} "
               f"stalls in the rounds, {watch.stalls()} in all")
-        victims = {r["victim"] for r in rounds}
         wrongly_down = [(name, why) for name, why in NODE_DOWN.findall(
-            cluster.controller.log_text()) if name not in victims]
+            cluster.controller.log_text()) if name not in fleet.killed]
         print(f"  nodes declared down that were not killed: "
               f"{len(wrongly_down)}"
               + (f" ({sorted(set(why for _, why in wrongly_down))})"
