@@ -253,7 +253,12 @@ def main():
         print(f"  CPU weights as the units give them: gantryd "
               f"{weights['controller']}, the agents {weights['agents']}, "
               f"their ranks {weights['ranks']} (cgroups of their own)")
-        groups = CpuWeightGroups(f"gantry-bench-{os.getpid()}", weights)
+        try:
+            groups = CpuWeightGroups(f"gantry-bench-{os.getpid()}", weights)
+        except (OSError, RuntimeError) as cannot:
+            raise SystemExit(f"cannot weigh the processes with cgroups "
+                             f"({cannot}); run as root, or pass "
+                             f"--equal-weights") from None
     try:
         run(args, total, spares, groups)
     finally:
