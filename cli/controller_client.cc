@@ -37,21 +37,38 @@ std::string ResolveControllerTarget(const std::string& flag) {
 
 namespace {
 
-// Calls `call` for one page after another until the next_page_token is
-// empty, moving each page's jobs to `jobs`.
-template <class Response, class Request, class Call>
-absl::Status AllPages(Request request, JobListing& jobs, Call call) {
+// Calls `call` for one page after another, into the page `next_page`
+// gives, until the next_page_token is empty, handing each to `on_page`.
+// Stops at the first error, `on_page`'s included.
+template <class Request, class NextPage, class Call, class OnPage>
+absl::Status EachPage(Request request, NextPage next_page, Call call,
+                      OnPage on_page) {
   request.clear_page_token();
   do {
-    auto* page =
-        google::protobuf::Arena::CreateMessage<Response>(&jobs.arena());
-    if (absl::Status status = call(request, *page); !status.ok()) {
+    auto& page = next_page();
+    if (absl::Status status = call(request, page); !status.ok()) {
       return status;
     }
-    jobs.TakeAll(*page->mutable_jobs());
-    request.set_page_token(page->next_page_token());
+    if (absl::Status status = on_page(page); !status.ok()) return status;
+    request.set_page_token(page.next_page_token());
   } while (!request.page_token().empty());
   return absl::OkStatus();
+}
+
+// Every page, each made on the listing's arena so that its jobs move to
+// `jobs` by pointer.
+template <class Response, class Request, class Call>
+absl::Status AllPages(Request request, JobListing& jobs, Call call) {
+  return EachPage(
+      std::move(request),
+      [&]() -> Response& {
+        return *google::protobuf::Arena::CreateMessage<Response>(&jobs.arena());
+      },
+      call,
+      [&](Response& page) {
+        jobs.TakeAll(*page.mutable_jobs());
+        return absl::OkStatus();
+      });
 }
 
 // gantry leaves with _Exit once its output is written (cli/main.cc), and
@@ -545,18 +562,18 @@ absl::Status ControllerClient::Accounting(v1::AccountingRequest request,
 absl::Status ControllerClient::ForEachAccountingPage(
     v1::AccountingRequest request,
     const std::function<absl::Status(const v1::AccountingResponse&)>& on_page) {
-  request.clear_page_token();
+  // One page reused: each is dropped once `on_page` has seen it.
   v1::AccountingResponse page;
-  do {
-    page.Clear();
-    if (absl::Status status = Invoke(&Stub::Accounting, request, page);
-        !status.ok()) {
-      return status;
-    }
-    if (absl::Status status = on_page(page); !status.ok()) return status;
-    request.set_page_token(page.next_page_token());
-  } while (!request.page_token().empty());
-  return absl::OkStatus();
+  return EachPage(
+      std::move(request),
+      [&]() -> v1::AccountingResponse& {
+        page.Clear();
+        return page;
+      },
+      [this](const v1::AccountingRequest& r, v1::AccountingResponse& p) {
+        return Invoke(&Stub::Accounting, r, p);
+      },
+      on_page);
 }
 
 absl::Status ControllerClient::SchedulerReport(

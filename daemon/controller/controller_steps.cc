@@ -214,6 +214,7 @@ void Controller::SendStepLaunch(const v1::LaunchStepRequest& request,
   }
   const std::string master_addr =
       nodes_.at(step.nodes(0).node()).record.address();
+  const StepWideEnvironment shared = StepWideEnvironmentOf(record, step);
   for (int i = 0; i < step.nodes_size(); ++i) {
     const v1::NodeAllocation& share = step.nodes(i);
     NodeRuntime& node = nodes_.at(share.node());
@@ -236,8 +237,10 @@ void Controller::SendStepLaunch(const v1::LaunchStepRequest& request,
     launch.set_uid(record.uid());
     launch.set_gid(record.gid());
     launch.set_user(record.user());
-    for (const v1::NodeAllocation& job_share : record.allocation()) {
-      if (job_share.node() != share.node()) continue;
+    if (auto in_job = shared.job_node_index.find(share.node());
+        in_job != shared.job_node_index.end()) {
+      const v1::NodeAllocation& job_share =
+          record.allocation(static_cast<int>(in_job->second));
       launch.set_cpus(job_share.cpus());
       launch.set_mem_mb(job_share.mem_mb());
     }
@@ -254,7 +257,7 @@ void Controller::SendStepLaunch(const v1::LaunchStepRequest& request,
         task->add_gpu_indices(gpu);
       }
       for (auto& [key, value] : BuildStepTaskEnvironment(
-               record, step, request.gpus_per_task(), master_addr,
+               record, step, shared, request.gpus_per_task(), master_addr,
                static_cast<uint32_t>(i), local)) {
         (*task->mutable_environment())[key] = value;
       }

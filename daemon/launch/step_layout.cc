@@ -163,22 +163,15 @@ absl::StatusOr<std::vector<v1::NodeAllocation>> PlaceStep(
   return placed;
 }
 
-std::map<std::string, std::string> BuildStepTaskEnvironment(
-    const v1::JobRecord& job, const v1::StepRecord& step,
-    uint32_t gpus_per_task, const std::string& master_addr,
-    uint32_t step_node_index, uint32_t local_task) {
-  const v1::NodeAllocation& share =
-      step.nodes(static_cast<int>(step_node_index));
-  // The node's place in the job (SLURM_NODEID is the job's numbering).
-  uint32_t job_node_index = 0;
+StepWideEnvironment StepWideEnvironmentOf(const v1::JobRecord& job,
+                                          const v1::StepRecord& step) {
+  StepWideEnvironment shared;
+  shared.job = JobWideEnvironmentOf(job);
   for (int i = 0; i < job.allocation_size(); ++i) {
-    if (job.allocation(i).node() == share.node()) {
-      job_node_index = static_cast<uint32_t>(i);
-    }
+    shared.job_node_index[job.allocation(i).node()] = static_cast<uint32_t>(i);
   }
-  std::map<std::string, std::string> env =
-      BuildRankEnvironment(job, master_addr, job_node_index, 0);
   std::vector<std::string> names;
+  names.reserve(step.nodes_size());
   uint32_t tasks = 0;
   std::vector<std::string> per_node;
   for (const v1::NodeAllocation& s : step.nodes()) {
@@ -186,9 +179,37 @@ std::map<std::string, std::string> BuildStepTaskEnvironment(
     tasks += s.rank_count();
     per_node.push_back(absl::StrCat(s.rank_count()));
   }
-  const std::string nodelist = CompressHostlist(names);
+  shared.nodelist = CompressHostlist(names);
+  shared.ntasks = absl::StrCat(tasks);
+  shared.tasks_per_node = absl::StrJoin(per_node, ",");
+  return shared;
+}
+
+std::map<std::string, std::string> BuildStepTaskEnvironment(
+    const v1::JobRecord& job, const v1::StepRecord& step,
+    uint32_t gpus_per_task, const std::string& master_addr,
+    uint32_t step_node_index, uint32_t local_task) {
+  return BuildStepTaskEnvironment(job, step, StepWideEnvironmentOf(job, step),
+                                  gpus_per_task, master_addr, step_node_index,
+                                  local_task);
+}
+
+std::map<std::string, std::string> BuildStepTaskEnvironment(
+    const v1::JobRecord& job, const v1::StepRecord& step,
+    const StepWideEnvironment& shared, uint32_t gpus_per_task,
+    const std::string& master_addr, uint32_t step_node_index,
+    uint32_t local_task) {
+  const v1::NodeAllocation& share =
+      step.nodes(static_cast<int>(step_node_index));
+  // The node's place in the job (SLURM_NODEID is the job's numbering).
+  const auto in_job = shared.job_node_index.find(share.node());
+  const uint32_t job_node_index =
+      in_job == shared.job_node_index.end() ? 0 : in_job->second;
+  std::map<std::string, std::string> env =
+      BuildRankEnvironment(job, shared.job, master_addr, job_node_index, 0);
+  const std::string& nodelist = shared.nodelist;
   const std::string task = absl::StrCat(share.first_rank() + local_task);
-  const std::string ntasks = absl::StrCat(tasks);
+  const std::string& ntasks = shared.ntasks;
   const std::string local = absl::StrCat(local_task);
   const std::string local_size = absl::StrCat(share.rank_count());
   const std::string node_rank = absl::StrCat(step_node_index);
@@ -202,9 +223,9 @@ std::map<std::string, std::string> BuildStepTaskEnvironment(
       {"SLURM_STEP_ID", step_id},
       {"SLURM_STEPID", step_id},
       {"SLURM_STEP_NODELIST", nodelist},
-      {"SLURM_STEP_NUM_NODES", absl::StrCat(names.size())},
+      {"SLURM_STEP_NUM_NODES", absl::StrCat(step.nodes_size())},
       {"SLURM_STEP_NUM_TASKS", ntasks},
-      {"SLURM_STEP_TASKS_PER_NODE", absl::StrJoin(per_node, ",")},
+      {"SLURM_STEP_TASKS_PER_NODE", shared.tasks_per_node},
       {"SLURM_NTASKS", ntasks},
       {"SLURM_NPROCS", ntasks},
       {"SLURM_PROCID", task},

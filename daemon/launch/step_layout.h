@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "daemon/launch/rank_environment.h"
 #include "gantry/v1/client.pb.h"
 #include "gantry/v1/types.pb.h"
 
@@ -33,6 +34,26 @@ std::map<std::string, std::string> BuildStepTaskEnvironment(
     const v1::JobRecord& job, const v1::StepRecord& step,
     uint32_t gpus_per_task, const std::string& master_addr,
     uint32_t step_node_index, uint32_t local_task);
+
+// What every task of a step shares and takes a walk over the job's or the
+// step's nodes to make: computed once for a step's launch, not once per
+// task (as JobWideEnvironment is for a job's ranks).
+struct StepWideEnvironment {
+  JobWideEnvironment job;
+  std::map<std::string, uint32_t> job_node_index;  // SLURM_NODEID's numbering
+  std::string nodelist;                            // SLURM_STEP_NODELIST
+  std::string ntasks;                              // SLURM_STEP_NUM_TASKS
+  std::string tasks_per_node;                      // SLURM_STEP_TASKS_PER_NODE
+};
+StepWideEnvironment StepWideEnvironmentOf(const v1::JobRecord& job,
+                                          const v1::StepRecord& step);
+
+// As above, with `shared` = StepWideEnvironmentOf(job, step).
+std::map<std::string, std::string> BuildStepTaskEnvironment(
+    const v1::JobRecord& job, const v1::StepRecord& step,
+    const StepWideEnvironment& shared, uint32_t gpus_per_task,
+    const std::string& master_addr, uint32_t step_node_index,
+    uint32_t local_task);
 
 // The job's tasks (--ntasks, else nodes x --ntasks-per-node) and how many
 // land on its `node_index`-th node: block distribution, earlier nodes take
