@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""check_layers.py catches an upward include and passes a clean tree."""
+
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+CHECKER = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                       "check_layers.py")
+
+
+def run_checker(tree):
+    return subprocess.run([sys.executable, CHECKER, tree],
+                          capture_output=True, text=True)
+
+
+def write(root, relative, text):
+    path = os.path.join(root, relative)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+class CheckLayersTest(unittest.TestCase):
+    def test_downward_and_third_party_includes_pass(self):
+        with tempfile.TemporaryDirectory() as tree:
+            write(tree, "daemon/controller/a.cc",
+                  '#include "daemon/scheduler/placement.h"\n'
+                  '#include "common/log.h"\n#include "absl/status/status.h"\n'
+                  '#include "gantry/v1/types.pb.h"\n')
+            write(tree, "agent/b.cc", '#include "common/log.h"\n')
+            result = run_checker(tree)
+            self.assertEqual(result.returncode, 0, result.stdout)
+
+    def test_upward_include_names_file_line_and_layers(self):
+        with tempfile.TemporaryDirectory() as tree:
+            write(tree, "daemon/scheduler/a.cc",
+                  '#include "common/log.h"\n\n'
+                  '#include "daemon/controller/controller.h"\n')
+            result = run_checker(tree)
+            self.assertEqual(result.returncode, 1)
+            self.assertIn("daemon/scheduler/a.cc:3", result.stdout)
+            self.assertIn("may include only common, daemon/scheduler",
+                          result.stdout)
+
+    def test_agent_may_not_include_the_daemon(self):
+        with tempfile.TemporaryDirectory() as tree:
+            write(tree, "agent/a.h", '#include "daemon/store/store.h"\n')
+            write(tree, "cli/b.cc", '#include "agent/agent.h"\n')
+            result = run_checker(tree)
+            self.assertEqual(result.returncode, 1)
+            self.assertIn("agent/a.h:1", result.stdout)
+            self.assertIn("cli/b.cc:1", result.stdout)
+
+    def test_a_new_directory_must_be_given_a_layer(self):
+        with tempfile.TemporaryDirectory() as tree:
+            write(tree, "daemon/newthing/a.cc", "int x;\n")
+            result = run_checker(tree)
+            self.assertEqual(result.returncode, 1)
+            self.assertIn("directory is in no layer", result.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
