@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "agent/scoped_fd.h"
 #include "agent/user_file_access.h"
 #include "common/errno_text.h"
 #include "common/log.h"
@@ -19,21 +20,6 @@ namespace {
 // Emptying a job directory on the agent's own disk is quick; the bound is
 // for a user who mounted something slow inside it.
 constexpr std::chrono::seconds kRemoveTimeout{5};
-
-// Closes a descriptor when it goes out of scope.
-class ScopedFd {
- public:
-  explicit ScopedFd(int fd) : fd_(fd) {}
-  ~ScopedFd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  ScopedFd(const ScopedFd&) = delete;
-  ScopedFd& operator=(const ScopedFd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  const int fd_;
-};
 
 bool WriteAll(int fd, const std::string& content) {
   size_t done = 0;
