@@ -31,6 +31,7 @@
 #include "common/tls_credentials.h"
 #include "daemon/controller/controller.h"
 #include "daemon/controller/controller_metrics.h"
+#include "daemon/controller/features/standard_features.h"
 #include "daemon/controller/loop_watchdog.h"
 #include "daemon/controller/submission_size.h"
 #include "daemon/replication/handover.h"
@@ -671,6 +672,7 @@ int main(int argc, char** argv) {
   // A node not heard from in a few heartbeats is not judged, nor a peer.
   options.straggler_policy.stale_ms =
       std::max<int64_t>(5000, options.heartbeat_interval_ms * 5);
+  options.features = gantry::StandardFeatures();
   gantry::Controller controller(io, *state, clock, options);
   absl::Status started = controller.Start();
   if (!started.ok()) {

@@ -97,6 +97,7 @@ Controller::Controller(boost::asio::io_context& io, StateStore& store,
   // The site's expectation, worth ten failures of evidence.
   failure_rate_.prior_mtbf_hours = options_.node_mtbf_hours;
   failure_rate_.prior_node_hours = 10 * options_.node_mtbf_hours;
+  MakeFeatures();
 }
 
 absl::Status Controller::Start() {
@@ -202,9 +203,10 @@ absl::Status Controller::Start() {
     if (record->end_time_ms() > 0) ChargeUsage(*record);
     finished_order_.emplace_back(record->end_time_ms(), record->id());
   }
-  RestoreGoodput(snapshot->retired_usage
-                     ? snapshot->retired_usage->retired_goodput()
-                     : v1::GoodputLedgerRecord());
+  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+    feature->OnStateLoaded(snapshot->retired_usage ? &*snapshot->retired_usage
+                                                   : nullptr);
+  }
   log::Info("state loaded",
             {{"state_dir", options_.state_dir},
              {"jobs", jobs_.size()},
@@ -268,7 +270,9 @@ void Controller::UpdateLive(JobRuntime& job) {
 }
 
 void Controller::StageJob(const JobRuntime& job) {
-  UpdateGoodput(job);
+  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+    feature->OnJobChanged(job.record);
+  }
   staged_jobs_.insert(job.record.id());
   AfterCommit(nullptr);
 }

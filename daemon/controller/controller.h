@@ -22,8 +22,10 @@
 //   controller_retention.cc   finished jobs to the history, expiry
 //   controller_topology.cc    the switch tree
 //   controller_status.cc      `gantry status` sampling
-//   controller_goodput.cc     goodput accounting: attempt times, the
-//                             cluster's last day
+//   controller_attempt_times.cc  an attempt's times (ranks running,
+//                             progress, checkpoint) that goodput splits by
+//   controller_features.cc    the features beside the core
+//                             (controller_feature.h; features/)
 //
 // Threading: every method runs on the loop thread of the io_context given at
 // construction (gRPC handlers post to it). Nothing here takes a lock; the
@@ -63,11 +65,11 @@
 #include "daemon/controller/allocation_liveness.h"
 #include "daemon/controller/caller.h"
 #include "daemon/controller/commit_latencies.h"
+#include "daemon/controller/controller_feature.h"
 #include "daemon/controller/controller_statistics.h"
 #include "daemon/controller/dataset_cache_view.h"
 #include "daemon/controller/dataset_cache_waits.h"
 #include "daemon/controller/dataset_requests.h"
-#include "daemon/controller/goodput_ledger.h"
 #include "daemon/controller/history_worker.h"
 #include "daemon/controller/job_progress.h"
 #include "daemon/controller/memory_checkpoint_ledger.h"
@@ -167,6 +169,9 @@ struct ControllerOptions {
   // measure its own (--checkpoint-cost). 0 for either: give no interval.
   double node_mtbf_hours = 6329;
   double checkpoint_cost_seconds = 30;
+  // Features run beside the core, in this order (controller_feature.h;
+  // gantryd registers daemon/controller/features/standard_features.h).
+  std::vector<FeatureFactory> features;
 };
 
 class Controller {
@@ -745,24 +750,18 @@ class Controller {
   // The job's progress and stragglers for replies; null when none known.
   std::optional<v1::JobStragglers> StragglerView(const JobRuntime& job,
                                                  bool with_nodes) const;
-  // Goodput (controller_goodput.cc).
+  // An attempt's times (controller_attempt_times.cc).
   // A rank of the job's attempt `attempt` started; once all have, the
   // attempt's ranks_running_ms is set.
   void NoteRankStarted(JobRuntime& job, uint32_t attempt, uint32_t rank);
   // A progress report, or a new checkpoint, of the running attempt.
   void NoteProgress(JobRuntime& job, bool checkpoint);
-  // The job's timeline as of now replaces what the tracker counted for it.
-  void UpdateGoodput(const JobRuntime& job);
-  // A job leaves the live state: its time moves to the retired ledger.
-  void RetireGoodput(uint64_t job_id);
-  // At start: the retired jobs' ledger as stored, and every loaded job.
-  void RestoreGoodput(const v1::GoodputLedgerRecord& retired);
-  // The live jobs' timelines up to now, old buckets dropped, the gauges
-  // published (every few seconds).
-  void RefreshGoodput();
-  GoodputTotals GoodputLastDay() const;
-  // A job ended: its split goes into the counters.
-  void CountFinishedGoodput(const v1::JobRecord& record);
+
+  // Features beside the core (controller_features.cc): made from
+  // options_.features at construction; each hook goes to every one in
+  // turn.
+  class FeatureView;
+  void MakeFeatures();
 
   // `gantry status` (controller_status.cc): samples GPU utilization every
   // few seconds into utilization_.
@@ -883,10 +882,10 @@ class Controller {
   // Who holds which job's in-memory checkpoints (in memory: agents report
   // it when they register).
   MemoryCheckpointLedger memory_checkpoints_;
-  // The last day's goodput (controller_goodput.cc): of the jobs in jobs_,
-  // and of those retired from it (stored with retired_usage_).
-  GoodputTracker goodput_;
-  GoodputLedger retired_goodput_;
+  // What the features read of this controller, and the features made
+  // from options_.features at construction.
+  std::unique_ptr<FeatureContext> feature_view_;
+  std::vector<std::unique_ptr<ControllerFeature>> features_;
   // Prefetches and evictions sent to agents, and their answers.
   DatasetRequests dataset_requests_;
   // `gantry cache` calls waiting for their nodes' answers.

@@ -20,8 +20,6 @@ namespace {
 
 constexpr auto kTickInterval = std::chrono::milliseconds(250);
 constexpr uint64_t kTicksPerNodeCensus = 4;
-// The live jobs' goodput up to now (the last day's figure): every 5 s.
-constexpr uint64_t kTicksPerGoodputRefresh = 20;
 
 // In a RankId given to CheckRankHeld: any rank of the job on the node (a
 // checkpoint report names the job, not a rank).
@@ -682,7 +680,9 @@ void Controller::ArmTimer() {
     // Once a second is fresh enough for any scrape, and each census walks
     // every node.
     if (++ticks_ % kTicksPerNodeCensus == 0) PublishNodeMetrics();
-    if (ticks_ % kTicksPerGoodputRefresh == 0) RefreshGoodput();
+    for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+      feature->OnTick(ticks_);
+    }
     ArmTimer();
   });
 }

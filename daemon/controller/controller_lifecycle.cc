@@ -165,7 +165,9 @@ absl::Status Controller::ApplyEvent(JobRuntime& job, const JobEvent& event,
           AfterCommit([this, id = record.id()] { DropMemoryCheckpoints(id); });
         }
         ChargeUsage(record);
-        CountFinishedGoodput(record);
+        for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+          feature->OnJobFinished(record);
+        }
         finished_order_.emplace_back(clock_.NowMs(), record.id());
         RequestSchedule();  // jobs may depend on this one
         StageEvent(record.id(), "",

@@ -92,7 +92,9 @@ void Controller::RetireFinishedJobs(int64_t now) {
       continue;
     }
     ChargeUsage(job.record, retired_usage_);
-    RetireGoodput(id);
+    for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+      feature->OnJobRetired(job.record);
+    }
     if (options_.metrics) {
       options_.metrics->JobRetired(FromProto(job.record.state()));
     }
@@ -106,9 +108,9 @@ void Controller::RetireFinishedJobs(int64_t now) {
   }
   if (retired == 0) return;
   batch_.retired_usage = ToRecord(retired_usage_);
-  retired_goodput_.Prune(now);
-  *batch_.retired_usage->mutable_retired_goodput() =
-      retired_goodput_.ToRecord();
+  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+    feature->SaveRetired(*batch_.retired_usage);
+  }
   AfterCommit(nullptr);
   log::Debug("finished jobs moved to the history",
              {{"jobs", retired}, {"in_memory", jobs_.size()}});

@@ -65,10 +65,9 @@ v1::ClusterStatusResponse Controller::ClusterStatus() const {
       *status.add_straggler_jobs() = *std::move(view);
     }
   }
-  const GoodputTotals goodput = GoodputLastDay();
-  *status.mutable_goodput_last_day() = ToProto(goodput);
-  status.set_ettr_last_day(goodput.Ettr());
-  status.set_goodput_window_seconds(retired_goodput_.window_ms() / 1000);
+  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+    feature->FillStatus(status);
+  }
   *status.mutable_dataset_cache() = SummarizeDatasetCache(NodeCaches());
   return status;
 }

@@ -24,6 +24,7 @@
 #include "common/log.h"
 #include "daemon/controller/agent_link.h"
 #include "daemon/controller/controller.h"
+#include "daemon/controller/features/standard_features.h"
 #include "daemon/controller/request_validation.h"
 #include "daemon/rpc/agent_stream_guard.h"
 #include "daemon/store/state_store.h"
@@ -72,6 +73,7 @@ struct World {
     // and expire them, so that path is fuzzed too.
     options.min_job_age_ms = 1000;
     options.history_retention_ms = 60'000;
+    options.features = StandardFeatures();
     return options;
   }
   boost::asio::io_context io;

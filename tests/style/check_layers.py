@@ -33,6 +33,11 @@ LAYERS = {
     "daemon/controller": {
         "common", "proto", "daemon/scheduler", "daemon/store",
         "daemon/launch"},
+    # Features beside the controller's core (controller_feature.h): they
+    # link the core; the core never names them.
+    "daemon/controller/features": {
+        "common", "proto", "daemon/scheduler", "daemon/store",
+        "daemon/launch", "daemon/controller"},
     "daemon/rpc": {
         "common", "proto", "daemon/controller", "daemon/scheduler",
         "daemon/store", "daemon/launch"},
@@ -40,7 +45,7 @@ LAYERS = {
     "daemon": {
         "common", "proto", "daemon/scheduler", "daemon/store",
         "daemon/launch", "daemon/replication", "daemon/controller",
-        "daemon/rpc"},
+        "daemon/controller/features", "daemon/rpc"},
     # The node agent and the CLI share only common/ and the wire contract
     # with gantryd.
     "agent": {"common", "proto"},
@@ -51,10 +56,18 @@ CHECKED_ROOTS = ("common", "daemon", "agent", "cli")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 
+def daemon_layer(parts):
+    """daemon/X/... -> daemon/X; daemon/controller/features/... is a layer
+    of its own."""
+    if parts[1:3] == ["controller", "features"] and len(parts) > 3:
+        return "daemon/controller/features"
+    return "daemon/" + parts[1] if len(parts) > 2 else "daemon"
+
+
 def layer_of_source(relative_path):
     parts = relative_path.split("/")
     if parts[0] == "daemon":
-        return "daemon/" + parts[1] if len(parts) > 2 else "daemon"
+        return daemon_layer(parts)
     return parts[0]
 
 
@@ -68,7 +81,7 @@ def layer_of_include(header):
     if parts[0] == "etcd":
         return "etcd"
     if parts[0] == "daemon":
-        return "daemon/" + parts[1] if len(parts) > 2 else "daemon"
+        return daemon_layer(parts)
     if parts[0] in CHECKED_ROOTS:
         return parts[0]
     return None

@@ -54,6 +54,17 @@ class CheckLayersTest(unittest.TestCase):
             self.assertIn("agent/a.h:1", result.stdout)
             self.assertIn("cli/b.cc:1", result.stdout)
 
+    def test_the_core_may_not_name_a_feature(self):
+        with tempfile.TemporaryDirectory() as tree:
+            write(tree, "daemon/controller/features/goodput/g.cc",
+                  '#include "daemon/controller/controller.h"\n')
+            write(tree, "daemon/controller/c.cc",
+                  '#include "daemon/controller/features/goodput/g.h"\n')
+            result = run_checker(tree)
+            self.assertEqual(result.returncode, 1)
+            self.assertIn("daemon/controller/c.cc:1", result.stdout)
+            self.assertNotIn("goodput/g.cc", result.stdout)
+
     def test_a_new_directory_must_be_given_a_layer(self):
         with tempfile.TemporaryDirectory() as tree:
             write(tree, "daemon/newthing/a.cc", "int x;\n")

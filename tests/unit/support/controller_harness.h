@@ -20,6 +20,7 @@
 
 #include "common/clock.h"
 #include "daemon/controller/controller.h"
+#include "daemon/controller/features/standard_features.h"
 #include "tests/unit/support/memory_store.h"
 
 namespace gantry {
@@ -38,8 +39,10 @@ inline std::vector<uint64_t> Ids(const std::vector<v1::JobRecord>& jobs) {
 
 class ControllerHarness {
  public:
+  // Runs the features gantryd runs unless `options` names its own.
   explicit ControllerHarness(ControllerOptions options)
       : options_(std::move(options)) {
+    if (options_.features.empty()) options_.features = StandardFeatures();
     StartController();
   }
   ~ControllerHarness() { StopController(); }

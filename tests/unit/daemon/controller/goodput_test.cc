@@ -1,13 +1,12 @@
 // Goodput accounting: a job's wall time split into segments from its
-// attempt times (daemon/controller/goodput.h), as table tests, and the
-// sliding-day ledger that sums jobs (goodput_ledger.h).
+// attempt times (daemon/controller/goodput.h), as table tests. The
+// sliding-day ledger that sums jobs is the goodput feature's
+// (features/goodput_feature_test.cc).
 #include "daemon/controller/goodput.h"
 
 #include <catch2/catch.hpp>
 #include <string>
 #include <vector>
-
-#include "daemon/controller/goodput_ledger.h"
 
 namespace gantry {
 namespace goodput_test {
@@ -264,66 +263,6 @@ TEST_CASE("a timeline is summed over a window") {
   const GoodputTotals totals = SumTimeline(timeline, T(5), T(20));
   CHECK(totals[GoodputSegment::kQueued] == 5 * kSecond);
   CHECK(totals[GoodputSegment::kProductive] == 10 * kSecond);
-}
-
-TEST_CASE("the ledger sums the last day and forgets what is older") {
-  const int64_t bucket = 600 * kSecond;
-  GoodputLedger ledger(bucket, 3600 * kSecond);
-  ledger.Add({{GoodputSegment::kProductive, T(0), T(1800)},
-              {GoodputSegment::kLost, T(1800), T(1900)}},
-             1);
-  CHECK(ledger.Window(T(1900))[GoodputSegment::kProductive] == 1800 * kSecond);
-  CHECK(ledger.Window(T(1900))[GoodputSegment::kLost] == 100 * kSecond);
-  // An hour later the first 300 s of the window are gone: the bucket
-  // across the window's start counts in proportion.
-  const GoodputTotals later = ledger.Window(T(3900));
-  CHECK(later[GoodputSegment::kProductive] == 1500 * kSecond);
-  ledger.Prune(T(6000));
-  CHECK(ledger.Window(T(6000)).Total() == 0);
-  CHECK(ledger.ToRecord().buckets_size() == 0);
-  // Time older than what is kept is not counted again.
-  ledger.Add({{GoodputSegment::kQueued, T(0), T(2000)}}, 1);
-  CHECK(ledger.Window(T(6000))[GoodputSegment::kQueued] == 0);
-}
-
-TEST_CASE("the ledger is stored and restored") {
-  GoodputLedger ledger;
-  ledger.Add({{GoodputSegment::kRecovering, T(0), T(700)}}, 1);
-  const v1::GoodputLedgerRecord record = ledger.ToRecord();
-  CHECK(record.buckets_size() == 2);
-  GoodputLedger restored;
-  REQUIRE(restored.Restore(record));
-  CHECK(restored.Window(T(700)).ms == ledger.Window(T(700)).ms);
-  GoodputLedger other_size(60 * kSecond);
-  CHECK_FALSE(other_size.Restore(record));
-}
-
-TEST_CASE("a tracked job's new timeline replaces the old one in the ledger") {
-  GoodputTracker tracker;
-  // Running: productive so far.
-  tracker.Update(7, {{GoodputSegment::kStarting, T(0), T(10)},
-                     {GoodputSegment::kProductive, T(10), T(50)}});
-  tracker.Update(7, {{GoodputSegment::kStarting, T(0), T(10)},
-                     {GoodputSegment::kProductive, T(10), T(60)}});
-  GoodputTotals now = tracker.ledger().Window(T(60));
-  CHECK(now[GoodputSegment::kProductive] == 50 * kSecond);
-  // It failed: the time since its checkpoint at 30 was lost after all.
-  tracker.Update(7, {{GoodputSegment::kStarting, T(0), T(10)},
-                     {GoodputSegment::kProductive, T(10), T(30)},
-                     {GoodputSegment::kLost, T(30), T(58)},
-                     {GoodputSegment::kDetecting, T(58), T(61)}});
-  now = tracker.ledger().Window(T(61));
-  CHECK(now[GoodputSegment::kProductive] == 20 * kSecond);
-  CHECK(now[GoodputSegment::kLost] == 28 * kSecond);
-  CHECK(now[GoodputSegment::kDetecting] == 3 * kSecond);
-  CHECK(now.Total() == 61 * kSecond);
-  // Shorter than before (a record rewound): the difference comes off.
-  tracker.Update(7, {{GoodputSegment::kStarting, T(0), T(5)}});
-  CHECK(tracker.ledger().Window(T(61)).Total() == 5 * kSecond);
-  CHECK(tracker.Remove(7).size() == 1);
-  CHECK(tracker.ledger().Window(T(61)).Total() == 0);
-  CHECK(tracker.size() == 0);
-  CHECK(tracker.Remove(7).empty());
 }
 
 }  // namespace goodput_test

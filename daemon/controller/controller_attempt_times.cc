@@ -1,13 +1,9 @@
-// Controller: goodput accounting. Marks the times of each attempt that
-// goodput.h splits a job's wall time by (every rank running, the first
-// progress report, the latest checkpoint; the fault time is FailJob's), and
-// keeps the cluster's last day (goodput_ledger.h): the jobs in the live
-// state in a tracker updated whenever a job is staged and every few
-// seconds for the running and pending ones, the retired jobs in a ledger
-// stored with the fair-share usage they also leave behind.
-#include "common/log.h"
+// Controller: an attempt's times. Marks when every rank of the running
+// attempt runs, its first progress report and its latest checkpoint: the
+// times goodput.h splits a job's wall time by (the fault time is
+// FailJob's). The cluster's last day of goodput is a feature beside the
+// core (features/goodput/).
 #include "daemon/controller/controller.h"
-#include "daemon/controller/controller_metrics.h"
 #include "daemon/launch/step_layout.h"
 
 namespace gantry {
@@ -73,48 +69,6 @@ void Controller::NoteProgress(JobRuntime& job, bool checkpoint) {
     changed = true;
   }
   if (changed) StageJob(job);
-}
-
-void Controller::UpdateGoodput(const JobRuntime& job) {
-  goodput_.Update(job.record.id(), GoodputTimeline(job.record, clock_.NowMs()));
-}
-
-void Controller::RetireGoodput(uint64_t job_id) {
-  retired_goodput_.Add(goodput_.Remove(job_id), 1);
-}
-
-void Controller::RestoreGoodput(const v1::GoodputLedgerRecord& retired) {
-  const int64_t now = clock_.NowMs();
-  goodput_.ledger().Prune(now);
-  retired_goodput_.Prune(now);
-  if (retired.buckets_size() > 0 && !retired_goodput_.Restore(retired)) {
-    log::Warn(
-        "stored goodput of retired jobs has another bucket size; "
-        "the last day's figure restarts without them",
-        {{"bucket_ms", retired.bucket_ms()}});
-  }
-  for (const auto& [id, job] : jobs_) UpdateGoodput(job);
-}
-
-void Controller::RefreshGoodput() {
-  const int64_t now = clock_.NowMs();
-  goodput_.ledger().Prune(now);
-  retired_goodput_.Prune(now);
-  for (const auto& [id, job] : live_jobs_) UpdateGoodput(*job);
-  if (options_.metrics) options_.metrics->PublishGoodput(GoodputLastDay());
-}
-
-GoodputTotals Controller::GoodputLastDay() const {
-  const int64_t now = clock_.NowMs();
-  GoodputTotals totals = goodput_.ledger().Window(now);
-  totals += retired_goodput_.Window(now);
-  return totals;
-}
-
-void Controller::CountFinishedGoodput(const v1::JobRecord& record) {
-  if (!options_.metrics) return;
-  options_.metrics->CountFinishedGoodput(
-      SumTimeline(GoodputTimeline(record, clock_.NowMs())));
 }
 
 }  // namespace gantry

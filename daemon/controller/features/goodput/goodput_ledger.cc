@@ -1,4 +1,4 @@
-#include "daemon/controller/goodput_ledger.h"
+#include "daemon/controller/features/goodput/goodput_ledger.h"
 
 #include <algorithm>
 #include <limits>

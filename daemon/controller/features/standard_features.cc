@@ -1,0 +1,9 @@
+#include "daemon/controller/features/standard_features.h"
+
+#include "daemon/controller/features/goodput/goodput_feature.h"
+
+namespace gantry {
+
+std::vector<FeatureFactory> StandardFeatures() { return {MakeGoodputFeature}; }
+
+}  // namespace gantry
