@@ -1,4 +1,4 @@
-// The agent's part of in-memory checkpoints (README "In-memory
+// The agent's part of in-memory checkpoints (docs/user-guide.md "In-memory
 // checkpoints"): keeps the node's snapshot store
 // (agent/memory_checkpoint_store.h), pushes every new complete snapshot of
 // the ranks that ran here to the peer the controller chose (a node under

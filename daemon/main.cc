@@ -357,7 +357,7 @@ void AddFlags(CLI::App& app, Flags& flags) {
   app.add_option("--etcd", flags.etcd,
                  "etcd endpoints HOST:PORT,... : run as one of several "
                  "controllers sharing that etcd cluster (leader or hot "
-                 "standby; see README \"High availability\"). Empty: this "
+                 "standby; see docs/admin-guide.md \"High availability\"). Empty: this "
                  "gantryd alone with its local state (the default)")
       ->delimiter(',');
   app.add_option("--etcd-prefix", flags.etcd_prefix,

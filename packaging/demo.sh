@@ -5,7 +5,7 @@
 # 2-node all-reduce, shows the queue and cluster status while it runs, prints
 # the job's output and record, and stops everything it started.
 # Plain TCP on loopback by default; GANTRY_DEMO_TLS=1 makes a CA and a
-# certificate with openssl and runs gantryd's TCP port with TLS (README,
+# certificate with openssl and runs gantryd's TCP port with TLS (docs/admin-guide.md,
 # "TLS on the TCP port").
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -183,7 +183,7 @@ std::string Timelimit(const v1::JobRecord& job) {
   return SlurmDuration(static_cast<int64_t>(seconds));
 }
 
-// A goodput segment's time (README "Goodput"), on the job's line only.
+// A goodput segment's time (docs/user-guide.md "Goodput"), on the job's line only.
 std::string GoodputDuration(const SacctRow& row, int64_t milliseconds) {
   if (row.kind != Kind::kJob) return "";
   return SlurmDuration(milliseconds / 1000);
@@ -242,7 +242,7 @@ const std::vector<SacctField>& Table() {
                                    job.spec().begin_time_ms(),
                                    job.eligible_time_ms()}));),
       FIELD("End", 19, return SlurmTime(EndMs(row));),
-      // Gantry's goodput (README "Goodput"), for the job's line only: the
+      // Gantry's goodput (docs/user-guide.md "Goodput"), for the job's line only: the
       // effective training time ratio, and the wall time by segment.
       FIELD("ETTR", 6, if (row.kind != Kind::kJob) return "";
             return absl::StrFormat("%.3f", job.goodput().ettr());),

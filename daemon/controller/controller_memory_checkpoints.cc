@@ -1,4 +1,4 @@
-// Controller: in-memory checkpoints (--memory-checkpoints; README
+// Controller: in-memory checkpoints (--memory-checkpoints; docs/user-guide.md
 // "In-memory checkpoints"). The agents keep each rank's snapshots in the
 // node's memory and push them to a peer in another failure domain; the
 // controller chooses the peers, learns from the agents' reports which

@@ -1,4 +1,4 @@
-// Controller: the pre-flight gang check (README "Pre-flight"). A job
+// Controller: the pre-flight gang check (docs/user-guide.md "Pre-flight"). A job
 // attempt that wants it starts as any other (RUNNING, its nodes taken),
 // but its launch waits: every node of the allocation gets a
 // PreflightCheck, and once all answered (or the deadline passed) the

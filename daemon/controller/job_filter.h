@@ -48,7 +48,7 @@ void ClearPayloads(v1::JobRecord& job);
 // Clears what only the job's owner (and admins) may know of it besides its
 // payloads: the submission token (whoever knows it could learn which job a
 // submission made) and its datasets' names and paths, with their staging
-// on the nodes (README: a user's datasets are private).
+// on the nodes (docs/user-guide.md: a user's datasets are private).
 void ClearPrivateToOwner(v1::JobRecord& job);
 
 }  // namespace gantry

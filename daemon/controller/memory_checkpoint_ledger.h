@@ -1,4 +1,4 @@
-// What the controller knows of jobs' in-memory checkpoints (README
+// What the controller knows of jobs' in-memory checkpoints (docs/user-guide.md
 // "In-memory checkpoints"): which node holds which rank's snapshot of which
 // step, its own or a replica, as the agents last reported; and the
 // decisions made from it:

@@ -1,4 +1,4 @@
-// The controller's pre-flight gang checks in flight (README "Pre-flight"),
+// The controller's pre-flight gang checks in flight (docs/user-guide.md "Pre-flight"),
 // in memory: which job attempts are being checked, on which nodes in ring
 // order, until when, and what each node answered; plus the port each
 // agent's pre-flight listener announced when it registered. The policy

@@ -10,7 +10,7 @@ namespace {
 
 constexpr char kHowToSecure[] =
     "give --etcd-ca, --etcd-cert and --etcd-key (etcd-key readable by "
-    "gantryd only; gantry-etcd-setup certs makes them, README \"An HA "
+    "gantryd only; gantry-etcd-setup certs makes them, docs/admin-guide.md \"An HA "
     "pair, step by step\")";
 
 }  // namespace

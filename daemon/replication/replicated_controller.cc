@@ -24,7 +24,7 @@ ReplicatedController::Create(ReplicationOptions options, RocksDbStore& local,
   if (options.replication_key.empty()) {
     return absl::InvalidArgumentError(
         "several controllers on etcd need --replication-key: the file of "
-        "the cluster key that seals what they keep in etcd (README \"High "
+        "the cluster key that seals what they keep in etcd (docs/admin-guide.md \"High "
         "availability\")");
   }
   absl::StatusOr<std::unique_ptr<RecordSeal>> seal =
@@ -204,7 +204,7 @@ absl::Status ReplicatedController::RefuseUnsealedLog() {
           keys().prefix(),
           "`; start first the controller that led last (its state is the "
           "newest) and, once it leads, the others: they copy its state "
-          "(README \"High availability\", upgrading)"));
+          "(docs/admin-guide.md \"High availability\", upgrading)"));
     }
   }
   return absl::OkStatus();

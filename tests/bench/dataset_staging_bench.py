@@ -1,4 +1,4 @@
-"""Dataset staging benchmark (--dataset=NAME:PATH, README "Datasets cached
+"""Dataset staging benchmark (--dataset=NAME:PATH, docs/user-guide.md "Datasets cached
 on the nodes").
 
 Writes a tree of --files files, --mib MiB in all, under a temp dir, then:

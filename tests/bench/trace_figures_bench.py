@@ -1,4 +1,4 @@
-"""The trace simulator's figures (README "Trace simulator"): for Gantry,
+"""The trace simulator's figures (docs/performance.md, "Trace simulator"): for Gantry,
 topology-blind backfill and FIFO on the same input, useful utilization,
 mean / p99 queueing delay and JCT, the share of multi-node jobs on the
 fewest possible leaf switches and their mean delay, for

@@ -2,7 +2,7 @@
 replicated controller: each member with its own data dir and free ports,
 started and stopped by pid (Debian's etcd-server).
 
-Secured by default as the README's recipe secures a site's etcd: TLS on
+Secured by default as the admin guide's recipe secures a site's etcd: TLS on
 client and peer ports with certificates of the cluster's own CA, every
 client asked for its certificate (--client-cert-auth), and etcd's auth on
 with a `gantry` user (CN=gantry) whose role may read and write
@@ -101,7 +101,7 @@ class EtcdCluster:
 
     def enable_auth(self):
         """etcd's auth on, with the gantry role limited to the prefix, by
-        the shipped script (as the README's recipe has it)."""
+        the shipped script (as the admin guide's recipe has it)."""
         cert, key = self.files.root
         pki = os.path.join(self.directory, "pki-root")
         os.makedirs(pki, exist_ok=True)

@@ -3,7 +3,7 @@
 unix socket, the etcd members, the agents and the CLI all told every
 controller's address, as an admin's configuration would.
 
-Each controller reads a gantry.toml of its own with the keys the README's
+Each controller reads a gantry.toml of its own with the keys the admin guide's
 recipe sets (etcd, etcd-prefix, socket, replication-key, etcd-ca, etcd-cert,
 etcd-key), and
 takes its name on the command line as the shipped unit passes it. etcd is
@@ -40,7 +40,7 @@ class HaCluster(GantryCluster):
         self.controllers = {}  # name -> _Daemon (the live process)
         self._starts = {name: 0 for name in self.names}
         # The cluster key every controller holds (--replication-key), made
-        # as the README's recipe makes it.
+        # as the admin guide's recipe makes it.
         self.replication_key = os.path.join(self.dir, "replication.key")
         with open(os.open(self.replication_key,
                           os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600),
@@ -54,7 +54,7 @@ class HaCluster(GantryCluster):
         return os.path.join(self.dir, f"state-{name}")
 
     def config_of(self, name):
-        """Writes the controller's gantry.toml ([controller] as the README's
+        """Writes the controller's gantry.toml ([controller] as the admin guide's
         HA recipe has it) and returns its path."""
         path = os.path.join(self.dir, f"gantry-{name}.toml")
         lines = ["[controller]",

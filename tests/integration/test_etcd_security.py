@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""etcd as a site secures it for Gantry (README "An HA pair, step by step";
+"""etcd as a site secures it for Gantry (docs/admin-guide.md "An HA pair, step by step";
 packaging/gantry-etcd-setup), tried by a hostile local user and by an
 admin who gets the setup wrong.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Highly available controllers set up as the README's recipe and the
+"""Highly available controllers set up as the admin guide's recipe (docs/admin-guide.md) and the
 shipped configuration set them up, not as a test harness would:
 
 - the unix socket on (the default --socket, which the recipe keeps): both

@@ -211,7 +211,7 @@ class UntrustedEtcdTest(ClusterTestCase):
 
     def test_upgrade_from_an_unsealed_log_as_the_readme_says(self):
         """A log an earlier gantryd wrote (unsealed) is refused with what
-        to do; done as the README says (prefix cleared, the last leader
+        to do; done as docs/admin-guide.md says (prefix cleared, the last leader
         started first), a standby that was behind copies the leader's
         state and nothing acknowledged is lost."""
         cluster = self.start_ha(agents=1, controllers=2)
@@ -239,7 +239,7 @@ class UntrustedEtcdTest(ClusterTestCase):
         self.assertIn(f"etcdctl del --prefix {cluster.etcd_prefix}",
                       refused.log_text())
 
-        # The README's steps.
+        # The admin guide's steps.
         cluster.etcd.etcdctl("del", "--prefix", cluster.etcd_prefix)
         cluster.start_named_controller(leader)
         self.assertEqual(cluster.wait_leader(timeout=60), leader)

@@ -79,7 +79,7 @@ wait
         self.assert_pids_gone([int(pids[f"rank.{job_id}.node02"])], timeout=5,
                               what="the rank of the dead agent")
         # ... and what it started is killed by the agent's next start (under
-        # systemd, which restarts the agent, at once: see README, "Ranks die
+        # systemd, which restarts the agent, at once: see docs/user-guide.md, "Ranks die
         # with their agent"), found by its process group. Nothing runs on
         # unwatched past that.
         cluster.start_agent("node02")

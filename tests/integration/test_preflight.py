@@ -1,4 +1,4 @@
-"""The pre-flight gang check before a job's ranks start (README
+"""The pre-flight gang check before a job's ranks start (docs/user-guide.md
 "Pre-flight"), with real agents on loopback, each on its own 127.0.X.N
 address.
 

@@ -58,7 +58,7 @@ def read_etcd_puts(history_path, prefix):
 def check(acks, starts, final_jobs, nodes, etcd_puts, excused_drains=()):
     """{property: list of violations} (empty lists: it holds) and counts.
     excused_drains: nodes the faults cut from the controllers, which
-    gantryd drains by design when they go silent under a job (README,
+    gantryd drains by design when they go silent under a job (docs/user-guide.md,
     "When things fail"); they are counted, not violations."""
     violations = collections.defaultdict(list)
     acked = [a for a in acks if a["job_id"] is not None]
