@@ -5,7 +5,8 @@
 // checkpoint: ...").
 //
 // Run by one rank with --step, the report is also that rank's, for its
-// node's progress (the straggler check, docs/user-guide.md "Stragglers"): the rank is
+// node's progress (the straggler check, docs/user-guide.md "Stragglers"): the
+// rank is
 // --rank, else SLURM_PROCID, else RANK from the environment.
 #pragma once
 

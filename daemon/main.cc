@@ -357,8 +357,9 @@ void AddFlags(CLI::App& app, Flags& flags) {
   app.add_option("--etcd", flags.etcd,
                  "etcd endpoints HOST:PORT,... : run as one of several "
                  "controllers sharing that etcd cluster (leader or hot "
-                 "standby; see docs/admin-guide.md \"High availability\"). Empty: this "
-                 "gantryd alone with its local state (the default)")
+                 "standby; see docs/admin-guide.md \"High availability\"). "
+                 "Empty: this gantryd alone with its local state (the "
+                 "default)")
       ->delimiter(',');
   app.add_option("--etcd-prefix", flags.etcd_prefix,
                  "Key prefix of this cluster's records in etcd")

@@ -183,7 +183,8 @@ std::string Timelimit(const v1::JobRecord& job) {
   return SlurmDuration(static_cast<int64_t>(seconds));
 }
 
-// A goodput segment's time (docs/user-guide.md "Goodput"), on the job's line only.
+// A goodput segment's time (docs/user-guide.md "Goodput"), on the job's line
+// only.
 std::string GoodputDuration(const SacctRow& row, int64_t milliseconds) {
   if (row.kind != Kind::kJob) return "";
   return SlurmDuration(milliseconds / 1000);

@@ -1,14 +1,14 @@
-// Controller: the pre-flight gang check (docs/user-guide.md "Pre-flight"). A job
-// attempt that wants it starts as any other (RUNNING, its nodes taken),
-// but its launch waits: every node of the allocation gets a
-// PreflightCheck, and once all answered (or the deadline passed) the
-// verdict (daemon/scheduler/preflight_verdict.h) decides. A pass sends
-// the launch. A failure drains the nodes to blame, with the reason, and
-// ends the attempt uncharged: the job goes back to PENDING (reason and
-// attempt end "Preflight"), is placed again on other nodes (hot spares
-// first, as any restart) and is checked again; if no node is free it
-// waits. No rank ran, so the job has seen no failure: the attempt costs
-// none of its --max-restarts, and GANTRY_RESTART_COUNT does not count it.
+// Controller: the pre-flight gang check (docs/user-guide.md "Pre-flight"). A
+// job attempt that wants it starts as any other (RUNNING, its nodes taken), but
+// its launch waits: every node of the allocation gets a PreflightCheck, and
+// once all answered (or the deadline passed) the verdict
+// (daemon/scheduler/preflight_verdict.h) decides. A pass sends the launch. A
+// failure drains the nodes to blame, with the reason, and ends the attempt
+// uncharged: the job goes back to PENDING (reason and attempt end "Preflight"),
+// is placed again on other nodes (hot spares first, as any restart) and is
+// checked again; if no node is free it waits. No rank ran, so the job has seen
+// no failure: the attempt costs none of its --max-restarts, and
+// GANTRY_RESTART_COUNT does not count it.
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"

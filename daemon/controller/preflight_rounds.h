@@ -1,7 +1,7 @@
-// The controller's pre-flight gang checks in flight (docs/user-guide.md "Pre-flight"),
-// in memory: which job attempts are being checked, on which nodes in ring
-// order, until when, and what each node answered; plus the port each
-// agent's pre-flight listener announced when it registered. The policy
+// The controller's pre-flight gang checks in flight (docs/user-guide.md
+// "Pre-flight"), in memory: which job attempts are being checked, on which
+// nodes in ring order, until when, and what each node answered; plus the port
+// each agent's pre-flight listener announced when it registered. The policy
 // knobs (PreflightOptions) come from gantryd's flags.
 //
 // A check lost with a controller restart is run again: the attempt's

@@ -10,8 +10,8 @@ namespace {
 
 constexpr char kHowToSecure[] =
     "give --etcd-ca, --etcd-cert and --etcd-key (etcd-key readable by "
-    "gantryd only; gantry-etcd-setup certs makes them, docs/admin-guide.md \"An HA "
-    "pair, step by step\")";
+    "gantryd only; gantry-etcd-setup certs makes them, docs/admin-guide.md "
+    "\"An HA pair, step by step\")";
 
 }  // namespace
 

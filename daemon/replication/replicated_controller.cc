@@ -24,8 +24,8 @@ ReplicatedController::Create(ReplicationOptions options, RocksDbStore& local,
   if (options.replication_key.empty()) {
     return absl::InvalidArgumentError(
         "several controllers on etcd need --replication-key: the file of "
-        "the cluster key that seals what they keep in etcd (docs/admin-guide.md \"High "
-        "availability\")");
+        "the cluster key that seals what they keep in etcd "
+        "(docs/admin-guide.md \"High availability\")");
   }
   absl::StatusOr<std::unique_ptr<RecordSeal>> seal =
       RecordSeal::FromKeyFile(options.replication_key);

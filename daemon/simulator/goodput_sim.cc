@@ -12,9 +12,9 @@ namespace gantry::sim {
 
 std::vector<RecoveryPolicy> StandardRecoveryPolicies(uint32_t spares) {
   // Gantry: --node-timeout 3 s (its default) to notice a lost node; about
-  // 3 s from a node's death to every rank running again (docs/user-guide.md, "When
-  // things fail"). Pre-flight: 10 s per attempt (the issue's target for 64
-  // nodes), catching 90% of bad nodes (an assumption).
+  // 3 s from a node's death to every rank running again (docs/user-guide.md,
+  // "When things fail"). Pre-flight: 10 s per attempt (the issue's target for
+  // 64 nodes), catching 90% of bad nodes (an assumption).
   RecoveryPolicy gantry{.name = "gantry",
                         .kind = RecoveryKind::kGantry,
                         .detect_s = 3,
