@@ -19,17 +19,15 @@
 #include <CLI/CLI.hpp>
 
 #include "absl/strings/str_join.h"
-#include "absl/synchronization/mutex.h"
 #include "agent/agent.h"
 #include "agent/agent_metrics.h"
 #include "agent/dataset_stage_process.h"
 #include "agent/node_inventory.h"
 #include "agent/simulated_fleet.h"
 #include "agent/verbs_discovery.h"
-#include "common/broken_pipe.h"
 #include "common/controller_targets.h"
 #include "common/crash_point.h"
-#include "common/daemon_flags.h"
+#include "common/daemon_start.h"
 #include "common/log.h"
 #include "common/metrics_endpoint.h"
 #include "common/network_roles.h"
@@ -85,11 +83,11 @@ int RunSimulatedFleet(gantry::agent::SimulatedFleetOptions options,
 }  // namespace
 
 int main(int argc, char** argv) {
-  gantry::IgnoreBrokenPipes();  // first: a log line may be written at once
-  // Debian builds abseil with its mutex deadlock detection on, which keeps
-  // a graph of every lock gRPC takes: a large part of the CPU of a fleet of
-  // thousands of streams, for a check meant for debug builds.
-  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  // Dataset helpers (below) get the same start: they write log lines too.
+  if (std::optional<int> exit_code =
+          gantry::BeginDaemon("gantry-agent", gantry::kAgentCrashPoints)) {
+    return *exit_code;
+  }
   // A dataset helper (agent/dataset_stage_process.h): the agent's binary
   // started again to read and write trees as a job's user.
   if (argc >= 2 &&
@@ -97,30 +95,18 @@ int main(int argc, char** argv) {
     return gantry::agent::RunDatasetWorker(
         std::vector<std::string>(argv + 2, argv + argc));
   }
-  // Before the flags: GANTRY_CRASH_AT=list needs none.
-  if (absl::Status armed =
-          gantry::CheckCrashPointsArmed(gantry::kAgentCrashPoints);
-      !armed.ok()) {
-    std::cerr << "gantry-agent: " << armed.message() << "\n";
-    return 2;
-  }
-  CLI::App app{
+  gantry::DaemonCommandLine command_line(
+      "gantry-agent", "agent",
       "gantry-agent: the Gantry node agent. Discovers the node, registers "
-      "with gantryd, and starts, watches and stops the ranks of jobs."};
-  app.set_version_flag("--version", "gantry-agent " GANTRY_VERSION);
-  std::string config;
+      "with gantryd, and starts, watches and stops the ranks of jobs.");
+  CLI::App& app = command_line.app();
   gantry::agent::AgentOptions options;
   options.controller = "127.0.0.1:6817";
   options.node_name = HostName();
   options.work_dir = "/var/spool/gantry";
   std::string hwloc_xml;
-  std::string log_level = "info";
   std::vector<std::string> role_overrides;
   std::string metrics_listen;
-  app.add_option("--config", config,
-                 "TOML file whose [agent] table sets these flags by their long "
-                 "names (flags win), e.g. /etc/gantry/gantry.toml; read only "
-                 "when given");
   app.add_option("--controller", options.controller,
                  "gantryd address: HOST:PORT or unix:PATH")
       ->capture_default_str();
@@ -276,18 +262,9 @@ int main(int argc, char** argv) {
                  "gantryd (1: a connection per node, as real agents have)")
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));
-  app.add_option("--log-level", log_level, "debug, info, warn or error")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
-  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-
-  if (std::optional<int> exit_code =
-          gantry::ParseDaemonFlags(app, argc, argv, "gantry-agent", "agent")) {
+  if (std::optional<int> exit_code = command_line.Parse(argc, argv)) {
     return *exit_code;
   }
-  gantry::log::Configure(
-      "gantry-agent",
-      gantry::log::ParseLevel(log_level, gantry::log::Level::kInfo));
   // With several controllers: follows the leader quickly through a
   // hand-over or a failover. Not with one: the poller wakes every agent ten
   // times a second for nothing (with a thousand agents on two cores, a

@@ -18,11 +18,9 @@
 #include <boost/asio/signal_set.hpp>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
-#include "common/broken_pipe.h"
 #include "common/cluster_name.h"
 #include "common/crash_point.h"
-#include "common/daemon_flags.h"
+#include "common/daemon_start.h"
 #include "common/hostlist.h"
 #include "common/log.h"
 #include "common/metrics_endpoint.h"
@@ -52,7 +50,6 @@
 namespace {
 
 struct Flags {
-  std::string config;
   std::string state_dir = "/var/lib/gantry";
   std::string cluster_name = gantry::kDefaultClusterName;
   std::string default_account;
@@ -92,7 +89,6 @@ struct Flags {
   double priority_weight_fairshare = 10000;
   double priority_max_age_hours = 7 * 24;
   double priority_decay_half_life_hours = 7 * 24;
-  std::string log_level = "info";
   std::string metrics_listen = "0.0.0.0:9817";
   std::string auth = "munge";
   std::string munge_socket;
@@ -413,46 +409,24 @@ void AddFlags(CLI::App& app, Flags& flags) {
                  "PEM CA that signed the other controllers' --tls-cert: a "
                  "standby dials the leader with TLS to copy its state "
                  "(empty: plain TCP)");
-  app.add_option("--log-level", flags.log_level, "debug, info, warn or error")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  gantry::IgnoreBrokenPipes();  // first: a log line may be written at once
-  // Debian builds abseil with its mutex deadlock detection on, which keeps
-  // a graph of every lock gRPC takes: with thousands of agent streams it
-  // cost about a third of the controller's CPU (tests/bench/
-  // simulated_fleet_bench.py), for a check meant for debug builds.
-  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
-  // Before the flags: GANTRY_CRASH_AT=list needs none.
-  if (absl::Status armed =
-          gantry::CheckCrashPointsArmed(gantry::kControllerCrashPoints);
-      !armed.ok()) {
-    std::cerr << "gantryd: " << armed.message() << "\n";
-    return 2;
-  }
-  CLI::App app{
-      "gantryd: the Gantry controller. Keeps jobs and nodes in RocksDB, "
-      "schedules jobs as gangs, and serves the gantry CLI and the agents."};
-  app.set_version_flag("--version", "gantryd " GANTRY_VERSION);
-  Flags flags;
-  app.add_option("--config", flags.config,
-                 "TOML file whose [controller] table sets these flags by their "
-                 "long names (flags win), e.g. /etc/gantry/gantry.toml; read "
-                 "only when given");
-  AddFlags(app, flags);
-  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   if (std::optional<int> exit_code =
-          gantry::ParseDaemonFlags(app, argc, argv, "gantryd", "controller")) {
+          gantry::BeginDaemon("gantryd", gantry::kControllerCrashPoints)) {
     return *exit_code;
   }
-
-  gantry::log::Configure(
-      "gantryd",
-      gantry::log::ParseLevel(flags.log_level, gantry::log::Level::kInfo));
+  gantry::DaemonCommandLine command_line(
+      "gantryd", "controller",
+      "gantryd: the Gantry controller. Keeps jobs and nodes in RocksDB, "
+      "schedules jobs as gangs, and serves the gantry CLI and the agents.");
+  Flags flags;
+  AddFlags(command_line.app(), flags);
+  if (std::optional<int> exit_code = command_line.Parse(argc, argv)) {
+    return *exit_code;
+  }
   if (flags.node_timeout < 2 * flags.heartbeat_interval) {
     std::cerr << "gantryd: --node-timeout (" << flags.node_timeout
               << " s) must be at least twice --heartbeat-interval ("
