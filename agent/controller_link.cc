@@ -7,7 +7,6 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_split.h"
-#include "common/controller_targets.h"
 #include "common/crash_point.h"
 #include "common/log.h"
 #include "common/munge_credential.h"
@@ -46,17 +45,14 @@ ControllerLink::ControllerLink(std::string target,
       on_message_(std::move(on_message)),
       on_connected_(std::move(on_connected)),
       munge_socket_(std::move(munge_socket)),
-      tls_(std::move(tls)) {
-  const std::vector<std::string> targets = SplitControllerTargets(target_);
-  several_ = targets.size() > 1;
-  for (const std::string& one : targets) AddEndpoint(one);
-}
+      tls_(std::move(tls)),
+      controllers_(target_, [this](const std::string& address, bool several) {
+        return MakeEndpoint(address, several);
+      }) {}
 
-size_t ControllerLink::AddEndpoint(const std::string& address) {
-  for (size_t i = 0; i < endpoints_.size(); ++i) {
-    if (endpoints_[i].address == address) return i;
-  }
-  grpc::ChannelArguments args = AgentChannelArguments(several_);
+ControllerLink::Endpoint ControllerLink::MakeEndpoint(
+    const std::string& address, bool several) const {
+  grpc::ChannelArguments args = AgentChannelArguments(several);
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
       ChannelCredentialsFor(address, tls_, args);
   if (!credentials.ok()) {
@@ -67,12 +63,10 @@ size_t ControllerLink::AddEndpoint(const std::string& address) {
     std::abort();
   }
   Endpoint endpoint;
-  endpoint.address = address;
   endpoint.uses_tls = !IsUnixTarget(address) && !tls_.ca_path.empty();
   endpoint.channel = grpc::CreateCustomChannel(address, *credentials, args);
   endpoint.stub = v1::AgentService::NewStub(endpoint.channel);
-  endpoints_.push_back(std::move(endpoint));
-  return endpoints_.size() - 1;
+  return endpoint;
 }
 
 void ControllerLink::ExplainPlaintextFailure(const std::string& address,
@@ -99,14 +93,14 @@ void ControllerLink::Run() {
   // standby's answer names the leader to dial next. The first redial is
   // quick there: a leader that hands over on purpose is replaced within
   // a fraction of a second.
-  const bool several = several_;
+  const bool several = controllers_.several();
   const int first_backoff_ms = several ? 50 : 200;
   int backoff_ms = first_backoff_ms;
   bool connected_once = false;
   while (!stopping_) {
-    const Endpoint& endpoint = endpoints_[current_];
-    const std::string address = endpoint.address;
-    const bool uses_tls = endpoint.uses_tls;
+    // Copied: the list may grow (a named leader) while these are in use.
+    const std::string address = controllers_.current_address();
+    const bool uses_tls = controllers_.current().uses_tls;
     grpc::ClientContext context;
     {
       std::lock_guard lock(context_mutex_);
@@ -128,7 +122,8 @@ void ControllerLink::Run() {
       log::Warn("connecting without a credential",
                 {{"error", credential.status().ToString()}});
     }
-    std::unique_ptr<Stream> stream = endpoint.stub->Connect(&context);
+    std::unique_ptr<Stream> stream =
+        controllers_.current().stub->Connect(&context);
     v1::AgentMessage hello;
     *hello.mutable_register_() = make_register_();
     CrashPoint("agent.register.before_send");
@@ -181,25 +176,18 @@ void ControllerLink::Run() {
                {"code", static_cast<int>(status.error_code())},
                {"error", status.error_message()},
                {"retry_in_ms", backoff_ms}});
-    if (several) {
-      const auto& trailers = context.GetServerTrailingMetadata();
-      auto leader = trailers.find(kLeaderMetadataKey);
-      const size_t next = leader != trailers.end()
-                              ? AddEndpoint(std::string(leader->second.data(),
-                                                        leader->second.size()))
-                              : (current_ + 1) % endpoints_.size();
-      // Straight to a named leader; after a full round of refusals, back
-      // off as for one controller.
-      const bool named = leader != trailers.end() && next != current_;
-      current_ = next;
-      if (named) continue;
+    // Straight to a named leader; after a full round of refusals, back
+    // off as for one controller.
+    if (several &&
+        controllers_.MoveOn(NamedLeader(context.GetServerTrailingMetadata()))) {
+      continue;
     }
     // The backoff, spent connecting the channel dialled next: gRPC retries
     // a connection only while someone polls the channel, and only agents
     // with several controllers have the backup poller run often (main.cc).
     const auto retry_at = std::chrono::system_clock::now() +
                           std::chrono::milliseconds(backoff_ms);
-    endpoints_[current_].channel->WaitForConnected(retry_at);
+    controllers_.current().channel->WaitForConnected(retry_at);
     std::this_thread::sleep_until(retry_at);
     backoff_ms = std::min(backoff_ms * 2, several ? 1000 : 2000);
   }

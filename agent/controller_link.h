@@ -16,6 +16,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "common/leader_follower.h"
 #include "common/tls_credentials.h"
 #include "gantry/v1/agent.grpc.pb.h"
 
@@ -61,13 +62,12 @@ class ControllerLink {
       grpc::ClientReaderWriter<v1::AgentMessage, v1::ControllerMessage>;
 
   struct Endpoint {
-    std::string address;
     bool uses_tls = false;
     std::shared_ptr<grpc::Channel> channel;
     std::unique_ptr<v1::AgentService::Stub> stub;
   };
-  // The index of `address` in endpoints_, added with its channel if new.
-  size_t AddEndpoint(const std::string& address);
+  // The channel to one controller (LeaderFollower's MakeEndpoint).
+  Endpoint MakeEndpoint(const std::string& address, bool several) const;
   // Logs, once per address, that a controller dialled in plain TCP (no
   // --tls-ca) speaks TLS and which setting is missing: gRPC reports only a
   // closed connection. Run's thread.
@@ -80,9 +80,9 @@ class ControllerLink {
   const std::function<void()> on_connected_;
   const std::string munge_socket_;
   const ClientTls tls_;
-  bool several_ = false;  // more than one controller (high availability)
-  std::vector<Endpoint> endpoints_;   // Run's thread only, after construction
-  size_t current_ = 0;                // Run's thread only
+  // The controllers and the one dialled now: Run's thread only, after
+  // construction.
+  LeaderFollower<Endpoint> controllers_;
   std::set<std::string> tls_probed_;  // Run's thread only
   std::atomic<bool> stopping_{false};
   std::atomic<bool> connected_{false};

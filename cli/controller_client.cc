@@ -152,19 +152,18 @@ bool IsOutcomeUnknown(const absl::Status& status) {
 }
 
 ControllerClient::ControllerClient(std::string target)
-    : target_(std::move(target)), tls_(ClientTlsFromEnvironment()) {
+    : target_(std::move(target)),
+      tls_(ClientTlsFromEnvironment()),
+      controllers_(target_, [this](const std::string& address, bool several) {
+        return MakeTarget(address, several);
+      }) {
   if (const char* socket = std::getenv(kMungeSocketVariable)) {
     munge_socket_ = socket;
   }
-  const std::vector<std::string> targets = SplitControllerTargets(target_);
-  several_ = targets.size() > 1;
-  for (const std::string& one : targets) AddTarget(one);
 }
 
-size_t ControllerClient::AddTarget(const std::string& target) {
-  for (size_t i = 0; i < targets_.size(); ++i) {
-    if (targets_[i].address == target) return i;
-  }
+ControllerClient::Target ControllerClient::MakeTarget(const std::string& target,
+                                                      bool several) const {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(256 << 20);
   args.SetMaxSendMessageSize(64 << 20);  // topology imports
@@ -173,7 +172,7 @@ size_t ControllerClient::AddTarget(const std::string& target) {
   // 1.6 s, 2.6 s, ... : ten seconds lost in a failover).
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 500);
-  if (several_) {
+  if (several) {
     // A leader frozen (SIGSTOP, a hung host) accepts connections and
     // answers nothing: pings find it out in two seconds, and the call
     // moves on to the next controller instead of waiting out its deadline.
@@ -186,7 +185,6 @@ size_t ControllerClient::AddTarget(const std::string& target) {
     args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 2000);
   }
   Target added;
-  added.address = target;
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
       ChannelCredentialsFor(target, tls_, args);
   if (credentials.ok()) {
@@ -197,16 +195,15 @@ size_t ControllerClient::AddTarget(const std::string& target) {
     // the CA file named for it could not be read.
     added.setup_error = credentials.status();
   }
-  targets_.push_back(std::move(added));
-  return targets_.size() - 1;
+  return added;
 }
 
 template <class Request>
 absl::Status ControllerClient::Prepare(grpc::ClientContext& context,
                                        const Request& request,
                                        std::chrono::milliseconds timeout) {
-  if (!targets_[current_].setup_error.ok()) {
-    return targets_[current_].setup_error;
+  if (!controllers_.current().setup_error.ok()) {
+    return controllers_.current().setup_error;
   }
   context.set_deadline(std::chrono::system_clock::now() + timeout);
   // The credential is bound to this very request, so one captured on the
@@ -256,7 +253,7 @@ absl::Status ControllerClient::InvokeCall(const Request& request, Call call,
     if (absl::Status ready = Prepare(context, request, timeout); !ready.ok()) {
       return ready;
     }
-    grpc::Status status = call(*targets_[current_].stub, context);
+    grpc::Status status = call(*controllers_.current().stub, context);
     if (raw) *raw = status;
     if (Unanswered(status) && !NeverConnected(status)) {
       last_call_may_have_arrived_ = true;
@@ -265,24 +262,17 @@ absl::Status ControllerClient::InvokeCall(const Request& request, Call call,
     const bool elsewhere =
         status.error_code() == grpc::StatusCode::UNAVAILABLE ||
         status.error_code() == grpc::StatusCode::CANCELLED;
-    const auto& trailers = context.GetServerTrailingMetadata();
-    auto leader = trailers.find(kLeaderMetadataKey);
-    const bool named_leader = leader != trailers.end();
+    const std::optional<std::string> leader =
+        NamedLeader(context.GetServerTrailingMetadata());
     // A single configured controller that answers as a standby (it was
     // deposed, or the site lists one of a pair) names the leader: follow
     // it, as with a list.
-    if (!elsewhere || (!several_ && !named_leader) ||
+    if (!elsewhere || (!controllers_.several() && !leader) ||
         std::chrono::steady_clock::now() > give_up) {
       return Convert(status);
     }
-    if (named_leader) {
-      several_ = true;
-      current_ =
-          AddTarget(std::string(leader->second.data(), leader->second.size()));
-    } else {
-      current_ = (current_ + 1) % targets_.size();
-    }
-    if (++tried_this_round >= targets_.size()) {
+    controllers_.MoveOn(leader);
+    if (++tried_this_round >= controllers_.size()) {
       // Everyone refused: an election is under way. Give it a moment.
       tried_this_round = 0;
       std::this_thread::sleep_for(pause);
@@ -301,11 +291,12 @@ absl::Status ControllerClient::Convert(const grpc::Status& raw) const {
       status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
     return absl::UnavailableError(absl::StrCat(
         "cannot reach ",
-        several_ ? "a leading controller among " : "the controller at ",
+        controllers_.several() ? "a leading controller among "
+                               : "the controller at ",
         target_, " (", status.error_message(),
         "); set --controller, GANTRY_CONTROLLER or controller in the [client] "
         "table of /etc/gantry/gantry.toml",
-        TlsConnectHint(targets_[current_].address, tls_)));
+        TlsConnectHint(controllers_.current_address(), tls_)));
   }
   if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED &&
       !credential_error_.empty()) {

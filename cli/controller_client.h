@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "cli/job_listing.h"
 #include "common/controller_targets.h"
+#include "common/leader_follower.h"
 #include "common/tls_credentials.h"
 #include "gantry/v1/client.grpc.pb.h"
 
@@ -41,6 +42,9 @@ class ControllerClient {
   // `target`: one gRPC target, or several separated by commas (the
   // controllers of a highly available cluster; calls go to the leader).
   explicit ControllerClient(std::string target);
+  // Not copied or moved: its controller list calls back into it.
+  ControllerClient(const ControllerClient&) = delete;
+  ControllerClient& operator=(const ControllerClient&) = delete;
 
   // How long a submission that got no answer (UNAVAILABLE, or a deadline
   // exceeded) is asked again with its submission token: gantryd answers a
@@ -146,13 +150,12 @@ class ControllerClient {
   static constexpr std::chrono::seconds kFailoverWindow{15};
   // One controller of --controller's list.
   struct Target {
-    std::string address;
     absl::Status setup_error;  // the channel could not be made (TLS files)
     std::unique_ptr<Stub> stub;
   };
 
-  // The index of `target` in targets_, added (with its channel) if new.
-  size_t AddTarget(const std::string& target);
+  // The channel to one controller (LeaderFollower's MakeEndpoint).
+  Target MakeTarget(const std::string& address, bool several) const;
   absl::Status Convert(const grpc::Status& status) const;
   // Sets the deadline and attaches a MUNGE credential for `request` to the
   // method that takes it (common/rpc_methods.h). Fails when the channel
@@ -180,11 +183,10 @@ class ControllerClient {
                              JobListing& jobs);
 
   std::string target_;  // as given: one address, or a list
-  std::vector<Target> targets_;
-  bool several_ = false;      // more than one controller: follow the leader
-  size_t current_ = 0;        // the one calls go to
-  ClientTls tls_;             // from $GANTRY_TLS_CA, $GANTRY_TLS_SERVER_NAME
-  std::string munge_socket_;  // empty: libmunge's default
+  ClientTls tls_;       // from $GANTRY_TLS_CA, $GANTRY_TLS_SERVER_NAME
+  // The controllers and the one calls go to (after tls_: made with it).
+  LeaderFollower<Target> controllers_;
+  std::string munge_socket_;      // empty: libmunge's default
   std::string credential_error_;  // why the last call went without one
   // Whether a try of the last Invoke got no answer after it may have
   // reached a controller (not merely failed to connect).
