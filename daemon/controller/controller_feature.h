@@ -8,8 +8,8 @@
 // A feature sees records, not the job table: it reads the jobs through its
 // FeatureContext and changes nothing the core owns. Features live in
 // daemon/controller/features/<name>/, each its own library with its own
-// tests over a fake context (features/feature_test_context.h in the unit
-// tests).
+// tests over a fake context
+// (tests/unit/daemon/controller/features/fake_feature_context.h).
 //
 // Threading: every hook runs on the controller's loop thread; nothing here
 // is thread-safe.

@@ -19,13 +19,12 @@ void GoodputFeature::OnStateLoaded(const v1::FairShareRecord* retired) {
         "the last day's figure restarts without them",
         {{"bucket_ms", retired->retired_goodput().bucket_ms()}});
   }
-  context_.ForEachJob([this, now](const v1::JobRecord& job) {
-    live_.Update(job.id(), GoodputTimeline(job, now));
-  });
+  context_.ForEachJob(
+      [this, now](const v1::JobRecord& job) { Follow(job, now); });
 }
 
 void GoodputFeature::OnJobChanged(const v1::JobRecord& job) {
-  live_.Update(job.id(), GoodputTimeline(job, context_.clock().NowMs()));
+  Follow(job, context_.clock().NowMs());
 }
 
 void GoodputFeature::OnJobFinished(const v1::JobRecord& job) {
@@ -48,9 +47,8 @@ void GoodputFeature::OnTick(uint64_t tick) {
   if (tick % kTicksPerRefresh != 0) return;
   const int64_t now = context_.clock().NowMs();
   Prune(now);
-  context_.ForEachLiveJob([this, now](const v1::JobRecord& job) {
-    live_.Update(job.id(), GoodputTimeline(job, now));
-  });
+  context_.ForEachLiveJob(
+      [this, now](const v1::JobRecord& job) { Follow(job, now); });
   if (ControllerMetrics* metrics = context_.metrics()) {
     metrics->PublishGoodput(LastDay());
   }
@@ -68,6 +66,10 @@ GoodputTotals GoodputFeature::LastDay() const {
   GoodputTotals totals = live_.ledger().Window(now);
   totals += retired_.Window(now);
   return totals;
+}
+
+void GoodputFeature::Follow(const v1::JobRecord& job, int64_t now_ms) {
+  live_.Update(job.id(), GoodputTimeline(job, now_ms));
 }
 
 void GoodputFeature::Prune(int64_t now_ms) {

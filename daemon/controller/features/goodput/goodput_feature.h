@@ -37,6 +37,9 @@ class GoodputFeature : public ControllerFeature {
   GoodputTotals LastDay() const;
 
  private:
+  // The job's timeline as of `now_ms` replaces what was counted for it.
+  void Follow(const v1::JobRecord& job, int64_t now_ms);
+  // Drops the buckets of both ledgers that left the day.
   void Prune(int64_t now_ms);
 
   const FeatureContext& context_;
