@@ -19,16 +19,16 @@
 #include <string>
 #include <thread>
 
-#include "agent/agent_messages.h"
-#include "agent/checkpoint_watcher.h"
-#include "agent/controller_link.h"
-#include "agent/dataset_cache.h"
-#include "agent/dataset_cache_requests.h"
-#include "agent/dataset_stager.h"
-#include "agent/health_monitor.h"
-#include "agent/memory_checkpoint_service.h"
-#include "agent/preflight_runner.h"
-#include "agent/rank_launcher.h"
+#include "agent/checkpoint/checkpoint_watcher.h"
+#include "agent/checkpoint/memory_checkpoint_service.h"
+#include "agent/datasets/dataset_cache.h"
+#include "agent/datasets/dataset_cache_requests.h"
+#include "agent/datasets/dataset_stager.h"
+#include "agent/discovery/health_monitor.h"
+#include "agent/launch/rank_launcher.h"
+#include "agent/link/agent_messages.h"
+#include "agent/link/controller_link.h"
+#include "agent/preflight/preflight_runner.h"
 #include "common/clock.h"
 #include "gantry/v1/agent.pb.h"
 

@@ -18,7 +18,7 @@
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
 
-#include "agent/dataset_cache.h"
+#include "agent/datasets/dataset_cache.h"
 
 namespace gantry::agent {
 

@@ -1,8 +1,5 @@
 // gantry-agent: parses flags (and the same keys from --config), discovers the
 // node, and runs the agent until SIGINT/SIGTERM.
-#include <arpa/inet.h>
-#include <ifaddrs.h>
-#include <net/if.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -21,10 +18,10 @@
 #include "absl/strings/str_join.h"
 #include "agent/agent.h"
 #include "agent/agent_metrics.h"
-#include "agent/dataset_stage_process.h"
-#include "agent/node_inventory.h"
-#include "agent/simulated_fleet.h"
-#include "agent/verbs_discovery.h"
+#include "agent/datasets/dataset_stage_process.h"
+#include "agent/discovery/host_address.h"
+#include "agent/discovery/node_inventory.h"
+#include "agent/discovery/verbs_discovery.h"
 #include "common/controller_targets.h"
 #include "common/crash_point.h"
 #include "common/daemon_start.h"
@@ -36,60 +33,14 @@
 #include "common/systemd_notify.h"
 #include "common/tls_credentials.h"
 
-namespace {
-
-std::string HostName() {
-  char name[256] = {};
-  if (gethostname(name, sizeof name - 1) != 0) return "localhost";
-  std::string host(name);
-  return host.substr(0, host.find('.'));
-}
-
-// The first non-loopback IPv4 address, else loopback.
-std::string DefaultAddress() {
-  ifaddrs* list = nullptr;
-  std::string found = "127.0.0.1";
-  if (getifaddrs(&list) != 0) return found;
-  for (ifaddrs* it = list; it; it = it->ifa_next) {
-    if (!it->ifa_addr || it->ifa_addr->sa_family != AF_INET) continue;
-    if (it->ifa_flags & IFF_LOOPBACK) continue;
-    char text[INET_ADDRSTRLEN];
-    auto* in = reinterpret_cast<sockaddr_in*>(it->ifa_addr);
-    if (inet_ntop(AF_INET, &in->sin_addr, text, sizeof text)) {
-      found = text;
-      break;
-    }
-  }
-  freeifaddrs(list);
-  return found;
-}
-
-// gantry-agent --simulate: serves the fleet until SIGINT/SIGTERM (already
-// blocked in every thread).
-int RunSimulatedFleet(gantry::agent::SimulatedFleetOptions options,
-                      gantry::v1::NodeInventory inventory,
-                      const sigset_t& stop_signals) {
-  gantry::agent::SimulatedFleet fleet(std::move(options), std::move(inventory));
-  std::thread runner([&fleet] { fleet.Run(); });
-  gantry::systemd::NotifyReady("simulated fleet");
-  int signal = 0;
-  sigwait(&stop_signals, &signal);
-  gantry::log::Info("stopping", {{"signal", signal}});
-  fleet.Stop();
-  runner.join();
-  return 0;
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
   // Dataset helpers (below) get the same start: they write log lines too.
   if (std::optional<int> exit_code =
           gantry::BeginDaemon("gantry-agent", gantry::kAgentCrashPoints)) {
     return *exit_code;
   }
-  // A dataset helper (agent/dataset_stage_process.h): the agent's binary
-  // started again to read and write trees as a job's user.
+  // A dataset helper (agent/datasets/dataset_stage_process.h): the agent's
+  // binary started again to read and write trees as a job's user.
   if (argc >= 2 &&
       std::string_view(argv[1]) == gantry::agent::kDatasetWorkerFlag) {
     return gantry::agent::RunDatasetWorker(
@@ -102,7 +53,7 @@ int main(int argc, char** argv) {
   CLI::App& app = command_line.app();
   gantry::agent::AgentOptions options;
   options.controller = "127.0.0.1:6817";
-  options.node_name = HostName();
+  options.node_name = gantry::agent::ShortHostName();
   options.work_dir = "/var/spool/gantry";
   std::string hwloc_xml;
   std::vector<std::string> role_overrides;
@@ -141,7 +92,7 @@ int main(int argc, char** argv) {
   app.add_option("--features", features,
                  "Features of this node, comma separated (Slurm's NodeName "
                  "Features=), e.g. a100,ib,rack3: what jobs select with "
-                 "--constraint (simulated nodes all get these)");
+                 "--constraint");
   app.add_option("--work-dir", options.work_dir,
                  "Directory for job scripts and rank records")
       ->capture_default_str();
@@ -204,64 +155,6 @@ int main(int argc, char** argv) {
   app.add_option("--metrics-listen", metrics_listen,
                  "IP:PORT of the Prometheus /metrics endpoint, e.g. "
                  "0.0.0.0:9818 (port 0: any free; empty: none)");
-  gantry::agent::SimulatedFleetOptions fleet;
-  std::string simulate_topology;
-  double simulate_rank_seconds = 10;
-  app.add_option(
-         "--simulate", fleet.nodes,
-         "Host this many simulated nodes in this process instead of serving "
-         "this machine (scale tests of gantryd; 0: a real agent). Each has "
-         "its own stream to gantryd and its own name (--simulate-prefix) and "
-         "shows as simulated in gantry nodes; its ranks start no process: "
-         "each lasts the job's GANTRY_SIMULATED_SECONDS (\"inf\": until "
-         "killed) and exits with its GANTRY_SIMULATED_EXIT_CODE, else the "
-         "--simulate-rank-seconds and --simulate-exit-code defaults")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 100000));
-  app.add_option("--simulate-prefix", fleet.name_prefix,
-                 "Simulated nodes are named PREFIX plus a zero-padded index "
-                 "of at least 5 digits: sim00001, sim00002, ...")
-      ->capture_default_str();
-  app.add_option("--simulate-first", fleet.first_index,
-                 "Index of the first simulated node (several fleets on one "
-                 "controller take disjoint ranges)")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 1000000000));
-  app.add_option("--simulate-topology", simulate_topology,
-                 "hwloc XML topology every simulated node reports (default: "
-                 "a fixed synthetic node: 1 socket, 16 cores, 32 CPUs, "
-                 "128 GiB, 8 GPUs, no HCAs)")
-      ->check(CLI::ExistingFile);
-  app.add_option("--simulate-rank-seconds", simulate_rank_seconds,
-                 "How long a simulated rank runs when its job does not set "
-                 "GANTRY_SIMULATED_SECONDS")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--simulate-exit-code", fleet.rank_defaults.exit_code,
-                 "Exit code of a simulated rank when its job does not set "
-                 "GANTRY_SIMULATED_EXIT_CODE")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 255));
-  app.add_option("--simulate-preflight", fleet.preflight_plan_path,
-                 "File saying which simulated nodes fail, are slow in or "
-                 "never answer pre-flight gang checks (NAME fail [WHY], NAME "
-                 "slow, NAME silent per line), read at every check (empty: "
-                 "all pass)");
-  app.add_option("--simulate-preflight-ms", fleet.preflight_ms,
-                 "Milliseconds a simulated node takes to answer a pre-flight "
-                 "check")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 600000));
-  app.add_option("--simulate-threads", fleet.threads,
-                 "Threads serving the simulated nodes (each drives its share "
-                 "of the streams asynchronously)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 64));
-  app.add_option("--simulate-nodes-per-connection", fleet.nodes_per_connection,
-                 "Simulated nodes whose streams share one TCP connection to "
-                 "gantryd (1: a connection per node, as real agents have)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 100000));
   if (std::optional<int> exit_code = command_line.Parse(argc, argv)) {
     return *exit_code;
   }
@@ -273,7 +166,8 @@ int main(int argc, char** argv) {
   if (gantry::SplitControllerTargets(options.controller).size() > 1) {
     gantry::PollReconnectsOften();
   }
-  if (options.address.empty()) options.address = DefaultAddress();
+  if (options.address.empty())
+    options.address = gantry::agent::FirstNonLoopbackAddress();
   if (absl::Status valid = gantry::CheckMetricsListen(metrics_listen);
       !valid.ok()) {
     std::cerr << "gantry-agent: --metrics-listen: " << valid.message() << "\n";
@@ -287,7 +181,6 @@ int main(int argc, char** argv) {
     return 2;
   }
   options.features = *parsed_features;
-  fleet.features = *parsed_features;
   for (auto [flag, text, bytes] :
        {std::tuple("--cache-size", &cache_size, &options.cache_size_bytes),
         std::tuple("--cache-user-limit", &cache_user_limit,
@@ -311,28 +204,6 @@ int main(int argc, char** argv) {
   options.sysfs_root =
       !sysfs_root.empty() ? sysfs_root : (hwloc_xml.empty() ? "/sys" : "");
 
-  const bool simulate = fleet.nodes > 0;
-  if (simulate) {
-    fleet.controller = options.controller;
-    fleet.munge_socket = options.munge_socket;
-    fleet.address = options.address;
-    fleet.rank_defaults.duration_ms =
-        gantry::agent::SimulatedDurationMs(simulate_rank_seconds);
-    absl::Status valid = gantry::agent::CheckSimulatedFleetOptions(fleet);
-    if (valid.ok() && !hwloc_xml.empty()) {
-      valid = absl::InvalidArgumentError(
-          "--hwloc-xml describes this node; simulated nodes take "
-          "--simulate-topology");
-    }
-    if (valid.ok() && !options.tls.ca_path.empty()) {
-      valid = absl::InvalidArgumentError(
-          "simulated nodes speak plain TCP; --tls-ca is for real agents");
-    }
-    if (!valid.ok()) {
-      std::cerr << "gantry-agent: --simulate: " << valid.message() << "\n";
-      return 2;
-    }
-  }
   {
     // A CA file that cannot be used is an error now, not an agent that
     // never connects.
@@ -354,12 +225,7 @@ int main(int argc, char** argv) {
             : gantry::PciIds::Load(pci_ids_path);
     const gantry::PciIds none;
     const gantry::PciIds& names = pci_ids.ok() ? *pci_ids : none;
-    inventory = simulate ? (simulate_topology.empty()
-                                ? absl::StatusOr<gantry::v1::NodeInventory>(
-                                      gantry::agent::SyntheticNodeInventory())
-                                : gantry::agent::DiscoverFromHwlocXml(
-                                      simulate_topology, names))
-                : hwloc_xml.empty()
+    inventory = hwloc_xml.empty()
                     ? gantry::agent::DiscoverThisMachine(names)
                     : gantry::agent::DiscoverFromHwlocXml(hwloc_xml, names);
     if (!inventory.ok()) {
@@ -387,7 +253,7 @@ int main(int argc, char** argv) {
     overrides[entry.substr(0, equals)] = *role;
   }
   std::string default_route;
-  if (hwloc_xml.empty() && !simulate) {
+  if (hwloc_xml.empty()) {
     // The HCAs' ports (state, link layer, rate, GUIDs) come from verbs; a
     // machine without HCAs has none and carries on.
     absl::StatusOr<std::vector<gantry::v1::NetworkDevice>> verbs =
@@ -409,14 +275,6 @@ int main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  if (simulate) {
-    if (!metrics_listen.empty()) {
-      gantry::log::Warn("--metrics-listen is not served by a simulated fleet");
-    }
-    return RunSimulatedFleet(std::move(fleet), std::move(*inventory),
-                             stop_signals);
-  }
-
   // After the signal mask: the endpoint's HTTP threads inherit it. Ranks go
   // on without the monitoring port; this error says why it is missing.
   auto metrics_registry = std::make_shared<prometheus::Registry>();

@@ -4,8 +4,8 @@
 // terminal closed. With the default disposition the next log line would end
 // the daemon without a word, the one failure its log can never show. With
 // SIGPIPE ignored such a write fails with EPIPE and the daemon goes on.
-// Children get every signal back at its default (agent/rank_child.cc,
-// agent/spawn_signals.h), so programs they run see the usual SIGPIPE.
+// Children get every signal back at its default (agent/launch/rank_child.cc,
+// agent/system/spawn_signals.h), so programs they run see the usual SIGPIPE.
 #pragma once
 
 #include <csignal>

@@ -1,5 +1,5 @@
 // The controllers a client knows and the one it dials now, shared by the
-// agent's stream (agent/controller_link.h) and the CLI's calls
+// agent's stream (agent/link/controller_link.h) and the CLI's calls
 // (cli/controller_client.h), so both follow a replicated cluster's leader
 // the same way: start with the configured list (common/controller_targets.h),
 // and when the controller dialled does not serve, go to the leader a

@@ -719,7 +719,7 @@ int main(int argc, char** argv) {
   if (replicated) {
     // Clients and agents of several controllers ping every second or two
     // to notice a frozen leader (cli/controller_client.cc,
-    // agent/controller_link.cc): allow it, where gRPC would answer pings
+    // agent/link/controller_link.cc): allow it, where gRPC would answer pings
     // closer than five minutes apart without data with GOAWAY.
     builder.AddChannelArgument(
         GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 1000);

@@ -1,8 +1,8 @@
 // Why a job's ranks are being stopped, as the agent is told in KillRanks:
 // the agent writes Slurm's "*** JOB N ON NODE CANCELLED AT ... ***" line
 // into the job's output for a cancel and a time limit only (see
-// agent/kill_notice.h), so a requeue, a node failure or a hang must map to
-// REASON_OTHER. Pure functions, thread-safe.
+// agent/launch/kill_notice.h), so a requeue, a node failure or a hang must map
+// to REASON_OTHER. Pure functions, thread-safe.
 #pragma once
 
 #include "daemon/scheduler/job_state_machine.h"

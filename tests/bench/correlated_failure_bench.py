@@ -3,8 +3,7 @@ a second, and the time until it runs again is measured over --rounds fresh
 clusters (median and worst), with the number of restarts each round took
 (1 is the goal: not a cascade).
 
-  --fleet simulated  (default) the nodes are simulated (gantry-agent
-                     --simulate): 4 frozen (found by the heartbeat
+  --fleet simulated  (default) the nodes are simulated (gantry-fleet): 4 frozen (found by the heartbeat
                      timeout), then 4 killed (found by the dropped stream);
                      16 spares free. Measured to the job RUNNING again.
   --fleet real       72 real gantry-agent processes (64 for the job, 8 hot

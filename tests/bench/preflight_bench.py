@@ -2,7 +2,7 @@
 the attempt's start to the verdict, as the attempt records it) for jobs of
 16 and 64 nodes on loopback, each node a real gantry-agent on its own
 127.0.X.N address (the TCP ring moves --megabytes per node for real), and
-the same sizes on simulated nodes (gantry-agent --simulate, whose checks
+the same sizes on simulated nodes (gantry-fleet, whose checks
 answer after --simulated-ms: the controller's side alone). With real
 agents it runs once with the gloo all-reduce off and, where python3 has
 torch, once with it on.
@@ -84,7 +84,7 @@ def run(mode, nodes):
     try:
         cluster.start()
         if simulated:
-            start_fleet(cluster, nodes + SPARES, "--simulate-preflight-ms",
+            start_fleet(cluster, nodes + SPARES, "--preflight-ms",
                         str(args.simulated_ms))
             cluster.wait_nodes_up(
                 [f"sim{i:05d}" for i in range(1, nodes + SPARES + 1)],

@@ -3,7 +3,7 @@ how fast the controller starts a big gang on it.
 
 For each fleet size (default 1,000 / 4,000 / 10,000 nodes) it starts a
 fresh gantryd (1 s heartbeats, the product's 3 s node timeout) and one
-`gantry-agent --simulate N`, waits until every node is up, lets it settle,
+`gantry-fleet --nodes N`, waits until every node is up, lets it settle,
 and then measures over a window:
   gantryd CPU   fraction of one core, from utime+stime in /proc/PID/stat
   gantryd RSS   VmRSS at the end of the window (and VmHWM, the peak)
@@ -56,12 +56,12 @@ parser.add_argument("--node-timeout", type=float, default=None,
                     help="gantryd --node-timeout (default: 3 heartbeats, "
                     "at least 3 s)")
 parser.add_argument("--nodes-per-connection", type=int, default=1,
-                    help="gantry-agent --simulate-nodes-per-connection (one "
+                    help="gantry-fleet --nodes-per-connection (one "
                     "TCP connection per node is what real agents make; "
                     "100,000 need more file descriptors than a test "
                     "machine allows)")
 parser.add_argument("--threads", type=int, default=2,
-                    help="gantry-agent --simulate-threads")
+                    help="gantry-fleet --threads")
 parser.add_argument("--auth", choices=["none", "munge"], default="none")
 args = parser.parse_args()
 os.environ["GANTRY_BUILD_DIR"] = os.path.abspath(args.build_dir)
@@ -105,11 +105,11 @@ def percentile(values, fraction):
 
 
 def start_fleet(cluster, nodes):
-    argv = [cluster.agent_bin,
+    argv = [cluster.fleet_bin,
             "--controller", f"127.0.0.1:{cluster.port}",
-            "--simulate", str(nodes),
-            "--simulate-threads", str(args.threads),
-            "--simulate-nodes-per-connection", str(args.nodes_per_connection)]
+            "--nodes", str(nodes),
+            "--threads", str(args.threads),
+            "--nodes-per-connection", str(args.nodes_per_connection)]
     if cluster.munged:
         argv += ["--munge-socket", cluster.munged.socket]
     log_path = os.path.join(cluster.dir, "agent-fleet.1.log")
@@ -185,8 +185,8 @@ def main():
     sizes = [int(s) for s in args.sizes.split(",") if s]
     print(f"Simulated fleet benchmark: gantryd --heartbeat-interval "
           f"{args.heartbeat_interval} --node-timeout {args.node_timeout} "
-          f"--auth {args.auth}; gantry-agent --simulate N --simulate-threads "
-          f"{args.threads} --simulate-nodes-per-connection "
+          f"--auth {args.auth}; gantry-fleet --nodes N --threads "
+          f"{args.threads} --nodes-per-connection "
           f"{args.nodes_per_connection}; "
           f"{os.cpu_count()} CPUs; {time.strftime('%Y-%m-%d %H:%M')}",
           flush=True)

@@ -1,6 +1,6 @@
 // libFuzzer target for what one agent reads from another over the
-// in-memory checkpoint exchange (agent/memory_checkpoint_wire.h): the
-// request line, the answer line, and a snapshot's file stream received into
+// in-memory checkpoint exchange (agent/checkpoint/memory_checkpoint_wire.h):
+// the request line, the answer line, and a snapshot's file stream received into
 // a fresh directory.
 //
 // Input: the first line is parsed as a request, an answer and a file line;
@@ -20,8 +20,8 @@
 #include <filesystem>
 #include <string>
 
-#include "agent/memory_checkpoint_wire.h"
-#include "agent/scoped_fd.h"
+#include "agent/checkpoint/memory_checkpoint_wire.h"
+#include "agent/system/scoped_fd.h"
 
 namespace {
 

@@ -275,6 +275,9 @@ class GantryCluster:
         self.gantryd_bin = os.path.join(bindir, "daemon", "gantryd")
         self.agent_bin = os.path.join(bindir, "agent", "gantry-agent")
         self.cli_bin = os.path.join(bindir, "cli", "gantry")
+        # Simulated nodes (tests that start a fleet check it themselves).
+        self.fleet_bin = os.path.join(bindir, "agent", "simulated",
+                                      "gantry-fleet")
         for binary in (self.gantryd_bin, self.agent_bin, self.cli_bin):
             if not os.access(binary, os.X_OK):
                 raise RuntimeError(

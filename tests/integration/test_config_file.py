@@ -21,7 +21,8 @@ from gantry_cluster import build_dir
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SHIPPED = os.path.join(REPO, "packaging", "gantry.toml")
-DAEMONS = {"controller": "daemon/gantryd", "agent": "agent/gantry-agent"}
+DAEMONS = {"controller": "daemon/gantryd", "agent": "agent/gantry-agent",
+           "fleet": "agent/simulated/gantry-fleet"}
 # Options of the command line only: not settings.
 NOT_KEYS = {"help", "version", "config", "check-config"}
 # Defaults computed on the machine (--help shows this host's name); the
@@ -75,7 +76,8 @@ class ShippedFileTest(unittest.TestCase):
 
     def test_every_flag_is_in_its_table_with_its_default(self):
         tables = shipped_keys()
-        self.assertEqual(sorted(tables), ["agent", "client", "controller"])
+        self.assertEqual(sorted(tables),
+                         ["agent", "client", "controller", "fleet"])
         # The CLI's table (cli/client_config.h; test_client_config.py).
         self.assertEqual(sorted(tables["client"]),
                          ["controller", "tls-ca", "tls-server-name"])

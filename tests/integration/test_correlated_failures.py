@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Nodes that fail together cost a job one restart, not a cascade.
 
-A 64-node job runs on simulated nodes (gantry-agent --simulate). Eight of
+A 64-node job runs on simulated nodes (gantry-fleet). Eight of
 its nodes fail within a second, in a mix: four stop answering (their agent
 frozen, found by the heartbeat timeout) and four lose their agent (kill -9,
 found by the dropped stream). The restart uses the failed attempt's other
@@ -35,10 +35,10 @@ STEADY, FROZEN, KILLED, SPARES = 56, 4, 4, 16
 
 def start_fleet(cluster, name, count, first):
     """`count` simulated nodes named sim<first>..., as agent `name`."""
-    argv = [cluster.agent_bin,
+    argv = [cluster.fleet_bin,
             "--controller", f"127.0.0.1:{cluster.port}",
-            "--simulate", str(count), "--simulate-first", str(first),
-            "--simulate-rank-seconds", "3600"]
+            "--nodes", str(count), "--first", str(first),
+            "--rank-seconds", "3600"]
     if cluster.munged:
         argv += ["--munge-socket", cluster.munged.socket]
     log_path = os.path.join(cluster.dir, f"agent-{name}.1.log")

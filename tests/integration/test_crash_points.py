@@ -62,9 +62,9 @@ REPLICATED_CONTROLLER_POINTS = {
     "gantryd.snapshot.between_renames",
 }
 # Points walked elsewhere: a dataset copy killed mid-tree, by
-# tests/unit/agent/dataset_cache_test.cc ("an interrupted copy is never
+# tests/unit/agent/datasets/dataset_cache_test.cc ("an interrupted copy is never
 # served and resumes"), and every point of the cache's records, by
-# tests/unit/agent/dataset_cache_integrity_test.cc ("the cache opens
+# tests/unit/agent/datasets/dataset_cache_integrity_test.cc ("the cache opens
 # consistently after a kill at each crash point").
 DATASET_AGENT_POINTS = {
     "agent.dataset.after_file_copied",

@@ -15,7 +15,7 @@ copying when the agent is killed dies with it.
 The agent's stream ends at gantry-stream-controller (tests/tools), which
 sends exactly what the test writes and prints what the agent answers, so
 that the agent's side is tested alone. The real agent's tests need root
-(the copies are made as `nobody`); gantry-agent --simulate, which has no
+(the copies are made as `nobody`); gantry-fleet, which has no
 cache and refuses both requests, is tested without."""
 
 import json
@@ -423,7 +423,7 @@ class DatasetCacheRequestsTest(ClusterTestCase):
 
 
 class SimulatedNodeRequestsTest(ClusterTestCase):
-    """gantry-agent --simulate has no cache: it refuses both requests at
+    """gantry-fleet's simulated nodes have no cache: it refuses both requests at
     once, so that none stays open in gantryd."""
 
     def test_a_simulated_node_refuses_both_requests(self):
@@ -431,8 +431,8 @@ class SimulatedNodeRequestsTest(ClusterTestCase):
         controller = StreamController(cluster.path("stream.sock"),
                                       heartbeat_ms=200)
         self.addCleanup(controller.stop)
-        argv = [cluster.agent_bin, "--controller", controller.target,
-                "--simulate", "1"]
+        argv = [cluster.fleet_bin, "--controller", controller.target,
+                "--nodes", "1"]
         cluster.agents["fleet"] = gantry_cluster._Daemon(
             "fleet", argv, cluster.path("agent-fleet.1.log"), cluster.env)
         registered = controller.wait(lambda m: "register" in m, 20,

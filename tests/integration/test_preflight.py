@@ -23,7 +23,7 @@ address.
   down, uncharged.
 - A check interrupted by a gantryd restart (kill -9) is run again, and
   the job starts uncharged.
-- Simulated nodes (gantry-agent --simulate) answer checks too, a failing
+- Simulated nodes (gantry-fleet) answer checks too, a failing
   and a silent one are swapped out.
 """
 
@@ -329,8 +329,8 @@ class PreflightTest(ClusterTestCase):
         with open(plan, "w") as f:
             f.write("# the test's plan\nsim00002 fail NVLink down\n"
                     "sim00005 silent\n")
-        start_fleet(cluster, 12, "--simulate-preflight", plan,
-                    "--simulate-preflight-ms", "100")
+        start_fleet(cluster, 12, "--preflight", plan,
+                    "--preflight-ms", "100")
         names = [f"sim{i:05d}" for i in range(1, 13)]
         cluster.wait_nodes_up(names, timeout=30)
         script = cluster.write_script("sim.sh", "#!/bin/bash\n")

@@ -9,7 +9,7 @@ nodes were drained and a 2-node job was held as PreflightFailed. Now a
 connection is served only once its header proves it belongs to a check
 running on the node, the others wait apart and are dropped within a
 second: both jobs pass their check and run, and no node is drained.
-(agent/preflight_listener.h; the verdict's evidence rules in
+(agent/preflight/preflight_listener.h; the verdict's evidence rules in
 daemon/scheduler/preflight_verdict.h.)
 
 Needs root: it creates (and removes) the unprivileged user."""

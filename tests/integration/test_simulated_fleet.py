@@ -1,4 +1,4 @@
-"""gantry-agent --simulate: one process hosting many virtual nodes against
+"""gantry-fleet: one process hosting many virtual nodes against
 the real gantryd.
 
 - 50 simulated nodes register (with MUNGE credentials, as real agents),
@@ -25,11 +25,11 @@ NAMES = [f"sim{i:05d}" for i in range(1, FLEET_SIZE + 1)]
 
 
 def start_fleet(cluster, nodes, *extra):
-    """Starts `gantry-agent --simulate NODES` as the cluster's agent
+    """Starts `gantry-fleet --nodes NODES` as the cluster's agent
     "fleet" (so the cluster stops it by pid)."""
-    argv = [cluster.agent_bin,
+    argv = [cluster.fleet_bin,
             "--controller", f"127.0.0.1:{cluster.port}",
-            "--simulate", str(nodes), *extra]
+            "--nodes", str(nodes), *extra]
     if cluster.munged:
         argv += ["--munge-socket", cluster.munged.socket]
     log_path = os.path.join(cluster.dir, "agent-fleet.1.log")
@@ -134,8 +134,8 @@ class SimulatedFleetWithoutAuthTest(ClusterTestCase):
 
     def test_fleet_serves_auth_none_and_stops_on_sigterm(self):
         cluster = self.start_cluster(agents=0, auth="none")
-        fleet = start_fleet(cluster, 5, "--simulate-prefix", "open-",
-                            "--simulate-first", "7")
+        fleet = start_fleet(cluster, 5, "--prefix", "open-",
+                            "--first", "7")
         names = [f"open-{i:05d}" for i in range(7, 12)]
         nodes = cluster.wait_nodes_up(names, timeout=20)
         self.assertTrue(all(nodes[n]["simulated"] for n in names))

@@ -46,9 +46,25 @@ LAYERS = {
         "common", "proto", "daemon/scheduler", "daemon/store",
         "daemon/launch", "daemon/replication", "daemon/controller",
         "daemon/controller/features", "daemon/rpc"},
-    # The node agent and the CLI share only common/ and the wire contract
-    # with gantryd.
-    "agent": {"common", "proto"},
+    # The node agent's rooms, from the bottom up; like the CLI it shares
+    # only common/ and the wire contract with gantryd.
+    "agent/system": {"common", "proto"},
+    "agent/discovery": {"common", "proto", "agent/system"},
+    "agent/launch": {"common", "proto", "agent/system"},
+    "agent/preflight": {"common", "proto", "agent/system"},
+    "agent/datasets": {"common", "proto", "agent/system", "agent/launch"},
+    "agent/checkpoint": {
+        "common", "proto", "agent/system", "agent/launch", "agent/preflight"},
+    "agent/link": {"common", "proto", "agent/launch"},
+    # The Agent (agent/agent.h) and gantry-agent's main join the rooms;
+    # simulated nodes (gantry-fleet) reuse the rooms beside it, never it.
+    "agent": {
+        "common", "proto", "agent/system", "agent/discovery", "agent/launch",
+        "agent/preflight", "agent/datasets", "agent/checkpoint",
+        "agent/link"},
+    "agent/simulated": {
+        "common", "proto", "agent/system", "agent/discovery", "agent/launch",
+        "agent/preflight", "agent/link"},
     "cli": {"common", "proto"},
 }
 
@@ -64,10 +80,17 @@ def daemon_layer(parts):
     return "daemon/" + parts[1] if len(parts) > 2 else "daemon"
 
 
+def agent_layer(parts):
+    """agent/ROOM/... -> agent/ROOM; the files at agent/'s top -> agent."""
+    return "agent/" + parts[1] if len(parts) > 2 else "agent"
+
+
 def layer_of_source(relative_path):
     parts = relative_path.split("/")
     if parts[0] == "daemon":
         return daemon_layer(parts)
+    if parts[0] == "agent":
+        return agent_layer(parts)
     return parts[0]
 
 
@@ -82,6 +105,8 @@ def layer_of_include(header):
         return "etcd"
     if parts[0] == "daemon":
         return daemon_layer(parts)
+    if parts[0] == "agent":
+        return agent_layer(parts)
     if parts[0] in CHECKED_ROOTS:
         return parts[0]
     return None

@@ -54,6 +54,22 @@ class CheckLayersTest(unittest.TestCase):
             self.assertIn("agent/a.h:1", result.stdout)
             self.assertIn("cli/b.cc:1", result.stdout)
 
+    def test_agent_rooms_include_down_only_and_never_the_fleet(self):
+        with tempfile.TemporaryDirectory() as tree:
+            write(tree, "agent/datasets/d.cc",
+                  '#include "agent/launch/rank_identity.h"\n')
+            write(tree, "agent/launch/l.cc",
+                  '#include "agent/datasets/dataset_cache.h"\n')
+            write(tree, "agent/agent.cc",
+                  '#include "agent/datasets/dataset_cache.h"\n'
+                  '#include "agent/simulated/simulated_fleet.h"\n')
+            result = run_checker(tree)
+            self.assertEqual(result.returncode, 1)
+            self.assertIn("agent/launch/l.cc:1", result.stdout)
+            self.assertIn("agent/agent.cc:2", result.stdout)
+            self.assertNotIn("agent/agent.cc:1", result.stdout)
+            self.assertNotIn("agent/datasets/d.cc", result.stdout)
+
     def test_the_core_may_not_name_a_feature(self):
         with tempfile.TemporaryDirectory() as tree:
             write(tree, "daemon/controller/features/goodput/g.cc",

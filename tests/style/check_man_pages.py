@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The man pages the packages install render cleanly and say what a reader
-needs: gantryd(8) and gantry-agent(8) carry their hand-written sections
-(EXAMPLES, ENVIRONMENT, FILES) beside the options from --help, and
+needs: gantryd(8), gantry-agent(8) and gantry-fleet(8) carry their
+hand-written sections (EXAMPLES, ENVIRONMENT, FILES) beside the options
+from --help, and
 gantry.toml(5) names every key the shipped packaging/gantry.toml has.
 
 Usage: check_man_pages.py BUILD_DIR SOURCE_ROOT
@@ -18,6 +19,8 @@ PAGES = {
     "man8/gantryd.8.gz": ["EXAMPLES", "ENVIRONMENT", "FILES", "SEE ALSO",
                           "OPTIONS"],
     "man8/gantry-agent.8.gz": ["EXAMPLES", "ENVIRONMENT", "FILES",
+                               "SEE ALSO", "OPTIONS"],
+    "man8/gantry-fleet.8.gz": ["EXAMPLES", "ENVIRONMENT", "FILES",
                                "SEE ALSO", "OPTIONS"],
     "man5/gantry.toml.5.gz": ["KEYS", "EXAMPLES", "ENVIRONMENT", "FILES",
                               "SEE ALSO"],

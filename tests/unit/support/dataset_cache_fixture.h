@@ -17,7 +17,7 @@
 #include <set>
 #include <string>
 
-#include "agent/dataset_cache.h"
+#include "agent/datasets/dataset_cache.h"
 #include "common/clock.h"
 
 namespace gantry::agent {

@@ -9,7 +9,7 @@
 
 #include <optional>
 
-#include "agent/rank_identity.h"
+#include "agent/launch/rank_identity.h"
 
 namespace gantry::agent {
 

@@ -1,7 +1,8 @@
 // GPU choice by job shape (daemon/scheduler/gpu_choice.h) on the layouts of
 // real servers: the places below are what the agent reads from their hwloc
-// exports in ../shared/data/hwloc (tests/unit/agent/gpu_locality_test.cc
-// checks them against the files), plus small made-up cases.
+// exports in ../shared/data/hwloc
+// (tests/unit/agent/discovery/gpu_locality_test.cc checks them against the
+// files), plus small made-up cases.
 #include "daemon/scheduler/gpu_choice.h"
 
 #include <catch2/catch.hpp>
