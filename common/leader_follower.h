@@ -1,10 +1,10 @@
 // The controllers a client knows and the one it dials now, shared by the
 // agent's stream (agent/link/controller_link.h) and the CLI's calls
-// (cli/controller_client.h), so both follow a replicated cluster's leader
-// the same way: start with the configured list (common/controller_targets.h),
-// and when the controller dialled does not serve, go to the leader a
-// standby named in its answer (added to the list if new), else to the next
-// in the list.
+// (cli/client/controller_client.h), so both follow a replicated cluster's
+// leader the same way: start with the configured list
+// (common/controller_targets.h), and when the controller dialled does not
+// serve, go to the leader a standby named in its answer (added to the list if
+// new), else to the next in the list.
 //
 // Endpoint is the caller's per-controller state (a channel, a stub); it is
 // made once per address by the function given at construction, which also

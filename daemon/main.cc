@@ -718,7 +718,7 @@ int main(int argc, char** argv) {
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, INT_MAX);
   if (replicated) {
     // Clients and agents of several controllers ping every second or two
-    // to notice a frozen leader (cli/controller_client.cc,
+    // to notice a frozen leader (cli/client/controller_client.cc,
     // agent/link/controller_link.cc): allow it, where gRPC would answer pings
     // closer than five minutes apart without data with GOAWAY.
     builder.AddChannelArgument(

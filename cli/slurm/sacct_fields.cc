@@ -6,7 +6,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "cli/output_format.h"
+#include "cli/views/output_format.h"
 #include "common/hostlist.h"
 #include "common/ids.h"
 #include "common/job_restarts.h"

@@ -5,11 +5,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "cli/group_name.h"
-#include "cli/output_format.h"
 #include "cli/slurm/node_gres.h"
 #include "cli/slurm/sinfo_format.h"
 #include "cli/slurm/slurm_words.h"
+#include "cli/views/group_name.h"
+#include "cli/views/output_format.h"
 #include "common/hostlist.h"
 #include "common/job_restarts.h"
 

@@ -8,9 +8,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "cli/output_format.h"
 #include "cli/slurm/long_fields.h"
 #include "cli/slurm/node_gres.h"
+#include "cli/views/output_format.h"
 #include "common/option_values.h"
 #include "common/text.h"
 

@@ -8,12 +8,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "cli/group_name.h"
-#include "cli/output_format.h"
 #include "cli/slurm/long_fields.h"
 #include "cli/slurm/percent_format.h"
 #include "cli/slurm/slurm_words.h"
 #include "cli/slurm/squeue_fields.h"
+#include "cli/views/group_name.h"
+#include "cli/views/output_format.h"
 #include "common/hostlist.h"
 #include "common/ids.h"
 

@@ -394,7 +394,7 @@ absl::Status Controller::CheckRestrictedJob(const v1::JobRecord& job) const {
   return absl::OkStatus();
 }
 
-// Clients send 32 hex digits (cli/controller_client.cc).
+// Clients send 32 hex digits (cli/client/controller_client.cc).
 constexpr size_t kMaxSubmissionTokenBytes = 64;
 
 void Controller::Submit(v1::SubmitRequest request, const Caller& caller,

@@ -5,8 +5,8 @@
 // processes would have; --shared-channel multiplexes every client on one
 // connection instead) that submits one job after another, each acknowledged
 // before the next is sent: a closed loop. The request is the one `gantry
-// batch` builds from the same sbatch words (cli/batch_command.h), with the
-// submit environment exported, and carries a MUNGE credential unless
+// batch` builds from the same sbatch words (cli/commands/batch_command.h), with
+// the submit environment exported, and carries a MUNGE credential unless
 // --auth none. Every command takes --controller T [--auth munge|none]
 // before its name.
 //
@@ -73,7 +73,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "cli/batch_command.h"
+#include "cli/commands/batch_command.h"
 #include "common/job_options.h"
 #include "common/munge_credential.h"
 #include "common/request_binding.h"

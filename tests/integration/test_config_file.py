@@ -78,7 +78,7 @@ class ShippedFileTest(unittest.TestCase):
         tables = shipped_keys()
         self.assertEqual(sorted(tables),
                          ["agent", "client", "controller", "fleet"])
-        # The CLI's table (cli/client_config.h; test_client_config.py).
+        # The CLI's table (cli/client/client_config.h; test_client_config.py).
         self.assertEqual(sorted(tables["client"]),
                          ["controller", "tls-ca", "tls-server-name"])
         for table in DAEMONS:

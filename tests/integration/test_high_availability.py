@@ -234,7 +234,7 @@ class HighAvailabilityTest(ClusterTestCase):
         cluster.touch(f"release.{long_job}")
         cluster.wait_job(long_job, "COMPLETED", timeout=30)
         # The CLI asks again with the submission's token for up to two
-        # minutes when it gets no answer (cli/controller_client.cc).
+        # minutes when it gets no answer (cli/client/controller_client.cc).
         out, err = late.communicate(timeout=180)
         # The deposed leader acknowledged nothing: its client got no job id,
         # or an id the new leader gave (the CLI followed it there), or was

@@ -16,7 +16,7 @@ import time
 import gantry_cluster
 from gantry_cluster import ClusterTestCase, wait_for
 
-# The CLI's deadline for one call (cli/controller_client.h): a freeze
+# The CLI's deadline for one call (cli/client/controller_client.h): a freeze
 # longer than that used to end in "Batch job submission failed".
 CALL_DEADLINE_S = 30
 

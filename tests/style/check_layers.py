@@ -65,7 +65,18 @@ LAYERS = {
     "agent/simulated": {
         "common", "proto", "agent/system", "agent/discovery", "agent/launch",
         "agent/preflight", "agent/link"},
-    "cli": {"common", "proto"},
+    # The CLI's rooms, from the bottom up; cli/'s top (main.cc, the command
+    # table) sees them all.
+    "cli/client": {"common", "proto"},
+    "cli/views": {"common", "proto"},
+    "cli/slurm": {"common", "proto", "cli/views"},
+    "cli/steps": {"common", "proto", "cli/client"},
+    "cli/commands": {
+        "common", "proto", "cli", "cli/client", "cli/views", "cli/slurm",
+        "cli/steps"},
+    "cli": {
+        "common", "proto", "cli/client", "cli/views", "cli/slurm",
+        "cli/steps", "cli/commands"},
 }
 
 CHECKED_ROOTS = ("common", "daemon", "agent", "cli")
@@ -80,17 +91,18 @@ def daemon_layer(parts):
     return "daemon/" + parts[1] if len(parts) > 2 else "daemon"
 
 
-def agent_layer(parts):
-    """agent/ROOM/... -> agent/ROOM; the files at agent/'s top -> agent."""
-    return "agent/" + parts[1] if len(parts) > 2 else "agent"
+def room_layer(parts):
+    """agent/ROOM/... -> agent/ROOM, cli/ROOM/... -> cli/ROOM; the files at
+    the top of agent/ or cli/ -> agent or cli."""
+    return parts[0] + "/" + parts[1] if len(parts) > 2 else parts[0]
 
 
 def layer_of_source(relative_path):
     parts = relative_path.split("/")
     if parts[0] == "daemon":
         return daemon_layer(parts)
-    if parts[0] == "agent":
-        return agent_layer(parts)
+    if parts[0] in ("agent", "cli"):
+        return room_layer(parts)
     return parts[0]
 
 
@@ -105,8 +117,8 @@ def layer_of_include(header):
         return "etcd"
     if parts[0] == "daemon":
         return daemon_layer(parts)
-    if parts[0] == "agent":
-        return agent_layer(parts)
+    if parts[0] in ("agent", "cli"):
+        return room_layer(parts)
     if parts[0] in CHECKED_ROOTS:
         return parts[0]
     return None
