@@ -1,7 +1,7 @@
 // The Slurm options (sbatch, Slurm 22.05) that Gantry accepts without
 // acting on them, and those it refuses, each with the reason the user is
 // told: a warning where ignoring the option changes nothing that matters
-// here, an error where it would. The option table (job_options.cc) names
+// here, an error where it would. The option table (job_option_table.cc) names
 // the options; this file says why.
 //
 // Pure functions over constant tables, thread-safe.

@@ -13,8 +13,9 @@
 //   controller_launch.cc      launch, kill and warning-signal messages
 //   controller_nodes.cc       partitions of a node, drain/resume, node down
 //   controller_agents.cc      the agent protocol: registration,
-//                             reconciliation, rank events, heartbeats, the
-//                             periodic deadline checks
+//                             reconciliation, rank events, heartbeats
+//   controller_deadlines.cc   the periodic tick: silent nodes, time
+//                             limits, deadlines and hangs, node gauges
 //   controller_steps.cc       steps (gantry run inside a job)
 //   controller_allocations.cc srun/salloc outside a job: their end, and
 //                             the keepalives of their clients
@@ -26,6 +27,8 @@
 //                             progress, checkpoint) that goodput splits by
 //   controller_features.cc    the features beside the core
 //                             (controller_feature.h; features/)
+// What it is set up with is controller_options.h; what it holds of each
+// job and node beside the stored record, controller_runtime.h.
 //
 // Threading: every method runs on the loop thread of the io_context given at
 // construction (gRPC handlers post to it). Nothing here takes a lock; the
@@ -56,7 +59,6 @@
 
 #include "absl/status/statusor.h"
 #include "common/clock.h"
-#include "common/cluster_name.h"
 #include "common/ibnetdiscover_parser.h"
 #include "common/ids.h"
 #include "common/node_constraint.h"
@@ -66,6 +68,8 @@
 #include "daemon/controller/caller.h"
 #include "daemon/controller/commit_latencies.h"
 #include "daemon/controller/controller_feature.h"
+#include "daemon/controller/controller_options.h"
+#include "daemon/controller/controller_runtime.h"
 #include "daemon/controller/controller_statistics.h"
 #include "daemon/controller/dataset_cache_view.h"
 #include "daemon/controller/dataset_cache_waits.h"
@@ -80,7 +84,6 @@
 #include "daemon/controller/stage_ahead.h"
 #include "daemon/controller/utilization_history.h"
 #include "daemon/scheduler/checkpoint_interval.h"
-#include "daemon/scheduler/fabric_parts.h"
 #include "daemon/scheduler/job_state_machine.h"
 #include "daemon/scheduler/partition_config.h"
 #include "daemon/scheduler/preflight_verdict.h"
@@ -93,86 +96,6 @@
 #include "gantry/v1/client.pb.h"
 
 namespace gantry {
-
-class ControllerMetrics;
-
-struct ControllerOptions {
-  std::string state_dir;
-  // The partitions (daemon/scheduler/partition_config.h); empty: one partition
-  // "main" holding every node. Exactly one is_default when given.
-  std::vector<PartitionConfig> partitions;
-  int64_t heartbeat_interval_ms = 1000;
-  // A node not heard from for this long is DOWN and its jobs NODE_FAIL.
-  int64_t node_timeout_ms = 3000;
-  // After a controller start, how long agents have to reconnect and report
-  // their ranks before their nodes are DOWN.
-  int64_t reconnect_grace_ms = 30000;
-  uint32_t kill_grace_seconds = 10;
-  // Restarts a job gets when it does not say (--max-restarts).
-  uint32_t default_max_restarts = 3;
-  // First backoff before restarting after an application failure; doubles
-  // with each restart (see restart_policy.h).
-  int64_t restart_backoff_ms = 1000;
-  // After a node fault, how long the failed attempt's other nodes must
-  // keep answering before its restart may use them again: nodes failing
-  // together within this time cost one restart, not one each. Spares and
-  // other free nodes serve the restart at once.
-  int64_t node_fault_settle_ms = 1000;
-  // Nodes kept free for the restarts of failed jobs (--hot-spares and the
-  // partitions' HotSpares together).
-  std::set<std::string> hot_spares;
-  // What nodes missing from the imported switch tree take
-  // (daemon/scheduler/fabric_parts.h).
-  UnlistedNodes unlisted_nodes = UnlistedNodes::kLast;
-  // Priority factors and fair-share decay (daemon/scheduler/priority.h).
-  PriorityWeights priority_weights;
-  // Where the controller reports its metrics; null: nowhere (unit tests).
-  // Must outlive the controller.
-  ControllerMetrics* metrics = nullptr;
-  // Whether this controller may act now (any thread may call it); unset:
-  // always. A replicated leader (gantryd --etcd) answers whether its etcd
-  // lease is surely held: one woken from a pause past its lease runs no
-  // scheduling pass, and so starts nothing, before it steps down.
-  std::function<bool()> may_act;
-  // A finished job stays in the live state (listings, dependencies) this
-  // long after it ended, then moves to the history (Slurm's MinJobAge), so
-  // memory and load time do not grow with the jobs ever run.
-  int64_t min_job_age_ms = 300'000;
-  // History records are deleted this long after their job ended; 0: kept
-  // for ever.
-  int64_t history_retention_ms = 30LL * 24 * 3600 * 1000;
-  // An interactive allocation (srun or salloc outside a job) whose client
-  // is not heard from (KeepAllocation) for this long ends: Slurm's
-  // InactiveLimit. 0: never. After a controller start its clients get the
-  // longer of this and reconnect_grace_ms.
-  int64_t inactive_limit_ms = 60'000;
-  // The cluster's name (common/cluster_name.h): SLURM_CLUSTER_NAME, and
-  // what sacct, sreport and scontrol show config print.
-  std::string cluster_name = kDefaultClusterName;
-  // The account of jobs that name none (-A); empty: none.
-  std::string default_account;
-  // Stragglers (controller_stragglers.cc): what is done about them
-  // (--straggler-policy) and what makes one (--straggler-factor,
-  // --straggler-duration, --straggler-min-peers).
-  StragglerResponse straggler_response = StragglerResponse::kReport;
-  StragglerPolicy straggler_policy;
-  // The pre-flight gang check before ranks start (controller_preflight.cc).
-  PreflightOptions preflight;
-  // Staging a waiting job's datasets onto its reserved nodes
-  // (daemon/controller/stage_ahead.h; --stage-ahead).
-  StageAheadOptions stage_ahead;
-  // The checkpoint interval given to jobs (controller_checkpoint_interval.cc):
-  // the site's expected mean time between failures of one node, worth ten
-  // such failures of evidence against what the cluster shows
-  // (--node-mtbf-hours; default: Llama 3's 419 interruptions in 54 days on
-  // 2,048 nodes), and the checkpoint cost assumed until a job's reports
-  // measure its own (--checkpoint-cost). 0 for either: give no interval.
-  double node_mtbf_hours = 6329;
-  double checkpoint_cost_seconds = 30;
-  // Features run beside the core, in this order (controller_feature.h;
-  // gantryd registers daemon/controller/features/standard_features.h).
-  std::vector<FeatureFactory> features;
-};
 
 class Controller {
  public:
@@ -291,77 +214,6 @@ class Controller {
                    const std::string& why = "");
 
  private:
-  struct NodeRuntime {
-    v1::NodeRecord record;
-    std::shared_ptr<AgentLink> link;
-    // DOWN if not heard from by then (monotonic: MonotonicMs(clock_)).
-    int64_t deadline_ms = 0;
-    NodeUsage usage;  // the shares of the jobs placed here
-    // What the agent last reported its dataset cache holds (in memory: an
-    // agent reports it again when it registers).
-    v1::DatasetCacheReport dataset_cache;
-    // Where its agent serves in-memory checkpoints (0: it cannot hold
-    // them; Register.memory_checkpoint_port).
-    uint32_t memory_checkpoint_port = 0;
-  };
-  struct JobRuntime {
-    v1::JobRecord record;
-    std::map<std::string, uint32_t> live_ranks;  // node -> ranks not exited
-    // Nodes whose share of the allocation is still counted as in use:
-    // from the start until the attempt's ranks there are gone.
-    std::set<std::string> occupied_nodes;
-    std::set<uint32_t> exited_ranks;
-    double priority = 0;  // of the last scheduling pass, while pending
-    // Where the last pass's backfill reservation expects it to start
-    // (0: not reserved), for squeue --start.
-    int64_t expected_start_ms = 0;
-    // sstat: the latest measurement of the running attempt, by node (in
-    // memory only; see RecordUsage).
-    std::map<std::string, v1::JobUsageSample> usage;
-    // Running steps: who waits for their end (gantry run), and when their
-    // first task ended (for --wait). In memory: a waiter asks again after
-    // a controller restart.
-    std::map<uint32_t,
-             std::vector<std::function<void(absl::StatusOr<v1::StepRecord>)>>>
-        step_waiters;
-    std::map<uint32_t, int64_t> step_first_exit_ms;  // monotonic
-    // The spec's --constraint, parsed on first need (ParsedConstraint).
-    std::shared_ptr<const NodeConstraint> constraint;
-    // After a node fault (in memory): when it was found, and the failed
-    // attempt's other nodes. Until one of them is heard from once the
-    // fault has settled (node_fault_settle_ms after it), the restart is not
-    // placed on it: nodes that fail together are found a little apart, and
-    // a silent one may be the next found dead (controller_fault_survivors.cc).
-    int64_t node_fault_ms = 0;
-    std::vector<std::string> fault_survivors;
-    // An --elastic job below its full size that will be restarted onto
-    // more nodes at its next checkpoint (in memory; see ConsiderGrowing):
-    // the attempt, and the time of the checkpoint known when it was
-    // decided. Unset: no grow planned.
-    struct GrowWait {
-      uint32_t attempt = 0;
-      int64_t checkpoint_ms = 0;
-    };
-    std::optional<GrowWait> grow_wait;
-    // Ranks of the current attempt reported started, until all have been
-    // (AttemptRecord.ranks_running_ms; in memory only).
-    std::set<uint32_t> started_ranks;
-    // Time since record.start_time_ms and record.last_progress_ms, for the
-    // time limit and the hang timeout: on the monotonic clock, so a step of
-    // the wall clock neither times a job out nor extends it.
-    SteadyElapsed running_for;
-    SteadyElapsed quiet_for;
-    // --memory-checkpoints (in memory; controller_memory_checkpoints.cc):
-    // the token of the job's plan (made anew after a controller restart
-    // and sent again), each node's peer, the current attempt's restore,
-    // and whether the last restore failed (the next attempt then resumes
-    // from the persistent checkpoint).
-    std::string memory_token;
-    std::map<std::string, std::string> memory_peers;
-    std::optional<MemoryCheckpointLedger::Restore> memory_restore;
-    bool memory_restore_failed = false;
-  };
-
   // Persistence (controller.cc).
   void StageJob(const JobRuntime& job);
   void StageNode(const NodeRuntime& node);
@@ -712,7 +564,6 @@ class Controller {
   // unreachable like any whose stream ended.
   void CutAgent(const std::shared_ptr<AgentLink>& link, const std::string& node,
                 const absl::Status& why);
-  void CheckDeadlines();
   // Node faults (controller_fault_survivors.cc): remembers the survivors
   // of a failed attempt, probes them once the fault has settled, and keeps
   // the ones not heard from since out of its restart.
@@ -723,7 +574,9 @@ class Controller {
   void ArmSurvivorProbe();
   void ProbeSettledSurvivors();
   void ReclassifyRecentFailures(const std::string& node_name);
+  // The periodic tick and what it checks (controller_deadlines.cc).
   void ArmTimer();
+  void CheckDeadlines();
   // Node and GPU gauges from the node table (on each timer tick).
   void PublishNodeMetrics();
 

@@ -10,8 +10,8 @@
 
 namespace gantry {
 
-absl::StatusOr<Controller::JobRuntime*> Controller::ManagedJob(
-    uint64_t job_id, const Caller& caller) {
+absl::StatusOr<JobRuntime*> Controller::ManagedJob(uint64_t job_id,
+                                                   const Caller& caller) {
   auto it = jobs_.find(job_id);
   if (it == jobs_.end()) {
     return absl::NotFoundError(absl::StrCat("invalid job id ", job_id));
@@ -24,9 +24,8 @@ absl::StatusOr<Controller::JobRuntime*> Controller::ManagedJob(
   return &it->second;
 }
 
-Controller::JobRuntime* Controller::ManagedJobFor(uint64_t id,
-                                                  const Caller& caller,
-                                                  v1::CancelResult& result) {
+JobRuntime* Controller::ManagedJobFor(uint64_t id, const Caller& caller,
+                                      v1::CancelResult& result) {
   result.set_job_id(id);
   absl::StatusOr<JobRuntime*> job = ManagedJob(id, caller);
   if (!job.ok()) {

@@ -2,7 +2,9 @@
 // the fabric index (leaves and the switch groups above them), the free
 // CPUs/GPUs/memory as the pass hands them out, and the topology-aware choice
 // of nodes and of GPUs on each node. Internal to the scheduler core
-// (daemon/scheduler/scheduler.cc); pure and single-threaded.
+// (daemon/scheduler/scheduler.cc); pure and single-threaded. The fabric
+// index and the free resources are defined in pass_resources.cc, the
+// choice in scheduler_placement.cc (and fabric_parts.cc).
 #pragma once
 
 #include <compare>

@@ -1,0 +1,99 @@
+// What the controller holds of each node and each job: the stored record
+// and, beside it, what lives only in memory (its agent's stream, the
+// shares placed on it; a job's live ranks, step waiters, clocks and
+// plans). Kept apart from controller.h because these are plain data that
+// every concern of the Controller reads, not part of its interface.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/clock.h"
+#include "common/node_constraint.h"
+#include "daemon/controller/agent_link.h"
+#include "daemon/controller/memory_checkpoint_ledger.h"
+#include "daemon/controller/scheduling_input.h"
+#include "gantry/v1/agent.pb.h"
+#include "gantry/v1/types.pb.h"
+
+namespace gantry {
+
+struct NodeRuntime {
+  v1::NodeRecord record;
+  std::shared_ptr<AgentLink> link;
+  // DOWN if not heard from by then (monotonic: MonotonicMs(clock_)).
+  int64_t deadline_ms = 0;
+  NodeUsage usage;  // the shares of the jobs placed here
+  // What the agent last reported its dataset cache holds (in memory: an
+  // agent reports it again when it registers).
+  v1::DatasetCacheReport dataset_cache;
+  // Where its agent serves in-memory checkpoints (0: it cannot hold
+  // them; Register.memory_checkpoint_port).
+  uint32_t memory_checkpoint_port = 0;
+};
+struct JobRuntime {
+  v1::JobRecord record;
+  std::map<std::string, uint32_t> live_ranks;  // node -> ranks not exited
+  // Nodes whose share of the allocation is still counted as in use:
+  // from the start until the attempt's ranks there are gone.
+  std::set<std::string> occupied_nodes;
+  std::set<uint32_t> exited_ranks;
+  double priority = 0;  // of the last scheduling pass, while pending
+  // Where the last pass's backfill reservation expects it to start
+  // (0: not reserved), for squeue --start.
+  int64_t expected_start_ms = 0;
+  // sstat: the latest measurement of the running attempt, by node (in
+  // memory only; see RecordUsage).
+  std::map<std::string, v1::JobUsageSample> usage;
+  // Running steps: who waits for their end (gantry run), and when their
+  // first task ended (for --wait). In memory: a waiter asks again after
+  // a controller restart.
+  std::map<uint32_t,
+           std::vector<std::function<void(absl::StatusOr<v1::StepRecord>)>>>
+      step_waiters;
+  std::map<uint32_t, int64_t> step_first_exit_ms;  // monotonic
+  // The spec's --constraint, parsed on first need (ParsedConstraint).
+  std::shared_ptr<const NodeConstraint> constraint;
+  // After a node fault (in memory): when it was found, and the failed
+  // attempt's other nodes. Until one of them is heard from once the
+  // fault has settled (node_fault_settle_ms after it), the restart is not
+  // placed on it: nodes that fail together are found a little apart, and
+  // a silent one may be the next found dead (controller_fault_survivors.cc).
+  int64_t node_fault_ms = 0;
+  std::vector<std::string> fault_survivors;
+  // An --elastic job below its full size that will be restarted onto
+  // more nodes at its next checkpoint (in memory; see ConsiderGrowing):
+  // the attempt, and the time of the checkpoint known when it was
+  // decided. Unset: no grow planned.
+  struct GrowWait {
+    uint32_t attempt = 0;
+    int64_t checkpoint_ms = 0;
+  };
+  std::optional<GrowWait> grow_wait;
+  // Ranks of the current attempt reported started, until all have been
+  // (AttemptRecord.ranks_running_ms; in memory only).
+  std::set<uint32_t> started_ranks;
+  // Time since record.start_time_ms and record.last_progress_ms, for the
+  // time limit and the hang timeout: on the monotonic clock, so a step of
+  // the wall clock neither times a job out nor extends it.
+  SteadyElapsed running_for;
+  SteadyElapsed quiet_for;
+  // --memory-checkpoints (in memory; controller_memory_checkpoints.cc):
+  // the token of the job's plan (made anew after a controller restart
+  // and sent again), each node's peer, the current attempt's restore,
+  // and whether the last restore failed (the next attempt then resumes
+  // from the persistent checkpoint).
+  std::string memory_token;
+  std::map<std::string, std::string> memory_peers;
+  std::optional<MemoryCheckpointLedger::Restore> memory_restore;
+  bool memory_restore_failed = false;
+};
+
+}  // namespace gantry
