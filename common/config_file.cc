@@ -37,7 +37,8 @@ absl::Status KeyError(const std::string& path, int line,
 }  // namespace
 
 const std::set<std::string>& ConfigTables() {
-  static const std::set<std::string> tables = {"agent", "client", "controller"};
+  static const std::set<std::string> tables = {"agent", "client", "controller",
+                                               "fleet"};
   return tables;
 }
 

@@ -1,6 +1,5 @@
 #include "cli/commands/batch_command.h"
 
-#include <pwd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +15,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "cli/client/command_support.h"
 #include "cli/client/controller_client.h"
 #include "cli/slurm/slurm_words.h"
 #include "cli/version.h"
@@ -31,11 +31,6 @@ extern char** environ;
 
 namespace gantry::cli {
 namespace {
-
-std::string CurrentUser(uid_t uid) {
-  if (passwd* entry = getpwuid(uid)) return entry->pw_name;
-  return absl::StrCat(uid);
-}
 
 // sbatch --wait: polls until the job has ended; its exit code (128 +
 // signal when a signal ended it; 1 for an end without one, such as a
@@ -281,7 +276,7 @@ absl::StatusOr<v1::SubmitRequest> BuildSubmitRequest(
   const uid_t uid = getuid();
   submit.set_uid(uid);
   submit.set_gid(getgid());
-  submit.set_user(CurrentUser(uid));
+  submit.set_user(CurrentUser());
   return submit;
 }
 

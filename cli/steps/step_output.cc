@@ -31,7 +31,7 @@ constexpr int64_t kHeaderDeadlineMs = 5000;
 // stray child holding the socket must not keep gantry run alive.
 constexpr int64_t kMaxDrainMs = 10000;
 
-int64_t NowMs() {
+int64_t SteadyNowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
@@ -76,7 +76,7 @@ void Tee(std::set<int>& listeners, uint32_t task, int stream,
 // Closes the connections whose header is overdue (see kHeaderDeadlineMs).
 void DropSilentConnections(std::map<int, Connection>& connections,
                            uint32_t& accepted) {
-  const int64_t now = NowMs();
+  const int64_t now = SteadyNowMs();
   for (auto it = connections.begin(); it != connections.end();) {
     if (it->second.ready || now < it->second.header_deadline_ms) {
       ++it;
@@ -196,7 +196,7 @@ void StepOutputServer::Finish(uint32_t expected,
                               std::chrono::milliseconds grace) {
   if (!thread_.joinable()) return;
   expected_ = expected;
-  give_up_ms_ = NowMs() + grace.count();
+  give_up_ms_ = SteadyNowMs() + grace.count();
   finishing_ = true;
   if (wake_[1] >= 0) {
     ssize_t ignored = ::write(wake_[1], "x", 1);
@@ -213,7 +213,7 @@ void StepOutputServer::Serve() {
   char buffer[65536];
   while (true) {
     if (finishing_) {
-      const int64_t now = NowMs();
+      const int64_t now = SteadyNowMs();
       if (drain_deadline == 0) drain_deadline = now + kMaxDrainMs;
       const bool all_came = accepted >= expected_ || now >= give_up_ms_;
       if ((connections.empty() && all_came) || now >= drain_deadline) break;
@@ -234,7 +234,7 @@ void StepOutputServer::Serve() {
         int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
         if (fd >= 0) {
           Connection connection;
-          connection.header_deadline_ms = NowMs() + kHeaderDeadlineMs;
+          connection.header_deadline_ms = SteadyNowMs() + kHeaderDeadlineMs;
           connections.emplace(fd, std::move(connection));
           ++accepted;
         }

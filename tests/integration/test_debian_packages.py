@@ -145,12 +145,13 @@ class DebianPackagesTest(unittest.TestCase):
 
     def test_agent(self):
         files = self.contents("gantry-agent")
-        for path in ("/usr/sbin/gantry-agent",
+        for path in ("/usr/sbin/gantry-agent", "/usr/sbin/gantry-fleet",
                      "/lib/systemd/system/gantry-agent.service",
                      "/usr/lib/tmpfiles.d/gantry-agent.conf"):
             self.assertIn(path, files)
         if self.help2man:
             self.assertIn("/usr/share/man/man8/gantry-agent.8.gz", files)
+            self.assertIn("/usr/share/man/man8/gantry-fleet.8.gz", files)
         depends = self.field("gantry-agent", "Depends")
         for library in ("gantry-client (= ", "libhwloc", "libibverbs",
                         "libsystemd0"):
@@ -347,12 +348,12 @@ class DebianRootTest(unittest.TestCase):
                               env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
 
     def test_programs_run(self):
-        for program in ("gantry", "gantryd", "gantry-agent"):
+        for program in ("gantry", "gantryd", "gantry-agent", "gantry-fleet"):
             result = self.in_root(program, "--help")
             self.assertEqual(result.returncode, 0, f"{program}: {result.stderr}")
             self.assertIn("--", result.stdout)
         # The shipped config loads on the installed daemons.
-        for program in ("gantryd", "gantry-agent"):
+        for program in ("gantryd", "gantry-agent", "gantry-fleet"):
             result = self.in_root(program, "--config=/etc/gantry/gantry.toml",
                                   "--check-config")
             self.assertEqual(result.returncode, 0, result.stderr)

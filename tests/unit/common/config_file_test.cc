@@ -92,7 +92,7 @@ TEST_CASE("an unknown table is refused with its line", "[config]") {
   CHECK_THAT(ErrorOf("[agent]\nstop-grace = 1\n[controler]\nx = 1\n", "agent",
                      {"stop-grace"}),
              Catch::Contains(":3: unknown table [controler] (expected "
-                             "[agent], [client], [controller])"));
+                             "[agent], [client], [controller], [fleet])"));
 }
 
 TEST_CASE("syntax errors and nested tables are refused", "[config]") {
