@@ -18,12 +18,13 @@
 namespace gantry {
 namespace {
 
+using hostlist_internal::DigitsValue;
 using hostlist_internal::HostRange;
 using hostlist_internal::kMaxNumberDigits;
 using hostlist_internal::Pad;
 
 // Slurm refuses a single range of more hosts than this (MAX_RANGE).
-constexpr uint64_t kMaxRangeHosts = 64 * 1024;
+constexpr uint64_t kMaxRangeHosts = uint64_t{64} * 1024;
 
 // Linux allows 64 characters (HOST_NAME_MAX) and DNS 253; the bound keeps
 // a long literal times a large range from exhausting memory.
@@ -43,12 +44,6 @@ absl::Status Invalid(std::string_view expression, std::string_view problem) {
 
 std::string Quoted(std::string_view text) {
   return QuoteForMessage(text, kMaxQuotedChars);
-}
-
-uint64_t DigitsValue(std::string_view digits) {
-  uint64_t value = 0;
-  for (char c : digits) value = value * 10 + static_cast<uint64_t>(c - '0');
-  return value;
 }
 
 // Adds or multiplies, failing once the result would pass `limit`; the

@@ -57,13 +57,13 @@ std::string FormatNumbers(const HostRange& range) {
                       Pad(range.hi, range.width));
 }
 
+}  // namespace
+
 uint64_t DigitsValue(std::string_view digits) {
   uint64_t value = 0;
   for (char c : digits) value = value * 10 + static_cast<uint64_t>(c - '0');
   return value;
 }
-
-}  // namespace
 
 std::string Pad(uint64_t value, std::size_t width) {
   std::string digits = std::to_string(value);

@@ -30,6 +30,10 @@ struct HostRange {
   uint64_t count() const { return numbered ? hi - lo + 1 : 1; }
 };
 
+// The number a run of digits (at most kMaxNumberDigits, all '0'-'9')
+// writes.
+uint64_t DigitsValue(std::string_view digits);
+
 // `value` written with at least `width` digits.
 std::string Pad(uint64_t value, std::size_t width);
 

@@ -21,7 +21,7 @@ constexpr std::size_t kMaxTextChars = 8192;
 // Values are quoted in messages; keep them short.
 constexpr std::size_t kMaxQuotedArrayChars = 40;
 
-absl::Status Invalid(const std::string& why) {
+absl::Status InvalidArray(const std::string& why) {
   return absl::InvalidArgumentError(why);
 }
 
@@ -46,12 +46,14 @@ std::optional<uint64_t> Number(std::string_view text) {
 absl::StatusOr<uint32_t> Index(std::string_view text, std::string_view entry) {
   const std::optional<uint64_t> value = Number(text);
   if (!value.has_value()) {
-    return Invalid(absl::StrCat(QuoteForMessage(entry, kMaxQuotedArrayChars),
-                                " is not an index or range: ", kForm));
+    return InvalidArray(
+        absl::StrCat(QuoteForMessage(entry, kMaxQuotedArrayChars),
+                     " is not an index or range: ", kForm));
   }
   if (*value > kMaxArrayTaskId) {
-    return Invalid(absl::StrCat("index ", std::string(text),
-                                " is above the limit of ", kMaxArrayTaskId));
+    return InvalidArray(absl::StrCat("index ", std::string(text),
+                                     " is above the limit of ",
+                                     kMaxArrayTaskId));
   }
   return static_cast<uint32_t>(*value);
 }
@@ -68,9 +70,10 @@ uint32_t JobArraySpec::step() const {
 }
 
 absl::StatusOr<JobArraySpec> ParseJobArray(std::string_view text) {
-  if (text.empty()) return Invalid(absl::StrCat("empty value: ", kForm));
+  if (text.empty()) return InvalidArray(absl::StrCat("empty value: ", kForm));
   if (text.size() > kMaxTextChars) {
-    return Invalid(absl::StrCat("longer than ", kMaxTextChars, " characters"));
+    return InvalidArray(
+        absl::StrCat("longer than ", kMaxTextChars, " characters"));
   }
   JobArraySpec spec;
   if (const std::size_t percent = text.find('%');
@@ -78,27 +81,27 @@ absl::StatusOr<JobArraySpec> ParseJobArray(std::string_view text) {
     const std::string_view limit = text.substr(percent + 1);
     const std::optional<uint64_t> value = Number(limit);
     if (!value.has_value()) {
-      return Invalid(
+      return InvalidArray(
           absl::StrCat("the limit after '%' must be a whole number "
                        "of tasks (got ",
                        QuoteForMessage(limit, kMaxQuotedArrayChars), ")"));
     }
     if (*value == 0) {
-      return Invalid("the limit after '%' must be at least 1 task");
+      return InvalidArray("the limit after '%' must be at least 1 task");
     }
     spec.max_running =
         static_cast<uint32_t>(std::min<uint64_t>(*value, kMaxArrayTasks));
     text = text.substr(0, percent);
-    if (text.empty()) return Invalid(absl::StrCat("no indices: ", kForm));
+    if (text.empty()) return InvalidArray(absl::StrCat("no indices: ", kForm));
   }
   // Overlapping entries merge, as in Slurm; a bitmap keeps that linear.
   std::vector<bool> present;
   std::size_t count = 0;
   for (std::string_view entry : SplitView(text, ',')) {
     if (entry.empty()) {
-      return Invalid(absl::StrCat("empty entry in ",
-                                  QuoteForMessage(text, kMaxQuotedArrayChars),
-                                  ": ", kForm));
+      return InvalidArray(absl::StrCat(
+          "empty entry in ", QuoteForMessage(text, kMaxQuotedArrayChars), ": ",
+          kForm));
     }
     std::string_view range = entry;
     uint32_t step = 1;
@@ -108,12 +111,12 @@ absl::StatusOr<JobArraySpec> ParseJobArray(std::string_view text) {
       const std::string_view step_text = entry.substr(colon + 1);
       const std::optional<uint64_t> value = Number(step_text);
       if (!value.has_value() || *value == 0) {
-        return Invalid(absl::StrCat(
+        return InvalidArray(absl::StrCat(
             "the step in ", QuoteForMessage(entry, kMaxQuotedArrayChars),
             " must be a whole number of at least 1"));
       }
       if (range.find('-') == std::string_view::npos) {
-        return Invalid(
+        return InvalidArray(
             absl::StrCat("a step needs a range (START-END:STEP), "
                          "got ",
                          QuoteForMessage(entry, kMaxQuotedArrayChars)));
@@ -128,7 +131,7 @@ absl::StatusOr<JobArraySpec> ParseJobArray(std::string_view text) {
       absl::StatusOr<uint32_t> end = Index(range.substr(dash + 1), entry);
       if (!end.ok()) return end.status();
       if (*start > *end) {
-        return Invalid(absl::StrCat(
+        return InvalidArray(absl::StrCat(
             "the range ", QuoteForMessage(entry, kMaxQuotedArrayChars),
             " starts above its end"));
       }
@@ -143,9 +146,9 @@ absl::StatusOr<JobArraySpec> ParseJobArray(std::string_view text) {
     // check also bounds the loop below.
     const uint64_t in_range = (uint64_t{last} - first) / step + 1;
     if (in_range > kMaxArrayTasks) {
-      return Invalid(absl::StrCat(QuoteForMessage(entry, kMaxQuotedArrayChars),
-                                  " is ", in_range, " tasks; the limit is ",
-                                  kMaxArrayTasks));
+      return InvalidArray(
+          absl::StrCat(QuoteForMessage(entry, kMaxQuotedArrayChars), " is ",
+                       in_range, " tasks; the limit is ", kMaxArrayTasks));
     }
     if (present.size() <= last) present.resize(uint64_t{last} + 1);
     for (uint64_t id = first; id <= last; id += step) {
@@ -155,8 +158,9 @@ absl::StatusOr<JobArraySpec> ParseJobArray(std::string_view text) {
       }
     }
     if (count > kMaxArrayTasks) {
-      return Invalid(absl::StrCat("more than ", kMaxArrayTasks,
-                                  " tasks; the limit is ", kMaxArrayTasks));
+      return InvalidArray(absl::StrCat("more than ", kMaxArrayTasks,
+                                       " tasks; the limit is ",
+                                       kMaxArrayTasks));
     }
   }
   spec.task_ids.reserve(count);

@@ -31,7 +31,8 @@ const char* NameOf(Kind kind) {
   return "?";
 }
 
-absl::Status Invalid(const std::string& part, const std::string& why) {
+absl::Status InvalidDependency(const std::string& part,
+                               const std::string& why) {
   return absl::InvalidArgumentError(
       absl::StrCat("invalid dependency \"", part, "\": ", why));
 }
@@ -51,11 +52,12 @@ absl::Status ParseTerm(const std::string& text,
     }
   }
   if (kind == nullptr) {
-    return Invalid(text,
-                   "expected after, afterany, afterok, afternotok (each "
-                   "followed by :JOBID...) or singleton");
+    return InvalidDependency(
+        text,
+        "expected after, afterany, afterok, afternotok (each "
+        "followed by :JOBID...) or singleton");
   }
-  if (fields.size() < 2) return Invalid(text, "no job id given");
+  if (fields.size() < 2) return InvalidDependency(text, "no job id given");
   for (std::size_t i = 1; i < fields.size(); ++i) {
     std::string id_text = fields[i];
     uint32_t delay = 0;
@@ -63,11 +65,13 @@ absl::Status ParseTerm(const std::string& text,
     if (plus != std::string::npos) {
       const std::string delay_text = id_text.substr(plus + 1);
       if (kind->kind != Kind::kAfter) {
-        return Invalid(text, "a +minutes delay is only allowed with after");
+        return InvalidDependency(text,
+                                 "a +minutes delay is only allowed with after");
       }
       if (!IsDigits(delay_text) || !absl::SimpleAtoi(delay_text, &delay) ||
           delay > kMaxDelayMinutes) {
-        return Invalid(text, "the delay after '+' must be whole minutes");
+        return InvalidDependency(text,
+                                 "the delay after '+' must be whole minutes");
       }
       id_text = id_text.substr(0, plus);
     }
@@ -78,16 +82,17 @@ absl::Status ParseTerm(const std::string& text,
       const std::string task_text = id_text.substr(underscore + 1);
       uint32_t task = 0;
       if (!IsDigits(task_text) || !absl::SimpleAtoi(task_text, &task)) {
-        return Invalid(text, absl::StrCat("\"", id_text,
-                                          "\" is not a job id or an "
-                                          "array task (ID_TASK)"));
+        return InvalidDependency(text, absl::StrCat("\"", id_text,
+                                                    "\" is not a job id or an "
+                                                    "array task (ID_TASK)"));
       }
       array_task = task;
       id_text = id_text.substr(0, underscore);
     }
     uint64_t id = 0;
     if (!IsDigits(id_text) || !absl::SimpleAtoi(id_text, &id) || id == 0) {
-      return Invalid(text, absl::StrCat("\"", id_text, "\" is not a job id"));
+      return InvalidDependency(
+          text, absl::StrCat("\"", id_text, "\" is not a job id"));
     }
     terms.push_back({kind->kind, id, delay, array_task});
   }
@@ -166,19 +171,20 @@ absl::StatusOr<JobDependency> ParseDependency(const std::string& text) {
   const bool has_all = text.find(',') != std::string::npos;
   const bool has_any = text.find('?') != std::string::npos;
   if (has_all && has_any) {
-    return Invalid(text, "use either ',' (all of) or '?' (any of), not both");
+    return InvalidDependency(
+        text, "use either ',' (all of) or '?' (any of), not both");
   }
   dependency.any_of = has_any;
   const std::vector<std::string> parts =
       absl::StrSplit(text, has_any ? '?' : ',');
   for (const std::string& part : parts) {
-    if (part.empty()) return Invalid(text, "an empty term");
+    if (part.empty()) return InvalidDependency(text, "an empty term");
     if (absl::Status status = ParseTerm(part, dependency.terms); !status.ok()) {
       return status;
     }
     if (dependency.terms.size() > kMaxTerms) {
-      return Invalid(text.substr(0, 40) + "...",
-                     absl::StrCat("more than ", kMaxTerms, " jobs"));
+      return InvalidDependency(text.substr(0, 40) + "...",
+                               absl::StrCat("more than ", kMaxTerms, " jobs"));
     }
   }
   return dependency;

@@ -38,7 +38,7 @@ const char* JournalPriority(Level level) {
   return "<6>";
 }
 
-bool IsControl(char c) {
+bool IsControlByte(char c) {
   return static_cast<unsigned char>(c) < 0x20 || c == '\x7f';
 }
 
@@ -50,7 +50,7 @@ bool IsControl(char c) {
 void AppendValue(std::string& out, std::string_view value) {
   bool needs_quotes = value.empty();
   for (char c : value) {
-    if (c == ' ' || c == '"' || c == '=' || IsControl(c)) {
+    if (c == ' ' || c == '"' || c == '=' || IsControlByte(c)) {
       needs_quotes = true;
       break;
     }
@@ -68,7 +68,7 @@ void AppendValue(std::string& out, std::string_view value) {
       out.append("\\n");
     } else if (c == '\t') {
       out.append("\\t");
-    } else if (IsControl(c)) {
+    } else if (IsControlByte(c)) {
       absl::StrAppendFormat(&out, "\\x%02x", static_cast<unsigned char>(c));
     } else {
       out.push_back(c);

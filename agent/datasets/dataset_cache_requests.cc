@@ -14,7 +14,7 @@
 namespace gantry::agent {
 namespace {
 
-v1::DatasetCacheResult Failed(uint64_t request_id, std::string message) {
+v1::DatasetCacheResult RequestFailed(uint64_t request_id, std::string message) {
   v1::DatasetCacheResult result;
   result.set_request_id(request_id);
   result.set_ok(false);
@@ -113,7 +113,7 @@ v1::DatasetCacheResult DatasetCacheRequests::PrefetchArrived(
   const std::string what =
       absl::StrCat("dataset ", dataset.name(), " on node ", options_.node_name);
   if (cache_ == nullptr) {
-    return Failed(
+    return RequestFailed(
         request.request_id(),
         absl::StrCat("node ", options_.node_name,
                      " has no usable dataset cache: ", cache_problem_));
@@ -123,14 +123,14 @@ v1::DatasetCacheResult DatasetCacheRequests::PrefetchArrived(
   for (const absl::Status& status :
        {CheckDatasetName(dataset.name()), CheckDatasetPath(dataset.path())}) {
     if (!status.ok()) {
-      return Failed(request.request_id(),
-                    absl::StrCat(what, ": ", status.message()));
+      return RequestFailed(request.request_id(),
+                           absl::StrCat(what, ": ", status.message()));
     }
   }
   absl::StatusOr<DatasetUser> user = UserOf(request);
   if (!user.ok()) {
-    return Failed(request.request_id(),
-                  absl::StrCat(what, ": ", user.status().message()));
+    return RequestFailed(request.request_id(),
+                         absl::StrCat(what, ": ", user.status().message()));
   }
   log::Info("prefetching dataset", {{"dataset", dataset.name()},
                                     {"path", dataset.path()},
@@ -150,8 +150,8 @@ v1::DatasetCacheResult DatasetCacheRequests::PrefetchArrived(
               {{"dataset", dataset.name()},
                {"job", request.job_id()},
                {"error", std::string(staged.status().message())}});
-    return Failed(request.request_id(),
-                  absl::StrCat(what, ": ", staged.status().message()));
+    return RequestFailed(request.request_id(),
+                         absl::StrCat(what, ": ", staged.status().message()));
   }
   LogStaged("dataset prefetched", request.job_id(), dataset.name(), *staged,
             started);
@@ -168,15 +168,16 @@ v1::DatasetCacheResult DatasetCacheRequests::PrefetchArrived(
 v1::DatasetCacheResult DatasetCacheRequests::EvictNow(
     const v1::DatasetEvict& request) {
   if (cache_ == nullptr) {
-    return Failed(
+    return RequestFailed(
         request.request_id(),
         absl::StrCat("node ", options_.node_name,
                      " has no usable dataset cache: ", cache_problem_));
   }
   if (absl::Status name = CheckDatasetName(request.name()); !name.ok()) {
-    return Failed(request.request_id(),
-                  absl::StrCat("cannot evict on node ", options_.node_name,
-                               ": ", name.message()));
+    return RequestFailed(
+        request.request_id(),
+        absl::StrCat("cannot evict on node ", options_.node_name, ": ",
+                     name.message()));
   }
   const absl::Status evicted =
       cache_->Evict(request.owner_uid(), request.name());
@@ -190,11 +191,11 @@ v1::DatasetCacheResult DatasetCacheRequests::EvictNow(
   }
   // Not cached, or in use: the cache's sentence says which and whose.
   if (absl::IsNotFound(evicted) || absl::IsFailedPrecondition(evicted)) {
-    return Failed(
+    return RequestFailed(
         request.request_id(),
         absl::StrCat(evicted.message(), " on node ", options_.node_name));
   }
-  return Failed(
+  return RequestFailed(
       request.request_id(),
       absl::StrCat("dataset ", request.name(), " of uid ", request.owner_uid(),
                    " on node ", options_.node_name, ": ", evicted.message()));

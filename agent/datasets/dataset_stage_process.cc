@@ -50,8 +50,8 @@ int SayError(const absl::Status& status) {
 }
 
 // Becomes the user for good; any failure ends the helper.
-absl::Status BecomeUser(uid_t uid, gid_t gid,
-                        const std::vector<gid_t>& groups) {
+absl::Status SwitchToUser(uid_t uid, gid_t gid,
+                          const std::vector<gid_t>& groups) {
   if (setgroups(groups.size(), groups.data()) != 0 ||
       setresgid(gid, gid, gid) != 0 || setresuid(uid, uid, uid) != 0) {
     return absl::InternalError(
@@ -143,7 +143,7 @@ int RunDatasetWorker(const std::vector<std::string>& all_args) {
     }
   }
   if (args[3] == "1") {
-    if (absl::Status status = BecomeUser(uid, gid, groups); !status.ok()) {
+    if (absl::Status status = SwitchToUser(uid, gid, groups); !status.ok()) {
       return SayError(status);
     }
   }
@@ -171,6 +171,7 @@ absl::StatusOr<std::vector<std::string>> UserProcessDatasetWorker::Run(
   words.push_back(user.switch_user ? "1" : "0");
   words.insert(words.end(), operation.begin(), operation.end());
   std::vector<char*> argv;
+  argv.reserve(words.size() + 1);
   for (std::string& word : words) argv.push_back(word.data());
   argv.push_back(nullptr);
   int out[2];

@@ -31,7 +31,7 @@ const std::set<std::string>& WantedControllers() {
   return kWanted;
 }
 
-std::string ReadSmallFile(const std::string& path) {
+std::string ReadCgroupFile(const std::string& path) {
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
@@ -61,9 +61,9 @@ absl::Status WriteInterfaceFile(const std::string& path,
 // effort: the caller checks what the node dir ends up with.
 void EnableControllersBelow(const std::string& dir) {
   std::set<std::string> available =
-      ParseControllerList(ReadSmallFile(dir + "/cgroup.controllers"));
+      ParseControllerList(ReadCgroupFile(dir + "/cgroup.controllers"));
   std::set<std::string> enabled =
-      ParseControllerList(ReadSmallFile(dir + "/cgroup.subtree_control"));
+      ParseControllerList(ReadCgroupFile(dir + "/cgroup.subtree_control"));
   for (const std::string& name : WantedControllers()) {
     if (!available.count(name) || enabled.count(name)) continue;
     absl::Status status =
@@ -96,7 +96,7 @@ std::unique_ptr<JobCgroups> JobCgroups::Open(const CgroupSettings& settings) {
     return nullptr;
   }
   std::optional<std::string> mount =
-      FindCgroup2Mount(ReadSmallFile(settings.mountinfo_path));
+      FindCgroup2Mount(ReadCgroupFile(settings.mountinfo_path));
   if (!mount) {
     log::Warn("no cgroup v2 file system is mounted: jobs run without cgroups",
               {{"fallback", kNoCgroupFallback}});
@@ -105,7 +105,7 @@ std::unique_ptr<JobCgroups> JobCgroups::Open(const CgroupSettings& settings) {
   std::string root = settings.root;
   if (root.empty()) {
     std::optional<std::string> own =
-        UnifiedCgroupPath(ReadSmallFile(settings.proc_cgroup_path));
+        UnifiedCgroupPath(ReadCgroupFile(settings.proc_cgroup_path));
     if (!own) {
       log::Warn("cannot tell which cgroup v2 the agent is in (no 0:: line in " +
                     settings.proc_cgroup_path + "); give --cgroup-root",
@@ -144,7 +144,7 @@ std::unique_ptr<JobCgroups> JobCgroups::Open(const CgroupSettings& settings) {
     EnableControllersBelow(dir);
   }
   std::set<std::string> enabled =
-      ParseControllerList(ReadSmallFile(node_dir + "/cgroup.subtree_control"));
+      ParseControllerList(ReadCgroupFile(node_dir + "/cgroup.subtree_control"));
   std::set<std::string> usable;
   std::vector<std::string> missing;
   for (const std::string& name : WantedControllers()) {
@@ -155,7 +155,7 @@ std::unique_ptr<JobCgroups> JobCgroups::Open(const CgroupSettings& settings) {
     }
   }
   if (!missing.empty()) {
-    const std::string top = ReadSmallFile(*mount + "/cgroup.controllers");
+    const std::string top = ReadCgroupFile(*mount + "/cgroup.controllers");
     log::Warn(
         absl::StrCat("cgroup v2 has no ", absl::StrJoin(missing, ", "),
                      " controller here: jobs run without those limits"),
@@ -208,7 +208,8 @@ absl::StatusOr<std::string> JobCgroups::Create(const std::string& key,
     settings.push_back({"memory.max", MemoryMaxFor(limits.mem_mb)});
   }
   for (const auto& [file, value] : settings) {
-    absl::Status status = WriteInterfaceFile(dir + "/" + file, value);
+    absl::Status status =
+        WriteInterfaceFile(absl::StrCat(dir, "/", file), value);
     if (!status.ok()) {
       ::rmdir(dir.c_str());
       return status;
@@ -221,7 +222,7 @@ absl::StatusOr<std::string> JobCgroups::Create(const std::string& key,
     (void)WriteInterfaceFile(dir + "/memory.swap.max", "0");
   }
   const uint64_t oom_kills =
-      OomKillCount(ReadSmallFile(dir + "/memory.events"));
+      OomKillCount(ReadCgroupFile(dir + "/memory.events"));
   std::lock_guard lock(mutex_);
   oom_kills_seen_[key] = oom_kills;
   return dir + "/cgroup.procs";
@@ -238,7 +239,7 @@ void JobCgroups::Signal(const std::string& key, int signal) const {
   const int passes = signal == SIGKILL ? 10 : 1;
   for (int pass = 0; pass < passes; ++pass) {
     bool any = false;
-    std::istringstream pids(ReadSmallFile(dir + "/cgroup.procs"));
+    std::istringstream pids(ReadCgroupFile(dir + "/cgroup.procs"));
     for (pid_t pid = 0; pids >> pid;) {
       if (pid > 1) ::kill(pid, signal);
       any = true;
@@ -251,7 +252,7 @@ bool JobCgroups::RankExitWasOutOfMemory(const std::string& key, int exit_code,
                                         int signal) {
   if (!has_controller("memory")) return false;
   const uint64_t now =
-      OomKillCount(ReadSmallFile(JobDir(key) + "/memory.events"));
+      OomKillCount(ReadCgroupFile(JobDir(key) + "/memory.events"));
   std::lock_guard lock(mutex_);
   uint64_t& seen = oom_kills_seen_[key];
   const bool out_of_memory = ExitWasOutOfMemory(exit_code, signal, seen, now);
@@ -263,7 +264,7 @@ absl::Status JobCgroups::RemoveWhenEmpty(const std::string& dir) const {
   // Killed processes leave the cgroup as they exit, which takes a moment.
   const auto give_up =
       std::chrono::steady_clock::now() + std::chrono::seconds(1);
-  while (ReadSmallFile(dir + "/cgroup.events").find("populated 1") !=
+  while (ReadCgroupFile(dir + "/cgroup.events").find("populated 1") !=
              std::string::npos &&
          std::chrono::steady_clock::now() < give_up) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));

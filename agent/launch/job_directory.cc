@@ -13,6 +13,7 @@
 #include "agent/system/scoped_fd.h"
 #include "common/errno_text.h"
 #include "common/log.h"
+#include "common/write_all.h"
 
 namespace gantry::agent {
 namespace {
@@ -20,17 +21,6 @@ namespace {
 // Emptying a job directory on the agent's own disk is quick; the bound is
 // for a user who mounted something slow inside it.
 constexpr std::chrono::seconds kRemoveTimeout{5};
-
-bool WriteAll(int fd, const std::string& content) {
-  size_t done = 0;
-  while (done < content.size()) {
-    ssize_t written = ::write(fd, content.data() + done, content.size() - done);
-    if (written < 0 && errno == EINTR) continue;
-    if (written <= 0) return false;
-    done += static_cast<size_t>(written);
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -76,7 +66,7 @@ absl::Status WriteJobFile(const std::string& job_dir, const std::string& name,
   if (file.get() < 0) {
     return absl::UnavailableError(ErrnoText("cannot create", path));
   }
-  if (!WriteAll(file.get(), content)) {
+  if (!WriteAll(file.get(), content.data(), content.size())) {
     return absl::UnavailableError(ErrnoText("cannot write", path));
   }
   if (!user.switch_user) {

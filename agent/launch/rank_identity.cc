@@ -41,7 +41,7 @@ class SystemUsers : public UserDatabase {
   }
 };
 
-std::string DescribeUser(const IdentityRequest& request) {
+std::string DescribeRequestedUser(const IdentityRequest& request) {
   return request.user.empty()
              ? absl::StrCat("uid ", request.uid)
              : absl::StrCat("user ", request.user, " (uid ", request.uid, ")");
@@ -69,8 +69,9 @@ absl::StatusOr<RankIdentity> ResolveRankIdentity(const IdentityRequest& request,
   }
   std::optional<UserEntry> entry = users.FindUser(request.uid);
   if (!entry) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        DescribeUser(request), " does not exist on node ", request.node));
+    return absl::FailedPreconditionError(
+        absl::StrCat(DescribeRequestedUser(request), " does not exist on node ",
+                     request.node));
   }
   // A name that is only the number is what the CLI sends for a user its
   // own host cannot name: nothing to compare.
@@ -88,9 +89,9 @@ absl::StatusOr<RankIdentity> ResolveRankIdentity(const IdentityRequest& request,
   std::vector<gid_t> groups = users.GroupsOf(entry->name, entry->gid);
   if (request.gid != entry->gid &&
       std::find(groups.begin(), groups.end(), request.gid) == groups.end()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("gid ", request.gid, " is not a group of ",
-                     DescribeUser(request), " on node ", request.node));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "gid ", request.gid, " is not a group of ",
+        DescribeRequestedUser(request), " on node ", request.node));
   }
   identity.switch_user = true;
   identity.uid = entry->uid;

@@ -23,7 +23,7 @@ constexpr auto kTick = std::chrono::milliseconds(10);
 constexpr auto kSummaryEvery = std::chrono::seconds(5);
 constexpr size_t kLongestName = 63;
 
-int64_t SteadyNowMs() {
+int64_t FleetSteadyMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
@@ -35,7 +35,7 @@ std::string FleetBootId() {
   std::ifstream in("/proc/sys/kernel/random/uuid");
   std::string id;
   std::getline(in, id);
-  return id.empty() ? absl::StrCat("simulated-", SteadyNowMs()) : id;
+  return id.empty() ? absl::StrCat("simulated-", FleetSteadyMs()) : id;
 }
 
 std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target) {
@@ -96,7 +96,7 @@ v1::NodeInventory SyntheticNodeInventory() {
   inventory.set_cores(16);
   inventory.set_cpus(32);
   inventory.set_numa_nodes(1);
-  inventory.set_memory_mb(128 * 1024);
+  inventory.set_memory_mb(uint64_t{128} * 1024);
   for (uint32_t i = 0; i < 8; ++i) {
     v1::GpuInfo& gpu = *inventory.add_gpus();
     gpu.set_index(i);
@@ -137,7 +137,7 @@ class SimulatedFleet::Census {
     {
       std::lock_guard lock(mutex_);
       int64_t& last = last_logged_ms_[status.error_code()];
-      const int64_t now = SteadyNowMs();
+      const int64_t now = FleetSteadyMs();
       if (last != 0 && now - last < 5000) return;
       last = now;
     }
@@ -169,11 +169,12 @@ class SimulatedFleet::Census {
     if (connected == last_connected_ && ended == last_ended_) return;
     last_connected_ = connected;
     last_ended_ = ended;
-    log::Info("simulated fleet", {{"connected", connected},
-                                  {"nodes", nodes_},
-                                  {"registrations", registrations_.load()},
-                                  {"streams_ended", ended},
-                                  {"elapsed_ms", SteadyNowMs() - started_ms}});
+    log::Info("simulated fleet",
+              {{"connected", connected},
+               {"nodes", nodes_},
+               {"registrations", registrations_.load()},
+               {"streams_ended", ended},
+               {"elapsed_ms", FleetSteadyMs() - started_ms}});
   }
 
   uint32_t connected() const { return connected_.load(); }
@@ -226,7 +227,7 @@ class SimulatedFleet::Shard final : public SimulatedNodeHost {
 
   // SimulatedNodeHost.
   grpc::CompletionQueue* queue() override { return &queue_; }
-  int64_t NowMs() const override { return SteadyNowMs(); }
+  int64_t NowMs() const override { return FleetSteadyMs(); }
   void PushWake(SimulatedNode* node, int64_t at_ms) override {
     wakes_.push({at_ms, node});
   }
@@ -356,7 +357,7 @@ SimulatedFleet::~SimulatedFleet() {
 }
 
 void SimulatedFleet::Run() {
-  const int64_t started_ms = SteadyNowMs();
+  const int64_t started_ms = FleetSteadyMs();
   log::Info(
       "simulated fleet starting",
       {{"nodes", options_.nodes},
@@ -378,7 +379,7 @@ void SimulatedFleet::Run() {
         all_logged = true;
         log::Info("every simulated node is connected",
                   {{"nodes", options_.nodes},
-                   {"elapsed_ms", SteadyNowMs() - started_ms}});
+                   {"elapsed_ms", FleetSteadyMs() - started_ms}});
       }
       if (std::chrono::steady_clock::now() >= next_summary) {
         census_->Summarize(started_ms);

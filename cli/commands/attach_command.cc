@@ -46,7 +46,8 @@ constexpr const char* kLongOptions[] = {
 constexpr const char* kUnsupported[] = {"input-filter", "pty", "layout"};
 constexpr size_t kMaxFrameBytes = 1 << 20;
 
-std::string Unrecognized(const std::string& word, const std::string& program) {
+std::string UnrecognizedAttachOption(const std::string& word,
+                                     const std::string& program) {
   const std::string name = word.substr(word.find_first_not_of('-'));
   std::string message = absl::StrCat("unrecognized option '", word, "'");
   for (const char* option : kLongOptions) {
@@ -168,7 +169,7 @@ int RunAttachCommand(const std::string& controller,
     } else if (word == "-Q" || word == "--quiet") {
       quiet = true;
     } else if (word.size() > 1 && word[0] == '-') {
-      return fail(Unrecognized(word, program));
+      return fail(UnrecognizedAttachOption(word, program));
     } else if (target_step.empty()) {
       target_step = word;
     } else {

@@ -101,7 +101,7 @@ void PrintNodeDetail(const v1::NodeRecord& node) {
 
 // The layout the options ask for, with sinfo's precedence: -O, -o,
 // SINFO_FORMAT, then the mode's own.
-absl::StatusOr<SinfoFormat> ChooseFormat(const NodesOptions& options) {
+absl::StatusOr<SinfoFormat> ChooseNodesFormat(const NodesOptions& options) {
   if (!options.fields.empty()) return SinfoFormat::ParseFields(options.fields);
   std::string format = options.format;
   if (const char* variable = std::getenv("SINFO_FORMAT");
@@ -289,7 +289,7 @@ int RunNodesCommand(const std::string& controller,
       !options.long_format && std::getenv("SINFO_FORMAT") == nullptr;
   if (!inventory_table && options.node.empty() && !options.detail &&
       !options.json) {
-    absl::StatusOr<SinfoFormat> chosen = ChooseFormat(options);
+    absl::StatusOr<SinfoFormat> chosen = ChooseNodesFormat(options);
     if (!chosen.ok()) return Fail("nodes", chosen.status());
     format = *std::move(chosen);
   }

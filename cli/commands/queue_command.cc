@@ -64,7 +64,7 @@ struct QueueView {
 
 // The layout -o/-O/-l/-s/--start ask for, with squeue's precedence: -O,
 // then -o, then the environment's, then the mode's own.
-absl::StatusOr<SqueueFormat> ChooseFormat(const QueueOptions& options) {
+absl::StatusOr<SqueueFormat> ChooseQueueFormat(const QueueOptions& options) {
   if (!options.fields.empty()) return SqueueFormat::ParseFields(options.fields);
   std::string format = options.format;
   if (format.empty()) {
@@ -134,7 +134,7 @@ absl::StatusOr<QueueView> ResolveView(const QueueOptions& options) {
     for (std::string& host : *hosts) view.nodes.insert(std::move(host));
   }
   if (options.steps) view.steps = AsSet(SplitLists(*options.steps));
-  absl::StatusOr<SqueueFormat> format = ChooseFormat(options);
+  absl::StatusOr<SqueueFormat> format = ChooseQueueFormat(options);
   if (!format.ok()) return format.status();
   view.format = *std::move(format);
   std::string sort = OrEnvironment(options.sort, "SQUEUE_SORT");

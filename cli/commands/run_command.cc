@@ -48,7 +48,7 @@ std::string Env(const char* name) {
   return value == nullptr ? "" : value;
 }
 
-std::string RandomToken() {
+std::string RandomStepToken() {
   std::ifstream random("/dev/urandom", std::ios::binary);
   std::string bytes(16, '\0');
   random.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
@@ -321,7 +321,7 @@ int StepRun::Main(const std::string& controller) {
   auto terminal = std::make_shared<StepTerminal>();
   // srun -i: our stdin (or a file) to the tasks that read it.
   auto relay = input->relay ? std::make_shared<StepInputRelay>() : nullptr;
-  const std::string token = RandomToken();
+  const std::string token = RandomStepToken();
   absl::StatusOr<std::unique_ptr<StepOutputServer>> output =
       StepOutputServer::Listen(
           token, options_.label, request->io_host(),

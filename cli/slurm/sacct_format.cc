@@ -18,7 +18,7 @@ constexpr int kMaxWidth = 1000;
 
 // The fields nearest to `name` ("Start or State"); empty when none is
 // close.
-std::string Closest(std::string_view name) {
+std::string ClosestField(std::string_view name) {
   constexpr size_t kMaxDistance = 3;
   size_t best_distance = kMaxDistance + 1;
   std::vector<std::string> best;
@@ -78,7 +78,7 @@ absl::StatusOr<SacctFormat> SacctFormat::Parse(std::string_view list,
       if (skip_unknown) continue;
       std::string message =
           absl::StrCat("invalid field \"", AsAbsl(name.substr(0, 60)), "\"");
-      if (const std::string best = Closest(name); !best.empty()) {
+      if (const std::string best = ClosestField(name); !best.empty()) {
         absl::StrAppend(&message, " (did you mean ", best, "?)");
       }
       absl::StrAppend(&message, "; sacct -e lists the fields");

@@ -132,7 +132,7 @@ std::string TimeOrNa(int64_t epoch_ms) {
   return epoch_ms > 0 ? FormatTime(epoch_ms) : "N/A";
 }
 
-int64_t ElapsedSeconds(int64_t start_ms, int64_t end_ms, int64_t now_ms) {
+int64_t JobElapsedSeconds(int64_t start_ms, int64_t end_ms, int64_t now_ms) {
   if (start_ms <= 0) return 0;
   return ((end_ms ? end_ms : now_ms) - start_ms) / 1000;
 }
@@ -149,7 +149,7 @@ uint32_t CpuCount(const v1::JobRecord& job) {
 }
 
 // The end a running job is expected to reach: its start plus its limit.
-int64_t EndMs(const v1::JobRecord& job) {
+int64_t JobEndOrLimitMs(const v1::JobRecord& job) {
   if (job.end_time_ms() > 0) return job.end_time_ms();
   if (job.start_time_ms() > 0 && job.spec().time_limit_seconds() > 0) {
     return job.start_time_ms() +
@@ -168,7 +168,7 @@ std::string StepValue(char letter, const v1::JobRecord& job,
       return step.name().empty() ? job.spec().name() : step.name();
     case 'M':
       return FormatDuration(
-          ElapsedSeconds(step.start_time_ms(), step.end_time_ms(), now_ms));
+          JobElapsedSeconds(step.start_time_ms(), step.end_time_ms(), now_ms));
     case 'N':
       return CompressHostlist(StepNodeNames(step));
     case 'S':
@@ -214,7 +214,7 @@ std::string SqueueValue(char letter, const v1::JobRecord& job, int64_t now_ms,
       return StateShort(job.state());
     case 'M':
       return FormatDuration(
-          ElapsedSeconds(job.start_time_ms(), job.end_time_ms(), now_ms));
+          JobElapsedSeconds(job.start_time_ms(), job.end_time_ms(), now_ms));
     case 'l':
       return spec.time_limit_seconds() ? FormatDuration(static_cast<int64_t>(
                                              spec.time_limit_seconds()))
@@ -223,7 +223,7 @@ std::string SqueueValue(char letter, const v1::JobRecord& job, int64_t now_ms,
       if (!spec.time_limit_seconds()) return "UNLIMITED";
       return FormatDuration(
           static_cast<int64_t>(spec.time_limit_seconds()) -
-          ElapsedSeconds(job.start_time_ms(), job.end_time_ms(), now_ms));
+          JobElapsedSeconds(job.start_time_ms(), job.end_time_ms(), now_ms));
     case 'D':
       // Slurm's NODES: allocated, or the least a pending job needs (the
       // MIN of --nodes=MIN-MAX).
@@ -274,7 +274,7 @@ std::string SqueueValue(char letter, const v1::JobRecord& job, int64_t now_ms,
       return TimeOrNa(pending ? job.expected_start_time_ms()
                               : job.start_time_ms());
     case 'e':
-      return TimeOrNa(EndMs(job));
+      return TimeOrNa(JobEndOrLimitMs(job));
     case 'a':
       return OrNull(spec.account());
     case 'q':

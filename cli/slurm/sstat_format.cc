@@ -26,7 +26,7 @@ const std::vector<Field>& Fields() {
   return kFields;
 }
 
-const Field* Find(std::string_view name) {
+const Field* FindField(std::string_view name) {
   for (const Field& field : Fields()) {
     if (EqualsIgnoreCase(field.name, name)) return &field;
   }
@@ -35,7 +35,9 @@ const Field* Find(std::string_view name) {
 
 std::vector<int> Widths(const std::vector<std::string>& fields) {
   std::vector<int> widths;
-  for (const std::string& name : fields) widths.push_back(Find(name)->width);
+  widths.reserve(fields.size());
+  for (const std::string& name : fields)
+    widths.push_back(FindField(name)->width);
   return widths;
 }
 
@@ -49,7 +51,7 @@ absl::StatusOr<std::vector<std::string>> ParseSstatFields(
   for (absl::string_view piece :
        absl::StrSplit(AsAbsl(list), absl::ByAnyChar(", "), absl::SkipEmpty())) {
     const std::string_view name = AsStd(piece);
-    const Field* field = Find(name);
+    const Field* field = FindField(name);
     if (field == nullptr) {
       std::vector<std::string> known;
       for (const Field& f : Fields()) known.push_back(f.name);

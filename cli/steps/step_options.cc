@@ -179,21 +179,22 @@ constexpr const char* kContainerOptions[] = {
     "container-entrypoint-log",
 };
 
-const StepOption* FindLong(const std::string& name) {
+const StepOption* FindStepLong(const std::string& name) {
   for (const StepOption& option : Options()) {
     if (name == option.long_name) return &option;
   }
   return nullptr;
 }
 
-const StepOption* FindShort(char name) {
+const StepOption* FindStepShort(char name) {
   for (const StepOption& option : Options()) {
     if (option.short_name == name) return &option;
   }
   return nullptr;
 }
 
-absl::Status Unknown(const std::string& word, const std::string& program) {
+absl::Status UnknownStepOption(const std::string& word,
+                               const std::string& program) {
   const std::string name = word.substr(word.find_first_not_of('-'));
   std::string message = absl::StrCat("unrecognized option '", word, "'");
   size_t best_distance = 3;
@@ -228,7 +229,7 @@ absl::StatusOr<size_t> JobOptionWords(const std::vector<std::string>& args,
   absl::Status status = ApplyJobOptions(words, "srun", scratch);
   if (!status.ok() &&
       status.message().find("unknown option") != std::string_view::npos) {
-    return Unknown(word.substr(0, word.find('=')), program);
+    return UnknownStepOption(word.substr(0, word.find('=')), program);
   }
   if (!status.ok()) {
     // "srun: invalid value ..." reads better without the source.
@@ -284,7 +285,7 @@ absl::StatusOr<StepOptions> ParseStepOptions(
             "the nodes, or start the container runtime yourself in the "
             "command)"));
       }
-      option = FindLong(name);
+      option = FindStepLong(name);
       if (option == nullptr) {
         absl::Status taken = take_job_option();
         if (!taken.ok()) return taken;
@@ -298,7 +299,7 @@ absl::StatusOr<StepOptions> ParseStepOptions(
         value = word.substr(equals + 1);
       }
     } else {
-      option = FindShort(word[1]);
+      option = FindStepShort(word[1]);
       if (option == nullptr) {
         absl::Status taken = take_job_option();
         if (!taken.ok()) return taken;

@@ -203,6 +203,8 @@ class Placer {
     uint32_t unlisted = 0;  // 1: on unlisted nodes, worse than any other
     uint32_t level = 0;
     uint32_t leaves = 0;
+    // clang-tidy 14 reads the defaulted comparison as a 0 for a pointer.
+    // NOLINTNEXTLINE(modernize-use-nullptr)
     auto operator<=>(const Span&) const = default;
   };
   Span SpanOf(const std::vector<std::size_t>& chosen) const;

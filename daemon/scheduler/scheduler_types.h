@@ -28,6 +28,8 @@ namespace gantry {
 struct DatasetKey {
   uint32_t owner_uid = 0;
   std::string path;
+  // clang-tidy 14 reads the defaulted comparison as a 0 for a pointer.
+  // NOLINTNEXTLINE(modernize-use-nullptr)
   auto operator<=>(const DatasetKey&) const = default;
 };
 

@@ -24,6 +24,7 @@ several threads (it only runs short-lived client processes).
 """
 
 import ctypes
+import functools
 import json
 import os
 import pwd
@@ -227,6 +228,34 @@ def expand_hostlist(expression):
 
 class CliError(AssertionError):
     pass
+
+
+# What ASan, UBSan and LSan write when they find something; with
+# packaging/test.sh's sanitizer tier (binaries from build-asan) a daemon
+# that reports one fails the test even when it carried on.
+SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+                     ": runtime error: ")
+
+
+@functools.lru_cache(maxsize=None)
+def _sanitized(binary):
+    """Whether `binary` links ASan or UBSan."""
+    linked = subprocess.run(["ldd", binary], capture_output=True,
+                            text=True).stdout
+    return "libasan" in linked or "libubsan" in linked
+
+
+def sanitizer_reports(daemons):
+    """'LOG: LINE' for each sanitizer report in the logs of sanitized
+    daemons (none for a plain build: nothing to scan)."""
+    found = []
+    for daemon in daemons:
+        if daemon is None or not _sanitized(daemon.argv[0]):
+            continue
+        for line in daemon.log_text().splitlines():
+            if any(marker in line for marker in SANITIZER_MARKERS):
+                found.append(f"{daemon.log_path}: {line}")
+    return found
 
 
 class _Daemon:
@@ -509,6 +538,10 @@ class GantryCluster:
         remove_cgroup_tree(self.cgroup_root)
         if self.munged:
             self.munged.stop()
+        reports = sanitizer_reports(daemons)
+        if reports:
+            raise AssertionError("sanitizer reports in the daemons' logs:\n"
+                                 + "\n".join(reports))
 
     def marked_pids(self):
         """Pids of live processes carrying this cluster's marker (ranks, and
