@@ -220,9 +220,7 @@ int main(int argc, char** argv) {
   {
     // Read once for discovery and let go: the names are in the inventory.
     const absl::StatusOr<gantry::PciIds> pci_ids =
-        pci_ids_path.empty()
-            ? gantry::PciIds::LoadFirst(gantry::PciIds::SystemPaths())
-            : gantry::PciIds::Load(pci_ids_path);
+        gantry::PciIds::LoadConfigured(pci_ids_path);
     const gantry::PciIds none;
     const gantry::PciIds& names = pci_ids.ok() ? *pci_ids : none;
     inventory = hwloc_xml.empty()
@@ -268,13 +266,8 @@ int main(int argc, char** argv) {
   }
   gantry::agent::AssignNetworkRoles(overrides, default_route, &*inventory);
 
-  // Signals are taken synchronously by the main thread; every other thread
-  // (gRPC's included, created later) inherits the blocked mask.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // Before any thread: each inherits the mask.
+  const sigset_t stop_signals = gantry::BlockStopSignals();
   // After the signal mask: the endpoint's HTTP threads inherit it. Ranks go
   // on without the monitoring port; this error says why it is missing.
   auto metrics_registry = std::make_shared<prometheus::Registry>();
@@ -308,9 +301,7 @@ int main(int argc, char** argv) {
   // come up (and stay up) while the controller is away.
   gantry::systemd::NotifyReady("node " + options.node_name + ", controller " +
                                options.controller);
-  int signal = 0;
-  sigwait(&stop_signals, &signal);
-  gantry::log::Info("stopping", {{"signal", signal}});
+  gantry::WaitForStopSignal(stop_signals);
   gantry::systemd::NotifyStopping("stopping ranks");
   agent.Stop();
   runner.join();

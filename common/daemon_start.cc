@@ -22,6 +22,22 @@ std::optional<int> BeginDaemon(std::string_view program,
   return std::nullopt;
 }
 
+sigset_t BlockStopSignals() {
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  return stop_signals;
+}
+
+int WaitForStopSignal(const sigset_t& stop_signals) {
+  int signal = 0;
+  sigwait(&stop_signals, &signal);
+  log::Info("stopping", {{"signal", signal}});
+  return signal;
+}
+
 DaemonCommandLine::DaemonCommandLine(std::string program, std::string table,
                                      const std::string& description)
     : program_(std::move(program)),

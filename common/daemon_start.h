@@ -7,6 +7,8 @@
 // Not thread-safe: called from main before any thread starts.
 #pragma once
 
+#include <signal.h>
+
 #include <optional>
 #include <span>
 #include <string>
@@ -25,6 +27,15 @@ namespace gantry {
 // "PROGRAM: ...") when the daemon must not start, else nullopt.
 std::optional<int> BeginDaemon(std::string_view program,
                                std::span<const std::string_view> crash_points);
+
+// Blocks SIGINT and SIGTERM in the calling thread, so that every thread it
+// starts afterwards (gRPC's included) inherits the mask and the signals wait
+// for WaitForStopSignal. Call from main before starting any thread.
+sigset_t BlockStopSignals();
+
+// Waits for SIGINT or SIGTERM (blocked by BlockStopSignals), logs
+// "stopping" with it, and returns it.
+int WaitForStopSignal(const sigset_t& stop_signals);
 
 class DaemonCommandLine {
  public:

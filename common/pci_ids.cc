@@ -103,6 +103,10 @@ absl::StatusOr<PciIds> PciIds::LoadFirst(
                                           absl::StrJoin(paths, ", ")));
 }
 
+absl::StatusOr<PciIds> PciIds::LoadConfigured(const std::string& path) {
+  return path.empty() ? LoadFirst(SystemPaths()) : Load(path);
+}
+
 std::vector<std::string> PciIds::SystemPaths() {
   return {"/usr/share/misc/pci.ids", "/usr/share/hwdata/pci.ids",
           "/usr/share/pci.ids"};

@@ -43,6 +43,10 @@ class PciIds {
   static absl::StatusOr<PciIds> LoadFirst(
       const std::vector<std::string>& paths);
 
+  // `path` as a --pci-ids flag gives it: that file, or the first of
+  // SystemPaths() when it is empty.
+  static absl::StatusOr<PciIds> LoadConfigured(const std::string& path);
+
   // Where distributions install the database: Debian's pci.ids package
   // (/usr/share/misc), hwdata (/usr/share/hwdata), then /usr/share.
   static std::vector<std::string> SystemPaths();

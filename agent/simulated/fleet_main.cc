@@ -1,8 +1,6 @@
 // gantry-fleet: many simulated nodes in one process, for scale tests of
 // gantryd (simulated_fleet.h). A binary of its own so that the production
 // agent carries none of it; it reads the [fleet] table of --config.
-#include <signal.h>
-
 #include <iostream>
 #include <string>
 #include <thread>
@@ -27,9 +25,7 @@ absl::StatusOr<gantry::v1::NodeInventory> FleetInventory(
     const std::string& topology, const std::string& pci_ids_path) {
   if (topology.empty()) return gantry::agent::SyntheticNodeInventory();
   const absl::StatusOr<gantry::PciIds> pci_ids =
-      pci_ids_path.empty()
-          ? gantry::PciIds::LoadFirst(gantry::PciIds::SystemPaths())
-          : gantry::PciIds::Load(pci_ids_path);
+      gantry::PciIds::LoadConfigured(pci_ids_path);
   const gantry::PciIds none;
   return gantry::agent::DiscoverFromHwlocXml(topology,
                                              pci_ids.ok() ? *pci_ids : none);
@@ -161,20 +157,13 @@ int main(int argc, char** argv) {
                        {{"error", inventory.status().ToString()}});
     return 1;
   }
-  // Signals are taken synchronously by the main thread; the fleet's
-  // threads (gRPC's included) inherit the blocked mask.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // Before any thread: each inherits the mask.
+  const sigset_t stop_signals = gantry::BlockStopSignals();
   gantry::agent::SimulatedFleet simulated(std::move(fleet),
                                           std::move(*inventory));
   std::thread runner([&simulated] { simulated.Run(); });
   gantry::systemd::NotifyReady("simulated fleet");
-  int signal = 0;
-  sigwait(&stop_signals, &signal);
-  gantry::log::Info("stopping", {{"signal", signal}});
+  gantry::WaitForStopSignal(stop_signals);
   simulated.Stop();
   runner.join();
   return 0;
