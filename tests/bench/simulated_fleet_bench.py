@@ -105,18 +105,9 @@ def percentile(values, fraction):
 
 
 def start_fleet(cluster, nodes):
-    argv = [cluster.fleet_bin,
-            "--controller", f"127.0.0.1:{cluster.port}",
-            "--nodes", str(nodes),
-            "--threads", str(args.threads),
-            "--nodes-per-connection", str(args.nodes_per_connection)]
-    if cluster.munged:
-        argv += ["--munge-socket", cluster.munged.socket]
-    log_path = os.path.join(cluster.dir, "agent-fleet.1.log")
-    # In cluster.agents, so stop_processes stops it by pid.
-    fleet = gantry_cluster._Daemon("fleet", argv, log_path, cluster.env)
-    cluster.agents["fleet"] = fleet
-    return fleet
+    return cluster.start_fleet(nodes, "--threads", str(args.threads),
+                               "--nodes-per-connection",
+                               str(args.nodes_per_connection))
 
 
 def gang_starts(cluster, fleet):

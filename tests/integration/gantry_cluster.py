@@ -447,6 +447,19 @@ class GantryCluster:
         self.kill_controller()
         return self.start_controller()
 
+    def start_fleet(self, nodes, *extra, name="fleet", controller=None):
+        """Starts `gantry-fleet --nodes NODES EXTRA...` as the agent `name`
+        (so stop_processes stops it by pid), against this cluster's
+        gantryd or `controller`, with its MUNGE socket when it has one."""
+        argv = [self.fleet_bin, "--controller",
+                controller or f"127.0.0.1:{self.port}",
+                "--nodes", str(nodes), *extra]
+        if self.munged:
+            argv += ["--munge-socket", self.munged.socket]
+        log_path = os.path.join(self.dir, f"agent-{name}.1.log")
+        self.agents[name] = _Daemon(name, argv, log_path, self.env)
+        return self.agents[name]
+
     def start_agent(self, name, node_name=None, env=None, wrapper=()):
         """Starts (or restarts, with the same work dir) the agent `name`,
         which registers as `node_name` (default: `name`). `env`: variables

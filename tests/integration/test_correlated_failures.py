@@ -35,16 +35,8 @@ STEADY, FROZEN, KILLED, SPARES = 56, 4, 4, 16
 
 def start_fleet(cluster, name, count, first):
     """`count` simulated nodes named sim<first>..., as agent `name`."""
-    argv = [cluster.fleet_bin,
-            "--controller", f"127.0.0.1:{cluster.port}",
-            "--nodes", str(count), "--first", str(first),
-            "--rank-seconds", "3600"]
-    if cluster.munged:
-        argv += ["--munge-socket", cluster.munged.socket]
-    log_path = os.path.join(cluster.dir, f"agent-{name}.1.log")
-    cluster.agents[name] = gantry_cluster._Daemon(name, argv, log_path,
-                                                  cluster.env)
-    return cluster.agents[name]
+    return cluster.start_fleet(count, "--first", str(first),
+                               "--rank-seconds", "3600", name=name)
 
 
 def names(first, count):

@@ -431,10 +431,7 @@ class SimulatedNodeRequestsTest(ClusterTestCase):
         controller = StreamController(cluster.path("stream.sock"),
                                       heartbeat_ms=200)
         self.addCleanup(controller.stop)
-        argv = [cluster.fleet_bin, "--controller", controller.target,
-                "--nodes", "1"]
-        cluster.agents["fleet"] = gantry_cluster._Daemon(
-            "fleet", argv, cluster.path("agent-fleet.1.log"), cluster.env)
+        cluster.start_fleet(1, controller=controller.target)
         registered = controller.wait(lambda m: "register" in m, 20,
                                      "the simulated node's Register")
         node = registered["register"]["node_name"]

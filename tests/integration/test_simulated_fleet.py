@@ -27,15 +27,7 @@ NAMES = [f"sim{i:05d}" for i in range(1, FLEET_SIZE + 1)]
 def start_fleet(cluster, nodes, *extra):
     """Starts `gantry-fleet --nodes NODES` as the cluster's agent
     "fleet" (so the cluster stops it by pid)."""
-    argv = [cluster.fleet_bin,
-            "--controller", f"127.0.0.1:{cluster.port}",
-            "--nodes", str(nodes), *extra]
-    if cluster.munged:
-        argv += ["--munge-socket", cluster.munged.socket]
-    log_path = os.path.join(cluster.dir, "agent-fleet.1.log")
-    cluster.agents["fleet"] = gantry_cluster._Daemon(
-        "fleet", argv, log_path, cluster.env)
-    return cluster.agents["fleet"]
+    return cluster.start_fleet(nodes, *extra)
 
 
 def submit(cluster, script, *options, seconds=None, exit_code=None):
