@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <csignal>
+#include <exception>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -411,9 +412,7 @@ void AddFlags(CLI::App& app, Flags& flags) {
                  "(empty: plain TCP)");
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int RunGantryd(int argc, char** argv) {
   if (std::optional<int> exit_code =
           gantry::BeginDaemon("gantryd", gantry::kControllerCrashPoints)) {
     return *exit_code;
@@ -638,16 +637,19 @@ int main(int argc, char** argv) {
   options.hot_spares = {spares->begin(), spares->end()};
   options.unlisted_nodes =
       *gantry::ParseUnlistedNodes(flags.unlisted_nodes);  // checked
-  options.straggler_response =
+  gantry::FeatureSettings features;
+  gantry::StragglerSettings& stragglers = features.stragglers;
+  stragglers.response =
       *gantry::ParseStragglerResponse(flags.straggler_policy);  // checked
-  options.straggler_policy.slow_factor = flags.straggler_factor;
-  options.straggler_policy.min_duration_ms =
+  stragglers.policy.slow_factor = flags.straggler_factor;
+  stragglers.policy.min_duration_ms =
       static_cast<int64_t>(flags.straggler_duration * 1000);
-  options.straggler_policy.min_peers = flags.straggler_min_peers;
+  stragglers.policy.min_peers = flags.straggler_min_peers;
   // A node not heard from in a few heartbeats is not judged, nor a peer.
-  options.straggler_policy.stale_ms =
+  stragglers.policy.stale_ms =
       std::max<int64_t>(5000, options.heartbeat_interval_ms * 5);
-  options.features = gantry::StandardFeatures();
+  stragglers.heartbeat_interval_ms = options.heartbeat_interval_ms;
+  options.features = gantry::StandardFeatures(features);
   gantry::Controller controller(io, *state, clock, options);
   absl::Status started = controller.Start();
   if (!started.ok()) {
@@ -797,4 +799,21 @@ int main(int argc, char** argv) {
   if (replicated) replicated->leadership().Resign();
   gantry::log::Info("stopped");
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Nothing is meant to throw this far; if something does, it is said
+  // (the journal keeps it) and gantryd exits for systemd to restart it,
+  // rather than aborting with no word of what was thrown.
+  try {
+    return RunGantryd(argc, argv);
+  } catch (const std::exception& error) {
+    std::cerr << "gantryd: stopped by an unexpected error: " << error.what()
+              << "\n";
+  } catch (...) {
+    std::cerr << "gantryd: stopped by an unexpected error\n";
+  }
+  return 1;
 }

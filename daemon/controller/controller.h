@@ -75,7 +75,6 @@
 #include "daemon/controller/dataset_cache_waits.h"
 #include "daemon/controller/dataset_requests.h"
 #include "daemon/controller/history_worker.h"
-#include "daemon/controller/job_progress.h"
 #include "daemon/controller/memory_checkpoint_ledger.h"
 #include "daemon/controller/node_event_log.h"
 #include "daemon/controller/preflight_rounds.h"
@@ -89,7 +88,6 @@
 #include "daemon/scheduler/preflight_verdict.h"
 #include "daemon/scheduler/priority.h"
 #include "daemon/scheduler/restart_policy.h"
-#include "daemon/scheduler/straggler_detector.h"
 #include "daemon/store/state_store.h"
 #include "daemon/store/store_writer.h"
 #include "gantry/v1/agent.pb.h"
@@ -580,29 +578,12 @@ class Controller {
   // Node and GPU gauges from the node table (on each timer tick).
   void PublishNodeMetrics();
 
-  // Stragglers (controller_stragglers.cc). Per-node progress from a
-  // heartbeat's rank_progress, and from a rank's gantry progress
-  // (INVALID_ARGUMENT for a rank the job does not have).
-  void RecordRankProgress(const std::string& node,
-                          const v1::Heartbeat& heartbeat);
-  absl::Status RecordRankReport(JobRuntime& job,
-                                const v1::ReportProgressRequest& request);
-  // Judges the running jobs' nodes (about once a second): logs a new
-  // straggler once, in the job's events too, and publishes the gauges.
-  void CheckStragglers(int64_t monotonic_ms);
-  // A new checkpoint of `job` was recorded: with --straggler-policy=swap,
-  // its stragglers are drained and it restarts from that checkpoint
-  // without them (uncharged), when spare nodes can take their place.
-  void SwapStragglersAtCheckpoint(JobRuntime& job);
-  // How many of `stragglers` (in their order) the job can be restarted
+  // How many of `nodes`, in their order, the running job could restart
   // without now: the most for which the scheduler would place it, with
-  // those nodes drained and its own shares free.
-  size_t SwappableStragglers(
-      const JobRuntime& job,
-      const std::vector<StragglerFinding>& stragglers) const;
-  // The job's progress and stragglers for replies; null when none known.
-  std::optional<v1::JobStragglers> StragglerView(const JobRuntime& job,
-                                                 bool with_nodes) const;
+  // those nodes out and its own shares free (controller_features.cc; for
+  // FeatureContext::RestartableWithout).
+  size_t RestartableWithout(const JobRuntime& job,
+                            const std::vector<std::string>& nodes) const;
   // An attempt's times (controller_attempt_times.cc).
   // A rank of the job's attempt `attempt` started; once all have, the
   // attempt's ranks_running_ms is set.
@@ -727,11 +708,7 @@ class Controller {
   CommitLatencies commit_latencies_;
   NodeEventLog node_events_;
   ControllerStatistics statistics_;  // for sdiag
-  // Running attempts' per-node progress, by job id (in memory only: a
-  // restarted controller hears it again within a heartbeat).
-  std::map<uint64_t, JobProgress> progress_;
-  int64_t next_straggler_check_ms_ = 0;
-  PreflightRounds preflights_;  // in memory (preflight_rounds.h)
+  PreflightRounds preflights_;       // in memory (preflight_rounds.h)
   // Who holds which job's in-memory checkpoints (in memory: agents report
   // it when they register).
   MemoryCheckpointLedger memory_checkpoints_;

@@ -485,7 +485,9 @@ void Controller::OnCheckpointReport(const std::string& node_name,
 
 void Controller::OnHealth(NodeRuntime& node, const v1::Heartbeat& heartbeat) {
   RecordUsage(node.record.name(), heartbeat);
-  RecordRankProgress(node.record.name(), heartbeat);
+  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+    feature->OnHeartbeat(node.record.name(), heartbeat);
+  }
   // Port attributes that changed (state, rate, LID) replace the ones the
   // agent registered with, so gantry nodes shows the ports as they are.
   for (const v1::NetworkDevice& update : heartbeat.port_updates()) {

@@ -178,7 +178,6 @@ void Controller::CheckDeadlines() {
   }
   CheckPreflights(monotonic);
   EndSilentAllocations(monotonic);
-  CheckStragglers(monotonic);
   if (next_eligible_ms_ != 0 && now >= next_eligible_ms_) {
     next_eligible_ms_ = 0;
     RequestSchedule();

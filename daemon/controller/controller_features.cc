@@ -1,15 +1,23 @@
 // Controller: the features beside the core (controller_feature.h). The
 // core calls their hooks where it changes a job (StageJob, the end of a
-// job, retention), at start, on each tick and for `gantry status`; this
-// file gives them their read-only view of the controller.
+// job, retention), at start, on each tick, on heartbeats, progress reports
+// and checkpoints, and for `gantry status` and `gantry job`; this file
+// gives them their view of the controller and carries out what they ask.
+#include <algorithm>
+#include <map>
+#include <string_view>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
 #include "daemon/controller/controller.h"
+#include "daemon/controller/scheduling_input.h"
+#include "daemon/scheduler/scheduler.h"
 
 namespace gantry {
 
 class Controller::FeatureView : public FeatureContext {
  public:
-  explicit FeatureView(const Controller& controller)
-      : controller_(controller) {}
+  explicit FeatureView(Controller& controller) : controller_(controller) {}
 
   const Clock& clock() const override { return controller_.clock_; }
   ControllerMetrics* metrics() const override {
@@ -23,9 +31,68 @@ class Controller::FeatureView : public FeatureContext {
       const std::function<void(const v1::JobRecord&)>& visit) const override {
     for (const auto& [id, job] : controller_.live_jobs_) visit(job->record);
   }
+  const v1::JobRecord* FindJob(uint64_t job_id) const override {
+    auto it = controller_.jobs_.find(job_id);
+    return it == controller_.jobs_.end() ? nullptr : &it->second.record;
+  }
+  bool JobOccupies(uint64_t job_id, const std::string& node) const override {
+    auto it = controller_.jobs_.find(job_id);
+    return it != controller_.jobs_.end() &&
+           it->second.occupied_nodes.count(node) > 0;
+  }
+  size_t RestartableWithout(
+      uint64_t job_id, const std::vector<std::string>& nodes) const override {
+    auto it = controller_.jobs_.find(job_id);
+    if (it == controller_.jobs_.end()) return 0;
+    return controller_.RestartableWithout(it->second, nodes);
+  }
+
+  void RecordEvent(uint64_t job_id, const std::string& node,
+                   const std::string& kind,
+                   const std::string& detail) override {
+    controller_.StageEvent(job_id, node, kind, detail);
+  }
+  void NoteJobProgress(uint64_t job_id) override {
+    auto it = controller_.jobs_.find(job_id);
+    if (it == controller_.jobs_.end()) return;
+    JobRuntime& job = it->second;
+    job.record.set_last_progress_ms(controller_.clock_.NowMs());  // in memory
+    job.quiet_for.Mark(job.record.last_progress_ms(), controller_.clock_);
+    controller_.NoteProgress(job, /*checkpoint=*/false);
+  }
+  bool DrainNode(const std::string& node, const std::string& reason) override {
+    auto it = controller_.nodes_.find(node);
+    if (it == controller_.nodes_.end()) return false;
+    if (!it->second.record.drained()) {
+      controller_.DrainNode(it->second, reason);
+    }
+    return true;
+  }
+  absl::Status RestartUncharged(uint64_t job_id, const std::string& end_reason,
+                                const std::string& detail) override {
+    auto it = controller_.jobs_.find(job_id);
+    if (it == controller_.jobs_.end()) {
+      return absl::NotFoundError(absl::StrCat("no job ", job_id));
+    }
+    JobRuntime& job = it->second;
+    JobEvent event{JobEvent::Kind::kRequeueRequest};
+    event.requeue = true;
+    if (absl::Status status = controller_.ApplyEvent(job, event, detail);
+        !status.ok()) {
+      return status;
+    }
+    v1::JobRecord& record = job.record;
+    record.set_uncharged_attempts(record.uncharged_attempts() + 1);
+    if (record.attempts_size() > 0) {
+      record.mutable_attempts(record.attempts_size() - 1)
+          ->set_end_reason(end_reason);
+    }
+    controller_.StageJob(job);
+    return absl::OkStatus();
+  }
 
  private:
-  const Controller& controller_;
+  Controller& controller_;
 };
 
 void Controller::MakeFeatures() {
@@ -33,6 +100,56 @@ void Controller::MakeFeatures() {
   for (const FeatureFactory& make : options_.features) {
     features_.push_back(make(*feature_view_));
   }
+}
+
+size_t Controller::RestartableWithout(
+    const JobRuntime& job, const std::vector<std::string>& without) const {
+  if (without.empty()) return 0;
+  const v1::JobRecord& record = job.record;
+  std::vector<const std::string*> names;
+  std::vector<NodeSnapshot> snapshot = NodeSnapshots(names);
+  std::map<std::string_view, NodeSnapshot*> by_name;
+  for (NodeSnapshot& node : snapshot) by_name.emplace(node.name, &node);
+  // Once it restarts, what the job holds now is free again.
+  for (const v1::NodeAllocation& held : record.allocation()) {
+    auto found = by_name.find(held.node());
+    if (found == by_name.end()) continue;
+    NodeSnapshot& node = *found->second;
+    node.cpus_free = std::min(node.cpus_total, node.cpus_free + held.cpus());
+    node.mem_free_mb =
+        std::min(node.mem_total_mb, node.mem_free_mb + held.mem_mb());
+    for (uint32_t gpu : held.gpu_indices()) node.free_gpus.push_back(gpu);
+    std::sort(node.free_gpus.begin(), node.free_gpus.end());
+    node.free_gpus.erase(
+        std::unique(node.free_gpus.begin(), node.free_gpus.end()),
+        node.free_gpus.end());
+  }
+  // Every node left out (remembering whether it could take work).
+  std::vector<std::pair<NodeSnapshot*, bool>> left_out;
+  for (const std::string& name : without) {
+    auto found = by_name.find(name);
+    NodeSnapshot* node = found == by_name.end() ? nullptr : found->second;
+    left_out.emplace_back(node, node != nullptr && node->schedulable);
+    if (node != nullptr) node->schedulable = false;
+  }
+  // The scheduler's own test, with everything the job asks of its nodes
+  // (node list, exclusions, features, GPU type, switch span, spares); the
+  // last of the nodes is given back while it could not be placed.
+  PendingJob pending = PendingJobOf(
+      record, ParsedConstraintOf(record.spec().constraint(), job.constraint));
+  pending.is_restart = true;
+  SchedulerOptions options;
+  options.backfill = false;
+  options.now_ms = clock_.NowMs();
+  options.unlisted_nodes = options_.unlisted_nodes;
+  size_t restartable = left_out.size();
+  while (restartable > 0 &&
+         Schedule(snapshot, {pending}, {}, options).starts.empty()) {
+    --restartable;
+    auto [node, schedulable] = left_out[restartable];
+    if (node != nullptr) node->schedulable = schedulable;
+  }
+  return restartable;
 }
 
 }  // namespace gantry

@@ -410,7 +410,9 @@ void Controller::RecordCheckpoint(JobRuntime& job, const std::string& path,
                                     {"path", path},
                                     {"step", step},
                                     {"source", source}});
-  SwapStragglersAtCheckpoint(job);
+  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+    feature->OnCheckpoint(record);
+  }
 }
 
 void Controller::ReportProgress(const v1::ReportProgressRequest& request,
@@ -444,9 +446,12 @@ void Controller::ReportProgress(const v1::ReportProgressRequest& request,
                      kMaxCheckpointWriteSeconds, ", not ", write_seconds)));
     return;
   }
-  if (absl::Status status = RecordRankReport(job, request); !status.ok()) {
-    done(status);
-    return;
+  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+    if (absl::Status status = feature->OnProgressReport(job.record, request);
+        !status.ok()) {
+      done(status);
+      return;
+    }
   }
   RecordCheckpoint(job, request.checkpoint_path(), request.step(), "report",
                    request.checkpoint_path().empty() ? 0 : write_seconds);

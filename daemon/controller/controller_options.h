@@ -17,7 +17,6 @@
 #include "daemon/scheduler/fabric_parts.h"
 #include "daemon/scheduler/partition_config.h"
 #include "daemon/scheduler/priority.h"
-#include "daemon/scheduler/straggler_detector.h"
 
 namespace gantry {
 
@@ -78,11 +77,6 @@ struct ControllerOptions {
   std::string cluster_name = kDefaultClusterName;
   // The account of jobs that name none (-A); empty: none.
   std::string default_account;
-  // Stragglers (controller_stragglers.cc): what is done about them
-  // (--straggler-policy) and what makes one (--straggler-factor,
-  // --straggler-duration, --straggler-min-peers).
-  StragglerResponse straggler_response = StragglerResponse::kReport;
-  StragglerPolicy straggler_policy;
   // The pre-flight gang check before ranks start (controller_preflight.cc).
   PreflightOptions preflight;
   // Staging a waiting job's datasets onto its reserved nodes

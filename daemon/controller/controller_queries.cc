@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/hostlist.h"
 #include "daemon/controller/controller.h"
+#include "daemon/controller/goodput.h"
 #include "daemon/controller/job_filter.h"
 #include "daemon/launch/step_layout.h"
 
@@ -107,9 +108,8 @@ absl::StatusOr<v1::GetJobResponse> Controller::GetJob(
     response.mutable_job()->set_expected_start_time_ms(
         it->second.expected_start_ms);
     ShowStagedAhead(*response.mutable_job());
-    if (std::optional<v1::JobStragglers> progress =
-            StragglerView(it->second, /*with_nodes=*/true)) {
-      *response.mutable_progress() = *std::move(progress);
+    for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+      feature->FillJob(record, response);
     }
     found = true;
     break;

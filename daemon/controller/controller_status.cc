@@ -56,15 +56,6 @@ v1::ClusterStatusResponse Controller::ClusterStatus() const {
   status.set_last_commit_seconds(commit_latencies_.last());
   status.set_median_commit_seconds(commit_latencies_.Median());
   status.set_commits_sampled(static_cast<uint32_t>(commit_latencies_.count()));
-  for (const auto& [id, progress] : progress_) {
-    auto job = jobs_.find(id);
-    if (job == jobs_.end()) continue;
-    std::optional<v1::JobStragglers> view =
-        StragglerView(job->second, /*with_nodes=*/false);
-    if (view && view->stragglers_size() > 0) {
-      *status.add_straggler_jobs() = *std::move(view);
-    }
-  }
   for (const std::unique_ptr<ControllerFeature>& feature : features_) {
     feature->FillStatus(status);
   }

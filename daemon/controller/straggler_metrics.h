@@ -1,4 +1,4 @@
-// The controller's straggler metrics (controller_stragglers.cc):
+// The straggler feature's metrics (features/stragglers/straggler_feature.h):
 //   gantry_job_stragglers{job}            stragglers of each running job
 //                                          that has any
 //   gantry_straggler_slowdown{job,node}   each straggler's step time over

@@ -4,6 +4,8 @@
 
 namespace gantry {
 
-std::vector<FeatureFactory> StandardFeatures() { return {MakeGoodputFeature}; }
+std::vector<FeatureFactory> StandardFeatures(const FeatureSettings& settings) {
+  return {MakeGoodputFeature, StragglerFeatureFactory(settings.stragglers)};
+}
 
 }  // namespace gantry

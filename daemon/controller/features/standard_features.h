@@ -6,9 +6,16 @@
 #include <vector>
 
 #include "daemon/controller/controller_feature.h"
+#include "daemon/controller/features/stragglers/straggler_feature.h"
 
 namespace gantry {
 
-std::vector<FeatureFactory> StandardFeatures();
+// What the features are told by gantryd's flags.
+struct FeatureSettings {
+  StragglerSettings stragglers;
+};
+
+std::vector<FeatureFactory> StandardFeatures(
+    const FeatureSettings& settings = {});
 
 }  // namespace gantry

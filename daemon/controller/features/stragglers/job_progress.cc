@@ -1,4 +1,4 @@
-#include "daemon/controller/job_progress.h"
+#include "daemon/controller/features/stragglers/job_progress.h"
 
 #include <algorithm>
 

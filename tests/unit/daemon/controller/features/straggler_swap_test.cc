@@ -1,4 +1,4 @@
-// The controller's straggler path as one component (controller_stragglers.cc):
+// The straggler feature with a whole controller (features/stragglers/):
 // ranks report their steps (ReportProgress with a rank), the fake clock
 // moves, the periodic check finds the slow node, and the next checkpoint
 // swaps it out (--straggler-policy=swap) or does not (report).
@@ -11,6 +11,7 @@
 
 #include "daemon/controller/agent_link.h"
 #include "daemon/controller/controller.h"
+#include "daemon/controller/features/standard_features.h"
 #include "tests/unit/support/controller_harness.h"
 #include "tests/unit/support/silent_agent_link.h"
 
@@ -20,11 +21,14 @@ namespace straggler_swap_test {
 ControllerOptions StragglerOptions(StragglerResponse response) {
   ControllerOptions options;
   options.node_timeout_ms = 60'000;  // heartbeats are not the subject
-  options.straggler_response = response;
-  options.straggler_policy.slow_factor = 1.5;
-  options.straggler_policy.min_duration_ms = 2'000;
-  options.straggler_policy.min_peers = 2;
-  options.straggler_policy.stale_ms = 5'000;
+  FeatureSettings features;
+  features.stragglers.response = response;
+  features.stragglers.policy.slow_factor = 1.5;
+  features.stragglers.policy.min_duration_ms = 2'000;
+  features.stragglers.policy.min_peers = 2;
+  features.stragglers.policy.stale_ms = 5'000;
+  features.stragglers.heartbeat_interval_ms = options.heartbeat_interval_ms;
+  options.features = StandardFeatures(features);
   return options;
 }
 

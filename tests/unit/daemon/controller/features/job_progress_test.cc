@@ -1,7 +1,8 @@
-// One job attempt's per-node progress (daemon/controller/job_progress.h):
+// One job attempt's per-node progress
+// (daemon/controller/features/stragglers/job_progress.h):
 // agent summaries and single ranks' reports make one step time per node,
 // and the stragglers among them.
-#include "daemon/controller/job_progress.h"
+#include "daemon/controller/features/stragglers/job_progress.h"
 
 #include <catch2/catch.hpp>
 
