@@ -196,9 +196,8 @@ ControllerMetrics::ControllerMetrics(prometheus::Registry& registry)
           .Name("gantry_goodput_seconds_total")
           .Help("Wall time of the jobs that ended, by what it went to")
           .Register(registry);
-  for (size_t i = 0; i < kGoodputSegments; ++i) {
-    const std::string segment(
-        GoodputSegmentName(static_cast<GoodputSegment>(i)));
+  for (size_t i = 0; i < kMeasuredGoodputKinds; ++i) {
+    const std::string segment(GoodputKindName(static_cast<GoodputKind>(i)));
     goodput_last_day_[i] = &last_day.Add({{"segment", segment}});
     goodput_total_[i] = &finished.Add({{"segment", segment}});
   }
@@ -253,14 +252,14 @@ void ControllerMetrics::ObservePreflight(double seconds, size_t swapped) {
 }
 
 void ControllerMetrics::PublishGoodput(const GoodputTotals& last_day) {
-  for (size_t i = 0; i < kGoodputSegments; ++i) {
+  for (size_t i = 0; i < kMeasuredGoodputKinds; ++i) {
     goodput_last_day_[i]->Set(static_cast<double>(last_day.ms[i]) / 1000.0);
   }
   ettr_last_day_->Set(last_day.Ettr());
 }
 
 void ControllerMetrics::CountFinishedGoodput(const GoodputTotals& job) {
-  for (size_t i = 0; i < kGoodputSegments; ++i) {
+  for (size_t i = 0; i < kMeasuredGoodputKinds; ++i) {
     if (job.ms[i] > 0) {
       goodput_total_[i]->Increment(static_cast<double>(job.ms[i]) / 1000.0);
     }

@@ -112,9 +112,9 @@ class ControllerMetrics {
   StragglerMetrics stragglers_;
   prometheus::Histogram* preflight_ = nullptr;
   prometheus::Counter* preflight_swapped_ = nullptr;
-  std::array<prometheus::Gauge*, kGoodputSegments> goodput_last_day_{};
+  std::array<prometheus::Gauge*, kMeasuredGoodputKinds> goodput_last_day_{};
   prometheus::Gauge* ettr_last_day_ = nullptr;
-  std::array<prometheus::Counter*, kGoodputSegments> goodput_total_{};
+  std::array<prometheus::Counter*, kMeasuredGoodputKinds> goodput_total_{};
 };
 
 }  // namespace gantry

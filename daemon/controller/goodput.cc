@@ -5,7 +5,7 @@
 namespace gantry {
 namespace {
 
-using Segment = GoodputSegment;
+using Segment = GoodputKind;
 
 // Appends intervals from a cursor that only moves forward: a boundary at
 // or before the cursor adds nothing, so boundaries out of order shorten a
@@ -80,26 +80,6 @@ bool Ended(const v1::JobRecord& job) {
 
 }  // namespace
 
-std::string_view GoodputSegmentName(GoodputSegment segment) {
-  switch (segment) {
-    case Segment::kQueued:
-      return "queued";
-    case Segment::kPreflight:
-      return "preflight";
-    case Segment::kStarting:
-      return "starting";
-    case Segment::kProductive:
-      return "productive";
-    case Segment::kLost:
-      return "lost";
-    case Segment::kDetecting:
-      return "detecting";
-    case Segment::kRecovering:
-      return "recovering";
-  }
-  return "unknown";
-}
-
 int64_t GoodputTotals::Total() const {
   int64_t total = 0;
   for (int64_t value : ms) total += value;
@@ -114,7 +94,7 @@ double GoodputTotals::Ettr() const {
 }
 
 GoodputTotals& GoodputTotals::operator+=(const GoodputTotals& other) {
-  for (size_t i = 0; i < kGoodputSegments; ++i) ms[i] += other.ms[i];
+  for (size_t i = 0; i < kGoodputKinds; ++i) ms[i] += other.ms[i];
   return *this;
 }
 

@@ -3,7 +3,8 @@
 // AttemptRecords. Pure functions of their arguments (no clock, no I/O);
 // thread-safe (no state).
 //
-// The segments, in the order an attempt goes through them:
+// The segments, of the kinds in common/goodput_kinds.h that gantryd
+// measures, in the order an attempt goes through them:
 //   queued      submission to the first launch; and the wait before an
 //               attempt that follows one which did not fail (scontrol
 //               requeue). Not in the ETTR's denominator: it measures the
@@ -43,41 +44,27 @@
 #include <string_view>
 #include <vector>
 
+#include "common/goodput_kinds.h"
 #include "gantry/v1/types.pb.h"
 
 namespace gantry {
 
-enum class GoodputSegment {
-  kQueued,
-  kPreflight,
-  kStarting,
-  kProductive,
-  kLost,
-  kDetecting,
-  kRecovering,
-};
-inline constexpr size_t kGoodputSegments = 7;
-
-// "queued", "preflight", "starting", "productive", "lost", "detecting",
-// "recovering": metric labels and JSON keys.
-std::string_view GoodputSegmentName(GoodputSegment segment);
-
 struct GoodputInterval {
-  GoodputSegment segment;
+  GoodputKind segment;
   int64_t begin_ms;
   int64_t end_ms;  // > begin_ms
 
   bool operator==(const GoodputInterval&) const = default;
 };
 
-// Milliseconds per segment.
+// Milliseconds per kind (the model's own kinds stay 0 here).
 struct GoodputTotals {
-  std::array<int64_t, kGoodputSegments> ms{};
+  std::array<int64_t, kGoodputKinds> ms{};
 
-  int64_t& operator[](GoodputSegment segment) {
+  int64_t& operator[](GoodputKind segment) {
     return ms[static_cast<size_t>(segment)];
   }
-  int64_t operator[](GoodputSegment segment) const {
+  int64_t operator[](GoodputKind segment) const {
     return ms[static_cast<size_t>(segment)];
   }
   int64_t Total() const;

@@ -20,11 +20,11 @@ void AccountSetup(const AttemptPlan& plan, double elapsed_ms,
   const double preflight = take(plan.preflight_ms);
   const double init = take(plan.init_ms);
   const double load = take(plan.load_ms);
-  split.preflight_s += preflight;
+  split[GoodputKind::kPreflight] += preflight;
   if (plan.first) {
-    split.starting_s += launch + init + load;
+    split[GoodputKind::kStarting] += launch + init + load;
   } else {
-    split.recovering_s += launch + init + load;
+    split[GoodputKind::kRecovering] += launch + init + load;
   }
 }
 
@@ -79,25 +79,28 @@ double WritingBeforeMs(const AttemptPlan& plan, double train_ms) {
 }  // namespace
 
 double TimeSplit::Wall() const {
-  return productive_s + degraded_s + checkpoint_s + lost_s + detecting_s +
-         recovering_s + preflight_s + queued_s + starting_s;
+  // In the order the parts were always added, so the figures stay the same
+  // to the last bit.
+  double wall = 0;
+  for (GoodputKind kind :
+       {GoodputKind::kProductive, GoodputKind::kDegraded,
+        GoodputKind::kCheckpoint, GoodputKind::kLost, GoodputKind::kDetecting,
+        GoodputKind::kRecovering, GoodputKind::kPreflight, GoodputKind::kQueued,
+        GoodputKind::kStarting}) {
+    wall += (*this)[kind];
+  }
+  return wall;
 }
 
 double TimeSplit::Ettr() const {
   const double wall = Wall();
-  return wall > 0 ? productive_s / wall : 0;
+  return wall > 0 ? (*this)[GoodputKind::kProductive] / wall : 0;
 }
 
 void TimeSplit::Add(const TimeSplit& o, double weight) {
-  productive_s += o.productive_s * weight;
-  degraded_s += o.degraded_s * weight;
-  checkpoint_s += o.checkpoint_s * weight;
-  lost_s += o.lost_s * weight;
-  detecting_s += o.detecting_s * weight;
-  recovering_s += o.recovering_s * weight;
-  preflight_s += o.preflight_s * weight;
-  queued_s += o.queued_s * weight;
-  starting_s += o.starting_s * weight;
+  for (size_t i = 0; i < kGoodputKinds; ++i) {
+    seconds[i] += o.seconds[i] * weight;
+  }
 }
 
 double AttemptPlan::PersistentEvery() const {
@@ -114,9 +117,9 @@ void AccountFinished(const AttemptPlan& plan, double work_ms,
                      TimeSplit& split) {
   AccountSetup(plan, plan.SetupMs(), split);
   const double train_ms = work_ms / plan.speed;
-  split.productive_s += work_ms / 1000.0;
-  split.degraded_s += (train_ms - work_ms) / 1000.0;
-  split.checkpoint_s += WritingBeforeMs(plan, train_ms) / 1000.0;
+  split[GoodputKind::kProductive] += work_ms / 1000.0;
+  split[GoodputKind::kDegraded] += (train_ms - work_ms) / 1000.0;
+  split[GoodputKind::kCheckpoint] += WritingBeforeMs(plan, train_ms) / 1000.0;
 }
 
 ResumePoints ResumePointsAt(const AttemptPlan& plan, double elapsed_ms,
@@ -174,10 +177,11 @@ double AccountFailedFrom(const AttemptPlan& plan, const ResumePoints& at,
   AccountSetup(plan, elapsed_ms, split);
   const double kept = std::clamp(kept_train_ms, 0.0, at.trained_ms);
   const double saved = std::min(work_ms, kept * plan.speed);
-  split.productive_s += saved / 1000.0;
-  split.degraded_s += (kept - saved) / 1000.0;
-  split.checkpoint_s += at.writing_ms / 1000.0;
-  split.lost_s += (at.trained_ms - kept + at.cut_write_ms) / 1000.0;
+  split[GoodputKind::kProductive] += saved / 1000.0;
+  split[GoodputKind::kDegraded] += (kept - saved) / 1000.0;
+  split[GoodputKind::kCheckpoint] += at.writing_ms / 1000.0;
+  split[GoodputKind::kLost] +=
+      (at.trained_ms - kept + at.cut_write_ms) / 1000.0;
   return saved;
 }
 

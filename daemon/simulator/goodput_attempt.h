@@ -19,21 +19,30 @@
 // short attempts would never persist.
 #pragma once
 
+#include <array>
+#include <cstddef>
+
+#include "common/goodput_kinds.h"
+
 namespace gantry::sim {
 
 // Where a job's wall time went, in seconds (or GPU-seconds when summed
-// GPU-weighted). Wall = the sum of all parts.
+// GPU-weighted), by the kinds gantryd measures too (common/goodput_kinds.h),
+// with the model's own two: degraded (running shrunk: the missing share of
+// the time) and checkpoint (periodic checkpoint and snapshot writes). Lost
+// is the work since the last usable checkpoint, redone; detecting, failure
+// to noticed; recovering, noticed to training again (launch, init, load);
+// queued, after a failure, waiting for nodes or an operator; starting, the
+// first attempt's launch and init. Wall = the sum of all parts.
 struct TimeSplit {
-  double productive_s = 0;
-  double degraded_s = 0;    // running shrunk: the missing share of the time
-  double checkpoint_s = 0;  // periodic checkpoint and snapshot writes
-  double lost_s = 0;        // work since the last usable checkpoint, redone
-  double detecting_s = 0;   // failure to noticed
-  double recovering_s = 0;  // noticed to training again (launch, init, load)
-  double preflight_s = 0;
-  double queued_s = 0;    // after a failure, waiting for nodes/an operator
-  double starting_s = 0;  // the first attempt's launch and init
+  std::array<double, kGoodputKinds> seconds{};
 
+  double& operator[](GoodputKind kind) {
+    return seconds[static_cast<size_t>(kind)];
+  }
+  double operator[](GoodputKind kind) const {
+    return seconds[static_cast<size_t>(kind)];
+  }
   double Wall() const;
   double Ettr() const;  // productive / wall; 0 for no time
   void Add(const TimeSplit& other, double weight);

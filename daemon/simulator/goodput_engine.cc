@@ -274,7 +274,8 @@ void Engine::StartAttempt(std::size_t j, std::vector<NodeShare> shares,
   if (s.outcome.first_start_ms < 0) {
     s.outcome.first_start_ms = now;
   } else {
-    s.outcome.split.queued_s += static_cast<double>(now - s.since_ms) / 1000.0;
+    s.outcome.split[GoodputKind::kQueued] +=
+        static_cast<double>(now - s.since_ms) / 1000.0;
   }
   if (s.after_failure) ++s.outcome.restarts;
   s.swap_attempt = s.after_failure;

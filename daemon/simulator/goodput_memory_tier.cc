@@ -100,9 +100,9 @@ void Engine::ChooseRestore(JobState& s, bool count) {
   // The training since the persistent checkpoint was counted kept at the
   // failure; without the snapshot it is redone.
   TimeSplit& split = s.outcome.split;
-  split.productive_s -= s.unpersisted_productive_ms / 1000;
-  split.degraded_s -= s.unpersisted_degraded_ms / 1000;
-  split.lost_s +=
+  split[GoodputKind::kProductive] -= s.unpersisted_productive_ms / 1000;
+  split[GoodputKind::kDegraded] -= s.unpersisted_degraded_ms / 1000;
+  split[GoodputKind::kLost] +=
       (s.unpersisted_productive_ms + s.unpersisted_degraded_ms) / 1000;
   s.work_left_ms += s.unpersisted_productive_ms;
   Persisted(s);

@@ -31,7 +31,7 @@ void Engine::GrowShrunkJobs(int64_t now) {
     s.work_left_ms -=
         AccountFailed(s.plan, static_cast<double>(now - s.attempt_start_ms),
                       s.work_left_ms, 0, s.outcome.split);
-    s.outcome.split.checkpoint_s += config_.checkpoint_write_s;
+    s.outcome.split[GoodputKind::kCheckpoint] += config_.checkpoint_write_s;
     Persisted(s);
     ++s.outcome.grows;
     s.phase = Phase::kDown;
@@ -114,17 +114,17 @@ void Engine::JobFailed(std::size_t j, const FailureEvent& failure,
   double detect_s = policy_.detect_s;
   if (failure.fault == FaultClass::kSoftware) detect_s = 0;
   if (failure.fault == FaultClass::kHang) detect_s = config_.hang_detect_s;
-  s.outcome.split.detecting_s += detect_s;
+  s.outcome.split[GoodputKind::kDetecting] += detect_s;
   int64_t ready = now + Ms(detect_s * 1000);
   if (policy_.jit_checkpoint && !in_setup) {
-    s.outcome.split.recovering_s += policy_.jit_save_s;
+    s.outcome.split[GoodputKind::kRecovering] += policy_.jit_save_s;
     ready += Ms(policy_.jit_save_s * 1000);
   }
   switch (policy_.kind) {
     case RecoveryKind::kGantry:
       break;
     case RecoveryKind::kSlurm:
-      s.outcome.split.queued_s += policy_.operator_delay_s;
+      s.outcome.split[GoodputKind::kQueued] += policy_.operator_delay_s;
       ready += Ms(policy_.operator_delay_s * 1000);
       break;
     case RecoveryKind::kKueue: {
@@ -154,7 +154,7 @@ void Engine::Evict(JobState& s, int64_t now) {
   const std::size_t j = static_cast<std::size_t>(&s - jobs_.data());
   const int64_t ready =
       std::max(now, s.since_ms) + Ms(policy_.requeue_backoff_s * 1000);
-  s.outcome.split.queued_s +=
+  s.outcome.split[GoodputKind::kQueued] +=
       static_cast<double>(ready - std::max(now, s.since_ms)) / 1000.0;
   s.since_ms = ready;
   Push(ready, EventType::kReady, j, s.gen);

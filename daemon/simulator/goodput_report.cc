@@ -13,15 +13,12 @@ double Share(double part, double wall) { return wall > 0 ? part / wall : 0; }
 
 nlohmann::json SplitJson(const TimeSplit& s) {
   const double wall = s.Wall();
-  return {{"productive", Share(s.productive_s, wall)},
-          {"degraded", Share(s.degraded_s, wall)},
-          {"checkpoint", Share(s.checkpoint_s, wall)},
-          {"lost", Share(s.lost_s, wall)},
-          {"detecting", Share(s.detecting_s, wall)},
-          {"recovering", Share(s.recovering_s, wall)},
-          {"preflight", Share(s.preflight_s, wall)},
-          {"queued", Share(s.queued_s, wall)},
-          {"starting", Share(s.starting_s, wall)}};
+  nlohmann::json shares = nlohmann::json::object();
+  for (size_t i = 0; i < kGoodputKinds; ++i) {
+    const auto kind = static_cast<GoodputKind>(i);
+    shares[std::string(GoodputKindName(kind))] = Share(s[kind], wall);
+  }
+  return shares;
 }
 
 }  // namespace
@@ -79,11 +76,14 @@ std::string FormatGoodputTable(const GoodputRunInfo& info,
         &out,
         "%-13s %6.4f | %5.4f %5.4f %5.4f %5.4f %5.4f %5.4f %5.4f %5.4f | %5d "
         "%5d %5d %5d %5d %5d %5d %5d %5d %9.2f\n",
-        r.policy, r.Ettr(), Share(s.degraded_s, wall),
-        Share(s.checkpoint_s, wall), Share(s.lost_s, wall),
-        Share(s.detecting_s, wall), Share(s.recovering_s, wall),
-        Share(s.preflight_s, wall), Share(s.queued_s, wall),
-        Share(s.starting_s, wall), r.job_failures, r.restarts,
+        r.policy, r.Ettr(), Share(s[GoodputKind::kDegraded], wall),
+        Share(s[GoodputKind::kCheckpoint], wall),
+        Share(s[GoodputKind::kLost], wall),
+        Share(s[GoodputKind::kDetecting], wall),
+        Share(s[GoodputKind::kRecovering], wall),
+        Share(s[GoodputKind::kPreflight], wall),
+        Share(s[GoodputKind::kQueued], wall),
+        Share(s[GoodputKind::kStarting], wall), r.job_failures, r.restarts,
         r.memory_restores, r.memory_fallbacks, r.evictions, r.preflight_catches,
         r.shrunk_attempts, r.grows, r.jobs_finished,
         gpus_done > 0 ? wall / gpus_done / 86400 : 0);

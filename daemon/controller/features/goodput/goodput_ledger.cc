@@ -19,7 +19,7 @@ GoodputLedger::GoodputLedger(int64_t bucket_ms, int64_t window_ms)
       window_ms_(std::max<int64_t>(1, window_ms)),
       floor_ms_(std::numeric_limits<int64_t>::min()) {}
 
-void GoodputLedger::AddSpan(GoodputSegment segment, int64_t begin_ms,
+void GoodputLedger::AddSpan(GoodputKind segment, int64_t begin_ms,
                             int64_t end_ms, int sign) {
   begin_ms = std::max(begin_ms, floor_ms_);
   while (begin_ms < end_ms) {
@@ -49,7 +49,7 @@ GoodputTotals GoodputLedger::Window(int64_t now_ms) const {
     }
     // Across the window's start: time is taken as spread evenly in it.
     const int64_t inside = bucket_end - start;
-    for (size_t i = 0; i < kGoodputSegments; ++i) {
+    for (size_t i = 0; i < kGoodputKinds; ++i) {
       totals.ms[i] += it->second.ms[i] * inside / bucket_ms_;
     }
   }
@@ -108,7 +108,7 @@ void GoodputTracker::Update(uint64_t job_id,
     const int64_t new_end = added.front().end_ms;
     removed.erase(removed.begin());
     added.erase(added.begin());
-    const GoodputSegment segment = timeline[same].segment;
+    const GoodputKind segment = timeline[same].segment;
     if (new_end > old_end) {
       added.push_back({segment, old_end, new_end});
     } else {

@@ -51,8 +51,7 @@ class GoodputLedger {
   bool Restore(const v1::GoodputLedgerRecord& record);
 
  private:
-  void AddSpan(GoodputSegment segment, int64_t begin_ms, int64_t end_ms,
-               int sign);
+  void AddSpan(GoodputKind segment, int64_t begin_ms, int64_t end_ms, int sign);
 
   int64_t bucket_ms_;
   int64_t window_ms_;

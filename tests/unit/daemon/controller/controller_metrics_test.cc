@@ -119,11 +119,11 @@ TEST_CASE("the last day's goodput replaces its gauges, and ended jobs add up",
   prometheus::Registry registry;
   ControllerMetrics metrics(registry);
   GoodputTotals day;
-  day[GoodputSegment::kQueued] = 10'000;
-  day[GoodputSegment::kProductive] = 9'000;
-  day[GoodputSegment::kLost] = 1'000;
+  day[GoodputKind::kQueued] = 10'000;
+  day[GoodputKind::kProductive] = 9'000;
+  day[GoodputKind::kLost] = 1'000;
   metrics.PublishGoodput(day);
-  day[GoodputSegment::kLost] = 500;
+  day[GoodputKind::kLost] = 500;
   metrics.PublishGoodput(day);
   CHECK(Sample(registry, "gantry_goodput_last_day_seconds", "segment",
                "lost") == 0.5);

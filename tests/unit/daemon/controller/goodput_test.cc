@@ -56,11 +56,11 @@ struct Split {
 };
 
 Split Seconds(const GoodputTotals& totals) {
-  auto s = [&](GoodputSegment segment) { return totals[segment] / kSecond; };
-  return {s(GoodputSegment::kQueued),    s(GoodputSegment::kPreflight),
-          s(GoodputSegment::kStarting),  s(GoodputSegment::kProductive),
-          s(GoodputSegment::kLost),      s(GoodputSegment::kDetecting),
-          s(GoodputSegment::kRecovering)};
+  auto s = [&](GoodputKind segment) { return totals[segment] / kSecond; };
+  return {s(GoodputKind::kQueued),    s(GoodputKind::kPreflight),
+          s(GoodputKind::kStarting),  s(GoodputKind::kProductive),
+          s(GoodputKind::kLost),      s(GoodputKind::kDetecting),
+          s(GoodputKind::kRecovering)};
 }
 
 void CheckSplit(const Split& got, const Split& want) {
@@ -246,11 +246,11 @@ TEST_CASE("a job's wall time is split into segments that add up to it") {
 TEST_CASE("the effective training time ratio leaves queued time out") {
   GoodputTotals totals;
   CHECK(totals.Ettr() == 0.0);
-  totals[GoodputSegment::kQueued] = 1000;
+  totals[GoodputKind::kQueued] = 1000;
   CHECK(totals.Ettr() == 0.0);
-  totals[GoodputSegment::kProductive] = 900;
-  totals[GoodputSegment::kLost] = 50;
-  totals[GoodputSegment::kRecovering] = 50;
+  totals[GoodputKind::kProductive] = 900;
+  totals[GoodputKind::kLost] = 50;
+  totals[GoodputKind::kRecovering] = 50;
   CHECK(totals.Ettr() == Approx(0.9));
   const GoodputTotals back = FromProto(ToProto(totals));
   CHECK(back.ms == totals.ms);
@@ -258,11 +258,11 @@ TEST_CASE("the effective training time ratio leaves queued time out") {
 
 TEST_CASE("a timeline is summed over a window") {
   const std::vector<GoodputInterval> timeline = {
-      {GoodputSegment::kQueued, T(0), T(10)},
-      {GoodputSegment::kProductive, T(10), T(30)}};
+      {GoodputKind::kQueued, T(0), T(10)},
+      {GoodputKind::kProductive, T(10), T(30)}};
   const GoodputTotals totals = SumTimeline(timeline, T(5), T(20));
-  CHECK(totals[GoodputSegment::kQueued] == 5 * kSecond);
-  CHECK(totals[GoodputSegment::kProductive] == 10 * kSecond);
+  CHECK(totals[GoodputKind::kQueued] == 5 * kSecond);
+  CHECK(totals[GoodputKind::kProductive] == 10 * kSecond);
 }
 
 }  // namespace goodput_test

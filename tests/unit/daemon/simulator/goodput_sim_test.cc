@@ -83,27 +83,27 @@ TEST_CASE("Attempt accounting: duration, checkpoints, lost work") {
   // and 867 s since the checkpoint, lost.
   TimeSplit split;
   CHECK(AccountFailed(plan, 2000000, 3600000, -1, split) == 1000000);
-  CHECK(split.starting_s == 123);
-  CHECK(split.productive_s == 1000);
-  CHECK(split.checkpoint_s == 10);
-  CHECK(split.lost_s == Approx(867));
+  CHECK(split[GoodputKind::kStarting] == 123);
+  CHECK(split[GoodputKind::kProductive] == 1000);
+  CHECK(split[GoodputKind::kCheckpoint] == 10);
+  CHECK(split[GoodputKind::kLost] == Approx(867));
   CHECK(split.Wall() == Approx(2000));
   // During a checkpoint write: the whole interval and the write are lost.
   TimeSplit during;
   CHECK(AccountFailed(plan, 123000 + 2015000, 3600000, -1, during) == 1000000);
-  CHECK(during.lost_s == Approx(1005));
+  CHECK(during[GoodputKind::kLost] == Approx(1005));
   // Just-in-time: only 5 s of the 867 are lost.
   TimeSplit jit;
   CHECK(AccountFailed(plan, 2000000, 3600000, 5000, jit) == 1862000);
-  CHECK(jit.lost_s == Approx(5));
-  CHECK(jit.productive_s == Approx(1862));
+  CHECK(jit[GoodputKind::kLost] == Approx(5));
+  CHECK(jit[GoodputKind::kProductive] == Approx(1862));
   // Shrunk to 3/4: the missing quarter is degraded time.
   plan.speed = 0.75;
   TimeSplit shrunk;
   AccountFinished(plan, 750000, shrunk);
-  CHECK(shrunk.productive_s == Approx(750));
-  CHECK(shrunk.degraded_s == Approx(250));
-  CHECK(shrunk.checkpoint_s == 0);
+  CHECK(shrunk[GoodputKind::kProductive] == Approx(750));
+  CHECK(shrunk[GoodputKind::kDegraded] == Approx(250));
+  CHECK(shrunk[GoodputKind::kCheckpoint] == 0);
 }
 
 TEST_CASE("No failures: ETTR is work over work, start and checkpoints") {
@@ -122,12 +122,12 @@ TEST_CASE("gantry: one node lost, restarted on the spare after detection") {
   // 3 + 100 + 50 s, then 32,400 s of work and 8 writes: ends at 39,836 s.
   const TimeSplit& s = Split(r);
   CHECK(r.outcomes.front().end_ms == 39836 * 1000);
-  CHECK(s.lost_s == Approx(3487));
-  CHECK(s.detecting_s == 3);
-  CHECK(s.recovering_s == 153);
-  CHECK(s.queued_s == 0);
-  CHECK(s.starting_s == 103);
-  CHECK(s.checkpoint_s == 90);
+  CHECK(s[GoodputKind::kLost] == Approx(3487));
+  CHECK(s[GoodputKind::kDetecting] == 3);
+  CHECK(s[GoodputKind::kRecovering] == 153);
+  CHECK(s[GoodputKind::kQueued] == 0);
+  CHECK(s[GoodputKind::kStarting] == 103);
+  CHECK(s[GoodputKind::kCheckpoint] == 90);
   CHECK(r.Ettr() == Approx(36000.0 / 39836));
   CHECK(r.restarts == 1);
 }
@@ -160,8 +160,8 @@ TEST_CASE("gantry+jit: the state is saved at the failure") {
   // Of the 3,487 s since the checkpoint only the 10 s step is lost; 60 s to
   // save. Attempt 2 at 7,263 s: 153 s, 28,923 s of work, 8 writes: 36,419 s.
   const TimeSplit& s = Split(r);
-  CHECK(s.lost_s == Approx(10));
-  CHECK(s.recovering_s == Approx(60 + 153));
+  CHECK(s[GoodputKind::kLost] == Approx(10));
+  CHECK(s[GoodputKind::kRecovering] == Approx(60 + 153));
   CHECK(r.outcomes.front().end_ms == 36419 * 1000);
   CHECK(r.Ettr() == Approx(36000.0 / 36419));
 }
@@ -173,10 +173,10 @@ TEST_CASE("slurm: requeued by an operator, back on the repaired node") {
   // after 300 s, requeued after 1,800 s more (9,300 s), node 0 back at
   // 10,800 s: 1,500 s queued. Attempt 2: 160 s + 32,400 + 80: 43,440 s.
   const TimeSplit& s = Split(r);
-  CHECK(s.lost_s == Approx(3480));
-  CHECK(s.detecting_s == 300);
-  CHECK(s.queued_s == Approx(1800 + 1500));
-  CHECK(s.recovering_s == 160);
+  CHECK(s[GoodputKind::kLost] == Approx(3480));
+  CHECK(s[GoodputKind::kDetecting] == 300);
+  CHECK(s[GoodputKind::kQueued] == Approx(1800 + 1500));
+  CHECK(s[GoodputKind::kRecovering] == 160);
   CHECK(r.outcomes.front().end_ms == 43440 * 1000);
   CHECK(r.Ettr() == Approx(36000.0 / 43440));
 }
@@ -188,7 +188,7 @@ TEST_CASE("kueue: one failure is swapped, a second one evicts the job") {
     // 30 + 100 s starting, 3,460 s lost, 40 s to notice, back at 7,240 s on
     // the spare: 180 s + 32,400 + 80 = 39,900 s.
     CHECK(r.evictions == 0);
-    CHECK(Split(r).lost_s == Approx(3460));
+    CHECK(Split(r)[GoodputKind::kLost] == Approx(3460));
     CHECK(r.outcomes.front().end_ms == 39900 * 1000);
   }
   SECTION("two apart") {
@@ -199,8 +199,8 @@ TEST_CASE("kueue: one failure is swapped, a second one evicts the job") {
         Run(Config(), Policy("kueue", 1),
             {Hardware(2 * kHour, {0}), Hardware(2 * kHour + 20000, {1})});
     CHECK(r.evictions == 1);
-    CHECK(Split(r).detecting_s == 40);
-    CHECK(Split(r).queued_s == Approx(60 + 3500));
+    CHECK(Split(r)[GoodputKind::kDetecting] == 40);
+    CHECK(Split(r)[GoodputKind::kQueued] == Approx(60 + 3500));
     CHECK(r.outcomes.front().end_ms == (10800 + 32660) * 1000);
     CHECK(r.Ettr() == Approx(36000.0 / 43460));
   }
@@ -239,7 +239,7 @@ TEST_CASE("gantry: no spare and a node range: shrink, not wait") {
   // writes: 153 + 43,200 + 110 s, ending at 50,666 s; a quarter of the
   // training is degraded.
   CHECK(r.shrunk_attempts == 1);
-  CHECK(Split(r).degraded_s == Approx(10800));
+  CHECK(Split(r)[GoodputKind::kDegraded] == Approx(10800));
   CHECK(r.outcomes.front().end_ms == 50666 * 1000);
   // Without a range the job waits for the repair (10,800 s) instead.
   const GoodputReport fixed =
@@ -260,8 +260,9 @@ TEST_CASE("gantry: a shrunk job that can take it grows back at once") {
   // and 8 writes end at 40,860 s.
   CHECK(r.grows == 1);
   CHECK(r.restarts == 1);
-  CHECK(Split(r).lost_s == Approx(3487));  // the failure's, none more
-  CHECK(Split(r).degraded_s == Approx(861));
+  CHECK(Split(r)[GoodputKind::kLost] ==
+        Approx(3487));  // the failure's, none more
+  CHECK(Split(r)[GoodputKind::kDegraded] == Approx(861));
   CHECK(r.outcomes.front().end_ms == 40860 * 1000);
   CHECK(r.Ettr() == Approx(36000.0 / 40860));
 }
@@ -278,8 +279,8 @@ TEST_CASE("gantry: pre-flight catches a bad node before the ranks start") {
   // 3 + 10 + 100 s, 36,000 s of work and 9 writes: 36,216 s, nothing lost.
   CHECK(caught.preflight_catches == 1);
   CHECK(caught.restarts == 0);
-  CHECK(Split(caught).preflight_s == 20);
-  CHECK(Split(caught).lost_s == 0);
+  CHECK(Split(caught)[GoodputKind::kPreflight] == 20);
+  CHECK(Split(caught)[GoodputKind::kLost] == 0);
   CHECK(caught.outcomes.front().end_ms == 36216 * 1000);
 
   // Without pre-flight the node fails 600 s into training (703 s): 600 s
@@ -288,7 +289,7 @@ TEST_CASE("gantry: pre-flight catches a bad node before the ranks start") {
   const GoodputReport missed = Run(config, gantry, {});
   CHECK(missed.preflight_catches == 0);
   CHECK(missed.restarts == 1);
-  CHECK(Split(missed).lost_s == Approx(600));
+  CHECK(Split(missed)[GoodputKind::kLost] == Approx(600));
   CHECK(missed.outcomes.front().end_ms == (706 + 36243) * 1000);
 }
 
@@ -314,13 +315,13 @@ TEST_CASE("Software faults keep the node, hangs wait for the watchdog") {
   crash.fault = FaultClass::kSoftware;
   // No spares needed: node 0 stays up; noticed at once, back at 7,200 s.
   const GoodputReport r = Run(Config(), Policy("gantry", 0), {crash});
-  CHECK(Split(r).detecting_s == 0);
+  CHECK(Split(r)[GoodputKind::kDetecting] == 0);
   CHECK(r.outcomes.front().end_ms == (7200 + 32633) * 1000);
 
   FailureEvent hang = crash;
   hang.fault = FaultClass::kHang;
   const GoodputReport h = Run(Config(), Policy("gantry", 0), {hang});
-  CHECK(Split(h).detecting_s == 600);
+  CHECK(Split(h)[GoodputKind::kDetecting] == 600);
   CHECK(h.outcomes.front().end_ms == (7800 + 32633) * 1000);
 }
 
@@ -382,8 +383,8 @@ TEST_CASE("Attempt accounting with in-memory snapshots") {
     TimeSplit split;
     CHECK(AccountFailedFrom(plan, at, 1588000, at.memory_ms, 3000000, split) ==
           Approx(1400000));
-    CHECK(split.lost_s == Approx(48));
-    CHECK(split.checkpoint_s == Approx(17));
+    CHECK(split[GoodputKind::kLost] == Approx(48));
+    CHECK(split[GoodputKind::kCheckpoint] == Approx(17));
     CHECK(split.Wall() == Approx(1588));
   }
   SECTION("a snapshot still replicating does not count") {
@@ -449,16 +450,16 @@ TEST_CASE("gantry+memory: a lost node restores from its peer's memory") {
   CHECK(r.restarts == 1);
   CHECK(r.memory_restores == 1);
   CHECK(r.memory_fallbacks == 0);
-  CHECK(s.lost_s == Approx(164));
-  CHECK(s.recovering_s == Approx(113));
-  CHECK(s.checkpoint_s == Approx(33 + 176));
+  CHECK(s[GoodputKind::kLost] == Approx(164));
+  CHECK(s[GoodputKind::kRecovering] == Approx(113));
+  CHECK(s[GoodputKind::kCheckpoint] == Approx(33 + 176));
   CHECK(r.outcomes.front().end_ms == 36592 * 1000);
   CHECK(r.Ettr() == Approx(36000.0 / 36592));
   // The same failure without the tier loses the 3,487 s since the hourly
   // checkpoint.
   const GoodputReport plain =
       Run(MemoryConfig(), Policy("gantry", 2), {Hardware(2 * kHour, {0})});
-  CHECK(Split(plain).lost_s == Approx(3487));
+  CHECK(Split(plain)[GoodputKind::kLost] == Approx(3487));
   CHECK(plain.memory_restores + plain.memory_fallbacks == 0);
 }
 
@@ -474,9 +475,9 @@ TEST_CASE("gantry+memory: lost work is bounded by interval and replication") {
     const GoodputReport r =
         Run(config, Policy("gantry+memory", 2), {Hardware(t, {node})});
     INFO("failure at " << t / 1000 << " s on node " << node);
-    CHECK(Split(r).lost_s <= bound);
+    CHECK(Split(r)[GoodputKind::kLost] <= bound);
     CHECK(r.memory_restores == 1);
-    CHECK(Split(r).productive_s == Approx(36000));
+    CHECK(Split(r)[GoodputKind::kProductive] == Approx(36000));
   }
 }
 
@@ -488,11 +489,11 @@ TEST_CASE("gantry+memory: a snapshot still replicating does not protect") {
   const GoodputReport r =
       Run(MemoryConfig(), Policy("gantry+memory", 2), {Hardware(7041000, {0})});
   CHECK(r.memory_restores == 1);
-  CHECK(Split(r).lost_s == Approx(305));
+  CHECK(Split(r)[GoodputKind::kLost] == Approx(305));
   // Once replicated (at 7,046 s), snapshot 23 protects: 10 s lost.
   const GoodputReport after =
       Run(MemoryConfig(), Policy("gantry+memory", 2), {Hardware(7046000, {0})});
-  CHECK(Split(after).lost_s == Approx(10));
+  CHECK(Split(after)[GoodputKind::kLost] == Approx(10));
 }
 
 TEST_CASE("gantry+memory: a node and its peer together fall back") {
@@ -506,9 +507,9 @@ TEST_CASE("gantry+memory: a node and its peer together fall back") {
     CHECK(r.restarts == 1);
     CHECK(r.memory_restores == 0);
     CHECK(r.memory_fallbacks == 1);
-    CHECK(s.lost_s == Approx(3464));
-    CHECK(s.productive_s == Approx(36000));
-    CHECK(s.recovering_s == Approx(153));
+    CHECK(s[GoodputKind::kLost] == Approx(3464));
+    CHECK(s[GoodputKind::kProductive] == Approx(36000));
+    CHECK(s[GoodputKind::kRecovering] == Approx(153));
     CHECK(r.outcomes.front().end_ms == 39943 * 1000);
   };
   SECTION("at once") {
@@ -532,8 +533,8 @@ TEST_CASE(
   const GoodputReport r = Run(config, Policy("gantry+memory", 1),
                               {Hardware(kHour, {4}), Hardware(7300000, {2})});
   CHECK(r.memory_fallbacks == 1);
-  CHECK(Split(r).lost_s == Approx(3564));
-  CHECK(Split(r).productive_s == Approx(36000));
+  CHECK(Split(r)[GoodputKind::kLost] == Approx(3564));
+  CHECK(Split(r)[GoodputKind::kProductive] == Approx(36000));
   // At 7,400 s (7,297 s of training wall time: two periods and 53 s),
   // snapshot 24, written at 103 + 24 x 301 + 10 = 7,337 s and persisted
   // with it, is on node 4 since its return: restored from memory, 53 s
@@ -543,7 +544,7 @@ TEST_CASE(
           {Hardware(kHour, {4}), Hardware(7400000, {2})});
   CHECK(later.memory_restores == 1);
   CHECK(later.memory_fallbacks == 0);
-  CHECK(Split(later).lost_s == Approx(53));
+  CHECK(Split(later)[GoodputKind::kLost] == Approx(53));
 }
 
 TEST_CASE("gantry+memory: short attempts still persist on the job's grid") {
@@ -566,8 +567,8 @@ TEST_CASE("gantry+memory: short attempts still persist on the job's grid") {
   CHECK(r.restarts == 3);
   CHECK(r.memory_restores == 2);
   CHECK(r.memory_fallbacks == 1);
-  CHECK(Split(r).lost_s == Approx(190 + 170 + 180 + 600 + 2100));
-  CHECK(Split(r).productive_s == Approx(36000));
+  CHECK(Split(r)[GoodputKind::kLost] == Approx(190 + 170 + 180 + 600 + 2100));
+  CHECK(Split(r)[GoodputKind::kProductive] == Approx(36000));
 }
 
 TEST_CASE("gantry+memory: a leaf failure still restores from memory") {
@@ -576,7 +577,7 @@ TEST_CASE("gantry+memory: a leaf failure still restores from memory") {
                               {Hardware(2 * kHour, {0, 1})});
   CHECK(r.memory_restores == 1);
   CHECK(r.memory_fallbacks == 0);
-  CHECK(Split(r).lost_s == Approx(164));
+  CHECK(Split(r)[GoodputKind::kLost] == Approx(164));
   CHECK(r.outcomes.front().end_ms == 36592 * 1000);
 }
 
@@ -596,7 +597,8 @@ TEST_CASE("gantry+memory: the auto interval is Young/Daly's") {
   const GoodputReport r = Run(config, Policy("gantry+memory", 2), {});
   CHECK(r.outcomes.front().end_ms ==
         std::llround((103 + 36000 + snapshots * cost + persisted * 10) * 1000));
-  CHECK(Split(r).checkpoint_s == Approx(snapshots * cost + persisted * 10));
+  CHECK(Split(r)[GoodputKind::kCheckpoint] ==
+        Approx(snapshots * cost + persisted * 10));
 }
 
 TEST_CASE("Bad settings are refused") {

@@ -22,26 +22,26 @@ int64_t T(int64_t seconds) { return kBase + seconds * kSecond; }
 TEST_CASE("the ledger sums the last day and forgets what is older") {
   const int64_t bucket = 600 * kSecond;
   GoodputLedger ledger(bucket, 3600 * kSecond);
-  ledger.Add({{GoodputSegment::kProductive, T(0), T(1800)},
-              {GoodputSegment::kLost, T(1800), T(1900)}},
+  ledger.Add({{GoodputKind::kProductive, T(0), T(1800)},
+              {GoodputKind::kLost, T(1800), T(1900)}},
              1);
-  CHECK(ledger.Window(T(1900))[GoodputSegment::kProductive] == 1800 * kSecond);
-  CHECK(ledger.Window(T(1900))[GoodputSegment::kLost] == 100 * kSecond);
+  CHECK(ledger.Window(T(1900))[GoodputKind::kProductive] == 1800 * kSecond);
+  CHECK(ledger.Window(T(1900))[GoodputKind::kLost] == 100 * kSecond);
   // An hour later the first 300 s of the window are gone: the bucket
   // across the window's start counts in proportion.
   const GoodputTotals later = ledger.Window(T(3900));
-  CHECK(later[GoodputSegment::kProductive] == 1500 * kSecond);
+  CHECK(later[GoodputKind::kProductive] == 1500 * kSecond);
   ledger.Prune(T(6000));
   CHECK(ledger.Window(T(6000)).Total() == 0);
   CHECK(ledger.ToRecord().buckets_size() == 0);
   // Time older than what is kept is not counted again.
-  ledger.Add({{GoodputSegment::kQueued, T(0), T(2000)}}, 1);
-  CHECK(ledger.Window(T(6000))[GoodputSegment::kQueued] == 0);
+  ledger.Add({{GoodputKind::kQueued, T(0), T(2000)}}, 1);
+  CHECK(ledger.Window(T(6000))[GoodputKind::kQueued] == 0);
 }
 
 TEST_CASE("the ledger is stored and restored") {
   GoodputLedger ledger;
-  ledger.Add({{GoodputSegment::kRecovering, T(0), T(700)}}, 1);
+  ledger.Add({{GoodputKind::kRecovering, T(0), T(700)}}, 1);
   const v1::GoodputLedgerRecord record = ledger.ToRecord();
   CHECK(record.buckets_size() == 2);
   GoodputLedger restored;
@@ -54,24 +54,24 @@ TEST_CASE("the ledger is stored and restored") {
 TEST_CASE("a tracked job's new timeline replaces the old one in the ledger") {
   GoodputTracker tracker;
   // Running: productive so far.
-  tracker.Update(7, {{GoodputSegment::kStarting, T(0), T(10)},
-                     {GoodputSegment::kProductive, T(10), T(50)}});
-  tracker.Update(7, {{GoodputSegment::kStarting, T(0), T(10)},
-                     {GoodputSegment::kProductive, T(10), T(60)}});
+  tracker.Update(7, {{GoodputKind::kStarting, T(0), T(10)},
+                     {GoodputKind::kProductive, T(10), T(50)}});
+  tracker.Update(7, {{GoodputKind::kStarting, T(0), T(10)},
+                     {GoodputKind::kProductive, T(10), T(60)}});
   GoodputTotals now = tracker.ledger().Window(T(60));
-  CHECK(now[GoodputSegment::kProductive] == 50 * kSecond);
+  CHECK(now[GoodputKind::kProductive] == 50 * kSecond);
   // It failed: the time since its checkpoint at 30 was lost after all.
-  tracker.Update(7, {{GoodputSegment::kStarting, T(0), T(10)},
-                     {GoodputSegment::kProductive, T(10), T(30)},
-                     {GoodputSegment::kLost, T(30), T(58)},
-                     {GoodputSegment::kDetecting, T(58), T(61)}});
+  tracker.Update(7, {{GoodputKind::kStarting, T(0), T(10)},
+                     {GoodputKind::kProductive, T(10), T(30)},
+                     {GoodputKind::kLost, T(30), T(58)},
+                     {GoodputKind::kDetecting, T(58), T(61)}});
   now = tracker.ledger().Window(T(61));
-  CHECK(now[GoodputSegment::kProductive] == 20 * kSecond);
-  CHECK(now[GoodputSegment::kLost] == 28 * kSecond);
-  CHECK(now[GoodputSegment::kDetecting] == 3 * kSecond);
+  CHECK(now[GoodputKind::kProductive] == 20 * kSecond);
+  CHECK(now[GoodputKind::kLost] == 28 * kSecond);
+  CHECK(now[GoodputKind::kDetecting] == 3 * kSecond);
   CHECK(now.Total() == 61 * kSecond);
   // Shorter than before (a record rewound): the difference comes off.
-  tracker.Update(7, {{GoodputSegment::kStarting, T(0), T(5)}});
+  tracker.Update(7, {{GoodputKind::kStarting, T(0), T(5)}});
   CHECK(tracker.ledger().Window(T(61)).Total() == 5 * kSecond);
   CHECK(tracker.Remove(7).size() == 1);
   CHECK(tracker.ledger().Window(T(61)).Total() == 0);
@@ -110,14 +110,14 @@ TEST_CASE("the feature follows live jobs on ticks and fills the status") {
   feature.OnStateLoaded(nullptr);
   context.fake_clock.SetMs(T(100));
   // Not yet refreshed: the tracker counted up to the load.
-  CHECK(feature.LastDay()[GoodputSegment::kProductive] == 0);
+  CHECK(feature.LastDay()[GoodputKind::kProductive] == 0);
   for (uint64_t tick = 1; tick < GoodputFeature::kTicksPerRefresh; ++tick) {
     feature.OnTick(tick);
   }
-  CHECK(feature.LastDay()[GoodputSegment::kProductive] == 0);
+  CHECK(feature.LastDay()[GoodputKind::kProductive] == 0);
   feature.OnTick(GoodputFeature::kTicksPerRefresh);
-  CHECK(feature.LastDay()[GoodputSegment::kQueued] == 10 * kSecond);
-  CHECK(feature.LastDay()[GoodputSegment::kProductive] == 90 * kSecond);
+  CHECK(feature.LastDay()[GoodputKind::kQueued] == 10 * kSecond);
+  CHECK(feature.LastDay()[GoodputKind::kProductive] == 90 * kSecond);
   v1::ClusterStatusResponse status;
   feature.FillStatus(status);
   CHECK(status.goodput_last_day().productive_ms() == 90 * kSecond);
@@ -137,15 +137,15 @@ TEST_CASE("a retired job's time survives a restart through SaveRetired") {
     feature.OnJobFinished(done);
     feature.OnJobRetired(done);
     feature.SaveRetired(stored);
-    CHECK(feature.LastDay()[GoodputSegment::kProductive] == 40 * kSecond);
+    CHECK(feature.LastDay()[GoodputKind::kProductive] == 40 * kSecond);
   }
   REQUIRE(stored.retired_goodput().buckets_size() > 0);
   // A new controller: the job is no longer in the live state, only in
   // what retired jobs left behind.
   GoodputFeature restarted(context);
   restarted.OnStateLoaded(&stored);
-  CHECK(restarted.LastDay()[GoodputSegment::kQueued] == 20 * kSecond);
-  CHECK(restarted.LastDay()[GoodputSegment::kProductive] == 40 * kSecond);
+  CHECK(restarted.LastDay()[GoodputKind::kQueued] == 20 * kSecond);
+  CHECK(restarted.LastDay()[GoodputKind::kProductive] == 40 * kSecond);
   // A day later it has left the window.
   context.fake_clock.SetMs(T(60 + 86'400 + 600));
   restarted.OnTick(GoodputFeature::kTicksPerRefresh);
@@ -156,7 +156,7 @@ TEST_CASE("a stored ledger of another bucket size is set aside, not mixed") {
   FakeFeatureContext context(T(0));
   v1::FairShareRecord stored;
   GoodputLedger minutes(60 * kSecond);
-  minutes.Add({{GoodputSegment::kLost, T(0), T(120)}}, 1);
+  minutes.Add({{GoodputKind::kLost, T(0), T(120)}}, 1);
   *stored.mutable_retired_goodput() = minutes.ToRecord();
   GoodputFeature feature(context);
   context.fake_clock.SetMs(T(200));
