@@ -6,10 +6,11 @@
 # sanitizer tier: a second build with ASan and UBSan (build-asan beside the
 # build; GANTRY_SANITIZER_BUILD_DIR names another), made cheap to build (a
 # unity build at -Og -g1: CMakeLists.txt, tests/lab/README.md), runs every
-# unit test and the integration tests of a job's whole life, and the lab's
-# sanitizer scenario uses its daemons. GANTRY_SANITIZER_BUILD=0 skips that
-# build and tier (the lab scenario then skips, saying so). Exits non-zero
-# when either run failed.
+# unit test (which the plain build then leaves out: compiled and run once)
+# and the integration tests of a job's whole life, and the lab's sanitizer
+# scenario uses its daemons. GANTRY_SANITIZER_BUILD=0 skips that build and
+# tier (the lab scenario then skips, saying so; the unit tests run in the
+# plain build). Exits non-zero when either run failed.
 #
 #   packaging/test.sh           everything (what CI runs: .ci/run)
 #   packaging/test.sh --quick   the inner loop: unit tests, fuzz corpora
@@ -25,7 +26,7 @@ ctest_args=()
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
-    -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) ctest_args+=("$arg") ;;
   esac
 done
@@ -37,9 +38,22 @@ end_phase() {
   phases+=("$1 $((SECONDS - phase_start)) s")
   phase_start=$SECONDS
 }
+# Whether the sanitizer tier runs: the whole suite (no ctest arguments)
+# with the sanitizer build. It runs every unit test, so the unit tests are
+# then compiled and run only there; otherwise (--quick, -R ...,
+# GANTRY_SANITIZER_BUILD=0) in the plain build.
+sanitizer_tier=0
+if [ "$quick" = 0 ] && [ "${GANTRY_SANITIZER_BUILD:-1}" = 1 ] &&
+   [ ${#ctest_args[@]} -eq 0 ]; then
+  sanitizer_tier=1
+fi
 "$root/packaging/install-deps.sh"
 end_phase "dependencies:"
-"$root/packaging/build.sh"
+if [ "$sanitizer_tier" = 1 ]; then
+  "$root/packaging/build.sh" -DGANTRY_BUILD_UNIT_TESTS=OFF
+else
+  "$root/packaging/build.sh" -DGANTRY_BUILD_UNIT_TESTS=ON
+fi
 end_phase "build:"
 build="${GANTRY_BUILD_DIR:-$root/build}"
 # The sanitizer tier's tests (below).
@@ -56,7 +70,7 @@ if [ "${GANTRY_SANITIZER_BUILD:-1}" = 1 ]; then
   # -Werror. Only what the sanitizer tier runs is built.
   GANTRY_BUILD_DIR="$sanitized" \
     "$root/packaging/build.sh" -DGANTRY_SANITIZE=ON -DGANTRY_BUILD_TESTS=ON \
-    -DGANTRY_WERROR=OFF gantryd gantry-agent gantry gantry-fleet unit_tests
+    -DGANTRY_WERROR=OFF gantryd gantry-agent gantry unit_tests
   end_phase "sanitizer build:"
 fi
 # Runs ctest in a build, keeping its output (Testing/suite.log) so that the
@@ -72,7 +86,7 @@ rm -f "$build/Testing/suite.log" "$sanitized/Testing/suite.log"
 status=0
 run_ctest "$build" "${ctest_args[@]}" || status=$?
 end_phase "tests:"
-if [ "${GANTRY_SANITIZER_BUILD:-1}" = 1 ] && [ ${#ctest_args[@]} -eq 0 ]; then
+if [ "$sanitizer_tier" = 1 ]; then
   # The sanitizer tier: every unit test, and the integration tests that walk
   # a job's whole life (submit, gang start, steps, cancel, node loss,
   # controller restart), against the ASan+UBSan binaries; any report fails
