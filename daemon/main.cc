@@ -618,14 +618,6 @@ int RunGantryd(int argc, char** argv) {
   options.min_job_age_ms = static_cast<int64_t>(flags.min_job_age * 1000);
   options.stage_ahead.window_ms =
       static_cast<int64_t>(flags.stage_ahead * 1000);
-  options.preflight.mode = *gantry::ParsePreflightMode(flags.preflight);
-  options.preflight.timeout_ms =
-      static_cast<int64_t>(flags.preflight_timeout * 1000);
-  options.preflight.slow_factor = flags.preflight_slow_factor;
-  options.preflight.transfer_bytes =
-      static_cast<uint64_t>(flags.preflight_megabytes * 1024 * 1024);
-  options.preflight.site_command = flags.preflight_command;
-  options.preflight.gloo = flags.preflight_gloo == "auto";
   options.history_retention_ms =
       static_cast<int64_t>(flags.history_retention_days * 24 * 3600 * 1000);
   absl::StatusOr<std::vector<std::string>> spares =
@@ -638,6 +630,14 @@ int RunGantryd(int argc, char** argv) {
   options.unlisted_nodes =
       *gantry::ParseUnlistedNodes(flags.unlisted_nodes);  // checked
   gantry::FeatureSettings features;
+  gantry::PreflightOptions& preflight = features.preflight;
+  preflight.mode = *gantry::ParsePreflightMode(flags.preflight);  // checked
+  preflight.timeout_ms = static_cast<int64_t>(flags.preflight_timeout * 1000);
+  preflight.slow_factor = flags.preflight_slow_factor;
+  preflight.transfer_bytes =
+      static_cast<uint64_t>(flags.preflight_megabytes * 1024 * 1024);
+  preflight.site_command = flags.preflight_command;
+  preflight.gloo = flags.preflight_gloo == "auto";
   gantry::StragglerSettings& stragglers = features.stragglers;
   stragglers.response =
       *gantry::ParseStragglerResponse(flags.straggler_policy);  // checked

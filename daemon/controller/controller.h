@@ -77,7 +77,6 @@
 #include "daemon/controller/history_worker.h"
 #include "daemon/controller/memory_checkpoint_ledger.h"
 #include "daemon/controller/node_event_log.h"
-#include "daemon/controller/preflight_rounds.h"
 #include "daemon/controller/recent_environments.h"
 #include "daemon/controller/scheduling_input.h"
 #include "daemon/controller/stage_ahead.h"
@@ -85,7 +84,6 @@
 #include "daemon/scheduler/checkpoint_interval.h"
 #include "daemon/scheduler/job_state_machine.h"
 #include "daemon/scheduler/partition_config.h"
-#include "daemon/scheduler/preflight_verdict.h"
 #include "daemon/scheduler/priority.h"
 #include "daemon/scheduler/restart_policy.h"
 #include "daemon/store/state_store.h"
@@ -398,27 +396,6 @@ class Controller {
   // running_ms: how long the attempt has run (JobRuntime::running_for).
   void SendWarningSignal(JobRuntime& job, int64_t running_ms);
 
-  // The pre-flight gang check (controller_preflight.cc).
-  // At start: marks the attempt's pre-flight begun when the job wants one.
-  void MarkPreflight(JobRuntime& job);
-  // Sends the check to the allocation's nodes (instead of the launch).
-  void SendPreflight(JobRuntime& job);
-  void OnPreflightResult(const std::string& node,
-                         const v1::PreflightResult& result);
-  // Rounds past their deadline get their verdict without the missing.
-  void CheckPreflights(int64_t monotonic_ms);
-  // True while the job's pre-flight runs (the periodic checks leave it
-  // be); starts a check the controller lost when it restarted.
-  bool HoldForPreflight(JobRuntime& job);
-  // A node of the job went down during its pre-flight: the verdict now,
-  // with the node rejected, instead of a node fault. False when the job
-  // is not in its pre-flight.
-  bool PreflightTakesNodeLoss(JobRuntime& job, const std::string& node);
-  void FinishPreflight(JobRuntime& job);
-  void RejectPreflight(JobRuntime& job,
-                       const std::vector<PreflightRejection>& rejected,
-                       size_t gang);
-
   // Node administration (controller_nodes.cc).
   // Sets the node's partitions and hot-spare mark from the options.
   void AssignPartitions(v1::NodeRecord& record) const;
@@ -708,7 +685,6 @@ class Controller {
   CommitLatencies commit_latencies_;
   NodeEventLog node_events_;
   ControllerStatistics statistics_;  // for sdiag
-  PreflightRounds preflights_;       // in memory (preflight_rounds.h)
   // Who holds which job's in-memory checkpoints (in memory: agents report
   // it when they register).
   MemoryCheckpointLedger memory_checkpoints_;

@@ -84,8 +84,8 @@ void Controller::OnAgentMessage(const std::shared_ptr<AgentLink>& link,
   if (message.has_checkpoint()) {
     OnCheckpointReport(name, message.checkpoint());
   }
-  if (message.has_preflight_result()) {
-    OnPreflightResult(name, message.preflight_result());
+  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+    feature->OnAgentMessage(name, message);
   }
   if (message.has_dataset_progress()) {
     OnDatasetProgress(name, message.dataset_progress());
@@ -158,7 +158,9 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
   v1::NodeRecord& record = node.record;
   record.set_name(name);
   record.set_address(reg.address());
-  preflights_.NotePort(name, reg.preflight_port());
+  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+    feature->OnNodeRegistered(name, reg);
+  }
   record.set_boot_id(reg.boot_id());
   record.set_agent_instance(reg.agent_instance());
   record.set_agent_version(reg.agent_version());

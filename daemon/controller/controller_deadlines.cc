@@ -164,7 +164,12 @@ void Controller::CheckDeadlines() {
                        " s reached"));
       continue;
     }
-    if (HoldForPreflight(job)) continue;
+    if (std::any_of(features_.begin(), features_.end(),
+                    [&](const std::unique_ptr<ControllerFeature>& feature) {
+                      return feature->HoldsRanks(record);
+                    })) {
+      continue;
+    }
     int64_t hang_ms =
         static_cast<int64_t>(record.spec().hang_timeout_seconds()) * 1000;
     if (hang_ms > 0 &&
@@ -176,7 +181,6 @@ void Controller::CheckDeadlines() {
           record.last_progress_ms());
     }
   }
-  CheckPreflights(monotonic);
   EndSilentAllocations(monotonic);
   if (next_eligible_ms_ != 0 && now >= next_eligible_ms_) {
     next_eligible_ms_ = 0;

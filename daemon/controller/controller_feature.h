@@ -52,6 +52,15 @@ class FeatureContext {
   virtual const v1::JobRecord* FindJob(uint64_t job_id) const = 0;
   // Whether the job's ranks (or their stopping) still occupy `node`.
   virtual bool JobOccupies(uint64_t job_id, const std::string& node) const = 0;
+  // The node's record (name, address, state); null when there is none.
+  virtual const v1::NodeRecord* FindNode(const std::string& node) const = 0;
+  // Whether the node's agent is connected now (a message can reach it).
+  virtual bool NodeConnected(const std::string& node) const = 0;
+  // This cluster's random id (stored with its state; ports derive from it).
+  virtual uint64_t cluster_id() const = 0;
+  // When this controller process started (wall clock): what a record
+  // dated before it was begun by an earlier one.
+  virtual int64_t started_ms() const = 0;
   // How many of `nodes`, in their order, the running job could restart
   // without right now: the scheduler's own test (free nodes meeting its
   // node list, constraints, size and switch span, with what the job holds
@@ -70,6 +79,26 @@ class FeatureContext {
   // there is no such node.
   virtual bool DrainNode(const std::string& node,
                          const std::string& reason) = 0;
+  // The job's reason and its detail (squeue's REASON, scontrol's Reason).
+  virtual void SetJobReason(uint64_t job_id, const std::string& reason,
+                            const std::string& detail) = 0;
+  // Edits the job's current attempt record: the fields a feature keeps
+  // there (the pre-flight's), staged with the job.
+  virtual void UpdateCurrentAttempt(
+      uint64_t job_id, const std::function<void(v1::AttemptRecord&)>& edit) = 0;
+  // Sends a message to the node's agent; false when it is not connected.
+  virtual bool SendToNode(const std::string& node,
+                          const v1::ControllerMessage& message) = 0;
+  // A launch a feature held (HoldLaunch) goes out, once what is staged
+  // now is durable; the job's reason is cleared and its hang timeout
+  // counts from now.
+  virtual void ReleaseLaunch(uint64_t job_id) = 0;
+  // Ends the running job's attempt, whose ranks never started, and queues
+  // the job again uncharged (its attempt ends with `detail`), held for a
+  // person when `hold`, showing `reason` and `reason_detail` meanwhile.
+  virtual void RequeueUnstarted(uint64_t job_id, const std::string& detail,
+                                bool hold, const std::string& reason,
+                                const std::string& reason_detail) = 0;
   // Restarts the running job from its latest checkpoint as gantryd's
   // choice: not charged against --max-restarts; the attempt ends with
   // `end_reason` (sacct's Reason).
@@ -116,6 +145,31 @@ class ControllerFeature {
   }
   // The running job recorded a new checkpoint (staged already).
   virtual void OnCheckpoint(const v1::JobRecord& /*job*/) {}
+  // An agent registered (again): its registration as sent.
+  virtual void OnNodeRegistered(const std::string& /*node*/,
+                                const v1::Register& /*registration*/) {}
+  // A message from an agent (after the core took what it handles).
+  virtual void OnAgentMessage(const std::string& /*node*/,
+                              const v1::AgentMessage& /*message*/) {}
+  // A job's attempt started: its nodes are taken, its launch not yet sent
+  // (staged, not yet durable).
+  virtual void OnJobStarted(const v1::JobRecord& /*job*/) {}
+  // The job's launch is about to go out (`whole`: to every node; else to
+  // one node or share again): true holds it back, and the feature sends
+  // it later (ReleaseLaunch) or ends the attempt (RequeueUnstarted).
+  virtual bool HoldLaunch(const v1::JobRecord& /*job*/, bool /*whole*/) {
+    return false;
+  }
+  // At each deadline check of a running job: true while this feature holds
+  // its ranks back (the core then does not time its hang). It may act
+  // here (send again what a controller restart lost).
+  virtual bool HoldsRanks(const v1::JobRecord& /*job*/) { return false; }
+  // A node of the running job was found down: true when this feature takes
+  // the loss (the core then does not fail the job for it).
+  virtual bool OnNodeLost(const v1::JobRecord& /*job*/,
+                          const std::string& /*node*/) {
+    return false;
+  }
 };
 
 // Makes a feature for a controller; `context` outlives it.

@@ -47,6 +47,77 @@ class Controller::FeatureView : public FeatureContext {
     return controller_.RestartableWithout(it->second, nodes);
   }
 
+  const v1::NodeRecord* FindNode(const std::string& node) const override {
+    auto it = controller_.nodes_.find(node);
+    return it == controller_.nodes_.end() ? nullptr : &it->second.record;
+  }
+  bool NodeConnected(const std::string& node) const override {
+    auto it = controller_.nodes_.find(node);
+    return it != controller_.nodes_.end() && it->second.link != nullptr;
+  }
+  uint64_t cluster_id() const override { return controller_.cluster_id_; }
+  int64_t started_ms() const override { return controller_.started_ms_; }
+
+  void SetJobReason(uint64_t job_id, const std::string& reason,
+                    const std::string& detail) override {
+    JobRuntime* job = Job(job_id);
+    if (job == nullptr) return;
+    job->record.set_reason(reason);
+    if (detail.empty()) {
+      job->record.clear_reason_detail();
+    } else {
+      job->record.set_reason_detail(detail);
+    }
+    controller_.StageJob(*job);
+  }
+  void UpdateCurrentAttempt(
+      uint64_t job_id,
+      const std::function<void(v1::AttemptRecord&)>& edit) override {
+    JobRuntime* job = Job(job_id);
+    if (job == nullptr || job->record.attempts_size() == 0) return;
+    edit(*job->record.mutable_attempts(job->record.attempts_size() - 1));
+    controller_.StageJob(*job);
+  }
+  bool SendToNode(const std::string& node,
+                  const v1::ControllerMessage& message) override {
+    auto it = controller_.nodes_.find(node);
+    if (it == controller_.nodes_.end() || !it->second.link) return false;
+    it->second.link->Send(message);
+    return true;
+  }
+  void ReleaseLaunch(uint64_t job_id) override {
+    JobRuntime* job = Job(job_id);
+    if (job == nullptr) return;
+    v1::JobRecord& record = job->record;
+    const int64_t now = controller_.clock_.NowMs();
+    record.set_reason("None");
+    record.clear_reason_detail();
+    // The hang timeout counts from the ranks' start, not the hold's.
+    record.set_last_progress_ms(now);
+    job->quiet_for.Mark(now, controller_.clock_);
+    controller_.StageJob(*job);
+    controller_.AfterCommit(
+        [&controller = controller_, id = record.id(),
+         attempt = record.attempt()] { controller.SendLaunch(id, attempt); });
+  }
+  void RequeueUnstarted(uint64_t job_id, const std::string& detail, bool hold,
+                        const std::string& reason,
+                        const std::string& reason_detail) override {
+    JobRuntime* job = Job(job_id);
+    if (job == nullptr) return;
+    v1::JobRecord& record = job->record;
+    // No rank started: nothing to charge and nothing to wait for.
+    record.set_uncharged_attempts(record.uncharged_attempts() + 1);
+    record.set_eligible_time_ms(controller_.clock_.NowMs());
+    job->live_ranks.clear();
+    JobEvent event{JobEvent::Kind::kPreflightFailed};
+    event.requeue = true;
+    (void)controller_.ApplyEvent(*job, event, detail);
+    if (hold) record.set_held(true);
+    record.set_reason(reason);
+    record.set_reason_detail(reason_detail);
+    controller_.StageJob(*job);
+  }
   void RecordEvent(uint64_t job_id, const std::string& node,
                    const std::string& kind,
                    const std::string& detail) override {
@@ -92,6 +163,11 @@ class Controller::FeatureView : public FeatureContext {
   }
 
  private:
+  JobRuntime* Job(uint64_t job_id) {
+    auto it = controller_.jobs_.find(job_id);
+    return it == controller_.jobs_.end() ? nullptr : &it->second;
+  }
+
   Controller& controller_;
 };
 

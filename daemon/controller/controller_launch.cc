@@ -30,12 +30,10 @@ void Controller::SendLaunch(uint64_t job_id, uint32_t attempt,
   const v1::JobRecord& record = it->second.record;
   // Cancelled (or otherwise ended) before the launch went out.
   if (record.state() != v1::RUNNING || record.attempt() != attempt) return;
-  if (PreflightInProgress(record)) {
-    // The check goes first; its verdict sends the launch, or not.
-    if (only_node == nullptr && preflights_.Find(job_id, attempt) == nullptr) {
-      SendPreflight(it->second);
-    }
-    return;
+  // A feature may hold the launch back (the pre-flight's check goes
+  // first; its verdict sends the launch, or not).
+  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+    if (feature->HoldLaunch(record, /*whole=*/only_node == nullptr)) return;
   }
   // Records stored before JobEnvironment existed carry it inline.
   google::protobuf::Map<std::string, std::string> stored;

@@ -67,7 +67,9 @@ void Controller::StartJob(JobRuntime& job) {
     return;
   }
   TakeNodeShares(job);
-  MarkPreflight(job);
+  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+    feature->OnJobStarted(record);
+  }
   // Before the launch: the holders learn the token a restore presents.
   SendMemoryCheckpointPlans(job);
   std::string nodelist = absl::StrJoin(node_names, ",");

@@ -147,7 +147,8 @@ void Controller::ChooseMemoryRestore(JobRuntime& job) {
   }
   record.set_memory_restore_step(restore->step);
   job.memory_restore = std::move(*restore);
-  if (job.memory_token.empty()) job.memory_token = preflights_.NewToken();
+  if (job.memory_token.empty())
+    job.memory_token = memory_checkpoints_.NewToken();
   std::string where;
   for (const auto& [node, sources] : job.memory_restore->by_node) {
     for (const MemoryCheckpointLedger::RankSource& source : sources) {
@@ -186,7 +187,8 @@ void Controller::SendMemoryCheckpointPlans(JobRuntime& job) {
   }
   // The token is a secret between the plan's nodes (a random 128 bits, as
   // pre-flight's).
-  if (job.memory_token.empty()) job.memory_token = preflights_.NewToken();
+  if (job.memory_token.empty())
+    job.memory_token = memory_checkpoints_.NewToken();
   std::vector<std::string> job_nodes;
   for (const v1::NodeAllocation& share : record.allocation()) {
     job_nodes.push_back(share.node());

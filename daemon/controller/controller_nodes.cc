@@ -112,7 +112,15 @@ void Controller::MarkNodeDown(NodeRuntime& node, const std::string& why) {
       }
       continue;
     }
-    if (PreflightTakesNodeLoss(job, name)) continue;
+    // A feature may take the loss (the pre-flight judges its check now).
+    bool taken = false;
+    for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+      if (feature->OnNodeLost(job.record, name)) {
+        taken = true;
+        break;
+      }
+    }
+    if (taken) continue;
     job.live_ranks[name] = 0;  // its ranks are lost with it
     // It failed when it was last heard from.
     FailJob(job, FailureKind::kNodeFault, 0, 0, false,

@@ -12,7 +12,6 @@
 
 #include "common/cluster_name.h"
 #include "daemon/controller/controller_feature.h"
-#include "daemon/controller/preflight_rounds.h"
 #include "daemon/controller/stage_ahead.h"
 #include "daemon/scheduler/fabric_parts.h"
 #include "daemon/scheduler/partition_config.h"
@@ -77,8 +76,6 @@ struct ControllerOptions {
   std::string cluster_name = kDefaultClusterName;
   // The account of jobs that name none (-A); empty: none.
   std::string default_account;
-  // The pre-flight gang check before ranks start (controller_preflight.cc).
-  PreflightOptions preflight;
   // Staging a waiting job's datasets onto its reserved nodes
   // (daemon/controller/stage_ahead.h; --stage-ahead).
   StageAheadOptions stage_ahead;

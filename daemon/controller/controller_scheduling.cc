@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "daemon/controller/controller.h"
 #include "daemon/controller/controller_metrics.h"
+#include "daemon/controller/preflight_record.h"
 #include "daemon/controller/scheduling_input.h"
 #include "daemon/launch/step_layout.h"
 #include "daemon/scheduler/scheduler.h"

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 
 namespace gantry {
 
@@ -218,6 +219,10 @@ std::map<std::string, std::string> ChooseMemoryCheckpointPeers(
     ++given[chosen];
   }
   return peers;
+}
+
+std::string MemoryCheckpointLedger::NewToken() {
+  return absl::StrFormat("%016x%016x", random_(), random_());
 }
 
 }  // namespace gantry

@@ -29,6 +29,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
 #include <utility>
@@ -80,6 +81,10 @@ class MemoryCheckpointLedger {
       const std::vector<std::string>& new_nodes,
       const std::function<bool(const std::string&)>& usable) const;
 
+  // A new random token (128 bits, as hex) for a job's plan: the secret
+  // a restore presents to the nodes holding its snapshots.
+  std::string NewToken();
+
  private:
   // job -> rank -> step -> node -> whether the node holds a replica.
   using Holders = std::map<std::string, bool>;
@@ -90,6 +95,7 @@ class MemoryCheckpointLedger {
   const std::map<uint32_t, Steps>* WholeWorld(uint64_t job,
                                               uint32_t world) const;
   std::map<std::string, std::set<uint64_t>> jobs_by_node_;
+  std::mt19937_64 random_{std::random_device{}()};
 };
 
 // The peer each of `job_nodes` pushes its snapshots to: a node of

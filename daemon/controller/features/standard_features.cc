@@ -1,11 +1,13 @@
 #include "daemon/controller/features/standard_features.h"
 
 #include "daemon/controller/features/goodput/goodput_feature.h"
+#include "daemon/controller/features/preflight/preflight_feature.h"
 
 namespace gantry {
 
 std::vector<FeatureFactory> StandardFeatures(const FeatureSettings& settings) {
-  return {MakeGoodputFeature, StragglerFeatureFactory(settings.stragglers)};
+  return {MakeGoodputFeature, StragglerFeatureFactory(settings.stragglers),
+          PreflightFeatureFactory(settings.preflight)};
 }
 
 }  // namespace gantry

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "daemon/controller/controller_feature.h"
+#include "daemon/controller/features/preflight/preflight_rounds.h"
 #include "daemon/controller/features/stragglers/straggler_feature.h"
 
 namespace gantry {
@@ -13,6 +14,7 @@ namespace gantry {
 // What the features are told by gantryd's flags.
 struct FeatureSettings {
   StragglerSettings stragglers;
+  PreflightOptions preflight;
 };
 
 std::vector<FeatureFactory> StandardFeatures(

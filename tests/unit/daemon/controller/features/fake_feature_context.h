@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/clock.h"
@@ -54,6 +55,16 @@ class FakeFeatureContext : public FeatureContext {
     return count;
   }
 
+  const v1::NodeRecord* FindNode(const std::string& node) const override {
+    auto it = nodes.find(node);
+    return it == nodes.end() ? nullptr : &it->second;
+  }
+  bool NodeConnected(const std::string& node) const override {
+    return nodes.count(node) > 0 && !disconnected.count(node);
+  }
+  uint64_t cluster_id() const override { return 42; }
+  int64_t started_ms() const override { return controller_started_ms; }
+
   struct Event {
     uint64_t job_id;
     std::string node, kind, detail;
@@ -75,6 +86,40 @@ class FakeFeatureContext : public FeatureContext {
     drained.push_back(node);
     return true;
   }
+  void SetJobReason(uint64_t job_id, const std::string& reason,
+                    const std::string& detail) override {
+    jobs[job_id].set_reason(reason);
+    jobs[job_id].set_reason_detail(detail);
+  }
+  void UpdateCurrentAttempt(
+      uint64_t job_id,
+      const std::function<void(v1::AttemptRecord&)>& edit) override {
+    v1::JobRecord& job = jobs[job_id];
+    if (job.attempts_size() > 0) {
+      edit(*job.mutable_attempts(job.attempts_size() - 1));
+    }
+  }
+  bool SendToNode(const std::string& node,
+                  const v1::ControllerMessage& message) override {
+    if (!NodeConnected(node)) return false;
+    sent.emplace_back(node, message);
+    return true;
+  }
+  void ReleaseLaunch(uint64_t job_id) override {
+    released.push_back(job_id);
+    jobs[job_id].set_reason("None");
+  }
+  void RequeueUnstarted(uint64_t job_id, const std::string& detail, bool hold,
+                        const std::string& reason,
+                        const std::string& reason_detail) override {
+    requeued.push_back({job_id, detail, hold, reason, reason_detail});
+    // As the core's state machine does: the attempt ends, the job waits.
+    v1::JobRecord& job = jobs[job_id];
+    job.set_state(v1::PENDING);
+    if (job.attempts_size() > 0) {
+      job.mutable_attempts(job.attempts_size() - 1)->set_end_time_ms(1);
+    }
+  }
   absl::Status RestartUncharged(uint64_t job_id, const std::string& end_reason,
                                 const std::string& detail) override {
     restarts.push_back({job_id, end_reason, detail});
@@ -82,15 +127,27 @@ class FakeFeatureContext : public FeatureContext {
   }
 
   FakeClock fake_clock;
-  std::map<uint64_t, v1::JobRecord> jobs;  // the live state, by id
-  std::set<uint64_t> live;                 // which of them are live
-  std::set<std::string> unreplaceable;     // for RestartableWithout
+  std::map<uint64_t, v1::JobRecord> jobs;       // the live state, by id
+  std::set<uint64_t> live;                      // which of them are live
+  std::set<std::string> unreplaceable;          // for RestartableWithout
+  std::map<std::string, v1::NodeRecord> nodes;  // by name
+  std::set<std::string> disconnected;           // of those
+  int64_t controller_started_ms = 0;
 
   // What the feature asked for, in order.
   std::vector<Event> events;
   std::vector<uint64_t> progressed;
   std::vector<std::string> drained;
   std::vector<Restart> restarts;
+  struct Requeue {
+    uint64_t job_id;
+    std::string detail;
+    bool hold;
+    std::string reason, reason_detail;
+  };
+  std::vector<std::pair<std::string, v1::ControllerMessage>> sent;
+  std::vector<uint64_t> released;
+  std::vector<Requeue> requeued;
 };
 
 }  // namespace gantry

@@ -7,9 +7,10 @@
 // A check lost with a controller restart is run again: the attempt's
 // record says its pre-flight began and never ended, and once every node
 // of the allocation is back the restarted controller sends a new check
-// (Controller::HoldForPreflight).
+// (PreflightFeature::HoldsRanks).
 //
-// Not thread-safe: owned by the controller's loop.
+// Not thread-safe: owned by the pre-flight feature, on the controller's
+// loop.
 #pragma once
 
 #include <cstdint>
@@ -23,17 +24,6 @@
 #include "gantry/v1/types.pb.h"
 
 namespace gantry {
-
-// The reason of a job whose attempt is in its pre-flight, and of an
-// attempt the pre-flight ended (AttemptRecord.end_reason).
-inline constexpr char kPreflightReason[] = "Preflight";
-
-// The record's current attempt began its pre-flight and has no verdict.
-bool PreflightInProgress(const v1::JobRecord& record);
-// A pending job's wait `detail`, saying first which nodes its last
-// attempt's pre-flight swapped out, when it did.
-std::string WithPreflightNote(const v1::JobRecord& record,
-                              const std::string& detail);
 
 struct PreflightOptions {
   // Which jobs run it when they do not say (--preflight / --preflight=no).
