@@ -40,10 +40,23 @@ class Faults:
     def _record(self, what):
         self.log.append((time.time(), what))
 
-    def kill9(self, host):
-        """SIGKILL to the host's daemon; its unit restarts it (Restart=)."""
-        self._record(f"kill -9 {self.lab.units[host].name} on {host}")
-        self.lab.units[host].signal(signal.SIGKILL)
+    def kill9(self, host, keep_down=False):
+        """SIGKILL to the host's daemon; its unit restarts it (Restart=),
+        or, with keep_down, only after let_restart(host): a scenario that
+        needs another controller to take over must not race the killed
+        one's restart (after its lease expires either may win, and either
+        is right)."""
+        unit = self.lab.units[host]
+        self._record(f"kill -9 {unit.name} on {host}"
+                     + (" (kept down)" if keep_down else ""))
+        if keep_down:
+            unit.hold_restarts()
+        unit.signal(signal.SIGKILL)
+
+    def let_restart(self, host):
+        """A daemon kill9(keep_down=True) kept down restarts now."""
+        self._record(f"{self.lab.units[host].name} on {host} may restart")
+        self.lab.units[host].allow_restarts()
 
     def pause(self, host, seconds):
         """SIGSTOP, then SIGCONT after `seconds`."""

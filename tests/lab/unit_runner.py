@@ -102,6 +102,10 @@ class Unit:
         self._lock = threading.Lock()
         self._ready = threading.Event()
         self._stopping = False
+        # Set: the unit's restarts wait (as a host kept down would), until
+        # allow_restarts; the fault injector's kill9(keep_down=True).
+        self._restarts_allowed = threading.Event()
+        self._restarts_allowed.set()
         self._last_ping = time.monotonic()
         self._notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self._notify.bind(self.notify_path)
@@ -131,6 +135,13 @@ class Unit:
         pid = self.main_pid()
         if pid:
             os.kill(pid, sig)
+
+    def hold_restarts(self):
+        """Its next exit is not followed by a restart until allow_restarts."""
+        self._restarts_allowed.clear()
+
+    def allow_restarts(self):
+        self._restarts_allowed.set()
 
     def log_text(self):
         try:
@@ -220,6 +231,9 @@ class Unit:
             if code == 0 or self._one("Restart", "no") != "on-failure":
                 return
             time.sleep(restart_delay)
+            while not self._restarts_allowed.wait(0.5):
+                if self._stopping:
+                    return
             if self._stopping:
                 return
             self._ready.clear()
