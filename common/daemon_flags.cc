@@ -72,7 +72,9 @@ std::optional<int> ParseDaemonFlags(CLI::App& app, int argc, char** argv,
   try {
     app.parse(words);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // CLI11 prints the message (or the help); its own codes for errors
+    // (105 for a value out of range, ...) become the one documented above.
+    return app.exit(e) == 0 ? 0 : 2;
   }
   if (check_config) {
     std::cout << program << ": configuration OK"

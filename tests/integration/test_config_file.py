@@ -178,8 +178,13 @@ class MistakesTest(unittest.TestCase):
                      ':2: key "stop-grace" in [agent]')
 
     def test_command_line_is_checked_too(self):
+        # The same exit code as a mistake in the file (daemon_flags.h), not
+        # the flag parser's own (105 for a value out of range).
         result = check("controller", SHIPPED, "--kill-grace=-1")
-        self.assertNotEqual(result.returncode, 0)
+        self.assertEqual(result.returncode, 2, result.stdout + result.stderr)
+        self.assertIn("--kill-grace", result.stderr)
+        result = check("agent", SHIPPED, "--no-such-flag")
+        self.assertEqual(result.returncode, 2, result.stdout + result.stderr)
 
 
 if __name__ == "__main__":
