@@ -573,6 +573,15 @@ class Controller {
   // turn.
   class FeatureView;
   void MakeFeatures();
+  // Whether any feature answers yes to `ask` (a hook that may hold or take
+  // something: a launch, a job's ranks, a lost node); stops at the first.
+  template <typename Ask>
+  bool AnyFeature(Ask&& ask) {
+    for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+      if (ask(*feature)) return true;
+    }
+    return false;
+  }
 
   // `gantry status` (controller_status.cc): samples GPU utilization every
   // few seconds into utilization_.

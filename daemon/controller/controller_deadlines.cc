@@ -164,10 +164,9 @@ void Controller::CheckDeadlines() {
                        " s reached"));
       continue;
     }
-    if (std::any_of(features_.begin(), features_.end(),
-                    [&](const std::unique_ptr<ControllerFeature>& feature) {
-                      return feature->HoldsRanks(record);
-                    })) {
+    if (AnyFeature([&](ControllerFeature& feature) {
+          return feature.HoldsRanks(record);
+        })) {
       continue;
     }
     int64_t hang_ms =

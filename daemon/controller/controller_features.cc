@@ -32,28 +32,26 @@ class Controller::FeatureView : public FeatureContext {
     for (const auto& [id, job] : controller_.live_jobs_) visit(job->record);
   }
   const v1::JobRecord* FindJob(uint64_t job_id) const override {
-    auto it = controller_.jobs_.find(job_id);
-    return it == controller_.jobs_.end() ? nullptr : &it->second.record;
+    const JobRuntime* job = Job(job_id);
+    return job == nullptr ? nullptr : &job->record;
   }
   bool JobOccupies(uint64_t job_id, const std::string& node) const override {
-    auto it = controller_.jobs_.find(job_id);
-    return it != controller_.jobs_.end() &&
-           it->second.occupied_nodes.count(node) > 0;
+    const JobRuntime* job = Job(job_id);
+    return job != nullptr && job->occupied_nodes.count(node) > 0;
   }
   size_t RestartableWithout(
       uint64_t job_id, const std::vector<std::string>& nodes) const override {
-    auto it = controller_.jobs_.find(job_id);
-    if (it == controller_.jobs_.end()) return 0;
-    return controller_.RestartableWithout(it->second, nodes);
+    const JobRuntime* job = Job(job_id);
+    return job == nullptr ? 0 : controller_.RestartableWithout(*job, nodes);
   }
 
-  const v1::NodeRecord* FindNode(const std::string& node) const override {
-    auto it = controller_.nodes_.find(node);
-    return it == controller_.nodes_.end() ? nullptr : &it->second.record;
+  const v1::NodeRecord* FindNode(const std::string& name) const override {
+    const NodeRuntime* node = Node(name);
+    return node == nullptr ? nullptr : &node->record;
   }
-  bool NodeConnected(const std::string& node) const override {
-    auto it = controller_.nodes_.find(node);
-    return it != controller_.nodes_.end() && it->second.link != nullptr;
+  bool NodeConnected(const std::string& name) const override {
+    const NodeRuntime* node = Node(name);
+    return node != nullptr && node->link != nullptr;
   }
   uint64_t cluster_id() const override { return controller_.cluster_id_; }
   int64_t started_ms() const override { return controller_.started_ms_; }
@@ -78,11 +76,11 @@ class Controller::FeatureView : public FeatureContext {
     edit(*job->record.mutable_attempts(job->record.attempts_size() - 1));
     controller_.StageJob(*job);
   }
-  bool SendToNode(const std::string& node,
+  bool SendToNode(const std::string& name,
                   const v1::ControllerMessage& message) override {
-    auto it = controller_.nodes_.find(node);
-    if (it == controller_.nodes_.end() || !it->second.link) return false;
-    it->second.link->Send(message);
+    NodeRuntime* node = Node(name);
+    if (node == nullptr || !node->link) return false;
+    node->link->Send(message);
     return true;
   }
   void ReleaseLaunch(uint64_t job_id) override {
@@ -124,48 +122,49 @@ class Controller::FeatureView : public FeatureContext {
     controller_.StageEvent(job_id, node, kind, detail);
   }
   void NoteJobProgress(uint64_t job_id) override {
-    auto it = controller_.jobs_.find(job_id);
-    if (it == controller_.jobs_.end()) return;
-    JobRuntime& job = it->second;
-    job.record.set_last_progress_ms(controller_.clock_.NowMs());  // in memory
-    job.quiet_for.Mark(job.record.last_progress_ms(), controller_.clock_);
-    controller_.NoteProgress(job, /*checkpoint=*/false);
+    JobRuntime* job = Job(job_id);
+    if (job == nullptr) return;
+    job->record.set_last_progress_ms(controller_.clock_.NowMs());  // in memory
+    job->quiet_for.Mark(job->record.last_progress_ms(), controller_.clock_);
+    controller_.NoteProgress(*job, /*checkpoint=*/false);
   }
-  bool DrainNode(const std::string& node, const std::string& reason) override {
-    auto it = controller_.nodes_.find(node);
-    if (it == controller_.nodes_.end()) return false;
-    if (!it->second.record.drained()) {
-      controller_.DrainNode(it->second, reason);
-    }
+  bool DrainNode(const std::string& name, const std::string& reason) override {
+    NodeRuntime* node = Node(name);
+    if (node == nullptr) return false;
+    if (!node->record.drained()) controller_.DrainNode(*node, reason);
     return true;
   }
   absl::Status RestartUncharged(uint64_t job_id, const std::string& end_reason,
                                 const std::string& detail) override {
-    auto it = controller_.jobs_.find(job_id);
-    if (it == controller_.jobs_.end()) {
+    JobRuntime* job = Job(job_id);
+    if (job == nullptr) {
       return absl::NotFoundError(absl::StrCat("no job ", job_id));
     }
-    JobRuntime& job = it->second;
     JobEvent event{JobEvent::Kind::kRequeueRequest};
     event.requeue = true;
-    if (absl::Status status = controller_.ApplyEvent(job, event, detail);
+    if (absl::Status status = controller_.ApplyEvent(*job, event, detail);
         !status.ok()) {
       return status;
     }
-    v1::JobRecord& record = job.record;
+    v1::JobRecord& record = job->record;
     record.set_uncharged_attempts(record.uncharged_attempts() + 1);
     if (record.attempts_size() > 0) {
       record.mutable_attempts(record.attempts_size() - 1)
           ->set_end_reason(end_reason);
     }
-    controller_.StageJob(job);
+    controller_.StageJob(*job);
     return absl::OkStatus();
   }
 
  private:
-  JobRuntime* Job(uint64_t job_id) {
+  // The controller's own entries; null when there is none.
+  JobRuntime* Job(uint64_t job_id) const {
     auto it = controller_.jobs_.find(job_id);
     return it == controller_.jobs_.end() ? nullptr : &it->second;
+  }
+  NodeRuntime* Node(const std::string& name) const {
+    auto it = controller_.nodes_.find(name);
+    return it == controller_.nodes_.end() ? nullptr : &it->second;
   }
 
   Controller& controller_;

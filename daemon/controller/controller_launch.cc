@@ -32,8 +32,10 @@ void Controller::SendLaunch(uint64_t job_id, uint32_t attempt,
   if (record.state() != v1::RUNNING || record.attempt() != attempt) return;
   // A feature may hold the launch back (the pre-flight's check goes
   // first; its verdict sends the launch, or not).
-  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
-    if (feature->HoldLaunch(record, /*whole=*/only_node == nullptr)) return;
+  if (AnyFeature([&](ControllerFeature& feature) {
+        return feature.HoldLaunch(record, /*whole=*/only_node == nullptr);
+      })) {
+    return;
   }
   // Records stored before JobEnvironment existed carry it inline.
   google::protobuf::Map<std::string, std::string> stored;

@@ -113,14 +113,12 @@ void Controller::MarkNodeDown(NodeRuntime& node, const std::string& why) {
       continue;
     }
     // A feature may take the loss (the pre-flight judges its check now).
-    bool taken = false;
-    for (const std::unique_ptr<ControllerFeature>& feature : features_) {
-      if (feature->OnNodeLost(job.record, name)) {
-        taken = true;
-        break;
-      }
+    const v1::JobRecord& record = job.record;
+    if (AnyFeature([&](ControllerFeature& feature) {
+          return feature.OnNodeLost(record, name);
+        })) {
+      continue;
     }
-    if (taken) continue;
     job.live_ranks[name] = 0;  // its ranks are lost with it
     // It failed when it was last heard from.
     FailJob(job, FailureKind::kNodeFault, 0, 0, false,
