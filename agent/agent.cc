@@ -130,10 +130,10 @@ void Agent::OpenMemoryCheckpoints() {
         // What the node holds goes to the controller at once: it decides
         // what a restart can restore from.
         {
-          std::lock_guard lock(mutex_);
+          MutexLock lock(mutex_);
           beat_now_ = true;
         }
-        wake_.notify_all();
+        wake_.NotifyAll();
       });
   preflight_->listener()->AddProtocol(
       "GMC1",
@@ -262,7 +262,7 @@ void Agent::FailLaunch(const v1::LaunchRanks& launch,
     outcome.message = message;
     v1::RankEvent event;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       v1::RankEvent ended = RankEndedEvent(id, outcome);
       ended.set_memory_restore_failed(memory_restore_failed);
       event = exits_.Record(std::move(ended));
@@ -287,11 +287,11 @@ void Agent::Run() {
 
 void Agent::Stop() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (stopping_) return;
     stopping_ = true;
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
   log::Info("stopping ranks", {{"grace_s", options_.stop_grace_seconds}});
   // Returns once every exit went through OnRankExited (which uses the
   // stager, the link and the watchers) and the launcher's threads ended.
@@ -310,7 +310,7 @@ v1::Register Agent::MakeRegister() {
   // in between has its exit follow on the stream (OnConnected).
   ExitJournal exits;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     exits = exits_;
   }
   v1::Register reg =
@@ -330,7 +330,7 @@ std::optional<v1::DatasetCacheReport> Agent::CacheReport(bool always) {
   // The generation first: a change racing with List is reported again.
   const uint64_t generation = dataset_cache_->Generation();
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (!always && generation == cache_reported_) return std::nullopt;
     cache_reported_ = generation;
   }
@@ -343,11 +343,11 @@ void Agent::BeatIfCacheChanged() {
   if (dataset_cache_ == nullptr) return;
   const uint64_t generation = dataset_cache_->Generation();
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (generation == cache_reported_) return;
     beat_now_ = true;
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
 }
 
 void Agent::OnConnected() {
@@ -356,7 +356,7 @@ void Agent::OnConnected() {
   if (options_.metrics) options_.metrics->SetControllerConnected(true);
   std::deque<v1::RankEvent> pending;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     pending = exits_.pending();
   }
   for (const v1::RankEvent& event : pending) {
@@ -367,7 +367,7 @@ void Agent::OnConnected() {
 void Agent::OnControllerMessage(const v1::ControllerMessage& message) {
   switch (message.body_case()) {
     case v1::ControllerMessage::kRegistered: {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       heartbeat_interval_ms_ = HeartbeatIntervalMs(message.registered());
       break;
     }
@@ -443,16 +443,16 @@ void Agent::OnControllerMessage(const v1::ControllerMessage& message) {
       break;
     }
     case v1::ControllerMessage::kAck: {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       exits_.Acknowledge(message.ack().up_to_sequence());
       break;
     }
     case v1::ControllerMessage::kProbe: {
       {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         beat_now_ = true;
       }
-      wake_.notify_all();
+      wake_.NotifyAll();
       break;
     }
     case v1::ControllerMessage::kPreflight:
@@ -553,7 +553,7 @@ void Agent::OnRankExited(const v1::RankId& rank, const RankOutcome& outcome) {
   if (attempt_over && rank.step() == 0) stager_->Release(rank.job_id());
   v1::RankEvent event;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     event = exits_.Record(RankEndedEvent(rank, outcome));
   }
   CrashPoint("agent.exit.before_report");
@@ -569,7 +569,7 @@ void Agent::HeartbeatLoop() {
       options_.watchdog_ping ? options_.watchdog_interval
                              : std::chrono::milliseconds(0);
   auto last_beat = std::chrono::steady_clock::now();
-  std::unique_lock lock(mutex_);
+  MutexLock lock(mutex_);
   while (!stopping_) {
     const std::chrono::milliseconds beat_every(heartbeat_interval_ms_);
     auto deadline = last_beat + beat_every;
@@ -577,13 +577,16 @@ void Agent::HeartbeatLoop() {
       deadline =
           std::min(deadline, std::chrono::steady_clock::now() + ping_every);
     }
-    wake_.wait_until(lock, deadline, [this] { return stopping_ || beat_now_; });
+    wake_.WaitUntil(lock, deadline, [this] {
+      mutex_.AssertHeld();
+      return stopping_ || beat_now_;
+    });
     if (stopping_) break;
     const bool probed = std::exchange(beat_now_, false);
-    lock.unlock();
+    lock.Unlock();
     if (options_.watchdog_ping) options_.watchdog_ping();
     if (!probed && std::chrono::steady_clock::now() - last_beat < beat_every) {
-      lock.lock();
+      lock.Lock();
       continue;
     }
     last_beat = std::chrono::steady_clock::now();
@@ -619,7 +622,7 @@ void Agent::HeartbeatLoop() {
       }
     }
     link_->Send(message);
-    lock.lock();
+    lock.Lock();
   }
 }
 

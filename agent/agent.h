@@ -9,16 +9,15 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
 #include "agent/checkpoint/checkpoint_watcher.h"
 #include "agent/checkpoint/memory_checkpoint_service.h"
 #include "agent/datasets/dataset_cache.h"
@@ -30,6 +29,7 @@
 #include "agent/link/controller_link.h"
 #include "agent/preflight/preflight_runner.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "gantry/v1/agent.pb.h"
 
 namespace gantry::agent {
@@ -128,15 +128,15 @@ class Agent {
   const v1::NodeInventory inventory_;
   const AgentIdentity identity_;
 
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  ExitJournal exits_;                      // guarded by mutex_
-  uint32_t heartbeat_interval_ms_ = 1000;  // guarded by mutex_
-  bool stopping_ = false;                  // guarded by mutex_
+  Mutex mutex_;
+  CondVar wake_;
+  ExitJournal exits_ ABSL_GUARDED_BY(mutex_);
+  uint32_t heartbeat_interval_ms_ ABSL_GUARDED_BY(mutex_) = 1000;
+  bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
   // The controller probed (ControllerMessage.probe): beat now.
-  bool beat_now_ = false;  // guarded by mutex_
+  bool beat_now_ ABSL_GUARDED_BY(mutex_) = false;
   // The dataset cache's generation last reported (Register, heartbeat).
-  uint64_t cache_reported_ = ~uint64_t{0};  // guarded by mutex_
+  uint64_t cache_reported_ ABSL_GUARDED_BY(mutex_) = ~uint64_t{0};
 
   std::unique_ptr<RankLauncher> launcher_;
   std::unique_ptr<ControllerLink> link_;

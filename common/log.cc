@@ -7,17 +7,18 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <mutex>
 
+#include "absl/base/thread_annotations.h"
 #include "common/log_format.h"
+#include "common/mutex.h"
 
 namespace gantry::log {
 namespace {
 
-std::mutex g_mutex;
-std::string g_component = "gantry";  // guarded by g_mutex
-Level g_min_level = Level::kInfo;    // guarded by g_mutex
-Sink g_sink = Sink::kPlain;          // guarded by g_mutex
+Mutex g_mutex;
+std::string g_component ABSL_GUARDED_BY(g_mutex) = "gantry";
+Level g_min_level ABSL_GUARDED_BY(g_mutex) = Level::kInfo;
+Sink g_sink ABSL_GUARDED_BY(g_mutex) = Sink::kPlain;
 
 std::string Timestamp() {
   auto now = std::chrono::system_clock::now();
@@ -48,7 +49,7 @@ Sink DetectSink() {
 
 void Configure(std::string_view component, Level min_level) {
   Sink sink = DetectSink();
-  std::lock_guard lock(g_mutex);
+  MutexLock lock(g_mutex);
   g_component = std::string(component);
   g_min_level = min_level;
   g_sink = sink;
@@ -63,14 +64,14 @@ Level ParseLevel(std::string_view name, Level fallback) {
 }
 
 bool Enabled(Level level) {
-  std::lock_guard lock(g_mutex);
+  MutexLock lock(g_mutex);
   return level >= g_min_level;
 }
 
 void Write(Level level, std::string_view message,
            std::initializer_list<Field> fields) {
   const std::string timestamp = Timestamp();
-  std::lock_guard lock(g_mutex);
+  MutexLock lock(g_mutex);
   if (level < g_min_level) return;
   const std::string line =
       FormatLine(g_sink, level, timestamp, g_component, message, fields);

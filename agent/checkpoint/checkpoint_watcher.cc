@@ -15,17 +15,17 @@ CheckpointWatcher::CheckpointWatcher(Reporter report, int interval_ms,
 
 CheckpointWatcher::~CheckpointWatcher() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stopping_ = true;
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
   thread_.join();
 }
 
 void CheckpointWatcher::Watch(uint64_t job_id, uint32_t attempt,
                               const std::string& directory,
                               const RankIdentity& user) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   Watched& watched = watched_[{job_id, attempt}];
   watched.directory = directory;
   watched.user = user;
@@ -34,7 +34,7 @@ void CheckpointWatcher::Watch(uint64_t job_id, uint32_t attempt,
 
 void CheckpointWatcher::Forget(uint64_t job_id, uint32_t attempt) {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto it = watched_.find({job_id, attempt});
     if (it == watched_.end()) return;
     it->second.forgotten = true;
@@ -42,16 +42,18 @@ void CheckpointWatcher::Forget(uint64_t job_id, uint32_t attempt) {
   }
   // The caller (the launcher's reaper) must not wait on a user's file
   // system: the polling thread does the last read now.
-  wake_.notify_all();
+  wake_.NotifyAll();
 }
 
 void CheckpointWatcher::Loop() {
   const auto interval = std::chrono::milliseconds(interval_ms_);
   auto next_poll = std::chrono::steady_clock::now() + interval;
-  std::unique_lock lock(mutex_);
+  MutexLock lock(mutex_);
   while (!stopping_) {
-    wake_.wait_until(lock, next_poll,
-                     [this] { return stopping_ || final_reads_due_; });
+    wake_.WaitUntil(lock, next_poll, [this] {
+      mutex_.AssertHeld();
+      return stopping_ || final_reads_due_;
+    });
     if (stopping_) break;
     // Every directory when the timer is due; else only the final reads
     // (which must not hold back the timer either).
@@ -64,9 +66,9 @@ void CheckpointWatcher::Loop() {
       if (timer_due || watched.forgotten) snapshot.emplace(key, watched);
     }
     // Poll outside the lock: file reads must not block Watch/Forget.
-    lock.unlock();
+    lock.Unlock();
     for (auto& [key, watched] : snapshot) Poll(key, watched);
-    lock.lock();
+    lock.Lock();
     for (auto& [key, watched] : snapshot) {
       auto it = watched_.find(key);
       if (it == watched_.end()) continue;

@@ -9,16 +9,16 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
 
+#include "absl/base/thread_annotations.h"
 #include "agent/launch/rank_identity.h"
+#include "common/mutex.h"
 #include "gantry/v1/agent.pb.h"
 
 namespace gantry::agent {
@@ -58,11 +58,11 @@ class CheckpointWatcher {
   const Reporter report_;
   const int interval_ms_;
   const std::chrono::milliseconds read_timeout_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::map<Key, Watched> watched_;  // guarded by mutex_
-  bool final_reads_due_ = false;    // guarded by mutex_
-  bool stopping_ = false;           // guarded by mutex_
+  Mutex mutex_;
+  CondVar wake_;
+  std::map<Key, Watched> watched_ ABSL_GUARDED_BY(mutex_);
+  bool final_reads_due_ ABSL_GUARDED_BY(mutex_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
   std::thread thread_;
 };
 

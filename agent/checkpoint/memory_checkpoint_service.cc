@@ -56,25 +56,25 @@ MemoryCheckpointService::MemoryCheckpointService(
 
 void MemoryCheckpointService::Abort() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stopping_ = true;
     // Ends every transfer in progress at once, served or sent: a peer that
     // froze must not hold the agent's stop for the transfer timeout.
     for (int fd : serving_) ::shutdown(fd, SHUT_RDWR);
   }
-  replicate_wake_.notify_all();
+  replicate_wake_.NotifyAll();
 }
 
 MemoryCheckpointService::OutgoingTransfer::OutgoingTransfer(
     MemoryCheckpointService& service, int fd)
     : service_(service), fd_(fd) {
-  std::lock_guard lock(service_.mutex_);
+  MutexLock lock(service_.mutex_);
   admitted_ = !service_.stopping_;
   if (admitted_) service_.serving_.insert(fd_);
 }
 
 MemoryCheckpointService::OutgoingTransfer::~OutgoingTransfer() {
-  std::lock_guard lock(service_.mutex_);
+  MutexLock lock(service_.mutex_);
   if (admitted_) service_.serving_.erase(fd_);
 }
 
@@ -84,7 +84,7 @@ MemoryCheckpointService::~MemoryCheckpointService() {
   Abort();
   replicator_.join();
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     connections.swap(connections_);
     finished.swap(finished_);
   }
@@ -99,7 +99,7 @@ absl::StatusOr<std::string> MemoryCheckpointService::PrepareRankDirectory(
 
 void MemoryCheckpointService::Plan(const v1::MemoryCheckpointPlan& plan) {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto [it, added] = plans_.try_emplace(plan.job_id(), plan);
     if (!added) {
       // A new peer has none of the job's snapshots yet.
@@ -117,7 +117,7 @@ void MemoryCheckpointService::Plan(const v1::MemoryCheckpointPlan& plan) {
 
 void MemoryCheckpointService::Drop(uint64_t job) {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     plans_.erase(job);
     std::erase_if(pushed_,
                   [&](const auto& entry) { return entry.first.first == job; });
@@ -131,7 +131,7 @@ void MemoryCheckpointService::Drop(uint64_t job) {
               {{"job", job}, {"error", dropped.ToString()}});
   }
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     rescan_due_ = true;
   }
   WakeReplicator();
@@ -147,7 +147,7 @@ bool MemoryCheckpointService::Take(int fd, const std::string& line) {
   absl::StatusOr<MemoryCheckpointRequest> request =
       ParseMemoryCheckpointRequest(line);
   if (!request.ok()) return false;
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (stopping_ || !TokenMatches(request->job, request->token) ||
       connections_.size() >= kMaxConnections) {
     return false;
@@ -167,7 +167,7 @@ void MemoryCheckpointService::Serve(int fd, MemoryCheckpointRequest request) {
   } else {
     ServeGet(fd, request, deadline);
   }
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   serving_.erase(fd);
   ::close(fd);
   auto it = connections_.find(fd);
@@ -210,7 +210,7 @@ void MemoryCheckpointService::ServePut(int fd,
     return;
   }
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     rescan_due_ = true;
   }
   WakeReplicator();
@@ -326,9 +326,9 @@ absl::Status MemoryCheckpointService::Restore(const v1::LaunchRanks& launch) {
   const v1::MemoryRestore& restore = launch.memory_restore();
   const uint64_t job = launch.job_id();
   const std::pair<uint64_t, uint32_t> attempt{job, launch.attempt()};
-  std::lock_guard one_at_a_time(restore_mutex_);
+  MutexLock one_at_a_time(restore_mutex_);
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (restored_.contains(attempt)) return absl::OkStatus();
   }
   // The sources name the ranks this node takes over, whatever ranks the
@@ -365,7 +365,7 @@ absl::Status MemoryCheckpointService::Restore(const v1::LaunchRanks& launch) {
              {"step", restore.step()},
              {"ranks", restore.sources_size()}});
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     restored_.insert(attempt);
     rescan_due_ = true;
   }
@@ -375,7 +375,7 @@ absl::Status MemoryCheckpointService::Restore(const v1::LaunchRanks& launch) {
 
 std::optional<v1::MemoryCheckpointReport> MemoryCheckpointService::Report(
     bool always) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (!always && generation_ == reported_generation_) return std::nullopt;
   reported_generation_ = generation_;
   v1::MemoryCheckpointReport report;
@@ -385,25 +385,28 @@ std::optional<v1::MemoryCheckpointReport> MemoryCheckpointService::Report(
   return report;
 }
 
-void MemoryCheckpointService::WakeReplicator() { replicate_wake_.notify_all(); }
+void MemoryCheckpointService::WakeReplicator() { replicate_wake_.NotifyAll(); }
 
 void MemoryCheckpointService::ReplicateLoop() {
-  std::unique_lock lock(mutex_);
+  MutexLock lock(mutex_);
   while (!stopping_) {
     std::vector<std::thread> finished;
     finished.swap(finished_);
-    lock.unlock();
+    lock.Unlock();
     for (std::thread& thread : finished) thread.join();
     ReplicateOnce();
-    lock.lock();
-    const auto due = [this] { return stopping_ || rescan_due_; };
+    lock.Lock();
+    const auto due = [this] {
+      mutex_.AssertHeld();
+      return stopping_ || rescan_due_;
+    };
     // Ranks' new snapshots are looked for only while a job has a plan here
     // (it runs here, or this node is its peer); an agent without one sleeps
     // until a plan, a push, a restore or a drop wakes it.
     if (plans_.empty()) {
-      replicate_wake_.wait(lock, due);
+      replicate_wake_.Wait(lock, due);
     } else {
-      replicate_wake_.wait_for(lock, options_.poll_interval, due);
+      replicate_wake_.WaitFor(lock, options_.poll_interval, due);
     }
     rescan_due_ = false;
   }
@@ -413,7 +416,7 @@ void MemoryCheckpointService::ReplicateOnce() {
   std::vector<std::string> refused;
   std::vector<v1::HeldMemoryCheckpoint> held = store_->Held(&refused);
   for (const std::string& problem : refused) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     // Each once (and a bounded number remembered): the rank's directory is
     // looked at every round.
     if (refusals_logged_.size() > 1024) refusals_logged_.clear();
@@ -423,7 +426,7 @@ void MemoryCheckpointService::ReplicateOnce() {
   }
   std::map<uint64_t, v1::MemoryCheckpointPlan> plans;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     plans = plans_;
   }
   for (const v1::HeldMemoryCheckpoint& entry : held) {
@@ -432,7 +435,7 @@ void MemoryCheckpointService::ReplicateOnce() {
     if (plan == plans.end() || !plan->second.has_replicate_to()) continue;
     const std::pair<uint64_t, uint32_t> key{entry.job_id(), entry.rank()};
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       if (stopping_) return;
       auto done = pushed_.find(key);
       // Held lists the newest step first: older ones are never pushed
@@ -443,7 +446,7 @@ void MemoryCheckpointService::ReplicateOnce() {
     absl::Status pushed =
         Push(entry.job_id(), entry.rank(), entry.step(),
              plan->second.replicate_to(), plan->second.token());
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (!pushed.ok()) {
       // Tried again at the next round (a newer snapshot replaces it), and
       // logged when the reason changes, not every round.
@@ -472,7 +475,7 @@ void MemoryCheckpointService::ReplicateOnce() {
   }
   bool changed = false;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (!SameHeld(held, held_)) {
       held_ = std::move(held);
       ++generation_;

@@ -22,12 +22,10 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -35,9 +33,11 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "agent/checkpoint/memory_checkpoint_store.h"
 #include "agent/checkpoint/memory_checkpoint_wire.h"
+#include "common/mutex.h"
 #include "gantry/v1/agent.pb.h"
 
 namespace gantry::agent {
@@ -117,44 +117,49 @@ class MemoryCheckpointService {
                 TransferDeadline deadline);
   void ServeGet(int fd, const MemoryCheckpointRequest& request,
                 TransferDeadline deadline);
-  bool TokenMatches(uint64_t job, const std::string& token);
+  bool TokenMatches(uint64_t job, const std::string& token)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void ReplicateLoop();
   // Pushes what is new, then looks at what the node holds.
   void ReplicateOnce();
   absl::Status Push(uint64_t job, uint32_t rank, int64_t step,
                     const v1::MemoryCheckpointPeer& peer,
                     const std::string& token);
+  // Only within Restore, which holds restore_mutex_ from its check of
+  // restored_ to its mark there: two launches of one attempt never fetch
+  // its snapshots twice.
   absl::Status Fetch(uint64_t job, uint32_t rank, int64_t step,
                      const v1::MemoryCheckpointPeer& holder,
-                     const std::string& token);
+                     const std::string& token)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(restore_mutex_);
   void WakeReplicator();
 
   std::unique_ptr<MemoryCheckpointStore> store_;
   const MemoryCheckpointServiceOptions options_;
   const Changed changed_;
 
-  std::mutex mutex_;
-  std::condition_variable replicate_wake_;
-  bool stopping_ = false;                               // guarded by mutex_
-  bool rescan_due_ = false;                             // guarded by mutex_
-  std::map<uint64_t, v1::MemoryCheckpointPlan> plans_;  // guarded by mutex_
+  Mutex mutex_;
+  CondVar replicate_wake_;
+  bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
+  bool rescan_due_ ABSL_GUARDED_BY(mutex_) = false;
+  std::map<uint64_t, v1::MemoryCheckpointPlan> plans_ ABSL_GUARDED_BY(mutex_);
   // The newest step of each (job, rank) pushed to the plan's peer.
-  std::map<std::pair<uint64_t, uint32_t>, int64_t>
-      pushed_;                                   // guarded by mutex_
-  std::vector<v1::HeldMemoryCheckpoint> held_;   // guarded by mutex_
-  uint64_t generation_ = 0;                      // guarded by mutex_
-  uint64_t reported_generation_ = ~uint64_t{0};  // guarded by mutex_
+  std::map<std::pair<uint64_t, uint32_t>, int64_t> pushed_
+      ABSL_GUARDED_BY(mutex_);
+  std::vector<v1::HeldMemoryCheckpoint> held_ ABSL_GUARDED_BY(mutex_);
+  uint64_t generation_ ABSL_GUARDED_BY(mutex_) = 0;
+  uint64_t reported_generation_ ABSL_GUARDED_BY(mutex_) = ~uint64_t{0};
   // Why the last push of a (job, rank) failed, so it is logged once.
-  std::map<std::pair<uint64_t, uint32_t>, std::string>
-      push_problems_;                      // guarded by mutex_
-  std::set<std::string> refusals_logged_;  // guarded by mutex_
+  std::map<std::pair<uint64_t, uint32_t>, std::string> push_problems_
+      ABSL_GUARDED_BY(mutex_);
+  std::set<std::string> refusals_logged_ ABSL_GUARDED_BY(mutex_);
   // Attempts whose restore is done (Restore); dropped with their job.
-  std::set<std::pair<uint64_t, uint32_t>> restored_;  // guarded by mutex_
-  std::mutex restore_mutex_;                          // one Restore at a time
+  std::set<std::pair<uint64_t, uint32_t>> restored_ ABSL_GUARDED_BY(mutex_);
+  Mutex restore_mutex_;  // one Restore at a time
   // Connections in progress, served and opened (Abort shuts them down).
-  std::set<int> serving_;                   // guarded by mutex_
-  std::map<int, std::thread> connections_;  // guarded by mutex_
-  std::vector<std::thread> finished_;       // guarded by mutex_
+  std::set<int> serving_ ABSL_GUARDED_BY(mutex_);
+  std::map<int, std::thread> connections_ ABSL_GUARDED_BY(mutex_);
+  std::vector<std::thread> finished_ ABSL_GUARDED_BY(mutex_);
   std::thread replicator_;
 };
 

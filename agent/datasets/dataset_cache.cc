@@ -176,12 +176,12 @@ uint64_t DatasetCache::UserBytes(uid_t uid) const {
 }
 
 uint64_t DatasetCache::UsedBytes() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   return TotalBytes();
 }
 
 DatasetCacheCounters DatasetCache::Counters() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   return counters_;
 }
 
@@ -196,8 +196,7 @@ void DatasetCache::Touch(const Key& key) {
   }
 }
 
-absl::Status DatasetCache::MakeRoom(uid_t uid, uint64_t bytes,
-                                    std::unique_lock<std::mutex>&,
+absl::Status DatasetCache::MakeRoom(uid_t uid, uint64_t bytes, MutexLock&,
                                     const DatasetUser& user) {
   const uint64_t user_limit = options_.per_user_bytes == 0
                                   ? options_.capacity_bytes
@@ -291,7 +290,7 @@ absl::StatusOr<StagedDataset> DatasetCache::StageAndPin(
   if (!manifest.ok()) return manifest.status();
   const Key key = KeyFor(user.uid, name, source, manifest->version);
   const auto complete = [&] {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     auto it = entries_.find(key);
     return it != entries_.end() && it->second.complete;
   };
@@ -313,8 +312,9 @@ absl::StatusOr<StagedDataset> DatasetCache::StageAndPin(
   staged.version = manifest->version;
   staged.bytes_total = manifest->total_bytes;
   {
-    std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [&] {
+    MutexLock lock(mutex_);
+    changed_.Wait(lock, [&] {
+      mutex_.AssertHeld();
       auto it = entries_.find(key);
       return (it == entries_.end() || !it->second.staging) &&
              removing_.count({user.uid, entry_name}) == 0 &&
@@ -366,7 +366,7 @@ absl::StatusOr<StagedDataset> DatasetCache::StageAndPin(
     entry.last_use_ms = clock_.NowMs();
     if (absl::Status recorded = WriteRecord(key); !recorded.ok()) {
       entries_.erase(key);
-      changed_.notify_all();
+      changed_.NotifyAll();
       return recorded;
     }
     // The most recent complete version still here once room was made: the
@@ -408,7 +408,7 @@ absl::StatusOr<StagedDataset> DatasetCache::StageAndPin(
         entry_path, " appeared while the dataset was being staged"));
   }
   std::vector<Key> superseded;
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   Entry& entry = entries_[key];
   entry.staging = false;
   if (earlier.has_value()) {
@@ -416,7 +416,7 @@ absl::StatusOr<StagedDataset> DatasetCache::StageAndPin(
       --it->second.copy_sources;
     }
   }
-  changed_.notify_all();
+  changed_.NotifyAll();
   if (!verified.ok()) {
     if (copied.ok() || foreign) {
       // What is on disk is not the copy made: never served.
@@ -455,7 +455,7 @@ DatasetCache::Key DatasetCache::KeyFor(uid_t uid, const std::string& name,
                                        const std::string& version) const {
   // The dataset is its owner's source directory, whatever it is called:
   // a copy of this version staged under another name is this one.
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   for (const auto& [key, entry] : entries_) {
     if (std::get<0>(key) == uid && std::get<2>(key) == version &&
         entry.source == source) {
@@ -516,7 +516,7 @@ std::set<uint64_t> DatasetCache::PinningJobs(const Entry& entry) const {
 }
 
 void DatasetCache::Release(uint64_t job) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   for (auto& [key, entry] : entries_) {
     // Counted as a change: the listing names the pinning jobs.
     if (entry.jobs.erase(job) + entry.holds.erase(job) > 0) ++generation_;
@@ -524,14 +524,14 @@ void DatasetCache::Release(uint64_t job) {
 }
 
 void DatasetCache::ExpireHolds() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   DropLapsedHolds();
 }
 
 absl::Status DatasetCache::Evict(uid_t uid, const std::string& name) {
   std::vector<Key> victims;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     DropLapsedHolds();
     bool any = false;
     for (const auto& [key, entry] : entries_) {
@@ -565,7 +565,7 @@ absl::Status DatasetCache::Evict(uid_t uid, const std::string& name) {
 }
 
 std::vector<CachedDataset> DatasetCache::List() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   std::vector<CachedDataset> list;
   for (const auto& [key, entry] : entries_) {
     if (entry.staging || !entry.complete) continue;
@@ -577,7 +577,7 @@ std::vector<CachedDataset> DatasetCache::List() const {
 }
 
 uint64_t DatasetCache::Generation() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   return generation_;
 }
 

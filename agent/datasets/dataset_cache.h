@@ -53,22 +53,22 @@
 
 #include <sys/types.h>
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "agent/datasets/dataset_tree.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 
 namespace gantry::agent {
 
@@ -278,56 +278,60 @@ class DatasetCache {
                                             const StageProgress& progress,
                                             DatasetVersionBy version_by);
   // Applies `pin` to the entry `key` (and drops the job's holds on other
-  // versions of the dataset: the job has what it needs). Lock held.
-  void PinEntry(const Key& key, const Pin& pin);
-  // Lock held for these three. Pinned counts every hold, lapsed or not:
-  // DropLapsedHolds first.
-  void DropLapsedHolds();
+  // versions of the dataset: the job has what it needs).
+  void PinEntry(const Key& key, const Pin& pin)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Pinned counts every hold, lapsed or not: DropLapsedHolds first. Like
+  // PinningJobs, it reads one of entries_, so the lock is held.
+  void DropLapsedHolds() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   static bool Pinned(const Entry& entry) {
     return !entry.jobs.empty() || !entry.holds.empty() ||
            entry.copy_sources > 0;
   }
   // The jobs pinning or holding `entry` whose holds have not lapsed.
-  std::set<uint64_t> PinningJobs(const Entry& entry) const;
+  std::set<uint64_t> PinningJobs(const Entry& entry) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Checks uid's directory against the books (see the top of the file);
   // with `only`, just that complete entry's files.
   void Audit(uid_t uid, const std::optional<Key>& only = std::nullopt);
   // Every uid with a directory or an entry.
   std::vector<uid_t> KnownUids() const;
   // Drops `key`: its record first, then its files (entry and partial copy)
-  // as `owner`. The lock is held.
-  void Forget(const Key& key, const DatasetUser& owner);
-  // Writes `key`'s record from its entry. The lock is held.
-  absl::Status WriteRecord(const Key& key);
+  // as `owner`.
+  void Forget(const Key& key, const DatasetUser& owner)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  // Writes `key`'s record from its entry.
+  absl::Status WriteRecord(const Key& key)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // What `entry` counts for: its size, or what it holds if more.
   static uint64_t Charge(const Entry& entry);
-  uint64_t TotalBytes() const;  // the lock is held
+  uint64_t TotalBytes() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   absl::StatusOr<std::string> UserDirectory(const DatasetUser& user);
   std::string EntryPath(const Key& key) const;
-  // Frees room for `bytes` more for `uid`; the lock is held.
-  absl::Status MakeRoom(uid_t uid, uint64_t bytes,
-                        std::unique_lock<std::mutex>& lock,
-                        const DatasetUser& user);
-  uint64_t UserBytes(uid_t uid) const;
+  // Frees room for `bytes` more for `uid`.
+  absl::Status MakeRoom(uid_t uid, uint64_t bytes, MutexLock& lock,
+                        const DatasetUser& user)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  uint64_t UserBytes(uid_t uid) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // How to act as the owner of uid's entries, for removing them.
   DatasetUser OwnerOf(uid_t uid) const;
-  void Touch(const Key& key);
+  void Touch(const Key& key) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   const DatasetCacheOptions options_;
   DatasetWorker& worker_;
   Clock& clock_;
-  mutable std::mutex mutex_;
-  std::condition_variable changed_;
-  std::string records_dir_;       // ROOT/.records, set by Open
-  std::map<Key, Entry> entries_;  // GUARDED_BY(mutex_)
+  mutable Mutex mutex_;
+  CondVar changed_;
+  std::string records_dir_;  // ROOT/.records, set by Open
+  std::map<Key, Entry> entries_ ABSL_GUARDED_BY(mutex_);
   // Blocks held in a user's directory by files the cache does not know and
   // could not remove.
-  std::map<uid_t, uint64_t> stray_bytes_;  // GUARDED_BY(mutex_)
+  std::map<uid_t, uint64_t> stray_bytes_ ABSL_GUARDED_BY(mutex_);
   // Unknown names in a user's directory being removed by an audit: a
   // stage waits for them before it copies under such a name.
-  std::set<std::pair<uid_t, std::string>> removing_;  // GUARDED_BY(mutex_)
-  DatasetCacheCounters counters_;                     // GUARDED_BY(mutex_)
-  uint64_t generation_ = 0;                           // GUARDED_BY(mutex_)
+  std::set<std::pair<uid_t, std::string>> removing_ ABSL_GUARDED_BY(mutex_);
+  DatasetCacheCounters counters_ ABSL_GUARDED_BY(mutex_);
+  uint64_t generation_ ABSL_GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace gantry::agent

@@ -21,6 +21,7 @@
 #include "agent/system/scoped_fd.h"
 #include "common/crash_point.h"
 #include "common/log.h"
+#include "common/mutex.h"
 
 namespace gantry::agent {
 namespace {
@@ -107,7 +108,7 @@ std::vector<uid_t> DatasetCache::KnownUids() const {
       }
     }
   }
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   for (const auto& [key, entry] : entries_) uids.insert(std::get<0>(key));
   return {uids.begin(), uids.end()};
 }
@@ -122,7 +123,7 @@ absl::Status DatasetCache::Load() {
               {{"record", dropped}});
   }
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     for (const DatasetRecord& record : loaded.records) {
       Entry& entry = entries_[{record.uid, record.name, record.version}];
       entry.bytes = record.bytes;
@@ -167,7 +168,7 @@ void DatasetCache::Audit(uid_t uid, const std::optional<Key>& only) {
     // before the copy creates any file: registered by now, its names are
     // busy here; registered later, it waits (removing_) until what was
     // listed under its names before it is removed.
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     std::map<std::string, Key> known;
     std::set<std::string> busy;
     for (const auto& [key, entry] : entries_) {
@@ -232,9 +233,9 @@ void DatasetCache::Audit(uid_t uid, const std::optional<Key>& only) {
       stray += left->bounded ? left->allocated_bytes : options_.capacity_bytes;
     }
   }
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   for (const std::string& name : unknown) removing_.erase({uid, name});
-  changed_.notify_all();
+  changed_.NotifyAll();
   if (!only.has_value()) {
     if (stray_bytes_[uid] != stray) ++generation_;
     stray_bytes_[uid] = stray;

@@ -35,26 +35,29 @@ DatasetCacheRequests::DatasetCacheRequests(DatasetCache* cache,
       answer_(std::move(answer)) {}
 
 DatasetCacheRequests::~DatasetCacheRequests() {
-  std::unique_lock lock(mutex_);
-  idle_.wait(lock, [this] { return running_ == 0; });
+  MutexLock lock(mutex_);
+  idle_.Wait(lock, [this] {
+    mutex_.AssertHeld();
+    return running_ == 0;
+  });
 }
 
 void DatasetCacheRequests::RunDetached(
     std::function<v1::DatasetCacheResult()> work) {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     ++running_;
   }
   std::thread([this, work = std::move(work)] {
     answer_(work());
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     --running_;
-    idle_.notify_all();
+    idle_.NotifyAll();
   }).detach();
 }
 
 void DatasetCacheRequests::Prefetch(v1::DatasetPrefetch request) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   queued_.push_back({std::move(request), clock_.NowMs()});
   if (prefetchers_ >= kMaxPrefetchers) return;
   ++prefetchers_;
@@ -63,17 +66,17 @@ void DatasetCacheRequests::Prefetch(v1::DatasetPrefetch request) {
 }
 
 void DatasetCacheRequests::RunQueuedPrefetches() {
-  std::unique_lock lock(mutex_);
+  MutexLock lock(mutex_);
   while (!queued_.empty()) {
     Queued next = std::move(queued_.front());
     queued_.pop_front();
-    lock.unlock();
+    lock.Unlock();
     answer_(PrefetchArrived(next.request, next.received_ms));
-    lock.lock();
+    lock.Lock();
   }
   --prefetchers_;
   --running_;
-  idle_.notify_all();
+  idle_.NotifyAll();
 }
 
 void DatasetCacheRequests::Evict(v1::DatasetEvict request) {

@@ -28,16 +28,16 @@
 
 #include <sys/types.h>
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "agent/datasets/dataset_cache.h"
 #include "agent/launch/rank_identity.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "gantry/v1/agent.pb.h"
 
 namespace gantry::agent {
@@ -89,15 +89,15 @@ class DatasetCacheRequests {
   const DatasetCacheRequestsOptions options_;
   Clock& clock_;
   const Answer answer_;
-  std::mutex mutex_;
-  std::condition_variable idle_;
-  int running_ = 0;  // GUARDED_BY(mutex_)
+  Mutex mutex_;
+  CondVar idle_;
+  int running_ ABSL_GUARDED_BY(mutex_) = 0;
   struct Queued {
     v1::DatasetPrefetch request;
     int64_t received_ms = 0;
   };
-  std::deque<Queued> queued_;  // GUARDED_BY(mutex_)
-  int prefetchers_ = 0;        // GUARDED_BY(mutex_)
+  std::deque<Queued> queued_ ABSL_GUARDED_BY(mutex_);
+  int prefetchers_ ABSL_GUARDED_BY(mutex_) = 0;
 };
 
 }  // namespace gantry::agent

@@ -60,25 +60,31 @@ DatasetStager::~DatasetStager() { Stop(); }
 
 void DatasetStager::Stop() {
   {
-    std::unique_lock lock(mutex_);
-    idle_.wait(lock, [this] { return running_ == 0; });
+    MutexLock lock(mutex_);
+    idle_.Wait(lock, [this] {
+      mutex_.AssertHeld();
+      return running_ == 0;
+    });
     if (stopping_) return;
     stopping_ = true;
   }
-  idle_.notify_all();
+  idle_.NotifyAll();
   starter_.join();
 }
 
 void DatasetStager::StartReadyLaunches() {
-  std::unique_lock lock(mutex_);
+  MutexLock lock(mutex_);
   while (true) {
-    idle_.wait(lock, [this] { return stopping_ || !ready_launches_.empty(); });
+    idle_.Wait(lock, [this] {
+      mutex_.AssertHeld();
+      return stopping_ || !ready_launches_.empty();
+    });
     if (ready_launches_.empty()) return;
     v1::LaunchRanks launch = std::move(ready_launches_.front());
     ready_launches_.pop_front();
-    lock.unlock();
+    lock.Unlock();
     ready_(launch);
-    lock.lock();
+    lock.Lock();
   }
 }
 
@@ -87,7 +93,7 @@ void DatasetStager::Stage(v1::LaunchRanks launch) {
                                               launch.attempt()};
   bool stopped = false;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stopped = stopping_;
     if (!stopped) {
       ++running_;
@@ -102,21 +108,21 @@ void DatasetStager::Stage(v1::LaunchRanks launch) {
   }
   std::thread([this, attempt, launch = std::move(launch)]() mutable {
     Run(std::move(launch));
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     staging_.erase(attempt);
     cancelled_.erase(attempt);
     --running_;
-    idle_.notify_all();
+    idle_.NotifyAll();
   }).detach();
 }
 
 void DatasetStager::Cancel(uint64_t job, uint32_t attempt) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (staging_.count({job, attempt})) cancelled_.insert({job, attempt});
 }
 
 bool DatasetStager::Cancelled(const v1::LaunchRanks& launch) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return cancelled_.count({launch.job_id(), launch.attempt()}) > 0;
 }
 
@@ -135,9 +141,9 @@ void DatasetStager::Run(v1::LaunchRanks launch) {
     failed_(launch, "stopped before its ranks started (while staging)", false);
     return;
   }
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   ready_launches_.push_back(std::move(launch));
-  idle_.notify_all();
+  idle_.NotifyAll();
 }
 
 bool DatasetStager::StageDatasets(v1::LaunchRanks& launch) {

@@ -15,20 +15,20 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <utility>
 
+#include "absl/base/thread_annotations.h"
 #include "agent/datasets/dataset_cache.h"
 #include "agent/launch/rank_identity.h"
+#include "common/mutex.h"
 #include "gantry/v1/agent.pb.h"
 
 namespace gantry::agent {
@@ -87,14 +87,14 @@ class DatasetStager {
   const Failed failed_;
   const Progress progress_;
   const Prepare prepare_;
-  std::mutex mutex_;
-  std::condition_variable idle_;
-  int running_ = 0;  // GUARDED_BY(mutex_)
+  Mutex mutex_;
+  CondVar idle_;
+  int running_ ABSL_GUARDED_BY(mutex_) = 0;
   // Attempts being staged, and those of them cancelled.
-  std::set<std::pair<uint64_t, uint32_t>> staging_;    // GUARDED_BY(mutex_)
-  std::set<std::pair<uint64_t, uint32_t>> cancelled_;  // GUARDED_BY(mutex_)
-  std::deque<v1::LaunchRanks> ready_launches_;         // GUARDED_BY(mutex_)
-  bool stopping_ = false;                              // GUARDED_BY(mutex_)
+  std::set<std::pair<uint64_t, uint32_t>> staging_ ABSL_GUARDED_BY(mutex_);
+  std::set<std::pair<uint64_t, uint32_t>> cancelled_ ABSL_GUARDED_BY(mutex_);
+  std::deque<v1::LaunchRanks> ready_launches_ ABSL_GUARDED_BY(mutex_);
+  bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
   std::thread starter_;  // calls ready_ for ready_launches_
 };
 

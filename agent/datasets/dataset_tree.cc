@@ -12,18 +12,19 @@
 #include <fstream>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "agent/datasets/file_digest.h"
 #include "agent/datasets/sha256_digest.h"
 #include "agent/system/scoped_fd.h"
 #include "common/crash_point.h"
+#include "common/mutex.h"
 
 namespace gantry::agent {
 namespace {
@@ -303,17 +304,17 @@ struct CopyContext {
   std::string journal_path;
   std::vector<const DatasetEntry*> files{};
   std::atomic<size_t> next{0};
-  std::mutex mutex{};  // guards everything below
-  absl::Status first_error{};
-  uint64_t done = 0;
-  CopyResult result{};
+  Mutex mutex{};  // also keeps the journal's lines whole
+  absl::Status first_error ABSL_GUARDED_BY(mutex){};
+  uint64_t done ABSL_GUARDED_BY(mutex) = 0;
+  CopyResult result ABSL_GUARDED_BY(mutex){};
   // Each file's digest (FileDigest::Text), by path: a content version is
   // computed from them.
-  std::map<std::string, std::string> digests{};
+  std::map<std::string, std::string> digests ABSL_GUARDED_BY(mutex){};
 };
 
 void AddDone(CopyContext& context, uint64_t bytes) {
-  std::lock_guard<std::mutex> lock(context.mutex);
+  MutexLock lock(context.mutex);
   context.done += bytes;
   // A file copied again after a failed read of the earlier version counts
   // twice: never report more than the whole.
@@ -413,7 +414,7 @@ absl::Status StageFile(CopyContext& context, const DatasetEntry& e) {
   if (it != context.journaled.end() && it->second.first == e.size &&
       AlreadyCopied(to, e.size, it->second.second, context.digest_kind)) {
     AddDone(context, e.size);
-    std::lock_guard<std::mutex> lock(context.mutex);
+    MutexLock lock(context.mutex);
     context.result.bytes_resumed += e.size;
     context.digests[e.path] = it->second.second;
     return absl::OkStatus();
@@ -433,7 +434,7 @@ absl::Status StageFile(CopyContext& context, const DatasetEntry& e) {
   if (!digest.ok()) return digest.status();
   const std::string line = absl::StrCat(*digest, " ", e.size, " ",
                                         absl::BytesToHexString(e.path), "\n");
-  std::lock_guard<std::mutex> lock(context.mutex);
+  MutexLock lock(context.mutex);
   (reuse ? context.result.bytes_reused : context.result.bytes_copied) += e.size;
   context.digests[e.path] = *digest;
   if (absl::Status status = WriteAll(context.journal_fd, line.data(),
@@ -449,14 +450,14 @@ absl::Status StageFile(CopyContext& context, const DatasetEntry& e) {
 void CopyFiles(CopyContext& context) {
   while (true) {
     {
-      std::lock_guard<std::mutex> lock(context.mutex);
+      MutexLock lock(context.mutex);
       if (!context.first_error.ok()) return;
     }
     const size_t index = context.next.fetch_add(1);
     if (index >= context.files.size()) return;
     absl::Status status = StageFile(context, *context.files[index]);
     if (!status.ok()) {
-      std::lock_guard<std::mutex> lock(context.mutex);
+      MutexLock lock(context.mutex);
       if (context.first_error.ok()) context.first_error = std::move(status);
       return;
     }
@@ -569,10 +570,20 @@ absl::StatusOr<CopyResult> CopyDatasetTree(const std::string& source,
   }
   CopyFiles(context);
   for (std::thread& copier : copiers) copier.join();
-  if (!context.first_error.ok()) return context.first_error;
+  // What the copiers left, taken under their lock (they are done with it).
+  absl::Status first_error;
+  std::map<std::string, std::string> digests;
+  CopyResult result;
+  {
+    MutexLock lock(context.mutex);
+    first_error = std::move(context.first_error);
+    digests = std::move(context.digests);
+    result = context.result;
+  }
+  if (!first_error.ok()) return first_error;
   if (!options.content_version.empty()) {
     absl::StatusOr<std::string> copied_version =
-        ContentDigestVersion(manifest, context.digests);
+        ContentDigestVersion(manifest, digests);
     if (!copied_version.ok()) return copied_version.status();
     if (*copied_version != options.content_version) {
       return absl::AbortedError(
@@ -581,7 +592,6 @@ absl::StatusOr<CopyResult> CopyDatasetTree(const std::string& source,
   }
   // Once for the whole copy, before the manifest says it is complete.
   if (absl::Status status = SyncFilesystem(data); !status.ok()) return status;
-  const CopyResult result = context.result;
   // Directory modes last: a read-only directory would refuse its files.
   for (auto e = manifest.entries.rbegin(); e != manifest.entries.rend(); ++e) {
     if (e->kind == DatasetEntry::Kind::kDirectory) {

@@ -35,7 +35,7 @@ std::vector<std::string> HealthMonitor::Check() {
       }
     }
   }
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (ports_) {
     for (const PortEvent& event : ports_->TakeEvents()) {
       if (event.now) changed_[{event.device, event.port}] = *event.now;
@@ -60,7 +60,7 @@ std::vector<std::string> HealthMonitor::Check() {
 }
 
 std::vector<v1::NetworkDevice> HealthMonitor::TakePortUpdates() {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   std::vector<v1::NetworkDevice> updates;
   for (const auto& [key, port] : changed_) {
     if (updates.empty() || updates.back().name() != key.first) {

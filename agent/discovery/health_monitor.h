@@ -11,12 +11,13 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "agent/discovery/port_watcher.h"
+#include "common/mutex.h"
 #include "gantry/v1/types.pb.h"
 
 namespace gantry::agent {
@@ -40,13 +41,13 @@ class HealthMonitor {
   const std::string sysfs_root_;
   std::vector<std::pair<uint32_t, std::string>> gpus_;  // index, bus id
   std::unique_ptr<PortWatcher> ports_;
-  std::mutex mutex_;
+  Mutex mutex_;
   // (device, port) -> last known state, for ports ACTIVE at start.
-  std::map<std::pair<std::string, uint32_t>, std::string>
-      port_states_;  // guarded by mutex_
+  std::map<std::pair<std::string, uint32_t>, std::string> port_states_
+      ABSL_GUARDED_BY(mutex_);
   // Changed ports not yet reported: (device, port) -> new attributes.
-  std::map<std::pair<std::string, uint32_t>, v1::HcaPort>
-      changed_;  // guarded by mutex_
+  std::map<std::pair<std::string, uint32_t>, v1::HcaPort> changed_
+      ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace gantry::agent

@@ -176,7 +176,7 @@ void PortWatcher::Run() {
       sources_[i - 1].read(&batch);
     }
     if (batch.empty()) continue;
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     for (PortEvent& event : batch) {
       if (queue_.size() >= kMaxQueued) {
         queue_.pop_front();
@@ -211,7 +211,7 @@ void PortWatcher::Stop() {
 PortWatcher::~PortWatcher() { Stop(); }
 
 std::vector<PortEvent> PortWatcher::TakeEvents() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   std::vector<PortEvent> events(std::make_move_iterator(queue_.begin()),
                                 std::make_move_iterator(queue_.end()));
   queue_.clear();
@@ -219,7 +219,7 @@ std::vector<PortEvent> PortWatcher::TakeEvents() {
 }
 
 uint64_t PortWatcher::dropped() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   return dropped_;
 }
 

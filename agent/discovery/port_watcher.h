@@ -19,7 +19,6 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -27,6 +26,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "common/mutex.h"
 #include "gantry/v1/types.pb.h"
 
 namespace gantry::agent {
@@ -99,7 +99,7 @@ class PortWatcher {
   std::thread thread_;
   std::atomic<bool> running_{false};
 
-  mutable std::mutex mutex_;
+  mutable Mutex mutex_;
   std::deque<PortEvent> queue_ ABSL_GUARDED_BY(mutex_);
   uint64_t dropped_ ABSL_GUARDED_BY(mutex_) = 0;
 };

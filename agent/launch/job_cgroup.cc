@@ -223,7 +223,7 @@ absl::StatusOr<std::string> JobCgroups::Create(const std::string& key,
   }
   const uint64_t oom_kills =
       OomKillCount(ReadCgroupFile(dir + "/memory.events"));
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   oom_kills_seen_[key] = oom_kills;
   return dir + "/cgroup.procs";
 }
@@ -253,7 +253,7 @@ bool JobCgroups::RankExitWasOutOfMemory(const std::string& key, int exit_code,
   if (!has_controller("memory")) return false;
   const uint64_t now =
       OomKillCount(ReadCgroupFile(JobDir(key) + "/memory.events"));
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   uint64_t& seen = oom_kills_seen_[key];
   const bool out_of_memory = ExitWasOutOfMemory(exit_code, signal, seen, now);
   seen = std::max(seen, now);
@@ -283,7 +283,7 @@ void JobCgroups::Remove(const std::string& key) {
     log::Warn("job cgroup left behind (the next agent start removes it)",
               {{"error", removed.ToString()}});
   }
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   oom_kills_seen_.erase(key);
 }
 

@@ -26,12 +26,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/mutex.h"
 
 namespace gantry::agent {
 
@@ -106,8 +107,8 @@ class JobCgroups {
   const std::set<std::string> controllers_;
   bool has_kill_file_ = false;  // cgroup.kill: Linux 5.14 and later
 
-  mutable std::mutex mutex_;
-  std::map<std::string, uint64_t> oom_kills_seen_;  // guarded by mutex_
+  mutable Mutex mutex_;
+  std::map<std::string, uint64_t> oom_kills_seen_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace gantry::agent

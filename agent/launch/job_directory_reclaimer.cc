@@ -12,10 +12,10 @@ JobDirectoryReclaimer::JobDirectoryReclaimer() : thread_([this] { Loop(); }) {}
 
 JobDirectoryReclaimer::~JobDirectoryReclaimer() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stopping_ = true;
   }
-  changed_.notify_all();
+  changed_.NotifyAll();
   thread_.join();
 }
 
@@ -23,13 +23,13 @@ void JobDirectoryReclaimer::Discard(const std::string& job_dir) {
   const size_t slash = job_dir.rfind('/');
   std::string aside;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     aside = absl::StrCat(job_dir.substr(0, slash + 1), ".gone.",
                          job_dir.substr(slash + 1), ".", discarded_);
     if (std::rename(job_dir.c_str(), aside.c_str()) == 0) {
       ++discarded_;
       queue_.push_back(std::move(aside));
-      changed_.notify_all();
+      changed_.NotifyAll();
       return;
     }
   }
@@ -37,23 +37,29 @@ void JobDirectoryReclaimer::Discard(const std::string& job_dir) {
 }
 
 void JobDirectoryReclaimer::Drain() {
-  std::unique_lock lock(mutex_);
+  MutexLock lock(mutex_);
   const uint64_t target = discarded_;
-  changed_.wait(lock, [&] { return removed_ >= target; });
+  changed_.Wait(lock, [&] {
+    mutex_.AssertHeld();
+    return removed_ >= target;
+  });
 }
 
 void JobDirectoryReclaimer::Loop() {
-  std::unique_lock lock(mutex_);
+  MutexLock lock(mutex_);
   while (true) {
-    changed_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    changed_.Wait(lock, [this] {
+      mutex_.AssertHeld();
+      return stopping_ || !queue_.empty();
+    });
     if (queue_.empty()) return;  // stopping, and nothing left
     const std::string path = std::move(queue_.front());
     queue_.pop_front();
-    lock.unlock();
+    lock.Unlock();
     RemoveJobDirectory(path);
-    lock.lock();
+    lock.Lock();
     ++removed_;
-    changed_.notify_all();
+    changed_.NotifyAll();
   }
 }
 

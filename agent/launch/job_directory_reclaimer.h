@@ -14,12 +14,13 @@
 // Thread-safe: Discard from any thread; one thread removes.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <mutex>
 #include <string>
 #include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "common/mutex.h"
 
 namespace gantry::agent {
 
@@ -40,12 +41,13 @@ class JobDirectoryReclaimer {
  private:
   void Loop();
 
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::deque<std::string> queue_;  // guarded by mutex_
-  uint64_t discarded_ = 0;         // guarded by mutex_: names, and Drain
-  uint64_t removed_ = 0;           // guarded by mutex_
-  bool stopping_ = false;          // guarded by mutex_
+  Mutex mutex_;
+  CondVar changed_;
+  std::deque<std::string> queue_ ABSL_GUARDED_BY(mutex_);
+  // Numbers the names set aside, and tells Drain what to wait for.
+  uint64_t discarded_ ABSL_GUARDED_BY(mutex_) = 0;
+  uint64_t removed_ ABSL_GUARDED_BY(mutex_) = 0;
+  bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
   std::thread thread_;
 };
 

@@ -162,16 +162,16 @@ RankLauncher::~RankLauncher() { Shutdown(5); }
 
 void RankLauncher::Shutdown(uint32_t grace_seconds) {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (shut_down_) return;
     shut_down_ = true;
   }
   KillAllAndWait(grace_seconds);
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stopping_ = true;
   }
-  changed_.notify_all();
+  changed_.NotifyAll();
   // The reaper returns once nothing is left to reap: a rank that outlived
   // its SIGKILL (stuck in the kernel) holds the shutdown until it goes,
   // since its exit is still to be handed over.
@@ -249,7 +249,7 @@ absl::Status RankLauncher::PrepareLaunch(const v1::LaunchRanks& launch,
   const std::string job_key = JobDirName(launch.job_id(), launch.attempt());
   bool attempt_runs_here = false;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     for (const auto& [pid, rank] : live_) {
       if (JobDirName(rank.id) == job_key) attempt_runs_here = true;
     }
@@ -286,7 +286,7 @@ void RankLauncher::Launch(const v1::LaunchRanks& launch) {
   std::vector<std::pair<v1::RankId, std::string>> failed;
   bool refused = false;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     // Checked under the lock that Shutdown takes: a rank either starts
     // before Shutdown looks for ranks to stop, or not at all.
     refused = shut_down_;
@@ -329,7 +329,7 @@ void RankLauncher::Launch(const v1::LaunchRanks& launch) {
       started.push_back({id, pid});
     }
   }
-  changed_.notify_all();
+  changed_.NotifyAll();
   for (const auto& [id, pid] : started) {
     log::Info("rank started", {{"job", id.job_id()},
                                {"attempt", id.attempt()},
@@ -351,7 +351,7 @@ void RankLauncher::Launch(const v1::LaunchRanks& launch) {
     on_exit_(id, outcome);
   }
   if (failed.empty()) return;
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (started.empty()) {
     // Nothing runs, so the reaper will never tidy up after this attempt
     // (unless other ranks or steps of it still run here).
@@ -528,8 +528,11 @@ absl::Status RankLauncher::StartOne(const v1::LaunchRanks& launch,
 void RankLauncher::ReapLoop() {
   while (true) {
     {
-      std::unique_lock lock(mutex_);
-      changed_.wait(lock, [this] { return stopping_ || !live_.empty(); });
+      MutexLock lock(mutex_);
+      changed_.Wait(lock, [this] {
+        mutex_.AssertHeld();
+        return stopping_ || !live_.empty();
+      });
       if (live_.empty()) return;  // stopping, nothing left to reap
     }
     // Learn which child ended without reaping it: while it is unreaped its
@@ -543,7 +546,7 @@ void RankLauncher::ReapLoop() {
     }
     bool ours;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       ours = live_.count(info.si_pid) > 0;
     }
     if (!ours) {
@@ -566,7 +569,7 @@ void RankLauncher::ReapLoop() {
     LiveRank rank;
     bool last_of_attempt = true;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       auto it = live_.find(pid);
       if (it == live_.end()) continue;
       rank = std::move(it->second);
@@ -609,7 +612,7 @@ void RankLauncher::ReapLoop() {
                               {"out_of_memory", outcome.out_of_memory}});
     on_exit_(rank.id, outcome);
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       std::erase_if(exiting_, [&](const v1::RankId& id) {
         return id.job_id() == rank.id.job_id() &&
                id.attempt() == rank.id.attempt() &&
@@ -617,21 +620,21 @@ void RankLauncher::ReapLoop() {
       });
     }
     // KillAllAndWait waits for the hand-over, not only the reaping.
-    changed_.notify_all();
+    changed_.NotifyAll();
   }
 }
 
 void RankLauncher::EscalateLoop() {
-  std::unique_lock lock(mutex_);
+  MutexLock lock(mutex_);
   while (!stopping_) {
     if (kill_deadlines_.empty()) {
-      changed_.wait(lock);
+      changed_.Wait(lock);
       continue;
     }
     const int64_t next = kill_deadlines_.begin()->first;
     const int64_t now = SteadyNowMs();
     if (now < next) {
-      changed_.wait_for(lock, std::chrono::milliseconds(next - now));
+      changed_.WaitFor(lock, std::chrono::milliseconds(next - now));
       continue;
     }
     pid_t pid = kill_deadlines_.begin()->second;
@@ -647,7 +650,7 @@ void RankLauncher::EscalateLoop() {
 void RankLauncher::Kill(uint64_t job_id, uint32_t attempt, int signal,
                         uint32_t grace_seconds, bool escalate, uint32_t step) {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     const int64_t deadline = SteadyNowMs() + int64_t{grace_seconds} * 1000;
     const int first_signal = signal > 0 ? signal : SIGTERM;
     std::set<std::string> job_keys;
@@ -677,12 +680,12 @@ void RankLauncher::Kill(uint64_t job_id, uint32_t attempt, int signal,
       if (cgroups_) cgroups_->Signal(key, first_signal);
     }
   }
-  changed_.notify_all();
+  changed_.NotifyAll();
 }
 
 void RankLauncher::SignalPart(uint64_t job_id, uint32_t attempt, int signal,
                               bool batch_script) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   for (const auto& [pid, rank] : live_) {
     if (rank.id.job_id() != job_id) continue;
     if (attempt != 0 && rank.id.attempt() != attempt) continue;
@@ -695,16 +698,16 @@ void RankLauncher::SignalPart(uint64_t job_id, uint32_t attempt, int signal,
 void RankLauncher::KillAllAndWait(uint32_t grace_seconds) {
   std::vector<uint64_t> jobs;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     for (const auto& [pid, rank] : live_) jobs.push_back(rank.id.job_id());
   }
   for (uint64_t job : jobs) Kill(job, 0, SIGTERM, grace_seconds);
   const auto give_up = std::chrono::steady_clock::now() +
                        std::chrono::seconds(grace_seconds + 2);
-  std::unique_lock lock(mutex_);
+  MutexLock lock(mutex_);
   while ((!live_.empty() || !exiting_.empty()) &&
          std::chrono::steady_clock::now() < give_up) {
-    changed_.wait_for(lock, std::chrono::milliseconds(50));
+    changed_.WaitFor(lock, std::chrono::milliseconds(50));
   }
 }
 
@@ -712,7 +715,7 @@ std::vector<v1::JobUsageSample> RankLauncher::MeasureUsage(
     int64_t now_ms) const {
   std::map<std::pair<uint64_t, uint32_t>, std::vector<pid_t>> jobs;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     for (const auto& [pid, rank] : live_) {
       jobs[{rank.id.job_id(), rank.id.attempt()}].push_back(pid);
     }
@@ -740,7 +743,7 @@ std::vector<v1::JobUsageSample> RankLauncher::MeasureUsage(
 std::vector<v1::RankProgressReport> RankLauncher::ReadProgress() const {
   std::map<std::pair<uint64_t, uint32_t>, std::vector<v1::RankId>> jobs;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     for (const auto& [pid, rank] : live_) {
       jobs[{rank.id.job_id(), rank.id.attempt()}].push_back(rank.id);
     }
@@ -769,7 +772,7 @@ std::vector<v1::RankProgressReport> RankLauncher::ReadProgress() const {
 
 std::vector<KillNoticeTarget> RankLauncher::TakeKillNoticeTargets(
     uint64_t job_id, uint32_t attempt, uint32_t step) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   std::vector<KillNoticeTarget> targets;
   for (auto& [pid, rank] : live_) {
     if (!rank.notice || rank.id.job_id() != job_id) continue;
@@ -782,7 +785,7 @@ std::vector<KillNoticeTarget> RankLauncher::TakeKillNoticeTargets(
 }
 
 std::vector<v1::RankId> RankLauncher::Running() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   std::vector<v1::RankId> ranks;
   for (const auto& [pid, rank] : live_) ranks.push_back(rank.id);
   ranks.insert(ranks.end(), exiting_.begin(), exiting_.end());

@@ -24,24 +24,24 @@
 
 #include <sys/types.h>
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <tuple>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "agent/launch/job_cgroup.h"
 #include "agent/launch/job_directory_reclaimer.h"
 #include "agent/launch/kill_notice.h"
 #include "agent/launch/rank_identity.h"
+#include "common/mutex.h"
 #include "gantry/v1/agent.pb.h"
 
 namespace gantry::agent {
@@ -155,7 +155,8 @@ class RankLauncher {
                         const v1::RankLaunch& rank,
                         const std::string& script_path,
                         const RankIdentity& identity,
-                        const std::string& cgroup_procs_path, pid_t& pid_out);
+                        const std::string& cgroup_procs_path, pid_t& pid_out)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Resolves the user, writes the script (none for a step's command run
   // as it is), makes the job cgroup. Fills `identity` and
   // `cgroup_procs_path` (empty without cgroups).
@@ -164,9 +165,8 @@ class RankLauncher {
                              const std::string& script_path,
                              RankIdentity& identity,
                              std::string& cgroup_procs_path);
-  // SIGKILL to a rank: its job cgroup, else its process group. Caller
-  // holds mutex_.
-  void KillRankNow(const LiveRank& rank);
+  // SIGKILL to a rank: its job cgroup, else its process group.
+  void KillRankNow(const LiveRank& rank) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void ReapLoop();
   void EscalateLoop();
   // Stops every rank (SIGTERM, then SIGKILL after `grace_seconds`) and waits
@@ -180,15 +180,15 @@ class RankLauncher {
   const StartCallback on_start_;
   const ExitCallback on_exit_;
 
-  mutable std::mutex mutex_;
-  std::condition_variable changed_;
-  std::map<pid_t, LiveRank> live_;  // guarded by mutex_
+  mutable Mutex mutex_;
+  CondVar changed_;
+  std::map<pid_t, LiveRank> live_ ABSL_GUARDED_BY(mutex_);
   // Reaped, their exit not yet through on_exit_ (see Running).
-  std::vector<v1::RankId> exiting_;               // guarded by mutex_
-  std::multimap<int64_t, pid_t> kill_deadlines_;  // guarded by mutex_
-  bool stopping_ = false;                         // guarded by mutex_
+  std::vector<v1::RankId> exiting_ ABSL_GUARDED_BY(mutex_);
+  std::multimap<int64_t, pid_t> kill_deadlines_ ABSL_GUARDED_BY(mutex_);
+  bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
   // Shutdown began: Launch starts nothing.
-  bool shut_down_ = false;  // guarded by mutex_
+  bool shut_down_ ABSL_GUARDED_BY(mutex_) = false;
   // Declared before the threads that discard into it, so it outlives them.
   JobDirectoryReclaimer reclaimer_;
   std::thread reaper_;

@@ -103,7 +103,7 @@ void ControllerLink::Run() {
     const bool uses_tls = controllers_.current().uses_tls;
     grpc::ClientContext context;
     {
-      std::lock_guard lock(context_mutex_);
+      MutexLock lock(context_mutex_);
       context_ = &context;
     }
     if (stopping_) break;
@@ -131,7 +131,7 @@ void ControllerLink::Run() {
     // (possibly long) wait for the controller holds no lock.
     bool ok = stream->Write(hello);
     if (ok) {
-      std::lock_guard lock(write_mutex_);
+      MutexLock lock(write_mutex_);
       stream_ = stream.get();
     }
     if (ok) {
@@ -146,11 +146,11 @@ void ControllerLink::Run() {
     }
     context.TryCancel();
     {
-      std::lock_guard lock(write_mutex_);
+      MutexLock lock(write_mutex_);
       stream_ = nullptr;
     }
     {
-      std::lock_guard lock(context_mutex_);
+      MutexLock lock(context_mutex_);
       context_ = nullptr;
     }
     grpc::Status status = stream->Finish();
@@ -195,12 +195,12 @@ void ControllerLink::Run() {
 
 void ControllerLink::Stop() {
   stopping_ = true;
-  std::lock_guard lock(context_mutex_);
+  MutexLock lock(context_mutex_);
   if (context_) context_->TryCancel();
 }
 
 bool ControllerLink::Send(const v1::AgentMessage& message) {
-  std::lock_guard lock(write_mutex_);
+  MutexLock lock(write_mutex_);
   if (!stream_) return false;
   return stream_->Write(message);
 }

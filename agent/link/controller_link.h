@@ -9,14 +9,15 @@
 #include <atomic>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
 #include <grpcpp/grpcpp.h>
 
+#include "absl/base/thread_annotations.h"
 #include "common/leader_follower.h"
+#include "common/mutex.h"
 #include "common/tls_credentials.h"
 #include "gantry/v1/agent.grpc.pb.h"
 
@@ -88,10 +89,10 @@ class ControllerLink {
   std::atomic<bool> connected_{false};
 
   // Two locks so that Stop can cancel a stream whose Write is blocked.
-  std::mutex context_mutex_;
-  grpc::ClientContext* context_ = nullptr;  // guarded by context_mutex_
-  std::mutex write_mutex_;
-  Stream* stream_ = nullptr;  // guarded by write_mutex_
+  Mutex context_mutex_;
+  grpc::ClientContext* context_ ABSL_GUARDED_BY(context_mutex_) = nullptr;
+  Mutex write_mutex_;
+  Stream* stream_ ABSL_GUARDED_BY(write_mutex_) = nullptr;
 };
 
 }  // namespace gantry::agent

@@ -87,7 +87,7 @@ PreflightListener::~PreflightListener() {
   std::map<int, std::thread> threads;
   std::vector<std::thread> finished;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stopping_ = true;
     // Ends every blocked transfer at once.
     for (int fd : serving_) shutdown(fd, SHUT_RDWR);
@@ -99,7 +99,7 @@ PreflightListener::~PreflightListener() {
   shutdown(listen_fd_, SHUT_RDWR);
   acceptor_.join();
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     threads.swap(threads_);
     finished.swap(finished_);
   }
@@ -133,7 +133,7 @@ void PreflightListener::AcceptLoop() {
         poll(entries.data(), static_cast<nfds_t>(entries.size()), wait_ms);
     std::vector<std::thread> done;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       if (stopping_) {
         for (int fd : pending.Descriptors()) close(fd);
         return;
@@ -203,13 +203,13 @@ void PreflightListener::ReadHeader(int fd, PreflightPendingSet& pending) {
 
 void PreflightListener::AddProtocol(const std::string& magic,
                                     LineHandler handler) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   protocols_[magic + " "] = std::move(handler);
 }
 
 PreflightListener::LineHandler* PreflightListener::HandlerFor(
     const std::string& line) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   for (auto& [prefix, handler] : protocols_) {
     if (line.rfind(prefix, 0) == 0) return &handler;
   }
@@ -217,7 +217,7 @@ PreflightListener::LineHandler* PreflightListener::HandlerFor(
 }
 
 bool PreflightListener::StartTransfer(int fd, const PreflightHeader& header) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (stopping_) return false;
   auto expected = expected_.find(header.token);
   if (expected == expected_.end() || expected->second < Clock::now() ||
@@ -233,7 +233,7 @@ bool PreflightListener::StartTransfer(int fd, const PreflightHeader& header) {
 
 void PreflightListener::Expect(const std::string& token,
                                Clock::time_point until) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   const Clock::time_point now = Clock::now();
   std::erase_if(expected_,
                 [&](const auto& entry) { return entry.second < now; });
@@ -294,7 +294,7 @@ void PreflightListener::Serve(int fd, PreflightHeader header) {
   Record(header.token, std::move(received));
   // Closed under the lock: the acceptor may be handed the same number
   // next, and must find this entry gone.
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   close(fd);
   serving_.erase(fd);
   transferring_.erase(header.token);
@@ -307,7 +307,7 @@ void PreflightListener::Serve(int fd, PreflightHeader header) {
 
 void PreflightListener::Record(const std::string& token, Received received) {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     // The latest transfer with a token wins: a sender tries again after a
     // transfer that broke off before it began.
     if (results_.insert_or_assign(token, std::move(received)).second) {
@@ -318,14 +318,16 @@ void PreflightListener::Record(const std::string& token, Received received) {
       result_order_.pop_front();
     }
   }
-  arrived_.notify_all();
+  arrived_.NotifyAll();
 }
 
 std::optional<PreflightListener::Received> PreflightListener::WaitFor(
     const std::string& token, Clock::time_point deadline) {
-  std::unique_lock lock(mutex_);
-  arrived_.wait_until(lock, deadline,
-                      [&] { return stopping_ || results_.contains(token); });
+  MutexLock lock(mutex_);
+  arrived_.WaitUntil(lock, deadline, [&] {
+    mutex_.AssertHeld();
+    return stopping_ || results_.contains(token);
+  });
   auto it = results_.find(token);
   if (it == results_.end()) return std::nullopt;
   return it->second;

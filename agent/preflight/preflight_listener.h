@@ -24,22 +24,22 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "agent/preflight/preflight_pending.h"
 #include "agent/preflight/preflight_wire.h"
+#include "common/mutex.h"
 
 namespace gantry::agent {
 
@@ -104,19 +104,19 @@ class PreflightListener {
   int wake_[2] = {-1, -1};  // a pipe that ends AcceptLoop's poll
   std::thread acceptor_;
 
-  std::mutex mutex_;
-  std::condition_variable arrived_;
-  bool stopping_ = false;  // guarded by mutex_
+  Mutex mutex_;
+  CondVar arrived_;
+  bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
   // Tokens of the checks running here, until when.
-  std::map<std::string, std::chrono::steady_clock::time_point>
-      expected_;                                  // guarded by mutex_
-  std::set<std::string> transferring_;            // guarded by mutex_
-  std::set<int> serving_;                         // guarded by mutex_
-  std::map<int, std::thread> threads_;            // guarded by mutex_
-  std::vector<std::thread> finished_;             // guarded by mutex_
-  std::map<std::string, Received> results_;       // guarded by mutex_
-  std::deque<std::string> result_order_;          // guarded by mutex_
-  std::map<std::string, LineHandler> protocols_;  // guarded by mutex_
+  std::map<std::string, std::chrono::steady_clock::time_point> expected_
+      ABSL_GUARDED_BY(mutex_);
+  std::set<std::string> transferring_ ABSL_GUARDED_BY(mutex_);
+  std::set<int> serving_ ABSL_GUARDED_BY(mutex_);
+  std::map<int, std::thread> threads_ ABSL_GUARDED_BY(mutex_);
+  std::vector<std::thread> finished_ ABSL_GUARDED_BY(mutex_);
+  std::map<std::string, Received> results_ ABSL_GUARDED_BY(mutex_);
+  std::deque<std::string> result_order_ ABSL_GUARDED_BY(mutex_);
+  std::map<std::string, LineHandler> protocols_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace gantry::agent

@@ -29,14 +29,14 @@ PreflightRunner::~PreflightRunner() {
   cancelled_ = true;
   std::vector<std::thread> threads;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     threads.swap(threads_);
   }
   for (std::thread& thread : threads) thread.join();
 }
 
 void PreflightRunner::Start(const v1::PreflightCheck& check) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   threads_.emplace_back([this, check] { Run(check); });
 }
 
@@ -48,14 +48,14 @@ void PreflightRunner::Run(v1::PreflightCheck check) {
   if (check.gloo()) {
     std::optional<std::string> known;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       known = torch_python_;
     }
     // Looked for once: python3 and torch do not come and go. (Two first
     // checks at once may both look; they find the same.)
     if (!known) {
       known = FindTorchPython();
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       torch_python_ = known;
     }
     node.torch_python = *known;

@@ -10,13 +10,14 @@
 #include <atomic>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "agent/preflight/preflight_listener.h"
+#include "common/mutex.h"
 #include "gantry/v1/agent.pb.h"
 
 namespace gantry::agent {
@@ -50,9 +51,9 @@ class PreflightRunner {
   const Send send_;
   std::unique_ptr<PreflightListener> listener_;
   std::atomic<bool> cancelled_{false};
-  std::mutex mutex_;
-  std::vector<std::thread> threads_;         // guarded by mutex_
-  std::optional<std::string> torch_python_;  // guarded by mutex_
+  Mutex mutex_;
+  std::vector<std::thread> threads_ ABSL_GUARDED_BY(mutex_);
+  std::optional<std::string> torch_python_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace gantry::agent

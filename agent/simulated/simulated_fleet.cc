@@ -135,7 +135,7 @@ class SimulatedFleet::Census {
     // One line per kind of failure every few seconds, not one per node:
     // a fleet of thousands whose controller went away would drown the log.
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       int64_t& last = last_logged_ms_[status.error_code()];
       const int64_t now = FleetSteadyMs();
       if (last != 0 && now - last < 5000) return;
@@ -185,8 +185,8 @@ class SimulatedFleet::Census {
   std::atomic<uint64_t> registrations_{0};
   std::atomic<uint64_t> streams_ended_{0};
   std::atomic<bool> credential_warned_{false};
-  std::mutex mutex_;
-  std::map<grpc::StatusCode, int64_t> last_logged_ms_;  // guarded by mutex_
+  Mutex mutex_;
+  std::map<grpc::StatusCode, int64_t> last_logged_ms_ ABSL_GUARDED_BY(mutex_);
   // Touched by Summarize's one caller only.
   uint32_t last_connected_ = 0;
   uint64_t last_ended_ = 0;
@@ -370,10 +370,10 @@ void SimulatedFleet::Run() {
   for (auto& shard : shards_) shard->Start();
   bool all_logged = false;
   {
-    std::unique_lock lock(mutex_);
+    MutexLock lock(mutex_);
     auto next_summary = std::chrono::steady_clock::now() + kSummaryEvery;
     while (!stopping_) {
-      wake_.wait_for(lock, std::chrono::milliseconds(100));
+      wake_.WaitFor(lock, std::chrono::milliseconds(100));
       if (stopping_) break;
       if (!all_logged && census_->connected() == options_.nodes) {
         all_logged = true;
@@ -394,10 +394,10 @@ void SimulatedFleet::Run() {
 
 void SimulatedFleet::Stop() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stopping_ = true;
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
   for (auto& shard : shards_) shard->RequestStop();
 }
 

@@ -16,17 +16,17 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "agent/simulated/simulated_node.h"
 #include "agent/simulated/simulated_ranks.h"
+#include "common/mutex.h"
 #include "gantry/v1/types.pb.h"
 
 namespace gantry::agent {
@@ -96,9 +96,9 @@ class SimulatedFleet {
   std::unique_ptr<Census> census_;
   std::vector<std::unique_ptr<Shard>> shards_;
 
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;  // guarded by mutex_
+  Mutex mutex_;
+  CondVar wake_;
+  bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
 };
 
 }  // namespace gantry::agent

@@ -29,7 +29,7 @@ int64_t UnixNowMs() {
 
 void GangStartLog::RanksStarted(uint64_t job_id, uint32_t attempt,
                                 uint32_t count, uint32_t world) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   uint32_t& started = started_[{job_id, attempt}];
   started += count;
   if (world == 0 || started < world) {
@@ -45,7 +45,7 @@ void GangStartLog::RanksStarted(uint64_t job_id, uint32_t attempt,
 }
 
 void GangStartLog::RankEnded(uint64_t job_id, uint32_t attempt) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   started_.erase({job_id, attempt});
 }
 

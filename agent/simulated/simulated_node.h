@@ -19,16 +19,17 @@
 #include <limits>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <string>
 #include <utility>
 
 #include <grpcpp/grpcpp.h>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "agent/link/agent_messages.h"
 #include "agent/simulated/simulated_ranks.h"
+#include "common/mutex.h"
 #include "gantry/v1/agent.grpc.pb.h"
 
 namespace gantry::agent {
@@ -58,9 +59,10 @@ class GangStartLog {
   void RankEnded(uint64_t job_id, uint32_t attempt);
 
  private:
-  std::mutex mutex_;
+  Mutex mutex_;
   // Attempts not yet whole; bounded (the oldest are forgotten).
-  std::map<std::pair<uint64_t, uint32_t>, uint32_t> started_;  // by mutex_
+  std::map<std::pair<uint64_t, uint32_t>, uint32_t> started_
+      ABSL_GUARDED_BY(mutex_);
 };
 
 // Everything the nodes of a fleet share, read-only once the fleet runs

@@ -2,12 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstdlib>
 #include <deque>
 #include <iostream>
 #include <map>
-#include <mutex>
 #include <random>
 #include <thread>
 #include <vector>
@@ -19,6 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/munge_credential.h"
+#include "common/mutex.h"
 #include "common/request_binding.h"
 #include "common/request_limits.h"
 #include "common/rpc_methods.h"
@@ -77,9 +76,9 @@ absl::Status AllPages(Request request, JobListing& jobs, Call call) {
 // starting a gang, that took longer than the request itself.
 std::shared_ptr<grpc::Channel> KeepForProcess(
     std::shared_ptr<grpc::Channel> channel) {
-  static std::mutex mutex;
+  static Mutex mutex;
   static auto* kept = new std::vector<std::shared_ptr<grpc::Channel>>();
-  std::lock_guard lock(mutex);
+  MutexLock lock(mutex);
   kept->push_back(channel);
   return channel;
 }
@@ -394,8 +393,8 @@ absl::Status ControllerClient::SubmitAll(
         std::unique_ptr<grpc::ClientReaderWriter<v1::SubmitStreamRequest,
                                                  v1::SubmitStreamReply>>
             stream = stub.SubmitStream(&context);
-        std::mutex mutex;
-        std::condition_variable wake;
+        Mutex mutex;
+        CondVar wake;
         std::map<uint64_t, size_t> in_flight;  // stream sequence -> index
         uint64_t next_sequence = 0;
         bool ended = false;  // the stream closed: stop writing
@@ -405,14 +404,14 @@ absl::Status ControllerClient::SubmitAll(
           while (true) {
             v1::SubmitStreamRequest message;
             {
-              std::unique_lock lock(mutex);
-              wake.wait(lock, [&] {
+              MutexLock lock(mutex);
+              wake.Wait(lock, [&] {
                 return ended || answered == requests.size() ||
                        (!unsent.empty() && in_flight.size() < kWindow);
               });
               if (ended || answered == requests.size()) break;
               if (std::chrono::steady_clock::now() < resend_after) {
-                wake.wait_until(lock, resend_after);
+                wake.WaitUntil(lock, resend_after);
                 continue;
               }
               while (!unsent.empty() && in_flight.size() < kWindow &&
@@ -436,7 +435,7 @@ absl::Status ControllerClient::SubmitAll(
         });
         v1::SubmitStreamReply reply;
         while (stream->Read(&reply)) {
-          std::lock_guard lock(mutex);
+          MutexLock lock(mutex);
           for (const v1::SubmitAck& ack : reply.acks()) {
             auto sent = in_flight.find(ack.sequence());
             if (sent == in_flight.end()) continue;
@@ -456,10 +455,10 @@ absl::Status ControllerClient::SubmitAll(
                                        EscapeForTerminal(ack.error())));
             }
           }
-          wake.notify_all();
+          wake.NotifyAll();
         }
         {
-          std::lock_guard lock(mutex);
+          MutexLock lock(mutex);
           ended = true;
           // Not answered on this stream: sent again on the next.
           for (auto it = in_flight.rbegin(); it != in_flight.rend(); ++it) {
@@ -467,7 +466,7 @@ absl::Status ControllerClient::SubmitAll(
           }
           in_flight.clear();
         }
-        wake.notify_all();
+        wake.NotifyAll();
         writer.join();
         grpc::Status status = stream->Finish();
         if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED &&

@@ -36,10 +36,10 @@ AllocationKeeper::AllocationKeeper(std::string target, uint64_t job_id,
 
 AllocationKeeper::~AllocationKeeper() {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     stopping_ = true;
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
   thread_.join();
 }
 
@@ -75,8 +75,12 @@ void AllocationKeeper::Run() {
     } else {
       next = std::min(interval, kRetryInterval);
     }
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (wake_.wait_for(lock, next, [this] { return stopping_; })) return;
+    MutexLock lock(mutex_);
+    const bool stopping = wake_.WaitFor(lock, next, [this] {
+      mutex_.AssertHeld();
+      return stopping_;
+    });
+    if (stopping) return;
   }
 }
 

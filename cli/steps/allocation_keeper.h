@@ -16,12 +16,13 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "common/mutex.h"
 
 namespace gantry::cli {
 
@@ -53,9 +54,9 @@ class AllocationKeeper {
   const uint64_t job_id_;
   const EndedCallback on_ended_;
   const std::chrono::milliseconds max_interval_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;  // guarded by mutex_
+  Mutex mutex_;
+  CondVar wake_;
+  bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
   std::thread thread_;
 };
 

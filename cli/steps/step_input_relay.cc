@@ -31,7 +31,7 @@ void StepInputRelay::Wake() {
 
 void StepInputRelay::Attach(uint32_t, int fd) {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     if (!stopping_) {
       ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
       incoming_.push_back(fd);
@@ -46,7 +46,7 @@ void StepInputRelay::Attach(uint32_t, int fd) {
 void StepInputRelay::Start(uint32_t connections, int source_fd,
                            bool owns_source) {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     source_fd_ = source_fd;
     owns_source_ = owns_source;
     expected_ = connections;
@@ -58,7 +58,7 @@ void StepInputRelay::Start(uint32_t connections, int source_fd,
 
 void StepInputRelay::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    MutexLock lock(mutex_);
     stopping_ = true;
   }
   Wake();
@@ -86,7 +86,7 @@ void StepInputRelay::Run() {
   while (true) {
     int timeout_ms = -1;
     {
-      std::lock_guard<std::mutex> lock(mutex_);
+      MutexLock lock(mutex_);
       if (stopping_) break;
       for (int fd : incoming_) sinks.push_back(Sink{fd, "", false});
       incoming_.clear();
@@ -166,7 +166,7 @@ void StepInputRelay::Run() {
     sinks = std::move(kept);
   }
   for (const Sink& sink : sinks) ::close(sink.fd);
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   for (int fd : incoming_) ::close(fd);
   incoming_.clear();
 }

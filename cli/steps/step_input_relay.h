@@ -16,10 +16,12 @@
 
 #include <chrono>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "common/mutex.h"
 
 namespace gantry::cli {
 
@@ -54,15 +56,16 @@ class StepInputRelay {
   static bool Flush(Sink& sink);
 
   int wake_[2] = {-1, -1};
-  std::mutex mutex_;
-  int source_fd_ = -1;         // GUARDED_BY(mutex_) until started
-  bool owns_source_ = false;   // GUARDED_BY(mutex_)
-  std::vector<int> incoming_;  // GUARDED_BY(mutex_)
-  uint32_t attached_ = 0;      // GUARDED_BY(mutex_)
-  uint32_t expected_ = 0;      // GUARDED_BY(mutex_)
-  bool expecting_ = false;     // GUARDED_BY(mutex_)
-  std::chrono::steady_clock::time_point start_by_;  // GUARDED_BY(mutex_)
-  bool stopping_ = false;                           // GUARDED_BY(mutex_)
+  Mutex mutex_;
+  // The relay thread reads source_fd_ without the lock once it started.
+  int source_fd_ ABSL_GUARDED_BY(mutex_) = -1;
+  bool owns_source_ ABSL_GUARDED_BY(mutex_) = false;
+  std::vector<int> incoming_ ABSL_GUARDED_BY(mutex_);
+  uint32_t attached_ ABSL_GUARDED_BY(mutex_) = 0;
+  uint32_t expected_ ABSL_GUARDED_BY(mutex_) = 0;
+  bool expecting_ ABSL_GUARDED_BY(mutex_) = false;
+  std::chrono::steady_clock::time_point start_by_ ABSL_GUARDED_BY(mutex_);
+  bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
   std::thread thread_;
 };
 

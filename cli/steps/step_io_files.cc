@@ -25,7 +25,7 @@ StepIoFiles::~StepIoFiles() {
 
 void StepIoFiles::SetStep(const v1::JobRecord& job,
                           const v1::StepRecord& step) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   base_.step_id = SlurmStepNumber(step.id());
   for (const v1::NodeAllocation& share : step.nodes()) {
     uint32_t node_index = 0;
@@ -37,7 +37,7 @@ void StepIoFiles::SetStep(const v1::JobRecord& job,
     }
   }
   known_ = true;
-  known_changed_.notify_all();
+  known_changed_.NotifyAll();
 }
 
 int StepIoFiles::Route(uint32_t task, int stream) {
@@ -52,9 +52,11 @@ int StepIoFiles::Route(uint32_t task, int stream) {
     case StepIoMode::Kind::kFile:
       break;
   }
-  std::unique_lock<std::mutex> lock(mutex_);
-  known_changed_.wait_for(lock, std::chrono::seconds(30),
-                          [this] { return known_; });
+  MutexLock lock(mutex_);
+  known_changed_.WaitFor(lock, std::chrono::seconds(30), [this] {
+    mutex_.AssertHeld();
+    return known_;
+  });
   StepIoNames names = base_;
   names.task = task;
   auto where = task_nodes_.find(task);

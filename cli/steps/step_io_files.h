@@ -9,13 +9,13 @@
 // is known waits for it.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 #include <utility>
 
+#include "absl/base/thread_annotations.h"
+#include "common/mutex.h"
 #include "common/step_io_pattern.h"
 #include "gantry/v1/types.pb.h"
 
@@ -41,12 +41,13 @@ class StepIoFiles {
   const std::string program_;
   const StepIoMode out_;
   const StepIoMode err_;
-  std::mutex mutex_;
-  std::condition_variable known_changed_;
-  bool known_ = false;
-  StepIoNames base_;
-  std::map<uint32_t, std::pair<uint32_t, std::string>> task_nodes_;
-  std::map<std::string, int> files_;
+  Mutex mutex_;
+  CondVar known_changed_;
+  bool known_ ABSL_GUARDED_BY(mutex_) = false;
+  StepIoNames base_ ABSL_GUARDED_BY(mutex_);
+  std::map<uint32_t, std::pair<uint32_t, std::string>> task_nodes_
+      ABSL_GUARDED_BY(mutex_);
+  std::map<std::string, int> files_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace gantry::cli

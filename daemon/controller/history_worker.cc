@@ -14,33 +14,36 @@ HistoryWorker::~HistoryWorker() {
 
 bool HistoryWorker::Post(Task task) {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (stopping_ || queue_.size() >= max_queued_) return false;
     queue_.push_back(std::move(task));
   }
-  wake_.notify_one();
+  wake_.NotifyOne();
   return true;
 }
 
 void HistoryWorker::Stop() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stopping_ = true;
   }
-  wake_.notify_one();
+  wake_.NotifyOne();
 }
 
 void HistoryWorker::Run() {
-  std::unique_lock lock(mutex_);
+  MutexLock lock(mutex_);
   while (true) {
-    wake_.wait(lock, [this] { return !queue_.empty() || stopping_; });
+    wake_.Wait(lock, [this] {
+      mutex_.AssertHeld();
+      return !queue_.empty() || stopping_;
+    });
     if (queue_.empty()) return;  // stopping, nothing left to answer
     Task task = std::move(queue_.front());
     queue_.pop_front();
     const bool cancelled = stopping_;
-    lock.unlock();
+    lock.Unlock();
     task(cancelled);
-    lock.lock();
+    lock.Lock();
   }
 }
 

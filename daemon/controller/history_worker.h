@@ -11,14 +11,13 @@
 // answered. The destructor stops, waits for the task under way, and joins.
 #pragma once
 
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
+#include "common/mutex.h"
 
 namespace gantry {
 
@@ -43,8 +42,8 @@ class HistoryWorker {
   void Run();
 
   const size_t max_queued_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
+  Mutex mutex_;
+  CondVar wake_;
   std::deque<Task> queue_ ABSL_GUARDED_BY(mutex_);
   bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
   std::thread thread_;  // last: starts once the rest is built

@@ -171,7 +171,7 @@ bool EtcdClient::FromOurCluster(const Member& member, uint64_t cluster_id) {
     expected = cluster_id;
   }
   const bool ours = cluster_id == 0 || cluster_id == expected;
-  std::lock_guard lock(foreign_mutex_);
+  MutexLock lock(foreign_mutex_);
   auto known = foreign_.find(member.endpoint);
   if (ours) {
     if (known != foreign_.end()) {
@@ -191,7 +191,7 @@ bool EtcdClient::FromOurCluster(const Member& member, uint64_t cluster_id) {
 }
 
 std::vector<ForeignEtcdMember> EtcdClient::ForeignMembers() const {
-  std::lock_guard lock(foreign_mutex_);
+  MutexLock lock(foreign_mutex_);
   std::vector<ForeignEtcdMember> members;
   for (const auto& [endpoint, cluster_id] : foreign_) {
     members.push_back({endpoint, cluster_id});
@@ -398,7 +398,7 @@ absl::Status EtcdWatch::Run(const OnEvents& on_events) {
       client_.members_[client_.preferred_.load() % client_.members_.size()];
   grpc::ClientContext context;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (cancelled_) return absl::OkStatus();
     context_ = &context;
   }
@@ -436,7 +436,7 @@ absl::Status EtcdWatch::Run(const OnEvents& on_events) {
   grpc::Status finished = stream->Finish();
   bool cancelled;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     context_ = nullptr;
     cancelled = cancelled_;
   }
@@ -450,7 +450,7 @@ absl::Status EtcdWatch::Run(const OnEvents& on_events) {
 }
 
 void EtcdWatch::Cancel() {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   cancelled_ = true;
   if (context_) context_->TryCancel();
 }

@@ -26,14 +26,15 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include <grpcpp/grpcpp.h>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/mutex.h"
 #include "daemon/replication/etcd_transport.h"
 #include "etcd/etcdserver/etcdserverpb/rpc.grpc.pb.h"
 
@@ -144,9 +145,9 @@ class EtcdClient {
   std::vector<Member> members_;
   std::atomic<size_t> preferred_{0};
   std::atomic<uint64_t> cluster_id_{0};
-  mutable std::mutex foreign_mutex_;
-  // endpoint -> the other cluster's id; guarded by foreign_mutex_
-  std::map<std::string, uint64_t> foreign_;
+  mutable Mutex foreign_mutex_;
+  // endpoint -> the other cluster's id
+  std::map<std::string, uint64_t> foreign_ ABSL_GUARDED_BY(foreign_mutex_);
 };
 
 // A watch stream. Run blocks, handing each batch of events to the callback
@@ -173,9 +174,9 @@ class EtcdWatch {
   const std::string key_;
   const std::string range_end_;
   const int64_t start_revision_;
-  std::mutex mutex_;
-  grpc::ClientContext* context_ = nullptr;  // guarded by mutex_
-  bool cancelled_ = false;                  // guarded by mutex_
+  Mutex mutex_;
+  grpc::ClientContext* context_ ABSL_GUARDED_BY(mutex_) = nullptr;
+  bool cancelled_ ABSL_GUARDED_BY(mutex_) = false;
 };
 
 // The first key after every key that starts with `prefix` (etcd's

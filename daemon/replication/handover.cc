@@ -97,7 +97,7 @@ Handover::Handover(ReplicatedController& controller, StepDown step_down)
 Handover::~Handover() {
   std::thread last;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     last = std::move(thread_);
   }
   // Unlocked: a hand-over under way takes the mutex as it ends.
@@ -105,7 +105,7 @@ Handover::~Handover() {
 }
 
 void Handover::Start(v1::HandoverRequest request, Answer answer) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (busy_) {
     answer(absl::FailedPreconditionError(
         "a hand-over is already under way on this controller"));
@@ -122,7 +122,7 @@ void Handover::Start(v1::HandoverRequest request, Answer answer) {
         if (handed) {
           step_down_(absl::StrCat("leadership handed over to ", successor));
         }
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         busy_ = false;
       });
 }

@@ -25,12 +25,13 @@
 
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "common/mutex.h"
 #include "daemon/replication/replicated_controller.h"
 #include "gantry/v1/client.pb.h"
 #include "gantry/v1/replication.pb.h"
@@ -80,9 +81,9 @@ class Handover {
 
   ReplicatedController& controller_;
   const StepDown step_down_;
-  std::mutex mutex_;
-  bool busy_ = false;   // guarded by mutex_
-  std::thread thread_;  // guarded by mutex_
+  Mutex mutex_;
+  bool busy_ ABSL_GUARDED_BY(mutex_) = false;
+  std::thread thread_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace gantry::replication

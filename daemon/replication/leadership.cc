@@ -42,11 +42,11 @@ Leadership::~Leadership() {
 
 void Leadership::Stop() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stopping_ = true;
     if (leader_watch_) leader_watch_->Cancel();
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
 }
 
 bool Leadership::Valid() const {
@@ -54,25 +54,25 @@ bool Leadership::Valid() const {
 }
 
 void Leadership::SetAppliedIndex(uint64_t index) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   self_.set_applied_index(index);
 }
 
 uint64_t Leadership::applied_index() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return self_.applied_index();
 }
 
 absl::Status Leadership::EnsureLease() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (lease_id_ != 0) return absl::OkStatus();
   }
   const int64_t sent = SteadyNow();
   absl::StatusOr<int64_t> lease = etcd_.GrantLease(ttl_seconds_);
   if (!lease.ok()) return lease.status();
   valid_until_.store(sent + SteadyTicks(std::chrono::seconds(ttl_seconds_)));
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   lease_id_ = *lease;
   return absl::OkStatus();
 }
@@ -80,7 +80,7 @@ absl::Status Leadership::EnsureLease() {
 absl::Status Leadership::PublishMember() {
   etcdserverpb::PutRequest put;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (lease_id_ == 0) return absl::OkStatus();
     self_.set_updated_ms(RealClock().NowMs());
     // For `gantry status`: what this controller refused.
@@ -140,12 +140,15 @@ void Leadership::RenewLoop() {
   // to an etcd member going away leaves time for the next.
   const auto period = std::chrono::milliseconds(
       std::clamp<int64_t>(ttl_seconds_ * 1000 / 4, 200, 500));
-  std::unique_lock lock(mutex_);
+  MutexLock lock(mutex_);
   while (!stopping_) {
-    wake_.wait_for(lock, period, [this] { return stopping_; });
+    wake_.WaitFor(lock, period, [this] {
+      mutex_.AssertHeld();
+      return stopping_;
+    });
     if (stopping_) break;
     const int64_t lease_id = lease_id_;
-    lock.unlock();
+    lock.Unlock();
     // When etcd does not answer the renewal, the leader-key check and the
     // member record would each wait out the same call timeout, and a
     // leader cut from etcd would find its lease lost three timeouts a
@@ -167,7 +170,7 @@ void Leadership::RenewLoop() {
         valid_until_.store(sent + SteadyTicks(std::chrono::seconds(*ttl)));
       } else if (ttl.ok()) {
         // Expired: a standby takes a new one; a leader has been replaced.
-        std::lock_guard relock(mutex_);
+        MutexLock relock(mutex_);
         if (lease_id_ == lease_id) lease_id_ = 0;
         valid_until_.store(0);
         expired = true;
@@ -184,12 +187,12 @@ void Leadership::RenewLoop() {
                    {{"error", published.ToString()}});
       }
     }
-    lock.lock();
+    lock.Lock();
   }
 }
 
 etcdserverpb::PutRequest Leadership::LeaderPut() {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   v1::ControllerMember leader = self_;
   leader.set_role("leader");
   leader.set_updated_ms(RealClock().NowMs());
@@ -283,7 +286,7 @@ absl::StatusOr<bool> Leadership::TakeOverAsSuccessor(
 
 void Leadership::TookOffice(int64_t revision) {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     self_.set_role("leader");
   }
   leader_revision_.store(revision);
@@ -293,7 +296,7 @@ void Leadership::WatchLeaderKeys() {
   while (true) {
     EtcdWatch* watch;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       if (!campaigning_ || stopping_) return;
       // From the current revision: a change before it is found by the
       // campaign's own poll.
@@ -303,19 +306,21 @@ void Leadership::WatchLeaderKeys() {
     }
     absl::Status ended = watch->Run([this](const etcdserverpb::WatchResponse&) {
       {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         leader_keys_changed_ = true;
       }
-      wake_.notify_all();
+      wake_.NotifyAll();
     });
-    std::unique_lock lock(mutex_);
+    MutexLock lock(mutex_);
     leader_watch_.reset();
     if (!campaigning_ || stopping_) return;
     // Its etcd member went away: the campaign still polls meanwhile.
     log::Debug("the watch of the leader key ended; watching again",
                {{"error", ended.ToString()}});
-    wake_.wait_for(lock, std::chrono::milliseconds(500),
-                   [this] { return !campaigning_ || stopping_; });
+    wake_.WaitFor(lock, std::chrono::milliseconds(500), [this] {
+      mutex_.AssertHeld();
+      return !campaigning_ || stopping_;
+    });
   }
 }
 
@@ -323,7 +328,7 @@ absl::Status Leadership::Campaign(
     const OnLeader& on_leader,
     const std::function<void(const std::string&)>& on_trouble) {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     campaigning_ = true;
   }
   std::thread watcher([this] { WatchLeaderKeys(); });
@@ -332,18 +337,18 @@ absl::Status Leadership::Campaign(
     std::thread& watcher;
     ~StopWatching() {
       {
-        std::lock_guard lock(self->mutex_);
+        MutexLock lock(self->mutex_);
         self->campaigning_ = false;
         if (self->leader_watch_) self->leader_watch_->Cancel();
       }
-      self->wake_.notify_all();
+      self->wake_.NotifyAll();
       watcher.join();
     }
   } stop_watching{this, watcher};
   std::optional<std::string> last_seen;
   while (true) {
     {
-      std::unique_lock lock(mutex_);
+      MutexLock lock(mutex_);
       if (stopping_) return absl::CancelledError("stopping");
     }
     absl::Status status = EnsureLease();
@@ -375,9 +380,11 @@ absl::Status Leadership::Campaign(
     campaign_rounds_.fetch_add(1);
     // A change of the leader keys (a leader gone, a hand-over) wakes this
     // at once; the poll covers a watch that is down.
-    std::unique_lock lock(mutex_);
-    wake_.wait_for(lock, std::chrono::milliseconds(200),
-                   [this] { return stopping_ || leader_keys_changed_; });
+    MutexLock lock(mutex_);
+    wake_.WaitFor(lock, std::chrono::milliseconds(200), [this] {
+      mutex_.AssertHeld();
+      return stopping_ || leader_keys_changed_;
+    });
     leader_keys_changed_ = false;
   }
 }
@@ -423,7 +430,7 @@ absl::Status Leadership::HandOver(const v1::HandoverRecord& record,
         "this controller no longer leads: another took the leader key");
   }
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     self_.set_role("standby");
   }
   Resign();
@@ -433,7 +440,7 @@ absl::Status Leadership::HandOver(const v1::HandoverRecord& record,
 void Leadership::Resign() {
   int64_t lease_id;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     lease_id = lease_id_;
     lease_id_ = 0;
   }

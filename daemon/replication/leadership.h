@@ -41,16 +41,16 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "common/mutex.h"
 #include "daemon/replication/etcd_client.h"
 #include "daemon/replication/record_seal.h"
 #include "daemon/replication/replication_keys.h"
@@ -149,14 +149,14 @@ class Leadership {
   const OnLost on_lost_;
   const std::string name_;
 
-  mutable std::mutex mutex_;
-  std::condition_variable wake_;
-  v1::ControllerMember self_;                // guarded by mutex_
-  bool stopping_ = false;                    // guarded by mutex_
-  int64_t lease_id_ = 0;                     // guarded by mutex_
-  bool leader_keys_changed_ = false;         // guarded by mutex_
-  std::unique_ptr<EtcdWatch> leader_watch_;  // guarded by mutex_
-  bool campaigning_ = false;                 // guarded by mutex_
+  mutable Mutex mutex_;
+  CondVar wake_;
+  v1::ControllerMember self_ ABSL_GUARDED_BY(mutex_);
+  bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
+  int64_t lease_id_ ABSL_GUARDED_BY(mutex_) = 0;
+  bool leader_keys_changed_ ABSL_GUARDED_BY(mutex_) = false;
+  std::unique_ptr<EtcdWatch> leader_watch_ ABSL_GUARDED_BY(mutex_);
+  bool campaigning_ ABSL_GUARDED_BY(mutex_) = false;
 
   std::atomic<int64_t> leader_revision_{0};
   std::atomic<uint64_t> campaign_rounds_{0};

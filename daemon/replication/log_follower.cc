@@ -17,7 +17,7 @@ LogFollower::LogFollower(EtcdClient& etcd, ReplicationLog& log,
       on_applied_(std::move(on_applied)) {}
 
 std::string LogFollower::last_error() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return last_error_;
 }
 
@@ -74,17 +74,21 @@ absl::StatusOr<uint64_t> LogFollower::CatchUp() {
 absl::Status LogFollower::Follow() {
   absl::StatusOr<uint64_t> caught_up = CatchUp();
   if (!caught_up.ok()) return caught_up.status();
+  // Only this thread replaces watch_ (Stop reads it under the lock), so
+  // the watch outlives the unlocked Run below.
+  EtcdWatch* watch;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     last_error_.clear();
     if (stopping_) return absl::OkStatus();
     watch_ = etcd_.NewWatch(log_.keys().log_prefix(),
                             PrefixEnd(log_.keys().log_prefix()),
                             caught_up_revision_ + 1);
+    watch = watch_.get();
   }
   absl::Status failed = absl::OkStatus();
   absl::Status watched =
-      watch_->Run([&](const etcdserverpb::WatchResponse& response) {
+      watch->Run([&](const etcdserverpb::WatchResponse& response) {
         if (!failed.ok()) return;
         std::vector<ReplicationLog::Entry> entries;
         for (const mvccpb::Event& event : response.events()) {
@@ -96,7 +100,7 @@ absl::Status LogFollower::Follow() {
           if (!entry.ok() && IsForged(entry.status())) continue;
           if (!entry.ok()) {
             failed = entry.status();
-            watch_->Cancel();
+            watch->Cancel();
             return;
           }
           entries.push_back(std::move(*entry));
@@ -105,13 +109,13 @@ absl::Status LogFollower::Follow() {
           failed =
               Apply(std::move(entries[i]), /*sync=*/i + 1 == entries.size());
           if (!failed.ok()) {
-            watch_->Cancel();
+            watch->Cancel();
             return;
           }
         }
       });
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     watch_.reset();
   }
   if (!failed.ok()) return failed;
@@ -134,7 +138,7 @@ void LogFollower::Run(const std::function<void()>& on_behind) {
       log::Warn(
           "following the log in etcd failed; starting over",
           {{"error", status.ToString()}, {"applied_index", applied_.load()}});
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       last_error_ = std::string(status.message());
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -143,7 +147,7 @@ void LogFollower::Run(const std::function<void()>& on_behind) {
 
 void LogFollower::Stop() {
   stopping_ = true;
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (watch_) watch_->Cancel();
 }
 

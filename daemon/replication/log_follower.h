@@ -18,10 +18,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/mutex.h"
 #include "daemon/replication/etcd_client.h"
 #include "daemon/replication/replication_log.h"
 #include "daemon/store/rocksdb_store.h"
@@ -69,9 +70,9 @@ class LogFollower {
   int64_t caught_up_revision_ = 0;  // Run's thread only
   uint64_t written_ = 0;            // Run's thread only: maybe not synced
 
-  mutable std::mutex mutex_;
-  std::unique_ptr<EtcdWatch> watch_;  // guarded by mutex_
-  std::string last_error_;            // guarded by mutex_
+  mutable Mutex mutex_;
+  std::unique_ptr<EtcdWatch> watch_ ABSL_GUARDED_BY(mutex_);
+  std::string last_error_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace gantry::replication

@@ -24,10 +24,10 @@ void LogTruncator::Start() {
 
 void LogTruncator::Stop() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stopping_ = true;
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -35,8 +35,11 @@ void LogTruncator::Loop() {
   std::string last_error;
   while (true) {
     {
-      std::unique_lock lock(mutex_);
-      if (wake_.wait_for(lock, options_.interval, [&] { return stopping_; })) {
+      MutexLock lock(mutex_);
+      if (wake_.WaitFor(lock, options_.interval, [&] {
+            mutex_.AssertHeld();
+            return stopping_;
+          })) {
         return;
       }
     }

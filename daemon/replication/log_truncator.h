@@ -11,13 +11,13 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "common/mutex.h"
 #include "daemon/replication/etcd_client.h"
 #include "daemon/replication/replication_log.h"
 
@@ -60,9 +60,9 @@ class LogTruncator {
   bool mark_read_ = false;    // Pass's thread only
   int64_t compact_next_ = 0;  // Pass's thread only: 0 none
 
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stopping_ = false;  // guarded by mutex_
+  Mutex mutex_;
+  CondVar wake_;
+  bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
   std::thread thread_;
 };
 

@@ -188,7 +188,7 @@ absl::Status RecordSeal::Refuse(absl::string_view etcd_key,
       absl::StrCat(etcd_key, "\n", Hmac(nonce_key_, "forged", sealed));
   bool first_time = false;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     // Bounded: a flood of forgeries must not grow memory without end.
     if (forged_seen_.size() >= 4096) forged_seen_.clear();
     first_time = forged_seen_.insert(seen).second;
@@ -209,7 +209,7 @@ absl::Status RecordSeal::Refuse(absl::string_view etcd_key,
 }
 
 std::string RecordSeal::last_forged_key() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return last_forged_key_;
 }
 

@@ -29,13 +29,14 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include "absl/strings/string_view.h"
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/mutex.h"
 
 namespace gantry::replication {
 
@@ -82,9 +83,9 @@ class RecordSeal {
   std::string snapshot_token_;
 
   std::atomic<uint64_t> forged_count_{0};
-  mutable std::mutex mutex_;
-  std::set<std::string> forged_seen_;  // guarded by mutex_ (key + digest)
-  std::string last_forged_key_;        // guarded by mutex_
+  mutable Mutex mutex_;
+  std::set<std::string> forged_seen_ ABSL_GUARDED_BY(mutex_);  // key + digest
+  std::string last_forged_key_ ABSL_GUARDED_BY(mutex_);
 };
 
 // The error of Open for a record that did not open.

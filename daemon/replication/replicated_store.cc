@@ -40,39 +40,45 @@ absl::Status ReplicatedStore::NotCommitted(bool unanswered_append,
 }
 
 bool ReplicatedStore::PauseCommits(std::chrono::milliseconds wait) {
-  std::unique_lock lock(pause_mutex_);
+  MutexLock lock(pause_mutex_);
   paused_ = true;
-  if (pause_changed_.wait_for(lock, wait, [this] { return !committing_; })) {
+  if (pause_changed_.WaitFor(lock, wait, [this] {
+        pause_mutex_.AssertHeld();
+        return !committing_;
+      })) {
     return true;
   }
   paused_ = false;
-  lock.unlock();
-  pause_changed_.notify_all();
+  lock.Unlock();
+  pause_changed_.NotifyAll();
   return false;
 }
 
 void ReplicatedStore::ResumeCommits() {
   {
-    std::lock_guard lock(pause_mutex_);
+    MutexLock lock(pause_mutex_);
     paused_ = false;
   }
-  pause_changed_.notify_all();
+  pause_changed_.NotifyAll();
 }
 
 absl::Status ReplicatedStore::Commit(const Batch& batch, bool sync) {
   {
-    std::unique_lock lock(pause_mutex_);
-    pause_changed_.wait(lock, [this] { return !paused_; });
+    MutexLock lock(pause_mutex_);
+    pause_changed_.Wait(lock, [this] {
+      pause_mutex_.AssertHeld();
+      return !paused_;
+    });
     committing_ = true;
   }
   struct Done {
     ReplicatedStore* store;
     ~Done() {
       {
-        std::lock_guard lock(store->pause_mutex_);
+        MutexLock lock(store->pause_mutex_);
         store->committing_ = false;
       }
-      store->pause_changed_.notify_all();
+      store->pause_changed_.NotifyAll();
     }
   } done{this};
   const uint64_t index = next_index_.load();

@@ -21,12 +21,12 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/string_view.h"
+#include "common/mutex.h"
 #include "daemon/replication/leadership.h"
 #include "daemon/replication/replication_log.h"
 #include "daemon/store/rocksdb_store.h"
@@ -98,10 +98,10 @@ class ReplicatedStore final : public StateStore {
   std::atomic<bool> etcd_answering_{true};
   const std::function<void(const std::string&)> on_deposed_;
 
-  std::mutex pause_mutex_;
-  std::condition_variable pause_changed_;
-  bool paused_ = false;      // guarded by pause_mutex_
-  bool committing_ = false;  // guarded by pause_mutex_
+  Mutex pause_mutex_;
+  CondVar pause_changed_;
+  bool paused_ ABSL_GUARDED_BY(pause_mutex_) = false;
+  bool committing_ ABSL_GUARDED_BY(pause_mutex_) = false;
 };
 
 }  // namespace gantry::replication

@@ -95,31 +95,37 @@ ReplicationMetrics::ReplicationMetrics(prometheus::Registry& registry,
 
 ReplicationMetrics::~ReplicationMetrics() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stopping_ = true;
   }
-  stop_changed_.notify_all();
+  stop_changed_.NotifyAll();
   sampler_.join();
   validity_.join();
 }
 
 void ReplicationMetrics::ValidityLoop() {
   constexpr auto kEvery = std::chrono::milliseconds(100);
-  std::unique_lock lock(mutex_);
+  MutexLock lock(mutex_);
   while (!stopping_) {
     is_leader_.Set(controller_.leadership().Valid() ? 1 : 0);
-    stop_changed_.wait_for(lock, kEvery, [this] { return stopping_; });
+    stop_changed_.WaitFor(lock, kEvery, [this] {
+      mutex_.AssertHeld();
+      return stopping_;
+    });
   }
 }
 
 void ReplicationMetrics::SampleLoop() {
   int samples = 0;
-  std::unique_lock lock(mutex_);
+  MutexLock lock(mutex_);
   while (!stopping_) {
-    lock.unlock();
+    lock.Unlock();
     Sample(samples++ % kHealthEverySamples == 0);
-    lock.lock();
-    stop_changed_.wait_for(lock, kSampleEvery, [this] { return stopping_; });
+    lock.Lock();
+    stop_changed_.WaitFor(lock, kSampleEvery, [this] {
+      mutex_.AssertHeld();
+      return stopping_;
+    });
   }
 }
 

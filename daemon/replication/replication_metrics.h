@@ -33,9 +33,7 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <thread>
 
 #include <prometheus/counter.h>
@@ -43,6 +41,8 @@
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
 
+#include "absl/base/thread_annotations.h"
+#include "common/mutex.h"
 #include "daemon/replication/replicated_controller.h"
 
 namespace gantry::replication {
@@ -100,10 +100,10 @@ class ReplicationMetrics {
   uint64_t last_leader_index_ = 0;
   uint64_t forged_counted_ = 0;
 
-  std::mutex mutex_;
-  std::condition_variable stop_changed_;
-  bool stopping_ = false;  // guarded by mutex_
-  std::thread sampler_;    // last: start once the rest is built
+  Mutex mutex_;
+  CondVar stop_changed_;
+  bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
+  std::thread sampler_;  // last: start once the rest is built
   std::thread validity_;
 };
 

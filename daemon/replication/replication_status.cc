@@ -5,7 +5,7 @@
 namespace gantry::replication {
 
 v1::ReplicationStatus ReplicationStatusSource::Get() {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   const auto now = std::chrono::steady_clock::now();
   if (cached_.enabled() && now - cached_at_ < std::chrono::seconds(1)) {
     return cached_;

@@ -8,8 +8,9 @@
 #pragma once
 
 #include <chrono>
-#include <mutex>
 
+#include "absl/base/thread_annotations.h"
+#include "common/mutex.h"
 #include "daemon/replication/replicated_controller.h"
 #include "gantry/v1/client.pb.h"
 
@@ -23,12 +24,14 @@ class ReplicationStatusSource {
   v1::ReplicationStatus Get();
 
  private:
-  v1::ReplicationStatus Read();
+  // Under the lock: concurrent callers wait for one answer from etcd
+  // rather than each asking it.
+  v1::ReplicationStatus Read() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
 
   ReplicatedController& controller_;
-  std::mutex mutex_;
-  v1::ReplicationStatus cached_;                       // guarded by mutex_
-  std::chrono::steady_clock::time_point cached_at_{};  // guarded by mutex_
+  Mutex mutex_;
+  v1::ReplicationStatus cached_ ABSL_GUARDED_BY(mutex_);
+  std::chrono::steady_clock::time_point cached_at_ ABSL_GUARDED_BY(mutex_) = {};
 };
 
 }  // namespace gantry::replication

@@ -32,7 +32,7 @@ SnapshotService::SnapshotService(RocksDbStore& store, std::string scratch_dir)
 }
 
 void SnapshotService::SetToken(std::string token) {
-  std::lock_guard lock(token_mutex_);
+  MutexLock lock(token_mutex_);
   token_ = std::move(token);
 }
 
@@ -40,7 +40,7 @@ grpc::Status SnapshotService::FetchSnapshot(
     grpc::ServerContext* context, const v1::FetchSnapshotRequest* request,
     grpc::ServerWriter<v1::SnapshotChunk>* writer) {
   {
-    std::lock_guard lock(token_mutex_);
+    MutexLock lock(token_mutex_);
     if (token_.empty() || !SameSecret(token_, request->token())) {
       log::Warn(
           "refused a request for a copy of the state: wrong token",
@@ -50,11 +50,15 @@ grpc::Status SnapshotService::FetchSnapshot(
               "cluster's controllers derive from their replication key"};
     }
   }
-  std::unique_lock copying(one_copy_, std::try_to_lock);
-  if (!copying.owns_lock()) {
+  if (copying_.exchange(true)) {
     return {grpc::StatusCode::RESOURCE_EXHAUSTED,
             "another controller is copying the state now; try again"};
   }
+  // Released on every return below, once the checkpoint is gone.
+  struct Release {
+    std::atomic<bool>& copying;
+    ~Release() { copying.store(false); }
+  } release{copying_};
   const std::string directory = scratch_dir_ + "/snapshot-out";
   std::error_code ignored;
   std::filesystem::remove_all(directory, ignored);  // a crashed copy's

@@ -11,11 +11,13 @@
 // Threading: gRPC's sync server threads; SetToken from any thread.
 #pragma once
 
-#include <mutex>
+#include <atomic>
 #include <string>
 
 #include <grpcpp/grpcpp.h>
 
+#include "absl/base/thread_annotations.h"
+#include "common/mutex.h"
 #include "daemon/store/rocksdb_store.h"
 #include "gantry/v1/replication.grpc.pb.h"
 
@@ -43,9 +45,11 @@ class SnapshotService final : public v1::ControllerPeerService::Service {
 
   RocksDbStore& store_;
   const std::string scratch_dir_;
-  std::mutex token_mutex_;
-  std::string token_;    // guarded by token_mutex_
-  std::mutex one_copy_;  // held while a checkpoint exists
+  Mutex token_mutex_;
+  std::string token_ ABSL_GUARDED_BY(token_mutex_);
+  // True while a checkpoint exists: claimed with exchange, so a second
+  // request is refused rather than queued behind a copy.
+  std::atomic<bool> copying_{false};
 };
 
 }  // namespace gantry::replication

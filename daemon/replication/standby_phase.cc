@@ -3,12 +3,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "common/systemd_notify.h"
 #include "daemon/replication/standby_service.h"
 
@@ -36,9 +36,11 @@ class StandbyNotifier {
     pinger_ = std::thread([this, interval] {
       uint64_t seen = leadership_.campaign_rounds();
       systemd::NotifyWatchdog();
-      std::unique_lock lock(mutex_);
-      while (
-          !stop_changed_.wait_for(lock, interval, [this] { return stop_; })) {
+      MutexLock lock(mutex_);
+      while (!stop_changed_.WaitFor(lock, interval, [this] {
+        mutex_.AssertHeld();
+        return stop_;
+      })) {
         const uint64_t rounds = leadership_.campaign_rounds();
         if (rounds != seen) systemd::NotifyWatchdog();
         seen = rounds;
@@ -47,18 +49,18 @@ class StandbyNotifier {
   }
   ~StandbyNotifier() {
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       stop_ = true;
     }
-    stop_changed_.notify_all();
+    stop_changed_.NotifyAll();
     if (pinger_.joinable()) pinger_.join();
   }
 
  private:
   const Leadership& leadership_;
-  std::mutex mutex_;
-  std::condition_variable stop_changed_;
-  bool stop_ = false;  // guarded by mutex_
+  Mutex mutex_;
+  CondVar stop_changed_;
+  bool stop_ ABSL_GUARDED_BY(mutex_) = false;
   std::thread pinger_;
 };
 

@@ -30,13 +30,13 @@ class StandbyEndpoint final : public grpc::CallbackGenericService {
 
 void StandbyService::SetLeader(
     const std::optional<v1::ControllerMember>& leader) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   leader_ = leader;
   if (leader) trouble_.clear();
 }
 
 void StandbyService::SetTrouble(std::string trouble) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   trouble_ = std::move(trouble);
 }
 
@@ -48,7 +48,7 @@ grpc::Status StandbyService::Answer(
     grpc::GenericCallbackServerContext* context) {
   std::string message;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (leader_ && !leader_->address().empty()) {
       context->AddTrailingMetadata(kLeaderMetadataKey, leader_->address());
       message =

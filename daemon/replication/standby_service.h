@@ -14,14 +14,15 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
 #include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/grpcpp.h>
 
+#include "absl/base/thread_annotations.h"
 #include "common/controller_targets.h"
+#include "common/mutex.h"
 #include "gantry/v1/replication.pb.h"
 
 namespace gantry::replication {
@@ -43,9 +44,9 @@ class StandbyService {
 
  private:
   const std::string self_name_;
-  std::mutex mutex_;
-  std::optional<v1::ControllerMember> leader_;  // guarded by mutex_
-  std::string trouble_;                         // guarded by mutex_
+  Mutex mutex_;
+  std::optional<v1::ControllerMember> leader_ ABSL_GUARDED_BY(mutex_);
+  std::string trouble_ ABSL_GUARDED_BY(mutex_);
 };
 
 }  // namespace gantry::replication

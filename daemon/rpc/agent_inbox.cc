@@ -6,7 +6,7 @@ namespace gantry {
 
 AgentInbox::Wake AgentInbox::Push(Item item) {
   const bool urgent = item.stream_ended || !item.message.has_heartbeat();
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   items_.push_back(std::move(item));
   switch (pending_) {
     case Pending::kNow:
@@ -24,7 +24,7 @@ AgentInbox::Wake AgentInbox::Push(Item item) {
 
 std::vector<AgentInbox::Item> AgentInbox::Take() {
   std::vector<Item> taken;
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   taken.swap(items_);
   pending_ = Pending::kNone;
   return taken;

@@ -13,10 +13,11 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "common/mutex.h"
 #include "daemon/controller/agent_link.h"
 #include "gantry/v1/agent.pb.h"
 
@@ -46,9 +47,9 @@ class AgentInbox {
  private:
   enum class Pending { kNone, kLater, kNow };
 
-  std::mutex mutex_;
-  std::vector<Item> items_;           // guarded by mutex_
-  Pending pending_ = Pending::kNone;  // guarded by mutex_
+  Mutex mutex_;
+  std::vector<Item> items_ ABSL_GUARDED_BY(mutex_);
+  Pending pending_ ABSL_GUARDED_BY(mutex_) = Pending::kNone;
 };
 
 }  // namespace gantry

@@ -7,11 +7,11 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
-#include <mutex>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "common/munge_credential.h"
+#include "common/mutex.h"
 #include "common/request_binding.h"
 #include "common/rpc_methods.h"
 
@@ -80,14 +80,14 @@ class UserDirectory {
   std::string NameOf(uint32_t uid) {
     const auto now = std::chrono::steady_clock::now();
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       auto it = names_.find(uid);
       if (it != names_.end() && now < it->second.second) {
         return it->second.first;
       }
     }
     std::string name = UserName(uid);
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (names_.size() >= kMaxEntries) names_.clear();
     names_[uid] = {name, now + kTtl};
     return name;
@@ -97,7 +97,7 @@ class UserDirectory {
   std::optional<Entry> Find(const std::string& name) {
     const auto now = std::chrono::steady_clock::now();
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       auto it = users_.find(name);
       if (it != users_.end() && now < it->second.second) {
         return it->second.first;
@@ -108,7 +108,7 @@ class UserDirectory {
     if (std::optional<passwd> found = LookUpUser(name, buffer)) {
       entry = Entry{found->pw_uid, found->pw_gid, name};
     }
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (users_.size() >= kMaxEntries) users_.clear();
     users_[name] = {entry, now + kTtl};
     return entry;
@@ -119,7 +119,7 @@ class UserDirectory {
   static constexpr size_t kMaxEntries = 10000;
   using Deadline = std::chrono::steady_clock::time_point;
 
-  std::mutex mutex_;
+  Mutex mutex_;
   std::map<uint32_t, std::pair<std::string, Deadline>> names_
       ABSL_GUARDED_BY(mutex_);
   std::map<std::string, std::pair<std::optional<Entry>, Deadline>> users_

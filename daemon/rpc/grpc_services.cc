@@ -4,12 +4,13 @@
 #include <functional>
 #include <future>
 #include <memory>
-#include <mutex>
 
 #include <boost/asio/post.hpp>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
+#include "common/mutex.h"
 #include "daemon/controller/job_filter.h"
 #include "daemon/controller/request_validation.h"
 #include "daemon/rpc/call_authentication.h"
@@ -400,18 +401,18 @@ class AgentStreamLink final : public AgentLink {
   std::string Peer() const override { return peer_; }
 
   void Attach(AgentStream* stream) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stream_ = stream;
   }
   void Detach() {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stream_ = nullptr;
   }
 
  private:
   const std::string peer_;
-  std::mutex mutex_;
-  AgentStream* stream_ = nullptr;  // guarded by mutex_
+  Mutex mutex_;
+  AgentStream* stream_ ABSL_GUARDED_BY(mutex_) = nullptr;
 };
 
 // The stream carries raw bytes: the reactor checks a message's size and
@@ -455,7 +456,7 @@ class AgentStream final
   }
 
   void OnWriteDone(bool ok) override {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     outgoing_.pop_front();
     if (!ok) {
       outgoing_.clear();
@@ -490,7 +491,7 @@ class AgentStream final
              .ok()) {
       return;
     }
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     if (finish_requested_) return;
     outgoing_.push_back(std::move(bytes));
     if (!writing_) {
@@ -500,7 +501,7 @@ class AgentStream final
   }
 
   void FinishOnce(const grpc::Status& status) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     FinishLocked(status);
   }
 
@@ -517,7 +518,8 @@ class AgentStream final
 
   // Finish must wait for an outstanding write; it is called again from
   // OnWriteDone when the queue drains.
-  void FinishLocked(const grpc::Status& status) {
+  void FinishLocked(const grpc::Status& status)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) {
     if (finished_) return;
     finish_requested_ = true;
     finish_status_ = status;
@@ -533,16 +535,16 @@ class AgentStream final
   grpc::ByteBuffer incoming_;
   AgentStreamGuard guard_;
   std::string cut_reason_;
-  std::mutex mutex_;
-  std::deque<grpc::ByteBuffer> outgoing_;  // guarded by mutex_
-  bool writing_ = false;                   // guarded by mutex_
-  bool finish_requested_ = false;          // guarded by mutex_
-  bool finished_ = false;                  // guarded by mutex_
-  grpc::Status finish_status_;             // guarded by mutex_
+  Mutex mutex_;
+  std::deque<grpc::ByteBuffer> outgoing_ ABSL_GUARDED_BY(mutex_);
+  bool writing_ ABSL_GUARDED_BY(mutex_) = false;
+  bool finish_requested_ ABSL_GUARDED_BY(mutex_) = false;
+  bool finished_ ABSL_GUARDED_BY(mutex_) = false;
+  grpc::Status finish_status_ ABSL_GUARDED_BY(mutex_);
 };
 
 void AgentStreamLink::Send(const v1::ControllerMessage& message) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (!stream_) return;
   if (!LeadershipHeld()) {
     // A controller that may have been replaced tells agents nothing. Nor
@@ -563,12 +565,12 @@ void AgentStreamLink::Send(const v1::ControllerMessage& message) {
 }
 
 void AgentStreamLink::Close(const absl::Status& why) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (stream_) stream_->FinishOnce(ToGrpcStatus(why));
 }
 
 void AgentStreamLink::Close() {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   if (stream_)
     stream_->FinishOnce(
         grpc::Status(grpc::StatusCode::ABORTED, "closed by controller"));

@@ -51,7 +51,7 @@ void SubmitStreamReactor::OnReadDone(bool ok) {
   std::vector<Admitted> admitted;
   Actions actions;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     reading_ = false;
     if (!ok) {
       reads_done_ = true;  // half-closed by the client, or cancelled
@@ -141,7 +141,7 @@ void SubmitStreamReactor::Answer(uint64_t sequence,
                                  const absl::StatusOr<JobId>& id) {
   Actions actions;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     QueueAckLocked(sequence, id);
     actions = NextActionsLocked();
   }
@@ -165,7 +165,7 @@ void SubmitStreamReactor::QueueAckLocked(uint64_t sequence,
 void SubmitStreamReactor::OnWriteDone(bool ok) {
   Actions actions;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     writing_ = false;
     outgoing_.Clear();
     if (!ok) {

@@ -24,14 +24,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <vector>
 
 #include <grpcpp/grpcpp.h>
 #include <boost/asio/io_context.hpp>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "common/mutex.h"
 #include "daemon/controller/caller.h"
 #include "daemon/controller/controller.h"
 #include "daemon/rpc/admission_gate.h"
@@ -82,10 +83,12 @@ class SubmitStreamReactor final
   // Any thread: queues the ack of submission `sequence`.
   void Answer(uint64_t sequence, const absl::StatusOr<JobId>& id);
 
-  void QueueAckLocked(uint64_t sequence, const absl::StatusOr<JobId>& id);
+  void QueueAckLocked(uint64_t sequence, const absl::StatusOr<JobId>& id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   // Ends reading: no more submissions are taken from this stream.
-  void StopReadingLocked(grpc::Status status);
-  Actions NextActionsLocked();
+  void StopReadingLocked(grpc::Status status)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  Actions NextActionsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   void Perform(const Actions& actions);
 
   grpc::CallbackServerContext* const context_;
@@ -96,20 +99,30 @@ class SubmitStreamReactor final
   const std::function<void(grpc::StatusCode)>& report_status_;
   const SubmitStreamLimits limits_;
 
-  std::mutex mutex_;
+  Mutex mutex_;
+  // The read callback's, not guarded: gRPC runs one OnReadDone at a time.
+  // caller_ is set by the first message and read by Post from there;
+  // incoming_ is gRPC's while a read is outstanding.
   std::optional<Caller> caller_;
-  v1::SubmitStreamRequest incoming_;  // gRPC's while a read is outstanding
-  v1::SubmitStreamReply outgoing_;    // gRPC's while a write is outstanding
-  v1::SubmitStreamReply waiting_;     // acks not yet handed to a write
-  uint64_t next_sequence_ = 0;
-  size_t in_flight_ = 0;         // read, not yet answered
-  bool reading_ = false;         // a read is outstanding
-  bool reading_paused_ = false;  // at max_in_flight
-  bool reads_done_ = false;      // the client half-closed, or reading ended
-  bool writing_ = false;
-  bool writes_failed_ = false;  // the client is gone: acks are dropped
-  bool finished_ = false;
-  grpc::Status final_status_ = grpc::Status::OK;
+  v1::SubmitStreamRequest incoming_;
+  // gRPC's while a write is outstanding.
+  v1::SubmitStreamReply outgoing_ ABSL_GUARDED_BY(mutex_);
+  // Acks not yet handed to a write.
+  v1::SubmitStreamReply waiting_ ABSL_GUARDED_BY(mutex_);
+  uint64_t next_sequence_ ABSL_GUARDED_BY(mutex_) = 0;
+  // Read, not yet answered.
+  size_t in_flight_ ABSL_GUARDED_BY(mutex_) = 0;
+  // A read is outstanding.
+  bool reading_ ABSL_GUARDED_BY(mutex_) = false;
+  // At max_in_flight.
+  bool reading_paused_ ABSL_GUARDED_BY(mutex_) = false;
+  // The client half-closed, or reading ended.
+  bool reads_done_ ABSL_GUARDED_BY(mutex_) = false;
+  bool writing_ ABSL_GUARDED_BY(mutex_) = false;
+  // The client is gone: acks are dropped.
+  bool writes_failed_ ABSL_GUARDED_BY(mutex_) = false;
+  bool finished_ ABSL_GUARDED_BY(mutex_) = false;
+  grpc::Status final_status_ ABSL_GUARDED_BY(mutex_) = grpc::Status::OK;
 };
 
 }  // namespace gantry

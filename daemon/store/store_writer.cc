@@ -12,17 +12,17 @@ StoreWriter::StoreWriter(boost::asio::io_context& io, StateStore& store)
 
 StoreWriter::~StoreWriter() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stopping_ = true;
   }
-  wake_.notify_one();
+  wake_.NotifyOne();
   thread_.join();
 }
 
 void StoreWriter::Commit(StateStore::Batch batch, Done done) {
   in_flight_ = std::make_shared<const StateStore::Batch>(std::move(batch));
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     batch_ = in_flight_;
     done_ = [this, done = std::move(done)](absl::Status status,
                                            double seconds) {
@@ -30,18 +30,21 @@ void StoreWriter::Commit(StateStore::Batch batch, Done done) {
       done(std::move(status), seconds);
     };
   }
-  wake_.notify_one();
+  wake_.NotifyOne();
 }
 
 void StoreWriter::Run() {
-  std::unique_lock lock(mutex_);
+  MutexLock lock(mutex_);
   while (true) {
     // Written out even when stopping: the loop may already count on it.
-    wake_.wait(lock, [this] { return batch_ != nullptr || stopping_; });
+    wake_.Wait(lock, [this] {
+      mutex_.AssertHeld();
+      return batch_ != nullptr || stopping_;
+    });
     if (!batch_) return;
     std::shared_ptr<const StateStore::Batch> batch = std::move(batch_);
     Done done = std::move(done_);
-    lock.unlock();
+    lock.Unlock();
     const auto start = std::chrono::steady_clock::now();
     absl::Status status = store_.Commit(*batch, /*sync=*/true);
     const double seconds =
@@ -50,7 +53,7 @@ void StoreWriter::Run() {
     boost::asio::post(
         io_, [done = std::move(done), status = std::move(status),
               seconds]() mutable { done(std::move(status), seconds); });
-    lock.lock();
+    lock.Lock();
   }
 }
 

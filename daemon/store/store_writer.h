@@ -13,16 +13,15 @@
 // in flight to be written (its `done` is then posted but may never run).
 #pragma once
 
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <thread>
 
 #include <boost/asio/io_context.hpp>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "common/mutex.h"
 #include "daemon/store/state_store.h"
 
 namespace gantry {
@@ -53,8 +52,8 @@ class StoreWriter {
   StateStore& store_;
   std::shared_ptr<const StateStore::Batch> in_flight_;  // loop thread only
 
-  std::mutex mutex_;
-  std::condition_variable wake_;
+  Mutex mutex_;
+  CondVar wake_;
   std::shared_ptr<const StateStore::Batch> batch_ ABSL_GUARDED_BY(mutex_);
   Done done_ ABSL_GUARDED_BY(mutex_);
   bool stopping_ ABSL_GUARDED_BY(mutex_) = false;
