@@ -39,13 +39,28 @@ std::string Read(const std::string& path) {
   return text.str();
 }
 
-// A child that waits to be signalled; returns how it ended.
+// A child that waits to be signalled, and dies of the signal: it comes
+// with the test runner's handlers (Catch's report of a fatal signal), so
+// the signals the tests send are blocked across the fork until the child
+// has put the defaults back. Without that, a SIGTERM that came before
+// them ran Catch's handler in the child (TSan then ended it with its own
+// exit status).
 pid_t StartSleeper() {
+  sigset_t blocked;
+  sigset_t before;
+  sigemptyset(&blocked);
+  sigaddset(&blocked, SIGTERM);
+  sigaddset(&blocked, SIGINT);
+  ::pthread_sigmask(SIG_BLOCK, &blocked, &before);
   pid_t pid = ::fork();
   if (pid == 0) {
+    ::signal(SIGTERM, SIG_DFL);
+    ::signal(SIGINT, SIG_DFL);
+    ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
     ::pause();
     ::_exit(0);
   }
+  ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
   return pid;
 }
 
