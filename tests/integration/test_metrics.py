@@ -147,6 +147,24 @@ class MetricsTest(ClusterTestCase):
         if self.gpus_per_node:
             self.assertEqual(healthy, 1)  # every GPU is on the fake bus
 
+    def test_every_served_metric_is_in_the_reference(self):
+        # docs/reference.md's table is written by hand: a metric added to a
+        # daemon without a row there fails here. Families by their # TYPE
+        # line (a histogram's _bucket/_sum/_count are its family).
+        reference = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                 "..", "..", "docs", "reference.md")
+        with open(reference, encoding="utf-8") as f:
+            documented = set(re.findall(r"^\| `([a-z_]+)` \|", f.read(), re.M))
+        self.assertIn("gantry_jobs", documented)  # the table was found
+        for address in (self.cluster.metrics_address(),
+                        self.cluster.metrics_address("node01")):
+            served = set(re.findall(r"^# TYPE (gantry_[a-z_]+) ",
+                                    scrape(address), re.M))
+            self.assertTrue(served, f"no gantry_ metric at {address}")
+            self.assertEqual(served - documented, set(),
+                             f"served at {address} but not in "
+                             "docs/reference.md's metric table")
+
     def test_idle_half_requests_do_not_block_scrapes(self):
         # Connections that send half a request and go quiet each hold one
         # of civetweb's threads; with one thread, two of them kept every
