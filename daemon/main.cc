@@ -613,8 +613,6 @@ int RunGantryd(int argc, char** argv) {
   options.default_max_restarts = flags.max_restarts;
   options.restart_backoff_ms =
       static_cast<int64_t>(flags.restart_backoff * 1000);
-  options.node_fault_settle_ms =
-      static_cast<int64_t>(flags.node_fault_settle * 1000);
   options.min_job_age_ms = static_cast<int64_t>(flags.min_job_age * 1000);
   options.stage_ahead.window_ms =
       static_cast<int64_t>(flags.stage_ahead * 1000);
@@ -649,6 +647,10 @@ int RunGantryd(int argc, char** argv) {
   stragglers.policy.stale_ms =
       std::max<int64_t>(5000, options.heartbeat_interval_ms * 5);
   stragglers.heartbeat_interval_ms = options.heartbeat_interval_ms;
+  features.fault_survivors.settle_ms =
+      static_cast<int64_t>(flags.node_fault_settle * 1000);
+  features.fault_survivors.heartbeat_interval_ms =
+      options.heartbeat_interval_ms;
   options.features = gantry::StandardFeatures(features);
   gantry::Controller controller(io, *state, clock, options);
   absl::Status started = controller.Start();

@@ -237,7 +237,7 @@ void Controller::Stop() {
   timer_.cancel();
   status_timer_.cancel();
   schedule_timer_.cancel();
-  survivor_probe_timer_.cancel();
+  for (auto& [feature, wake] : feature_wakes_) wake->cancel();
   dataset_cache_waits_.Stop();
   // gantry run waits on its step: tell it to ask the next controller, so
   // the server's shutdown has no call left open.
@@ -336,8 +336,8 @@ void Controller::Flush() {
     return;
   }
   writer_.Commit(std::move(batch),
-                 [this, actions = std::move(actions)](absl::Status status,
-                                                      double seconds) mutable {
+                 [this, actions = std::move(actions)](
+                     const absl::Status& status, double seconds) mutable {
                    CommitDone(status, seconds, actions);
                  });
 }

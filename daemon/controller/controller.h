@@ -286,11 +286,6 @@ class Controller {
   std::vector<NodeSnapshot> NodeSnapshots(
       std::vector<const std::string*>& names) const;
   void GrowJob(JobRuntime& job, uint32_t to_nodes);
-  // A job with a node range after a node fault: whether a node of the
-  // failed attempt is neither heard from since nor found down yet (then
-  // the job's size is not chosen yet; its reason says why). A job of one
-  // size is placed without the silent nodes instead (ExcludeSilentSurvivors).
-  bool AwaitSilentSurvivors(JobRuntime& job) const;
   // Throttled arrays (--array=...%N): how many more of their tasks may join
   // this pass's queue, by array id. Tasks are taken in id order, so the
   // lowest indices start first.
@@ -539,15 +534,6 @@ class Controller {
   // unreachable like any whose stream ended.
   void CutAgent(const std::shared_ptr<AgentLink>& link, const std::string& node,
                 const absl::Status& why);
-  // Node faults (controller_fault_survivors.cc): remembers the survivors
-  // of a failed attempt, probes them once the fault has settled, and keeps
-  // the ones not heard from since out of its restart.
-  void NoteNodeFault(JobRuntime& job);
-  void ExcludeSilentSurvivors(const JobRuntime& job,
-                              std::vector<std::string>& excluded) const;
-  void HeardFrom(const std::string& node);
-  void ArmSurvivorProbe();
-  void ProbeSettledSurvivors();
   void ReclassifyRecentFailures(const std::string& node_name);
   // The periodic tick and what it checks (controller_deadlines.cc).
   void ArmTimer();
@@ -658,15 +644,9 @@ class Controller {
   // controller started, blended with the site's prior
   // (controller_checkpoint_interval.cc).
   FailureRateEstimate failure_rate_;
-  // Survivors of node faults not heard from since the fault settled
-  // (NoteNodeFault): a message from one after that may let a restart be
-  // placed.
-  struct SilentSurvivor {
-    int64_t fault_ms = 0;  // the latest fault it survived
-    bool probed = false;   // asked for a heartbeat since that fault settled
-  };
-  std::map<std::string, SilentSurvivor> silent_survivors_;
-  boost::asio::steady_timer survivor_probe_timer_{io_};
+  // The wakes features asked for (FeatureContext::WakeAfter), one each.
+  std::map<const ControllerFeature*, std::unique_ptr<boost::asio::steady_timer>>
+      feature_wakes_;
   uint64_t ticks_ = 0;       // of the periodic timer
   int64_t tick_due_ms_ = 0;  // monotonic; when the armed tick should run
   std::optional<v1::TopologyRecord> topology_record_;

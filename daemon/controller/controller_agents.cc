@@ -71,7 +71,9 @@ void Controller::OnAgentMessage(const std::shared_ptr<AgentLink>& link,
   }
   node.deadline_ms = MonotonicMs(clock_) + options_.node_timeout_ms;
   node.record.set_last_seen_ms(clock_.NowMs());
-  HeardFrom(name);
+  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+    feature->OnHeardFrom(name);
+  }
   if (message.has_heartbeat()) {
     OnHealth(node, message.heartbeat());
     if (message.heartbeat().has_dataset_cache()) {

@@ -147,25 +147,4 @@ void Controller::GrowJob(JobRuntime& job, uint32_t to_nodes) {
                                   {"attempt", record.attempt()}});
 }
 
-// Without this, a range job would be sized in the moment between the fault
-// and the survivors' next message (their ranks' exits, a heartbeat): a
-// survivor with no ranks of its own is silent until its heartbeat, and the
-// job would shrink below what it still has.
-bool Controller::AwaitSilentSurvivors(JobRuntime& job) const {
-  if (job.node_fault_ms == 0) return false;
-  for (const std::string& name : job.fault_survivors) {
-    auto node = nodes_.find(name);
-    if (node == nodes_.end()) continue;
-    const v1::NodeRecord& record = node->second.record;
-    if (record.last_seen_ms() <= job.node_fault_ms &&
-        record.state() != v1::NODE_DOWN) {
-      job.record.set_reason("Restarting");
-      job.record.set_reason_detail(absl::StrCat(
-          "waiting to hear from ", name, " before choosing the job's size"));
-      return true;
-    }
-  }
-  return false;
-}
-
 }  // namespace gantry

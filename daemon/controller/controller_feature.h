@@ -30,6 +30,7 @@
 
 namespace gantry {
 
+class ControllerFeature;
 class ControllerMetrics;
 
 // What a feature may read of the controller, and the few things it may
@@ -99,12 +100,30 @@ class FeatureContext {
   virtual void RequeueUnstarted(uint64_t job_id, const std::string& detail,
                                 bool hold, const std::string& reason,
                                 const std::string& reason_detail) = 0;
+  // Asks for a scheduling pass soon: something a pending job waited for
+  // changed.
+  virtual void RequestSchedule() = 0;
+  // Calls `feature`'s OnWake in `delay_ms` (on the loop); a later call
+  // replaces the wake not yet due. Never once the controller stops.
+  virtual void WakeAfter(ControllerFeature& feature, int64_t delay_ms) = 0;
   // Restarts the running job from its latest checkpoint as gantryd's
   // choice: not charged against --max-restarts; the attempt ends with
   // `end_reason` (sacct's Reason).
   virtual absl::Status RestartUncharged(uint64_t job_id,
                                         const std::string& end_reason,
                                         const std::string& detail) = 0;
+};
+
+// What a feature may say of a pending job about to join a scheduling pass
+// (ControllerFeature::LimitPlacement).
+struct PlacementLimits {
+  // Nodes it must not be placed on this pass: add to them.
+  std::vector<std::string>* excluded = nullptr;
+  // Kept out of this pass; `reason` and `detail` say why (squeue's
+  // REASON; in memory, not stored).
+  bool held = false;
+  std::string reason;
+  std::string detail;
 };
 
 class ControllerFeature {
@@ -148,6 +167,9 @@ class ControllerFeature {
   // An agent registered (again): its registration as sent.
   virtual void OnNodeRegistered(const std::string& /*node*/,
                                 const v1::Register& /*registration*/) {}
+  // Any message from a node's agent after its registration, before the
+  // core handles it.
+  virtual void OnHeardFrom(const std::string& /*node*/) {}
   // A message from an agent (after the core took what it handles).
   virtual void OnAgentMessage(const std::string& /*node*/,
                               const v1::AgentMessage& /*message*/) {}
@@ -170,6 +192,24 @@ class ControllerFeature {
                           const std::string& /*node*/) {
     return false;
   }
+  // A node was found down (its heartbeats stopped, or its agent's stream
+  // ended for good): true when it failed under work this feature knows of
+  // (the core then drains it, as a node that died under a job). Every
+  // feature is told.
+  virtual bool OnNodeDown(const std::string& /*node*/) { return false; }
+  // The job's attempt failed (its record still names the attempt's nodes);
+  // `node_fault_restart`: for a node fault, and the job runs again.
+  virtual void OnAttemptFailed(const v1::JobRecord& /*job*/,
+                               bool /*node_fault_restart*/) {}
+  // A pending job is about to join this scheduling pass
+  // (`sized_by_range`: its size is chosen at placement, from a node
+  // range). Runs for every queued job on every pass: return at once when
+  // the job is none of this feature's.
+  virtual void LimitPlacement(const v1::JobRecord& /*job*/,
+                              bool /*sized_by_range*/,
+                              PlacementLimits& /*limits*/) {}
+  // The wake this feature asked for is due (FeatureContext::WakeAfter).
+  virtual void OnWake() {}
 };
 
 // Makes a feature for a controller; `context` outlives it.

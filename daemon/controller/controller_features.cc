@@ -4,7 +4,9 @@
 // and checkpoints, and for `gantry status` and `gantry job`; this file
 // gives them their view of the controller and carries out what they ask.
 #include <algorithm>
+#include <chrono>
 #include <map>
+#include <memory>
 #include <string_view>
 #include <utility>
 
@@ -157,6 +159,21 @@ class Controller::FeatureView : public FeatureContext {
   }
 
  private:
+  void RequestSchedule() override { controller_.RequestSchedule(); }
+  void WakeAfter(ControllerFeature& feature, int64_t delay_ms) override {
+    if (controller_.stopped_) return;
+    std::unique_ptr<boost::asio::steady_timer>& wake =
+        controller_.feature_wakes_[&feature];
+    if (!wake)
+      wake = std::make_unique<boost::asio::steady_timer>(controller_.io_);
+    // Re-arming cancels the wait not yet due (it sees operation_aborted).
+    wake->expires_after(std::chrono::milliseconds(delay_ms));
+    wake->async_wait([this, &feature](const boost::system::error_code& error) {
+      if (error || controller_.stopped_) return;
+      feature.OnWake();
+    });
+  }
+
   // The controller's own entries; null when there is none.
   JobRuntime* Job(uint64_t job_id) const {
     auto it = controller_.jobs_.find(job_id);

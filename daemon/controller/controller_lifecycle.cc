@@ -235,9 +235,10 @@ void Controller::FailJob(JobRuntime& job, FailureKind kind, int exit_code,
                      std::min(attempt.start_time_ms(), now), now));
     }
   }
-  job.node_fault_ms = 0;
-  job.fault_survivors.clear();
-  if (kind == FailureKind::kNodeFault && decision.restart) NoteNodeFault(job);
+  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+    feature->OnAttemptFailed(
+        record, kind == FailureKind::kNodeFault && decision.restart);
+  }
   JobEvent event{JobEvent::Kind::kRankExited};
   switch (kind) {
     case FailureKind::kApplication:

@@ -92,10 +92,12 @@ void Controller::MarkNodeDown(NodeRuntime& node, const std::string& why) {
       }
     }
   }
-  // One of a failed attempt's other nodes, silent since that fault and
-  // found dead now: it failed with the others, under the job, even though
-  // the job restarted without it meanwhile.
-  if (silent_survivors_.erase(name) > 0) had_work = true;
+  // Work a feature knows of (a failed attempt's other node, silent since
+  // that fault and found dead now: it failed with the others). Every
+  // feature is told.
+  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+    if (feature->OnNodeDown(name)) had_work = true;
+  }
   // A node that dies under a job is suspect until an admin looks at it.
   if (had_work) DrainNode(node, why);
   if (node.link) {

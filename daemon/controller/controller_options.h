@@ -38,11 +38,6 @@ struct ControllerOptions {
   // First backoff before restarting after an application failure; doubles
   // with each restart (see restart_policy.h).
   int64_t restart_backoff_ms = 1000;
-  // After a node fault, how long the failed attempt's other nodes must
-  // keep answering before its restart may use them again: nodes failing
-  // together within this time cost one restart, not one each. Spares and
-  // other free nodes serve the restart at once.
-  int64_t node_fault_settle_ms = 1000;
   // Nodes kept free for the restarts of failed jobs (--hot-spares and the
   // partitions' HotSpares together).
   std::set<std::string> hot_spares;

@@ -61,13 +61,6 @@ struct JobRuntime {
   std::map<uint32_t, int64_t> step_first_exit_ms;  // monotonic
   // The spec's --constraint, parsed on first need (ParsedConstraint).
   std::shared_ptr<const NodeConstraint> constraint;
-  // After a node fault (in memory): when it was found, and the failed
-  // attempt's other nodes. Until one of them is heard from once the
-  // fault has settled (node_fault_settle_ms after it), the restart is not
-  // placed on it: nodes that fail together are found a little apart, and
-  // a silent one may be the next found dead (controller_fault_survivors.cc).
-  int64_t node_fault_ms = 0;
-  std::vector<std::string> fault_survivors;
   // An --elastic job below its full size that will be restarted onto
   // more nodes at its next checkpoint (in memory; see ConsiderGrowing):
   // the attempt, and the time of the checkpoint known when it was

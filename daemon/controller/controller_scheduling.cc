@@ -127,15 +127,25 @@ void Controller::RunSchedule() {
       case GateVerdict::kWaitForDependency:
         ++dependency_waiters;
         continue;
-      case GateVerdict::kQueue:
+      case GateVerdict::kQueue: {
         queue.push_back(PendingJobOf(live->record, ParsedConstraint(*live)));
-        ExcludeSilentSurvivors(*live, queue.back().excluded_nodes);
-        if (queue.back().min_nodes > 0 && AwaitSilentSurvivors(*live)) {
+        // The features may keep nodes from it, or hold it out of this pass
+        // (a restart after a node fault: fault_survivor_feature.h).
+        PlacementLimits limits;
+        limits.excluded = &queue.back().excluded_nodes;
+        const bool sized_by_range = queue.back().min_nodes > 0;
+        for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+          feature->LimitPlacement(live->record, sized_by_range, limits);
+        }
+        if (limits.held) {
+          live->record.set_reason(limits.reason);
+          live->record.set_reason_detail(limits.detail);
           queue.pop_back();
           continue;
         }
         queued.emplace_back(id, live);
         continue;
+      }
     }
   }
   if (queue.empty()) {

@@ -10,7 +10,7 @@
 //   is drained, so the new attempt runs elsewhere), then with backoff.
 //   Which nodes the restart may use is the controller's business (the
 //   failed attempt's other nodes only once the fault has settled, see
-//   daemon/controller/controller_fault_survivors.cc).
+//   daemon/controller/features/fault_survivors/).
 // - An application failure (a rank exits non-zero or by a signal on a
 //   healthy node, or is OOM-killed) ends the job FAILED (OUT_OF_MEMORY)
 //   unless the job asked for restarts itself (--max-restarts N): as in

@@ -7,7 +7,8 @@ namespace gantry {
 
 std::vector<FeatureFactory> StandardFeatures(const FeatureSettings& settings) {
   return {MakeGoodputFeature, StragglerFeatureFactory(settings.stragglers),
-          PreflightFeatureFactory(settings.preflight)};
+          PreflightFeatureFactory(settings.preflight),
+          FaultSurvivorFeatureFactory(settings.fault_survivors)};
 }
 
 }  // namespace gantry

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "daemon/controller/controller_feature.h"
+#include "daemon/controller/features/fault_survivors/fault_survivor_feature.h"
 #include "daemon/controller/features/preflight/preflight_rounds.h"
 #include "daemon/controller/features/stragglers/straggler_feature.h"
 
@@ -15,6 +16,7 @@ namespace gantry {
 struct FeatureSettings {
   StragglerSettings stragglers;
   PreflightOptions preflight;
+  FaultSurvivorSettings fault_survivors;
 };
 
 std::vector<FeatureFactory> StandardFeatures(

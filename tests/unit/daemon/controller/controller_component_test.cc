@@ -21,6 +21,7 @@
 #include "common/clock.h"
 #include "daemon/controller/agent_link.h"
 #include "daemon/controller/controller.h"
+#include "daemon/controller/features/standard_features.h"
 #include "tests/unit/support/controller_harness.h"
 
 namespace gantry {
@@ -77,12 +78,22 @@ struct FakeAgent {
   uint64_t next_sequence = 1;
 };
 
+// The features gantryd runs, with a node fault settling after `settle_ms`
+// (agents beating every `heartbeat_ms`, as gantryd tells them both).
+std::vector<FeatureFactory> FeaturesSettlingIn(int64_t settle_ms,
+                                               int64_t heartbeat_ms = 1000) {
+  FeatureSettings settings;
+  settings.fault_survivors.settle_ms = settle_ms;
+  settings.fault_survivors.heartbeat_interval_ms = heartbeat_ms;
+  return StandardFeatures(settings);
+}
+
 ControllerOptions ComponentOptions() {
   ControllerOptions options;
   options.node_timeout_ms = 1000;
   options.restart_backoff_ms = 1000;
   options.reconnect_grace_ms = 60'000;
-  options.node_fault_settle_ms = 300;
+  options.features = FeaturesSettlingIn(300);
   return options;
 }
 
@@ -396,8 +407,9 @@ TEST_CASE(
     "[controller][component]") {
   // Settling takes longer than finding n1 dead, so n2's beats meanwhile
   // do not count.
+  constexpr int64_t kSettleMs = 3000;
   ControllerOptions options = ComponentOptions();
-  options.node_fault_settle_ms = 3000;
+  options.features = FeaturesSettlingIn(kSettleMs);
   Harness h(options);
   FakeAgent n1("n1"), n2("n2"), n3("n3");
   // n2 says nothing after n1 is found down (it may be failing too, not yet
@@ -420,7 +432,7 @@ TEST_CASE(
   // Once it has settled, the controller asks n2 for a heartbeat (and no
   // one else: n3 was not in the failed attempt); n2's answer lets the job
   // restart on it and the spare.
-  h.clock_.AdvanceMs(h.options_.node_fault_settle_ms);
+  h.clock_.AdvanceMs(kSettleMs);
   REQUIRE(h.PumpUntil([&] { return n2.link->Probes() == 1; }));
   CHECK(n3.link->Probes() == 0);
   CHECK(h.Job(id).state() == v1::PENDING);
@@ -438,6 +450,7 @@ TEST_CASE(
   // Beats every 200 ms, found dead after 1 s of silence, 300 ms to settle.
   ControllerOptions options = ComponentOptions();
   options.heartbeat_interval_ms = 200;
+  options.features = FeaturesSettlingIn(300, 200);
   Harness h(options);
   FakeAgent n1("n1"), n2("n2"), n3("n3");
   // n1 went silent a node timeout ago; n2 kept beating well after that

@@ -120,6 +120,11 @@ class FakeFeatureContext : public FeatureContext {
       job.mutable_attempts(job.attempts_size() - 1)->set_end_time_ms(1);
     }
   }
+  void RequestSchedule() override { ++schedules_requested; }
+  // Recorded; a test calls the feature's OnWake itself when it is due.
+  void WakeAfter(ControllerFeature& /*feature*/, int64_t delay_ms) override {
+    wakes.push_back(delay_ms);
+  }
   absl::Status RestartUncharged(uint64_t job_id, const std::string& end_reason,
                                 const std::string& detail) override {
     restarts.push_back({job_id, end_reason, detail});
@@ -148,6 +153,8 @@ class FakeFeatureContext : public FeatureContext {
   std::vector<std::pair<std::string, v1::ControllerMessage>> sent;
   std::vector<uint64_t> released;
   std::vector<Requeue> requeued;
+  int schedules_requested = 0;
+  std::vector<int64_t> wakes;  // delays asked for, in order
 };
 
 }  // namespace gantry
