@@ -66,18 +66,20 @@ def block(text):
 
 def command_sections(gantry):
     """gantry's help, then each subcommand's (and theirs), as sections."""
-    out = ["## gantry\n", block(help_text("gantry", gantry))]
+    top = help_text("gantry", gantry)
+    out = ["## gantry\n", block(top)]
 
-    def walk(words, depth):
-        for name, _ in subcommands(help_text("gantry", gantry, *words)):
+    # Each command's help is run once: its section, then its subcommands.
+    def walk(words, text, depth):
+        for name, _ in subcommands(text):
             path = [*words, name]
             heading = "#" * min(depth, 4)
             out.append(f"{heading} gantry {' '.join(path)}\n")
-            text = help_text("gantry", gantry, *path)
-            out.append(block(text))
-            walk(path, depth + 1)
+            child = help_text("gantry", gantry, *path)
+            out.append(block(child))
+            walk(path, child, depth + 1)
 
-    walk([], 3)
+    walk([], top, 3)
     return out
 
 

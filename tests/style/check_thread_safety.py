@@ -54,7 +54,7 @@ def sources_under(root):
                     yield os.path.relpath(path, root)
 
 
-def rule_findings(root, texts):
+def rule_findings(texts):
     """Rules 1 and 2: one line per finding."""
     findings = []
     for relative, text in sorted(texts.items()):
@@ -116,7 +116,7 @@ def main():
     for relative in sources_under(root):
         with open(os.path.join(root, relative), encoding="utf-8") as f:
             texts[relative] = f.read()
-    findings = rule_findings(root, texts)
+    findings = rule_findings(texts)
     for finding in findings:
         print(finding)
     if rules_only:
