@@ -8,8 +8,9 @@
 # unity build at -Og -g1: CMakeLists.txt, tests/lab/README.md), runs every
 # unit test (which the plain build then leaves out: compiled and run once)
 # and the integration tests of a job's whole life, and the lab's sanitizer
-# scenario uses its daemons. Then the thread tier: every unit test again,
-# built with ThreadSanitizer (build-tsan; GANTRY_THREAD_SANITIZER_BUILD_DIR
+# scenario uses its daemons. Then the thread tier: the unit tests of the
+# threaded code (tests/unit/CMakeLists.txt: THREADED) again, built with
+# ThreadSanitizer (build-tsan; GANTRY_THREAD_SANITIZER_BUILD_DIR
 # names another; suppressions in tests/tsan.supp). GANTRY_SANITIZER_BUILD=0
 # skips both sanitizer builds and tiers (the lab scenario then skips,
 # saying so; the unit tests run in the plain build). Exits non-zero when
@@ -29,7 +30,7 @@ ctest_args=()
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
-    -h|--help) sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) ctest_args+=("$arg") ;;
   esac
 done
@@ -101,9 +102,10 @@ if [ "$sanitizer_tier" = 1 ]; then
   export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
   run_ctest "$sanitized" -R "$sanitized_tier" || status=$?
   end_phase "sanitizer tier:"
-  # The thread tier: every unit test under ThreadSanitizer, which cannot
-  # share a build with ASan. Its own build, of the unit tests only (about
-  # ten minutes cold on 2 cores); any report fails the test.
+  # The thread tier: the threaded code's unit tests under ThreadSanitizer,
+  # which cannot share a build with ASan. Its own build, of those tests and
+  # what they link only (a TSan build defines no other test binary); any
+  # report fails the test.
   GANTRY_BUILD_DIR="$threads" \
     "$root/packaging/build.sh" -DGANTRY_SANITIZE_THREADS=ON \
     -DGANTRY_BUILD_TESTS=ON -DGANTRY_WERROR=OFF unit_tests
