@@ -75,7 +75,6 @@
 #include "daemon/controller/dataset_cache_waits.h"
 #include "daemon/controller/dataset_requests.h"
 #include "daemon/controller/history_worker.h"
-#include "daemon/controller/memory_checkpoint_ledger.h"
 #include "daemon/controller/node_event_log.h"
 #include "daemon/controller/recent_environments.h"
 #include "daemon/controller/scheduling_input.h"
@@ -345,32 +344,6 @@ class Controller {
   // the Young/Daly optimum for its nodes (controller_checkpoint_interval.cc).
   void SetCheckpointInterval(v1::JobRecord& record) const;
 
-  // In-memory checkpoints (controller_memory_checkpoints.cc).
-  // A node's report of what it holds (Register, heartbeat).
-  void OnMemoryCheckpointReport(const std::string& node,
-                                const v1::MemoryCheckpointReport& report);
-  // The newest step every rank holds in two failure domains: recorded
-  // (JobRecord.memory_checkpoint) and counted as a checkpoint.
-  void UpdateMemoryCheckpoint(JobRuntime& job);
-  // At an attempt's start: the snapshot its ranks restore, if one is held
-  // on usable nodes and is newer than the persistent checkpoint.
-  void ChooseMemoryRestore(JobRuntime& job);
-  // The job's plan (its peers chosen afresh among the nodes reachable
-  // now) to its nodes, their peers and the nodes holding its snapshots.
-  void SendMemoryCheckpointPlans(JobRuntime& job);
-  // SendMemoryCheckpointPlans for every running --memory-checkpoints job
-  // (a node registered: it may be a new peer, or hold snapshots and need
-  // the token), or only those `lost_peer` was a peer of (its stream
-  // closed).
-  void ReplanMemoryCheckpoints(const std::string* lost_peer);
-  // The job ended for good: every node holding its snapshots drops them.
-  void DropMemoryCheckpoints(uint64_t job_id);
-  // Fills a launch's memory fields for `node` (LaunchRanks.memory_*).
-  void AddMemoryCheckpointLaunch(const JobRuntime& job, const std::string& node,
-                                 v1::LaunchRanks& launch) const;
-  bool ApartForMemoryCheckpoints(const std::string& a,
-                                 const std::string& b) const;
-
   // Messages that start and stop ranks (controller_launch.cc).
   // To every node of the allocation from its `from_share`-th on (a few
   // dozen nodes per loop turn, the next ones posted behind what else is
@@ -591,7 +564,6 @@ class Controller {
   // The live jobs whose clocks each tick checks (CheckDeadlines): running
   // ones, and pending ones with a --deadline. A tick must not walk every
   // pending job: 50,000 of them were a tenth of an idle gantryd's CPU.
-  // Also what a node's registration walks for memory-checkpoint plans.
   std::map<uint64_t, JobRuntime*> timed_jobs_;
   // A scheduling pass's queue, kept for its memory (RunSchedule).
   std::vector<PendingJob> pending_queue_;
@@ -674,9 +646,6 @@ class Controller {
   CommitLatencies commit_latencies_;
   NodeEventLog node_events_;
   ControllerStatistics statistics_;  // for sdiag
-  // Who holds which job's in-memory checkpoints (in memory: agents report
-  // it when they register).
-  MemoryCheckpointLedger memory_checkpoints_;
   // What the features read of this controller, and the features made
   // from options_.features at construction.
   std::unique_ptr<FeatureContext> feature_view_;

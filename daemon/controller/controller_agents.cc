@@ -79,9 +79,6 @@ void Controller::OnAgentMessage(const std::shared_ptr<AgentLink>& link,
     if (message.heartbeat().has_dataset_cache()) {
       node.dataset_cache = message.heartbeat().dataset_cache();
     }
-    if (message.heartbeat().has_memory_checkpoints()) {
-      OnMemoryCheckpointReport(name, message.heartbeat().memory_checkpoints());
-    }
   }
   if (message.has_checkpoint()) {
     OnCheckpointReport(name, message.checkpoint());
@@ -160,9 +157,6 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
   v1::NodeRecord& record = node.record;
   record.set_name(name);
   record.set_address(reg.address());
-  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
-    feature->OnNodeRegistered(name, reg);
-  }
   record.set_boot_id(reg.boot_id());
   record.set_agent_instance(reg.agent_instance());
   record.set_agent_version(reg.agent_version());
@@ -170,9 +164,6 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
   *record.mutable_features() = reg.features();
   *record.mutable_inventory() = reg.inventory();
   node.dataset_cache = reg.dataset_cache();
-  node.memory_checkpoint_port = reg.memory_checkpoints().problem().empty()
-                                    ? reg.memory_checkpoint_port()
-                                    : 0;
   record.set_state(v1::NODE_UP);
   record.clear_reason();
   record.set_registered_time_ms(now);
@@ -199,11 +190,10 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
   welcome.mutable_registered()->set_heartbeat_interval_ms(
       static_cast<uint32_t>(options_.heartbeat_interval_ms));
   link->Send(welcome);
+  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+    feature->OnNodeRegistered(name, reg);
+  }
   ReconcileRanks(name, reg, continuity);
-  OnMemoryCheckpointReport(name, reg.memory_checkpoints());
-  // The plans of the jobs it takes part in (a new agent knows none, and a
-  // restarted controller made new tokens).
-  ReplanMemoryCheckpoints(nullptr);
   if (continuity != AgentContinuity::kSameAgent) {
     stage_ahead_.NodeRestarted(name);
   }
@@ -445,7 +435,6 @@ void Controller::OnRankEvent(const std::string& node_name,
     if (launch_failed && event.memory_restore_failed()) {
       // The snapshot could not be fetched: the next attempt resumes from
       // the persistent checkpoint, and this one is not the job's to pay.
-      job.memory_restore_failed = true;
       FailJob(job, FailureKind::kOwnCrash, 0, 0, all_exited,
               DescribeExit(event, node_name), clock_.NowMs());
       return;
@@ -553,9 +542,9 @@ void Controller::OnAgentGone(const std::shared_ptr<AgentLink>& link,
   dataset_requests_.NodeGone(node.record.name(), clock_.NowMs());
   dataset_cache_waits_.Check(dataset_requests_);
   ReclassifyRecentFailures(node.record.name());
-  // Its snapshot replicas are out of reach: the jobs it was a peer of
-  // push to another node from now on.
-  ReplanMemoryCheckpoints(&node.record.name());
+  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+    feature->OnNodeDisconnected(node.record.name());
+  }
   if (node.record.state() == v1::NODE_UP) {
     node.record.set_state(v1::NODE_UNREACHABLE);
     node.record.set_reason(why.empty() ? "agent stream closed"

@@ -74,8 +74,9 @@ class FeatureContext {
                            const std::string& kind,
                            const std::string& detail) = 0;
   // The running job made progress (its hang timer restarts; its attempt's
-  // first progress is timed).
-  virtual void NoteJobProgress(uint64_t job_id) = 0;
+  // first progress is timed), with a new checkpoint when `checkpoint`
+  // (its attempt's first checkpoint is timed).
+  virtual void NoteJobProgress(uint64_t job_id, bool checkpoint) = 0;
   // Drains the node for `reason` unless it is drained already; false when
   // there is no such node.
   virtual bool DrainNode(const std::string& node,
@@ -87,6 +88,18 @@ class FeatureContext {
   // there (the pre-flight's), staged with the job.
   virtual void UpdateCurrentAttempt(
       uint64_t job_id, const std::function<void(v1::AttemptRecord&)>& edit) = 0;
+  // Edits the job's record: only the fields a feature keeps there (the
+  // in-memory checkpoint's), never its state or allocation; staged with
+  // the job.
+  virtual void UpdateJob(uint64_t job_id,
+                         const std::function<void(v1::JobRecord&)>& edit) = 0;
+  // Runs `action` on the loop once what is staged now is durable (what a
+  // node is told must not run ahead of the state that explains it).
+  virtual void AfterCommit(std::function<void()> action) = 0;
+  // The leaf switches `node` hangs off in the switch tree; empty without a
+  // tree, or when the node is not in it.
+  virtual std::vector<std::string> LeafSwitchesOf(
+      const std::string& node) const = 0;
   // Sends a message to the node's agent; false when it is not connected.
   virtual bool SendToNode(const std::string& node,
                           const v1::ControllerMessage& message) = 0;
@@ -164,9 +177,13 @@ class ControllerFeature {
   }
   // The running job recorded a new checkpoint (staged already).
   virtual void OnCheckpoint(const v1::JobRecord& /*job*/) {}
-  // An agent registered (again): its registration as sent.
+  // An agent registered (again): its registration as sent. The node is up
+  // and connected, and has been welcomed; its ranks are not reconciled yet.
   virtual void OnNodeRegistered(const std::string& /*node*/,
                                 const v1::Register& /*registration*/) {}
+  // The node's agent stream ended: it is unreachable until it registers
+  // again (or is found down).
+  virtual void OnNodeDisconnected(const std::string& /*node*/) {}
   // Any message from a node's agent after its registration, before the
   // core handles it.
   virtual void OnHeardFrom(const std::string& /*node*/) {}
@@ -182,6 +199,11 @@ class ControllerFeature {
   virtual bool HoldLaunch(const v1::JobRecord& /*job*/, bool /*whole*/) {
     return false;
   }
+  // A launch of the job's ranks (or of a step's tasks) on `node` is being
+  // built: add this feature's fields.
+  virtual void FillLaunch(const v1::JobRecord& /*job*/,
+                          const std::string& /*node*/,
+                          v1::LaunchRanks& /*launch*/) const {}
   // At each deadline check of a running job: true while this feature holds
   // its ranks back (the core then does not time its hang). It may act
   // here (send again what a controller restart lost).

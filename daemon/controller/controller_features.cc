@@ -78,6 +78,20 @@ class Controller::FeatureView : public FeatureContext {
     edit(*job->record.mutable_attempts(job->record.attempts_size() - 1));
     controller_.StageJob(*job);
   }
+  void UpdateJob(uint64_t job_id,
+                 const std::function<void(v1::JobRecord&)>& edit) override {
+    JobRuntime* job = Job(job_id);
+    if (job == nullptr) return;
+    edit(job->record);
+    controller_.StageJob(*job);
+  }
+  void AfterCommit(std::function<void()> action) override {
+    controller_.AfterCommit(std::move(action));
+  }
+  std::vector<std::string> LeafSwitchesOf(
+      const std::string& node) const override {
+    return controller_.LeafSwitchesOf(node);
+  }
   bool SendToNode(const std::string& name,
                   const v1::ControllerMessage& message) override {
     NodeRuntime* node = Node(name);
@@ -123,12 +137,12 @@ class Controller::FeatureView : public FeatureContext {
                    const std::string& detail) override {
     controller_.StageEvent(job_id, node, kind, detail);
   }
-  void NoteJobProgress(uint64_t job_id) override {
+  void NoteJobProgress(uint64_t job_id, bool checkpoint) override {
     JobRuntime* job = Job(job_id);
     if (job == nullptr) return;
     job->record.set_last_progress_ms(controller_.clock_.NowMs());  // in memory
     job->quiet_for.Mark(job->record.last_progress_ms(), controller_.clock_);
-    controller_.NoteProgress(*job, /*checkpoint=*/false);
+    controller_.NoteProgress(*job, checkpoint);
   }
   bool DrainNode(const std::string& name, const std::string& reason) override {
     NodeRuntime* node = Node(name);

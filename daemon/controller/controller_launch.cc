@@ -117,7 +117,9 @@ void Controller::SendLaunch(uint64_t job_id, uint32_t attempt,
     launch.set_mem_mb(share.mem_mb());
     launch.set_checkpoint_dir(record.spec().checkpoint_dir());
     *launch.mutable_datasets() = record.spec().datasets();
-    AddMemoryCheckpointLaunch(it->second, share.node(), launch);
+    for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+      feature->FillLaunch(record, share.node(), launch);
+    }
     // Rank 0's node watches for framework checkpoint markers.
     launch.set_watch_checkpoints(i == 0 &&
                                  !record.spec().checkpoint_dir().empty());

@@ -38,7 +38,6 @@ void Controller::StartJob(JobRuntime& job) {
     attempt->add_nodes(share.node());
   }
   SetCheckpointInterval(record);
-  ChooseMemoryRestore(job);
   if (options_.metrics) {
     // A restart waited from the end of the attempt before it.
     const int64_t queued_ms =
@@ -70,8 +69,6 @@ void Controller::StartJob(JobRuntime& job) {
   for (const std::unique_ptr<ControllerFeature>& feature : features_) {
     feature->OnJobStarted(record);
   }
-  // Before the launch: the holders learn the token a restore presents.
-  SendMemoryCheckpointPlans(job);
   std::string nodelist = absl::StrJoin(node_names, ",");
   StageEvent(record.id(), "", "started",
              absl::StrCat(
@@ -163,9 +160,6 @@ absl::Status Controller::ApplyEvent(JobRuntime& job, const JobEvent& event,
           allocation_liveness_.Forget(record.id());
         }
         ++finished_jobs_;
-        if (record.spec().memory_checkpoints()) {
-          AfterCommit([this, id = record.id()] { DropMemoryCheckpoints(id); });
-        }
         ChargeUsage(record);
         for (const std::unique_ptr<ControllerFeature>& feature : features_) {
           feature->OnJobFinished(record);

@@ -18,7 +18,6 @@
 #include "common/clock.h"
 #include "common/node_constraint.h"
 #include "daemon/controller/agent_link.h"
-#include "daemon/controller/memory_checkpoint_ledger.h"
 #include "daemon/controller/scheduling_input.h"
 #include "gantry/v1/agent.pb.h"
 #include "gantry/v1/types.pb.h"
@@ -34,9 +33,6 @@ struct NodeRuntime {
   // What the agent last reported its dataset cache holds (in memory: an
   // agent reports it again when it registers).
   v1::DatasetCacheReport dataset_cache;
-  // Where its agent serves in-memory checkpoints (0: it cannot hold
-  // them; Register.memory_checkpoint_port).
-  uint32_t memory_checkpoint_port = 0;
 };
 struct JobRuntime {
   v1::JobRecord record;
@@ -78,15 +74,6 @@ struct JobRuntime {
   // the wall clock neither times a job out nor extends it.
   SteadyElapsed running_for;
   SteadyElapsed quiet_for;
-  // --memory-checkpoints (in memory; controller_memory_checkpoints.cc):
-  // the token of the job's plan (made anew after a controller restart
-  // and sent again), each node's peer, the current attempt's restore,
-  // and whether the last restore failed (the next attempt then resumes
-  // from the persistent checkpoint).
-  std::string memory_token;
-  std::map<std::string, std::string> memory_peers;
-  std::optional<MemoryCheckpointLedger::Restore> memory_restore;
-  bool memory_restore_failed = false;
 };
 
 }  // namespace gantry

@@ -247,7 +247,9 @@ void Controller::SendStepLaunch(const v1::LaunchStepRequest& request,
     *launch.mutable_job_environment() = request.environment();
     // The tasks get their memory directories, and a restarted attempt's
     // first launch on a node restores them (the agent does it once).
-    AddMemoryCheckpointLaunch(it->second, share.node(), launch);
+    for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+      feature->FillLaunch(record, share.node(), launch);
+    }
     for (uint32_t local = 0; local < share.rank_count(); ++local) {
       v1::RankLaunch* task = launch.add_ranks();
       task->set_rank(share.first_rank() + local);

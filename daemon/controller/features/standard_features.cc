@@ -1,6 +1,7 @@
 #include "daemon/controller/features/standard_features.h"
 
 #include "daemon/controller/features/goodput/goodput_feature.h"
+#include "daemon/controller/features/memory_checkpoints/memory_checkpoint_feature.h"
 #include "daemon/controller/features/preflight/preflight_feature.h"
 
 namespace gantry {
@@ -8,7 +9,8 @@ namespace gantry {
 std::vector<FeatureFactory> StandardFeatures(const FeatureSettings& settings) {
   return {MakeGoodputFeature, StragglerFeatureFactory(settings.stragglers),
           PreflightFeatureFactory(settings.preflight),
-          FaultSurvivorFeatureFactory(settings.fault_survivors)};
+          FaultSurvivorFeatureFactory(settings.fault_survivors),
+          MakeMemoryCheckpointFeature};
 }
 
 }  // namespace gantry

@@ -50,7 +50,7 @@ void StragglerFeature::OnHeartbeat(const std::string& node,
       continue;
     }
     if (ProgressOf(*job).RecordNode(node, report.progress(), monotonic)) {
-      context_.NoteJobProgress(job->id());
+      context_.NoteJobProgress(job->id(), /*checkpoint=*/false);
     }
   }
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -78,8 +79,9 @@ class FakeFeatureContext : public FeatureContext {
                    const std::string& detail) override {
     events.push_back({job_id, node, kind, detail});
   }
-  void NoteJobProgress(uint64_t job_id) override {
+  void NoteJobProgress(uint64_t job_id, bool checkpoint) override {
     progressed.push_back(job_id);
+    if (checkpoint) checkpointed.push_back(job_id);
   }
   bool DrainNode(const std::string& node,
                  const std::string& /*reason*/) override {
@@ -98,6 +100,25 @@ class FakeFeatureContext : public FeatureContext {
     if (job.attempts_size() > 0) {
       edit(*job.mutable_attempts(job.attempts_size() - 1));
     }
+  }
+  void UpdateJob(uint64_t job_id,
+                 const std::function<void(v1::JobRecord&)>& edit) override {
+    if (auto it = jobs.find(job_id); it != jobs.end()) edit(it->second);
+  }
+  // Kept until the test commits them (Commit).
+  void AfterCommit(std::function<void()> action) override {
+    after_commit.push_back(std::move(action));
+  }
+  std::vector<std::string> LeafSwitchesOf(
+      const std::string& node) const override {
+    auto it = leaf_switches.find(node);
+    return it == leaf_switches.end() ? std::vector<std::string>{} : it->second;
+  }
+  // What is staged is durable: runs the AfterCommit actions.
+  void Commit() {
+    std::vector<std::function<void()>> actions;
+    actions.swap(after_commit);
+    for (std::function<void()>& action : actions) action();
   }
   bool SendToNode(const std::string& node,
                   const v1::ControllerMessage& message) override {
@@ -138,10 +159,14 @@ class FakeFeatureContext : public FeatureContext {
   std::map<std::string, v1::NodeRecord> nodes;  // by name
   std::set<std::string> disconnected;           // of those
   int64_t controller_started_ms = 0;
+  // Node -> its leaf switches (none: no switch tree).
+  std::map<std::string, std::vector<std::string>> leaf_switches;
 
   // What the feature asked for, in order.
   std::vector<Event> events;
   std::vector<uint64_t> progressed;
+  std::vector<uint64_t> checkpointed;  // progress with a new checkpoint
+  std::vector<std::function<void()>> after_commit;  // not yet run
   std::vector<std::string> drained;
   std::vector<Restart> restarts;
   struct Requeue {

@@ -1,4 +1,4 @@
-#include "daemon/controller/memory_checkpoint_ledger.h"
+#include "daemon/controller/features/memory_checkpoints/memory_checkpoint_ledger.h"
 
 #include <algorithm>
 

@@ -1,23 +1,11 @@
-#include "daemon/controller/memory_checkpoint_ledger.h"
+#include "daemon/controller/features/memory_checkpoints/memory_checkpoint_ledger.h"
 
 #include <catch2/catch.hpp>
 
-namespace gantry {
-namespace {
+#include "tests/unit/daemon/controller/features/memory_checkpoint_reports.h"
 
-v1::MemoryCheckpointReport Held(
-    std::initializer_list<std::tuple<uint64_t, uint32_t, int64_t, bool>>
-        entries) {
-  v1::MemoryCheckpointReport report;
-  for (const auto& [job, rank, step, replica] : entries) {
-    v1::HeldMemoryCheckpoint& held = *report.add_held();
-    held.set_job_id(job);
-    held.set_rank(rank);
-    held.set_step(step);
-    held.set_replica(replica);
-  }
-  return report;
-}
+namespace gantry {
+namespace memory_checkpoint_ledger_test {
 
 // leaf A: a1, a2; leaf B: b1, b2.
 bool Apart(const std::string& x, const std::string& y) { return x[0] != y[0]; }
@@ -26,35 +14,35 @@ bool AnyUsable(const std::string&) { return true; }
 
 TEST_CASE("a step is protected only when every rank holds it in two domains") {
   MemoryCheckpointLedger ledger;
-  ledger.Report("a1", Held({{7, 0, 10, false}, {7, 0, 20, false}}));
-  ledger.Report("a2", Held({{7, 1, 10, false}, {7, 1, 20, false}}));
+  ledger.Report("a1", HeldSnapshots({{7, 0, 10, false}, {7, 0, 20, false}}));
+  ledger.Report("a2", HeldSnapshots({{7, 1, 10, false}, {7, 1, 20, false}}));
   CHECK_FALSE(ledger.ProtectedStep(7, 2, Apart).has_value());
 
   // Rank 0's step 20 reaches leaf B, rank 1's only a node of its own leaf.
-  ledger.Report("b1", Held({{7, 0, 10, true}, {7, 0, 20, true}}));
-  ledger.Report("a1", Held({{7, 0, 10, false},
-                            {7, 0, 20, false},
-                            {7, 1, 10, true},
-                            {7, 1, 20, true}}));
+  ledger.Report("b1", HeldSnapshots({{7, 0, 10, true}, {7, 0, 20, true}}));
+  ledger.Report("a1", HeldSnapshots({{7, 0, 10, false},
+                                     {7, 0, 20, false},
+                                     {7, 1, 10, true},
+                                     {7, 1, 20, true}}));
   CHECK_FALSE(ledger.ProtectedStep(7, 2, Apart).has_value());
 
-  ledger.Report("b2", Held({{7, 1, 10, true}}));
+  ledger.Report("b2", HeldSnapshots({{7, 1, 10, true}}));
   CHECK(ledger.ProtectedStep(7, 2, Apart) == 10);
-  ledger.Report("b2", Held({{7, 1, 10, true}, {7, 1, 20, true}}));
+  ledger.Report("b2", HeldSnapshots({{7, 1, 10, true}, {7, 1, 20, true}}));
   CHECK(ledger.ProtectedStep(7, 2, Apart) == 20);
 
   // A report replaces the node's last one: b2 lost what it held.
-  CHECK(ledger.Report("b2", Held({})) == std::set<uint64_t>{7});
+  CHECK(ledger.Report("b2", HeldSnapshots({})) == std::set<uint64_t>{7});
   CHECK_FALSE(ledger.ProtectedStep(7, 2, Apart).has_value());
 }
 
 TEST_CASE("a restore puts each rank where the node that ran it was") {
   MemoryCheckpointLedger ledger;
   // Attempt 1 ran rank 0 on a1 and rank 1 on a2; replicas on b1 and b2.
-  ledger.Report("a1", Held({{7, 0, 20, false}}));
-  ledger.Report("a2", Held({{7, 1, 20, false}}));
-  ledger.Report("b1", Held({{7, 0, 20, true}}));
-  ledger.Report("b2", Held({{7, 1, 20, true}}));
+  ledger.Report("a1", HeldSnapshots({{7, 0, 20, false}}));
+  ledger.Report("a2", HeldSnapshots({{7, 1, 20, false}}));
+  ledger.Report("b1", HeldSnapshots({{7, 0, 20, true}}));
+  ledger.Report("b2", HeldSnapshots({{7, 1, 20, true}}));
 
   // a1 died; the restart runs on a2 (now first) and b1.
   auto usable = [](const std::string& node) { return node != "a1"; };
@@ -78,9 +66,9 @@ TEST_CASE("a restore puts each rank where the node that ran it was") {
 
 TEST_CASE("a restore takes the newest step every rank still has") {
   MemoryCheckpointLedger ledger;
-  ledger.Report("a1", Held({{7, 0, 10, false}, {7, 0, 20, false}}));
-  ledger.Report("a2", Held({{7, 1, 10, false}, {7, 1, 20, false}}));
-  ledger.Report("b1", Held({{7, 0, 10, true}, {7, 1, 10, true}}));
+  ledger.Report("a1", HeldSnapshots({{7, 0, 10, false}, {7, 0, 20, false}}));
+  ledger.Report("a2", HeldSnapshots({{7, 1, 10, false}, {7, 1, 20, false}}));
+  ledger.Report("b1", HeldSnapshots({{7, 0, 10, true}, {7, 1, 10, true}}));
   // a1 lost: rank 0's step 20 was only there.
   auto usable = [](const std::string& node) { return node != "a1"; };
   std::optional<MemoryCheckpointLedger::Restore> restore =
@@ -102,13 +90,13 @@ TEST_CASE("a restore takes the newest step every rank still has") {
 TEST_CASE("a rank not reported yet holds back protection and restore") {
   MemoryCheckpointLedger ledger;
   // Rank 0 is held twice over; rank 1's node has not reported yet.
-  ledger.Report("a1", Held({{7, 0, 3, false}}));
-  ledger.Report("b1", Held({{7, 0, 3, true}}));
+  ledger.Report("a1", HeldSnapshots({{7, 0, 3, false}}));
+  ledger.Report("b1", HeldSnapshots({{7, 0, 3, true}}));
   CHECK(ledger.ProtectedStep(7, 1, Apart) == 3);
   CHECK_FALSE(ledger.ProtectedStep(7, 2, Apart).has_value());
   CHECK_FALSE(ledger.PlanRestore(7, 2, {"a1", "a2"}, {"a1", "b2"}, AnyUsable));
-  ledger.Report("a2", Held({{7, 1, 3, false}}));
-  ledger.Report("b2", Held({{7, 1, 3, true}}));
+  ledger.Report("a2", HeldSnapshots({{7, 1, 3, false}}));
+  ledger.Report("b2", HeldSnapshots({{7, 1, 3, true}}));
   CHECK(ledger.ProtectedStep(7, 2, Apart) == 3);
   CHECK(ledger.PlanRestore(7, 2, {"a1", "a2"}, {"a1", "b2"}, AnyUsable));
   CHECK_FALSE(ledger.ProtectedStep(7, 0, Apart).has_value());
@@ -118,8 +106,8 @@ TEST_CASE("a rank not reported yet holds back protection and restore") {
 
 TEST_CASE("forgetting a job drops it from every node") {
   MemoryCheckpointLedger ledger;
-  ledger.Report("a1", Held({{7, 0, 10, false}, {8, 0, 5, false}}));
-  ledger.Report("b1", Held({{7, 0, 10, true}}));
+  ledger.Report("a1", HeldSnapshots({{7, 0, 10, false}, {8, 0, 5, false}}));
+  ledger.Report("b1", HeldSnapshots({{7, 0, 10, true}}));
   CHECK(ledger.HoldersOf(7) == std::set<std::string>{"a1", "b1"});
   ledger.Forget(7);
   CHECK(ledger.HoldersOf(7).empty());
@@ -156,5 +144,5 @@ TEST_CASE("peers are in another failure domain, the job's own first") {
   CHECK_FALSE(peers.contains("a2"));
 }
 
-}  // namespace
+}  // namespace memory_checkpoint_ledger_test
 }  // namespace gantry
