@@ -51,7 +51,7 @@ if [ "$quick" = 0 ] && [ "${GANTRY_SANITIZER_BUILD:-1}" = 1 ] &&
    [ ${#ctest_args[@]} -eq 0 ]; then
   sanitizer_tier=1
 fi
-"$root/packaging/install-deps.sh"
+"$root/packaging/install-deps.sh" --test
 end_phase "dependencies:"
 if [ "$sanitizer_tier" = 1 ]; then
   "$root/packaging/build.sh" -DGANTRY_BUILD_UNIT_TESTS=OFF

@@ -50,7 +50,7 @@ def missing_prerequisites():
     for tool in ("unshare", "nsenter", "setpriv", "nft", "etcd", "etcdctl",
                  "munged", "openssl", "useradd"):
         if not shutil.which(tool) and not os.access(f"/usr/sbin/{tool}", os.X_OK):
-            return f"the lab needs {tool} (packaging/debian-packages.txt)"
+            return f"the lab needs {tool} (packaging/debian-packages-test.txt)"
     if cgroup2_mount() is None:
         return "the lab needs a cgroup v2 mount (nftables tells hosts apart by it)"
     probe = subprocess.run(["unshare", "--mount", "--uts", "true"],
