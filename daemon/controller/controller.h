@@ -275,16 +275,11 @@ class Controller {
   // kSchedulingGapFactor times its duration after it ended.
   void SchedulePass();
   void RunSchedule();
-  // Running --elastic jobs below their full size: restarted onto more
-  // nodes when enough are free (controller_elastic.cc,
-  // daemon/scheduler/node_range.h).
-  void ConsiderGrowing();
   // The queued jobs' datasets weighed by the sizes the nodes report.
   void SetDatasetSizes(std::vector<PendingJob>& queue) const;
   // Every node as the scheduler sees it, and its name at the same index.
   std::vector<NodeSnapshot> NodeSnapshots(
       std::vector<const std::string*>& names) const;
-  void GrowJob(JobRuntime& job, uint32_t to_nodes);
   // Throttled arrays (--array=...%N): how many more of their tasks may join
   // this pass's queue, by array id. Tasks are taken in id order, so the
   // lowest indices start first.
@@ -514,12 +509,6 @@ class Controller {
   // Node and GPU gauges from the node table (on each timer tick).
   void PublishNodeMetrics();
 
-  // How many of `nodes`, in their order, the running job could restart
-  // without now: the most for which the scheduler would place it, with
-  // those nodes out and its own shares free (controller_features.cc; for
-  // FeatureContext::RestartableWithout).
-  size_t RestartableWithout(const JobRuntime& job,
-                            const std::vector<std::string>& nodes) const;
   // An attempt's times (controller_attempt_times.cc).
   // A rank of the job's attempt `attempt` started; once all have, the
   // attempt's ranks_running_ms is set.

@@ -68,6 +68,11 @@ class FeatureContext {
   // given back), dropping the last of them until a placement exists.
   virtual size_t RestartableWithout(
       uint64_t job_id, const std::vector<std::string>& nodes) const = 0;
+  // Whether `count` more nodes are free now for the running job beside its
+  // own: a job of that many nodes, with everything the job asks of its
+  // nodes, on none of the job's nodes nor the hot spares, within the
+  // fabric part of the job's first node, placed as the scheduler would.
+  virtual bool NodesFreeBeside(uint64_t job_id, uint32_t count) const = 0;
 
   // The job's event log gains an entry (gantry job, sacct's comments).
   virtual void RecordEvent(uint64_t job_id, const std::string& node,
@@ -121,7 +126,7 @@ class FeatureContext {
   virtual void WakeAfter(ControllerFeature& feature, int64_t delay_ms) = 0;
   // Restarts the running job from its latest checkpoint as gantryd's
   // choice: not charged against --max-restarts; the attempt ends with
-  // `end_reason` (sacct's Reason).
+  // `end_reason` (sacct's Reason; empty: a requeue's) and `detail`.
   virtual absl::Status RestartUncharged(uint64_t job_id,
                                         const std::string& end_reason,
                                         const std::string& detail) = 0;
@@ -230,6 +235,8 @@ class ControllerFeature {
   virtual void LimitPlacement(const v1::JobRecord& /*job*/,
                               bool /*sized_by_range*/,
                               PlacementLimits& /*limits*/) {}
+  // A scheduling pass has run: its starts are staged.
+  virtual void AfterSchedulingPass() {}
   // The wake this feature asked for is due (FeatureContext::WakeAfter).
   virtual void OnWake() {}
 };

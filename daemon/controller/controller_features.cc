@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "daemon/controller/controller.h"
 #include "daemon/controller/scheduling_input.h"
+#include "daemon/scheduler/fabric_parts.h"
 #include "daemon/scheduler/scheduler.h"
 
 namespace gantry {
@@ -42,9 +43,89 @@ class Controller::FeatureView : public FeatureContext {
     return job != nullptr && job->occupied_nodes.count(node) > 0;
   }
   size_t RestartableWithout(
-      uint64_t job_id, const std::vector<std::string>& nodes) const override {
+      uint64_t job_id, const std::vector<std::string>& without) const override {
     const JobRuntime* job = Job(job_id);
-    return job == nullptr ? 0 : controller_.RestartableWithout(*job, nodes);
+    if (job == nullptr || without.empty()) return 0;
+    const v1::JobRecord& record = job->record;
+    std::vector<const std::string*> names;
+    std::vector<NodeSnapshot> snapshot = controller_.NodeSnapshots(names);
+    std::map<std::string_view, NodeSnapshot*> by_name;
+    for (NodeSnapshot& node : snapshot) by_name.emplace(node.name, &node);
+    // Once it restarts, what the job holds now is free again.
+    for (const v1::NodeAllocation& held : record.allocation()) {
+      auto found = by_name.find(held.node());
+      if (found == by_name.end()) continue;
+      NodeSnapshot& node = *found->second;
+      node.cpus_free = std::min(node.cpus_total, node.cpus_free + held.cpus());
+      node.mem_free_mb =
+          std::min(node.mem_total_mb, node.mem_free_mb + held.mem_mb());
+      for (uint32_t gpu : held.gpu_indices()) node.free_gpus.push_back(gpu);
+      std::sort(node.free_gpus.begin(), node.free_gpus.end());
+      node.free_gpus.erase(
+          std::unique(node.free_gpus.begin(), node.free_gpus.end()),
+          node.free_gpus.end());
+    }
+    // Every node left out (remembering whether it could take work).
+    std::vector<std::pair<NodeSnapshot*, bool>> left_out;
+    for (const std::string& name : without) {
+      auto found = by_name.find(name);
+      NodeSnapshot* node = found == by_name.end() ? nullptr : found->second;
+      left_out.emplace_back(node, node != nullptr && node->schedulable);
+      if (node != nullptr) node->schedulable = false;
+    }
+    // The scheduler's own test, with everything the job asks of its nodes
+    // (node list, exclusions, features, GPU type, switch span, spares); the
+    // last of the nodes is given back while it could not be placed.
+    PendingJob pending = PendingJobOf(
+        record,
+        ParsedConstraintOf(record.spec().constraint(), job->constraint));
+    pending.is_restart = true;
+    SchedulerOptions options;
+    options.backfill = false;
+    options.now_ms = controller_.clock_.NowMs();
+    options.unlisted_nodes = controller_.options_.unlisted_nodes;
+    size_t restartable = left_out.size();
+    while (restartable > 0 &&
+           Schedule(snapshot, {pending}, {}, options).starts.empty()) {
+      --restartable;
+      auto [node, schedulable] = left_out[restartable];
+      if (node != nullptr) node->schedulable = schedulable;
+    }
+    return restartable;
+  }
+  bool NodesFreeBeside(uint64_t job_id, uint32_t count) const override {
+    JobRuntime* job = Job(job_id);
+    if (job == nullptr) return false;
+    const v1::JobRecord& record = job->record;
+    std::vector<const std::string*> names;
+    const std::vector<NodeSnapshot> snapshot = controller_.NodeSnapshots(names);
+    // A job of `count` nodes that may not use the job's own (nor hot
+    // spares, kept for failures), placed as the scheduler would.
+    PendingJob probe = PendingJobOf(record, controller_.ParsedConstraint(*job));
+    probe.nodes = count;
+    probe.min_nodes = 0;
+    probe.is_restart = false;
+    probe.required_nodes.clear();
+    for (const v1::NodeAllocation& share : record.allocation()) {
+      probe.excluded_nodes.push_back(share.node());
+    }
+    // The nodes must join the job's own in one part of the fabric
+    // (fabric_parts.h): a restart at full size could not use others, and
+    // would come back at the same size.
+    if (controller_.topology_ && !record.allocation().empty()) {
+      const Topology& topology = controller_.topology_->topology;
+      const std::string part =
+          FabricPartName(topology, record.allocation(0).node());
+      for (const auto& [name, node] : controller_.nodes_) {
+        if (FabricPartName(topology, name) != part) {
+          probe.excluded_nodes.push_back(name);
+        }
+      }
+    }
+    SchedulerOptions options;
+    options.backfill = false;
+    options.unlisted_nodes = controller_.options_.unlisted_nodes;
+    return !Schedule(snapshot, {probe}, {}, options).starts.empty();
   }
 
   const v1::NodeRecord* FindNode(const std::string& name) const override {
@@ -164,7 +245,7 @@ class Controller::FeatureView : public FeatureContext {
     }
     v1::JobRecord& record = job->record;
     record.set_uncharged_attempts(record.uncharged_attempts() + 1);
-    if (record.attempts_size() > 0) {
+    if (!end_reason.empty() && record.attempts_size() > 0) {
       record.mutable_attempts(record.attempts_size() - 1)
           ->set_end_reason(end_reason);
     }
@@ -206,56 +287,6 @@ void Controller::MakeFeatures() {
   for (const FeatureFactory& make : options_.features) {
     features_.push_back(make(*feature_view_));
   }
-}
-
-size_t Controller::RestartableWithout(
-    const JobRuntime& job, const std::vector<std::string>& without) const {
-  if (without.empty()) return 0;
-  const v1::JobRecord& record = job.record;
-  std::vector<const std::string*> names;
-  std::vector<NodeSnapshot> snapshot = NodeSnapshots(names);
-  std::map<std::string_view, NodeSnapshot*> by_name;
-  for (NodeSnapshot& node : snapshot) by_name.emplace(node.name, &node);
-  // Once it restarts, what the job holds now is free again.
-  for (const v1::NodeAllocation& held : record.allocation()) {
-    auto found = by_name.find(held.node());
-    if (found == by_name.end()) continue;
-    NodeSnapshot& node = *found->second;
-    node.cpus_free = std::min(node.cpus_total, node.cpus_free + held.cpus());
-    node.mem_free_mb =
-        std::min(node.mem_total_mb, node.mem_free_mb + held.mem_mb());
-    for (uint32_t gpu : held.gpu_indices()) node.free_gpus.push_back(gpu);
-    std::sort(node.free_gpus.begin(), node.free_gpus.end());
-    node.free_gpus.erase(
-        std::unique(node.free_gpus.begin(), node.free_gpus.end()),
-        node.free_gpus.end());
-  }
-  // Every node left out (remembering whether it could take work).
-  std::vector<std::pair<NodeSnapshot*, bool>> left_out;
-  for (const std::string& name : without) {
-    auto found = by_name.find(name);
-    NodeSnapshot* node = found == by_name.end() ? nullptr : found->second;
-    left_out.emplace_back(node, node != nullptr && node->schedulable);
-    if (node != nullptr) node->schedulable = false;
-  }
-  // The scheduler's own test, with everything the job asks of its nodes
-  // (node list, exclusions, features, GPU type, switch span, spares); the
-  // last of the nodes is given back while it could not be placed.
-  PendingJob pending = PendingJobOf(
-      record, ParsedConstraintOf(record.spec().constraint(), job.constraint));
-  pending.is_restart = true;
-  SchedulerOptions options;
-  options.backfill = false;
-  options.now_ms = clock_.NowMs();
-  options.unlisted_nodes = options_.unlisted_nodes;
-  size_t restartable = left_out.size();
-  while (restartable > 0 &&
-         Schedule(snapshot, {pending}, {}, options).starts.empty()) {
-    --restartable;
-    auto [node, schedulable] = left_out[restartable];
-    if (node != nullptr) node->schedulable = schedulable;
-  }
-  return restartable;
 }
 
 }  // namespace gantry

@@ -395,8 +395,6 @@ void Controller::RecordCheckpoint(JobRuntime& job, const std::string& path,
     record.set_checkpoint_cost_seconds(
         cost > 0 ? 0.7 * cost + 0.3 * write_seconds : write_seconds);
   }
-  // An --elastic job waiting for this checkpoint to grow (ConsiderGrowing).
-  if (job.grow_wait.has_value()) RequestSchedule();
   NoteProgress(job, /*checkpoint=*/true);
   StageJob(job);
   StageEvent(

@@ -57,15 +57,6 @@ struct JobRuntime {
   std::map<uint32_t, int64_t> step_first_exit_ms;  // monotonic
   // The spec's --constraint, parsed on first need (ParsedConstraint).
   std::shared_ptr<const NodeConstraint> constraint;
-  // An --elastic job below its full size that will be restarted onto
-  // more nodes at its next checkpoint (in memory; see ConsiderGrowing):
-  // the attempt, and the time of the checkpoint known when it was
-  // decided. Unset: no grow planned.
-  struct GrowWait {
-    uint32_t attempt = 0;
-    int64_t checkpoint_ms = 0;
-  };
-  std::optional<GrowWait> grow_wait;
   // Ranks of the current attempt reported started, until all have been
   // (AttemptRecord.ranks_running_ms; in memory only).
   std::set<uint32_t> started_ranks;

@@ -87,7 +87,9 @@ void Controller::SchedulePass() {
   constexpr int kSchedulingGapFactor = 4;
   const int64_t pass_start_ns = clock_.MonotonicNs();
   RunSchedule();
-  ConsiderGrowing();
+  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+    feature->AfterSchedulingPass();
+  }
   const int64_t pass_end_ns = clock_.MonotonicNs();
   next_pass_allowed_ns_ =
       pass_end_ns + kSchedulingGapFactor * (pass_end_ns - pass_start_ns);

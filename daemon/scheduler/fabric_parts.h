@@ -12,7 +12,7 @@
 //   the cluster changed after it was queued). Restarts (hot spares
 //   included), backfill reservations and the trace simulator place through
 //   the same placer, so they keep the rule too; gantryd grows an --elastic
-//   job only with nodes of its own part (controller_elastic.cc).
+//   job only with nodes of its own part (features/elastic/).
 // - Nodes outside an imported tree ("unlisted") have no known place in the
 //   fabric. They are not one leaf: they form a part of their own in which
 //   each node is its own leaf switch. So a gang never mixes listed and

@@ -56,6 +56,11 @@ class FakeFeatureContext : public FeatureContext {
     return count;
   }
 
+  // Up to `free_beside` nodes.
+  bool NodesFreeBeside(uint64_t /*job_id*/, uint32_t count) const override {
+    return count <= free_beside;
+  }
+
   const v1::NodeRecord* FindNode(const std::string& node) const override {
     auto it = nodes.find(node);
     return it == nodes.end() ? nullptr : &it->second;
@@ -156,6 +161,7 @@ class FakeFeatureContext : public FeatureContext {
   std::map<uint64_t, v1::JobRecord> jobs;       // the live state, by id
   std::set<uint64_t> live;                      // which of them are live
   std::set<std::string> unreplaceable;          // for RestartableWithout
+  uint32_t free_beside = 0;                     // for NodesFreeBeside
   std::map<std::string, v1::NodeRecord> nodes;  // by name
   std::set<std::string> disconnected;           // of those
   int64_t controller_started_ms = 0;
