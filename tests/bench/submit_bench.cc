@@ -45,7 +45,6 @@
 //
 // Threads: one per client; nothing is shared between clients but the stop
 // flag, the --count counter and (with --shared-channel) the channel.
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -59,7 +58,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
@@ -73,134 +71,16 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "cli/commands/batch_command.h"
-#include "common/job_options.h"
 #include "common/munge_credential.h"
 #include "common/request_binding.h"
 #include "common/rpc_methods.h"
 #include "gantry/v1/client.grpc.pb.h"
-
-extern char** environ;
+#include "tests/bench/submit_bench_support.h"
 
 namespace gantry::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double UnixSeconds() {
-  return std::chrono::duration<double>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-// The request `gantry batch WORDS` would send (same parsing, same builder),
-// from the current directory.
-absl::StatusOr<v1::SubmitRequest> BatchRequest(
-    const std::vector<std::string>& words) {
-  absl::StatusOr<cli::BatchInvocation> invocation =
-      cli::SplitBatchArguments(words);
-  if (!invocation.ok()) return invocation.status();
-  if (invocation->script_path.empty()) {
-    return absl::InvalidArgumentError("no batch script given after --");
-  }
-  std::ifstream in(invocation->script_path, std::ios::binary);
-  if (!in) {
-    return absl::NotFoundError(
-        absl::StrCat("cannot read ", invocation->script_path));
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  JobRequest request;
-  absl::Status status = ApplyScriptDirectives(text.str(), request);
-  if (status.ok()) {
-    status = ApplyJobOptions(invocation->option_words, "command line", request);
-  }
-  if (!status.ok()) return status;
-  char cwd[4096];
-  if (getcwd(cwd, sizeof(cwd)) == nullptr) {
-    return absl::InternalError("cannot read the current directory");
-  }
-  return cli::BuildSubmitRequest(request, text.str(), invocation->script_args,
-                                 cwd, environ);
-}
-
-// A channel to the controller. gRPC shares one connection among channels
-// with equal arguments unless told otherwise; `own_connection` gives this
-// channel its own, as a separate client process would have. Reconnection
-// backs off briefly, so clients are back as soon as a restarted controller
-// listens.
-std::shared_ptr<grpc::Channel> MakeChannel(const std::string& target,
-                                           bool own_connection,
-                                           int reconnect_ms) {
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(256 << 20);
-  if (own_connection) args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  // Not GRPC_ARG_MIN_RECONNECT_BACKOFF_MS: gRPC also takes it as the
-  // connect timeout, and a handshake with a loaded controller can take
-  // longer than a few milliseconds.
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, reconnect_ms);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, reconnect_ms * 4);
-  return grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(),
-                                   args);
-}
-
-// Deadline and credential for one call, as the CLI's ControllerClient sets
-// them (a fresh MUNGE credential bound to the request, for every call).
-// Calls wait for a connection (until the deadline) instead of failing at
-// once while there is none: a synchronous gRPC client makes progress on a
-// reconnection only while a call waits (otherwise gRPC's backup poller
-// looks every 5 s), so clients that fail fast and retry would not see a
-// restarted controller for seconds.
-struct CallSettings {
-  bool munge = true;
-  std::string munge_socket;  // empty: libmunge's default
-  std::chrono::milliseconds deadline{10'000};
-  bool wait_for_ready = true;
-
-  // Errors: the credential could not be made (munged unreachable).
-  template <class Request>
-  absl::Status Prepare(grpc::ClientContext& context,
-                       const Request& request) const {
-    context.set_deadline(std::chrono::system_clock::now() + deadline);
-    context.set_wait_for_ready(wait_for_ready);
-    if (!munge) return absl::OkStatus();
-    absl::StatusOr<std::string> credential =
-        EncodeRequestCredential(munge_socket, kMethodFor<Request>, request);
-    if (!credential.ok()) return credential.status();
-    context.AddMetadata(kMungeMetadataKey, *credential);
-    return absl::OkStatus();
-  }
-
-  // A SubmitStream message carries its own credential, over the message.
-  absl::Status Sign(v1::SubmitStreamRequest& message) const {
-    message.clear_credential();
-    if (!munge) return absl::OkStatus();
-    absl::StatusOr<std::string> credential = EncodeRequestCredential(
-        munge_socket, kMethodFor<v1::SubmitStreamRequest>, message);
-    if (!credential.ok()) return credential.status();
-    message.set_credential(*std::move(credential));
-    return absl::OkStatus();
-  }
-};
-
-std::string CodeName(grpc::StatusCode code) {
-  return absl::StatusCodeToString(static_cast<absl::StatusCode>(code));
-}
-
-// The nearest-rank percentile of sorted values.
-double Percentile(const std::vector<double>& sorted, double fraction) {
-  if (sorted.empty()) return 0;
-  size_t rank = static_cast<size_t>(fraction * sorted.size() + 0.9999);
-  rank = std::clamp<size_t>(rank, 1, sorted.size());
-  return sorted[rank - 1];
-}
-
-double CpuSeconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
 
 struct SubmitOptions {
   std::string target;
