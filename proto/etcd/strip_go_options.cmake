@@ -1,5 +1,5 @@
-# Turns one of etcd's .proto files, as Debian's golang-etcd-server-dev ships
-# them, into one protoc can compile for C++: drops the imports of
+# Turns one of etcd's .proto files (third_party/) into one protoc can
+# compile for C++: drops the imports of
 # gogoproto/gogo.proto and google/api/annotations.proto (Debian ships
 # neither for C++) and every option that refers to them. Those options only
 # steer Go code generation and the HTTP gateway; the wire format is the
