@@ -192,7 +192,9 @@ class ControllerFeature {
   // Any message from a node's agent after its registration, before the
   // core handles it.
   virtual void OnHeardFrom(const std::string& /*node*/) {}
-  // A message from an agent (after the core took what it handles).
+  // A message from an agent, after the core took its heartbeat and
+  // checkpoint report, before it handles a rank event or a dataset
+  // answer (the core may end a job's attempt for that event after this).
   virtual void OnAgentMessage(const std::string& /*node*/,
                               const v1::AgentMessage& /*message*/) {}
   // A job's attempt started: its nodes are taken, its launch not yet sent
