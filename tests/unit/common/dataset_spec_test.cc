@@ -6,13 +6,12 @@
 
 #include "common/job_options.h"
 #include "common/job_request.h"
+#include "tests/unit/support/status_message.h"
 
 namespace gantry {
 namespace dataset_spec_test {
 
-std::string Message(const absl::Status& status) {
-  return std::string(status.message());
-}
+using testing::Message;
 
 TEST_CASE("dataset option splits NAME:PATH at the first colon",
           "[dataset_spec]") {

@@ -7,14 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/support/status_message.h"
+
 namespace gantry {
 namespace hostlist_test {
 
 using Hosts = std::vector<std::string>;
 
-std::string Message(const absl::Status& status) {
-  return std::string(status.message());
-}
+using testing::Message;
 
 TEST_CASE("ExpandHostlist expands valid expressions", "[hostlist]") {
   struct Case {

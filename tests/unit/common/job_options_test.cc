@@ -10,15 +10,14 @@
 #include "common/derived_resources.h"
 #include "common/directive_lexer.h"
 #include "common/job_request.h"
+#include "tests/unit/support/status_message.h"
 
 namespace gantry {
 namespace job_options_test {
 
 using Words = std::vector<std::string>;
 
-std::string Message(const absl::Status& status) {
-  return std::string(status.message());
-}
+using testing::Message;
 
 // One line per request, listing only the fields that were set, so a table
 // row states the whole expected outcome.

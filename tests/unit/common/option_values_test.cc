@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/support/status_message.h"
+
 namespace gantry {
 namespace option_values_test {
 
-std::string Message(const absl::Status& status) {
-  return std::string(status.message());
-}
+using testing::Message;
 
 TEST_CASE("ParseTimeLimit reads every Slurm format", "[option_values]") {
   struct Case {

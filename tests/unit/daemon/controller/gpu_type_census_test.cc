@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/support/status_message.h"
+
 namespace gantry {
 namespace gpu_type_census_test {
 
@@ -31,9 +33,7 @@ PendingJob Job(const std::string& partition, const std::string& type) {
   return job;
 }
 
-std::string Message(const absl::Status& status) {
-  return std::string(status.message());
-}
+using testing::Message;
 
 TEST_CASE("a type no node of the partition has is refused, naming those") {
   const NodeSnapshot h100 = Node({"gpu"}, {"nvidia h100 80gb hbm3"}, {"h100"});
