@@ -1,5 +1,5 @@
-// Controller: construction, loading the state at start, and persistence
-// (the group commit). controller.h maps the other concerns to their files.
+// Controller: construction, loading the state at start, and stopping.
+// controller.h maps the other concerns to their files.
 #include "daemon/controller/controller.h"
 
 #include <algorithm>
@@ -90,7 +90,31 @@ Controller::Controller(boost::asio::io_context& io, StateStore& store,
       options_(WithPartitionDefaults(std::move(options))),
       timer_(io),
       retired_usage_(options_.priority_weights.half_life_ms),
-      writer_(io, store),
+      commits_(io, store, clock, options_.metrics,
+               {.find_job = [this](uint64_t id) -> const v1::JobRecord* {
+                  auto it = state_.jobs.find(id);
+                  return it == state_.jobs.end() ? nullptr : &it->second.record;
+                },
+                .find_node =
+                    [this](const std::string& name) -> const v1::NodeRecord* {
+                  auto it = state_.nodes.find(name);
+                  return it == state_.nodes.end() ? nullptr
+                                                  : &it->second.record;
+                },
+                .on_job_staged =
+                    [this](const v1::JobRecord& record) {
+                      for (const auto& feature : features_) {
+                        feature->OnJobChanged(record);
+                      }
+                      // Staged ahead only while it waits.
+                      if (record.state() != v1::PENDING) {
+                        stage_ahead_.Forget(record.id());
+                      }
+                    },
+                .on_event_staged =
+                    [this](const v1::EventRecord& event) {
+                      node_events_.Observe(event);
+                    }}),
       fair_share_(options_.priority_weights.half_life_ms),
       allocation_liveness_(options_.inactive_limit_ms),
       stage_ahead_(options_.stage_ahead) {
@@ -105,14 +129,14 @@ absl::Status Controller::Start() {
   if (!snapshot.ok()) return snapshot.status();
   started_ms_ = clock_.NowMs();
   started_monotonic_ms_ = MonotonicMs(clock_);
-  next_job_id_ = snapshot->next_job_id;
-  next_event_sequence_ = snapshot->next_event_sequence;
-  cluster_id_ = snapshot->cluster_id;
-  if (cluster_id_ == 0) {
+  state_.next_job_id = snapshot->next_job_id;
+  commits_.ResumeEventsAt(snapshot->next_event_sequence);
+  state_.cluster_id = snapshot->cluster_id;
+  if (state_.cluster_id == 0) {
     std::random_device random;
-    cluster_id_ = (uint64_t{random()} << 32) | random() | 1;
-    batch_.cluster_id = cluster_id_;
-    AfterCommit(nullptr);
+    state_.cluster_id = (uint64_t{random()} << 32) | random() | 1;
+    commits_.staged().cluster_id = state_.cluster_id;
+    commits_.AfterCommit(nullptr);
   }
   for (v1::NodeRecord& record : snapshot->nodes) {
     NodeRuntime node;
@@ -125,12 +149,13 @@ absl::Status Controller::Start() {
     node.deadline_ms = started_monotonic_ms_ + options_.reconnect_grace_ms;
     // The partitions may have changed since the node was stored.
     AssignPartitions(node.record);
-    nodes_.emplace(node.record.name(), std::move(node));
+    state_.nodes.emplace(node.record.name(), std::move(node));
   }
   size_t running = 0, pending = 0;
   for (v1::JobRecord& record : snapshot->jobs) {
     const uint64_t id = record.id();
-    JobRuntime& job = jobs_.emplace_hint(jobs_.end(), id, JobRuntime())->second;
+    JobRuntime& job =
+        state_.jobs.emplace_hint(state_.jobs.end(), id, JobRuntime())->second;
     job.record = std::move(record);
     JobStatus status = FromProto(job.record.state());
     if (status == JobStatus::kRunning) {
@@ -162,14 +187,14 @@ absl::Status Controller::Start() {
     } else if (status == JobStatus::kPending) {
       ++pending;
     } else {
-      ++finished_jobs_;
+      ++state_.finished_jobs;
     }
     if (options_.metrics) options_.metrics->JobAdded(status);
     if (!job.record.submission_token().empty()) {
       submission_tokens_[{job.record.uid(), job.record.submission_token()}] =
           id;
     }
-    UpdateLive(job);
+    state_.Reindex(job);
     if (job.record.spec().allocation_only() && !IsTerminal(status)) {
       // Its client could not reach us while we were down: it gets as long
       // as the agents do, and never less than the limit itself.
@@ -191,7 +216,7 @@ absl::Status Controller::Start() {
     fair_share_.Restore(std::move(users), {total.value(), total.at_ms()});
   }
   std::vector<const v1::JobRecord*> finished;
-  for (const auto& [id, job] : jobs_) {
+  for (const auto& [id, job] : state_.jobs) {
     if (IsTerminal(FromProto(job.record.state()))) {
       finished.push_back(&job.record);
     }
@@ -201,7 +226,7 @@ absl::Status Controller::Start() {
   });
   for (const v1::JobRecord* record : finished) {
     if (record->end_time_ms() > 0) ChargeUsage(*record);
-    finished_order_.emplace_back(record->end_time_ms(), record->id());
+    state_.finished_order.emplace_back(record->end_time_ms(), record->id());
   }
   for (const std::unique_ptr<ControllerFeature>& feature : features_) {
     feature->OnStateLoaded(snapshot->retired_usage ? &*snapshot->retired_usage
@@ -209,11 +234,11 @@ absl::Status Controller::Start() {
   }
   log::Info("state loaded",
             {{"state_dir", options_.state_dir},
-             {"jobs", jobs_.size()},
+             {"jobs", state_.jobs.size()},
              {"pending", pending},
              {"running", running},
-             {"nodes", nodes_.size()},
-             {"next_job_id", next_job_id_},
+             {"nodes", state_.nodes.size()},
+             {"next_job_id", state_.next_job_id},
              {"reconnect_grace_ms", options_.reconnect_grace_ms}});
   if (snapshot->topology) {
     topology_record_ = snapshot->topology;
@@ -241,7 +266,7 @@ void Controller::Stop() {
   dataset_cache_waits_.Stop();
   // gantry run waits on its step: tell it to ask the next controller, so
   // the server's shutdown has no call left open.
-  for (auto& [id, job] : jobs_) {
+  for (auto& [id, job] : state_.jobs) {
     for (auto& [step, waiters] : job.step_waiters) {
       for (const auto& done : waiters) {
         done(absl::UnavailableError("the controller is stopping"));
@@ -251,116 +276,4 @@ void Controller::Stop() {
   }
 }
 
-void Controller::UpdateLive(JobRuntime& job) {
-  const v1::JobState state = job.record.state();
-  if (state == v1::PENDING || state == v1::RUNNING ||
-      !job.occupied_nodes.empty()) {
-    live_jobs_.insert_or_assign(live_jobs_.end(), job.record.id(), &job);
-  } else {
-    live_jobs_.erase(job.record.id());
-  }
-  if (state == v1::RUNNING ||
-      (state == v1::PENDING && job.record.spec().deadline_ms() > 0)) {
-    timed_jobs_.insert_or_assign(job.record.id(), &job);
-  } else {
-    timed_jobs_.erase(job.record.id());
-  }
-  // Staged ahead only while it waits.
-  if (state != v1::PENDING) stage_ahead_.Forget(job.record.id());
-}
-
-void Controller::StageJob(const JobRuntime& job) {
-  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
-    feature->OnJobChanged(job.record);
-  }
-  staged_jobs_.insert(job.record.id());
-  AfterCommit(nullptr);
-}
-
-void Controller::StageNode(const NodeRuntime& node) {
-  staged_nodes_.insert(node.record.name());
-  AfterCommit(nullptr);
-}
-
-void Controller::CopyStagedRecords(StateStore::Batch& batch) {
-  for (uint64_t id : staged_jobs_) {
-    // A job retired since it was staged is in batch.retired instead.
-    auto it = jobs_.find(id);
-    if (it != jobs_.end()) batch.jobs.push_back(it->second.record);
-  }
-  staged_jobs_.clear();
-  for (const std::string& name : staged_nodes_) {
-    auto it = nodes_.find(name);
-    if (it != nodes_.end()) batch.nodes.push_back(it->second.record);
-  }
-  staged_nodes_.clear();
-}
-
-void Controller::StageEvent(uint64_t job_id, const std::string& node,
-                            const std::string& kind,
-                            const std::string& detail) {
-  v1::EventRecord event;
-  event.set_sequence(next_event_sequence_++);
-  event.set_time_ms(clock_.NowMs());
-  event.set_job_id(job_id);
-  event.set_node(node);
-  event.set_kind(kind);
-  event.set_detail(detail);
-  node_events_.Observe(event);
-  batch_.events.push_back(std::move(event));
-  batch_.next_event_sequence = next_event_sequence_;
-  AfterCommit(nullptr);
-}
-
-void Controller::AfterCommit(std::function<void()> action) {
-  if (action) after_commit_.push_back(std::move(action));
-  if (flush_posted_) return;
-  flush_posted_ = true;
-  // Posted behind whatever is already queued, so every request that arrived
-  // in this turn lands in the same batch.
-  boost::asio::post(io_, [this] { Flush(); });
-}
-
-void Controller::Flush() {
-  flush_posted_ = false;
-  // One batch at a time: what is staged meanwhile waits for the one in
-  // flight and then goes out whole (CommitDone starts it).
-  if (writer_.busy()) return;
-  StateStore::Batch batch = std::move(batch_);
-  batch_ = StateStore::Batch();
-  CopyStagedRecords(batch);
-  std::vector<std::function<void()>> actions = std::move(after_commit_);
-  after_commit_.clear();
-  if (batch.empty()) {
-    for (auto& action : actions) action();
-    return;
-  }
-  writer_.Commit(std::move(batch),
-                 [this, actions = std::move(actions)](
-                     const absl::Status& status, double seconds) mutable {
-                   CommitDone(status, seconds, actions);
-                 });
-}
-
-void Controller::CommitDone(const absl::Status& status, double seconds,
-                            std::vector<std::function<void()>>& actions) {
-  commit_latencies_.Add(seconds);
-  if (options_.metrics) options_.metrics->ObserveStoreCommit(seconds);
-  if (!status.ok()) {
-    // Memory now holds changes the disk does not: the only safe state is
-    // the one on disk, so stop and let systemd restart us from it.
-    log::Error("cannot persist state; exiting to recover from disk",
-               {{"error", status.ToString()}});
-    std::abort();
-  }
-  for (auto& action : actions) action();
-  // What was staged during the write goes out now.
-  if (!batch_.empty() || !staged_jobs_.empty() || !staged_nodes_.empty() ||
-      !after_commit_.empty()) {
-    Flush();
-  }
-}
-
 }  // namespace gantry
-
-namespace gantry {}  // namespace gantry

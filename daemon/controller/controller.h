@@ -2,7 +2,7 @@
 //
 // One class, its members defined by concern (the private section below
 // follows the same map):
-//   controller.cc             start, stop, persistence (the group commit)
+//   controller.cc             start and stop
 //   controller_submission.cc  validation and submission, partition limits
 //   controller_job_control.cc cancel, signal, hold, release
 //   controller_scheduling.cc  the scheduling pass (input via
@@ -34,12 +34,8 @@
 // construction (gRPC handlers post to it). Nothing here takes a lock; the
 // store is written only from that thread.
 //
-// Durability: mutations are staged into one StateStore::Batch and committed
-// with a synced write before anyone is told about them (a submission's
-// reply, a launch to an agent, an ack of a rank exit). That is the group
-// commit: one fsync covers every request that arrived in the turn, or, while
-// a write is in flight on the StoreWriter's thread, every request that
-// arrived during it.
+// Durability: mutations are staged into commits_ (commit_pipeline.h, the
+// group commit) and are durable before anyone is told about them.
 #pragma once
 
 #include <chrono>
@@ -66,7 +62,8 @@
 #include "daemon/controller/agent_link.h"
 #include "daemon/controller/allocation_liveness.h"
 #include "daemon/controller/caller.h"
-#include "daemon/controller/commit_latencies.h"
+#include "daemon/controller/cluster_state.h"
+#include "daemon/controller/commit_pipeline.h"
 #include "daemon/controller/controller_feature.h"
 #include "daemon/controller/controller_options.h"
 #include "daemon/controller/controller_runtime.h"
@@ -86,7 +83,6 @@
 #include "daemon/scheduler/priority.h"
 #include "daemon/scheduler/restart_policy.h"
 #include "daemon/store/state_store.h"
-#include "daemon/store/store_writer.h"
 #include "gantry/v1/agent.pb.h"
 #include "gantry/v1/client.pb.h"
 
@@ -209,24 +205,6 @@ class Controller {
                    const std::string& why = "");
 
  private:
-  // Persistence (controller.cc).
-  void StageJob(const JobRuntime& job);
-  void StageNode(const NodeRuntime& node);
-  // The current records of the staged jobs and nodes, into `batch`.
-  void CopyStagedRecords(StateStore::Batch& batch);
-  void StageEvent(uint64_t job_id, const std::string& node,
-                  const std::string& kind, const std::string& detail);
-  void AfterCommit(std::function<void()> action);
-  // Hands the staged batch to the writer, unless one is in flight.
-  void Flush();
-  // A batch is durable (or failed: then the process aborts): runs its
-  // actions and sends out what was staged meanwhile.
-  void CommitDone(const absl::Status& status, double seconds,
-                  std::vector<std::function<void()>>& actions);
-  // Keeps live_jobs_ in step with the job: call after its state or its
-  // occupied nodes change.
-  void UpdateLive(JobRuntime& job);
-
   // Submission (controller_submission.cc).
   // Takes the spec by value: Submit moves the request's in (its exported
   // environment is the bulk of it).
@@ -545,29 +523,9 @@ class Controller {
   int64_t started_ms_ = 0;            // wall clock, for status and history
   int64_t started_monotonic_ms_ = 0;  // for grace periods from the start
 
-  std::map<uint64_t, JobRuntime> jobs_;
-  // The jobs a scheduling pass looks at: pending, running, or still holding
-  // node shares. Finished jobs stay in jobs_ for good; passes must not pay
-  // for them.
-  std::map<uint64_t, JobRuntime*> live_jobs_;
-  // The live jobs whose clocks each tick checks (CheckDeadlines): running
-  // ones, and pending ones with a --deadline. A tick must not walk every
-  // pending job: 50,000 of them were a tenth of an idle gantryd's CPU.
-  std::map<uint64_t, JobRuntime*> timed_jobs_;
+  ClusterState state_;  // the jobs and nodes
   // A scheduling pass's queue, kept for its memory (RunSchedule).
   std::vector<PendingJob> pending_queue_;
-  // Never erased from, so pointers to its entries stay valid.
-  std::map<std::string, NodeRuntime> nodes_;
-  // The node each registered stream speaks for: every heartbeat finds its
-  // node here (a hash lookup, not a walk of the names).
-  std::unordered_map<const AgentLink*, NodeRuntime*> link_nodes_;
-  uint64_t cluster_id_ = 0;
-  uint64_t next_job_id_ = 1;
-  uint64_t next_event_sequence_ = 1;
-  uint64_t finished_jobs_ = 0;
-  // Finished jobs in memory by when they ended (roughly: one that could not
-  // leave yet goes to the back), for RetireFinishedJobs.
-  std::deque<std::pair<int64_t, uint64_t>> finished_order_;
   int64_t next_retire_ms_ = 0;
   int64_t next_expiry_ms_ = 0;
   // An expiry pass is on the history thread, or its deletions are not
@@ -577,16 +535,8 @@ class Controller {
   // retirement; fair_share_ includes it).
   FairShare retired_usage_;
 
-  StateStore::Batch batch_;
-  // Jobs and nodes changed since the last batch went out, copied into the
-  // next one when it goes (CopyStagedRecords), once each however often
-  // they changed: a gang's thousand rank events in one batch used to copy
-  // its record a thousand times, each copy holding a thousand ranks.
-  std::set<uint64_t> staged_jobs_;
-  std::set<std::string> staged_nodes_;
-  std::vector<std::function<void()>> after_commit_;
-  bool flush_posted_ = false;
-  StoreWriter writer_;
+  // The group commit: staged changes, the batch being written.
+  CommitPipeline commits_;
   bool schedule_posted_ = false;
   bool pass_held_back_ = false;  // the last pass found may_act false
   // Scheduling passes cost O(pending jobs); when triggers come faster than
@@ -632,7 +582,6 @@ class Controller {
   // submitter, so another user sending the same one makes a job of their
   // own and can neither find nor re-point this entry.
   std::map<std::pair<uint32_t, std::string>, uint64_t> submission_tokens_;
-  CommitLatencies commit_latencies_;
   NodeEventLog node_events_;
   ControllerStatistics statistics_;  // for sdiag
   // What the features read of this controller, and the features made

@@ -44,23 +44,22 @@ void Controller::Accounting(
   auto page = std::make_shared<AccountingPage>(request, caller, clock_.NowMs(),
                                                after, limits);
   page->response().set_cluster_name(options_.cluster_name);
-  // Retired in memory, not yet written: in neither jobs_ nor the store.
+  // Retired in memory, not yet written: in neither state_.jobs nor the store.
   std::map<uint64_t, const v1::JobRecord*> retired;
-  const StateStore::Batch* const staged = &batch_;
-  for (const StateStore::Batch* pending : {staged, writer_.in_flight()}) {
+  for (const StateStore::Batch* pending : commits_.Unwritten()) {
     if (pending == nullptr) continue;
     for (const v1::JobRecord& record : pending->retired) {
       if (record.id() > after) retired.emplace(record.id(), &record);
     }
   }
-  auto live = jobs_.upper_bound(after);
+  auto live = state_.jobs.upper_bound(after);
   auto unwritten = retired.begin();
   uint64_t last_seen = after;
   while (true) {
     // The lower id of the two sources.
     const v1::JobRecord* next = nullptr;
     const JobRuntime* runtime = nullptr;
-    if (live != jobs_.end()) {
+    if (live != state_.jobs.end()) {
       next = &live->second.record;
       runtime = &live->second;
     }
@@ -112,8 +111,8 @@ void Controller::Accounting(
 void Controller::RecordUsage(const std::string& node,
                              const v1::Heartbeat& heartbeat) {
   for (const v1::JobUsageSample& sample : heartbeat.job_usage()) {
-    auto it = jobs_.find(sample.job_id());
-    if (it == jobs_.end()) continue;
+    auto it = state_.jobs.find(sample.job_id());
+    if (it == state_.jobs.end()) continue;
     JobRuntime& job = it->second;
     if (job.record.state() != v1::RUNNING ||
         job.record.attempt() != sample.attempt() ||
@@ -143,7 +142,7 @@ v1::SchedulerReportResponse Controller::SchedulerReport() const {
   uint32_t pending = 0;
   uint32_t running = 0;
   std::vector<v1::PriorityFactors> factors;
-  for (const auto& [id, job] : live_jobs_) {
+  for (const auto& [id, job] : state_.live_jobs) {
     const v1::JobRecord& record = job->record;
     if (record.state() == v1::RUNNING) ++running;
     if (record.state() != v1::PENDING) continue;

@@ -45,8 +45,8 @@ void Controller::OnAgentMessage(const std::shared_ptr<AgentLink>& link,
     OnRegister(link, message.register_());
     return;
   }
-  auto known = link_nodes_.find(link.get());
-  if (known == link_nodes_.end()) {
+  auto known = state_.link_nodes.find(link.get());
+  if (known == state_.link_nodes.end()) {
     // The stream's registration was refused, or a newer stream or a cut
     // replaced it (the reactor lets nothing else through unregistered).
     log::Debug("message from a closed agent stream", {{"peer", link->Peer()}});
@@ -96,7 +96,7 @@ void Controller::OnAgentMessage(const std::shared_ptr<AgentLink>& link,
   if (message.has_rank_event()) {
     OnRankEvent(name, message.rank_event());
     uint64_t sequence = message.rank_event().sequence();
-    AfterCommit([link, sequence] {
+    commits_.AfterCommit([link, sequence] {
       CrashPoint("gantryd.exit.after_commit_before_ack");
       v1::ControllerMessage ack;
       ack.mutable_ack()->set_up_to_sequence(sequence);
@@ -114,7 +114,7 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
     link->Close();
     return;
   }
-  NodeRuntime& node = nodes_[name];
+  NodeRuntime& node = state_.nodes[name];
   const int64_t now = clock_.NowMs();
   // The same agent redialling (its old stream may look alive after a
   // network blip) comes back from the same host and address.
@@ -137,7 +137,7 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
   }
   if (node.link && node.link != link) {
     log::Info("node re-registered; closing its older stream", {{"node", name}});
-    link_nodes_.erase(node.link.get());
+    state_.link_nodes.erase(node.link.get());
     node.link->Close();
   }
   const bool rebooted =
@@ -152,7 +152,7 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
     continuity = AgentContinuity::kSameAgent;
   }
   node.link = link;
-  link_nodes_[link.get()] = &node;
+  state_.link_nodes[link.get()] = &node;
   node.deadline_ms = MonotonicMs(clock_) + options_.node_timeout_ms;
   v1::NodeRecord& record = node.record;
   record.set_name(name);
@@ -172,9 +172,9 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
   if (record.partitions_size() == 0) {
     log::Warn("node is in no partition and will run no jobs", {{"node", name}});
   }
-  StageNode(node);
+  commits_.StageNode(node.record);
   CrashPoint("gantryd.register.before_commit");
-  StageEvent(
+  commits_.StageEvent(
       0, name, "node_registered",
       absl::StrCat("address ", reg.address(), ", ", reg.inventory().cpus(),
                    " CPUs, ", reg.inventory().gpus_size(), " GPUs",
@@ -222,8 +222,8 @@ void Controller::ReconcileRanks(const std::string& node_name,
     OnRankEvent(node_name, event);
   }
   if (last_sequence > 0) {
-    std::shared_ptr<AgentLink> link = nodes_.at(node_name).link;
-    AfterCommit([link, last_sequence] {
+    std::shared_ptr<AgentLink> link = state_.nodes.at(node_name).link;
+    commits_.AfterCommit([link, last_sequence] {
       v1::ControllerMessage ack;
       ack.mutable_ack()->set_up_to_sequence(last_sequence);
       link->Send(ack);
@@ -235,11 +235,11 @@ void Controller::ReconcileRanks(const std::string& node_name,
   std::set<std::tuple<uint64_t, uint32_t, uint32_t>> to_kill;
   for (const v1::RankId& rank : reg.running()) {
     running.insert({rank.job_id(), rank.attempt(), rank.step(), rank.rank()});
-    auto it = jobs_.find(rank.job_id());
-    if (it != jobs_.end() && rank.step() == 0) {
+    auto it = state_.jobs.find(rank.job_id());
+    if (it != state_.jobs.end() && rank.step() == 0) {
       NoteRankStarted(it->second, rank.attempt(), rank.rank());
     }
-    bool current = it != jobs_.end() &&
+    bool current = it != state_.jobs.end() &&
                    it->second.record.state() == v1::RUNNING &&
                    it->second.record.attempt() == rank.attempt();
     if (current && rank.step() != 0) {
@@ -253,7 +253,7 @@ void Controller::ReconcileRanks(const std::string& node_name,
     // A stale attempt: all of it; a stale step: that step only.
     if (!current) {
       to_kill.insert({rank.job_id(), rank.attempt(),
-                      it != jobs_.end() &&
+                      it != state_.jobs.end() &&
                               it->second.record.attempt() == rank.attempt() &&
                               it->second.record.state() == v1::RUNNING
                           ? rank.step()
@@ -272,10 +272,10 @@ void Controller::ReconcileRanks(const std::string& node_name,
     message.mutable_kill()->set_step(step);
     message.mutable_kill()->set_signal(15);
     message.mutable_kill()->set_grace_seconds(options_.kill_grace_seconds);
-    nodes_.at(node_name).link->Send(message);
+    state_.nodes.at(node_name).link->Send(message);
   }
   // Ranks we believe run there but the agent neither runs nor saw exit.
-  for (auto& [id, job] : jobs_) {
+  for (auto& [id, job] : state_.jobs) {
     if (job.record.state() != v1::RUNNING) continue;
     // Step tasks the agent no longer has: ended unseen (killed with it).
     std::vector<v1::RankEvent> lost_tasks;
@@ -339,10 +339,11 @@ void Controller::OnLostRanks(JobRuntime& job, const std::string& node_name,
                  {"attempt", job.record.attempt()},
                  {"node", node_name},
                  {"ranks", ranks}});
-      StageEvent(id, node_name, "launch_resent", why);
-      AfterCommit([this, id, attempt = job.record.attempt(), node_name] {
-        SendLaunch(id, attempt, &node_name);
-      });
+      commits_.StageEvent(id, node_name, "launch_resent", why);
+      commits_.AfterCommit(
+          [this, id, attempt = job.record.attempt(), node_name] {
+            SendLaunch(id, attempt, &node_name);
+          });
       return;
     }
     case AgentContinuity::kAgentRestarted: {
@@ -362,7 +363,7 @@ void Controller::OnLostRanks(JobRuntime& job, const std::string& node_name,
       const std::string why =
           absl::StrCat("node ", node_name, " rebooted and lost rank(s) ", ranks,
                        " of job ", id);
-      DrainNode(nodes_.at(node_name), why);
+      DrainNode(state_.nodes.at(node_name), why);
       FailJob(job, FailureKind::kNodeFault, 0, 0, false, why);
       ReleaseFinished(job);
       return;
@@ -377,8 +378,8 @@ void Controller::OnRankEvent(const std::string& node_name,
                                 {"rank", event.rank().rank()},
                                 {"node", node_name},
                                 {"pid", event.pid()}});
-    auto started = jobs_.find(event.rank().job_id());
-    if (started != jobs_.end() && event.rank().step() == 0) {
+    auto started = state_.jobs.find(event.rank().job_id());
+    if (started != state_.jobs.end() && event.rank().step() == 0) {
       NoteRankStarted(started->second, event.rank().attempt(),
                       event.rank().rank());
     }
@@ -388,8 +389,8 @@ void Controller::OnRankEvent(const std::string& node_name,
     OnStepTaskEvent(node_name, event);
     return;
   }
-  auto it = jobs_.find(event.rank().job_id());
-  if (it == jobs_.end()) return;
+  auto it = state_.jobs.find(event.rank().job_id());
+  if (it == state_.jobs.end()) return;
   JobRuntime& job = it->second;
   v1::JobRecord& record = job.record;
   const uint32_t rank = event.rank().rank();
@@ -408,7 +409,7 @@ void Controller::OnRankEvent(const std::string& node_name,
   if (record.state() != v1::RUNNING) {
     // A rank of an attempt that already ended (cancelled, failed, requeued)
     // has stopped: its share of the node may be free now.
-    StageJob(job);
+    commits_.StageJob(job.record);
     ReleaseFinishedOn(job, node_name);
     return;
   }
@@ -422,8 +423,8 @@ void Controller::OnRankEvent(const std::string& node_name,
     // because of it (its collective lost a partner): a node fault, not an
     // application error.
     for (const v1::NodeAllocation& share : record.allocation()) {
-      auto peer = nodes_.find(share.node());
-      if (peer != nodes_.end() && share.node() != node_name &&
+      auto peer = state_.nodes.find(share.node());
+      if (peer != state_.nodes.end() && share.node() != node_name &&
           (peer->second.record.state() != v1::NODE_UP || !peer->second.link)) {
         FailJob(job, FailureKind::kNodeFault, 0, 0, all_exited,
                 absl::StrCat(DescribeExit(event, node_name), " while node ",
@@ -461,13 +462,14 @@ void Controller::OnRankEvent(const std::string& node_name,
         job, done, absl::StrCat("all ", world, " rank(s) exited with code 0"));
     return;
   }
-  StageJob(job);
+  commits_.StageJob(job.record);
 }
 
 void Controller::OnCheckpointReport(const std::string& node_name,
                                     const v1::CheckpointReport& report) {
-  auto it = jobs_.find(report.job_id());
-  if (it == jobs_.end() || it->second.record.attempt() != report.attempt()) {
+  auto it = state_.jobs.find(report.job_id());
+  if (it == state_.jobs.end() ||
+      it->second.record.attempt() != report.attempt()) {
     return;
   }
   log::Debug(
@@ -499,7 +501,7 @@ void Controller::OnHealth(NodeRuntime& node, const v1::Heartbeat& heartbeat) {
       }
     }
   }
-  if (heartbeat.port_updates_size() > 0) StageNode(node);
+  if (heartbeat.port_updates_size() > 0) commits_.StageNode(node.record);
   const auto& now_problems = heartbeat.health_problems();
   const auto& known = node.record.health_problems();
   if (now_problems.size() == known.size() &&
@@ -508,19 +510,19 @@ void Controller::OnHealth(NodeRuntime& node, const v1::Heartbeat& heartbeat) {
   }
   const std::string name = node.record.name();
   *node.record.mutable_health_problems() = now_problems;
-  StageNode(node);
+  commits_.StageNode(node.record);
   if (now_problems.empty()) {
-    StageEvent(0, name, "node_healthy", "");
+    commits_.StageEvent(0, name, "node_healthy", "");
     log::Info("node healthy again", {{"node", name}});
     RequestSchedule();
     return;
   }
   const std::string why = absl::StrJoin(now_problems, "; ");
-  StageEvent(0, name, "node_degraded", why);
+  commits_.StageEvent(0, name, "node_degraded", why);
   log::Warn("node degraded", {{"node", name}, {"problems", why}});
   // Jobs on broken hardware are moved, and the node waits for an admin.
   bool had_work = false;
-  for (auto& [id, job] : jobs_) {
+  for (auto& [id, job] : state_.jobs) {
     if (job.record.state() != v1::RUNNING || !JobNeedsNode(job, name)) {
       continue;
     }
@@ -533,10 +535,10 @@ void Controller::OnHealth(NodeRuntime& node, const v1::Heartbeat& heartbeat) {
 
 void Controller::OnAgentGone(const std::shared_ptr<AgentLink>& link,
                              const std::string& why) {
-  auto known = link_nodes_.find(link.get());
-  if (known == link_nodes_.end()) return;
+  auto known = state_.link_nodes.find(link.get());
+  if (known == state_.link_nodes.end()) return;
   NodeRuntime& node = *known->second;
-  link_nodes_.erase(known);
+  state_.link_nodes.erase(known);
   if (node.link != link) return;
   node.link.reset();
   dataset_requests_.NodeGone(node.record.name(), clock_.NowMs());
@@ -549,7 +551,7 @@ void Controller::OnAgentGone(const std::shared_ptr<AgentLink>& link,
     node.record.set_state(v1::NODE_UNREACHABLE);
     node.record.set_reason(why.empty() ? "agent stream closed"
                                        : "agent stream cut: " + why);
-    StageNode(node);
+    commits_.StageNode(node.record);
   }
   log::Warn("agent stream closed",
             {{"node", node.record.name()},
@@ -567,8 +569,8 @@ void Controller::CutAgent(const std::shared_ptr<AgentLink>& link,
 
 absl::Status Controller::CheckRankHeld(const std::string& node,
                                        const v1::RankId& rank) const {
-  auto it = jobs_.find(rank.job_id());
-  if (it == jobs_.end()) return absl::OkStatus();
+  auto it = state_.jobs.find(rank.job_id());
+  if (it == state_.jobs.end()) return absl::OkStatus();
   const v1::JobRecord& record = it->second.record;
   if (rank.attempt() > record.attempt()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -617,7 +619,7 @@ void Controller::ReclassifyRecentFailures(const std::string& node_name) {
   // attempt that ended that way just now is the node's fault.
   constexpr int64_t kWindowMs = 3000;
   const int64_t now = clock_.NowMs();
-  for (auto& [id, job] : jobs_) {
+  for (auto& [id, job] : state_.jobs) {
     v1::JobRecord& record = job.record;
     if (record.attempts_size() == 0) continue;
     v1::AttemptRecord& last =
@@ -635,7 +637,7 @@ void Controller::ReclassifyRecentFailures(const std::string& node_name) {
     last.set_node_fault(true);
     last.set_end_reason("NodeFail");
     // The node's last message, not the rank's exit, is when it failed.
-    if (auto node = nodes_.find(node_name); node != nodes_.end()) {
+    if (auto node = state_.nodes.find(node_name); node != state_.nodes.end()) {
       const int64_t seen = node->second.record.last_seen_ms();
       if (seen >= last.start_time_ms() && seen < last.fault_time_ms()) {
         last.set_fault_time_ms(seen);
@@ -644,7 +646,7 @@ void Controller::ReclassifyRecentFailures(const std::string& node_name) {
     last.set_end_detail(absl::StrCat(last.end_detail(), "; node ", node_name,
                                      " lost its agent at the same time"));
     record.set_repeated_app_failures(0);
-    StageJob(job);
+    commits_.StageJob(job.record);
     log::Info("failure attributed to a lost node",
               {{"job", id}, {"attempt", last.attempt()}, {"node", node_name}});
   }

@@ -67,7 +67,7 @@ void Controller::EndAllocation(const v1::EndAllocationRequest& request,
                                  {"exit_code", request.exit_code()},
                                  {"signal", request.signal()}});
   ReleaseFinished(job);
-  AfterCommit([done = std::move(done)] { done(absl::OkStatus()); });
+  commits_.AfterCommit([done = std::move(done)] { done(absl::OkStatus()); });
 }
 
 absl::StatusOr<v1::KeepAllocationResponse> Controller::KeepAllocation(
@@ -99,8 +99,8 @@ absl::StatusOr<v1::KeepAllocationResponse> Controller::KeepAllocation(
 
 void Controller::EndSilentAllocations(int64_t monotonic_ms) {
   for (uint64_t id : allocation_liveness_.TakeExpired(monotonic_ms)) {
-    auto it = jobs_.find(id);
-    if (it == jobs_.end()) continue;
+    auto it = state_.jobs.find(id);
+    if (it == state_.jobs.end()) continue;
     JobRuntime& job = it->second;
     const v1::JobState state = job.record.state();
     if (!job.record.spec().allocation_only() ||

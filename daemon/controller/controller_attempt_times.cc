@@ -35,7 +35,7 @@ void Controller::NoteRankStarted(JobRuntime& job, uint32_t attempt_number,
   if (job.started_ranks.size() < ScriptRankCount(job.record)) return;
   attempt->set_ranks_running_ms(clock_.NowMs());
   job.started_ranks.clear();
-  StageJob(job);
+  commits_.StageJob(job.record);
 }
 
 void Controller::NoteProgress(JobRuntime& job, bool checkpoint) {
@@ -54,7 +54,7 @@ void Controller::NoteProgress(JobRuntime& job, bool checkpoint) {
         last.fault_time_ms() != 0 ? last.fault_time_ms() : last.end_time_ms();
     if (saved_as_of > last.last_checkpoint_ms()) {
       last.set_last_checkpoint_ms(saved_as_of);
-      StageJob(job);
+      commits_.StageJob(job.record);
     }
     return;
   }
@@ -68,7 +68,7 @@ void Controller::NoteProgress(JobRuntime& job, bool checkpoint) {
     attempt->set_last_checkpoint_ms(now);
     changed = true;
   }
-  if (changed) StageJob(job);
+  if (changed) commits_.StageJob(job.record);
 }
 
 }  // namespace gantry

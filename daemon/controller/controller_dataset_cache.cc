@@ -45,8 +45,8 @@ std::vector<std::string> SortedNodes(
 
 std::vector<NodeCacheState> Controller::NodeCaches() const {
   std::vector<NodeCacheState> nodes;
-  nodes.reserve(nodes_.size());
-  for (const auto& [name, node] : nodes_) {
+  nodes.reserve(state_.nodes.size());
+  for (const auto& [name, node] : state_.nodes) {
     nodes.push_back({name, &node.dataset_cache, node.link != nullptr});
   }
   return nodes;

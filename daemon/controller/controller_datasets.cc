@@ -30,8 +30,8 @@ void Controller::ShowStaging(v1::JobRecord& record, bool staging) {
 
 void Controller::OnDatasetProgress(const std::string& node_name,
                                    const v1::DatasetProgress& progress) {
-  auto it = jobs_.find(progress.job_id());
-  if (it == jobs_.end()) return;
+  auto it = state_.jobs.find(progress.job_id());
+  if (it == state_.jobs.end()) return;
   v1::JobRecord& record = it->second.record;
   if (record.attempt() != progress.attempt() || record.state() != v1::RUNNING) {
     return;  // a stale report of an earlier attempt
@@ -77,8 +77,8 @@ void Controller::OnDatasetProgress(const std::string& node_name,
 
 absl::StatusOr<Controller::OpenedDatasetRequest> Controller::OpenDatasetRequest(
     DatasetRequest request) {
-  auto it = nodes_.find(request.node);
-  if (it == nodes_.end()) {
+  auto it = state_.nodes.find(request.node);
+  if (it == state_.nodes.end()) {
     return absl::NotFoundError("no node named " + request.node);
   }
   if (!it->second.link) {

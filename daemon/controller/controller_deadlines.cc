@@ -65,7 +65,7 @@ void Controller::CheckDeadlines() {
     const int64_t stalled = monotonic - last_check_ms_ - expected_gap;
     log::Warn("controller loop was stalled; extending node deadlines",
               {{"stalled_ms", stalled}});
-    for (auto& [name, node] : nodes_) node.deadline_ms += stalled;
+    for (auto& [name, node] : state_.nodes) node.deadline_ms += stalled;
     allocation_liveness_.Postpone(stalled);
   }
   const int64_t checked_ms = monotonic - last_check_ms_;
@@ -78,7 +78,7 @@ void Controller::CheckDeadlines() {
   size_t quiet = 0;
   std::vector<const std::string*> quiet_nodes;
   int64_t first_late_ms = std::numeric_limits<int64_t>::max();
-  for (auto& [name, node] : nodes_) {
+  for (auto& [name, node] : state_.nodes) {
     if (node.record.state() == v1::NODE_DOWN) continue;
     ++up;
     if (monotonic > node.deadline_ms - options_.node_timeout_ms / 2) {
@@ -132,10 +132,10 @@ void Controller::CheckDeadlines() {
                             : "agent connection lost and not back in time");
   }
   // Running jobs have time limits, and pending ones with --deadline may
-  // miss it; ending one changes timed_jobs_, so walk a copy.
+  // miss it; ending one changes state_.timed_jobs, so walk a copy.
   std::vector<JobRuntime*> running;
-  running.reserve(timed_jobs_.size());
-  for (const auto& [id, timed] : timed_jobs_) running.push_back(timed);
+  running.reserve(state_.timed_jobs.size());
+  for (const auto& [id, timed] : state_.timed_jobs) running.push_back(timed);
   for (JobRuntime* runtime : running) {
     JobRuntime& job = *runtime;
     const v1::JobRecord& record = job.record;
@@ -190,7 +190,7 @@ void Controller::CheckDeadlines() {
 void Controller::PublishNodeMetrics() {
   if (!options_.metrics) return;
   NodeCensus census;
-  for (const auto& [name, node] : nodes_) {
+  for (const auto& [name, node] : state_.nodes) {
     census.Add(ClassifyNode(node.record.state(), node.record.drained(),
                             node.record.health_problems().empty()),
                static_cast<uint32_t>(node.record.inventory().gpus_size()),

@@ -1,5 +1,5 @@
 // Controller: the features beside the core (controller_feature.h). The
-// core calls their hooks where it changes a job (StageJob, the end of a
+// core calls their hooks where it changes a job (each staged job, the end of a
 // job, retention), at start, on each tick, on heartbeats, progress reports
 // and checkpoints, and for `gantry status` and `gantry job`; this file
 // gives them their view of the controller and carries out what they ask.
@@ -28,11 +28,12 @@ class Controller::FeatureView : public FeatureContext {
   }
   void ForEachJob(
       const std::function<void(const v1::JobRecord&)>& visit) const override {
-    for (const auto& [id, job] : controller_.jobs_) visit(job.record);
+    for (const auto& [id, job] : controller_.state_.jobs) visit(job.record);
   }
   void ForEachLiveJob(
       const std::function<void(const v1::JobRecord&)>& visit) const override {
-    for (const auto& [id, job] : controller_.live_jobs_) visit(job->record);
+    for (const auto& [id, job] : controller_.state_.live_jobs)
+      visit(job->record);
   }
   const v1::JobRecord* FindJob(uint64_t job_id) const override {
     const JobRuntime* job = Job(job_id);
@@ -116,7 +117,7 @@ class Controller::FeatureView : public FeatureContext {
       const Topology& topology = controller_.topology_->topology;
       const std::string part =
           FabricPartName(topology, record.allocation(0).node());
-      for (const auto& [name, node] : controller_.nodes_) {
+      for (const auto& [name, node] : controller_.state_.nodes) {
         if (FabricPartName(topology, name) != part) {
           probe.excluded_nodes.push_back(name);
         }
@@ -136,7 +137,7 @@ class Controller::FeatureView : public FeatureContext {
     const NodeRuntime* node = Node(name);
     return node != nullptr && node->link != nullptr;
   }
-  uint64_t cluster_id() const override { return controller_.cluster_id_; }
+  uint64_t cluster_id() const override { return controller_.state_.cluster_id; }
   int64_t started_ms() const override { return controller_.started_ms_; }
 
   void SetJobReason(uint64_t job_id, const std::string& reason,
@@ -149,7 +150,7 @@ class Controller::FeatureView : public FeatureContext {
     } else {
       job->record.set_reason_detail(detail);
     }
-    controller_.StageJob(*job);
+    controller_.commits_.StageJob(job->record);
   }
   void UpdateCurrentAttempt(
       uint64_t job_id,
@@ -157,17 +158,17 @@ class Controller::FeatureView : public FeatureContext {
     JobRuntime* job = Job(job_id);
     if (job == nullptr || job->record.attempts_size() == 0) return;
     edit(*job->record.mutable_attempts(job->record.attempts_size() - 1));
-    controller_.StageJob(*job);
+    controller_.commits_.StageJob(job->record);
   }
   void UpdateJob(uint64_t job_id,
                  const std::function<void(v1::JobRecord&)>& edit) override {
     JobRuntime* job = Job(job_id);
     if (job == nullptr) return;
     edit(job->record);
-    controller_.StageJob(*job);
+    controller_.commits_.StageJob(job->record);
   }
   void AfterCommit(std::function<void()> action) override {
-    controller_.AfterCommit(std::move(action));
+    controller_.commits_.AfterCommit(std::move(action));
   }
   std::vector<std::string> LeafSwitchesOf(
       const std::string& node) const override {
@@ -190,8 +191,8 @@ class Controller::FeatureView : public FeatureContext {
     // The hang timeout counts from the ranks' start, not the hold's.
     record.set_last_progress_ms(now);
     job->quiet_for.Mark(now, controller_.clock_);
-    controller_.StageJob(*job);
-    controller_.AfterCommit(
+    controller_.commits_.StageJob(job->record);
+    controller_.commits_.AfterCommit(
         [&controller = controller_, id = record.id(),
          attempt = record.attempt()] { controller.SendLaunch(id, attempt); });
   }
@@ -211,12 +212,12 @@ class Controller::FeatureView : public FeatureContext {
     if (hold) record.set_held(true);
     record.set_reason(reason);
     record.set_reason_detail(reason_detail);
-    controller_.StageJob(*job);
+    controller_.commits_.StageJob(job->record);
   }
   void RecordEvent(uint64_t job_id, const std::string& node,
                    const std::string& kind,
                    const std::string& detail) override {
-    controller_.StageEvent(job_id, node, kind, detail);
+    controller_.commits_.StageEvent(job_id, node, kind, detail);
   }
   void NoteJobProgress(uint64_t job_id, bool checkpoint) override {
     JobRuntime* job = Job(job_id);
@@ -249,7 +250,7 @@ class Controller::FeatureView : public FeatureContext {
       record.mutable_attempts(record.attempts_size() - 1)
           ->set_end_reason(end_reason);
     }
-    controller_.StageJob(*job);
+    controller_.commits_.StageJob(job->record);
     return absl::OkStatus();
   }
 
@@ -271,12 +272,12 @@ class Controller::FeatureView : public FeatureContext {
 
   // The controller's own entries; null when there is none.
   JobRuntime* Job(uint64_t job_id) const {
-    auto it = controller_.jobs_.find(job_id);
-    return it == controller_.jobs_.end() ? nullptr : &it->second;
+    auto it = controller_.state_.jobs.find(job_id);
+    return it == controller_.state_.jobs.end() ? nullptr : &it->second;
   }
   NodeRuntime* Node(const std::string& name) const {
-    auto it = controller_.nodes_.find(name);
-    return it == controller_.nodes_.end() ? nullptr : &it->second;
+    auto it = controller_.state_.nodes.find(name);
+    return it == controller_.state_.nodes.end() ? nullptr : &it->second;
   }
 
   Controller& controller_;

@@ -12,8 +12,8 @@ namespace gantry {
 
 absl::StatusOr<JobRuntime*> Controller::ManagedJob(uint64_t job_id,
                                                    const Caller& caller) {
-  auto it = jobs_.find(job_id);
-  if (it == jobs_.end()) {
+  auto it = state_.jobs.find(job_id);
+  if (it == state_.jobs.end()) {
     return absl::NotFoundError(absl::StrCat("invalid job id ", job_id));
   }
   if (!caller.MayManage(it->second.record.uid())) {
@@ -48,7 +48,7 @@ std::vector<uint64_t> Controller::ResolveTargets(
     return !IsTerminal(FromProto(job.record.state()));
   };
   if (FiltersByAttributes(filter)) {
-    for (const auto& [id, job] : live_jobs_) {
+    for (const auto& [id, job] : state_.live_jobs) {
       if (active(*job) && MatchesFilter(filter, job->record)) add(id);
     }
     return ids;
@@ -57,8 +57,8 @@ std::vector<uint64_t> Controller::ResolveTargets(
     // The job itself, or the tasks of the array, which have consecutive
     // ids from the array's: only the pending and running ones.
     bool matched = false;
-    for (auto it = live_jobs_.lower_bound(selector.job_id());
-         it != live_jobs_.end() &&
+    for (auto it = state_.live_jobs.lower_bound(selector.job_id());
+         it != state_.live_jobs.end() &&
          (it->first == selector.job_id() ||
           it->second->record.array_job_id() == selector.job_id());
          ++it) {
@@ -75,8 +75,8 @@ std::vector<uint64_t> Controller::ResolveTargets(
       add(selector.job_id());
       continue;
     }
-    for (auto it = jobs_.lower_bound(selector.job_id());
-         it != jobs_.end() &&
+    for (auto it = state_.jobs.lower_bound(selector.job_id());
+         it != state_.jobs.end() &&
          it->second.record.array_job_id() == selector.job_id();
          ++it) {
       if (MatchesSelector(selector, it->second.record)) {
@@ -125,14 +125,15 @@ void Controller::Cancel(const v1::CancelRequest& request, const Caller& caller,
       // Sent once the event is stored: a leader whose etcd lease lapsed
       // meanwhile (which sends nothing to agents) sends it when its lease
       // is confirmed, and one that lost it answers an error, not "ok".
-      AfterCommit([this, id, signal = request.signal(), scope] {
-        auto it = jobs_.find(id);
-        if (it == jobs_.end() || it->second.record.state() != v1::RUNNING) {
+      commits_.AfterCommit([this, id, signal = request.signal(), scope] {
+        auto it = state_.jobs.find(id);
+        if (it == state_.jobs.end() ||
+            it->second.record.state() != v1::RUNNING) {
           return;
         }
         SendKill(it->second, signal, /*signal_only=*/true, scope);
       });
-      StageEvent(
+      commits_.StageEvent(
           id, "", "signalled",
           absl::StrCat("signal ", request.signal(), " sent by ", caller.user));
       result->set_ok(true);
@@ -158,9 +159,8 @@ void Controller::Cancel(const v1::CancelRequest& request, const Caller& caller,
     }
     result->set_ok(true);
   }
-  AfterCommit([done = std::move(done), response = std::move(response)] {
-    done(response);
-  });
+  commits_.AfterCommit([done = std::move(done),
+                        response = std::move(response)] { done(response); });
 }
 
 void Controller::Hold(const v1::HoldRequest& request, const Caller& caller,
@@ -188,14 +188,13 @@ void Controller::Hold(const v1::HoldRequest& request, const Caller& caller,
     } else {
       MarkHeld(job.record);
     }
-    StageJob(job);
-    StageEvent(id, "", request.release() ? "released" : "held",
-               absl::StrCat(verb, " by ", caller.user));
+    commits_.StageJob(job.record);
+    commits_.StageEvent(id, "", request.release() ? "released" : "held",
+                        absl::StrCat(verb, " by ", caller.user));
   }
   if (released_any) RequestSchedule();
-  AfterCommit([done = std::move(done), response = std::move(response)] {
-    done(response);
-  });
+  commits_.AfterCommit([done = std::move(done),
+                        response = std::move(response)] { done(response); });
 }
 
 }  // namespace gantry

@@ -93,12 +93,11 @@ void Controller::Requeue(const v1::RequeueRequest& request,
       record.set_repeated_app_failures(0);
     }
     if (request.hold()) MarkHeld(record);
-    StageJob(job);
+    commits_.StageJob(job.record);
     result->set_ok(true);
   }
-  AfterCommit([done = std::move(done), response = std::move(response)] {
-    done(response);
-  });
+  commits_.AfterCommit([done = std::move(done),
+                        response = std::move(response)] { done(response); });
 }
 
 absl::Status Controller::ApplyJobUpdate(const v1::UpdateJobRequest& request,
@@ -188,7 +187,7 @@ absl::Status Controller::CheckGpuType(const v1::JobRecord& job) const {
   if (pending.gpu_type.empty()) return absl::OkStatus();
   GpuTypeCensus census(pending);
   NodeSnapshot node;
-  for (const auto& [name, runtime] : nodes_) {
+  for (const auto& [name, runtime] : state_.nodes) {
     SetNodeCapacity(runtime.record, node);
     SetGpuTypes(runtime.record, node);
     census.Add(node,
@@ -213,16 +212,16 @@ void Controller::UpdateJob(const v1::UpdateJobRequest& request,
       result->set_error(std::string(status.message()));
       continue;
     }
-    StageJob(*managed);
-    StageEvent(id, "", "updated", absl::StrCat("updated by ", caller.user));
+    commits_.StageJob(managed->record);
+    commits_.StageEvent(id, "", "updated",
+                        absl::StrCat("updated by ", caller.user));
     changed_any = true;
     result->set_ok(true);
   }
   // A new partition or a shorter limit may let the job start now.
   if (changed_any) RequestSchedule();
-  AfterCommit([done = std::move(done), response = std::move(response)] {
-    done(response);
-  });
+  commits_.AfterCommit([done = std::move(done),
+                        response = std::move(response)] { done(response); });
 }
 
 }  // namespace gantry

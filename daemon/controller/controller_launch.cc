@@ -25,8 +25,8 @@ constexpr int kLaunchesPerTurn = 64;
 
 void Controller::SendLaunch(uint64_t job_id, uint32_t attempt,
                             const std::string* only_node, int from_share) {
-  auto it = jobs_.find(job_id);
-  if (it == jobs_.end()) return;
+  auto it = state_.jobs.find(job_id);
+  if (it == state_.jobs.end()) return;
   const v1::JobRecord& record = it->second.record;
   // Cancelled (or otherwise ended) before the launch went out.
   if (record.state() != v1::RUNNING || record.attempt() != attempt) return;
@@ -66,7 +66,7 @@ void Controller::SendLaunch(uint64_t job_id, uint32_t attempt,
     }
   }
   const std::string& first_node = record.allocation(0).node();
-  std::string master_addr = nodes_.at(first_node).record.address();
+  std::string master_addr = state_.nodes.at(first_node).record.address();
   const JobWideEnvironment shared = JobWideEnvironmentOf(record);
   for (int i = from_share; i < record.allocation_size(); ++i) {
     if (only_node == nullptr && i - from_share == kLaunchesPerTurn) {
@@ -83,7 +83,7 @@ void Controller::SendLaunch(uint64_t job_id, uint32_t attempt,
     const uint32_t script_ranks = ScriptRanksOn(record, i);
     if (script_ranks == 0) continue;
     if (only_node != nullptr && share.node() != *only_node) continue;
-    NodeRuntime& node = nodes_.at(share.node());
+    NodeRuntime& node = state_.nodes.at(share.node());
     if (!node.link) {
       // The node dropped between placement and launch; the deadline check
       // fails the job if it does not come back with these ranks.
@@ -144,8 +144,8 @@ void Controller::SendKill(const JobRuntime& job, int signal, bool signal_only,
                           v1::KillRanks::Reason reason) {
   for (const auto& [node_name, live] : job.live_ranks) {
     if (live == 0) continue;
-    auto it = nodes_.find(node_name);
-    if (it == nodes_.end() || !it->second.link) continue;
+    auto it = state_.nodes.find(node_name);
+    if (it == state_.nodes.end() || !it->second.link) continue;
     v1::ControllerMessage message;
     v1::KillRanks& kill = *message.mutable_kill();
     kill.set_job_id(job.record.id());
@@ -182,8 +182,8 @@ void Controller::SendWarningSignal(JobRuntime& job, int64_t running_ms) {
       "signal ", spec.warning_signal(), " sent to ",
       spec.warning_signal_batch_only() ? "the batch script" : "the tasks", ", ",
       spec.warning_signal_seconds(), " s before the time limit (--signal)");
-  StageEvent(record.id(), "", "signalled", detail);
-  StageJob(job);
+  commits_.StageEvent(record.id(), "", "signalled", detail);
+  commits_.StageJob(job.record);
   log::Info("warning signal sent", {{"job", record.id()},
                                     {"attempt", record.attempt()},
                                     {"signal", spec.warning_signal()}});

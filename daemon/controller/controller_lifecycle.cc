@@ -23,7 +23,7 @@ void Controller::StartJob(JobRuntime& job) {
   record.set_attempt(record.attempt() + 1);
   record.set_start_time_ms(clock_.NowMs());
   record.set_master_port(
-      ChooseMasterPort(cluster_id_, record.id(), record.attempt()));
+      ChooseMasterPort(state_.cluster_id, record.id(), record.attempt()));
   record.set_reason("None");
   record.clear_reason_detail();
   record.clear_exits();
@@ -70,12 +70,13 @@ void Controller::StartJob(JobRuntime& job) {
     feature->OnJobStarted(record);
   }
   std::string nodelist = absl::StrJoin(node_names, ",");
-  StageEvent(record.id(), "", "started",
-             absl::StrCat(
-                 "attempt ", record.attempt(), " on ", nodelist,
-                 record.latest_checkpoint().path().empty()
-                     ? ""
-                     : ", resuming from " + record.latest_checkpoint().path()));
+  commits_.StageEvent(
+      record.id(), "", "started",
+      absl::StrCat(
+          "attempt ", record.attempt(), " on ", nodelist,
+          record.latest_checkpoint().path().empty()
+              ? ""
+              : ", resuming from " + record.latest_checkpoint().path()));
   log::Info("job started", {{"job", record.id()},
                             {"attempt", record.attempt()},
                             {"nodes", nodelist}});
@@ -91,22 +92,23 @@ absl::Status Controller::ApplyEvent(JobRuntime& job, const JobEvent& event,
     return absl::OkStatus();
   }
   record.set_state(ToProto(transition->next));
-  UpdateLive(job);
+  state_.Reindex(job);
   if (options_.metrics) options_.metrics->JobMoved(before, transition->next);
   statistics_.JobMoved(before, transition->next);
   // The machine's effects, in its order, and nothing else.
   for (JobEffect effect : transition->effects) {
     switch (effect) {
       case JobEffect::kLaunchRanks:
-        AfterCommit([this, id = record.id(), attempt = record.attempt()] {
-          CrashPoint("gantryd.start.after_commit_before_launch");
-          SendLaunch(id, attempt);
-          CrashPoint("gantryd.start.after_launch_sent");
-        });
+        commits_.AfterCommit(
+            [this, id = record.id(), attempt = record.attempt()] {
+              CrashPoint("gantryd.start.after_commit_before_launch");
+              SendLaunch(id, attempt);
+              CrashPoint("gantryd.start.after_launch_sent");
+            });
         break;
       case JobEffect::kKillRanks:
-        AfterCommit([this, id = record.id(), kind = event.kind,
-                     requeue = event.requeue] {
+        commits_.AfterCommit([this, id = record.id(), kind = event.kind,
+                              requeue = event.requeue] {
           if (requeue) {
             CrashPoint("gantryd.requeue.after_commit_before_kill");
           } else if (kind == JobEvent::Kind::kCancel) {
@@ -114,8 +116,8 @@ absl::Status Controller::ApplyEvent(JobRuntime& job, const JobEvent& event,
           } else if (kind == JobEvent::Kind::kClientGone) {
             CrashPoint("gantryd.inactive.after_commit_before_kill");
           }
-          auto it = jobs_.find(id);
-          if (it != jobs_.end()) {
+          auto it = state_.jobs.find(id);
+          if (it != state_.jobs.end()) {
             SendKill(it->second, 15, /*signal_only=*/false,
                      v1::KillRanks::SCOPE_ALL, KillReasonFor(kind, requeue));
           }
@@ -138,9 +140,10 @@ absl::Status Controller::ApplyEvent(JobRuntime& job, const JobEvent& event,
         }
         record.set_reason("Restarting");
         record.set_reason_detail(detail);
-        StageEvent(record.id(), "", "requeued",
-                   absl::StrCat("attempt ", record.attempt(), " ended (",
-                                transition->reason, "): ", detail));
+        commits_.StageEvent(
+            record.id(), "", "requeued",
+            absl::StrCat("attempt ", record.attempt(), " ended (",
+                         transition->reason, "): ", detail));
         log::Warn("job requeued", {{"job", record.id()},
                                    {"attempt", record.attempt()},
                                    {"reason", transition->reason},
@@ -159,16 +162,16 @@ absl::Status Controller::ApplyEvent(JobRuntime& job, const JobEvent& event,
         if (record.spec().allocation_only()) {
           allocation_liveness_.Forget(record.id());
         }
-        ++finished_jobs_;
+        ++state_.finished_jobs;
         ChargeUsage(record);
         for (const std::unique_ptr<ControllerFeature>& feature : features_) {
           feature->OnJobFinished(record);
         }
-        finished_order_.emplace_back(clock_.NowMs(), record.id());
+        state_.finished_order.emplace_back(clock_.NowMs(), record.id());
         RequestSchedule();  // jobs may depend on this one
-        StageEvent(record.id(), "",
-                   absl::AsciiStrToLower(JobStatusName(transition->next)),
-                   detail);
+        commits_.StageEvent(
+            record.id(), "",
+            absl::AsciiStrToLower(JobStatusName(transition->next)), detail);
         log::Info("job ended", {{"job", record.id()},
                                 {"state", JobStatusName(transition->next)},
                                 {"detail", detail}});
@@ -178,7 +181,7 @@ absl::Status Controller::ApplyEvent(JobRuntime& job, const JobEvent& event,
         break;
     }
   }
-  StageJob(job);
+  commits_.StageJob(job.record);
   return absl::OkStatus();
 }
 
@@ -282,23 +285,23 @@ bool Controller::JobNeedsNode(const JobRuntime& job,
 
 void Controller::TakeNodeShares(JobRuntime& job) {
   for (const v1::NodeAllocation& share : job.record.allocation()) {
-    auto it = nodes_.find(share.node());
-    if (it == nodes_.end()) continue;
+    auto it = state_.nodes.find(share.node());
+    if (it == state_.nodes.end()) continue;
     NodeRuntime& node = it->second;
     node.usage.cpus += share.cpus();
     node.usage.mem_mb += share.mem_mb();
     for (uint32_t gpu : share.gpu_indices()) node.usage.gpus.insert(gpu);
     job.occupied_nodes.insert(share.node());
   }
-  UpdateLive(job);
+  state_.Reindex(job);
 }
 
 void Controller::ReleaseNodeShare(JobRuntime& job,
                                   const std::string& node_name) {
   if (!job.occupied_nodes.erase(node_name)) return;
-  UpdateLive(job);
-  auto it = nodes_.find(node_name);
-  if (it == nodes_.end()) return;
+  state_.Reindex(job);
+  auto it = state_.nodes.find(node_name);
+  if (it == state_.nodes.end()) return;
   NodeRuntime& node = it->second;
   for (const v1::NodeAllocation& share : job.record.allocation()) {
     if (share.node() != node_name) continue;
@@ -331,8 +334,8 @@ void Controller::ReleaseFinishedOn(JobRuntime& job, const std::string& node) {
 bool Controller::ShareReleasable(const JobRuntime& job,
                                  const std::string& node) const {
   auto live = job.live_ranks.find(node);
-  auto runtime = nodes_.find(node);
-  const bool node_down = runtime == nodes_.end() ||
+  auto runtime = state_.nodes.find(node);
+  const bool node_down = runtime == state_.nodes.end() ||
                          runtime->second.record.state() == v1::NODE_DOWN;
   return live == job.live_ranks.end() || live->second == 0 || node_down;
 }
@@ -396,8 +399,8 @@ void Controller::RecordCheckpoint(JobRuntime& job, const std::string& path,
         cost > 0 ? 0.7 * cost + 0.3 * write_seconds : write_seconds);
   }
   NoteProgress(job, /*checkpoint=*/true);
-  StageJob(job);
-  StageEvent(
+  commits_.StageJob(job.record);
+  commits_.StageEvent(
       record.id(), "", "checkpoint",
       absl::StrCat(path, step >= 0 ? absl::StrCat(" (step ", step, ")") : "",
                    " from ", source));
@@ -450,7 +453,7 @@ void Controller::ReportProgress(const v1::ReportProgressRequest& request,
   }
   RecordCheckpoint(job, request.checkpoint_path(), request.step(), "report",
                    request.checkpoint_path().empty() ? 0 : write_seconds);
-  AfterCommit([done = std::move(done)] { done(absl::OkStatus()); });
+  commits_.AfterCommit([done = std::move(done)] { done(absl::OkStatus()); });
 }
 
 }  // namespace gantry

@@ -25,8 +25,8 @@ void Controller::DrainNode(NodeRuntime& node, const std::string& reason,
   node.record.set_drain_reason(reason);
   node.record.set_drain_user(by);
   node.record.set_drain_time_ms(clock_.NowMs());
-  StageNode(node);
-  StageEvent(0, node.record.name(), "node_drained", reason);
+  commits_.StageNode(node.record);
+  commits_.StageEvent(0, node.record.name(), "node_drained", reason);
   log::Warn("node drained", {{"node", node.record.name()}, {"reason", reason}});
 }
 
@@ -44,27 +44,27 @@ void Controller::Drain(const v1::DrainRequest& request, const Caller& caller,
     return;
   }
   for (const std::string& name : request.nodes()) {
-    if (!nodes_.count(name)) {
+    if (!state_.nodes.count(name)) {
       done(absl::NotFoundError(absl::StrCat("unknown node ", name)));
       return;
     }
   }
   for (const std::string& name : request.nodes()) {
-    NodeRuntime& node = nodes_.at(name);
+    NodeRuntime& node = state_.nodes.at(name);
     if (request.resume()) {
       node.record.set_drained(false);
       node.record.clear_drain_reason();
       node.record.clear_drain_user();
       node.record.clear_drain_time_ms();
-      StageNode(node);
-      StageEvent(0, name, "node_resumed", "by " + caller.user);
+      commits_.StageNode(node.record);
+      commits_.StageEvent(0, name, "node_resumed", "by " + caller.user);
       log::Info("node resumed", {{"node", name}});
     } else {
       DrainNode(node, request.reason(), caller.user);
     }
   }
   RequestSchedule();
-  AfterCommit([done = std::move(done)] { done(absl::OkStatus()); });
+  commits_.AfterCommit([done = std::move(done)] { done(absl::OkStatus()); });
 }
 
 void Controller::MarkNodeDown(NodeRuntime& node, const std::string& why) {
@@ -78,7 +78,7 @@ void Controller::MarkNodeDown(NodeRuntime& node, const std::string& why) {
   node.record.set_reason(why);
   bool had_work = false;
   const int64_t now = clock_.NowMs();
-  for (const auto& [id, job] : jobs_) {
+  for (const auto& [id, job] : state_.jobs) {
     if (JobNeedsNode(job, name)) had_work = true;
     // An attempt this node's loss ended moments ago counts too.
     const auto& attempts = job.record.attempts();
@@ -101,13 +101,13 @@ void Controller::MarkNodeDown(NodeRuntime& node, const std::string& why) {
   // A node that dies under a job is suspect until an admin looks at it.
   if (had_work) DrainNode(node, why);
   if (node.link) {
-    link_nodes_.erase(node.link.get());
+    state_.link_nodes.erase(node.link.get());
     node.link->Close();
     node.link.reset();
   }
-  StageNode(node);
-  StageEvent(0, name, "node_down", why);
-  for (auto& [id, job] : jobs_) {
+  commits_.StageNode(node.record);
+  commits_.StageEvent(0, name, "node_down", why);
+  for (auto& [id, job] : state_.jobs) {
     if (!JobNeedsNode(job, name)) {
       if (job.occupied_nodes.count(name) && job.record.state() != v1::RUNNING) {
         ReleaseNodeShare(job, name);

@@ -69,12 +69,13 @@ absl::StatusOr<v1::ListJobsResponse> Controller::ListJobs(
   };
   // Without --all only live jobs can qualify: skip the finished ones.
   if (request.all()) {
-    for (auto it = jobs_.upper_bound(after); it != jobs_.end(); ++it) {
+    for (auto it = state_.jobs.upper_bound(after); it != state_.jobs.end();
+         ++it) {
       if (!list(it->second)) break;
     }
   } else {
-    for (auto it = live_jobs_.upper_bound(after); it != live_jobs_.end();
-         ++it) {
+    for (auto it = state_.live_jobs.upper_bound(after);
+         it != state_.live_jobs.end(); ++it) {
       if (!list(*it->second)) break;
     }
   }
@@ -99,7 +100,8 @@ absl::StatusOr<v1::GetJobResponse> Controller::GetJob(
   v1::GetJobResponse response;
   bool found = false;
   // Array tasks have consecutive ids from the array's.
-  for (auto it = jobs_.lower_bound(job_id); it != jobs_.end(); ++it) {
+  for (auto it = state_.jobs.lower_bound(job_id); it != state_.jobs.end();
+       ++it) {
     const v1::JobRecord& record = it->second.record;
     if (task ? record.array_job_id() != job_id : it->first != job_id) break;
     if (task && record.array_task_id() != *task) continue;
@@ -145,7 +147,7 @@ absl::StatusOr<v1::GetJobResponse> Controller::GetJob(
   // The record above already shows what the batch being written and the
   // one being staged change: so does its history (events are numbered in
   // order, and the write may land while the store is read).
-  for (const StateStore::Batch* pending : {writer_.in_flight(), &batch_}) {
+  for (const StateStore::Batch* pending : commits_.Unwritten()) {
     if (pending == nullptr) continue;
     for (const v1::EventRecord& event : pending->events) {
       if (event.job_id() == job_id && event.sequence() > stored_up_to) {
@@ -158,7 +160,7 @@ absl::StatusOr<v1::GetJobResponse> Controller::GetJob(
 
 v1::ListNodesResponse Controller::ListNodes() const {
   v1::ListNodesResponse response;
-  for (const auto& [name, node] : nodes_) {
+  for (const auto& [name, node] : state_.nodes) {
     v1::NodeRecord* record = response.add_nodes();
     *record = node.record;
     record->set_cpus_allocated(node.usage.cpus);

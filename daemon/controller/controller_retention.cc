@@ -52,7 +52,7 @@ v1::FairShareRecord ToRecord(const FairShare& share) {
 
 std::set<uint64_t> Controller::DependedJobIds() const {
   std::set<uint64_t> ids;
-  for (const auto& [id, job] : live_jobs_) {
+  for (const auto& [id, job] : state_.live_jobs) {
     const std::string& text = job->record.spec().dependency();
     if (text.empty()) continue;
     absl::StatusOr<JobDependency> dependency = ParseDependency(text);
@@ -73,22 +73,22 @@ void Controller::RetireFinishedJobs(int64_t now) {
   size_t retired = 0;
   // Each entry is looked at once per tick at most: one that must stay goes
   // to the back, stamped now, which keeps the queue in time order.
-  for (size_t budget = finished_order_.size();
-       budget > 0 && retired < kRetirePerTick && !finished_order_.empty();
+  for (size_t budget = state_.finished_order.size();
+       budget > 0 && retired < kRetirePerTick && !state_.finished_order.empty();
        --budget) {
-    const auto [ended_ms, id] = finished_order_.front();
+    const auto [ended_ms, id] = state_.finished_order.front();
     if (ended_ms + options_.min_job_age_ms > now) break;
-    finished_order_.pop_front();
-    auto it = jobs_.find(id);
-    if (it == jobs_.end()) continue;
+    state_.finished_order.pop_front();
+    auto it = state_.jobs.find(id);
+    if (it == state_.jobs.end()) continue;
     JobRuntime& job = it->second;
     if (!depended) depended = DependedJobIds();
     // Still holding node shares (ranks stopping), or named by a live job's
     // dependency, which reads it from memory: stays for now.
-    if (live_jobs_.count(id) > 0 || depended->count(id) > 0 ||
+    if (state_.live_jobs.count(id) > 0 || depended->count(id) > 0 ||
         (job.record.array_job_id() != 0 &&
          depended->count(job.record.array_job_id()) > 0)) {
-      finished_order_.emplace_back(now, id);
+      state_.finished_order.emplace_back(now, id);
       continue;
     }
     ChargeUsage(job.record, retired_usage_);
@@ -102,18 +102,18 @@ void Controller::RetireFinishedJobs(int64_t now) {
       submission_tokens_.erase(
           {job.record.uid(), job.record.submission_token()});
     }
-    batch_.retired.push_back(std::move(job.record));
-    jobs_.erase(it);
+    commits_.staged().retired.push_back(std::move(job.record));
+    state_.jobs.erase(it);
     ++retired;
   }
   if (retired == 0) return;
-  batch_.retired_usage = ToRecord(retired_usage_);
+  commits_.staged().retired_usage = ToRecord(retired_usage_);
   for (const std::unique_ptr<ControllerFeature>& feature : features_) {
-    feature->SaveRetired(*batch_.retired_usage);
+    feature->SaveRetired(*commits_.staged().retired_usage);
   }
-  AfterCommit(nullptr);
+  commits_.AfterCommit(nullptr);
   log::Debug("finished jobs moved to the history",
-             {{"jobs", retired}, {"in_memory", jobs_.size()}});
+             {{"jobs", retired}, {"in_memory", state_.jobs.size()}});
 }
 
 void Controller::ExpireHistory(int64_t now) {
@@ -165,9 +165,10 @@ void Controller::StageExpiry(absl::StatusOr<std::vector<uint64_t>> expired,
     return;
   }
   log::Debug("history records expired", {{"jobs", expired->size()}});
-  batch_.expired.insert(batch_.expired.end(), expired->begin(), expired->end());
+  commits_.staged().expired.insert(commits_.staged().expired.end(),
+                                   expired->begin(), expired->end());
   // The next pass reads the index once these are gone from it.
-  AfterCommit([this] { expiry_running_ = false; });
+  commits_.AfterCommit([this] { expiry_running_ = false; });
 }
 
 absl::StatusOr<std::optional<v1::JobRecord>> Controller::RetiredJob(
@@ -178,7 +179,7 @@ absl::StatusOr<std::optional<v1::JobRecord>> Controller::RetiredJob(
                 : record.id() == job_id;
   };
   // Retired in memory, not yet written.
-  for (const StateStore::Batch* pending : {&batch_, writer_.in_flight()}) {
+  for (const StateStore::Batch* pending : commits_.Unwritten()) {
     if (pending == nullptr) continue;
     for (const v1::JobRecord& record : pending->retired) {
       if (wanted(record)) return std::optional<v1::JobRecord>(record);

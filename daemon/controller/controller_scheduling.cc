@@ -117,11 +117,11 @@ void Controller::RunSchedule() {
   std::vector<std::pair<uint64_t, JobRuntime*>> queued;
   // Grown geometrically (a reserve to the exact size would reallocate on
   // every pass while the queue grows).
-  if (queue.capacity() < live_jobs_.size()) {
-    queue.reserve(2 * live_jobs_.size());
+  if (queue.capacity() < state_.live_jobs.size()) {
+    queue.reserve(2 * state_.live_jobs.size());
   }
-  queued.reserve(live_jobs_.size());
-  for (auto& [id, live] : live_jobs_) {
+  queued.reserve(state_.live_jobs.size());
+  for (auto& [id, live] : state_.live_jobs) {
     switch (Gate(*live, now, array_slots)) {
       case GateVerdict::kNotPending:
       case GateVerdict::kWait:
@@ -235,7 +235,8 @@ Controller::GateVerdict Controller::Gate(JobRuntime& job, int64_t now,
   if (record.array().max_running() > 0) {
     auto [slots, fresh] = array_slots.try_emplace(record.array_job_id(), 0);
     if (fresh) {
-      const uint32_t running = RunningArrayTasks(jobs_, record.array_job_id());
+      const uint32_t running =
+          RunningArrayTasks(state_.jobs, record.array_job_id());
       const uint32_t limit = record.array().max_running();
       slots->second = running < limit ? limit - running : 0;
     }
@@ -285,8 +286,8 @@ bool Controller::DependencyAllowsStart(JobRuntime& job, int64_t now) {
   };
   auto lookup = [this,
                  &depended_of](uint64_t id) -> std::optional<DependedJob> {
-    auto it = jobs_.find(id);
-    if (it == jobs_.end()) return std::nullopt;
+    auto it = state_.jobs.find(id);
+    if (it == state_.jobs.end()) return std::nullopt;
     if (it->second.record.array_job_id() != id) {
       return depended_of(it->second.record);
     }
@@ -294,7 +295,8 @@ bool Controller::DependencyAllowsStart(JobRuntime& job, int64_t now) {
     // all have started, ended when all have ended, COMPLETED when all did.
     DependedJob all;
     bool pending = false, running = false, failed = false;
-    for (; it != jobs_.end() && it->second.record.array_job_id() == id; ++it) {
+    for (; it != state_.jobs.end() && it->second.record.array_job_id() == id;
+         ++it) {
       const DependedJob task = depended_of(it->second.record);
       pending = pending || task.phase == DependedJob::Phase::kPending;
       running = running || task.phase == DependedJob::Phase::kRunning;
@@ -315,7 +317,7 @@ bool Controller::DependencyAllowsStart(JobRuntime& job, int64_t now) {
     if (!singleton_holders_) {
       // The oldest active job of each user and name holds the singleton.
       singleton_holders_.emplace();
-      for (const auto& [id, other] : jobs_) {
+      for (const auto& [id, other] : state_.jobs) {
         if (other.record.state() == v1::PENDING ||
             other.record.state() == v1::RUNNING) {
           singleton_holders_->emplace(
@@ -359,7 +361,7 @@ void Controller::SetDatasetSizes(std::vector<PendingJob>& queue) const {
     return;
   }
   DatasetSizes sizes;
-  for (const auto& [name, node] : nodes_) {
+  for (const auto& [name, node] : state_.nodes) {
     AddDatasetSizes(node.dataset_cache, sizes);
   }
   for (PendingJob& job : queue) gantry::SetDatasetSizes(sizes, job);
@@ -368,9 +370,9 @@ void Controller::SetDatasetSizes(std::vector<PendingJob>& queue) const {
 std::vector<NodeSnapshot> Controller::NodeSnapshots(
     std::vector<const std::string*>& names) const {
   std::vector<NodeSnapshot> snapshot;
-  snapshot.reserve(nodes_.size());
-  names.reserve(nodes_.size());
-  for (const auto& [name, node] : nodes_) {
+  snapshot.reserve(state_.nodes.size());
+  names.reserve(state_.nodes.size());
+  for (const auto& [name, node] : state_.nodes) {
     snapshot.push_back(NodeSnapshotOf(
         node.record, node.link != nullptr, node.usage,
         topology_ ? &topology_->topology : nullptr, node.dataset_cache));
@@ -387,7 +389,7 @@ std::vector<RunningJob> Controller::RunningJobs(
     index_of[*node_names[i]] = i;
   }
   std::vector<RunningJob> running;
-  for (const auto& [id, live] : live_jobs_) {
+  for (const auto& [id, live] : state_.live_jobs) {
     const JobRuntime& job = *live;
     const v1::JobRecord& record = job.record;
     // A job that ended (or is being requeued) still holds its nodes until

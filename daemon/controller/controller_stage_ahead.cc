@@ -24,8 +24,8 @@ void Controller::StageDatasetsAhead(
   if (!stage_ahead_.enabled()) return;
   std::vector<StageAheadTarget> targets;
   for (const Reservation& reservation : reservations) {
-    auto job = jobs_.find(reservation.job_id.value());
-    if (job == jobs_.end()) continue;
+    auto job = state_.jobs.find(reservation.job_id.value());
+    if (job == state_.jobs.end()) continue;
     const v1::JobRecord& record = job->second.record;
     // Agents refuse to prefetch as root (a copy as root could read what
     // no user may): a root job's datasets are staged at its launch.
@@ -37,8 +37,8 @@ void Controller::StageDatasetsAhead(
     target.job_id = record.id();
     target.start_ms = reservation.start_ms;
     for (NodeId id : reservation.nodes) {
-      auto node = nodes_.find(*names[id.index()]);
-      if (node == nodes_.end() || !node->second.link) continue;
+      auto node = state_.nodes.find(*names[id.index()]);
+      if (node == state_.nodes.end() || !node->second.link) continue;
       // The reservation keeps to the job's partition; checked again so
       // that nothing of a user is ever copied where they may not run.
       const auto& partitions = node->second.record.partitions();
@@ -61,8 +61,8 @@ void Controller::SendStagedAhead() {
   if (!stage_ahead_.enabled()) return;
   const int64_t now = clock_.NowMs();
   for (const StageAheadSend& send : stage_ahead_.Plan(dataset_requests_, now)) {
-    auto job = jobs_.find(send.job_id);
-    if (job == jobs_.end() || job->second.record.state() != v1::PENDING) {
+    auto job = state_.jobs.find(send.job_id);
+    if (job == state_.jobs.end() || job->second.record.state() != v1::PENDING) {
       stage_ahead_.Forget(send.job_id);
       continue;
     }

@@ -40,8 +40,8 @@ v1::ClusterStatusResponse Controller::ClusterStatus() const {
   for (const v1::NodeRecord& node : listing.nodes()) {
     input.nodes.push_back(&node);
   }
-  input.jobs.reserve(jobs_.size());
-  for (const auto& [id, job] : jobs_) input.jobs.push_back(&job.record);
+  input.jobs.reserve(state_.jobs.size());
+  for (const auto& [id, job] : state_.jobs) input.jobs.push_back(&job.record);
   input.node_events = node_events_.Events();
   input.utilization = &utilization_;
   v1::ClusterStatusResponse status = BuildClusterStatus(input);
@@ -50,12 +50,13 @@ v1::ClusterStatusResponse Controller::ClusterStatus() const {
   status.set_started_ms(started_ms_);
   status.set_now_ms(now);
   status.set_state_dir(options_.state_dir);
-  status.set_next_job_id(next_job_id_);
-  status.set_jobs_finished(finished_jobs_);
+  status.set_next_job_id(state_.next_job_id);
+  status.set_jobs_finished(state_.finished_jobs);
   status.set_state_size_bytes(DirectorySizeBytes(options_.state_dir));
-  status.set_last_commit_seconds(commit_latencies_.last());
-  status.set_median_commit_seconds(commit_latencies_.Median());
-  status.set_commits_sampled(static_cast<uint32_t>(commit_latencies_.count()));
+  status.set_last_commit_seconds(commits_.latencies().last());
+  status.set_median_commit_seconds(commits_.latencies().Median());
+  status.set_commits_sampled(
+      static_cast<uint32_t>(commits_.latencies().count()));
   for (const std::unique_ptr<ControllerFeature>& feature : features_) {
     feature->FillStatus(status);
   }
@@ -65,7 +66,7 @@ v1::ClusterStatusResponse Controller::ClusterStatus() const {
 
 void Controller::SampleUtilization() {
   uint32_t total = 0, allocated = 0;
-  for (const auto& [name, node] : nodes_) {
+  for (const auto& [name, node] : state_.nodes) {
     total += static_cast<uint32_t>(node.record.inventory().gpus_size());
     allocated += static_cast<uint32_t>(node.usage.gpus.size());
   }

@@ -145,8 +145,8 @@ void Controller::LaunchStep(
     return;
   }
   for (const v1::NodeAllocation& share : *placed) {
-    auto node = nodes_.find(share.node());
-    if (node == nodes_.end() || !node->second.link) {
+    auto node = state_.nodes.find(share.node());
+    if (node == state_.nodes.end() || !node->second.link) {
       done(absl::UnavailableError(
           absl::StrCat("node ", share.node(), " is unreachable")));
       return;
@@ -156,16 +156,16 @@ void Controller::LaunchStep(
   // on (the job's first node when it does not say).
   std::string io_address;
   if (request.io_port() != 0) {
-    auto caller_node = nodes_.find(request.caller_node());
-    if (caller_node == nodes_.end() && !request.io_host().empty()) {
+    auto caller_node = state_.nodes.find(request.caller_node());
+    if (caller_node == state_.nodes.end() && !request.io_host().empty()) {
       // srun or salloc on a host that is no node of the cluster.
       const bool v6 = request.io_host().find(':') != std::string::npos;
       io_address = absl::StrCat(v6 ? "[" : "", request.io_host(), v6 ? "]" : "",
                                 ":", request.io_port());
-    } else if (caller_node == nodes_.end()) {
-      caller_node = nodes_.find(record.allocation(0).node());
+    } else if (caller_node == state_.nodes.end()) {
+      caller_node = state_.nodes.find(record.allocation(0).node());
     }
-    if (io_address.empty() && caller_node != nodes_.end()) {
+    if (io_address.empty() && caller_node != state_.nodes.end()) {
       io_address = absl::StrCat(caller_node->second.record.address(), ":",
                                 request.io_port());
     }
@@ -190,12 +190,12 @@ void Controller::LaunchStep(
   step.set_kill_on_bad_exit(request.kill_on_bad_exit());
   step.set_wait_seconds(request.wait_seconds());
   step.set_overlap(request.overlap());
-  StageJob(job);
+  commits_.StageJob(job.record);
   log::Info("step started", {{"job", record.id()},
                              {"step", step.id()},
                              {"tasks", StepTaskCount(step)},
                              {"command", request.argv(0)}});
-  AfterCommit([this, request, step = step, done = std::move(done)] {
+  commits_.AfterCommit([this, request, step = step, done = std::move(done)] {
     CrashPoint("gantryd.step.after_commit_before_launch");
     SendStepLaunch(request, step);
     v1::LaunchStepResponse launched;
@@ -206,18 +206,18 @@ void Controller::LaunchStep(
 
 void Controller::SendStepLaunch(const v1::LaunchStepRequest& request,
                                 const v1::StepRecord& step) {
-  auto it = jobs_.find(request.job_id());
-  if (it == jobs_.end()) return;
+  auto it = state_.jobs.find(request.job_id());
+  if (it == state_.jobs.end()) return;
   const v1::JobRecord& record = it->second.record;
   if (record.state() != v1::RUNNING || record.attempt() != step.attempt()) {
     return;
   }
   const std::string master_addr =
-      nodes_.at(step.nodes(0).node()).record.address();
+      state_.nodes.at(step.nodes(0).node()).record.address();
   const StepWideEnvironment shared = StepWideEnvironmentOf(record, step);
   for (int i = 0; i < step.nodes_size(); ++i) {
     const v1::NodeAllocation& share = step.nodes(i);
-    NodeRuntime& node = nodes_.at(share.node());
+    NodeRuntime& node = state_.nodes.at(share.node());
     if (!node.link) continue;  // its loss fails the job
     v1::ControllerMessage message;
     v1::LaunchRanks& launch = *message.mutable_launch();
@@ -292,7 +292,7 @@ void Controller::WaitStep(
   }
   if (request.cancel()) {
     step->set_end_detail("cancelled by gantry run");
-    StageJob(job);
+    commits_.StageJob(job.record);
     // srun's abort: Slurm's stepd says "*** STEP N.S ... CANCELLED AT".
     SendStepKill(job, *step, 15, v1::KillRanks::REASON_CANCELLED);
   }
@@ -302,8 +302,8 @@ void Controller::WaitStep(
 void Controller::SendStepKill(const JobRuntime& job, const v1::StepRecord& step,
                               int signal, v1::KillRanks::Reason reason) {
   for (const v1::NodeAllocation& share : step.nodes()) {
-    auto node = nodes_.find(share.node());
-    if (node == nodes_.end() || !node->second.link) continue;
+    auto node = state_.nodes.find(share.node());
+    if (node == state_.nodes.end() || !node->second.link) continue;
     v1::ControllerMessage message;
     v1::KillRanks& kill = *message.mutable_kill();
     kill.set_job_id(job.record.id());
@@ -318,8 +318,8 @@ void Controller::SendStepKill(const JobRuntime& job, const v1::StepRecord& step,
 
 void Controller::OnStepTaskEvent(const std::string& node_name,
                                  const v1::RankEvent& event) {
-  auto it = jobs_.find(event.rank().job_id());
-  if (it == jobs_.end()) return;
+  auto it = state_.jobs.find(event.rank().job_id());
+  if (it == state_.jobs.end()) return;
   JobRuntime& job = it->second;
   v1::StepRecord* step = FindStep(job.record, event.rank().step());
   if (step == nullptr || step->attempt() != event.rank().attempt()) return;
@@ -364,7 +364,7 @@ void Controller::OnStepTaskEvent(const std::string& node_name,
       SendStepKill(job, *step, 15);
     }
   }
-  StageJob(job);
+  commits_.StageJob(job.record);
   if (job.record.state() != v1::RUNNING) ReleaseFinished(job);
 }
 
@@ -380,7 +380,7 @@ void Controller::EndStep(JobRuntime& job, v1::StepRecord& step,
   job.step_first_exit_ms.erase(step.id());
   auto waiters = job.step_waiters.extract(step.id());
   if (!waiters.empty()) {
-    AfterCommit([step, waiters = std::move(waiters.mapped())] {
+    commits_.AfterCommit([step, waiters = std::move(waiters.mapped())] {
       for (const auto& done : waiters) done(step);
     });
   }
@@ -423,7 +423,7 @@ void Controller::CheckStepWaits(JobRuntime& job, int64_t monotonic_ms) {
     step.set_end_detail(absl::StrCat("tasks still running ",
                                      step.wait_seconds(),
                                      " s after the first ended (--wait)"));
-    StageJob(job);
+    commits_.StageJob(job.record);
     SendStepKill(job, step, 15);
   }
 }

@@ -194,7 +194,9 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
   }
   if (absl::Status restrictions = CheckNodeRestrictions(
           *partition,
-          [this](const std::string& name) { return nodes_.count(name) > 0; },
+          [this](const std::string& name) {
+            return state_.nodes.count(name) > 0;
+          },
           spec);
       !restrictions.ok()) {
     return restrictions;
@@ -225,13 +227,13 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
       if (term.array_task) {
         // ID_TASK: the task's own job (array tasks have consecutive ids
         // from the array's).
-        auto it = jobs_.find(term.job_id);
-        while (it != jobs_.end() &&
+        auto it = state_.jobs.find(term.job_id);
+        while (it != state_.jobs.end() &&
                it->second.record.array_job_id() == term.job_id &&
                it->second.record.array_task_id() != *term.array_task) {
           ++it;
         }
-        if (it == jobs_.end() ||
+        if (it == state_.jobs.end() ||
             it->second.record.array_job_id() != term.job_id) {
           return Invalid(absl::StrCat("--dependency: array task ", term.job_id,
                                       "_", *term.array_task,
@@ -239,7 +241,7 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
         }
         term.job_id = it->first;
         term.array_task.reset();
-      } else if (!jobs_.count(term.job_id)) {
+      } else if (!state_.jobs.count(term.job_id)) {
         return Invalid(
             absl::StrCat("--dependency: job ", term.job_id, " does not exist"));
       }
@@ -288,7 +290,7 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
   // partition's largest nodes need for them.
   LargestNodes largest;
   const bool typed = !pending.gpu_type.empty();
-  for (const auto& [name, node] : nodes_) {
+  for (const auto& [name, node] : state_.nodes) {
     SetNodeCapacity(node.record, capacity);
     if (typed) SetGpuTypes(node.record, capacity);
     largest.Add(capacity, pending);
@@ -304,7 +306,7 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
   PartTally parts;
   // --gres=gpu:TYPE:N: only nodes that could have the type count below.
   GpuTypeCensus gpu_types(pending);
-  for (const auto& [name, node] : nodes_) {
+  for (const auto& [name, node] : state_.nodes) {
     SetNodeCapacity(node.record, capacity);
     if (typed) SetGpuTypes(node.record, capacity);
     const bool could_have_type = gpu_types.Add(
@@ -410,7 +412,7 @@ void Controller::Submit(v1::SubmitRequest request, const Caller& caller,
   // controller that stored it): the same job again, once it is durable.
   if (auto known = submission_tokens_.find({caller.uid, token});
       !token.empty() && known != submission_tokens_.end()) {
-    AfterCommit(
+    commits_.AfterCommit(
         [done = std::move(done), id = known->second] { done(JobId(id)); });
     return;
   }
@@ -437,7 +439,7 @@ void Controller::Submit(v1::SubmitRequest request, const Caller& caller,
     }
     task_ids = std::move(array->task_ids);
   }
-  const uint64_t first_id = next_job_id_;
+  const uint64_t first_id = state_.next_job_id;
   const size_t count = task_ids.empty() ? 1 : task_ids.size();
   // The environment is stored once, apart from the records (see
   // EnvironmentId), in the same batch, so it is durable with them; or not
@@ -450,7 +452,8 @@ void Controller::Submit(v1::SubmitRequest request, const Caller& caller,
             caller.uid, first_id, environment.variables())) {
       validated->set_environment_id(*stored);
     } else {
-      batch_.environments.emplace_back(first_id, std::move(environment));
+      commits_.staged().environments.emplace_back(first_id,
+                                                  std::move(environment));
     }
   }
   const std::string shape =
@@ -459,7 +462,7 @@ void Controller::Submit(v1::SubmitRequest request, const Caller& caller,
   for (size_t i = 0; i < count; ++i) {
     JobRuntime job;
     job.record = i + 1 < count ? *validated : std::move(*validated);
-    const uint64_t id = next_job_id_++;
+    const uint64_t id = state_.next_job_id++;
     job.record.set_id(id);
     std::string detail = shape;
     if (!task_ids.empty()) {
@@ -484,14 +487,14 @@ void Controller::Submit(v1::SubmitRequest request, const Caller& caller,
       job.record.set_error_path(
           ResolvePath(job.record.spec().error_pattern(), job.record));
     }
-    StageJob(job);
-    StageEvent(id, "", "submitted", detail);
-    UpdateLive(jobs_.emplace(id, std::move(job)).first->second);
+    commits_.StageJob(job.record);
+    commits_.StageEvent(id, "", "submitted", detail);
+    state_.Reindex(state_.jobs.emplace(id, std::move(job)).first->second);
     if (options_.metrics) options_.metrics->JobAdded(JobStatus::kPending);
     ++statistics_.jobs_submitted;
   }
-  batch_.next_job_id = next_job_id_;
-  const v1::JobRecord& first = jobs_.at(first_id).record;
+  commits_.staged().next_job_id = state_.next_job_id;
+  const v1::JobRecord& first = state_.jobs.at(first_id).record;
   // Its client keeps it (KeepAllocation) from now on, pending or running.
   if (first.spec().allocation_only()) {
     allocation_liveness_.Heard(first_id, MonotonicMs(clock_));
@@ -510,7 +513,7 @@ void Controller::Submit(v1::SubmitRequest request, const Caller& caller,
                 {"tasks", JobRankCount(first.spec())},
                 {"array", first.spec().array()}});
   }
-  AfterCommit([done = std::move(done), first_id] {
+  commits_.AfterCommit([done = std::move(done), first_id] {
     CrashPoint("gantryd.submit.after_commit_before_reply");
     done(JobId(first_id));
   });

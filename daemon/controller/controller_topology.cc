@@ -37,7 +37,7 @@ std::string RecogniseFormat(const std::string& text) {
 
 std::vector<AgentHcas> Controller::AgentGuids() const {
   std::vector<AgentHcas> agents;
-  for (const auto& [name, node] : nodes_) {
+  for (const auto& [name, node] : state_.nodes) {
     AgentHcas agent{name, {}};
     for (const v1::NetworkDevice& device :
          node.record.inventory().network_devices()) {
@@ -65,9 +65,9 @@ absl::Status Controller::BuildTopology(const v1::TopologyRecord& record,
     std::set<std::string> in_tree(loaded.topology.nodes().begin(),
                                   loaded.topology.nodes().end());
     for (const std::string& node : loaded.topology.nodes()) {
-      if (!nodes_.count(node)) loaded.unserved.push_back(node);
+      if (!state_.nodes.count(node)) loaded.unserved.push_back(node);
     }
-    for (const auto& [name, node] : nodes_) {
+    for (const auto& [name, node] : state_.nodes) {
       if (!in_tree.count(name)) loaded.unknown_agents.push_back(name);
     }
     return absl::OkStatus();
@@ -139,11 +139,12 @@ void Controller::ImportTopology(
   }
   topology_record_ = record;
   topology_ = std::move(loaded);
-  batch_.topology = record;
-  StageEvent(0, "", "topology_imported",
-             absl::StrCat(record.format(), " from ", record.source(), ": ",
-                          topology_->topology.switches().size(), " switches, ",
-                          topology_->topology.nodes().size(), " nodes"));
+  commits_.staged().topology = record;
+  commits_.StageEvent(
+      0, "", "topology_imported",
+      absl::StrCat(record.format(), " from ", record.source(), ": ",
+                   topology_->topology.switches().size(), " switches, ",
+                   topology_->topology.nodes().size(), " nodes"));
   log::Info("topology imported",
             {{"format", record.format()},
              {"source", record.source()},
@@ -151,7 +152,8 @@ void Controller::ImportTopology(
              {"nodes", topology_->topology.nodes().size()},
              {"unserved", topology_->unserved.size()},
              {"unknown_agents", topology_->unknown_agents.size()}});
-  AfterCommit([this, done = std::move(done)] { done(TopologyReport()); });
+  commits_.AfterCommit(
+      [this, done = std::move(done)] { done(TopologyReport()); });
 }
 
 v1::TopologyReport Controller::TopologyReport() const {
@@ -178,9 +180,9 @@ v1::TopologyReport Controller::TopologyReport() const {
   if (topology_record_->format() == "slurm") {
     // Matched by name: compare with the agents registered now.
     for (const std::string& node : tree.nodes()) {
-      if (!nodes_.count(node)) report.add_unserved(node);
+      if (!state_.nodes.count(node)) report.add_unserved(node);
     }
-    for (const auto& [name, node] : nodes_) {
+    for (const auto& [name, node] : state_.nodes) {
       if (!tree.HasNode(name)) report.add_unknown_agents(name);
     }
     return report;

@@ -1,0 +1,23 @@
+// The cluster's indexes (cluster_state.h).
+#include "daemon/controller/cluster_state.h"
+
+namespace gantry {
+
+void ClusterState::Reindex(JobRuntime& job) {
+  const uint64_t id = job.record.id();
+  const v1::JobState state = job.record.state();
+  if (state == v1::PENDING || state == v1::RUNNING ||
+      !job.occupied_nodes.empty()) {
+    live_jobs.insert_or_assign(live_jobs.end(), id, &job);
+  } else {
+    live_jobs.erase(id);
+  }
+  if (state == v1::RUNNING ||
+      (state == v1::PENDING && job.record.spec().deadline_ms() > 0)) {
+    timed_jobs.insert_or_assign(id, &job);
+  } else {
+    timed_jobs.erase(id);
+  }
+}
+
+}  // namespace gantry
