@@ -253,8 +253,6 @@ int RunGantryd(int argc, char** argv) {
   options.restart_backoff_ms =
       static_cast<int64_t>(flags.restart_backoff * 1000);
   options.min_job_age_ms = static_cast<int64_t>(flags.min_job_age * 1000);
-  options.stage_ahead.window_ms =
-      static_cast<int64_t>(flags.stage_ahead * 1000);
   options.history_retention_ms =
       static_cast<int64_t>(flags.history_retention_days * 24 * 3600 * 1000);
   absl::StatusOr<std::vector<std::string>> spares =
@@ -267,6 +265,8 @@ int RunGantryd(int argc, char** argv) {
   options.unlisted_nodes =
       *gantry::ParseUnlistedNodes(flags.unlisted_nodes);  // checked
   gantry::FeatureSettings features;
+  features.stage_ahead.window_ms =
+      static_cast<int64_t>(flags.stage_ahead * 1000);
   gantry::PreflightOptions& preflight = features.preflight;
   preflight.mode = *gantry::ParsePreflightMode(flags.preflight);  // checked
   preflight.timeout_ms = static_cast<int64_t>(flags.preflight_timeout * 1000);

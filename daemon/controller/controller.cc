@@ -106,18 +106,13 @@ Controller::Controller(boost::asio::io_context& io, StateStore& store,
                       for (const auto& feature : features_) {
                         feature->OnJobChanged(record);
                       }
-                      // Staged ahead only while it waits.
-                      if (record.state() != v1::PENDING) {
-                        stage_ahead_.Forget(record.id());
-                      }
                     },
                 .on_event_staged =
                     [this](const v1::EventRecord& event) {
                       node_events_.Observe(event);
                     }}),
       fair_share_(options_.priority_weights.half_life_ms),
-      allocation_liveness_(options_.inactive_limit_ms),
-      stage_ahead_(options_.stage_ahead) {
+      allocation_liveness_(options_.inactive_limit_ms) {
   // The site's expectation, worth ten failures of evidence.
   failure_rate_.prior_mtbf_hours = options_.node_mtbf_hours;
   failure_rate_.prior_node_hours = 10 * options_.node_mtbf_hours;
@@ -263,7 +258,9 @@ void Controller::Stop() {
   status_timer_.cancel();
   schedule_timer_.cancel();
   for (auto& [feature, wake] : feature_wakes_) wake->cancel();
-  dataset_cache_waits_.Stop();
+  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+    feature->OnStop();
+  }
   // gantry run waits on its step: tell it to ask the next controller, so
   // the server's shutdown has no call left open.
   for (auto& [id, job] : state_.jobs) {

@@ -68,14 +68,10 @@
 #include "daemon/controller/controller_options.h"
 #include "daemon/controller/controller_runtime.h"
 #include "daemon/controller/controller_statistics.h"
-#include "daemon/controller/dataset_cache_view.h"
-#include "daemon/controller/dataset_cache_waits.h"
-#include "daemon/controller/dataset_requests.h"
 #include "daemon/controller/history_worker.h"
 #include "daemon/controller/node_event_log.h"
 #include "daemon/controller/recent_environments.h"
 #include "daemon/controller/scheduling_input.h"
-#include "daemon/controller/stage_ahead.h"
 #include "daemon/controller/utilization_history.h"
 #include "daemon/scheduler/checkpoint_interval.h"
 #include "daemon/scheduler/job_state_machine.h"
@@ -182,19 +178,18 @@ class Controller {
   // Admin: drain nodes (or resume them).
   void Drain(const v1::DrainRequest& request, const Caller& caller,
              std::function<void(absl::Status)> done);
-  // `gantry cache` (controller_dataset_cache.cc): the caches' copies the
-  // caller may see; a prefetch (as the caller) or an eviction on each
-  // node, `done` once every node answered or the request's wait ran out.
-  // NOT_FOUND for unknown nodes, PERMISSION_DENIED for another user's
-  // datasets without admin rights; nothing is sent then.
-  absl::StatusOr<v1::ListDatasetCacheResponse> ListDatasetCache(
-      const v1::ListDatasetCacheRequest& request, const Caller& caller) const;
-  using DatasetCacheAnswer =
-      std::function<void(absl::StatusOr<v1::DatasetCacheActionResponse>)>;
-  void PrefetchDataset(const v1::PrefetchDatasetRequest& request,
-                       const Caller& caller, DatasetCacheAnswer done);
-  void EvictDataset(const v1::EvictDatasetRequest& request,
-                    const Caller& caller, DatasetCacheAnswer done);
+
+  // The registered feature of type `Feature` (features/), for the rpc
+  // layer to hand it the requests it answers (`gantry cache` to the
+  // datasets feature); null when gantryd runs without it. Call on the
+  // loop thread, like every method.
+  template <typename Feature>
+  Feature* FindFeature() const {
+    for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+      if (auto* found = dynamic_cast<Feature*>(feature.get())) return found;
+    }
+    return nullptr;
+  }
 
   // Agent stream.
   void OnAgentMessage(const std::shared_ptr<AgentLink>& link,
@@ -253,8 +248,6 @@ class Controller {
   // kSchedulingGapFactor times its duration after it ended.
   void SchedulePass();
   void RunSchedule();
-  // The queued jobs' datasets weighed by the sizes the nodes report.
-  void SetDatasetSizes(std::vector<PendingJob>& queue) const;
   // Every node as the scheduler sees it, and its name at the same index.
   std::vector<NodeSnapshot> NodeSnapshots(
       std::vector<const std::string*>& names) const;
@@ -407,55 +400,6 @@ class Controller {
   void OnHealth(NodeRuntime& node, const v1::Heartbeat& heartbeat);
   void OnCheckpointReport(const std::string& node,
                           const v1::CheckpointReport& report);
-  // A node's dataset staging progress (controller_datasets.cc).
-  // Shows a running job's reason as Staging while its nodes stage its
-  // datasets (`staging`), back to None once they are done; another reason
-  // (a hold, a straggler) is left as it is (controller_datasets.cc).
-  static void ShowStaging(v1::JobRecord& record, bool staging);
-  void OnDatasetProgress(const std::string& node,
-                         const v1::DatasetProgress& progress);
-  // Asks `node`'s agent to copy `dataset` into its cache as `owner` (a
-  // prefetch; `job_id` non-zero: staged ahead for that waiting job, pinned
-  // for it at most `hold_ms`), or to drop the owner's dataset `name`.
-  // Returns the request's id in dataset_requests_; NOT_FOUND for an
-  // unknown node, UNAVAILABLE when its agent is not connected
-  // (controller_datasets.cc).
-  absl::StatusOr<uint64_t> SendDatasetPrefetch(const std::string& node,
-                                               const DatasetOwner& owner,
-                                               const v1::DatasetRef& dataset,
-                                               uint64_t job_id,
-                                               int64_t hold_ms);
-  absl::StatusOr<uint64_t> SendDatasetEvict(const std::string& node,
-                                            uint32_t owner_uid,
-                                            const std::string& name);
-  // Records `request` for its node's agent (sent now): its id and the
-  // agent's stream to send it on; the errors of SendDatasetPrefetch.
-  struct OpenedDatasetRequest {
-    uint64_t id = 0;
-    AgentLink* link = nullptr;
-  };
-  absl::StatusOr<OpenedDatasetRequest> OpenDatasetRequest(
-      DatasetRequest request);
-  // An agent's answer to one of those requests.
-  void OnDatasetCacheResult(const std::string& node,
-                            const v1::DatasetCacheResult& result);
-  // `gantry cache` (controller_dataset_cache.cc): every node's last cache
-  // report; `send` to each of `nodes` (a node it cannot reach fails at
-  // once), then the answer once every request sent is done or
-  // `wait_seconds` have passed (0: at once).
-  std::vector<NodeCacheState> NodeCaches() const;
-  void SendAndAwait(
-      uint32_t owner_uid, const std::vector<std::string>& nodes,
-      const std::function<absl::StatusOr<uint64_t>(const std::string&)>& send,
-      uint32_t wait_seconds, DatasetCacheAnswer done);
-  // Staging ahead (controller_stage_ahead.cc): a pass's reservations
-  // become the planner's targets, then SendStagedAhead sends what it
-  // plans; again on each prefetch answer and when it asks to be woken.
-  void StageDatasetsAhead(const std::vector<Reservation>& reservations,
-                          const std::vector<const std::string*>& names);
-  void SendStagedAhead();
-  // A pending job's staged-ahead copies, for GetJob.
-  void ShowStagedAhead(v1::JobRecord& record) const;
   // How a registering agent relates to the node's last registration.
   enum class AgentContinuity {
     kSameAgent,       // the same process redialled: it has all it was sent
@@ -588,12 +532,6 @@ class Controller {
   // from options_.features at construction.
   std::unique_ptr<FeatureContext> feature_view_;
   std::vector<std::unique_ptr<ControllerFeature>> features_;
-  // Prefetches and evictions sent to agents, and their answers.
-  DatasetRequests dataset_requests_;
-  // `gantry cache` calls waiting for their nodes' answers.
-  DatasetCacheWaits dataset_cache_waits_{io_};
-  // What has been staged ahead for waiting jobs (in memory only).
-  StageAheadPlanner stage_ahead_;
   // Held only here: what the history thread posts to the loop holds a
   // weak pointer to it, and does nothing once the controller is gone.
   const std::shared_ptr<const int> lifetime_ = std::make_shared<const int>(0);

@@ -86,13 +86,6 @@ void Controller::OnAgentMessage(const std::shared_ptr<AgentLink>& link,
   for (const std::unique_ptr<ControllerFeature>& feature : features_) {
     feature->OnAgentMessage(name, message);
   }
-  if (message.has_dataset_progress()) {
-    OnDatasetProgress(name, message.dataset_progress());
-  }
-  if (message.has_dataset_cache_result()) {
-    OnDatasetCacheResult(name, message.dataset_cache_result());
-    dataset_cache_waits_.Check(dataset_requests_);
-  }
   if (message.has_rank_event()) {
     OnRankEvent(name, message.rank_event());
     uint64_t sequence = message.rank_event().sequence();
@@ -194,9 +187,6 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
     feature->OnNodeRegistered(name, reg);
   }
   ReconcileRanks(name, reg, continuity);
-  if (continuity != AgentContinuity::kSameAgent) {
-    stage_ahead_.NodeRestarted(name);
-  }
   // The fabric dump matches agents by their HCA GUIDs, known only now.
   if (topology_record_ && topology_record_->format() == "ibnetdiscover") {
     RefreshTopology();
@@ -541,8 +531,6 @@ void Controller::OnAgentGone(const std::shared_ptr<AgentLink>& link,
   state_.link_nodes.erase(known);
   if (node.link != link) return;
   node.link.reset();
-  dataset_requests_.NodeGone(node.record.name(), clock_.NowMs());
-  dataset_cache_waits_.Check(dataset_requests_);
   ReclassifyRecentFailures(node.record.name());
   for (const std::unique_ptr<ControllerFeature>& feature : features_) {
     feature->OnNodeDisconnected(node.record.name());

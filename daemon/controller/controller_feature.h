@@ -22,8 +22,11 @@
 #include <string>
 #include <vector>
 
+#include <boost/asio/io_context.hpp>
+
 #include "absl/status/status.h"
 #include "common/clock.h"
+#include "daemon/scheduler/scheduler_types.h"
 #include "gantry/v1/agent.pb.h"
 #include "gantry/v1/client.pb.h"
 #include "gantry/v1/types.pb.h"
@@ -43,6 +46,9 @@ class FeatureContext {
   virtual const Clock& clock() const = 0;
   // Where metrics go; null when the controller reports none (unit tests).
   virtual ControllerMetrics* metrics() const = 0;
+  // The controller's loop, for a feature's own timers (their handlers run
+  // on the loop thread like every hook).
+  virtual boost::asio::io_context& io() = 0;
   // Every job in the live state (pending, running and recently finished).
   virtual void ForEachJob(
       const std::function<void(const v1::JobRecord&)>& visit) const = 0;
@@ -57,6 +63,13 @@ class FeatureContext {
   virtual const v1::NodeRecord* FindNode(const std::string& node) const = 0;
   // Whether the node's agent is connected now (a message can reach it).
   virtual bool NodeConnected(const std::string& node) const = 0;
+  // Every node in name order: its record, whether its agent is connected,
+  // and what the agent last reported its dataset cache holds (empty
+  // before it has).
+  virtual void ForEachNode(
+      const std::function<void(const v1::NodeRecord&, bool connected,
+                               const v1::DatasetCacheReport&)>& visit)
+      const = 0;
   // This cluster's random id (stored with its state; ports derive from it).
   virtual uint64_t cluster_id() const = 0;
   // When this controller process started (wall clock): what a record
@@ -98,6 +111,11 @@ class FeatureContext {
   // the job.
   virtual void UpdateJob(uint64_t job_id,
                          const std::function<void(v1::JobRecord&)>& edit) = 0;
+  // The same for fields that may go unstored until the job's next staged
+  // change (what every node of a gang reports every few seconds, such as
+  // dataset staging progress): a crash loses at most their latest values.
+  virtual void UpdateJobUnstaged(
+      uint64_t job_id, const std::function<void(v1::JobRecord&)>& edit) = 0;
   // Runs `action` on the loop once what is staged now is durable (what a
   // node is told must not run ahead of the state that explains it).
   virtual void AfterCommit(std::function<void()> action) = 0;
@@ -237,10 +255,19 @@ class ControllerFeature {
   virtual void LimitPlacement(const v1::JobRecord& /*job*/,
                               bool /*sized_by_range*/,
                               PlacementLimits& /*limits*/) {}
+  // A scheduling pass reserved nodes for jobs that wait (backfill's
+  // reservations: when each is expected to start, and where;
+  // `node_names[id]` names NodeId id). Empty when nothing was queued.
+  virtual void OnReservations(
+      const std::vector<Reservation>& /*reservations*/,
+      const std::vector<const std::string*>& /*node_names*/) {}
   // A scheduling pass has run: its starts are staged.
   virtual void AfterSchedulingPass() {}
   // The wake this feature asked for is due (FeatureContext::WakeAfter).
   virtual void OnWake() {}
+  // The controller stops: answer what waits on this feature (its calls
+  // must still finish) and cancel its timers.
+  virtual void OnStop() {}
 };
 
 // Makes a feature for a controller; `context` outlives it.

@@ -26,6 +26,7 @@ class Controller::FeatureView : public FeatureContext {
   ControllerMetrics* metrics() const override {
     return controller_.options_.metrics;
   }
+  boost::asio::io_context& io() override { return controller_.io_; }
   void ForEachJob(
       const std::function<void(const v1::JobRecord&)>& visit) const override {
     for (const auto& [id, job] : controller_.state_.jobs) visit(job.record);
@@ -34,6 +35,13 @@ class Controller::FeatureView : public FeatureContext {
       const std::function<void(const v1::JobRecord&)>& visit) const override {
     for (const auto& [id, job] : controller_.state_.live_jobs)
       visit(job->record);
+  }
+  void ForEachNode(const std::function<void(const v1::NodeRecord&, bool,
+                                            const v1::DatasetCacheReport&)>&
+                       visit) const override {
+    for (const auto& [name, node] : controller_.state_.nodes) {
+      visit(node.record, node.link != nullptr, node.dataset_cache);
+    }
   }
   const v1::JobRecord* FindJob(uint64_t job_id) const override {
     const JobRuntime* job = Job(job_id);
@@ -166,6 +174,12 @@ class Controller::FeatureView : public FeatureContext {
     if (job == nullptr) return;
     edit(job->record);
     controller_.commits_.StageJob(job->record);
+  }
+  void UpdateJobUnstaged(
+      uint64_t job_id,
+      const std::function<void(v1::JobRecord&)>& edit) override {
+    JobRuntime* job = Job(job_id);
+    if (job != nullptr) edit(job->record);
   }
   void AfterCommit(std::function<void()> action) override {
     controller_.commits_.AfterCommit(std::move(action));

@@ -7,6 +7,7 @@
 #include "common/filename_pattern.h"
 #include "common/log.h"
 #include "daemon/controller/controller.h"
+#include "daemon/controller/staging_reason.h"
 #include "daemon/launch/rank_environment.h"
 #include "daemon/launch/step_layout.h"
 
@@ -59,7 +60,7 @@ void Controller::SendLaunch(uint64_t job_id, uint32_t attempt,
   }
   if (only_node == nullptr && from_share == 0) {
     // A new attempt stages afresh (its nodes report anew), and shows it
-    // until they all have (controller_datasets.cc).
+    // until they all have (features/datasets/).
     it->second.record.clear_dataset_staging();
     if (record.spec().datasets_size() > 0) {
       ShowStaging(it->second.record, true);

@@ -12,7 +12,6 @@
 
 #include "common/cluster_name.h"
 #include "daemon/controller/controller_feature.h"
-#include "daemon/controller/stage_ahead.h"
 #include "daemon/scheduler/fabric_parts.h"
 #include "daemon/scheduler/partition_config.h"
 #include "daemon/scheduler/priority.h"
@@ -71,9 +70,6 @@ struct ControllerOptions {
   std::string cluster_name = kDefaultClusterName;
   // The account of jobs that name none (-A); empty: none.
   std::string default_account;
-  // Staging a waiting job's datasets onto its reserved nodes
-  // (daemon/controller/stage_ahead.h; --stage-ahead).
-  StageAheadOptions stage_ahead;
   // The checkpoint interval given to jobs (controller_checkpoint_interval.cc):
   // the site's expected mean time between failures of one node, worth ten
   // such failures of evidence against what the cluster shows

@@ -109,7 +109,6 @@ absl::StatusOr<v1::GetJobResponse> Controller::GetJob(
     response.mutable_job()->set_priority(it->second.priority);
     response.mutable_job()->set_expected_start_time_ms(
         it->second.expected_start_ms);
-    ShowStagedAhead(*response.mutable_job());
     for (const std::unique_ptr<ControllerFeature>& feature : features_) {
       feature->FillJob(record, response);
     }

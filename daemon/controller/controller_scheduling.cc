@@ -36,6 +36,21 @@ uint32_t RunningArrayTasks(const JobMap& jobs, uint64_t array_job_id) {
   return running;
 }
 
+// Weighs the queued jobs' datasets by the sizes the nodes report.
+void WeighDatasets(const std::map<std::string, NodeRuntime>& nodes,
+                   std::vector<PendingJob>& queue) {
+  if (std::none_of(queue.begin(), queue.end(), [](const PendingJob& job) {
+        return !job.datasets.empty();
+      })) {
+    return;
+  }
+  DatasetSizes sizes;
+  for (const auto& [name, node] : nodes) {
+    AddDatasetSizes(node.dataset_cache, sizes);
+  }
+  for (PendingJob& job : queue) SetDatasetSizes(sizes, job);
+}
+
 }  // namespace
 
 void Controller::RequestSchedule() {
@@ -151,7 +166,9 @@ void Controller::RunSchedule() {
     }
   }
   if (queue.empty()) {
-    StageDatasetsAhead({}, {});
+    for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+      feature->OnReservations({}, {});
+    }
     return;
   }
   // The node snapshot only when there is something to place: every
@@ -159,7 +176,7 @@ void Controller::RunSchedule() {
   // would otherwise pay for the whole table each time.
   std::vector<const std::string*> names;
   std::vector<NodeSnapshot> snapshot = NodeSnapshots(names);
-  SetDatasetSizes(queue);
+  WeighDatasets(state_.nodes, queue);
   auto queued_job = [&queued](JobId job_id) -> JobRuntime& {
     auto it = std::lower_bound(
         queued.begin(), queued.end(), job_id.value(),
@@ -192,8 +209,10 @@ void Controller::RunSchedule() {
     SetAllocation(start, names, job.record);
     StartJob(job);
   }
-  // Where the reserved jobs will run: their datasets go there now.
-  StageDatasetsAhead(result.reservations, names);
+  // Where the reserved jobs will run (their datasets go there now).
+  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+    feature->OnReservations(result.reservations, names);
+  }
 }
 
 Controller::GateVerdict Controller::Gate(JobRuntime& job, int64_t now,
@@ -351,20 +370,6 @@ bool Controller::DependencyAllowsStart(JobRuntime& job, int64_t now) {
       return false;
   }
   return false;
-}
-
-// Weighs the queued jobs' datasets by the sizes the nodes report.
-void Controller::SetDatasetSizes(std::vector<PendingJob>& queue) const {
-  if (std::none_of(queue.begin(), queue.end(), [](const PendingJob& job) {
-        return !job.datasets.empty();
-      })) {
-    return;
-  }
-  DatasetSizes sizes;
-  for (const auto& [name, node] : state_.nodes) {
-    AddDatasetSizes(node.dataset_cache, sizes);
-  }
-  for (PendingJob& job : queue) gantry::SetDatasetSizes(sizes, job);
 }
 
 std::vector<NodeSnapshot> Controller::NodeSnapshots(

@@ -60,7 +60,6 @@ v1::ClusterStatusResponse Controller::ClusterStatus() const {
   for (const std::unique_ptr<ControllerFeature>& feature : features_) {
     feature->FillStatus(status);
   }
-  *status.mutable_dataset_cache() = SummarizeDatasetCache(NodeCaches());
   return status;
 }
 

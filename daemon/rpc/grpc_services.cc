@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
 #include "common/mutex.h"
+#include "daemon/controller/features/datasets/datasets_feature.h"
 #include "daemon/controller/job_filter.h"
 #include "daemon/controller/request_validation.h"
 #include "daemon/rpc/call_authentication.h"
@@ -22,6 +23,13 @@
 namespace gantry {
 
 namespace {
+
+// `gantry cache` when gantryd was built without the datasets feature
+// (ControllerOptions::features).
+absl::Status WithoutDatasets() {
+  return absl::UnimplementedError(
+      "this gantryd runs without the datasets feature: no dataset caches");
+}
 
 class SubmitMessages final
     : public grpc::MessageHolder<v1::SubmitRequest, v1::SubmitResponse> {
@@ -346,7 +354,12 @@ grpc::ServerUnaryReactor* ClientServiceImpl::ListDatasetCache(
       context, *request, {.user = request->user()},
       ValidateListDatasetCacheRequest,
       [this, request, response](const Caller& caller, UnaryFinish finish) {
-        finish.Answer(response, controller_.ListDatasetCache(*request, caller));
+        DatasetsFeature* datasets = controller_.FindFeature<DatasetsFeature>();
+        if (datasets == nullptr) {
+          finish(WithoutDatasets());
+          return;
+        }
+        finish.Answer(response, datasets->ListDatasetCache(*request, caller));
       });
 }
 
@@ -358,8 +371,13 @@ grpc::ServerUnaryReactor* ClientServiceImpl::PrefetchDataset(
       context, *request, {.user = request->user()},
       ValidatePrefetchDatasetRequest,
       [this, request, response](const Caller& caller, UnaryFinish finish) {
-        controller_.PrefetchDataset(*request, caller,
-                                    finish.AnswerInto(response));
+        DatasetsFeature* datasets = controller_.FindFeature<DatasetsFeature>();
+        if (datasets == nullptr) {
+          finish(WithoutDatasets());
+          return;
+        }
+        datasets->PrefetchDataset(*request, caller,
+                                  finish.AnswerInto(response));
       });
 }
 
@@ -370,7 +388,12 @@ grpc::ServerUnaryReactor* ClientServiceImpl::EvictDataset(
   return relay_.Relay(
       context, *request, {.user = request->user()}, ValidateEvictDatasetRequest,
       [this, request, response](const Caller& caller, UnaryFinish finish) {
-        controller_.EvictDataset(*request, caller, finish.AnswerInto(response));
+        DatasetsFeature* datasets = controller_.FindFeature<DatasetsFeature>();
+        if (datasets == nullptr) {
+          finish(WithoutDatasets());
+          return;
+        }
+        datasets->EvictDataset(*request, caller, finish.AnswerInto(response));
       });
 }
 

@@ -38,9 +38,11 @@ LAYERS = {
     "daemon/controller/features": {
         "common", "proto", "daemon/scheduler", "daemon/store",
         "daemon/launch", "daemon/controller"},
+    # The rpc layer hands a feature the requests it answers
+    # (Controller::FindFeature).
     "daemon/rpc": {
-        "common", "proto", "daemon/controller", "daemon/scheduler",
-        "daemon/store", "daemon/launch"},
+        "common", "proto", "daemon/controller", "daemon/controller/features",
+        "daemon/scheduler", "daemon/store", "daemon/launch"},
     # gantryd's main.cc wires the layers together.
     "daemon": {
         "common", "proto", "daemon/scheduler", "daemon/store",

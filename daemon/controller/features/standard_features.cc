@@ -1,5 +1,8 @@
 #include "daemon/controller/features/standard_features.h"
 
+#include <memory>
+
+#include "daemon/controller/features/datasets/datasets_feature.h"
 #include "daemon/controller/features/elastic/elastic_feature.h"
 #include "daemon/controller/features/goodput/goodput_feature.h"
 #include "daemon/controller/features/memory_checkpoints/memory_checkpoint_feature.h"
@@ -13,7 +16,11 @@ std::vector<FeatureFactory> StandardFeatures(const FeatureSettings& settings) {
           PreflightFeatureFactory(settings.preflight),
           FaultSurvivorFeatureFactory(settings.fault_survivors),
           MakeMemoryCheckpointFeature,
-          MakeElasticFeature};
+          MakeElasticFeature,
+          [stage_ahead = settings.stage_ahead](
+              FeatureContext& context) -> std::unique_ptr<ControllerFeature> {
+            return std::make_unique<DatasetsFeature>(context, stage_ahead);
+          }};
 }
 
 }  // namespace gantry

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "daemon/controller/controller_feature.h"
+#include "daemon/controller/features/datasets/stage_ahead.h"
 #include "daemon/controller/features/fault_survivors/fault_survivor_feature.h"
 #include "daemon/controller/features/preflight/preflight_rounds.h"
 #include "daemon/controller/features/stragglers/straggler_feature.h"
@@ -17,6 +18,8 @@ struct FeatureSettings {
   StragglerSettings stragglers;
   PreflightOptions preflight;
   FaultSurvivorSettings fault_survivors;
+  // Staging waiting jobs' datasets ahead (gantryd --stage-ahead).
+  StageAheadOptions stage_ahead;
 };
 
 std::vector<FeatureFactory> StandardFeatures(

@@ -1,4 +1,4 @@
-// `gantry cache` through the real Controller (controller_dataset_cache.cc):
+// `gantry cache` through the real Controller (features/datasets/):
 // a prefetch goes to each node's agent as the caller and its call is
 // answered once every node has, or when its wait runs out, or at once
 // without a wait; unknown nodes and root's prefetch send nothing; a node
@@ -12,6 +12,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "daemon/controller/features/datasets/datasets_feature.h"
 #include "tests/unit/support/controller_harness.h"
 
 namespace gantry {
@@ -61,7 +62,7 @@ class Harness : public ControllerHarness {
 
   void StartPrefetch(const v1::PrefetchDatasetRequest& request,
                      const Caller& caller, Answer& answer) {
-    controller_->PrefetchDataset(
+    controller_->FindFeature<DatasetsFeature>()->PrefetchDataset(
         request, caller,
         [&answer](absl::StatusOr<v1::DatasetCacheActionResponse> result) {
           answer = std::move(result);
@@ -70,7 +71,7 @@ class Harness : public ControllerHarness {
   }
   void StartEvict(const v1::EvictDatasetRequest& request, const Caller& caller,
                   Answer& answer) {
-    controller_->EvictDataset(
+    controller_->FindFeature<DatasetsFeature>()->EvictDataset(
         request, caller,
         [&answer](absl::StatusOr<v1::DatasetCacheActionResponse> result) {
           answer = std::move(result);
@@ -263,13 +264,15 @@ TEST_CASE("the listing and the status come from the reports",
   Harness h;
   h.Report(h.n1, {Entry(kAlice.uid, "imagenet"), Entry(kBob.uid, "secret")});
   absl::StatusOr<v1::ListDatasetCacheResponse> alices =
-      h.controller_->ListDatasetCache(v1::ListDatasetCacheRequest(), kAlice);
+      h.controller_->FindFeature<DatasetsFeature>()->ListDatasetCache(
+          v1::ListDatasetCacheRequest(), kAlice);
   REQUIRE(alices.ok());
   REQUIRE(alices->copies_size() == 1);
   CHECK(alices->copies(0).name() == "imagenet");
   CHECK(alices->nodes_size() == 2);
   CHECK(alices->now_ms() == h.clock_.NowMs());
-  CHECK(h.controller_->ListDatasetCache(v1::ListDatasetCacheRequest(), kRoot)
+  CHECK(h.controller_->FindFeature<DatasetsFeature>()
+            ->ListDatasetCache(v1::ListDatasetCacheRequest(), kRoot)
             ->copies_size() == 2);
   const v1::DatasetCacheUse use =
       h.controller_->ClusterStatus().dataset_cache();

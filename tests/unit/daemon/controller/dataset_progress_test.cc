@@ -1,4 +1,4 @@
-// A job's dataset staging as its nodes report it (controller_datasets.cc):
+// A job's dataset staging as its nodes report it (features/datasets/):
 // only the job's own nodes speak for it, a stale attempt's report is
 // dropped, and the job's reason reads Staging until every node has staged
 // every dataset.

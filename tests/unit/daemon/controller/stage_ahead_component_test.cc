@@ -1,4 +1,4 @@
-// Staging ahead through the real Controller (controller_stage_ahead.cc),
+// Staging ahead through the real Controller (features/datasets/),
 // with fake agent links and a fake clock: a waiting job's backfill
 // reservation gets one DatasetPrefetch per reserved node and dataset, as
 // its user and pinned for it; later passes do not send again; `gantry job`
@@ -46,7 +46,9 @@ class Harness : public ControllerHarness {
 
   static ControllerOptions Options(int64_t window_ms) {
     ControllerOptions options;
-    options.stage_ahead.window_ms = window_ms;
+    FeatureSettings features;
+    features.stage_ahead.window_ms = window_ms;
+    options.features = StandardFeatures(features);
     return options;
   }
 

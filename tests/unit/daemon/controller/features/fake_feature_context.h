@@ -68,6 +68,18 @@ class FakeFeatureContext : public FeatureContext {
   bool NodeConnected(const std::string& node) const override {
     return nodes.count(node) > 0 && !disconnected.count(node);
   }
+  void ForEachNode(const std::function<void(const v1::NodeRecord&, bool,
+                                            const v1::DatasetCacheReport&)>&
+                       visit) const override {
+    // The core's reports outlive the call; so must these.
+    static const v1::DatasetCacheReport kNone;
+    for (const auto& [name, node] : nodes) {
+      auto cache = dataset_caches.find(name);
+      visit(node, NodeConnected(name),
+            cache == dataset_caches.end() ? kNone : cache->second);
+    }
+  }
+  boost::asio::io_context& io() override { return loop; }
   uint64_t cluster_id() const override { return 42; }
   int64_t started_ms() const override { return controller_started_ms; }
 
@@ -109,6 +121,11 @@ class FakeFeatureContext : public FeatureContext {
   void UpdateJob(uint64_t job_id,
                  const std::function<void(v1::JobRecord&)>& edit) override {
     if (auto it = jobs.find(job_id); it != jobs.end()) edit(it->second);
+  }
+  void UpdateJobUnstaged(
+      uint64_t job_id,
+      const std::function<void(v1::JobRecord&)>& edit) override {
+    UpdateJob(job_id, edit);
   }
   // Kept until the test commits them (Commit).
   void AfterCommit(std::function<void()> action) override {
@@ -164,6 +181,9 @@ class FakeFeatureContext : public FeatureContext {
   uint32_t free_beside = 0;                     // for NodesFreeBeside
   std::map<std::string, v1::NodeRecord> nodes;  // by name
   std::set<std::string> disconnected;           // of those
+  // Node -> its agent's last cache report (none: empty).
+  std::map<std::string, v1::DatasetCacheReport> dataset_caches;
+  boost::asio::io_context loop;  // for a feature's own timers
   int64_t controller_started_ms = 0;
   // Node -> its leaf switches (none: no switch tree).
   std::map<std::string, std::vector<std::string>> leaf_switches;

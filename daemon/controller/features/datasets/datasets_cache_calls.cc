@@ -1,10 +1,7 @@
-// Controller: `gantry cache` (list, prefetch, evict). The listing comes
-// from the nodes' last cache reports (dataset_cache_view.h); a prefetch or
-// an eviction goes to each node's agent (SendDatasetPrefetch,
-// SendDatasetEvict) and its call waits, off the loop, for the answers
-// (dataset_cache_waits.h).
-//
-// Runs on the controller's loop, like every Controller method.
+// `gantry cache` (list, prefetch, evict) for DatasetsFeature: the listing
+// comes from the nodes' last cache reports (dataset_cache_view.h); a
+// prefetch or an eviction goes to each node's agent and its call waits,
+// off the loop, for the answers (dataset_cache_waits.h).
 #include <algorithm>
 #include <chrono>
 #include <functional>
@@ -16,8 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
-#include "daemon/controller/controller.h"
-#include "daemon/controller/dataset_cache_view.h"
+#include "daemon/controller/features/datasets/datasets_feature.h"
 
 namespace gantry {
 namespace {
@@ -43,26 +39,16 @@ std::vector<std::string> SortedNodes(
 
 }  // namespace
 
-std::vector<NodeCacheState> Controller::NodeCaches() const {
-  std::vector<NodeCacheState> nodes;
-  nodes.reserve(state_.nodes.size());
-  for (const auto& [name, node] : state_.nodes) {
-    nodes.push_back({name, &node.dataset_cache, node.link != nullptr});
-  }
-  return nodes;
-}
-
-absl::StatusOr<v1::ListDatasetCacheResponse> Controller::ListDatasetCache(
+absl::StatusOr<v1::ListDatasetCacheResponse> DatasetsFeature::ListDatasetCache(
     const v1::ListDatasetCacheRequest& request, const Caller& caller) const {
   absl::StatusOr<v1::ListDatasetCacheResponse> response =
       gantry::ListDatasetCache(NodeCaches(), request, caller);
-  if (response.ok()) response->set_now_ms(clock_.NowMs());
+  if (response.ok()) response->set_now_ms(context_.clock().NowMs());
   return response;
 }
 
-void Controller::PrefetchDataset(const v1::PrefetchDatasetRequest& request,
-                                 const Caller& caller,
-                                 DatasetCacheAnswer done) {
+void DatasetsFeature::PrefetchDataset(const v1::PrefetchDatasetRequest& request,
+                                      const Caller& caller, Answer done) {
   const std::vector<std::string> nodes = SortedNodes(request.nodes());
   if (absl::Status known = CheckKnownNodes(NodeCaches(), nodes); !known.ok()) {
     done(known);
@@ -86,13 +72,13 @@ void Controller::PrefetchDataset(const v1::PrefetchDatasetRequest& request,
   SendAndAwait(
       caller.uid, nodes,
       [&](const std::string& node) {
-        return SendDatasetPrefetch(node, owner, request.dataset(), 0, 0);
+        return SendPrefetch(node, owner, request.dataset(), 0, 0);
       },
       request.wait_seconds(), std::move(done));
 }
 
-void Controller::EvictDataset(const v1::EvictDatasetRequest& request,
-                              const Caller& caller, DatasetCacheAnswer done) {
+void DatasetsFeature::EvictDataset(const v1::EvictDatasetRequest& request,
+                                   const Caller& caller, Answer done) {
   std::optional<uint32_t> asked;
   if (request.has_owner_uid()) asked = request.owner_uid();
   absl::StatusOr<uint32_t> owner = CacheOwnerFor(caller, asked, "evict");
@@ -124,15 +110,15 @@ void Controller::EvictDataset(const v1::EvictDatasetRequest& request,
   SendAndAwait(
       *owner, nodes,
       [&](const std::string& node) {
-        return SendDatasetEvict(node, *owner, request.name());
+        return SendEvict(node, *owner, request.name());
       },
       request.wait_seconds(), std::move(done));
 }
 
-void Controller::SendAndAwait(
+void DatasetsFeature::SendAndAwait(
     uint32_t owner_uid, const std::vector<std::string>& nodes,
     const std::function<absl::StatusOr<uint64_t>(const std::string&)>& send,
-    uint32_t wait_seconds, DatasetCacheAnswer done) {
+    uint32_t wait_seconds, Answer done) {
   std::vector<v1::DatasetNodeResult> unsent;
   std::vector<std::pair<std::string, uint64_t>> sent;
   std::vector<uint64_t> ids;
@@ -155,8 +141,7 @@ void Controller::SendAndAwait(
       *response.add_results() = result;
     }
     for (const auto& [node, id] : sent) {
-      *response.add_results() =
-          NodeResultOf(node, id, dataset_requests_.Find(id));
+      *response.add_results() = NodeResultOf(node, id, requests_.Find(id));
     }
     std::sort(
         response.mutable_results()->begin(), response.mutable_results()->end(),
@@ -169,8 +154,8 @@ void Controller::SendAndAwait(
     answer(/*timed_out=*/false);
     return;
   }
-  dataset_cache_waits_.Add(std::move(ids), std::chrono::seconds(wait_seconds),
-                           dataset_requests_, std::move(answer));
+  waits_.Add(std::move(ids), std::chrono::seconds(wait_seconds), requests_,
+             std::move(answer));
 }
 
 }  // namespace gantry

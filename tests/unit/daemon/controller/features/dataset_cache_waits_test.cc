@@ -1,7 +1,8 @@
 // Calls waiting for their nodes' cache answers
-// (daemon/controller/dataset_cache_waits.h): answered once, when the last
-// request is done or when the wait runs out, never blocking the loop.
-#include "daemon/controller/dataset_cache_waits.h"
+// (daemon/controller/features/datasets/dataset_cache_waits.h): answered once,
+// when the last request is done or when the wait runs out, never blocking the
+// loop.
+#include "daemon/controller/features/datasets/dataset_cache_waits.h"
 
 #include <catch2/catch.hpp>
 #include <chrono>

@@ -1,4 +1,4 @@
-#include "daemon/controller/dataset_cache_waits.h"
+#include "daemon/controller/features/datasets/dataset_cache_waits.h"
 
 #include <utility>
 

@@ -1,4 +1,4 @@
-#include "daemon/controller/dataset_cache_view.h"
+#include "daemon/controller/features/datasets/dataset_cache_view.h"
 
 #include <algorithm>
 #include <set>

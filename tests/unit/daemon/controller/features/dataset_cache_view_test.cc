@@ -1,8 +1,8 @@
 // `gantry cache` as gantryd builds it from the nodes' cache reports
-// (daemon/controller/dataset_cache_view.h): who sees which copies, the
-// filters, unknown nodes, the nodes holding a dataset, the status totals
-// and the per-node results of a prefetch or an eviction.
-#include "daemon/controller/dataset_cache_view.h"
+// (daemon/controller/features/datasets/dataset_cache_view.h): who sees which
+// copies, the filters, unknown nodes, the nodes holding a dataset, the status
+// totals and the per-node results of a prefetch or an eviction.
+#include "daemon/controller/features/datasets/dataset_cache_view.h"
 
 #include <catch2/catch.hpp>
 

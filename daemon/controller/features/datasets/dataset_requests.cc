@@ -1,4 +1,4 @@
-#include "daemon/controller/dataset_requests.h"
+#include "daemon/controller/features/datasets/dataset_requests.h"
 
 #include <utility>
 

@@ -1,4 +1,4 @@
-#include "daemon/controller/stage_ahead.h"
+#include "daemon/controller/features/datasets/stage_ahead.h"
 
 #include <algorithm>
 #include <limits>

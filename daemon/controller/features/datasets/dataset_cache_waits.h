@@ -18,7 +18,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "daemon/controller/dataset_requests.h"
+#include "daemon/controller/features/datasets/dataset_requests.h"
 
 namespace gantry {
 

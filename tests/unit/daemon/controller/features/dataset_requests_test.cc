@@ -1,8 +1,8 @@
 // The controller's record of dataset prefetches and evictions sent to
-// agents (daemon/controller/dataset_requests.h): answers are matched to the
-// node that was asked, a lost node fails its open requests, and the history
-// stays bounded.
-#include "daemon/controller/dataset_requests.h"
+// agents (daemon/controller/features/datasets/dataset_requests.h): answers are
+// matched to the node that was asked, a lost node fails its open requests, and
+// the history stays bounded.
+#include "daemon/controller/features/datasets/dataset_requests.h"
 
 #include <catch2/catch.hpp>
 

@@ -7,7 +7,7 @@
 // given the last scheduling pass's reservations (SetTargets), what it has
 // already sent for each job (Sent) and the agents' answers (read from
 // DatasetRequests), and the time. The controller sends what Plan returns
-// (Controller::StageDatasetsAhead, controller_stage_ahead.cc); this class
+// (DatasetsFeature::OnReservations, datasets_stage_ahead.cc); this class
 // does no I/O and reads no clock.
 //
 // The rules:
@@ -36,7 +36,7 @@
 #include <utility>
 #include <vector>
 
-#include "daemon/controller/dataset_requests.h"
+#include "daemon/controller/features/datasets/dataset_requests.h"
 
 namespace gantry {
 

@@ -1,9 +1,9 @@
-// Staging ahead (daemon/controller/stage_ahead.h): which of a waiting
-// job's (node, dataset) prefetches gantryd sends now, with a fake clock:
-// each once, only inside the window, new nodes when the reservation moves,
-// failed ones again after a back-off that doubles, a pin renewed when the
-// start moves out, and the per-node and per-pass limits.
-#include "daemon/controller/stage_ahead.h"
+// Staging ahead (daemon/controller/features/datasets/stage_ahead.h): which of a
+// waiting job's (node, dataset) prefetches gantryd sends now, with a fake
+// clock: each once, only inside the window, new nodes when the reservation
+// moves, failed ones again after a back-off that doubles, a pin renewed when
+// the start moves out, and the per-node and per-pass limits.
+#include "daemon/controller/features/datasets/stage_ahead.h"
 
 #include <catch2/catch.hpp>
 
