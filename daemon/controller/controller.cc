@@ -111,6 +111,23 @@ Controller::Controller(boost::asio::io_context& io, StateStore& store,
                     [this](const v1::EventRecord& event) {
                       node_events_.Observe(event);
                     }}),
+      passes_(io, clock,
+              {.may_act = options_.may_act,
+               .run_pass =
+                   [this] {
+                     RunSchedule();
+                     for (const auto& feature : features_) {
+                       feature->AfterSchedulingPass();
+                     }
+                   },
+               .pass_done =
+                   [this](int64_t duration_ns) {
+                     statistics_.SchedulingPass(duration_ns, clock_.NowMs());
+                     if (options_.metrics) {
+                       options_.metrics->ObserveSchedulingPass(
+                           static_cast<double>(duration_ns) / 1e9);
+                     }
+                   }}),
       fair_share_(options_.priority_weights.half_life_ms),
       allocation_liveness_(options_.inactive_limit_ms) {
   // The site's expectation, worth ten failures of evidence.
@@ -245,7 +262,7 @@ absl::Status Controller::Start() {
   last_check_ms_ = MonotonicMs(clock_);
   ArmTimer();
   ArmStatusTimer();
-  RequestSchedule();
+  passes_.Request();
   return absl::OkStatus();
 }
 
@@ -256,7 +273,7 @@ void Controller::Stop() {
   history_worker_.Stop();
   timer_.cancel();
   status_timer_.cancel();
-  schedule_timer_.cancel();
+  passes_.Stop();
   for (auto& [feature, wake] : feature_wakes_) wake->cancel();
   for (const std::unique_ptr<ControllerFeature>& feature : features_) {
     feature->OnStop();

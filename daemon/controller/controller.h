@@ -70,6 +70,7 @@
 #include "daemon/controller/controller_statistics.h"
 #include "daemon/controller/history_worker.h"
 #include "daemon/controller/node_event_log.h"
+#include "daemon/controller/pass_pacer.h"
 #include "daemon/controller/recent_environments.h"
 #include "daemon/controller/scheduling_input.h"
 #include "daemon/controller/utilization_history.h"
@@ -240,13 +241,7 @@ class Controller {
       const v1::JobFilter& filter,
       google::protobuf::RepeatedPtrField<v1::CancelResult>& unknown) const;
 
-  // The scheduling pass (controller_scheduling.cc).
-  // Asks for a scheduling pass: posted at once, or after a pause when the
-  // last pass was long (see SchedulePass).
-  void RequestSchedule();
-  // Runs a pass and times it; the next may start no sooner than
-  // kSchedulingGapFactor times its duration after it ended.
-  void SchedulePass();
+  // The scheduling pass (controller_scheduling.cc), when passes_ runs it.
   void RunSchedule();
   // Every node as the scheduler sees it, and its name at the same index.
   std::vector<NodeSnapshot> NodeSnapshots(
@@ -481,13 +476,9 @@ class Controller {
 
   // The group commit: staged changes, the batch being written.
   CommitPipeline commits_;
-  bool schedule_posted_ = false;
-  bool pass_held_back_ = false;  // the last pass found may_act false
-  // Scheduling passes cost O(pending jobs); when triggers come faster than
-  // that (a flood of submissions), they are coalesced so that passes take
-  // at most about a fifth of the loop.
-  boost::asio::steady_timer schedule_timer_{io_};
-  int64_t next_pass_allowed_ns_ = 0;  // Clock::MonotonicNs
+  // When scheduling passes run (pass_pacer.h): asks coalesced, passes
+  // kept to about a fifth of the loop, none while leadership is unsure.
+  PassPacer passes_;
   // When the earliest requeued job becomes eligible (0: none waiting).
   int64_t next_eligible_ms_ = 0;
   int64_t last_check_ms_ = 0;  // when CheckDeadlines last ran (monotonic)

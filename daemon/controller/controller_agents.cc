@@ -191,7 +191,7 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
   if (topology_record_ && topology_record_->format() == "ibnetdiscover") {
     RefreshTopology();
   }
-  RequestSchedule();
+  passes_.Request();
 }
 
 void Controller::ReconcileRanks(const std::string& node_name,
@@ -504,7 +504,7 @@ void Controller::OnHealth(NodeRuntime& node, const v1::Heartbeat& heartbeat) {
   if (now_problems.empty()) {
     commits_.StageEvent(0, name, "node_healthy", "");
     log::Info("node healthy again", {{"node", name}});
-    RequestSchedule();
+    passes_.Request();
     return;
   }
   const std::string why = absl::StrJoin(now_problems, "; ");

@@ -183,7 +183,7 @@ void Controller::CheckDeadlines() {
   EndSilentAllocations(monotonic);
   if (next_eligible_ms_ != 0 && now >= next_eligible_ms_) {
     next_eligible_ms_ = 0;
-    RequestSchedule();
+    passes_.Request();
   }
 }
 

@@ -269,7 +269,7 @@ class Controller::FeatureView : public FeatureContext {
   }
 
  private:
-  void RequestSchedule() override { controller_.RequestSchedule(); }
+  void RequestSchedule() override { controller_.passes_.Request(); }
   void WakeAfter(ControllerFeature& feature, int64_t delay_ms) override {
     if (controller_.stopped_) return;
     std::unique_ptr<boost::asio::steady_timer>& wake =

@@ -192,7 +192,7 @@ void Controller::Hold(const v1::HoldRequest& request, const Caller& caller,
     commits_.StageEvent(id, "", request.release() ? "released" : "held",
                         absl::StrCat(verb, " by ", caller.user));
   }
-  if (released_any) RequestSchedule();
+  if (released_any) passes_.Request();
   commits_.AfterCommit([done = std::move(done),
                         response = std::move(response)] { done(response); });
 }

@@ -219,7 +219,7 @@ void Controller::UpdateJob(const v1::UpdateJobRequest& request,
     result->set_ok(true);
   }
   // A new partition or a shorter limit may let the job start now.
-  if (changed_any) RequestSchedule();
+  if (changed_any) passes_.Request();
   commits_.AfterCommit([done = std::move(done),
                         response = std::move(response)] { done(response); });
 }

@@ -152,7 +152,7 @@ absl::Status Controller::ApplyEvent(JobRuntime& job, const JobEvent& event,
         if (record.spec().allocation_only()) {
           allocation_liveness_.Heard(record.id(), MonotonicMs(clock_));
         }
-        RequestSchedule();
+        passes_.Request();
         break;
       case JobEffect::kRecordEnd:
         record.set_end_time_ms(clock_.NowMs());
@@ -168,7 +168,7 @@ absl::Status Controller::ApplyEvent(JobRuntime& job, const JobEvent& event,
           feature->OnJobFinished(record);
         }
         state_.finished_order.emplace_back(clock_.NowMs(), record.id());
-        RequestSchedule();  // jobs may depend on this one
+        passes_.Request();  // jobs may depend on this one
         commits_.StageEvent(
             record.id(), "",
             absl::AsciiStrToLower(JobStatusName(transition->next)), detail);
@@ -309,7 +309,7 @@ void Controller::ReleaseNodeShare(JobRuntime& job,
     node.usage.mem_mb -= std::min(node.usage.mem_mb, share.mem_mb());
     for (uint32_t gpu : share.gpu_indices()) node.usage.gpus.erase(gpu);
   }
-  RequestSchedule();
+  passes_.Request();
 }
 
 void Controller::ReleaseFinished(JobRuntime& job) {

@@ -63,7 +63,7 @@ void Controller::Drain(const v1::DrainRequest& request, const Caller& caller,
       DrainNode(node, request.reason(), caller.user);
     }
   }
-  RequestSchedule();
+  passes_.Request();
   commits_.AfterCommit([done = std::move(done)] { done(absl::OkStatus()); });
 }
 

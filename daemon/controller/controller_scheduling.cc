@@ -53,20 +53,6 @@ void WeighDatasets(const std::map<std::string, NodeRuntime>& nodes,
 
 }  // namespace
 
-void Controller::RequestSchedule() {
-  if (schedule_posted_ || stopped_) return;
-  schedule_posted_ = true;
-  const int64_t wait_ns = next_pass_allowed_ns_ - clock_.MonotonicNs();
-  if (wait_ns <= 0) {
-    boost::asio::post(io_, [this] { SchedulePass(); });
-    return;
-  }
-  schedule_timer_.expires_after(std::chrono::nanoseconds(wait_ns));
-  schedule_timer_.async_wait([this](const boost::system::error_code& error) {
-    if (!error && !stopped_) SchedulePass();
-  });
-}
-
 std::shared_ptr<const NodeConstraint> Controller::ParsedConstraint(
     JobRuntime& job) {
   job.constraint =
@@ -74,51 +60,9 @@ std::shared_ptr<const NodeConstraint> Controller::ParsedConstraint(
   return job.constraint;
 }
 
-void Controller::SchedulePass() {
-  if (options_.may_act && !options_.may_act()) {
-    // Not sure to lead any more: decide nothing; look again shortly (the
-    // lease is confirmed again, or this controller steps down).
-    if (!pass_held_back_) {
-      log::Warn(
-          "not scheduling: this controller's leadership is not confirmed "
-          "(its etcd lease lapsed)");
-      pass_held_back_ = true;
-    }
-    schedule_timer_.expires_after(std::chrono::milliseconds(100));
-    schedule_timer_.async_wait([this](const boost::system::error_code& error) {
-      if (!error && !stopped_) SchedulePass();
-    });
-    return;
-  }
-  if (pass_held_back_) {
-    log::Info("scheduling again: leadership confirmed");
-    pass_held_back_ = false;
-  }
-  // A pass over a long queue is the dearest thing the loop does; while
-  // triggers keep coming (a submission flood, a fleet registering) later
-  // passes wait this many times the last one's duration, so they take at
-  // most about a fifth of the loop and requests keep being served. A short
-  // pass (a small queue) leaves no noticeable pause.
-  constexpr int kSchedulingGapFactor = 4;
-  const int64_t pass_start_ns = clock_.MonotonicNs();
-  RunSchedule();
-  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
-    feature->AfterSchedulingPass();
-  }
-  const int64_t pass_end_ns = clock_.MonotonicNs();
-  next_pass_allowed_ns_ =
-      pass_end_ns + kSchedulingGapFactor * (pass_end_ns - pass_start_ns);
-  statistics_.SchedulingPass(pass_end_ns - pass_start_ns, clock_.NowMs());
-  if (options_.metrics) {
-    options_.metrics->ObserveSchedulingPass(
-        static_cast<double>(pass_end_ns - pass_start_ns) / 1e9);
-  }
-}
-
 // The pass in named steps: gate each pending job (Gate), snapshot the
 // nodes, order the queue, Schedule(), then write back waits and starts.
 void Controller::RunSchedule() {
-  schedule_posted_ = false;
   // Reused from pass to pass: with tens of thousands pending, a fresh
   // queue was megabytes of new memory to fault in on every pass.
   std::vector<PendingJob>& queue = pending_queue_;
@@ -191,7 +135,7 @@ void Controller::RunSchedule() {
       Schedule(snapshot, queue, RunningJobs(names),
                SchedulerOptions{true, true, now, options_.unlisted_nodes});
   // A job that starts now may release an `after` dependency: look again.
-  if (dependency_waiters > 0 && !result.starts.empty()) RequestSchedule();
+  if (dependency_waiters > 0 && !result.starts.empty()) passes_.Request();
   for (JobWait& wait : result.waits) {
     queued_job(wait.job_id).expected_start_ms = wait.expected_start_ms;
     v1::JobRecord& record = queued_job(wait.job_id).record;

@@ -517,7 +517,7 @@ void Controller::Submit(v1::SubmitRequest request, const Caller& caller,
     CrashPoint("gantryd.submit.after_commit_before_reply");
     done(JobId(first_id));
   });
-  RequestSchedule();
+  passes_.Request();
 }
 
 const PartitionConfig* Controller::FindPartition(
