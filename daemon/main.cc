@@ -245,8 +245,6 @@ int RunGantryd(int argc, char** argv) {
   options.node_timeout_ms = static_cast<int64_t>(flags.node_timeout * 1000);
   options.reconnect_grace_ms =
       static_cast<int64_t>(flags.reconnect_grace * 1000);
-  options.node_mtbf_hours = flags.node_mtbf_hours;
-  options.checkpoint_cost_seconds = flags.checkpoint_cost;
   options.inactive_limit_ms = static_cast<int64_t>(flags.inactive_limit * 1000);
   options.kill_grace_seconds = flags.kill_grace;
   options.default_max_restarts = flags.max_restarts;
@@ -265,6 +263,8 @@ int RunGantryd(int argc, char** argv) {
   options.unlisted_nodes =
       *gantry::ParseUnlistedNodes(flags.unlisted_nodes);  // checked
   gantry::FeatureSettings features;
+  features.checkpoint_interval.node_mtbf_hours = flags.node_mtbf_hours;
+  features.checkpoint_interval.checkpoint_cost_seconds = flags.checkpoint_cost;
   features.stage_ahead.window_ms =
       static_cast<int64_t>(flags.stage_ahead * 1000);
   gantry::PreflightOptions& preflight = features.preflight;

@@ -130,9 +130,6 @@ Controller::Controller(boost::asio::io_context& io, StateStore& store,
                    }}),
       fair_share_(options_.priority_weights.half_life_ms),
       allocation_liveness_(options_.inactive_limit_ms) {
-  // The site's expectation, worth ten failures of evidence.
-  failure_rate_.prior_mtbf_hours = options_.node_mtbf_hours;
-  failure_rate_.prior_node_hours = 10 * options_.node_mtbf_hours;
   MakeFeatures();
 }
 

@@ -74,7 +74,6 @@
 #include "daemon/controller/recent_environments.h"
 #include "daemon/controller/scheduling_input.h"
 #include "daemon/controller/utilization_history.h"
-#include "daemon/scheduler/checkpoint_interval.h"
 #include "daemon/scheduler/job_state_machine.h"
 #include "daemon/scheduler/partition_config.h"
 #include "daemon/scheduler/priority.h"
@@ -301,9 +300,6 @@ class Controller {
   // `write_seconds`: how long writing it took (0: unknown).
   void RecordCheckpoint(JobRuntime& job, const std::string& path, int64_t step,
                         const std::string& source, double write_seconds = 0);
-  // The interval the attempt starting now gets (GANTRY_CHECKPOINT_INTERVAL):
-  // the Young/Daly optimum for its nodes (controller_checkpoint_interval.cc).
-  void SetCheckpointInterval(v1::JobRecord& record) const;
 
   // Messages that start and stop ranks (controller_launch.cc).
   // To every node of the allocation from its `from_share`-th on (a few
@@ -486,10 +482,6 @@ class Controller {
   // not marked down before this (monotonic), even once the others are back.
   int64_t mass_silence_until_ms_ = 0;
   std::set<std::string> mass_silence_nodes_;
-  // Node failures seen (nodes lost while up) and node-hours up, since this
-  // controller started, blended with the site's prior
-  // (controller_checkpoint_interval.cc).
-  FailureRateEstimate failure_rate_;
   // The wakes features asked for (FeatureContext::WakeAfter), one each.
   std::map<const ControllerFeature*, std::unique_ptr<boost::asio::steady_timer>>
       feature_wakes_;

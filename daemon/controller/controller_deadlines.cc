@@ -68,7 +68,6 @@ void Controller::CheckDeadlines() {
     for (auto& [name, node] : state_.nodes) node.deadline_ms += stalled;
     allocation_liveness_.Postpone(stalled);
   }
-  const int64_t checked_ms = monotonic - last_check_ms_;
   last_check_ms_ = monotonic;
   std::vector<NodeRuntime*> late;
   size_t up = 0;
@@ -90,8 +89,6 @@ void Controller::CheckDeadlines() {
       first_late_ms = std::min(first_late_ms, node.deadline_ms);
     }
   }
-  failure_rate_.observed_node_hours +=
-      static_cast<double>(up) * static_cast<double>(checked_ms) / 3.6e6;
   // Most agents silent at once: this controller is likelier cut off (its
   // link, a firewall change) than most nodes failed in the same moment, and
   // marking them down would drain every busy node. They get the grace

@@ -242,8 +242,11 @@ class ControllerFeature {
   // A node was found down (its heartbeats stopped, or its agent's stream
   // ended for good): true when it failed under work this feature knows of
   // (the core then drains it, as a node that died under a job). Every
-  // feature is told.
-  virtual bool OnNodeDown(const std::string& /*node*/) { return false; }
+  // feature is told. `was_up`: it was up until now (not unreachable since
+  // a controller restart, when it failed is unknown).
+  virtual bool OnNodeDown(const std::string& /*node*/, bool /*was_up*/) {
+    return false;
+  }
   // The job's attempt failed (its record still names the attempt's nodes);
   // `node_fault_restart`: for a node fault, and the job runs again.
   virtual void OnAttemptFailed(const v1::JobRecord& /*job*/,

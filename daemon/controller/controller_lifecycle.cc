@@ -37,7 +37,6 @@ void Controller::StartJob(JobRuntime& job) {
   for (const v1::NodeAllocation& share : record.allocation()) {
     attempt->add_nodes(share.node());
   }
-  SetCheckpointInterval(record);
   if (options_.metrics) {
     // A restart waited from the end of the attempt before it.
     const int64_t queued_ms =

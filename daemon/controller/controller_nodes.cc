@@ -70,10 +70,7 @@ void Controller::Drain(const v1::DrainRequest& request, const Caller& caller,
 void Controller::MarkNodeDown(NodeRuntime& node, const std::string& why) {
   const std::string name = node.record.name();
   log::Warn("node down", {{"node", name}, {"reason", why}});
-  // A node lost while up is a failure for the checkpoint interval's rate
-  // (one that never came back after a controller restart is not counted:
-  // when it failed is unknown).
-  if (node.record.state() == v1::NODE_UP) failure_rate_.observed_failures += 1;
+  const bool was_up = node.record.state() == v1::NODE_UP;
   node.record.set_state(v1::NODE_DOWN);
   node.record.set_reason(why);
   bool had_work = false;
@@ -96,7 +93,7 @@ void Controller::MarkNodeDown(NodeRuntime& node, const std::string& why) {
   // that fault and found dead now: it failed with the others). Every
   // feature is told.
   for (const std::unique_ptr<ControllerFeature>& feature : features_) {
-    if (feature->OnNodeDown(name)) had_work = true;
+    if (feature->OnNodeDown(name, was_up)) had_work = true;
   }
   // A node that dies under a job is suspect until an admin looks at it.
   if (had_work) DrainNode(node, why);

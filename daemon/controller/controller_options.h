@@ -70,14 +70,6 @@ struct ControllerOptions {
   std::string cluster_name = kDefaultClusterName;
   // The account of jobs that name none (-A); empty: none.
   std::string default_account;
-  // The checkpoint interval given to jobs (controller_checkpoint_interval.cc):
-  // the site's expected mean time between failures of one node, worth ten
-  // such failures of evidence against what the cluster shows
-  // (--node-mtbf-hours; default: Llama 3's 419 interruptions in 54 days on
-  // 2,048 nodes), and the checkpoint cost assumed until a job's reports
-  // measure its own (--checkpoint-cost). 0 for either: give no interval.
-  double node_mtbf_hours = 6329;
-  double checkpoint_cost_seconds = 30;
   // Features run beside the core, in this order (controller_feature.h;
   // gantryd registers daemon/controller/features/standard_features.h).
   std::vector<FeatureFactory> features;

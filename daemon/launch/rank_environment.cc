@@ -194,7 +194,7 @@ std::map<std::string, std::string> BuildRankEnvironment(
     env["GANTRY_RESTORE_STEP"] = absl::StrCat(job.memory_restore_step());
   }
   // Training seconds between checkpoints that maximize the job's goodput
-  // (daemon/controller/controller_checkpoint_interval.cc); unset: none.
+  // (daemon/controller/features/checkpoint_interval/); unset: none.
   if (job.checkpoint_interval_seconds() > 0) {
     env["GANTRY_CHECKPOINT_INTERVAL"] =
         absl::StrCat(static_cast<int64_t>(job.checkpoint_interval_seconds()));

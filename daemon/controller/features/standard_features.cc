@@ -17,6 +17,11 @@ std::vector<FeatureFactory> StandardFeatures(const FeatureSettings& settings) {
           FaultSurvivorFeatureFactory(settings.fault_survivors),
           MakeMemoryCheckpointFeature,
           MakeElasticFeature,
+          [checkpoint_interval = settings.checkpoint_interval](
+              FeatureContext& context) -> std::unique_ptr<ControllerFeature> {
+            return std::make_unique<CheckpointIntervalFeature>(
+                context, checkpoint_interval);
+          },
           [stage_ahead = settings.stage_ahead](
               FeatureContext& context) -> std::unique_ptr<ControllerFeature> {
             return std::make_unique<DatasetsFeature>(context, stage_ahead);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "daemon/controller/controller_feature.h"
+#include "daemon/controller/features/checkpoint_interval/checkpoint_interval_feature.h"
 #include "daemon/controller/features/datasets/stage_ahead.h"
 #include "daemon/controller/features/fault_survivors/fault_survivor_feature.h"
 #include "daemon/controller/features/preflight/preflight_rounds.h"
@@ -18,6 +19,7 @@ struct FeatureSettings {
   StragglerSettings stragglers;
   PreflightOptions preflight;
   FaultSurvivorSettings fault_survivors;
+  CheckpointIntervalSettings checkpoint_interval;
   // Staging waiting jobs' datasets ahead (gantryd --stage-ahead).
   StageAheadOptions stage_ahead;
 };

@@ -96,7 +96,8 @@ void FaultSurvivorFeature::OnHeardFrom(const std::string& node) {
   context_.RequestSchedule();
 }
 
-bool FaultSurvivorFeature::OnNodeDown(const std::string& node) {
+bool FaultSurvivorFeature::OnNodeDown(const std::string& node,
+                                      bool /*was_up*/) {
   // One of a failed attempt's other nodes, silent since that fault and
   // found dead now: it failed with the others, under the job, even though
   // the job restarted without it meanwhile.

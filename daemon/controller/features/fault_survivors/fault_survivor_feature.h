@@ -42,7 +42,7 @@ class FaultSurvivorFeature : public ControllerFeature {
   void LimitPlacement(const v1::JobRecord& job, bool sized_by_range,
                       PlacementLimits& limits) override;
   void OnHeardFrom(const std::string& node) override;
-  bool OnNodeDown(const std::string& node) override;
+  bool OnNodeDown(const std::string& node, bool was_up) override;
   void OnWake() override;
   void OnJobFinished(const v1::JobRecord& job) override;
 

@@ -120,9 +120,9 @@ TEST_CASE(
     "a silent survivor found dead failed under the job, the others did not") {
   Cluster c;
   c.LoseN1();
-  CHECK(c.feature.OnNodeDown("n3"));
-  CHECK_FALSE(c.feature.OnNodeDown("n3"));  // told once
-  CHECK_FALSE(c.feature.OnNodeDown("n9"));
+  CHECK(c.feature.OnNodeDown("n3", true));
+  CHECK_FALSE(c.feature.OnNodeDown("n3", true));  // told once
+  CHECK_FALSE(c.feature.OnNodeDown("n9", true));
 }
 
 TEST_CASE("other failures, and finished jobs, leave no survivors behind") {
