@@ -88,7 +88,8 @@ Controller::Controller(boost::asio::io_context& io, StateStore& store,
       store_(store),
       clock_(clock),
       options_(WithPartitionDefaults(std::move(options))),
-      timer_(io),
+      tick_(io, clock, kTickInterval,
+            [this](uint64_t tick, int64_t late_ms) { Tick(tick, late_ms); }),
       retired_usage_(options_.priority_weights.half_life_ms),
       commits_(io, store, clock, options_.metrics,
                {.find_job = [this](uint64_t id) -> const v1::JobRecord* {
@@ -257,7 +258,7 @@ absl::Status Controller::Start() {
   // starting) must be noticed like any other, so the first tick measures
   // its gap from now.
   last_check_ms_ = MonotonicMs(clock_);
-  ArmTimer();
+  tick_.Start();
   ArmStatusTimer();
   passes_.Request();
   return absl::OkStatus();
@@ -268,7 +269,7 @@ void Controller::Stop() {
   // Queued history queries are answered (UNAVAILABLE) now, so the server's
   // shutdown has no call left open; the one under way ends by itself.
   history_worker_.Stop();
-  timer_.cancel();
+  tick_.Stop();
   status_timer_.cancel();
   passes_.Stop();
   for (auto& [feature, wake] : feature_wakes_) wake->cancel();

@@ -71,6 +71,7 @@
 #include "daemon/controller/history_worker.h"
 #include "daemon/controller/node_event_log.h"
 #include "daemon/controller/pass_pacer.h"
+#include "daemon/controller/periodic_tick.h"
 #include "daemon/controller/recent_environments.h"
 #include "daemon/controller/scheduling_input.h"
 #include "daemon/controller/utilization_history.h"
@@ -417,7 +418,9 @@ class Controller {
                 const absl::Status& why);
   void ReclassifyRecentFailures(const std::string& node_name);
   // The periodic tick and what it checks (controller_deadlines.cc).
-  void ArmTimer();
+  static constexpr std::chrono::milliseconds kTickInterval{250};
+  // One tick of tick_ (`late_ms`: how late it ran).
+  void Tick(uint64_t tick, int64_t late_ms);
   void CheckDeadlines();
   // Node and GPU gauges from the node table (on each timer tick).
   void PublishNodeMetrics();
@@ -453,7 +456,7 @@ class Controller {
   StateStore& store_;
   const Clock& clock_;
   const ControllerOptions options_;
-  boost::asio::steady_timer timer_;
+  PeriodicTick tick_;  // CheckDeadlines and the features' OnTick
   bool stopped_ = false;
   int64_t started_ms_ = 0;            // wall clock, for status and history
   int64_t started_monotonic_ms_ = 0;  // for grace periods from the start
@@ -485,8 +488,6 @@ class Controller {
   // The wakes features asked for (FeatureContext::WakeAfter), one each.
   std::map<const ControllerFeature*, std::unique_ptr<boost::asio::steady_timer>>
       feature_wakes_;
-  uint64_t ticks_ = 0;       // of the periodic timer
-  int64_t tick_due_ms_ = 0;  // monotonic; when the armed tick should run
   std::optional<v1::TopologyRecord> topology_record_;
   std::optional<LoadedTopology> topology_;
   // Fair-share usage per user, charged when a job finishes. Not stored on

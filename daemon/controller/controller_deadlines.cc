@@ -1,4 +1,4 @@
-// Controller: the periodic tick (ArmTimer) and what it checks each time:
+// Controller: the periodic tick (Tick) and what it checks each time:
 // nodes not heard from in time (held off when most fall silent at once),
 // the running and --deadline jobs' clocks (time limit, deadline, hang
 // timeout, warning signals, step waits), and the node gauges. Apart from
@@ -17,36 +17,22 @@
 namespace gantry {
 namespace {
 
-constexpr auto kTickInterval = std::chrono::milliseconds(250);
 constexpr uint64_t kTicksPerNodeCensus = 4;
 
 }  // namespace
 
-void Controller::ArmTimer() {
-  if (stopped_) return;
-  timer_.expires_after(kTickInterval);
-  tick_due_ms_ =
-      MonotonicMs(clock_) +
-      std::chrono::duration_cast<std::chrono::milliseconds>(kTickInterval)
-          .count();
-  timer_.async_wait([this](const boost::system::error_code& error) {
-    if (error || stopped_) return;
-    if (options_.metrics) {
-      options_.metrics->ObserveLoopLag(
-          static_cast<double>(
-              std::max<int64_t>(0, MonotonicMs(clock_) - tick_due_ms_)) /
-          1000.0);
-    }
-    CheckDeadlines();
-    RetireFinishedJobs(clock_.NowMs());
-    // Once a second is fresh enough for any scrape, and each census walks
-    // every node.
-    if (++ticks_ % kTicksPerNodeCensus == 0) PublishNodeMetrics();
-    for (const std::unique_ptr<ControllerFeature>& feature : features_) {
-      feature->OnTick(ticks_);
-    }
-    ArmTimer();
-  });
+void Controller::Tick(uint64_t tick, int64_t late_ms) {
+  if (options_.metrics) {
+    options_.metrics->ObserveLoopLag(static_cast<double>(late_ms) / 1000.0);
+  }
+  CheckDeadlines();
+  RetireFinishedJobs(clock_.NowMs());
+  // Once a second is fresh enough for any scrape, and each census walks
+  // every node.
+  if (tick % kTicksPerNodeCensus == 0) PublishNodeMetrics();
+  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+    feature->OnTick(tick);
+  }
 }
 
 void Controller::CheckDeadlines() {
@@ -58,9 +44,7 @@ void Controller::CheckDeadlines() {
   // If this loop itself was stalled (swapped out, SIGSTOPped, a slow disk),
   // agents were not heard because we were not listening: give every node
   // the stalled time back before judging it.
-  const int64_t expected_gap =
-      std::chrono::duration_cast<std::chrono::milliseconds>(kTickInterval)
-          .count();
+  const int64_t expected_gap = kTickInterval.count();
   if (monotonic - last_check_ms_ > 2 * expected_gap) {
     const int64_t stalled = monotonic - last_check_ms_ - expected_gap;
     log::Warn("controller loop was stalled; extending node deadlines",
