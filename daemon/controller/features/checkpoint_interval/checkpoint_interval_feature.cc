@@ -54,13 +54,14 @@ bool CheckpointIntervalFeature::OnNodeDown(const std::string& /*node*/,
   return false;  // no work of this feature's was on it
 }
 
+void CheckpointIntervalFeature::OnStateLoaded(
+    const v1::FairShareRecord* /*retired*/) {
+  last_count_ms_ = MonotonicMs(context_.clock());
+}
+
 void CheckpointIntervalFeature::OnTick(uint64_t tick) {
   if (tick % kTicksPerCount != 0) return;
   const int64_t now = MonotonicMs(context_.clock());
-  if (last_count_ms_ < 0) {
-    last_count_ms_ = now;
-    return;
-  }
   // Every node not down counts as up: unreachable ones may be running
   // work still, and a drained node has not failed.
   size_t up = 0;

@@ -39,7 +39,8 @@ class CheckpointIntervalFeature final : public ControllerFeature {
   // A node lost while up is a failure (one that never came back after a
   // controller restart is not: when it failed is unknown).
   bool OnNodeDown(const std::string& node, bool was_up) override;
-  // The node-hours up, counted once a second.
+  // The node-hours up, counted from the start, once a second.
+  void OnStateLoaded(const v1::FairShareRecord* retired) override;
   void OnTick(uint64_t tick) override;
 
   const FailureRateEstimate& failure_rate() const { return failure_rate_; }
@@ -48,7 +49,7 @@ class CheckpointIntervalFeature final : public ControllerFeature {
   FeatureContext& context_;
   const CheckpointIntervalSettings settings_;
   FailureRateEstimate failure_rate_;
-  int64_t last_count_ms_ = -1;  // monotonic; -1 before the first tick
+  int64_t last_count_ms_ = 0;  // monotonic; the start, then the last count
 };
 
 }  // namespace gantry
