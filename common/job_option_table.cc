@@ -27,6 +27,7 @@
 #include "common/job_dependency.h"
 #include "common/node_constraint.h"
 #include "common/option_values.h"
+#include "common/request_limits.h"
 #include "common/signal_name.h"
 #include "common/split_view.h"
 #include "common/text.h"
@@ -34,17 +35,11 @@
 namespace gantry::job_options_internal {
 namespace {
 
-// Upper bounds on counts. Anything above is a typo (an extra zero, a pasted
-// number), and rejecting it here gives a clearer message than "no cluster
-// can ever run this" from the scheduler. The spec fixes most of them; the
-// ntasks-per-node bound is our choice (no node runs more tasks than that).
-constexpr uint32_t kMaxNodes = 100'000;
+// Upper bounds on counts beside those gantryd shares (request_limits.h).
+// The ntasks-per-node bound is our choice (no node runs more tasks than
+// that).
 constexpr uint32_t kMaxNtasks = 10'000'000;
 constexpr uint32_t kMaxNtasksPerNode = 1'000'000;
-constexpr uint32_t kMaxCpusPerTask = 4096;
-constexpr uint32_t kMaxGpusPerNode = 64;
-// --gpus counts the whole job's: 64 on each of 4096 nodes.
-constexpr uint32_t kMaxGpusPerJob = kMaxGpusPerNode * 4096;
 
 // --- The option table. ---
 absl::Status InvalidValue(const OptionUse& use, std::string_view reason) {
@@ -85,12 +80,15 @@ absl::Status SetNodes(const OptionUse& use, JobRequest& request) {
   const std::string_view value = *use.value;
   const std::size_t dash = value.find('-');
   if (dash == 0 || dash == std::string_view::npos) {
-    absl::Status status = SetCount<&JobRequest::nodes, kMaxNodes>(use, request);
+    absl::Status status =
+        SetCount<&JobRequest::nodes, limits::kMaxNodes>(use, request);
     if (status.ok()) request.min_nodes.reset();
     return status;
   }
-  absl::StatusOr<uint32_t> min = ParseCount(value.substr(0, dash), kMaxNodes);
-  absl::StatusOr<uint32_t> max = ParseCount(value.substr(dash + 1), kMaxNodes);
+  absl::StatusOr<uint32_t> min =
+      ParseCount(value.substr(0, dash), limits::kMaxNodes);
+  absl::StatusOr<uint32_t> max =
+      ParseCount(value.substr(dash + 1), limits::kMaxNodes);
   for (const absl::StatusOr<uint32_t>* bound : {&min, &max}) {
     if (bound->ok()) continue;
     if (StatusMessage(bound->status()).starts_with("must be at most")) {
@@ -119,7 +117,8 @@ bool IsGpuType(std::string_view type) {
 // whose GPUs are of that model (see PendingJob::gpu_type).
 absl::Status SetGpus(const OptionUse& use, std::optional<std::string_view> type,
                      std::optional<std::string_view> count_text,
-                     JobRequest& request, uint32_t max = kMaxGpusPerNode) {
+                     JobRequest& request,
+                     uint32_t max = limits::kMaxGpusPerNode) {
   uint32_t count = 1;
   if (count_text.has_value()) {
     absl::StatusOr<uint32_t> parsed = ParseCount(*count_text, max);
@@ -156,7 +155,7 @@ absl::Status SetTypedGpus(const OptionUse& use, JobRequest& request,
 
 // --gpus-per-node=[type:]N
 absl::Status SetGpusPerNode(const OptionUse& use, JobRequest& request) {
-  return SetTypedGpus(use, request, kMaxGpusPerNode);
+  return SetTypedGpus(use, request, limits::kMaxGpusPerNode);
 }
 
 // --gres=gpu[:type][:N]; only GPUs exist here, and naming any other
@@ -376,8 +375,8 @@ absl::Status SetExport(const OptionUse& use, JobRequest& request) {
 }
 
 // --gpus=[type:]N and --gpus-per-task=[type:]N: the same grammar as
-// --gpus-per-node, counted for the job (up to kMaxGpusPerJob) or for each
-// task.
+// --gpus-per-node, counted for the job (up to limits::kMaxGpusPerJob) or for
+// each task.
 template <std::optional<uint32_t> JobRequest::*kField, uint32_t kMax>
 absl::Status SetGpuCount(const OptionUse& use, JobRequest& request) {
   const std::optional<uint32_t> per_node = request.gpus_per_node;
@@ -410,7 +409,7 @@ absl::Status SetHostlist(const OptionUse& use, JobRequest& request) {
                         "list from a file is not supported");
   }
   absl::StatusOr<std::vector<std::string>> names =
-      ExpandHostlist(*use.value, kMaxNodes);
+      ExpandHostlist(*use.value, limits::kMaxNodes);
   if (!names.ok()) return InvalidValue(use, StatusMessage(names.status()));
   std::vector<std::string>& list = request.*kField;
   for (std::string& name : *names) {
@@ -544,7 +543,7 @@ constexpr OptionSpec kOptions[] = {
     {"ntasks-per-gpu", '\0', Arg::kRequired,
      &SetCount<&JobRequest::ntasks_per_gpu, kMaxNtasksPerNode>},
     {"cpus-per-task", 'c', Arg::kRequired,
-     &SetCount<&JobRequest::cpus_per_task, kMaxCpusPerTask>},
+     &SetCount<&JobRequest::cpus_per_task, limits::kMaxCpusPerTask>},
     {"gpus-per-node", '\0', Arg::kRequired, &SetGpusPerNode},
     {"gres", '\0', Arg::kRequired, &SetGres},
     {"mem", '\0', Arg::kRequired, &SetMemory},
@@ -586,9 +585,9 @@ constexpr OptionSpec kOptions[] = {
     {"version", 'V', Arg::kNone, &SetVersion},
     {"wrap", '\0', Arg::kRequired, &SetWrap},
     {"gpus", 'G', Arg::kRequired,
-     &SetGpuCount<&JobRequest::gpus, kMaxGpusPerJob>},
+     &SetGpuCount<&JobRequest::gpus, limits::kMaxGpusPerJob>},
     {"gpus-per-task", '\0', Arg::kRequired,
-     &SetGpuCount<&JobRequest::gpus_per_task, kMaxGpusPerNode>},
+     &SetGpuCount<&JobRequest::gpus_per_task, limits::kMaxGpusPerNode>},
     {"mem-per-cpu", '\0', Arg::kRequired,
      &SetMemoryPer<&JobRequest::mem_per_cpu_mb>},
     {"mem-per-gpu", '\0', Arg::kRequired,

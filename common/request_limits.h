@@ -34,6 +34,17 @@ inline constexpr uint64_t kMaxDurationSeconds = 365ull * 24 * 3600;
 // are held to. Times 100,000 nodes it still fits a uint64.
 inline constexpr uint64_t kMaxMemoryPerNodeMb = uint64_t{1} << 30;
 
+// Counts in a job's request. Anything above is a typo (an extra zero, a
+// pasted number), and refusing it gives a clearer message than "no
+// cluster can ever run this" from the scheduler.
+inline constexpr uint32_t kMaxNodes = 100'000;
+inline constexpr uint32_t kMaxTasksPerNode = 4096;  // gantryd's bound
+inline constexpr uint32_t kMaxCpusPerTask = 4096;
+// --gpus-per-node (and scontrol update's): more than any server holds.
+inline constexpr uint32_t kMaxGpusPerNode = 64;
+// --gpus counts the whole job's: 64 on each of 4096 nodes.
+inline constexpr uint32_t kMaxGpusPerJob = kMaxGpusPerNode * 4096;
+
 // --begin: the end of year 9999, in ms since the epoch.
 inline constexpr int64_t kMaxBeginTimeMs = 253'402'300'799'999;
 

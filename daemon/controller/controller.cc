@@ -15,53 +15,6 @@
 
 namespace gantry {
 
-v1::JobState ToProto(JobStatus status) {
-  switch (status) {
-    case JobStatus::kPending:
-      return v1::PENDING;
-    case JobStatus::kRunning:
-      return v1::RUNNING;
-    case JobStatus::kCompleted:
-      return v1::COMPLETED;
-    case JobStatus::kFailed:
-      return v1::FAILED;
-    case JobStatus::kCancelled:
-      return v1::CANCELLED;
-    case JobStatus::kTimeout:
-      return v1::TIMEOUT;
-    case JobStatus::kNodeFail:
-      return v1::NODE_FAIL;
-    case JobStatus::kOutOfMemory:
-      return v1::OUT_OF_MEMORY;
-    case JobStatus::kDeadline:
-      return v1::DEADLINE;
-  }
-  return v1::JOB_STATE_UNSPECIFIED;
-}
-
-JobStatus FromProto(v1::JobState state) {
-  switch (state) {
-    case v1::RUNNING:
-      return JobStatus::kRunning;
-    case v1::COMPLETED:
-      return JobStatus::kCompleted;
-    case v1::FAILED:
-      return JobStatus::kFailed;
-    case v1::CANCELLED:
-      return JobStatus::kCancelled;
-    case v1::TIMEOUT:
-      return JobStatus::kTimeout;
-    case v1::NODE_FAIL:
-      return JobStatus::kNodeFail;
-    case v1::OUT_OF_MEMORY:
-      return JobStatus::kOutOfMemory;
-    case v1::DEADLINE:
-      return JobStatus::kDeadline;
-    default:
-      return JobStatus::kPending;
-  }
-}
-
 namespace {
 
 // No partitions given: one "main" of every node. The partitions' hot
@@ -90,7 +43,6 @@ Controller::Controller(boost::asio::io_context& io, StateStore& store,
       options_(WithPartitionDefaults(std::move(options))),
       tick_(io, clock, kTickInterval,
             [this](uint64_t tick, int64_t late_ms) { Tick(tick, late_ms); }),
-      retired_usage_(options_.priority_weights.half_life_ms),
       commits_(io, store, clock, options_.metrics,
                {.find_job = [this](uint64_t id) -> const v1::JobRecord* {
                   auto it = state_.jobs.find(id);
@@ -116,7 +68,7 @@ Controller::Controller(boost::asio::io_context& io, StateStore& store,
               {.may_act = options_.may_act,
                .run_pass =
                    [this] {
-                     RunSchedule();
+                     scheduling_.Run();
                      for (const auto& feature : features_) {
                        feature->AfterSchedulingPass();
                      }
@@ -129,8 +81,43 @@ Controller::Controller(boost::asio::io_context& io, StateStore& store,
                            static_cast<double>(duration_ns) / 1e9);
                      }
                    }}),
-      fair_share_(options_.priority_weights.half_life_ms),
-      allocation_liveness_(options_.inactive_limit_ms) {
+      switch_tree_(clock, options_, state_, commits_),
+      allocation_liveness_(options_.inactive_limit_ms),
+      lifecycle_({.io = io,
+                  .store = store,
+                  .clock = clock,
+                  .options = options_,
+                  .state = state_,
+                  .commits = commits_,
+                  .passes = passes_,
+                  .statistics = statistics_,
+                  .allocation_liveness = allocation_liveness_,
+                  .features = features_},
+                 {.end_open_steps =
+                      [this](JobRuntime& job, const std::string& detail) {
+                        EndOpenSteps(job, detail);
+                      }}),
+      scheduling_({.clock = clock,
+                   .options = options_,
+                   .state = state_,
+                   .lifecycle = lifecycle_,
+                   .passes = passes_,
+                   .switch_tree = switch_tree_,
+                   .features = features_}),
+      retention_({.io = io,
+                  .store = store,
+                  .clock = clock,
+                  .options = options_,
+                  .state = state_,
+                  .commits = commits_,
+                  .history_worker = history_worker_,
+                  .features = features_,
+                  .on_retired = [this](const v1::JobRecord& record) {
+                    if (!record.submission_token().empty()) {
+                      submission_tokens_.erase(
+                          {record.uid(), record.submission_token()});
+                    }
+                  }}) {
   MakeFeatures();
 }
 
@@ -173,7 +160,7 @@ absl::Status Controller::Start() {
       for (const v1::RankExit& exit : job.record.exits()) {
         job.exited_ranks.insert(exit.rank());
       }
-      TakeNodeShares(job);
+      lifecycle_.TakeNodeShares(job);
       for (int i = 0; i < job.record.allocation_size(); ++i) {
         const v1::NodeAllocation& share = job.record.allocation(i);
         uint32_t live = 0;
@@ -222,8 +209,9 @@ absl::Status Controller::Start() {
       users[user] = {usage.value(), usage.at_ms()};
     }
     const auto& total = snapshot->retired_usage->total();
-    retired_usage_.Restore(users, {total.value(), total.at_ms()});
-    fair_share_.Restore(std::move(users), {total.value(), total.at_ms()});
+    retention_.retired_usage().Restore(users, {total.value(), total.at_ms()});
+    lifecycle_.fair_share().Restore(std::move(users),
+                                    {total.value(), total.at_ms()});
   }
   std::vector<const v1::JobRecord*> finished;
   for (const auto& [id, job] : state_.jobs) {
@@ -235,7 +223,9 @@ absl::Status Controller::Start() {
     return a->end_time_ms() < b->end_time_ms();
   });
   for (const v1::JobRecord* record : finished) {
-    if (record->end_time_ms() > 0) ChargeUsage(*record);
+    if (record->end_time_ms() > 0) {
+      JobLifecycle::ChargeUsage(*record, lifecycle_.fair_share());
+    }
     state_.finished_order.emplace_back(record->end_time_ms(), record->id());
   }
   for (const std::unique_ptr<ControllerFeature>& feature : features_) {
@@ -250,10 +240,7 @@ absl::Status Controller::Start() {
              {"nodes", state_.nodes.size()},
              {"next_job_id", state_.next_job_id},
              {"reconnect_grace_ms", options_.reconnect_grace_ms}});
-  if (snapshot->topology) {
-    topology_record_ = snapshot->topology;
-    RefreshTopology();
-  }
+  switch_tree_.Load(std::move(snapshot->topology));
   // A stall before the first tick (gantryd stopped within 250 ms of
   // starting) must be noticed like any other, so the first tick measures
   // its gap from now.
@@ -269,6 +256,7 @@ void Controller::Stop() {
   // Queued history queries are answered (UNAVAILABLE) now, so the server's
   // shutdown has no call left open; the one under way ends by itself.
   history_worker_.Stop();
+  retention_.Stop();
   tick_.Stop();
   status_timer_.cancel();
   passes_.Stop();

@@ -5,12 +5,6 @@
 //   controller.cc             start and stop
 //   controller_submission.cc  validation and submission, partition limits
 //   controller_job_control.cc cancel, signal, hold, release
-//   controller_scheduling.cc  the scheduling pass (input via
-//                             scheduling_input.h, dependencies, throttles)
-//   controller_lifecycle.cc   start, events through the job state machine
-//                             and their effects, failures and restarts,
-//                             node shares, fair-share charge, checkpoints
-//   controller_launch.cc      launch, kill and warning-signal messages
 //   controller_nodes.cc       partitions of a node, drain/resume, node down
 //   controller_agents.cc      the agent protocol: registration,
 //                             reconciliation, rank events, heartbeats
@@ -20,15 +14,16 @@
 //   controller_allocations.cc srun/salloc outside a job: their end, and
 //                             the keepalives of their clients
 //   controller_queries.cc     read-only views: job lists, a job, nodes
-//   controller_retention.cc   finished jobs to the history, expiry
-//   controller_topology.cc    the switch tree
 //   controller_status.cc      `gantry status` sampling
-//   controller_attempt_times.cc  an attempt's times (ranks running,
-//                             progress, checkpoint) that goodput splits by
 //   controller_features.cc    the features beside the core
 //                             (controller_feature.h; features/)
 // What it is set up with is controller_options.h; what it holds of each
-// job and node beside the stored record, controller_runtime.h.
+// job and node beside the stored record, controller_runtime.h. The parts
+// of its core with a class of their own: the tables (cluster_state.h),
+// the group commit (commit_pipeline.h), the job lifecycle
+// (job_lifecycle.h), the scheduling pass (scheduling_pass.h) and when it
+// runs (pass_pacer.h), the periodic tick (periodic_tick.h) and the switch
+// tree (switch_tree.h).
 //
 // Threading: every method runs on the loop thread of the io_context given at
 // construction (gRPC handlers post to it). Nothing here takes a lock; the
@@ -69,11 +64,16 @@
 #include "daemon/controller/controller_runtime.h"
 #include "daemon/controller/controller_statistics.h"
 #include "daemon/controller/history_worker.h"
+#include "daemon/controller/job_lifecycle.h"
+#include "daemon/controller/job_retention.h"
+#include "daemon/controller/job_state_proto.h"
 #include "daemon/controller/node_event_log.h"
 #include "daemon/controller/pass_pacer.h"
 #include "daemon/controller/periodic_tick.h"
 #include "daemon/controller/recent_environments.h"
 #include "daemon/controller/scheduling_input.h"
+#include "daemon/controller/scheduling_pass.h"
+#include "daemon/controller/switch_tree.h"
 #include "daemon/controller/utilization_history.h"
 #include "daemon/scheduler/job_state_machine.h"
 #include "daemon/scheduler/partition_config.h"
@@ -154,8 +154,10 @@ class Controller {
   // ibnetdiscover dump). A bad file changes nothing.
   void ImportTopology(
       const v1::ImportTopologyRequest& request, const Caller& caller,
-      std::function<void(absl::StatusOr<v1::TopologyReport>)> done);
-  v1::TopologyReport TopologyReport() const;
+      std::function<void(absl::StatusOr<v1::TopologyReport>)> done) {
+    switch_tree_.Import(request, caller, std::move(done));
+  }
+  v1::TopologyReport TopologyReport() const { return switch_tree_.Report(); }
   // From inside a running job (gantry run): start a step on its
   // allocation; `done` gets the step once its launch is durable.
   // With request.retry_when_busy, a step the job's running steps leave no
@@ -241,87 +243,6 @@ class Controller {
       const v1::JobFilter& filter,
       google::protobuf::RepeatedPtrField<v1::CancelResult>& unknown) const;
 
-  // The scheduling pass (controller_scheduling.cc), when passes_ runs it.
-  void RunSchedule();
-  // Every node as the scheduler sees it, and its name at the same index.
-  std::vector<NodeSnapshot> NodeSnapshots(
-      std::vector<const std::string*>& names) const;
-  // Throttled arrays (--array=...%N): how many more of their tasks may join
-  // this pass's queue, by array id. Tasks are taken in id order, so the
-  // lowest indices start first.
-  using ArraySlots = std::map<uint64_t, uint32_t>;
-  // What the pass does with a job before the scheduler sees it.
-  enum class GateVerdict {
-    kNotPending,         // not for this pass
-    kWait,               // waits; its reason says why (held, backoff, ...)
-    kWaitForDependency,  // waits on --dependency: look again after starts
-    kQueue,              // goes into the scheduler's queue
-  };
-  // Sets the reason of a job that waits before the scheduler.
-  GateVerdict Gate(JobRuntime& job, int64_t now, ArraySlots& array_slots);
-  std::shared_ptr<const NodeConstraint> ParsedConstraint(JobRuntime& job);
-  bool DependencyAllowsStart(JobRuntime& job, int64_t now);
-  // What the running (and stopping) jobs hold, for backfill reservations.
-  std::vector<RunningJob> RunningJobs(
-      const std::vector<const std::string*>& node_names) const;
-
-  // Job lifecycle (controller_lifecycle.cc).
-  void StartJob(JobRuntime& job);
-  // Applies an event through the job state machine and carries out exactly
-  // the effects it returns. Returns the transition's error for bad
-  // requests.
-  absl::Status ApplyEvent(JobRuntime& job, const JobEvent& event,
-                          const std::string& detail);
-  // A running job's attempt failed: asks the restart policy, then requeues
-  // the job or ends it. `fault_time_ms`: when the failure happened (a
-  // silent node's last message, a hung job's last progress); 0: now.
-  void FailJob(JobRuntime& job, FailureKind kind, int exit_code, int signal,
-               bool all_ranks_exited, const std::string& detail,
-               int64_t fault_time_ms = 0);
-  // Whether losing the node ends the job's attempt: its ranks or step
-  // tasks run there, or (script_once) the node is in its running
-  // allocation.
-  bool JobNeedsNode(const JobRuntime& job, const std::string& node) const;
-  // Counts the job's allocation against its nodes (at start).
-  void TakeNodeShares(JobRuntime& job);
-  // Gives back the job's share of one node.
-  void ReleaseNodeShare(JobRuntime& job, const std::string& node);
-  // Frees the node shares of a job that is not running and whose ranks
-  // there are gone (or whose node is down).
-  void ReleaseFinished(JobRuntime& job);
-  // The same for one node's share: after the job has left RUNNING (when
-  // ReleaseFinished walked them all), a rank exit can free only its own
-  // node's (a node going down releases its own), and a gang's thousand
-  // exits each walking a thousand nodes was a million steps on the loop.
-  void ReleaseFinishedOn(JobRuntime& job, const std::string& node);
-  bool ShareReleasable(const JobRuntime& job, const std::string& node) const;
-  // Adds a finished job's GPU-seconds to its user's fair-share usage.
-  void ChargeUsage(const v1::JobRecord& record);
-  void ChargeUsage(const v1::JobRecord& record, FairShare& share) const;
-  // `write_seconds`: how long writing it took (0: unknown).
-  void RecordCheckpoint(JobRuntime& job, const std::string& path, int64_t step,
-                        const std::string& source, double write_seconds = 0);
-
-  // Messages that start and stop ranks (controller_launch.cc).
-  // To every node of the allocation from its `from_share`-th on (a few
-  // dozen nodes per loop turn, the next ones posted behind what else is
-  // queued), or only to `only_node`.
-  void SendLaunch(uint64_t job_id, uint32_t attempt,
-                  const std::string* only_node = nullptr, int from_share = 0);
-  // `signal_only`: deliver `signal` and nothing more (scancel --signal);
-  // otherwise SIGKILL follows after the grace period.
-  // `reason`: a cancel and a time limit make the agents write Slurm's
-  // "*** JOB N ON NODE CANCELLED AT ... ***" line
-  // (daemon/launch/kill_reason.h).
-  void SendKill(const JobRuntime& job, int signal = 15,
-                bool signal_only = false,
-                v1::KillRanks::Scope scope = v1::KillRanks::SCOPE_ALL,
-                v1::KillRanks::Reason reason = v1::KillRanks::REASON_OTHER);
-  // sbatch --signal: its signal once per attempt, when the time left is
-  // what it asked for.
-  // running_ms: how long the attempt has run (JobRuntime::running_for).
-  void SendWarningSignal(JobRuntime& job, int64_t running_ms);
-
   // Node administration (controller_nodes.cc).
   // Sets the node's partitions and hot-spare mark from the options.
   void AssignPartitions(v1::NodeRecord& record) const;
@@ -355,35 +276,6 @@ class Controller {
   // sstat (controller_accounting.cc): keeps a heartbeat's measurements of
   // the running attempts this node holds a share of; others are dropped.
   void RecordUsage(const std::string& node, const v1::Heartbeat& heartbeat);
-
-  // Retention (controller_retention.cc).
-  // Moves finished jobs older than min_job_age_ms (and that no live job
-  // depends on) from memory to the history, a bounded number per call, and
-  // deletes history records past their retention; at most once a second.
-  void RetireFinishedJobs(int64_t now);
-  void ExpireHistory(int64_t now);
-  // On the loop, with what an expiry pass found on the history thread.
-  void StageExpiry(absl::StatusOr<std::vector<uint64_t>> expired,
-                   bool more_to_index);
-  // Ids that dependencies of live jobs name (an array's id for its tasks).
-  std::set<uint64_t> DependedJobIds() const;
-  // A job that left the live state: from the batches being written, else
-  // from the history. `task`: the task of array `job_id` instead.
-  absl::StatusOr<std::optional<v1::JobRecord>> RetiredJob(
-      uint64_t job_id, std::optional<uint32_t> task) const;
-
-  // The switch tree (controller_topology.cc).
-  struct LoadedTopology {
-    Topology topology;
-    std::vector<std::string> unserved;        // in the tree, no agent
-    std::vector<std::string> unknown_agents;  // agents not in the tree
-  };
-  std::vector<AgentHcas> AgentGuids() const;
-  absl::Status BuildTopology(const v1::TopologyRecord& record,
-                             LoadedTopology& loaded) const;
-  // Re-matches the tree to the agents (after a registration, at start).
-  void RefreshTopology();
-  std::vector<std::string> LeafSwitchesOf(const std::string& node) const;
 
   // Agents and timers (controller_agents.cc).
   void OnRegister(const std::shared_ptr<AgentLink>& link,
@@ -425,13 +317,6 @@ class Controller {
   // Node and GPU gauges from the node table (on each timer tick).
   void PublishNodeMetrics();
 
-  // An attempt's times (controller_attempt_times.cc).
-  // A rank of the job's attempt `attempt` started; once all have, the
-  // attempt's ranks_running_ms is set.
-  void NoteRankStarted(JobRuntime& job, uint32_t attempt, uint32_t rank);
-  // A progress report, or a new checkpoint, of the running attempt.
-  void NoteProgress(JobRuntime& job, bool checkpoint);
-
   // Features beside the core (controller_features.cc): made from
   // options_.features at construction; each hook goes to every one in
   // turn.
@@ -462,24 +347,12 @@ class Controller {
   int64_t started_monotonic_ms_ = 0;  // for grace periods from the start
 
   ClusterState state_;  // the jobs and nodes
-  // A scheduling pass's queue, kept for its memory (RunSchedule).
-  std::vector<PendingJob> pending_queue_;
-  int64_t next_retire_ms_ = 0;
-  int64_t next_expiry_ms_ = 0;
-  // An expiry pass is on the history thread, or its deletions are not
-  // committed yet: the next one waits, so it does not find them again.
-  bool expiry_running_ = false;
-  // The fair-share usage of the jobs that left memory (stored with each
-  // retirement; fair_share_ includes it).
-  FairShare retired_usage_;
 
   // The group commit: staged changes, the batch being written.
   CommitPipeline commits_;
   // When scheduling passes run (pass_pacer.h): asks coalesced, passes
   // kept to about a fifth of the loop, none while leadership is unsure.
   PassPacer passes_;
-  // When the earliest requeued job becomes eligible (0: none waiting).
-  int64_t next_eligible_ms_ = 0;
   int64_t last_check_ms_ = 0;  // when CheckDeadlines last ran (monotonic)
   // Most agents fell silent at once (CheckDeadlines): those silent then are
   // not marked down before this (monotonic), even once the others are back.
@@ -488,16 +361,7 @@ class Controller {
   // The wakes features asked for (FeatureContext::WakeAfter), one each.
   std::map<const ControllerFeature*, std::unique_ptr<boost::asio::steady_timer>>
       feature_wakes_;
-  std::optional<v1::TopologyRecord> topology_record_;
-  std::optional<LoadedTopology> topology_;
-  // Fair-share usage per user, charged when a job finishes. Not stored on
-  // its own: Start rebuilds it from the finished jobs in the state, so a
-  // restart keeps every user's decayed usage.
-  FairShare fair_share_;
-  // Per scheduling pass: (user, job name) -> the oldest active job of that
-  // pair, the one that holds a --dependency=singleton. Built when needed.
-  std::optional<std::map<std::pair<std::string, std::string>, uint64_t>>
-      singleton_holders_;
+  SwitchTree switch_tree_;
   // For `gantry status` (controller_status.cc), in memory only.
   boost::asio::steady_timer status_timer_{io_};
   UtilizationHistory utilization_;
@@ -505,17 +369,22 @@ class Controller {
   // Deadlines of the interactive allocations' clients, in memory only
   // (Start gives them a grace period).
   AllocationLiveness allocation_liveness_;
+  ControllerStatistics statistics_;  // for sdiag
+  // Starts, events, failures, node shares, checkpoints and the messages
+  // to agents that go with them (job_lifecycle.h).
+  JobLifecycle lifecycle_;
+  SchedulingPass scheduling_;  // what a pass does (scheduling_pass.h)
+  JobRetention retention_;     // finished jobs to the history
   // (submitter's uid, submission token) -> the job it made, for live jobs
   // (see Submit). Keyed by the uid as well: a token is private to its
   // submitter, so another user sending the same one makes a job of their
   // own and can neither find nor re-point this entry.
   std::map<std::pair<uint32_t, std::string>, uint64_t> submission_tokens_;
   NodeEventLog node_events_;
-  ControllerStatistics statistics_;  // for sdiag
   // What the features read of this controller, and the features made
   // from options_.features at construction.
   std::unique_ptr<FeatureContext> feature_view_;
-  std::vector<std::unique_ptr<ControllerFeature>> features_;
+  FeatureList features_;
   // Held only here: what the history thread posts to the loop holds a
   // weak pointer to it, and does nothing once the controller is gone.
   const std::shared_ptr<const int> lifetime_ = std::make_shared<const int>(0);
@@ -525,16 +394,5 @@ class Controller {
   static constexpr size_t kMaxQueuedHistoryTasks = 64;
   HistoryWorker history_worker_{kMaxQueuedHistoryTasks};
 };
-
-// Where a job's submit environment is stored (StateStore::Environment):
-// under an earlier job's id when it is the same (recent_environments.h),
-// else under its own id, or its array's, which all the array's tasks share.
-inline uint64_t EnvironmentId(const v1::JobRecord& record) {
-  if (record.environment_id() != 0) return record.environment_id();
-  return record.array_job_id() != 0 ? record.array_job_id() : record.id();
-}
-
-v1::JobState ToProto(JobStatus status);
-JobStatus FromProto(v1::JobState state);
 
 }  // namespace gantry

@@ -147,8 +147,8 @@ v1::SchedulerReportResponse Controller::SchedulerReport() const {
     if (record.state() == v1::RUNNING) ++running;
     if (record.state() != v1::PENDING) continue;
     ++pending;
-    const PriorityFactors f = JobPriorityFactors(PendingJobOf(record, nullptr),
-                                                 fair_share_, weights, now);
+    const PriorityFactors f = JobPriorityFactors(
+        PendingJobOf(record, nullptr), lifecycle_.fair_share(), weights, now);
     v1::PriorityFactors& row = factors.emplace_back();
     row.set_job_id(id);
     row.set_user(record.user());
@@ -170,14 +170,15 @@ v1::SchedulerReportResponse Controller::SchedulerReport() const {
   for (v1::PriorityFactors& row : factors) {
     *response.add_pending() = std::move(row);
   }
-  for (const auto& [user, usage] : fair_share_.users()) {
+  for (const auto& [user, usage] : lifecycle_.fair_share().users()) {
     v1::UserShare& share = *response.add_shares();
     share.set_user(user);
-    share.set_raw_usage(fair_share_.Usage(user, now));
-    share.set_effective_usage(fair_share_.Share(user, now));
-    share.set_fair_share(fair_share_.Factor(user, now));
+    share.set_raw_usage(lifecycle_.fair_share().Usage(user, now));
+    share.set_effective_usage(lifecycle_.fair_share().Share(user, now));
+    share.set_fair_share(lifecycle_.fair_share().Factor(user, now));
   }
-  response.set_users_seen(static_cast<uint32_t>(fair_share_.users().size()));
+  response.set_users_seen(
+      static_cast<uint32_t>(lifecycle_.fair_share().users().size()));
   response.set_jobs_submitted(statistics_.jobs_submitted);
   response.set_jobs_started(statistics_.jobs_started);
   response.set_jobs_completed(statistics_.jobs_completed);

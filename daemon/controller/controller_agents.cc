@@ -188,9 +188,7 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
   }
   ReconcileRanks(name, reg, continuity);
   // The fabric dump matches agents by their HCA GUIDs, known only now.
-  if (topology_record_ && topology_record_->format() == "ibnetdiscover") {
-    RefreshTopology();
-  }
+  switch_tree_.OnAgentRegistered();
   passes_.Request();
 }
 
@@ -227,7 +225,7 @@ void Controller::ReconcileRanks(const std::string& node_name,
     running.insert({rank.job_id(), rank.attempt(), rank.step(), rank.rank()});
     auto it = state_.jobs.find(rank.job_id());
     if (it != state_.jobs.end() && rank.step() == 0) {
-      NoteRankStarted(it->second, rank.attempt(), rank.rank());
+      lifecycle_.NoteRankStarted(it->second, rank.attempt(), rank.rank());
     }
     bool current = it != state_.jobs.end() &&
                    it->second.record.state() == v1::RUNNING &&
@@ -332,7 +330,7 @@ void Controller::OnLostRanks(JobRuntime& job, const std::string& node_name,
       commits_.StageEvent(id, node_name, "launch_resent", why);
       commits_.AfterCommit(
           [this, id, attempt = job.record.attempt(), node_name] {
-            SendLaunch(id, attempt, &node_name);
+            lifecycle_.SendLaunch(id, attempt, &node_name);
           });
       return;
     }
@@ -344,8 +342,8 @@ void Controller::OnLostRanks(JobRuntime& job, const std::string& node_name,
       const std::string why = absl::StrCat(
           "agent on ", node_name, " restarted and lost rank(s) ", ranks,
           " of job ", id, "; restarting the job (not charged)");
-      FailJob(job, FailureKind::kOwnCrash, 0, 0, false, why);
-      ReleaseFinished(job);
+      lifecycle_.FailJob(job, FailureKind::kOwnCrash, 0, 0, false, why);
+      lifecycle_.ReleaseFinished(job);
       return;
     }
     case AgentContinuity::kNodeRebooted: {
@@ -354,8 +352,8 @@ void Controller::OnLostRanks(JobRuntime& job, const std::string& node_name,
           absl::StrCat("node ", node_name, " rebooted and lost rank(s) ", ranks,
                        " of job ", id);
       DrainNode(state_.nodes.at(node_name), why);
-      FailJob(job, FailureKind::kNodeFault, 0, 0, false, why);
-      ReleaseFinished(job);
+      lifecycle_.FailJob(job, FailureKind::kNodeFault, 0, 0, false, why);
+      lifecycle_.ReleaseFinished(job);
       return;
     }
   }
@@ -370,8 +368,8 @@ void Controller::OnRankEvent(const std::string& node_name,
                                 {"pid", event.pid()}});
     auto started = state_.jobs.find(event.rank().job_id());
     if (started != state_.jobs.end() && event.rank().step() == 0) {
-      NoteRankStarted(started->second, event.rank().attempt(),
-                      event.rank().rank());
+      lifecycle_.NoteRankStarted(started->second, event.rank().attempt(),
+                                 event.rank().rank());
     }
     return;
   }
@@ -400,7 +398,7 @@ void Controller::OnRankEvent(const std::string& node_name,
     // A rank of an attempt that already ended (cancelled, failed, requeued)
     // has stopped: its share of the node may be free now.
     commits_.StageJob(job.record);
-    ReleaseFinishedOn(job, node_name);
+    lifecycle_.ReleaseFinishedOn(job, node_name);
     return;
   }
   const uint32_t world = ScriptRankCount(record);
@@ -416,39 +414,40 @@ void Controller::OnRankEvent(const std::string& node_name,
       auto peer = state_.nodes.find(share.node());
       if (peer != state_.nodes.end() && share.node() != node_name &&
           (peer->second.record.state() != v1::NODE_UP || !peer->second.link)) {
-        FailJob(job, FailureKind::kNodeFault, 0, 0, all_exited,
-                absl::StrCat(DescribeExit(event, node_name), " while node ",
-                             share.node(), " was unreachable"),
-                peer->second.record.last_seen_ms());
+        lifecycle_.FailJob(
+            job, FailureKind::kNodeFault, 0, 0, all_exited,
+            absl::StrCat(DescribeExit(event, node_name), " while node ",
+                         share.node(), " was unreachable"),
+            peer->second.record.last_seen_ms());
         return;
       }
     }
     if (launch_failed && event.memory_restore_failed()) {
       // The snapshot could not be fetched: the next attempt resumes from
       // the persistent checkpoint, and this one is not the job's to pay.
-      FailJob(job, FailureKind::kOwnCrash, 0, 0, all_exited,
-              DescribeExit(event, node_name), clock_.NowMs());
+      lifecycle_.FailJob(job, FailureKind::kOwnCrash, 0, 0, all_exited,
+                         DescribeExit(event, node_name), clock_.NowMs());
       return;
     }
     if (launch_failed && event.node_fault()) {
       // The node's own failure (its dataset cache): restart elsewhere.
-      FailJob(job, FailureKind::kNodeFault, 0, 0, all_exited,
-              DescribeExit(event, node_name), clock_.NowMs());
+      lifecycle_.FailJob(job, FailureKind::kNodeFault, 0, 0, all_exited,
+                         DescribeExit(event, node_name), clock_.NowMs());
       return;
     }
     int exit_code =
         launch_failed && event.exit_code() == 0 ? 127 : event.exit_code();
-    FailJob(job,
-            event.out_of_memory() ? FailureKind::kOutOfMemory
-                                  : FailureKind::kApplication,
-            exit_code, event.signal(), all_exited,
-            DescribeExit(event, node_name));
+    lifecycle_.FailJob(job,
+                       event.out_of_memory() ? FailureKind::kOutOfMemory
+                                             : FailureKind::kApplication,
+                       exit_code, event.signal(), all_exited,
+                       DescribeExit(event, node_name));
     return;
   }
   if (all_exited) {
     JobEvent done{JobEvent::Kind::kRankExited};
     done.all_ranks_exited = true;
-    (void)ApplyEvent(
+    (void)lifecycle_.ApplyEvent(
         job, done, absl::StrCat("all ", world, " rank(s) exited with code 0"));
     return;
   }
@@ -465,7 +464,8 @@ void Controller::OnCheckpointReport(const std::string& node_name,
   log::Debug(
       "checkpoint marker",
       {{"job", report.job_id()}, {"node", node_name}, {"path", report.path()}});
-  RecordCheckpoint(it->second, report.path(), report.step(), report.source());
+  lifecycle_.RecordCheckpoint(it->second, report.path(), report.step(),
+                              report.source());
 }
 
 void Controller::OnHealth(NodeRuntime& node, const v1::Heartbeat& heartbeat) {
@@ -513,12 +513,13 @@ void Controller::OnHealth(NodeRuntime& node, const v1::Heartbeat& heartbeat) {
   // Jobs on broken hardware are moved, and the node waits for an admin.
   bool had_work = false;
   for (auto& [id, job] : state_.jobs) {
-    if (job.record.state() != v1::RUNNING || !JobNeedsNode(job, name)) {
+    if (job.record.state() != v1::RUNNING ||
+        !lifecycle_.JobNeedsNode(job, name)) {
       continue;
     }
     had_work = true;
-    FailJob(job, FailureKind::kNodeFault, 0, 0, false,
-            absl::StrCat("node ", name, " is degraded: ", why));
+    lifecycle_.FailJob(job, FailureKind::kNodeFault, 0, 0, false,
+                       absl::StrCat("node ", name, " is degraded: ", why));
   }
   if (had_work) DrainNode(node, "degraded: " + why);
 }

@@ -46,27 +46,28 @@ void Controller::EndAllocation(const v1::EndAllocationRequest& request,
   // background) stop with the allocation.
   bool tasks_left = false;
   for (const auto& [node, live] : job.live_ranks) tasks_left |= live > 0;
-  if (tasks_left) SendKill(job);
+  if (tasks_left) lifecycle_.SendKill(job);
   const std::string who = caller.user.empty() ? "its client" : caller.user;
   if (request.exit_code() == 0 && request.signal() == 0) {
     JobEvent event{JobEvent::Kind::kRankExited};
     event.all_ranks_exited = true;
-    (void)ApplyEvent(job, event,
-                     absl::StrCat("allocation relinquished by ", who));
+    (void)lifecycle_.ApplyEvent(
+        job, event, absl::StrCat("allocation relinquished by ", who));
   } else {
-    FailJob(job, FailureKind::kApplication, request.exit_code(),
-            request.signal(), /*all_ranks_exited=*/!tasks_left,
-            request.signal() != 0
-                ? absl::StrCat("the allocation's command was killed by signal ",
-                               request.signal())
-                : absl::StrCat("the allocation's command exited with code ",
-                               request.exit_code()));
+    lifecycle_.FailJob(
+        job, FailureKind::kApplication, request.exit_code(), request.signal(),
+        /*all_ranks_exited=*/!tasks_left,
+        request.signal() != 0
+            ? absl::StrCat("the allocation's command was killed by signal ",
+                           request.signal())
+            : absl::StrCat("the allocation's command exited with code ",
+                           request.exit_code()));
   }
   allocation_liveness_.Forget(record.id());
   log::Info("allocation ended", {{"job", record.id()},
                                  {"exit_code", request.exit_code()},
                                  {"signal", request.signal()}});
-  ReleaseFinished(job);
+  lifecycle_.ReleaseFinished(job);
   commits_.AfterCommit([done = std::move(done)] { done(absl::OkStatus()); });
 }
 
@@ -111,7 +112,8 @@ void Controller::EndSilentAllocations(int64_t monotonic_ms) {
         "its client (srun or salloc) was not heard from for ",
         static_cast<double>(allocation_liveness_.limit_ms()) / 1000,
         " s (InactiveLimit)");
-    if (!ApplyEvent(job, {JobEvent::Kind::kClientGone}, detail).ok()) continue;
+    if (!lifecycle_.ApplyEvent(job, {JobEvent::Kind::kClientGone}, detail).ok())
+      continue;
     log::Warn("allocation ended: its client is gone",
               {{"job", id},
                {"user", job.record.user()},

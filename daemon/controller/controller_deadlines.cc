@@ -26,7 +26,7 @@ void Controller::Tick(uint64_t tick, int64_t late_ms) {
     options_.metrics->ObserveLoopLag(static_cast<double>(late_ms) / 1000.0);
   }
   CheckDeadlines();
-  RetireFinishedJobs(clock_.NowMs());
+  retention_.OnTick(clock_.NowMs());
   // Once a second is fresh enough for any scrape, and each census walks
   // every node.
   if (tick % kTicksPerNodeCensus == 0) PublishNodeMetrics();
@@ -123,11 +123,11 @@ void Controller::CheckDeadlines() {
     const bool is_running = record.state() == v1::RUNNING;
     if (MissesDeadline(now, record.spec().deadline_ms(),
                        record.spec().time_limit_seconds() * 1000, is_running)) {
-      (void)ApplyEvent(job, {JobEvent::Kind::kDeadline},
-                       is_running
-                           ? "the job's deadline (--deadline) was reached"
-                           : "the job could not end before its deadline "
-                             "(--deadline)");
+      (void)lifecycle_.ApplyEvent(
+          job, {JobEvent::Kind::kDeadline},
+          is_running ? "the job's deadline (--deadline) was reached"
+                     : "the job could not end before its deadline "
+                       "(--deadline)");
       continue;
     }
     if (!is_running) continue;
@@ -135,11 +135,11 @@ void Controller::CheckDeadlines() {
     const int64_t running_ms =
         job.running_for.SinceMs(record.start_time_ms(), clock_);
     if (record.spec().warning_signal() != 0) {
-      SendWarningSignal(job, running_ms);
+      lifecycle_.SendWarningSignal(job, running_ms);
     }
     uint64_t limit_ms = record.spec().time_limit_seconds() * 1000;
     if (limit_ms > 0 && running_ms >= static_cast<int64_t>(limit_ms)) {
-      (void)ApplyEvent(
+      (void)lifecycle_.ApplyEvent(
           job, {JobEvent::Kind::kTimeLimit},
           absl::StrCat("time limit of ", record.spec().time_limit_seconds(),
                        " s reached"));
@@ -154,7 +154,7 @@ void Controller::CheckDeadlines() {
         static_cast<int64_t>(record.spec().hang_timeout_seconds()) * 1000;
     if (hang_ms > 0 &&
         job.quiet_for.SinceMs(record.last_progress_ms(), clock_) > hang_ms) {
-      FailJob(
+      lifecycle_.FailJob(
           job, FailureKind::kHang, 0, 0, false,
           absl::StrCat("no progress for ", record.spec().hang_timeout_seconds(),
                        " s (hang timeout)"),
@@ -162,10 +162,7 @@ void Controller::CheckDeadlines() {
     }
   }
   EndSilentAllocations(monotonic);
-  if (next_eligible_ms_ != 0 && now >= next_eligible_ms_) {
-    next_eligible_ms_ = 0;
-    passes_.Request();
-  }
+  if (scheduling_.EligibleAgainBy(now)) passes_.Request();
 }
 
 void Controller::PublishNodeMetrics() {

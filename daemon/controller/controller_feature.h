@@ -273,6 +273,9 @@ class ControllerFeature {
   virtual void OnStop() {}
 };
 
+// The registered features, in the order their hooks are called.
+using FeatureList = std::vector<std::unique_ptr<ControllerFeature>>;
+
 // Makes a feature for a controller; `context` outlives it.
 using FeatureFactory =
     std::function<std::unique_ptr<ControllerFeature>(FeatureContext&)>;

@@ -57,7 +57,8 @@ class Controller::FeatureView : public FeatureContext {
     if (job == nullptr || without.empty()) return 0;
     const v1::JobRecord& record = job->record;
     std::vector<const std::string*> names;
-    std::vector<NodeSnapshot> snapshot = controller_.NodeSnapshots(names);
+    std::vector<NodeSnapshot> snapshot =
+        controller_.scheduling_.NodeSnapshots(names);
     std::map<std::string_view, NodeSnapshot*> by_name;
     for (NodeSnapshot& node : snapshot) by_name.emplace(node.name, &node);
     // Once it restarts, what the job holds now is free again.
@@ -107,10 +108,11 @@ class Controller::FeatureView : public FeatureContext {
     if (job == nullptr) return false;
     const v1::JobRecord& record = job->record;
     std::vector<const std::string*> names;
-    const std::vector<NodeSnapshot> snapshot = controller_.NodeSnapshots(names);
+    const std::vector<NodeSnapshot> snapshot =
+        controller_.scheduling_.NodeSnapshots(names);
     // A job of `count` nodes that may not use the job's own (nor hot
     // spares, kept for failures), placed as the scheduler would.
-    PendingJob probe = PendingJobOf(record, controller_.ParsedConstraint(*job));
+    PendingJob probe = PendingJobOf(record, ParsedConstraint(*job));
     probe.nodes = count;
     probe.min_nodes = 0;
     probe.is_restart = false;
@@ -121,8 +123,9 @@ class Controller::FeatureView : public FeatureContext {
     // The nodes must join the job's own in one part of the fabric
     // (fabric_parts.h): a restart at full size could not use others, and
     // would come back at the same size.
-    if (controller_.topology_ && !record.allocation().empty()) {
-      const Topology& topology = controller_.topology_->topology;
+    if (controller_.switch_tree_.topology() != nullptr &&
+        !record.allocation().empty()) {
+      const Topology& topology = *controller_.switch_tree_.topology();
       const std::string part =
           FabricPartName(topology, record.allocation(0).node());
       for (const auto& [name, node] : controller_.state_.nodes) {
@@ -186,7 +189,7 @@ class Controller::FeatureView : public FeatureContext {
   }
   std::vector<std::string> LeafSwitchesOf(
       const std::string& node) const override {
-    return controller_.LeafSwitchesOf(node);
+    return controller_.switch_tree_.LeafSwitchesOf(node);
   }
   bool SendToNode(const std::string& name,
                   const v1::ControllerMessage& message) override {
@@ -206,9 +209,11 @@ class Controller::FeatureView : public FeatureContext {
     record.set_last_progress_ms(now);
     job->quiet_for.Mark(now, controller_.clock_);
     controller_.commits_.StageJob(job->record);
-    controller_.commits_.AfterCommit(
-        [&controller = controller_, id = record.id(),
-         attempt = record.attempt()] { controller.SendLaunch(id, attempt); });
+    controller_.commits_.AfterCommit([&controller = controller_,
+                                      id = record.id(),
+                                      attempt = record.attempt()] {
+      controller.lifecycle_.SendLaunch(id, attempt);
+    });
   }
   void RequeueUnstarted(uint64_t job_id, const std::string& detail, bool hold,
                         const std::string& reason,
@@ -222,7 +227,7 @@ class Controller::FeatureView : public FeatureContext {
     job->live_ranks.clear();
     JobEvent event{JobEvent::Kind::kPreflightFailed};
     event.requeue = true;
-    (void)controller_.ApplyEvent(*job, event, detail);
+    (void)controller_.lifecycle_.ApplyEvent(*job, event, detail);
     if (hold) record.set_held(true);
     record.set_reason(reason);
     record.set_reason_detail(reason_detail);
@@ -238,7 +243,7 @@ class Controller::FeatureView : public FeatureContext {
     if (job == nullptr) return;
     job->record.set_last_progress_ms(controller_.clock_.NowMs());  // in memory
     job->quiet_for.Mark(job->record.last_progress_ms(), controller_.clock_);
-    controller_.NoteProgress(*job, checkpoint);
+    controller_.lifecycle_.NoteProgress(*job, checkpoint);
   }
   bool DrainNode(const std::string& name, const std::string& reason) override {
     NodeRuntime* node = Node(name);
@@ -254,7 +259,8 @@ class Controller::FeatureView : public FeatureContext {
     }
     JobEvent event{JobEvent::Kind::kRequeueRequest};
     event.requeue = true;
-    if (absl::Status status = controller_.ApplyEvent(*job, event, detail);
+    if (absl::Status status =
+            controller_.lifecycle_.ApplyEvent(*job, event, detail);
         !status.ok()) {
       return status;
     }

@@ -1,9 +1,11 @@
 // Controller: what users do to their jobs once submitted: cancel (or
 // signal), hold and release. Each request names jobs by id or by filter and
-// gets one result per job.
+// gets one result per job. Also what a running job reports of itself:
+// progress and completed checkpoints.
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "common/checkpoint_write_time.h"
 #include "daemon/controller/controller.h"
 #include "daemon/controller/job_filter.h"
 #include "daemon/controller/user_hold.h"
@@ -131,7 +133,7 @@ void Controller::Cancel(const v1::CancelRequest& request, const Caller& caller,
             it->second.record.state() != v1::RUNNING) {
           return;
         }
-        SendKill(it->second, signal, /*signal_only=*/true, scope);
+        lifecycle_.SendKill(it->second, signal, /*signal_only=*/true, scope);
       });
       commits_.StageEvent(
           id, "", "signalled",
@@ -146,8 +148,8 @@ void Controller::Cancel(const v1::CancelRequest& request, const Caller& caller,
             : std::nullopt;
     job.record.set_cancelled_by_uid(caller.uid);
     absl::Status status =
-        ApplyEvent(job, {JobEvent::Kind::kCancel},
-                   absl::StrCat("cancelled by ", caller.user));
+        lifecycle_.ApplyEvent(job, {JobEvent::Kind::kCancel},
+                              absl::StrCat("cancelled by ", caller.user));
     if (!status.ok()) {
       if (canceller) {
         job.record.set_cancelled_by_uid(*canceller);
@@ -195,6 +197,50 @@ void Controller::Hold(const v1::HoldRequest& request, const Caller& caller,
   if (released_any) passes_.Request();
   commits_.AfterCommit([done = std::move(done),
                         response = std::move(response)] { done(response); });
+}
+
+void Controller::ReportProgress(const v1::ReportProgressRequest& request,
+                                const Caller& caller,
+                                std::function<void(absl::Status)> done) {
+  absl::StatusOr<JobRuntime*> found = ManagedJob(request.job_id(), caller);
+  if (!found.ok()) {
+    done(found.status());
+    return;
+  }
+  JobRuntime& job = **found;
+  // Also while a failed attempt's ranks are stopping (they got SIGTERM and
+  // the kill grace): a rank that saves its state then reports the
+  // checkpoint the restart resumes from, which waits for them (Gate).
+  const bool stopping = job.record.state() == v1::PENDING &&
+                        job.record.attempt() > 0 && !job.occupied_nodes.empty();
+  if (job.record.state() != v1::RUNNING && !stopping) {
+    done(absl::FailedPreconditionError(
+        absl::StrCat("job ", request.job_id(), " is not running")));
+    return;
+  }
+  if (request.checkpoint_path().size() > 4096) {
+    done(absl::InvalidArgumentError("the checkpoint path is too long"));
+    return;
+  }
+  // Shown to the job's owner and used for its interval.
+  const double write_seconds = request.checkpoint_write_seconds();
+  if (!(write_seconds >= 0 && write_seconds <= kMaxCheckpointWriteSeconds)) {
+    done(absl::InvalidArgumentError(
+        absl::StrCat("checkpoint_write_seconds must be between 0 and ",
+                     kMaxCheckpointWriteSeconds, ", not ", write_seconds)));
+    return;
+  }
+  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+    if (absl::Status status = feature->OnProgressReport(job.record, request);
+        !status.ok()) {
+      done(status);
+      return;
+    }
+  }
+  lifecycle_.RecordCheckpoint(
+      job, request.checkpoint_path(), request.step(), "report",
+      request.checkpoint_path().empty() ? 0 : write_seconds);
+  commits_.AfterCommit([done = std::move(done)] { done(absl::OkStatus()); });
 }
 
 }  // namespace gantry

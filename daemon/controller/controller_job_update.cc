@@ -15,9 +15,6 @@
 namespace gantry {
 namespace {
 
-// The most GPUs a job may ask for on one node (as at submission).
-constexpr uint32_t kMaxGpusPerNode = 64;
-
 // scontrol update Gres=: the GPUs per node and their type, for a pending
 // job that asked for them per node (a job's --gpus total was spread over
 // its nodes at submission; changing one part alone would leave the other
@@ -35,10 +32,10 @@ absl::Status UpdateGpus(const v1::UpdateJobRequest& request,
         "): Gres= changes GPUs per node only"));
   }
   if (request.has_gpus_per_node()) {
-    if (request.gpus_per_node() > kMaxGpusPerNode) {
+    if (request.gpus_per_node() > limits::kMaxGpusPerNode) {
       return absl::InvalidArgumentError(
           absl::StrCat("Gres=gpu:", request.gpus_per_node(),
-                       " is above the limit of ", kMaxGpusPerNode));
+                       " is above the limit of ", limits::kMaxGpusPerNode));
     }
     updated.set_gpus_per_node(request.gpus_per_node());
     // --mem-per-gpu was turned into memory per node at submission.
@@ -76,8 +73,8 @@ void Controller::Requeue(const v1::RequeueRequest& request,
     const bool was_finished = IsTerminal(FromProto(job.record.state()));
     JobEvent event{JobEvent::Kind::kRequeueRequest};
     event.requeue = true;
-    absl::Status status =
-        ApplyEvent(job, event, absl::StrCat("requeued by ", caller.user));
+    absl::Status status = lifecycle_.ApplyEvent(
+        job, event, absl::StrCat("requeued by ", caller.user));
     if (!status.ok()) {
       result->set_error(absl::StrCat("job ", id, ": ", status.message()));
       continue;

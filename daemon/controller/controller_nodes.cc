@@ -76,7 +76,7 @@ void Controller::MarkNodeDown(NodeRuntime& node, const std::string& why) {
   bool had_work = false;
   const int64_t now = clock_.NowMs();
   for (const auto& [id, job] : state_.jobs) {
-    if (JobNeedsNode(job, name)) had_work = true;
+    if (lifecycle_.JobNeedsNode(job, name)) had_work = true;
     // An attempt this node's loss ended moments ago counts too.
     const auto& attempts = job.record.attempts();
     if (!attempts.empty()) {
@@ -105,9 +105,9 @@ void Controller::MarkNodeDown(NodeRuntime& node, const std::string& why) {
   commits_.StageNode(node.record);
   commits_.StageEvent(0, name, "node_down", why);
   for (auto& [id, job] : state_.jobs) {
-    if (!JobNeedsNode(job, name)) {
+    if (!lifecycle_.JobNeedsNode(job, name)) {
       if (job.occupied_nodes.count(name) && job.record.state() != v1::RUNNING) {
-        ReleaseNodeShare(job, name);
+        lifecycle_.ReleaseNodeShare(job, name);
       }
       continue;
     }
@@ -120,10 +120,10 @@ void Controller::MarkNodeDown(NodeRuntime& node, const std::string& why) {
     }
     job.live_ranks[name] = 0;  // its ranks are lost with it
     // It failed when it was last heard from.
-    FailJob(job, FailureKind::kNodeFault, 0, 0, false,
-            absl::StrCat("node ", name, " is down: ", why),
-            node.record.last_seen_ms());
-    ReleaseNodeShare(job, name);
+    lifecycle_.FailJob(job, FailureKind::kNodeFault, 0, 0, false,
+                       absl::StrCat("node ", name, " is down: ", why),
+                       node.record.last_seen_ms());
+    lifecycle_.ReleaseNodeShare(job, name);
   }
 }
 

@@ -117,7 +117,7 @@ absl::StatusOr<v1::GetJobResponse> Controller::GetJob(
   }
   if (!found) {
     absl::StatusOr<std::optional<v1::JobRecord>> retired =
-        RetiredJob(job_id, task);
+        retention_.RetiredJob(job_id, task);
     if (!retired.ok()) return retired.status();
     if (!retired->has_value()) {
       return absl::NotFoundError(absl::StrCat(
@@ -165,7 +165,7 @@ v1::ListNodesResponse Controller::ListNodes() const {
     record->set_cpus_allocated(node.usage.cpus);
     record->set_gpus_allocated(static_cast<uint32_t>(node.usage.gpus.size()));
     record->set_mem_allocated_mb(node.usage.mem_mb);
-    for (const std::string& leaf : LeafSwitchesOf(name)) {
+    for (const std::string& leaf : switch_tree_.LeafSwitchesOf(name)) {
       record->add_leaf_switches(leaf);
     }
   }

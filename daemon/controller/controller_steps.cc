@@ -365,7 +365,7 @@ void Controller::OnStepTaskEvent(const std::string& node_name,
     }
   }
   commits_.StageJob(job.record);
-  if (job.record.state() != v1::RUNNING) ReleaseFinished(job);
+  if (job.record.state() != v1::RUNNING) lifecycle_.ReleaseFinished(job);
 }
 
 void Controller::EndStep(JobRuntime& job, v1::StepRecord& step,

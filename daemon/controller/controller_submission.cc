@@ -34,11 +34,6 @@ namespace {
 // Limits on what one submission may carry: large enough for any real job,
 // small enough that a malformed or hostile request cannot exhaust the
 // controller.
-constexpr uint32_t kMaxNodes = 100'000;
-constexpr uint32_t kMaxTasksPerNode = 4096;
-constexpr uint32_t kMaxCpusPerTask = 4096;
-constexpr uint32_t kMaxGpusPerNode = 64;
-constexpr uint32_t kMaxGpusPerJob = kMaxGpusPerNode * 4096;
 constexpr size_t kMaxScriptBytes = limits::kMaxBatchScriptBytes;
 constexpr size_t kMaxEnvironmentBytes = 1 << 20;
 constexpr size_t kMaxArgs = 4096;
@@ -82,9 +77,9 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
   const bool nodes_given = spec.nodes() != 0;
   const bool per_node_given = spec.ntasks_per_node() != 0;
   if (spec.nodes() == 0) spec.set_nodes(1);
-  if (spec.nodes() > kMaxNodes) {
+  if (spec.nodes() > limits::kMaxNodes) {
     return Invalid(absl::StrCat("--nodes=", spec.nodes(),
-                                " is above the limit of ", kMaxNodes));
+                                " is above the limit of ", limits::kMaxNodes));
   }
   if (!nodes_given && spec.min_nodes() > 0) {
     return Invalid(absl::StrCat("a node range needs its maximum: min_nodes=",
@@ -111,25 +106,29 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
         "--ntasks=", spec.ntasks(), " does not fit in ", spec.nodes(),
         " node(s) at --ntasks-per-node=", spec.ntasks_per_node()));
   }
-  if (spec.ntasks_per_node() > kMaxTasksPerNode) {
+  if (spec.ntasks_per_node() > limits::kMaxTasksPerNode) {
     return Invalid(absl::StrCat("--ntasks-per-node=", spec.ntasks_per_node(),
-                                " is above the limit of ", kMaxTasksPerNode));
+                                " is above the limit of ",
+                                limits::kMaxTasksPerNode));
   }
   if (spec.cpus_per_task() == 0) spec.set_cpus_per_task(1);
-  if (spec.cpus_per_task() > kMaxCpusPerTask) {
+  if (spec.cpus_per_task() > limits::kMaxCpusPerTask) {
     return Invalid(absl::StrCat("--cpus-per-task=", spec.cpus_per_task(),
-                                " is above the limit of ", kMaxCpusPerTask));
+                                " is above the limit of ",
+                                limits::kMaxCpusPerTask));
   }
-  if (spec.gpus() > kMaxGpusPerJob) {
+  if (spec.gpus() > limits::kMaxGpusPerJob) {
     return Invalid(absl::StrCat("--gpus=", spec.gpus(),
-                                " is above the limit of ", kMaxGpusPerJob));
+                                " is above the limit of ",
+                                limits::kMaxGpusPerJob));
   }
   if (spec.mem_per_gpu_mb() > limits::kMaxMemoryPerNodeMb) {
     return Invalid("--mem-per-gpu is above 1 PiB");
   }
-  if (spec.gpus_per_node() > kMaxGpusPerNode) {
+  if (spec.gpus_per_node() > limits::kMaxGpusPerNode) {
     return Invalid(absl::StrCat("--gpus-per-node=", spec.gpus_per_node(),
-                                " is above the limit of ", kMaxGpusPerNode));
+                                " is above the limit of ",
+                                limits::kMaxGpusPerNode));
   }
   if (spec.allocation_only()) {
     // srun/salloc: nothing to run at the start; an allocation is never
@@ -295,8 +294,8 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
     if (typed) SetGpuTypes(node.record, capacity);
     largest.Add(capacity, pending);
   }
-  if (absl::Status spread =
-          ApplyJobSpread(largest, nodes_given, per_node_given, kMaxNodes, spec);
+  if (absl::Status spread = ApplyJobSpread(largest, nodes_given, per_node_given,
+                                           limits::kMaxNodes, spec);
       !spread.ok()) {
     return spread;
   }
@@ -319,7 +318,9 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
     most_gpus = std::max(most_gpus, capacity.gpus_total);
     if (NodeCouldEverHold(capacity, pending)) {
       ++capable;
-      parts.Add(topology_ ? FabricPartName(topology_->topology, name) : "");
+      parts.Add(switch_tree_.topology() != nullptr
+                    ? FabricPartName(*switch_tree_.topology(), name)
+                    : "");
     }
   }
   if (absl::Status type = gpu_types.Verdict(); !type.ok()) return type;
@@ -383,7 +384,7 @@ absl::Status Controller::CheckRestrictedJob(const v1::JobRecord& job) const {
   // could ever fit is read: a pass over one job, nothing is started.
   std::vector<const std::string*> names;
   const ScheduleResult result = Schedule(
-      NodeSnapshots(names), {PendingJobOf(job, constraint)}, {},
+      scheduling_.NodeSnapshots(names), {PendingJobOf(job, constraint)}, {},
       SchedulerOptions{true, true, clock_.NowMs(), options_.unlisted_nodes});
   for (const JobWait& wait : result.waits) {
     if (wait.reason == "PartitionNodeLimit") {

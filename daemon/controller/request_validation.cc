@@ -20,10 +20,6 @@ using limits::kMaxReasonBytes;
 
 // The same bounds ValidateSubmission and the CLI apply, checked here on
 // the raw request so that every numeric field has one.
-constexpr uint32_t kMaxNodes = 100'000;
-constexpr uint32_t kMaxTasksPerNode = 4096;
-constexpr uint32_t kMaxCpusPerTask = 4096;
-constexpr uint32_t kMaxGpusPerNode = 64;
 constexpr uint32_t kMaxStepTasks = 1 << 16;
 constexpr uint32_t kMaxRestarts = 1000;
 constexpr int32_t kMaxSignal = 64;
@@ -101,13 +97,13 @@ absl::Status ValidateJobSpecFields(const v1::JobSpec& spec) {
   // order, is reported.
   return FirstError({
       CheckDisplayText("name (--job-name)", spec.name(), kMaxNameBytes),
-      AtMost("nodes (--nodes)", spec.nodes(), kMaxNodes),
+      AtMost("nodes (--nodes)", spec.nodes(), limits::kMaxNodes),
       AtMost("ntasks_per_node (--ntasks-per-node)", spec.ntasks_per_node(),
-             kMaxTasksPerNode),
+             limits::kMaxTasksPerNode),
       AtMost("cpus_per_task (--cpus-per-task)", spec.cpus_per_task(),
-             kMaxCpusPerTask),
+             limits::kMaxCpusPerTask),
       AtMost("gpus_per_node (--gpus-per-node)", spec.gpus_per_node(),
-             kMaxGpusPerNode),
+             limits::kMaxGpusPerNode),
       AtMost("mem_per_node_mb (--mem)", spec.mem_per_node_mb(),
              limits::kMaxMemoryPerNodeMb, " MB"),
       Duration("time_limit_seconds (--time)", spec.time_limit_seconds()),
@@ -245,14 +241,14 @@ absl::Status ValidateLaunchStepRequestFields(
   return FirstError({
       CheckDisplayText("working_dir (--chdir)", request.working_dir(),
                        kMaxPathBytes),
-      AtMost("nodes (--nodes)", request.nodes(), kMaxNodes),
+      AtMost("nodes (--nodes)", request.nodes(), limits::kMaxNodes),
       AtMost("ntasks (--ntasks)", request.ntasks(), kMaxStepTasks),
       AtMost("ntasks_per_node (--ntasks-per-node)", request.ntasks_per_node(),
-             kMaxTasksPerNode),
+             limits::kMaxTasksPerNode),
       AtMost("cpus_per_task (--cpus-per-task)", request.cpus_per_task(),
-             kMaxCpusPerTask),
+             limits::kMaxCpusPerTask),
       AtMost("gpus_per_task (--gpus-per-task)", request.gpus_per_task(),
-             kMaxGpusPerNode),
+             limits::kMaxGpusPerNode),
       EachText("nodelist (--nodelist)", request.nodelist(), kMaxNameBytes),
       Duration("wait_seconds (--wait)", request.wait_seconds()),
       AtMost("io_port", request.io_port(), 65535),

@@ -1,7 +1,5 @@
-// Controller: the scheduling pass. Picks the pending jobs that may start
-// now (eligible, dependencies met, array throttles), turns them and the
-// nodes into the scheduler's input (scheduling_input.h), runs Schedule()
-// and starts what it placed.
+// The scheduling pass (scheduling_pass.h): gate, snapshot, order,
+// Schedule(), then write back waits and starts.
 #include <algorithm>
 #include <chrono>
 #include <limits>
@@ -12,10 +10,10 @@
 #include "absl/strings/str_cat.h"
 #include "common/job_dependency.h"
 #include "common/log.h"
-#include "daemon/controller/controller.h"
 #include "daemon/controller/controller_metrics.h"
 #include "daemon/controller/preflight_record.h"
 #include "daemon/controller/scheduling_input.h"
+#include "daemon/controller/scheduling_pass.h"
 #include "daemon/launch/step_layout.h"
 #include "daemon/scheduler/scheduler.h"
 
@@ -53,21 +51,34 @@ void WeighDatasets(const std::map<std::string, NodeRuntime>& nodes,
 
 }  // namespace
 
-std::shared_ptr<const NodeConstraint> Controller::ParsedConstraint(
-    JobRuntime& job) {
+std::shared_ptr<const NodeConstraint> ParsedConstraint(JobRuntime& job) {
   job.constraint =
       ParsedConstraintOf(job.record.spec().constraint(), job.constraint);
   return job.constraint;
 }
 
+SchedulingPass::SchedulingPass(Parts parts) : parts_(parts) {}
+
+bool SchedulingPass::EligibleAgainBy(int64_t now_ms) {
+  if (next_eligible_ms_ == 0 || now_ms < next_eligible_ms_) return false;
+  next_eligible_ms_ = 0;
+  return true;
+}
+
+void SchedulingPass::EligibleAt(int64_t at_ms) {
+  if (next_eligible_ms_ == 0 || at_ms < next_eligible_ms_) {
+    next_eligible_ms_ = at_ms;
+  }
+}
+
 // The pass in named steps: gate each pending job (Gate), snapshot the
 // nodes, order the queue, Schedule(), then write back waits and starts.
-void Controller::RunSchedule() {
+void SchedulingPass::Run() {
   // Reused from pass to pass: with tens of thousands pending, a fresh
   // queue was megabytes of new memory to fault in on every pass.
   std::vector<PendingJob>& queue = pending_queue_;
   queue.clear();
-  const int64_t now = clock_.NowMs();
+  const int64_t now = parts_.clock.NowMs();
   next_eligible_ms_ = 0;
   singleton_holders_.reset();  // rebuilt on first use in this pass
   std::size_t dependency_waiters = 0;
@@ -76,11 +87,11 @@ void Controller::RunSchedule() {
   std::vector<std::pair<uint64_t, JobRuntime*>> queued;
   // Grown geometrically (a reserve to the exact size would reallocate on
   // every pass while the queue grows).
-  if (queue.capacity() < state_.live_jobs.size()) {
-    queue.reserve(2 * state_.live_jobs.size());
+  if (queue.capacity() < parts_.state.live_jobs.size()) {
+    queue.reserve(2 * parts_.state.live_jobs.size());
   }
-  queued.reserve(state_.live_jobs.size());
-  for (auto& [id, live] : state_.live_jobs) {
+  queued.reserve(parts_.state.live_jobs.size());
+  for (auto& [id, live] : parts_.state.live_jobs) {
     switch (Gate(*live, now, array_slots)) {
       case GateVerdict::kNotPending:
       case GateVerdict::kWait:
@@ -95,7 +106,8 @@ void Controller::RunSchedule() {
         PlacementLimits limits;
         limits.excluded = &queue.back().excluded_nodes;
         const bool sized_by_range = queue.back().min_nodes > 0;
-        for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+        for (const std::unique_ptr<ControllerFeature>& feature :
+             parts_.features) {
           feature->LimitPlacement(live->record, sized_by_range, limits);
         }
         if (limits.held) {
@@ -110,7 +122,7 @@ void Controller::RunSchedule() {
     }
   }
   if (queue.empty()) {
-    for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+    for (const std::unique_ptr<ControllerFeature>& feature : parts_.features) {
       feature->OnReservations({}, {});
     }
     return;
@@ -120,22 +132,23 @@ void Controller::RunSchedule() {
   // would otherwise pay for the whole table each time.
   std::vector<const std::string*> names;
   std::vector<NodeSnapshot> snapshot = NodeSnapshots(names);
-  WeighDatasets(state_.nodes, queue);
+  WeighDatasets(parts_.state.nodes, queue);
   auto queued_job = [&queued](JobId job_id) -> JobRuntime& {
     auto it = std::lower_bound(
         queued.begin(), queued.end(), job_id.value(),
         [](const auto& entry, uint64_t key) { return entry.first < key; });
     return *it->second;
   };
-  OrderQueue(queue, fair_share_, options_.priority_weights, now);
+  OrderQueue(queue, parts_.lifecycle.fair_share(),
+             parts_.options.priority_weights, now);
   for (const PendingJob& pending : queue) {
     queued_job(pending.id).priority = pending.priority;
   }
-  ScheduleResult result =
-      Schedule(snapshot, queue, RunningJobs(names),
-               SchedulerOptions{true, true, now, options_.unlisted_nodes});
+  ScheduleResult result = Schedule(
+      snapshot, queue, RunningJobs(names),
+      SchedulerOptions{true, true, now, parts_.options.unlisted_nodes});
   // A job that starts now may release an `after` dependency: look again.
-  if (dependency_waiters > 0 && !result.starts.empty()) passes_.Request();
+  if (dependency_waiters > 0 && !result.starts.empty()) parts_.passes.Request();
   for (JobWait& wait : result.waits) {
     queued_job(wait.job_id).expected_start_ms = wait.expected_start_ms;
     v1::JobRecord& record = queued_job(wait.job_id).record;
@@ -151,16 +164,16 @@ void Controller::RunSchedule() {
   for (const JobStart& start : result.starts) {
     JobRuntime& job = queued_job(start.job_id);
     SetAllocation(start, names, job.record);
-    StartJob(job);
+    parts_.lifecycle.StartJob(job);
   }
   // Where the reserved jobs will run (their datasets go there now).
-  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+  for (const std::unique_ptr<ControllerFeature>& feature : parts_.features) {
     feature->OnReservations(result.reservations, names);
   }
 }
 
-Controller::GateVerdict Controller::Gate(JobRuntime& job, int64_t now,
-                                         ArraySlots& array_slots) {
+SchedulingPass::GateVerdict SchedulingPass::Gate(JobRuntime& job, int64_t now,
+                                                 ArraySlots& array_slots) {
   v1::JobRecord& record = job.record;
   if (record.state() != v1::PENDING) return GateVerdict::kNotPending;
   if (record.held()) return GateVerdict::kWait;  // its reason says so
@@ -185,10 +198,7 @@ Controller::GateVerdict Controller::Gate(JobRuntime& job, int64_t now,
           absl::StrCat("backoff: attempt ", record.attempt() + 1, " in ",
                        (record.eligible_time_ms() - now + 999) / 1000, " s"));
     }
-    if (next_eligible_ms_ == 0 ||
-        record.eligible_time_ms() < next_eligible_ms_) {
-      next_eligible_ms_ = record.eligible_time_ms();
-    }
+    EligibleAt(record.eligible_time_ms());
     return GateVerdict::kWait;
   }
   const v1::JobSpec& spec = record.spec();
@@ -199,7 +209,7 @@ Controller::GateVerdict Controller::Gate(JobRuntime& job, int64_t now,
     auto [slots, fresh] = array_slots.try_emplace(record.array_job_id(), 0);
     if (fresh) {
       const uint32_t running =
-          RunningArrayTasks(state_.jobs, record.array_job_id());
+          RunningArrayTasks(parts_.state.jobs, record.array_job_id());
       const uint32_t limit = record.array().max_running();
       slots->second = running < limit ? limit - running : 0;
     }
@@ -219,7 +229,7 @@ Controller::GateVerdict Controller::Gate(JobRuntime& job, int64_t now,
 // Whether a pending job's --dependency lets it start now; if not, sets its
 // reason (Dependency, or DependencyNeverSatisfied as Slurm says when it
 // never will) and, for after+MIN, when to look again.
-bool Controller::DependencyAllowsStart(JobRuntime& job, int64_t now) {
+bool SchedulingPass::DependencyAllowsStart(JobRuntime& job, int64_t now) {
   v1::JobRecord& record = job.record;
   absl::StatusOr<JobDependency> dependency =
       ParseDependency(record.spec().dependency());
@@ -249,8 +259,8 @@ bool Controller::DependencyAllowsStart(JobRuntime& job, int64_t now) {
   };
   auto lookup = [this,
                  &depended_of](uint64_t id) -> std::optional<DependedJob> {
-    auto it = state_.jobs.find(id);
-    if (it == state_.jobs.end()) return std::nullopt;
+    auto it = parts_.state.jobs.find(id);
+    if (it == parts_.state.jobs.end()) return std::nullopt;
     if (it->second.record.array_job_id() != id) {
       return depended_of(it->second.record);
     }
@@ -258,7 +268,8 @@ bool Controller::DependencyAllowsStart(JobRuntime& job, int64_t now) {
     // all have started, ended when all have ended, COMPLETED when all did.
     DependedJob all;
     bool pending = false, running = false, failed = false;
-    for (; it != state_.jobs.end() && it->second.record.array_job_id() == id;
+    for (; it != parts_.state.jobs.end() &&
+           it->second.record.array_job_id() == id;
          ++it) {
       const DependedJob task = depended_of(it->second.record);
       pending = pending || task.phase == DependedJob::Phase::kPending;
@@ -280,7 +291,7 @@ bool Controller::DependencyAllowsStart(JobRuntime& job, int64_t now) {
     if (!singleton_holders_) {
       // The oldest active job of each user and name holds the singleton.
       singleton_holders_.emplace();
-      for (const auto& [id, other] : state_.jobs) {
+      for (const auto& [id, other] : parts_.state.jobs) {
         if (other.record.state() == v1::PENDING ||
             other.record.state() == v1::RUNNING) {
           singleton_holders_->emplace(
@@ -307,38 +318,35 @@ bool Controller::DependencyAllowsStart(JobRuntime& job, int64_t now) {
     case DependencyVerdict::State::kWaiting:
       record.set_reason("Dependency");
       record.set_reason_detail(verdict.detail);
-      if (verdict.ready_at_ms > 0 &&
-          (next_eligible_ms_ == 0 || verdict.ready_at_ms < next_eligible_ms_)) {
-        next_eligible_ms_ = verdict.ready_at_ms;
-      }
+      if (verdict.ready_at_ms > 0) EligibleAt(verdict.ready_at_ms);
       return false;
   }
   return false;
 }
 
-std::vector<NodeSnapshot> Controller::NodeSnapshots(
+std::vector<NodeSnapshot> SchedulingPass::NodeSnapshots(
     std::vector<const std::string*>& names) const {
   std::vector<NodeSnapshot> snapshot;
-  snapshot.reserve(state_.nodes.size());
-  names.reserve(state_.nodes.size());
-  for (const auto& [name, node] : state_.nodes) {
-    snapshot.push_back(NodeSnapshotOf(
-        node.record, node.link != nullptr, node.usage,
-        topology_ ? &topology_->topology : nullptr, node.dataset_cache));
+  snapshot.reserve(parts_.state.nodes.size());
+  names.reserve(parts_.state.nodes.size());
+  for (const auto& [name, node] : parts_.state.nodes) {
+    snapshot.push_back(NodeSnapshotOf(node.record, node.link != nullptr,
+                                      node.usage, parts_.switch_tree.topology(),
+                                      node.dataset_cache));
     names.push_back(&name);
   }
   return snapshot;
 }
 
 // What the running jobs hold and until when, for backfill reservations.
-std::vector<RunningJob> Controller::RunningJobs(
+std::vector<RunningJob> SchedulingPass::RunningJobs(
     const std::vector<const std::string*>& node_names) const {
   std::map<std::string_view, std::size_t> index_of;
   for (std::size_t i = 0; i < node_names.size(); ++i) {
     index_of[*node_names[i]] = i;
   }
   std::vector<RunningJob> running;
-  for (const auto& [id, live] : state_.live_jobs) {
+  for (const auto& [id, live] : parts_.state.live_jobs) {
     const JobRuntime& job = *live;
     const v1::JobRecord& record = job.record;
     // A job that ended (or is being requeued) still holds its nodes until
@@ -352,8 +360,8 @@ std::vector<RunningJob> Controller::RunningJobs(
     const int64_t limit_ms =
         static_cast<int64_t>(record.spec().time_limit_seconds()) * 1000;
     if (stopping) {
-      r.expected_end_ms =
-          clock_.NowMs() + int64_t{options_.kill_grace_seconds} * 1000;
+      r.expected_end_ms = parts_.clock.NowMs() +
+                          int64_t{parts_.options.kill_grace_seconds} * 1000;
     } else {
       r.expected_end_ms = limit_ms > 0 ? record.start_time_ms() + limit_ms
                                        : std::numeric_limits<int64_t>::max();

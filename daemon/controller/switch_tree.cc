@@ -1,7 +1,5 @@
-// Controller: the switch tree. Imported by an admin from a Slurm
-// topology.conf or an ibnetdiscover dump, persisted as the text given (so a
-// parser fix applies on the next start), and matched to the registered
-// agents: by HCA GUIDs for a fabric dump, by node name for topology.conf.
+// The switch tree (switch_tree.h): imported, stored, matched to the agents
+// and reported.
 #include <algorithm>
 #include <set>
 
@@ -12,7 +10,7 @@
 #include "common/ibnetdiscover_parser.h"
 #include "common/log.h"
 #include "common/slurm_topology_parser.h"
-#include "daemon/controller/controller.h"
+#include "daemon/controller/switch_tree.h"
 
 namespace gantry {
 namespace {
@@ -35,7 +33,20 @@ std::string RecogniseFormat(const std::string& text) {
 
 }  // namespace
 
-std::vector<AgentHcas> Controller::AgentGuids() const {
+SwitchTree::SwitchTree(const Clock& clock, const ControllerOptions& options,
+                       const ClusterState& state, CommitPipeline& commits)
+    : clock_(clock), options_(options), state_(state), commits_(commits) {}
+
+void SwitchTree::Load(std::optional<v1::TopologyRecord> record) {
+  record_ = std::move(record);
+  Refresh();
+}
+
+void SwitchTree::OnAgentRegistered() {
+  if (record_ && record_->format() == "ibnetdiscover") Refresh();
+}
+
+std::vector<AgentHcas> SwitchTree::AgentGuids() const {
   std::vector<AgentHcas> agents;
   for (const auto& [name, node] : state_.nodes) {
     AgentHcas agent{name, {}};
@@ -55,8 +66,8 @@ std::vector<AgentHcas> Controller::AgentGuids() const {
   return agents;
 }
 
-absl::Status Controller::BuildTopology(const v1::TopologyRecord& record,
-                                       LoadedTopology& loaded) const {
+absl::Status SwitchTree::Build(const v1::TopologyRecord& record,
+                               LoadedTopology& loaded) const {
   if (record.format() == "slurm") {
     absl::StatusOr<Topology> topology =
         ParseSlurmTopology(record.text(), record.source());
@@ -89,20 +100,20 @@ absl::Status Controller::BuildTopology(const v1::TopologyRecord& record,
                    "\" (expected slurm or ibnetdiscover)"));
 }
 
-void Controller::RefreshTopology() {
-  if (!topology_record_) return;
+void SwitchTree::Refresh() {
+  if (!record_) return;
   LoadedTopology loaded;
-  absl::Status status = BuildTopology(*topology_record_, loaded);
+  absl::Status status = Build(*record_, loaded);
   if (!status.ok()) {
     // It parsed when imported; keep what we have rather than lose the tree.
     log::Warn("cannot rebuild the topology; keeping the previous one",
               {{"error", status.ToString()}});
     return;
   }
-  topology_ = std::move(loaded);
+  loaded_ = std::move(loaded);
 }
 
-void Controller::ImportTopology(
+void SwitchTree::Import(
     const v1::ImportTopologyRequest& request, const Caller& caller,
     std::function<void(absl::StatusOr<v1::TopologyReport>)> done) {
   if (!caller.admin) {
@@ -131,39 +142,38 @@ void Controller::ImportTopology(
   record.set_imported_time_ms(clock_.NowMs());
   record.set_imported_by(caller.user);
   LoadedTopology loaded;
-  absl::Status status = BuildTopology(record, loaded);
+  absl::Status status = Build(record, loaded);
   if (!status.ok()) {
     // The previous topology stays in force.
     done(status);
     return;
   }
-  topology_record_ = record;
-  topology_ = std::move(loaded);
+  record_ = record;
+  loaded_ = std::move(loaded);
   commits_.staged().topology = record;
   commits_.StageEvent(
       0, "", "topology_imported",
       absl::StrCat(record.format(), " from ", record.source(), ": ",
-                   topology_->topology.switches().size(), " switches, ",
-                   topology_->topology.nodes().size(), " nodes"));
+                   loaded_->topology.switches().size(), " switches, ",
+                   loaded_->topology.nodes().size(), " nodes"));
   log::Info("topology imported",
             {{"format", record.format()},
              {"source", record.source()},
-             {"switches", topology_->topology.switches().size()},
-             {"nodes", topology_->topology.nodes().size()},
-             {"unserved", topology_->unserved.size()},
-             {"unknown_agents", topology_->unknown_agents.size()}});
-  commits_.AfterCommit(
-      [this, done = std::move(done)] { done(TopologyReport()); });
+             {"switches", loaded_->topology.switches().size()},
+             {"nodes", loaded_->topology.nodes().size()},
+             {"unserved", loaded_->unserved.size()},
+             {"unknown_agents", loaded_->unknown_agents.size()}});
+  commits_.AfterCommit([this, done = std::move(done)] { done(Report()); });
 }
 
-v1::TopologyReport Controller::TopologyReport() const {
+v1::TopologyReport SwitchTree::Report() const {
   v1::TopologyReport report;
-  if (!topology_record_ || !topology_) return report;
+  if (!record_ || !loaded_) return report;
   report.set_present(true);
-  report.set_format(topology_record_->format());
-  report.set_source(topology_record_->source());
-  report.set_imported_time_ms(topology_record_->imported_time_ms());
-  const Topology& tree = topology_->topology;
+  report.set_format(record_->format());
+  report.set_source(record_->source());
+  report.set_imported_time_ms(record_->imported_time_ms());
+  const Topology& tree = loaded_->topology;
   report.set_description(tree.Describe());
   report.set_switches(static_cast<uint32_t>(tree.switches().size()));
   report.set_levels(static_cast<uint32_t>(tree.level_count()));
@@ -177,7 +187,7 @@ v1::TopologyReport Controller::TopologyReport() const {
     shown->set_node_count(static_cast<uint32_t>(part.nodes.size()));
   }
   report.set_unlisted_nodes(UnlistedNodesName(options_.unlisted_nodes));
-  if (topology_record_->format() == "slurm") {
+  if (record_->format() == "slurm") {
     // Matched by name: compare with the agents registered now.
     for (const std::string& node : tree.nodes()) {
       if (!state_.nodes.count(node)) report.add_unserved(node);
@@ -187,17 +197,17 @@ v1::TopologyReport Controller::TopologyReport() const {
     }
     return report;
   }
-  for (const std::string& node : topology_->unserved) report.add_unserved(node);
-  for (const std::string& node : topology_->unknown_agents) {
+  for (const std::string& node : loaded_->unserved) report.add_unserved(node);
+  for (const std::string& node : loaded_->unknown_agents) {
     report.add_unknown_agents(node);
   }
   return report;
 }
 
-std::vector<std::string> Controller::LeafSwitchesOf(
+std::vector<std::string> SwitchTree::LeafSwitchesOf(
     const std::string& node) const {
-  if (!topology_) return {};
-  return topology_->topology.LeafSwitchesOf(node);
+  if (!loaded_) return {};
+  return loaded_->topology.LeafSwitchesOf(node);
 }
 
 }  // namespace gantry

@@ -1,35 +1,41 @@
-// Controller: the job lifecycle. Events go through the job state machine
-// (daemon/scheduler/job_state_machine.h), and ApplyEvent carries out exactly
-// the effects it returns; failures ask the restart policy first. Also node
-// shares taken and released, fair-share charging, checkpoints and progress.
+// The job lifecycle (job_lifecycle.h): events go through the job state
+// machine (daemon/scheduler/job_state_machine.h), and ApplyEvent carries out
+// exactly the effects it returns; failures ask the restart policy first.
+// Also a job's start and its checkpoints.
 #include <algorithm>
+#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "common/checkpoint_write_time.h"
 #include "common/crash_point.h"
 #include "common/log.h"
-#include "daemon/controller/controller.h"
 #include "daemon/controller/controller_metrics.h"
+#include "daemon/controller/job_lifecycle.h"
+#include "daemon/controller/job_state_proto.h"
 #include "daemon/launch/kill_reason.h"
 #include "daemon/launch/rank_environment.h"
 #include "daemon/launch/step_layout.h"
 
 namespace gantry {
 
-void Controller::StartJob(JobRuntime& job) {
+JobLifecycle::JobLifecycle(Parts parts, Hooks hooks)
+    : parts_(parts),
+      hooks_(std::move(hooks)),
+      fair_share_(parts.options.priority_weights.half_life_ms) {}
+
+void JobLifecycle::StartJob(JobRuntime& job) {
   v1::JobRecord& record = job.record;
   record.set_attempt(record.attempt() + 1);
-  record.set_start_time_ms(clock_.NowMs());
+  record.set_start_time_ms(parts_.clock.NowMs());
   record.set_master_port(
-      ChooseMasterPort(state_.cluster_id, record.id(), record.attempt()));
+      ChooseMasterPort(parts_.state.cluster_id, record.id(), record.attempt()));
   record.set_reason("None");
   record.clear_reason_detail();
   record.clear_exits();
   record.set_last_progress_ms(record.start_time_ms());
-  job.running_for.Mark(record.start_time_ms(), clock_);
-  job.quiet_for.Mark(record.last_progress_ms(), clock_);
+  job.running_for.Mark(record.start_time_ms(), parts_.clock);
+  job.quiet_for.Mark(record.last_progress_ms(), parts_.clock);
   v1::AttemptRecord* attempt = record.add_attempts();
   attempt->set_attempt(record.attempt());
   attempt->set_start_time_ms(record.start_time_ms());
@@ -37,14 +43,15 @@ void Controller::StartJob(JobRuntime& job) {
   for (const v1::NodeAllocation& share : record.allocation()) {
     attempt->add_nodes(share.node());
   }
-  if (options_.metrics) {
+  if (parts_.options.metrics) {
     // A restart waited from the end of the attempt before it.
     const int64_t queued_ms =
         record.attempts_size() > 1
             ? record.attempts(record.attempts_size() - 2).end_time_ms()
             : record.submit_time_ms();
-    options_.metrics->ObserveQueueWait(
-        static_cast<double>(std::max<int64_t>(0, clock_.NowMs() - queued_ms)) /
+    parts_.options.metrics->ObserveQueueWait(
+        static_cast<double>(
+            std::max<int64_t>(0, parts_.clock.NowMs() - queued_ms)) /
         1000.0);
   }
   job.exited_ranks.clear();
@@ -65,11 +72,11 @@ void Controller::StartJob(JobRuntime& job) {
     return;
   }
   TakeNodeShares(job);
-  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+  for (const std::unique_ptr<ControllerFeature>& feature : parts_.features) {
     feature->OnJobStarted(record);
   }
   std::string nodelist = absl::StrJoin(node_names, ",");
-  commits_.StageEvent(
+  parts_.commits.StageEvent(
       record.id(), "", "started",
       absl::StrCat(
           "attempt ", record.attempt(), " on ", nodelist,
@@ -81,8 +88,8 @@ void Controller::StartJob(JobRuntime& job) {
                             {"nodes", nodelist}});
 }
 
-absl::Status Controller::ApplyEvent(JobRuntime& job, const JobEvent& event,
-                                    const std::string& detail) {
+absl::Status JobLifecycle::ApplyEvent(JobRuntime& job, const JobEvent& event,
+                                      const std::string& detail) {
   v1::JobRecord& record = job.record;
   const JobStatus before = FromProto(record.state());
   absl::StatusOr<JobTransition> transition = ApplyJobEvent(before, event);
@@ -91,14 +98,15 @@ absl::Status Controller::ApplyEvent(JobRuntime& job, const JobEvent& event,
     return absl::OkStatus();
   }
   record.set_state(ToProto(transition->next));
-  state_.Reindex(job);
-  if (options_.metrics) options_.metrics->JobMoved(before, transition->next);
-  statistics_.JobMoved(before, transition->next);
+  parts_.state.Reindex(job);
+  if (parts_.options.metrics)
+    parts_.options.metrics->JobMoved(before, transition->next);
+  parts_.statistics.JobMoved(before, transition->next);
   // The machine's effects, in its order, and nothing else.
   for (JobEffect effect : transition->effects) {
     switch (effect) {
       case JobEffect::kLaunchRanks:
-        commits_.AfterCommit(
+        parts_.commits.AfterCommit(
             [this, id = record.id(), attempt = record.attempt()] {
               CrashPoint("gantryd.start.after_commit_before_launch");
               SendLaunch(id, attempt);
@@ -106,8 +114,8 @@ absl::Status Controller::ApplyEvent(JobRuntime& job, const JobEvent& event,
             });
         break;
       case JobEffect::kKillRanks:
-        commits_.AfterCommit([this, id = record.id(), kind = event.kind,
-                              requeue = event.requeue] {
+        parts_.commits.AfterCommit([this, id = record.id(), kind = event.kind,
+                                    requeue = event.requeue] {
           if (requeue) {
             CrashPoint("gantryd.requeue.after_commit_before_kill");
           } else if (kind == JobEvent::Kind::kCancel) {
@@ -115,8 +123,8 @@ absl::Status Controller::ApplyEvent(JobRuntime& job, const JobEvent& event,
           } else if (kind == JobEvent::Kind::kClientGone) {
             CrashPoint("gantryd.inactive.after_commit_before_kill");
           }
-          auto it = state_.jobs.find(id);
-          if (it != state_.jobs.end()) {
+          auto it = parts_.state.jobs.find(id);
+          if (it != parts_.state.jobs.end()) {
             SendKill(it->second, 15, /*signal_only=*/false,
                      v1::KillRanks::SCOPE_ALL, KillReasonFor(kind, requeue));
           }
@@ -126,20 +134,20 @@ absl::Status Controller::ApplyEvent(JobRuntime& job, const JobEvent& event,
         if (record.attempts_size() > 0) {
           v1::AttemptRecord* attempt =
               record.mutable_attempts(record.attempts_size() - 1);
-          attempt->set_end_time_ms(clock_.NowMs());
+          attempt->set_end_time_ms(parts_.clock.NowMs());
           attempt->set_end_reason(
               transition->reason.empty() ? "Completed" : transition->reason);
           attempt->set_end_detail(detail);
         }
-        EndOpenSteps(job, "the job's attempt ended: " + detail);
+        hooks_.end_open_steps(job, "the job's attempt ended: " + detail);
         break;
       case JobEffect::kRequeue:
-        if (options_.metrics) {
-          options_.metrics->CountRestart(transition->reason);
+        if (parts_.options.metrics) {
+          parts_.options.metrics->CountRestart(transition->reason);
         }
         record.set_reason("Restarting");
         record.set_reason_detail(detail);
-        commits_.StageEvent(
+        parts_.commits.StageEvent(
             record.id(), "", "requeued",
             absl::StrCat("attempt ", record.attempt(), " ended (",
                          transition->reason, "): ", detail));
@@ -149,26 +157,29 @@ absl::Status Controller::ApplyEvent(JobRuntime& job, const JobEvent& event,
                                    {"detail", detail}});
         // A requeued allocation waits for its client again.
         if (record.spec().allocation_only()) {
-          allocation_liveness_.Heard(record.id(), MonotonicMs(clock_));
+          parts_.allocation_liveness.Heard(record.id(),
+                                           MonotonicMs(parts_.clock));
         }
-        passes_.Request();
+        parts_.passes.Request();
         break;
       case JobEffect::kRecordEnd:
-        record.set_end_time_ms(clock_.NowMs());
+        record.set_end_time_ms(parts_.clock.NowMs());
         record.set_reason(transition->reason.empty() ? "None"
                                                      : transition->reason);
         record.set_reason_detail(detail);
         if (record.spec().allocation_only()) {
-          allocation_liveness_.Forget(record.id());
+          parts_.allocation_liveness.Forget(record.id());
         }
-        ++state_.finished_jobs;
-        ChargeUsage(record);
-        for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+        ++parts_.state.finished_jobs;
+        ChargeUsage(record, fair_share_);
+        for (const std::unique_ptr<ControllerFeature>& feature :
+             parts_.features) {
           feature->OnJobFinished(record);
         }
-        state_.finished_order.emplace_back(clock_.NowMs(), record.id());
-        passes_.Request();  // jobs may depend on this one
-        commits_.StageEvent(
+        parts_.state.finished_order.emplace_back(parts_.clock.NowMs(),
+                                                 record.id());
+        parts_.passes.Request();  // jobs may depend on this one
+        parts_.commits.StageEvent(
             record.id(), "",
             absl::AsciiStrToLower(JobStatusName(transition->next)), detail);
         log::Info("job ended", {{"job", record.id()},
@@ -180,13 +191,13 @@ absl::Status Controller::ApplyEvent(JobRuntime& job, const JobEvent& event,
         break;
     }
   }
-  commits_.StageJob(job.record);
+  parts_.commits.StageJob(job.record);
   return absl::OkStatus();
 }
 
-void Controller::FailJob(JobRuntime& job, FailureKind kind, int exit_code,
-                         int signal, bool all_ranks_exited,
-                         const std::string& detail, int64_t fault_time_ms) {
+void JobLifecycle::FailJob(JobRuntime& job, FailureKind kind, int exit_code,
+                           int signal, bool all_ranks_exited,
+                           const std::string& detail, int64_t fault_time_ms) {
   v1::JobRecord& record = job.record;
   if (record.state() != v1::RUNNING) return;
   RestartInput input;
@@ -197,7 +208,7 @@ void Controller::FailJob(JobRuntime& job, FailureKind kind, int exit_code,
       std::min(record.attempt(), record.uncharged_attempts());
   input.max_restarts = record.spec().has_max_restarts()
                            ? record.spec().max_restarts()
-                           : options_.default_max_restarts;
+                           : parts_.options.default_max_restarts;
   input.restarts_requested =
       record.spec().has_max_restarts() && record.spec().max_restarts() > 0;
   input.exit_code = exit_code;
@@ -205,7 +216,7 @@ void Controller::FailJob(JobRuntime& job, FailureKind kind, int exit_code,
   input.repeated_app_failures = record.repeated_app_failures();
   input.previous_exit_code = record.exit_code();
   input.previous_signal = record.exit_signal();
-  input.backoff_base_ms = options_.restart_backoff_ms;
+  input.backoff_base_ms = parts_.options.restart_backoff_ms;
   RestartDecision decision = DecideRestart(input);
   if (kind == FailureKind::kOwnCrash) {
     // Neither the job's nor a node's doing: no charge, and the count of
@@ -225,13 +236,13 @@ void Controller::FailJob(JobRuntime& job, FailureKind kind, int exit_code,
     attempt.set_node_fault(kind == FailureKind::kNodeFault);
     // Goodput (goodput.h): from the fault to now the failure went unseen.
     if (kind != FailureKind::kCancelled && kind != FailureKind::kTimeLimit) {
-      const int64_t now = clock_.NowMs();
+      const int64_t now = parts_.clock.NowMs();
       attempt.set_fault_time_ms(
           std::clamp(fault_time_ms > 0 ? fault_time_ms : now,
                      std::min(attempt.start_time_ms(), now), now));
     }
   }
-  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+  for (const std::unique_ptr<ControllerFeature>& feature : parts_.features) {
     feature->OnAttemptFailed(
         record, kind == FailureKind::kNodeFault && decision.restart);
   }
@@ -260,7 +271,7 @@ void Controller::FailJob(JobRuntime& job, FailureKind kind, int exit_code,
   }
   event.requeue = decision.restart;
   if (decision.restart) {
-    record.set_eligible_time_ms(clock_.NowMs() + decision.backoff_ms);
+    record.set_eligible_time_ms(parts_.clock.NowMs() + decision.backoff_ms);
   }
   std::string full_detail = detail;
   if (!decision.final_detail.empty()) {
@@ -269,111 +280,13 @@ void Controller::FailJob(JobRuntime& job, FailureKind kind, int exit_code,
   (void)ApplyEvent(job, event, full_detail);
 }
 
-bool Controller::JobNeedsNode(const JobRuntime& job,
-                              const std::string& node) const {
-  auto live = job.live_ranks.find(node);
-  if (live != job.live_ranks.end() && live->second > 0) return true;
-  if (job.record.state() != v1::RUNNING || !job.record.spec().script_once()) {
-    return false;
-  }
-  for (const v1::NodeAllocation& share : job.record.allocation()) {
-    if (share.node() == node) return true;
-  }
-  return false;
-}
-
-void Controller::TakeNodeShares(JobRuntime& job) {
-  for (const v1::NodeAllocation& share : job.record.allocation()) {
-    auto it = state_.nodes.find(share.node());
-    if (it == state_.nodes.end()) continue;
-    NodeRuntime& node = it->second;
-    node.usage.cpus += share.cpus();
-    node.usage.mem_mb += share.mem_mb();
-    for (uint32_t gpu : share.gpu_indices()) node.usage.gpus.insert(gpu);
-    job.occupied_nodes.insert(share.node());
-  }
-  state_.Reindex(job);
-}
-
-void Controller::ReleaseNodeShare(JobRuntime& job,
-                                  const std::string& node_name) {
-  if (!job.occupied_nodes.erase(node_name)) return;
-  state_.Reindex(job);
-  auto it = state_.nodes.find(node_name);
-  if (it == state_.nodes.end()) return;
-  NodeRuntime& node = it->second;
-  for (const v1::NodeAllocation& share : job.record.allocation()) {
-    if (share.node() != node_name) continue;
-    node.usage.cpus -= std::min(node.usage.cpus, share.cpus());
-    node.usage.mem_mb -= std::min(node.usage.mem_mb, share.mem_mb());
-    for (uint32_t gpu : share.gpu_indices()) node.usage.gpus.erase(gpu);
-  }
-  passes_.Request();
-}
-
-void Controller::ReleaseFinished(JobRuntime& job) {
-  // A node's share is free once the job (or its attempt) is over and its
-  // ranks there are gone; until then new work could collide with a rank
-  // still stopping.
-  if (job.record.state() == v1::RUNNING) return;
-  std::vector<std::string> releasable;
-  for (const std::string& node : job.occupied_nodes) {
-    if (ShareReleasable(job, node)) releasable.push_back(node);
-  }
-  for (const std::string& node : releasable) ReleaseNodeShare(job, node);
-}
-
-void Controller::ReleaseFinishedOn(JobRuntime& job, const std::string& node) {
-  if (job.record.state() == v1::RUNNING || !job.occupied_nodes.count(node)) {
-    return;
-  }
-  if (ShareReleasable(job, node)) ReleaseNodeShare(job, node);
-}
-
-bool Controller::ShareReleasable(const JobRuntime& job,
-                                 const std::string& node) const {
-  auto live = job.live_ranks.find(node);
-  auto runtime = state_.nodes.find(node);
-  const bool node_down = runtime == state_.nodes.end() ||
-                         runtime->second.record.state() == v1::NODE_DOWN;
-  return live == job.live_ranks.end() || live->second == 0 || node_down;
-}
-
-// Usage for fair share: GPU-seconds (CPU-seconds for CPU-only jobs) of
-// every attempt (a failed attempt held its GPUs too), charged at the end.
-void Controller::ChargeUsage(const v1::JobRecord& record) {
-  ChargeUsage(record, fair_share_);
-}
-void Controller::ChargeUsage(const v1::JobRecord& record,
-                             FairShare& share) const {
-  double units = 0;
-  for (const v1::NodeAllocation& allocation : record.allocation()) {
-    units += allocation.gpu_indices_size() > 0 ? allocation.gpu_indices_size()
-                                               : allocation.cpus();
-  }
-  int64_t held_ms = 0;
-  for (const v1::AttemptRecord& attempt : record.attempts()) {
-    if (attempt.start_time_ms() > 0 && attempt.end_time_ms() > 0) {
-      held_ms +=
-          std::max<int64_t>(0, attempt.end_time_ms() - attempt.start_time_ms());
-    }
-  }
-  if (held_ms == 0 && record.start_time_ms() > 0) {
-    held_ms =
-        std::max<int64_t>(0, record.end_time_ms() - record.start_time_ms());
-  }
-  if (units == 0 || held_ms == 0) return;
-  share.AddUsage(record.user(), units * (held_ms / 1000.0),
-                 record.end_time_ms());
-}
-
-void Controller::RecordCheckpoint(JobRuntime& job, const std::string& path,
-                                  int64_t step, const std::string& source,
-                                  double write_seconds) {
+void JobLifecycle::RecordCheckpoint(JobRuntime& job, const std::string& path,
+                                    int64_t step, const std::string& source,
+                                    double write_seconds) {
   v1::JobRecord& record = job.record;
-  const int64_t now = clock_.NowMs();
+  const int64_t now = parts_.clock.NowMs();
   record.set_last_progress_ms(now);
-  job.quiet_for.Mark(now, clock_);
+  job.quiet_for.Mark(now, parts_.clock);
   if (step >= 0) record.set_progress_step(step);
   // The job's own reports are progress; a marker file only when it
   // changed (below): the one an attempt resumed from is read again.
@@ -398,8 +311,8 @@ void Controller::RecordCheckpoint(JobRuntime& job, const std::string& path,
         cost > 0 ? 0.7 * cost + 0.3 * write_seconds : write_seconds);
   }
   NoteProgress(job, /*checkpoint=*/true);
-  commits_.StageJob(job.record);
-  commits_.StageEvent(
+  parts_.commits.StageJob(job.record);
+  parts_.commits.StageEvent(
       record.id(), "", "checkpoint",
       absl::StrCat(path, step >= 0 ? absl::StrCat(" (step ", step, ")") : "",
                    " from ", source));
@@ -407,52 +320,9 @@ void Controller::RecordCheckpoint(JobRuntime& job, const std::string& path,
                                     {"path", path},
                                     {"step", step},
                                     {"source", source}});
-  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+  for (const std::unique_ptr<ControllerFeature>& feature : parts_.features) {
     feature->OnCheckpoint(record);
   }
-}
-
-void Controller::ReportProgress(const v1::ReportProgressRequest& request,
-                                const Caller& caller,
-                                std::function<void(absl::Status)> done) {
-  absl::StatusOr<JobRuntime*> found = ManagedJob(request.job_id(), caller);
-  if (!found.ok()) {
-    done(found.status());
-    return;
-  }
-  JobRuntime& job = **found;
-  // Also while a failed attempt's ranks are stopping (they got SIGTERM and
-  // the kill grace): a rank that saves its state then reports the
-  // checkpoint the restart resumes from, which waits for them (Gate).
-  const bool stopping = job.record.state() == v1::PENDING &&
-                        job.record.attempt() > 0 && !job.occupied_nodes.empty();
-  if (job.record.state() != v1::RUNNING && !stopping) {
-    done(absl::FailedPreconditionError(
-        absl::StrCat("job ", request.job_id(), " is not running")));
-    return;
-  }
-  if (request.checkpoint_path().size() > 4096) {
-    done(absl::InvalidArgumentError("the checkpoint path is too long"));
-    return;
-  }
-  // Shown to the job's owner and used for its interval.
-  const double write_seconds = request.checkpoint_write_seconds();
-  if (!(write_seconds >= 0 && write_seconds <= kMaxCheckpointWriteSeconds)) {
-    done(absl::InvalidArgumentError(
-        absl::StrCat("checkpoint_write_seconds must be between 0 and ",
-                     kMaxCheckpointWriteSeconds, ", not ", write_seconds)));
-    return;
-  }
-  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
-    if (absl::Status status = feature->OnProgressReport(job.record, request);
-        !status.ok()) {
-      done(status);
-      return;
-    }
-  }
-  RecordCheckpoint(job, request.checkpoint_path(), request.step(), "report",
-                   request.checkpoint_path().empty() ? 0 : write_seconds);
-  commits_.AfterCommit([done = std::move(done)] { done(absl::OkStatus()); });
 }
 
 }  // namespace gantry

@@ -1,12 +1,13 @@
-// Controller: the messages that start and stop ranks on agents: a job's
-// launch (with its environment and per-rank variables), kills and
-// signals, and sbatch --signal's warning before the time limit.
+// The job lifecycle (job_lifecycle.h): the messages that start and stop
+// ranks on agents: a job's launch (with its environment and per-rank
+// variables), kills and signals, and sbatch --signal's warning before the
+// time limit.
 #include <boost/asio/post.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "common/filename_pattern.h"
 #include "common/log.h"
-#include "daemon/controller/controller.h"
+#include "daemon/controller/job_lifecycle.h"
 #include "daemon/controller/staging_reason.h"
 #include "daemon/launch/rank_environment.h"
 #include "daemon/launch/step_layout.h"
@@ -22,21 +23,27 @@ namespace {
 // other requests are served in between, and the launch is no slower.
 constexpr int kLaunchesPerTurn = 64;
 
+// Where a job's submit environment is stored (StateStore::Environment):
+// under an earlier job's id when it is the same (recent_environments.h),
+// else under its own id, or its array's, which all the array's tasks share.
+uint64_t EnvironmentId(const v1::JobRecord& record) {
+  if (record.environment_id() != 0) return record.environment_id();
+  return record.array_job_id() != 0 ? record.array_job_id() : record.id();
+}
+
 }  // namespace
 
-void Controller::SendLaunch(uint64_t job_id, uint32_t attempt,
-                            const std::string* only_node, int from_share) {
-  auto it = state_.jobs.find(job_id);
-  if (it == state_.jobs.end()) return;
+void JobLifecycle::SendLaunch(uint64_t job_id, uint32_t attempt,
+                              const std::string* only_node, int from_share) {
+  auto it = parts_.state.jobs.find(job_id);
+  if (it == parts_.state.jobs.end()) return;
   const v1::JobRecord& record = it->second.record;
   // Cancelled (or otherwise ended) before the launch went out.
   if (record.state() != v1::RUNNING || record.attempt() != attempt) return;
   // A feature may hold the launch back (the pre-flight's check goes
   // first; its verdict sends the launch, or not).
-  if (AnyFeature([&](ControllerFeature& feature) {
-        return feature.HoldLaunch(record, /*whole=*/only_node == nullptr);
-      })) {
-    return;
+  for (const std::unique_ptr<ControllerFeature>& feature : parts_.features) {
+    if (feature->HoldLaunch(record, /*whole=*/only_node == nullptr)) return;
   }
   // Records stored before JobEnvironment existed carry it inline.
   google::protobuf::Map<std::string, std::string> stored;
@@ -44,7 +51,7 @@ void Controller::SendLaunch(uint64_t job_id, uint32_t attempt,
       &record.spec().environment();
   if (environment->empty()) {
     absl::StatusOr<v1::JobEnvironment> loaded =
-        store_.Environment(EnvironmentId(record));
+        parts_.store.Environment(EnvironmentId(record));
     if (!loaded.ok()) {
       // Running it without the environment it was submitted with would
       // be worse than not running it.
@@ -67,13 +74,13 @@ void Controller::SendLaunch(uint64_t job_id, uint32_t attempt,
     }
   }
   const std::string& first_node = record.allocation(0).node();
-  std::string master_addr = state_.nodes.at(first_node).record.address();
+  std::string master_addr = parts_.state.nodes.at(first_node).record.address();
   const JobWideEnvironment shared = JobWideEnvironmentOf(record);
   for (int i = from_share; i < record.allocation_size(); ++i) {
     if (only_node == nullptr && i - from_share == kLaunchesPerTurn) {
       // The rest in the next turn, which finds the job as it is then (a
       // cancel or a requeue meanwhile ends the launch there).
-      boost::asio::post(io_, [this, job_id, attempt, i] {
+      boost::asio::post(parts_.io, [this, job_id, attempt, i] {
         SendLaunch(job_id, attempt, nullptr, i);
       });
       return;
@@ -84,7 +91,7 @@ void Controller::SendLaunch(uint64_t job_id, uint32_t attempt,
     const uint32_t script_ranks = ScriptRanksOn(record, i);
     if (script_ranks == 0) continue;
     if (only_node != nullptr && share.node() != *only_node) continue;
-    NodeRuntime& node = state_.nodes.at(share.node());
+    NodeRuntime& node = parts_.state.nodes.at(share.node());
     if (!node.link) {
       // The node dropped between placement and launch; the deadline check
       // fails the job if it does not come back with these ranks.
@@ -118,7 +125,7 @@ void Controller::SendLaunch(uint64_t job_id, uint32_t attempt,
     launch.set_mem_mb(share.mem_mb());
     launch.set_checkpoint_dir(record.spec().checkpoint_dir());
     *launch.mutable_datasets() = record.spec().datasets();
-    for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+    for (const std::unique_ptr<ControllerFeature>& feature : parts_.features) {
       feature->FillLaunch(record, share.node(), launch);
     }
     // Rank 0's node watches for framework checkpoint markers.
@@ -134,25 +141,25 @@ void Controller::SendLaunch(uint64_t job_id, uint32_t attempt,
         (*rank->mutable_environment())[key] = value;
       }
       (*rank->mutable_environment())["SLURM_CLUSTER_NAME"] =
-          options_.cluster_name;
+          parts_.options.cluster_name;
     }
     node.link->Send(message);
   }
 }
 
-void Controller::SendKill(const JobRuntime& job, int signal, bool signal_only,
-                          v1::KillRanks::Scope scope,
-                          v1::KillRanks::Reason reason) {
+void JobLifecycle::SendKill(const JobRuntime& job, int signal, bool signal_only,
+                            v1::KillRanks::Scope scope,
+                            v1::KillRanks::Reason reason) {
   for (const auto& [node_name, live] : job.live_ranks) {
     if (live == 0) continue;
-    auto it = state_.nodes.find(node_name);
-    if (it == state_.nodes.end() || !it->second.link) continue;
+    auto it = parts_.state.nodes.find(node_name);
+    if (it == parts_.state.nodes.end() || !it->second.link) continue;
     v1::ControllerMessage message;
     v1::KillRanks& kill = *message.mutable_kill();
     kill.set_job_id(job.record.id());
     kill.set_attempt(job.record.attempt());
     kill.set_signal(signal);
-    kill.set_grace_seconds(options_.kill_grace_seconds);
+    kill.set_grace_seconds(parts_.options.kill_grace_seconds);
     kill.set_signal_only(signal_only);
     kill.set_scope(scope);
     kill.set_reason(reason);
@@ -160,7 +167,7 @@ void Controller::SendKill(const JobRuntime& job, int signal, bool signal_only,
   }
 }
 
-void Controller::SendWarningSignal(JobRuntime& job, int64_t running_ms) {
+void JobLifecycle::SendWarningSignal(JobRuntime& job, int64_t running_ms) {
   v1::JobRecord& record = job.record;
   const v1::JobSpec& spec = record.spec();
   const int64_t limit_ms =
@@ -183,8 +190,8 @@ void Controller::SendWarningSignal(JobRuntime& job, int64_t running_ms) {
       "signal ", spec.warning_signal(), " sent to ",
       spec.warning_signal_batch_only() ? "the batch script" : "the tasks", ", ",
       spec.warning_signal_seconds(), " s before the time limit (--signal)");
-  commits_.StageEvent(record.id(), "", "signalled", detail);
-  commits_.StageJob(job.record);
+  parts_.commits.StageEvent(record.id(), "", "signalled", detail);
+  parts_.commits.StageJob(job.record);
   log::Info("warning signal sent", {{"job", record.id()},
                                     {"attempt", record.attempt()},
                                     {"signal", spec.warning_signal()}});

@@ -1,9 +1,9 @@
-// Controller: an attempt's times. Marks when every rank of the running
-// attempt runs, its first progress report and its latest checkpoint: the
-// times goodput.h splits a job's wall time by (the fault time is
-// FailJob's). The cluster's last day of goodput is a feature beside the
-// core (features/goodput/).
-#include "daemon/controller/controller.h"
+// The job lifecycle (job_lifecycle.h): an attempt's times. Marks when
+// every rank of the running attempt runs, its first progress report and its
+// latest checkpoint: the times goodput.h splits a job's wall time by (the
+// fault time is FailJob's). The cluster's last day of goodput is a feature
+// beside the core (features/goodput/).
+#include "daemon/controller/job_lifecycle.h"
 #include "daemon/launch/step_layout.h"
 
 namespace gantry {
@@ -24,8 +24,8 @@ v1::AttemptRecord* OpenAttempt(v1::JobRecord& record) {
 
 }  // namespace
 
-void Controller::NoteRankStarted(JobRuntime& job, uint32_t attempt_number,
-                                 uint32_t rank) {
+void JobLifecycle::NoteRankStarted(JobRuntime& job, uint32_t attempt_number,
+                                   uint32_t rank) {
   v1::AttemptRecord* attempt = OpenAttempt(job.record);
   if (attempt == nullptr || attempt->attempt() != attempt_number ||
       attempt->ranks_running_ms() != 0) {
@@ -33,12 +33,12 @@ void Controller::NoteRankStarted(JobRuntime& job, uint32_t attempt_number,
   }
   job.started_ranks.insert(rank);
   if (job.started_ranks.size() < ScriptRankCount(job.record)) return;
-  attempt->set_ranks_running_ms(clock_.NowMs());
+  attempt->set_ranks_running_ms(parts_.clock.NowMs());
   job.started_ranks.clear();
-  commits_.StageJob(job.record);
+  parts_.commits.StageJob(job.record);
 }
 
-void Controller::NoteProgress(JobRuntime& job, bool checkpoint) {
+void JobLifecycle::NoteProgress(JobRuntime& job, bool checkpoint) {
   v1::AttemptRecord* attempt = OpenAttempt(job.record);
   if (attempt == nullptr) {
     // A checkpoint that a failed attempt's ranks saved while they stopped
@@ -54,11 +54,11 @@ void Controller::NoteProgress(JobRuntime& job, bool checkpoint) {
         last.fault_time_ms() != 0 ? last.fault_time_ms() : last.end_time_ms();
     if (saved_as_of > last.last_checkpoint_ms()) {
       last.set_last_checkpoint_ms(saved_as_of);
-      commits_.StageJob(job.record);
+      parts_.commits.StageJob(job.record);
     }
     return;
   }
-  const int64_t now = clock_.NowMs();
+  const int64_t now = parts_.clock.NowMs();
   bool changed = false;
   if (attempt->first_progress_ms() == 0) {
     attempt->set_first_progress_ms(now);
@@ -68,7 +68,7 @@ void Controller::NoteProgress(JobRuntime& job, bool checkpoint) {
     attempt->set_last_checkpoint_ms(now);
     changed = true;
   }
-  if (changed) commits_.StageJob(job.record);
+  if (changed) parts_.commits.StageJob(job.record);
 }
 
 }  // namespace gantry

@@ -1,21 +1,17 @@
-// Controller: retention. A finished job stays in the live state for
-// --min-job-age (listings, dependencies, `gantry queue --all`), then moves
-// to the history column family, where `gantry job ID` still finds it until
-// --history-retention has passed. Both moves are bounded per tick, so a
-// backlog (a store from before retention, a burst of short jobs) drains
-// over a few seconds instead of stalling the loop. Expiry reads only the
-// history's expiry index, on the history thread; the loop stages the ids
-// it found (at most kExpireBatch a pass) into a batch like any other, so
-// that a replicated controller's deletions go through its log.
+// Retention (job_retention.h): finished jobs to the history, and its
+// expiry.
 #include <algorithm>
+#include <utility>
 
 #include <boost/asio/post.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "common/job_dependency.h"
 #include "common/log.h"
-#include "daemon/controller/controller.h"
 #include "daemon/controller/controller_metrics.h"
+#include "daemon/controller/job_lifecycle.h"
+#include "daemon/controller/job_retention.h"
+#include "daemon/controller/job_state_proto.h"
 
 namespace gantry {
 namespace {
@@ -50,9 +46,13 @@ v1::FairShareRecord ToRecord(const FairShare& share) {
 
 }  // namespace
 
-std::set<uint64_t> Controller::DependedJobIds() const {
+JobRetention::JobRetention(Parts parts)
+    : parts_(std::move(parts)),
+      retired_usage_(parts_.options.priority_weights.half_life_ms) {}
+
+std::set<uint64_t> JobRetention::DependedJobIds() const {
   std::set<uint64_t> ids;
-  for (const auto& [id, job] : state_.live_jobs) {
+  for (const auto& [id, job] : parts_.state.live_jobs) {
     const std::string& text = job->record.spec().dependency();
     if (text.empty()) continue;
     absl::StatusOr<JobDependency> dependency = ParseDependency(text);
@@ -65,7 +65,7 @@ std::set<uint64_t> Controller::DependedJobIds() const {
   return ids;
 }
 
-void Controller::RetireFinishedJobs(int64_t now) {
+void JobRetention::OnTick(int64_t now) {
   if (now < next_retire_ms_) return;
   next_retire_ms_ = now + kRetireIntervalMs;
   ExpireHistory(now);
@@ -73,71 +73,69 @@ void Controller::RetireFinishedJobs(int64_t now) {
   size_t retired = 0;
   // Each entry is looked at once per tick at most: one that must stay goes
   // to the back, stamped now, which keeps the queue in time order.
-  for (size_t budget = state_.finished_order.size();
-       budget > 0 && retired < kRetirePerTick && !state_.finished_order.empty();
+  for (size_t budget = parts_.state.finished_order.size();
+       budget > 0 && retired < kRetirePerTick &&
+       !parts_.state.finished_order.empty();
        --budget) {
-    const auto [ended_ms, id] = state_.finished_order.front();
-    if (ended_ms + options_.min_job_age_ms > now) break;
-    state_.finished_order.pop_front();
-    auto it = state_.jobs.find(id);
-    if (it == state_.jobs.end()) continue;
+    const auto [ended_ms, id] = parts_.state.finished_order.front();
+    if (ended_ms + parts_.options.min_job_age_ms > now) break;
+    parts_.state.finished_order.pop_front();
+    auto it = parts_.state.jobs.find(id);
+    if (it == parts_.state.jobs.end()) continue;
     JobRuntime& job = it->second;
     if (!depended) depended = DependedJobIds();
     // Still holding node shares (ranks stopping), or named by a live job's
     // dependency, which reads it from memory: stays for now.
-    if (state_.live_jobs.count(id) > 0 || depended->count(id) > 0 ||
+    if (parts_.state.live_jobs.count(id) > 0 || depended->count(id) > 0 ||
         (job.record.array_job_id() != 0 &&
          depended->count(job.record.array_job_id()) > 0)) {
-      state_.finished_order.emplace_back(now, id);
+      parts_.state.finished_order.emplace_back(now, id);
       continue;
     }
-    ChargeUsage(job.record, retired_usage_);
-    for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+    JobLifecycle::ChargeUsage(job.record, retired_usage_);
+    for (const std::unique_ptr<ControllerFeature>& feature : parts_.features) {
       feature->OnJobRetired(job.record);
     }
-    if (options_.metrics) {
-      options_.metrics->JobRetired(FromProto(job.record.state()));
+    if (parts_.options.metrics) {
+      parts_.options.metrics->JobRetired(FromProto(job.record.state()));
     }
-    if (!job.record.submission_token().empty()) {
-      submission_tokens_.erase(
-          {job.record.uid(), job.record.submission_token()});
-    }
-    commits_.staged().retired.push_back(std::move(job.record));
-    state_.jobs.erase(it);
+    parts_.on_retired(job.record);
+    parts_.commits.staged().retired.push_back(std::move(job.record));
+    parts_.state.jobs.erase(it);
     ++retired;
   }
   if (retired == 0) return;
-  commits_.staged().retired_usage = ToRecord(retired_usage_);
-  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
-    feature->SaveRetired(*commits_.staged().retired_usage);
+  parts_.commits.staged().retired_usage = ToRecord(retired_usage_);
+  for (const std::unique_ptr<ControllerFeature>& feature : parts_.features) {
+    feature->SaveRetired(*parts_.commits.staged().retired_usage);
   }
-  commits_.AfterCommit(nullptr);
+  parts_.commits.AfterCommit(nullptr);
   log::Debug("finished jobs moved to the history",
-             {{"jobs", retired}, {"in_memory", state_.jobs.size()}});
+             {{"jobs", retired}, {"in_memory", parts_.state.jobs.size()}});
 }
 
-void Controller::ExpireHistory(int64_t now) {
-  if (options_.history_retention_ms <= 0 || now < next_expiry_ms_ ||
+void JobRetention::ExpireHistory(int64_t now) {
+  if (parts_.options.history_retention_ms <= 0 || now < next_expiry_ms_ ||
       expiry_running_) {
     return;
   }
   expiry_running_ = true;
-  const int64_t ended_before_ms = now - options_.history_retention_ms;
+  const int64_t ended_before_ms = now - parts_.options.history_retention_ms;
   const bool queued =
-      history_worker_.Post([this, ended_before_ms](bool cancelled) {
+      parts_.history_worker.Post([this, ended_before_ms](bool cancelled) {
         if (cancelled) return;
-        absl::StatusOr<bool> indexed =
-            store_.IndexOlderHistory(kIndexRecordsPerPass, kIndexBytesPerPass);
+        absl::StatusOr<bool> indexed = parts_.store.IndexOlderHistory(
+            kIndexRecordsPerPass, kIndexBytesPerPass);
         absl::StatusOr<std::vector<uint64_t>> expired =
             indexed.ok()
-                ? store_.ExpiredHistory(ended_before_ms, kExpireBatch)
+                ? parts_.store.ExpiredHistory(ended_before_ms, kExpireBatch)
                 : absl::StatusOr<std::vector<uint64_t>>(indexed.status());
         const bool more_to_index = indexed.ok() && !*indexed;
         // The loop may run this after the controller is gone (a stop while
         // the pass was under way): `alive` says.
         boost::asio::post(
-            io_, [this, alive = std::weak_ptr<const int>(lifetime_),
-                  expired = std::move(expired), more_to_index]() mutable {
+            parts_.io, [this, alive = std::weak_ptr<const int>(lifetime_),
+                        expired = std::move(expired), more_to_index]() mutable {
               if (alive.expired() || stopped_) return;
               StageExpiry(std::move(expired), more_to_index);
             });
@@ -145,9 +143,9 @@ void Controller::ExpireHistory(int64_t now) {
   if (!queued) expiry_running_ = false;  // the next tick tries again
 }
 
-void Controller::StageExpiry(absl::StatusOr<std::vector<uint64_t>> expired,
-                             bool more_to_index) {
-  const int64_t now = clock_.NowMs();
+void JobRetention::StageExpiry(absl::StatusOr<std::vector<uint64_t>> expired,
+                               bool more_to_index) {
+  const int64_t now = parts_.clock.NowMs();
   if (!expired.ok()) {
     log::Warn("cannot read the job history to expire it",
               {{"error", expired.status().ToString()}});
@@ -165,13 +163,13 @@ void Controller::StageExpiry(absl::StatusOr<std::vector<uint64_t>> expired,
     return;
   }
   log::Debug("history records expired", {{"jobs", expired->size()}});
-  commits_.staged().expired.insert(commits_.staged().expired.end(),
-                                   expired->begin(), expired->end());
+  parts_.commits.staged().expired.insert(parts_.commits.staged().expired.end(),
+                                         expired->begin(), expired->end());
   // The next pass reads the index once these are gone from it.
-  commits_.AfterCommit([this] { expiry_running_ = false; });
+  parts_.commits.AfterCommit([this] { expiry_running_ = false; });
 }
 
-absl::StatusOr<std::optional<v1::JobRecord>> Controller::RetiredJob(
+absl::StatusOr<std::optional<v1::JobRecord>> JobRetention::RetiredJob(
     uint64_t job_id, std::optional<uint32_t> task) const {
   auto wanted = [&](const v1::JobRecord& record) {
     return task ? record.array_job_id() == job_id &&
@@ -179,7 +177,7 @@ absl::StatusOr<std::optional<v1::JobRecord>> Controller::RetiredJob(
                 : record.id() == job_id;
   };
   // Retired in memory, not yet written.
-  for (const StateStore::Batch* pending : commits_.Unwritten()) {
+  for (const StateStore::Batch* pending : parts_.commits.Unwritten()) {
     if (pending == nullptr) continue;
     for (const v1::JobRecord& record : pending->retired) {
       if (wanted(record)) return std::optional<v1::JobRecord>(record);
@@ -188,7 +186,7 @@ absl::StatusOr<std::optional<v1::JobRecord>> Controller::RetiredJob(
   uint64_t from = job_id;
   while (true) {
     absl::StatusOr<std::vector<v1::JobRecord>> chunk =
-        store_.HistoryJobs(from, task ? kHistoryChunk : 1);
+        parts_.store.HistoryJobs(from, task ? kHistoryChunk : 1);
     if (!chunk.ok()) return chunk.status();
     for (v1::JobRecord& record : *chunk) {
       if (wanted(record)) {
