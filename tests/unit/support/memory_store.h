@@ -30,6 +30,7 @@ class MemoryStore : public StateStore {
     snapshot.next_event_sequence = next_event_sequence_;
     snapshot.cluster_id = 7;
     snapshot.retired_usage = retired_usage_;
+    snapshot.topology = topology_;
     return snapshot;
   }
 
@@ -47,6 +48,7 @@ class MemoryStore : public StateStore {
       environments_[id] = environment;
     }
     if (batch.retired_usage) retired_usage_ = batch.retired_usage;
+    if (batch.topology) topology_ = batch.topology;
     if (batch.next_job_id) next_job_id_ = *batch.next_job_id;
     if (batch.next_event_sequence) {
       next_event_sequence_ = *batch.next_event_sequence;
@@ -158,6 +160,7 @@ class MemoryStore : public StateStore {
   std::vector<v1::EventRecord> events_;
   std::map<uint64_t, v1::JobEnvironment> environments_;
   std::optional<v1::FairShareRecord> retired_usage_;
+  std::optional<v1::TopologyRecord> topology_;
   uint64_t next_job_id_ = 1;
   uint64_t next_event_sequence_ = 1;
 };
