@@ -17,6 +17,22 @@ namespace gantry {
 
 namespace {
 
+// Each census walks every node; once a second is fresh enough for any
+// scrape.
+constexpr uint64_t kTicksPerNodeCensus = 4;
+
+// Node and GPU gauges from the node table.
+void PublishNodeMetrics(const ClusterState& state, ControllerMetrics& metrics) {
+  NodeCensus census;
+  for (const auto& [name, node] : state.nodes) {
+    census.Add(ClassifyNode(node.record.state(), node.record.drained(),
+                            node.record.health_problems().empty()),
+               static_cast<uint32_t>(node.record.inventory().gpus_size()),
+               static_cast<uint32_t>(node.usage.gpus.size()));
+  }
+  metrics.PublishNodes(census);
+}
+
 // No partitions given: one "main" of every node. The partitions' hot
 // spares join the global set (being a spare is a property of the node).
 ControllerOptions WithPartitionDefaults(ControllerOptions options) {
@@ -82,6 +98,7 @@ Controller::Controller(boost::asio::io_context& io, StateStore& store,
                      }
                    }}),
       switch_tree_(clock, options_, state_, commits_),
+      utilization_(io, clock, state_),
       allocation_liveness_(options_.inactive_limit_ms),
       lifecycle_({.io = io,
                   .store = store,
@@ -95,7 +112,7 @@ Controller::Controller(boost::asio::io_context& io, StateStore& store,
                   .features = features_},
                  {.end_open_steps =
                       [this](JobRuntime& job, const std::string& detail) {
-                        EndOpenSteps(job, detail);
+                        steps_.EndOpenSteps(job, detail);
                       }}),
       scheduling_({.clock = clock,
                    .options = options_,
@@ -112,12 +129,54 @@ Controller::Controller(boost::asio::io_context& io, StateStore& store,
                   .commits = commits_,
                   .history_worker = history_worker_,
                   .features = features_,
-                  .on_retired = [this](const v1::JobRecord& record) {
-                    if (!record.submission_token().empty()) {
-                      submission_tokens_.erase(
-                          {record.uid(), record.submission_token()});
-                    }
-                  }}) {
+                  .on_retired =
+                      [this](const v1::JobRecord& record) {
+                        submission_.OnJobRetired(record);
+                      }}),
+      submission_({.clock = clock,
+                   .options = options_,
+                   .state = state_,
+                   .commits = commits_,
+                   .passes = passes_,
+                   .statistics = statistics_,
+                   .allocation_liveness = allocation_liveness_,
+                   .switch_tree = switch_tree_,
+                   .scheduling = scheduling_}),
+      steps_({.clock = clock,
+              .options = options_,
+              .state = state_,
+              .commits = commits_,
+              .lifecycle = lifecycle_,
+              .features = features_}),
+      nodes_({.clock = clock,
+              .options = options_,
+              .state = state_,
+              .commits = commits_,
+              .passes = passes_,
+              .lifecycle = lifecycle_,
+              .features = features_}),
+      agents_({.clock = clock,
+               .options = options_,
+               .state = state_,
+               .commits = commits_,
+               .passes = passes_,
+               .lifecycle = lifecycle_,
+               .steps = steps_,
+               .nodes = nodes_,
+               .switch_tree = switch_tree_,
+               .features = features_}),
+      node_silence_({.clock = clock,
+                     .options = options_,
+                     .state = state_,
+                     .nodes = nodes_,
+                     .allocation_liveness = allocation_liveness_,
+                     .tick_interval_ms = kTickInterval.count()}),
+      job_timers_({.clock = clock,
+                   .state = state_,
+                   .lifecycle = lifecycle_,
+                   .steps = steps_,
+                   .allocation_liveness = allocation_liveness_,
+                   .features = features_}) {
   MakeFeatures();
 }
 
@@ -145,7 +204,7 @@ absl::Status Controller::Start() {
     }
     node.deadline_ms = started_monotonic_ms_ + options_.reconnect_grace_ms;
     // The partitions may have changed since the node was stored.
-    AssignPartitions(node.record);
+    nodes_.AssignPartitions(node.record);
     state_.nodes.emplace(node.record.name(), std::move(node));
   }
   size_t running = 0, pending = 0;
@@ -187,10 +246,6 @@ absl::Status Controller::Start() {
       ++state_.finished_jobs;
     }
     if (options_.metrics) options_.metrics->JobAdded(status);
-    if (!job.record.submission_token().empty()) {
-      submission_tokens_[{job.record.uid(), job.record.submission_token()}] =
-          id;
-    }
     state_.Reindex(job);
     if (job.record.spec().allocation_only() && !IsTerminal(status)) {
       // Its client could not reach us while we were down: it gets as long
@@ -241,14 +296,31 @@ absl::Status Controller::Start() {
              {"next_job_id", state_.next_job_id},
              {"reconnect_grace_ms", options_.reconnect_grace_ms}});
   switch_tree_.Load(std::move(snapshot->topology));
+  submission_.OnStateLoaded(started_ms_);
   // A stall before the first tick (gantryd stopped within 250 ms of
   // starting) must be noticed like any other, so the first tick measures
   // its gap from now.
-  last_check_ms_ = MonotonicMs(clock_);
+  node_silence_.Start();
   tick_.Start();
-  ArmStatusTimer();
+  utilization_.Start();
   passes_.Request();
   return absl::OkStatus();
+}
+
+void Controller::Tick(uint64_t tick, int64_t late_ms) {
+  if (options_.metrics) {
+    options_.metrics->ObserveLoopLag(static_cast<double>(late_ms) / 1000.0);
+  }
+  node_silence_.Check();
+  job_timers_.Check();
+  if (scheduling_.EligibleAgainBy(clock_.NowMs())) passes_.Request();
+  retention_.OnTick(clock_.NowMs());
+  if (options_.metrics && tick % kTicksPerNodeCensus == 0) {
+    PublishNodeMetrics(state_, *options_.metrics);
+  }
+  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+    feature->OnTick(tick);
+  }
 }
 
 void Controller::Stop() {
@@ -258,7 +330,7 @@ void Controller::Stop() {
   history_worker_.Stop();
   retention_.Stop();
   tick_.Stop();
-  status_timer_.cancel();
+  utilization_.Stop();
   passes_.Stop();
   for (auto& [feature, wake] : feature_wakes_) wake->cancel();
   for (const std::unique_ptr<ControllerFeature>& feature : features_) {

@@ -1,29 +1,33 @@
-// The controller: the single owner of cluster state (jobs, nodes, events).
-//
-// One class, its members defined by concern (the private section below
-// follows the same map):
-//   controller.cc             start and stop
-//   controller_submission.cc  validation and submission, partition limits
-//   controller_job_control.cc cancel, signal, hold, release
-//   controller_nodes.cc       partitions of a node, drain/resume, node down
-//   controller_agents.cc      the agent protocol: registration,
-//                             reconciliation, rank events, heartbeats
-//   controller_deadlines.cc   the periodic tick: silent nodes, time
-//                             limits, deadlines and hangs, node gauges
-//   controller_steps.cc       steps (gantry run inside a job)
+// The controller: the single owner of cluster state (jobs, nodes, events),
+// and the facade the rpc layer calls. Its core is a set of classes over
+// the same tables, each given the parts it works with:
+//   cluster_state.h       the jobs and nodes, and their indexes
+//   commit_pipeline.h     the group commit: nothing is told before durable
+//   job_lifecycle.h       starts, events, failures, shares, checkpoints,
+//                         the messages that start and stop ranks
+//   scheduling_pass.h     a pass; pass_pacer.h says when one runs
+//   job_submission.h      checking and staging new jobs
+//   job_steps.h           gantry run inside a job
+//   agent_protocol.h      what agents say; node_administration.h drain,
+//                         partitions and a node going down
+//   job_retention.h       finished jobs to the history
+//   switch_tree.h         the imported switch tree
+//   node_silence.h        nodes not heard from in time
+//   job_timers.h          time limits, deadlines, hangs, InactiveLimit
+//   periodic_tick.h       the tick; utilization_sampler.h GPU use over time
+// The features beside the core (controller_feature.h; features/) hear of
+// what happens through ControllerFeature's hooks. What stays here:
+//   controller.cc             start (loading the state) and stop
+//   controller_job_control.cc cancel, signal, hold, release, progress
+//   controller_job_update.cc  scontrol requeue and update
 //   controller_allocations.cc srun/salloc outside a job: their end, and
 //                             the keepalives of their clients
 //   controller_queries.cc     read-only views: job lists, a job, nodes
-//   controller_status.cc      `gantry status` sampling
-//   controller_features.cc    the features beside the core
-//                             (controller_feature.h; features/)
+//   controller_accounting.cc  sacct, sprio, sshare, sdiag
+//   controller_status.cc      `gantry status`
+//   controller_features.cc    what the features see (FeatureContext)
 // What it is set up with is controller_options.h; what it holds of each
-// job and node beside the stored record, controller_runtime.h. The parts
-// of its core with a class of their own: the tables (cluster_state.h),
-// the group commit (commit_pipeline.h), the job lifecycle
-// (job_lifecycle.h), the scheduling pass (scheduling_pass.h) and when it
-// runs (pass_pacer.h), the periodic tick (periodic_tick.h) and the switch
-// tree (switch_tree.h).
+// job and node beside the stored record, controller_runtime.h.
 //
 // Threading: every method runs on the loop thread of the io_context given at
 // construction (gRPC handlers post to it). Nothing here takes a lock; the
@@ -55,6 +59,7 @@
 #include "common/node_constraint.h"
 #include "common/topology.h"
 #include "daemon/controller/agent_link.h"
+#include "daemon/controller/agent_protocol.h"
 #include "daemon/controller/allocation_liveness.h"
 #include "daemon/controller/caller.h"
 #include "daemon/controller/cluster_state.h"
@@ -67,14 +72,19 @@
 #include "daemon/controller/job_lifecycle.h"
 #include "daemon/controller/job_retention.h"
 #include "daemon/controller/job_state_proto.h"
+#include "daemon/controller/job_steps.h"
+#include "daemon/controller/job_submission.h"
+#include "daemon/controller/job_timers.h"
+#include "daemon/controller/managed_job.h"
+#include "daemon/controller/node_administration.h"
 #include "daemon/controller/node_event_log.h"
+#include "daemon/controller/node_silence.h"
 #include "daemon/controller/pass_pacer.h"
 #include "daemon/controller/periodic_tick.h"
-#include "daemon/controller/recent_environments.h"
 #include "daemon/controller/scheduling_input.h"
 #include "daemon/controller/scheduling_pass.h"
 #include "daemon/controller/switch_tree.h"
-#include "daemon/controller/utilization_history.h"
+#include "daemon/controller/utilization_sampler.h"
 #include "daemon/scheduler/job_state_machine.h"
 #include "daemon/scheduler/partition_config.h"
 #include "daemon/scheduler/priority.h"
@@ -102,7 +112,9 @@ class Controller {
   // `caller` is who proved to be asking: the job's owner on Submit, and
   // the one whose rights are checked everywhere else.
   void Submit(v1::SubmitRequest request, const Caller& caller,
-              std::function<void(absl::StatusOr<JobId>)> done);
+              std::function<void(absl::StatusOr<JobId>)> done) {
+    submission_.Submit(std::move(request), caller, std::move(done));
+  }
   void Cancel(const v1::CancelRequest& request, const Caller& caller,
               std::function<void(v1::CancelResponse)> done);
   // Holds or releases pending jobs (scontrol hold / release); `done` runs
@@ -164,10 +176,14 @@ class Controller {
   // room for is answered busy (step_resources.h) instead of started.
   void LaunchStep(
       const v1::LaunchStepRequest& request, const Caller& caller,
-      std::function<void(absl::StatusOr<v1::LaunchStepResponse>)> done);
+      std::function<void(absl::StatusOr<v1::LaunchStepResponse>)> done) {
+    steps_.Launch(request, caller, std::move(done));
+  }
   // `done` gets the step once it has ended (at once if it has).
   void WaitStep(const v1::WaitStepRequest& request, const Caller& caller,
-                std::function<void(absl::StatusOr<v1::StepRecord>)> done);
+                std::function<void(absl::StatusOr<v1::StepRecord>)> done) {
+    steps_.Wait(request, caller, std::move(done));
+  }
   // srun/salloc outside a job: its client ends the allocation
   // (controller_allocations.cc).
   void EndAllocation(const v1::EndAllocationRequest& request,
@@ -180,7 +196,9 @@ class Controller {
       const v1::KeepAllocationRequest& request, const Caller& caller);
   // Admin: drain nodes (or resume them).
   void Drain(const v1::DrainRequest& request, const Caller& caller,
-             std::function<void(absl::Status)> done);
+             std::function<void(absl::Status)> done) {
+    nodes_.Drain(request, caller, std::move(done));
+  }
 
   // The registered feature of type `Feature` (features/), for the rpc
   // layer to hand it the requests it answers (`gantry cache` to the
@@ -196,152 +214,39 @@ class Controller {
 
   // Agent stream.
   void OnAgentMessage(const std::shared_ptr<AgentLink>& link,
-                      const v1::AgentMessage& message);
+                      const v1::AgentMessage& message) {
+    agents_.OnAgentMessage(link, message);
+  }
   // `why`: the reason the stream was cut (agent_stream_guard.h); empty
   // when it simply ended.
   void OnAgentGone(const std::shared_ptr<AgentLink>& link,
-                   const std::string& why = "");
+                   const std::string& why = "") {
+    agents_.OnAgentGone(link, why);
+  }
 
  private:
-  // Submission (controller_submission.cc).
-  // Takes the spec by value: Submit moves the request's in (its exported
-  // environment is the bulk of it).
-  absl::StatusOr<v1::JobRecord> ValidateSubmission(v1::JobSpec spec) const;
-  // A job whose --nodelist, --exclude or --constraint leave too few nodes
-  // that could ever hold it: INVALID_ARGUMENT saying what it needs and
-  // what there is (controller_submission.cc).
-  absl::Status CheckRestrictedJob(const v1::JobRecord& job) const;
-  // The partition of that name; null when none.
-  const PartitionConfig* FindPartition(const std::string& name) const;
-  const PartitionConfig& DefaultPartition() const;
   // One job of an UpdateJob request: every change checked before any is
   // made (controller_job_update.cc).
   absl::Status ApplyJobUpdate(const v1::UpdateJobRequest& request,
                               const Caller& caller, JobRuntime& job);
-  // Whether some node of the job's partition could have its GPU type
-  // (gpu_type_census.h); INVALID_ARGUMENT naming the types there if not.
-  absl::Status CheckGpuType(const v1::JobRecord& job) const;
-  // Applies a partition's limits to a submission (default time, MaxTime,
-  // MaxNodes); INVALID_ARGUMENT naming the limit when it is exceeded.
-  absl::Status ApplyPartitionLimits(const PartitionConfig& partition,
-                                    v1::JobSpec& spec) const;
 
-  // Cancel, signal, hold and release (controller_job_control.cc).
-  // The job, if `caller` may act on it (its owner or an admin); NOT_FOUND
-  // or PERMISSION_DENIED saying so otherwise.
-  absl::StatusOr<JobRuntime*> ManagedJob(uint64_t job_id, const Caller& caller);
-  // ManagedJob for one entry of a per-job answer (cancel, hold): null, with
-  // `result` saying why, when the caller may not act on it.
-  JobRuntime* ManagedJobFor(uint64_t job_id, const Caller& caller,
-                            v1::CancelResult& result);
-  // The jobs a cancel or hold names: `job_ids` as given, then those of its
-  // filter (CancelRequest.filter, checked with CheckFilter by the caller),
-  // in order, each once; an ID_TASK naming no job gets a failed result in
-  // `unknown`.
-  std::vector<uint64_t> ResolveTargets(
-      const google::protobuf::RepeatedField<uint64_t>& job_ids,
-      const v1::JobFilter& filter,
-      google::protobuf::RepeatedPtrField<v1::CancelResult>& unknown) const;
-
-  // Node administration (controller_nodes.cc).
-  // Sets the node's partitions and hot-spare mark from the options.
-  void AssignPartitions(v1::NodeRecord& record) const;
-  // Takes the node out of scheduling (admin or health check) until resumed;
-  // its running jobs go on.
-  // `by`: who drained it (sinfo -R's USER).
-  void DrainNode(NodeRuntime& node, const std::string& reason,
-                 const std::string& by = "gantryd");
-  void MarkNodeDown(NodeRuntime& node, const std::string& why);
-
-  // Steps (controller_steps.cc).
-  void SendStepLaunch(const v1::LaunchStepRequest& request,
-                      const v1::StepRecord& step);
-  void SendStepKill(const JobRuntime& job, const v1::StepRecord& step,
-                    int signal,
-                    v1::KillRanks::Reason reason = v1::KillRanks::REASON_OTHER);
-  void OnStepTaskEvent(const std::string& node, const v1::RankEvent& event);
-  // Records the step's end and answers its waiters once that is durable;
-  // the caller stages the job.
-  void EndStep(JobRuntime& job, v1::StepRecord& step,
-               const std::string& detail);
-  // The attempt ended: its steps end with it.
-  void EndOpenSteps(JobRuntime& job, const std::string& detail);
-  // --wait: stops the rest of a step whose first task ended long enough ago.
-  void CheckStepWaits(JobRuntime& job, int64_t monotonic_ms);
-
-  // Interactive allocations (controller_allocations.cc): ends those whose
-  // client has not been heard from within the inactive limit.
-  void EndSilentAllocations(int64_t monotonic_ms);
-
-  // sstat (controller_accounting.cc): keeps a heartbeat's measurements of
-  // the running attempts this node holds a share of; others are dropped.
-  void RecordUsage(const std::string& node, const v1::Heartbeat& heartbeat);
-
-  // Agents and timers (controller_agents.cc).
-  void OnRegister(const std::shared_ptr<AgentLink>& link,
-                  const v1::Register& reg);
-  void OnRankEvent(const std::string& node, const v1::RankEvent& event);
-  void OnHealth(NodeRuntime& node, const v1::Heartbeat& heartbeat);
-  void OnCheckpointReport(const std::string& node,
-                          const v1::CheckpointReport& report);
-  // How a registering agent relates to the node's last registration.
-  enum class AgentContinuity {
-    kSameAgent,       // the same process redialled: it has all it was sent
-    kAgentRestarted,  // a new agent process, same boot: its ranks died
-    kNodeRebooted,    // the node itself restarted
-  };
-  void ReconcileRanks(const std::string& node, const v1::Register& reg,
-                      AgentContinuity continuity);
-  // Ranks of the job's current attempt that the registering agent neither
-  // runs nor saw exit: re-sent when the launch never reached it, restarted
-  // uncharged when the agent restarted, a node fault (drain) only when the
-  // node rebooted.
-  void OnLostRanks(JobRuntime& job, const std::string& node,
-                   const std::string& ranks, AgentContinuity continuity);
-  // INVALID_ARGUMENT when `node` cannot hold `rank`: an attempt of its job
-  // that never started, or a rank (or step task) of the current attempt
-  // placed on another node. A rank of a job or step no longer known, or of
-  // an earlier attempt, is not judged (a late report is normal).
-  absl::Status CheckRankHeld(const std::string& node,
-                             const v1::RankId& rank) const;
-  // Ends a stream whose agent broke the protocol; its node is then
-  // unreachable like any whose stream ended.
-  void CutAgent(const std::shared_ptr<AgentLink>& link, const std::string& node,
-                const absl::Status& why);
-  void ReclassifyRecentFailures(const std::string& node_name);
-  // The periodic tick and what it checks (controller_deadlines.cc).
+  // The periodic tick (controller.cc): silent nodes, the jobs' clocks,
+  // retention, gauges, the features' OnTick.
   static constexpr std::chrono::milliseconds kTickInterval{250};
   // One tick of tick_ (`late_ms`: how late it ran).
   void Tick(uint64_t tick, int64_t late_ms);
-  void CheckDeadlines();
-  // Node and GPU gauges from the node table (on each timer tick).
-  void PublishNodeMetrics();
 
   // Features beside the core (controller_features.cc): made from
   // options_.features at construction; each hook goes to every one in
   // turn.
   class FeatureView;
   void MakeFeatures();
-  // Whether any feature answers yes to `ask` (a hook that may hold or take
-  // something: a launch, a job's ranks, a lost node); stops at the first.
-  template <typename Ask>
-  bool AnyFeature(Ask&& ask) {
-    for (const std::unique_ptr<ControllerFeature>& feature : features_) {
-      if (ask(*feature)) return true;
-    }
-    return false;
-  }
-
-  // `gantry status` (controller_status.cc): samples GPU utilization every
-  // few seconds into utilization_.
-  void ArmStatusTimer();
-  void SampleUtilization();
 
   boost::asio::io_context& io_;
   StateStore& store_;
   const Clock& clock_;
   const ControllerOptions options_;
-  PeriodicTick tick_;  // CheckDeadlines and the features' OnTick
+  PeriodicTick tick_;  // runs Tick
   bool stopped_ = false;
   int64_t started_ms_ = 0;            // wall clock, for status and history
   int64_t started_monotonic_ms_ = 0;  // for grace periods from the start
@@ -353,19 +258,12 @@ class Controller {
   // When scheduling passes run (pass_pacer.h): asks coalesced, passes
   // kept to about a fifth of the loop, none while leadership is unsure.
   PassPacer passes_;
-  int64_t last_check_ms_ = 0;  // when CheckDeadlines last ran (monotonic)
-  // Most agents fell silent at once (CheckDeadlines): those silent then are
-  // not marked down before this (monotonic), even once the others are back.
-  int64_t mass_silence_until_ms_ = 0;
-  std::set<std::string> mass_silence_nodes_;
   // The wakes features asked for (FeatureContext::WakeAfter), one each.
   std::map<const ControllerFeature*, std::unique_ptr<boost::asio::steady_timer>>
       feature_wakes_;
   SwitchTree switch_tree_;
-  // For `gantry status` (controller_status.cc), in memory only.
-  boost::asio::steady_timer status_timer_{io_};
-  UtilizationHistory utilization_;
-  RecentEnvironments recent_environments_;  // see Submit
+  // GPU use over time for `gantry status`, in memory only.
+  UtilizationSampler utilization_;
   // Deadlines of the interactive allocations' clients, in memory only
   // (Start gives them a grace period).
   AllocationLiveness allocation_liveness_;
@@ -375,11 +273,12 @@ class Controller {
   JobLifecycle lifecycle_;
   SchedulingPass scheduling_;  // what a pass does (scheduling_pass.h)
   JobRetention retention_;     // finished jobs to the history
-  // (submitter's uid, submission token) -> the job it made, for live jobs
-  // (see Submit). Keyed by the uid as well: a token is private to its
-  // submitter, so another user sending the same one makes a job of their
-  // own and can neither find nor re-point this entry.
-  std::map<std::pair<uint32_t, std::string>, uint64_t> submission_tokens_;
+  JobSubmission submission_;   // checks and stages new jobs
+  JobSteps steps_;             // gantry run inside a job
+  NodeAdministration nodes_;   // partitions, drain, a node going down
+  AgentProtocol agents_;       // what agents say, and their streams' end
+  NodeSilence node_silence_;   // nodes not heard from in time
+  JobTimers job_timers_;       // time limits, deadlines, hangs
   NodeEventLog node_events_;
   // What the features read of this controller, and the features made
   // from options_.features at construction.

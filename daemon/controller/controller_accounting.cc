@@ -108,27 +108,6 @@ void Controller::Accounting(
   }
 }
 
-void Controller::RecordUsage(const std::string& node,
-                             const v1::Heartbeat& heartbeat) {
-  for (const v1::JobUsageSample& sample : heartbeat.job_usage()) {
-    auto it = state_.jobs.find(sample.job_id());
-    if (it == state_.jobs.end()) continue;
-    JobRuntime& job = it->second;
-    if (job.record.state() != v1::RUNNING ||
-        job.record.attempt() != sample.attempt() ||
-        std::none_of(job.record.allocation().begin(),
-                     job.record.allocation().end(),
-                     [&](const v1::NodeAllocation& share) {
-                       return share.node() == node;
-                     })) {
-      continue;
-    }
-    v1::JobUsageSample& kept = job.usage[node];
-    kept = sample;
-    kept.set_node(node);  // the stream's node, whatever the sample says
-  }
-}
-
 v1::SchedulerReportResponse Controller::SchedulerReport() const {
   const int64_t now = clock_.NowMs();
   v1::SchedulerReportResponse response;

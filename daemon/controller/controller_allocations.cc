@@ -18,7 +18,8 @@ namespace gantry {
 void Controller::EndAllocation(const v1::EndAllocationRequest& request,
                                const Caller& caller,
                                std::function<void(absl::Status)> done) {
-  absl::StatusOr<JobRuntime*> found = ManagedJob(request.job_id(), caller);
+  absl::StatusOr<JobRuntime*> found =
+      ManagedJob(state_, request.job_id(), caller);
   if (!found.ok()) {
     done(found.status());
     return;
@@ -73,7 +74,8 @@ void Controller::EndAllocation(const v1::EndAllocationRequest& request,
 
 absl::StatusOr<v1::KeepAllocationResponse> Controller::KeepAllocation(
     const v1::KeepAllocationRequest& request, const Caller& caller) {
-  absl::StatusOr<JobRuntime*> found = ManagedJob(request.job_id(), caller);
+  absl::StatusOr<JobRuntime*> found =
+      ManagedJob(state_, request.job_id(), caller);
   if (!found.ok()) return found.status();
   const v1::JobRecord& record = (*found)->record;
   if (!record.spec().allocation_only()) {
@@ -96,30 +98,6 @@ absl::StatusOr<v1::KeepAllocationResponse> Controller::KeepAllocation(
     allocation_liveness_.Heard(record.id(), MonotonicMs(clock_));
   }
   return response;
-}
-
-void Controller::EndSilentAllocations(int64_t monotonic_ms) {
-  for (uint64_t id : allocation_liveness_.TakeExpired(monotonic_ms)) {
-    auto it = state_.jobs.find(id);
-    if (it == state_.jobs.end()) continue;
-    JobRuntime& job = it->second;
-    const v1::JobState state = job.record.state();
-    if (!job.record.spec().allocation_only() ||
-        (state != v1::PENDING && state != v1::RUNNING)) {
-      continue;
-    }
-    const std::string detail = absl::StrCat(
-        "its client (srun or salloc) was not heard from for ",
-        static_cast<double>(allocation_liveness_.limit_ms()) / 1000,
-        " s (InactiveLimit)");
-    if (!lifecycle_.ApplyEvent(job, {JobEvent::Kind::kClientGone}, detail).ok())
-      continue;
-    log::Warn("allocation ended: its client is gone",
-              {{"job", id},
-               {"user", job.record.user()},
-               {"state", v1::JobState_Name(job.record.state())},
-               {"inactive_limit_ms", allocation_liveness_.limit_ms()}});
-  }
 }
 
 }  // namespace gantry

@@ -248,7 +248,7 @@ class Controller::FeatureView : public FeatureContext {
   bool DrainNode(const std::string& name, const std::string& reason) override {
     NodeRuntime* node = Node(name);
     if (node == nullptr) return false;
-    if (!node->record.drained()) controller_.DrainNode(*node, reason);
+    if (!node->record.drained()) controller_.nodes_.DrainNode(*node, reason);
     return true;
   }
   absl::Status RestartUncharged(uint64_t job_id, const std::string& end_reason,

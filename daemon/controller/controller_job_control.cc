@@ -12,97 +12,13 @@
 
 namespace gantry {
 
-absl::StatusOr<JobRuntime*> Controller::ManagedJob(uint64_t job_id,
-                                                   const Caller& caller) {
-  auto it = state_.jobs.find(job_id);
-  if (it == state_.jobs.end()) {
-    return absl::NotFoundError(absl::StrCat("invalid job id ", job_id));
-  }
-  if (!caller.MayManage(it->second.record.uid())) {
-    return absl::PermissionDeniedError(absl::StrCat("access denied: job ",
-                                                    job_id, " belongs to ",
-                                                    it->second.record.user()));
-  }
-  return &it->second;
-}
-
-JobRuntime* Controller::ManagedJobFor(uint64_t id, const Caller& caller,
-                                      v1::CancelResult& result) {
-  result.set_job_id(id);
-  absl::StatusOr<JobRuntime*> job = ManagedJob(id, caller);
-  if (!job.ok()) {
-    result.set_error(std::string(job.status().message()));
-    return nullptr;
-  }
-  return *job;
-}
-
-std::vector<uint64_t> Controller::ResolveTargets(
-    const google::protobuf::RepeatedField<uint64_t>& job_ids,
-    const v1::JobFilter& filter,
-    google::protobuf::RepeatedPtrField<v1::CancelResult>& unknown) const {
-  std::vector<uint64_t> ids(job_ids.begin(), job_ids.end());
-  std::set<uint64_t> added;
-  auto add = [&](uint64_t id) {
-    if (added.insert(id).second) ids.push_back(id);
-  };
-  auto active = [](const JobRuntime& job) {
-    return !IsTerminal(FromProto(job.record.state()));
-  };
-  if (FiltersByAttributes(filter)) {
-    for (const auto& [id, job] : state_.live_jobs) {
-      if (active(*job) && MatchesFilter(filter, job->record)) add(id);
-    }
-    return ids;
-  }
-  for (const v1::JobSelector& selector : filter.jobs()) {
-    // The job itself, or the tasks of the array, which have consecutive
-    // ids from the array's: only the pending and running ones.
-    bool matched = false;
-    for (auto it = state_.live_jobs.lower_bound(selector.job_id());
-         it != state_.live_jobs.end() &&
-         (it->first == selector.job_id() ||
-          it->second->record.array_job_id() == selector.job_id());
-         ++it) {
-      if (active(*it->second) &&
-          MatchesSelector(selector, it->second->record)) {
-        add(it->first);
-        matched = true;
-      }
-    }
-    if (matched) continue;
-    // Anything else goes on as given, so the answer says what is wrong with
-    // it (finished, unknown, not the caller's).
-    if (!selector.has_array_task_id()) {
-      add(selector.job_id());
-      continue;
-    }
-    for (auto it = state_.jobs.lower_bound(selector.job_id());
-         it != state_.jobs.end() &&
-         it->second.record.array_job_id() == selector.job_id();
-         ++it) {
-      if (MatchesSelector(selector, it->second.record)) {
-        add(it->first);
-        matched = true;
-      }
-    }
-    if (matched) continue;
-    const std::string name =
-        absl::StrCat(selector.job_id(), "_", selector.array_task_id());
-    v1::CancelResult* result = unknown.Add();
-    result->set_selector(name);
-    result->set_error(absl::StrCat("invalid job id ", name));
-  }
-  return ids;
-}
-
 void Controller::Cancel(const v1::CancelRequest& request, const Caller& caller,
                         std::function<void(v1::CancelResponse)> done) {
   v1::CancelResponse response;
-  for (uint64_t id : ResolveTargets(request.job_ids(), request.filter(),
+  for (uint64_t id : ResolveTargets(state_, request.job_ids(), request.filter(),
                                     *response.mutable_results())) {
     v1::CancelResult* result = response.add_results();
-    JobRuntime* managed = ManagedJobFor(id, caller, *result);
+    JobRuntime* managed = ManagedJobFor(state_, id, caller, *result);
     if (managed == nullptr) continue;
     JobRuntime& job = *managed;
     if (request.signal() != 0) {
@@ -170,10 +86,10 @@ void Controller::Hold(const v1::HoldRequest& request, const Caller& caller,
   const char* verb = request.release() ? "release" : "hold";
   v1::HoldResponse response;
   bool released_any = false;
-  for (uint64_t id : ResolveTargets(request.job_ids(), request.filter(),
+  for (uint64_t id : ResolveTargets(state_, request.job_ids(), request.filter(),
                                     *response.mutable_results())) {
     v1::CancelResult* result = response.add_results();
-    JobRuntime* managed = ManagedJobFor(id, caller, *result);
+    JobRuntime* managed = ManagedJobFor(state_, id, caller, *result);
     if (managed == nullptr) continue;
     JobRuntime& job = *managed;
     if (job.record.state() != v1::PENDING) {
@@ -202,7 +118,8 @@ void Controller::Hold(const v1::HoldRequest& request, const Caller& caller,
 void Controller::ReportProgress(const v1::ReportProgressRequest& request,
                                 const Caller& caller,
                                 std::function<void(absl::Status)> done) {
-  absl::StatusOr<JobRuntime*> found = ManagedJob(request.job_id(), caller);
+  absl::StatusOr<JobRuntime*> found =
+      ManagedJob(state_, request.job_id(), caller);
   if (!found.ok()) {
     done(found.status());
     return;

@@ -64,10 +64,10 @@ void Controller::Requeue(const v1::RequeueRequest& request,
                          const Caller& caller,
                          std::function<void(v1::RequeueResponse)> done) {
   v1::RequeueResponse response;
-  for (uint64_t id : ResolveTargets(request.job_ids(), request.filter(),
+  for (uint64_t id : ResolveTargets(state_, request.job_ids(), request.filter(),
                                     *response.mutable_results())) {
     v1::CancelResult* result = response.add_results();
-    JobRuntime* managed = ManagedJobFor(id, caller, *result);
+    JobRuntime* managed = ManagedJobFor(state_, id, caller, *result);
     if (managed == nullptr) continue;
     JobRuntime& job = *managed;
     const bool was_finished = IsTerminal(FromProto(job.record.state()));
@@ -114,7 +114,8 @@ absl::Status Controller::ApplyJobUpdate(const v1::UpdateJobRequest& request,
           "job ", record.id(),
           " is running: its partition changes only while it is pending"));
     }
-    const PartitionConfig* partition = FindPartition(request.partition());
+    const PartitionConfig* partition =
+        submission_.FindPartition(request.partition());
     if (partition == nullptr) {
       return absl::InvalidArgumentError(
           absl::StrCat("invalid partition name \"", request.partition(), "\""));
@@ -137,7 +138,8 @@ absl::Status Controller::ApplyJobUpdate(const v1::UpdateJobRequest& request,
           "access denied: only an admin may raise the time limit of job ",
           record.id(), " (", FormatTimeLimit(current), ")"));
     }
-    const PartitionConfig* partition = FindPartition(updated.partition());
+    const PartitionConfig* partition =
+        submission_.FindPartition(updated.partition());
     if (!caller.admin && partition != nullptr &&
         partition->max_time_seconds > 0 &&
         (wanted == 0 || wanted > partition->max_time_seconds)) {
@@ -170,7 +172,7 @@ absl::Status Controller::ApplyJobUpdate(const v1::UpdateJobRequest& request,
   if (gpus_change || updated.partition() != spec.partition()) {
     v1::JobRecord candidate = record;
     *candidate.mutable_spec() = updated;
-    if (absl::Status type = CheckGpuType(candidate); !type.ok()) {
+    if (absl::Status type = submission_.CheckGpuType(candidate); !type.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("job ", record.id(), ": ", type.message()));
     }
@@ -179,30 +181,15 @@ absl::Status Controller::ApplyJobUpdate(const v1::UpdateJobRequest& request,
   return absl::OkStatus();
 }
 
-absl::Status Controller::CheckGpuType(const v1::JobRecord& job) const {
-  const PendingJob pending = PendingJobOf(job, nullptr);
-  if (pending.gpu_type.empty()) return absl::OkStatus();
-  GpuTypeCensus census(pending);
-  NodeSnapshot node;
-  for (const auto& [name, runtime] : state_.nodes) {
-    SetNodeCapacity(runtime.record, node);
-    SetGpuTypes(runtime.record, node);
-    census.Add(node,
-               GpuTypesMayChange(runtime.record, started_ms_, clock_.NowMs(),
-                                 options_.reconnect_grace_ms));
-  }
-  return census.Verdict();
-}
-
 void Controller::UpdateJob(const v1::UpdateJobRequest& request,
                            const Caller& caller,
                            std::function<void(v1::UpdateJobResponse)> done) {
   v1::UpdateJobResponse response;
   bool changed_any = false;
-  for (uint64_t id : ResolveTargets(request.job_ids(), request.filter(),
+  for (uint64_t id : ResolveTargets(state_, request.job_ids(), request.filter(),
                                     *response.mutable_results())) {
     v1::CancelResult* result = response.add_results();
-    JobRuntime* managed = ManagedJobFor(id, caller, *result);
+    JobRuntime* managed = ManagedJobFor(state_, id, caller, *result);
     if (managed == nullptr) continue;
     if (absl::Status status = ApplyJobUpdate(request, caller, *managed);
         !status.ok()) {

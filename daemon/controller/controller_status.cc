@@ -1,8 +1,7 @@
 // Controller: `gantry status`. The answer is built by the pure
 // BuildClusterStatus (cluster_status.h); here the controller feeds it and
 // adds its own health: version, uptime, state size on disk, commit latency.
-// GPU utilization is sampled on a timer of its own.
-#include <chrono>
+// GPU utilization is sampled on a timer of its own (utilization_sampler.h).
 #include <filesystem>
 #include <system_error>
 
@@ -11,8 +10,6 @@
 
 namespace gantry {
 namespace {
-
-constexpr auto kUtilizationSampleInterval = std::chrono::seconds(5);
 
 // Bytes in the files under `directory` (RocksDB's SSTs, logs, manifests).
 // Files that vanish while it walks (a compaction) are skipped.
@@ -43,7 +40,7 @@ v1::ClusterStatusResponse Controller::ClusterStatus() const {
   input.jobs.reserve(state_.jobs.size());
   for (const auto& [id, job] : state_.jobs) input.jobs.push_back(&job.record);
   input.node_events = node_events_.Events();
-  input.utilization = &utilization_;
+  input.utilization = &utilization_.history();
   v1::ClusterStatusResponse status = BuildClusterStatus(input);
   status.set_version(GANTRY_VERSION);
   status.set_cluster_name(options_.cluster_name);
@@ -61,25 +58,6 @@ v1::ClusterStatusResponse Controller::ClusterStatus() const {
     feature->FillStatus(status);
   }
   return status;
-}
-
-void Controller::SampleUtilization() {
-  uint32_t total = 0, allocated = 0;
-  for (const auto& [name, node] : state_.nodes) {
-    total += static_cast<uint32_t>(node.record.inventory().gpus_size());
-    allocated += static_cast<uint32_t>(node.usage.gpus.size());
-  }
-  utilization_.Record(clock_.NowMs(), total, allocated);
-}
-
-void Controller::ArmStatusTimer() {
-  if (stopped_) return;
-  SampleUtilization();
-  status_timer_.expires_after(kUtilizationSampleInterval);
-  status_timer_.async_wait([this](const boost::system::error_code& error) {
-    if (error || stopped_) return;
-    ArmStatusTimer();
-  });
 }
 
 }  // namespace gantry

@@ -1,6 +1,4 @@
-// Controller: the agent protocol (registration, reconciliation of running
-// ranks, rank events, heartbeats, a stream's end). The periodic checks of
-// what agents did not say in time are controller_deadlines.cc's.
+// The agent protocol (agent_protocol.h).
 #include <algorithm>
 #include <set>
 #include <tuple>
@@ -9,7 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "common/crash_point.h"
 #include "common/log.h"
-#include "daemon/controller/controller.h"
+#include "daemon/controller/agent_protocol.h"
 #include "daemon/controller/request_validation.h"
 #include "daemon/launch/step_layout.h"
 
@@ -39,14 +37,16 @@ std::string DescribeExit(const v1::RankEvent& event, const std::string& node) {
 
 }  // namespace
 
-void Controller::OnAgentMessage(const std::shared_ptr<AgentLink>& link,
-                                const v1::AgentMessage& message) {
+AgentProtocol::AgentProtocol(Parts parts) : parts_(parts) {}
+
+void AgentProtocol::OnAgentMessage(const std::shared_ptr<AgentLink>& link,
+                                   const v1::AgentMessage& message) {
   if (message.has_register_()) {
     OnRegister(link, message.register_());
     return;
   }
-  auto known = state_.link_nodes.find(link.get());
-  if (known == state_.link_nodes.end()) {
+  auto known = parts_.state.link_nodes.find(link.get());
+  if (known == parts_.state.link_nodes.end()) {
     // The stream's registration was refused, or a newer stream or a cut
     // replaced it (the reactor lets nothing else through unregistered).
     log::Debug("message from a closed agent stream", {{"peer", link->Peer()}});
@@ -69,9 +69,9 @@ void Controller::OnAgentMessage(const std::shared_ptr<AgentLink>& link,
       return;
     }
   }
-  node.deadline_ms = MonotonicMs(clock_) + options_.node_timeout_ms;
-  node.record.set_last_seen_ms(clock_.NowMs());
-  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+  node.deadline_ms = MonotonicMs(parts_.clock) + parts_.options.node_timeout_ms;
+  node.record.set_last_seen_ms(parts_.clock.NowMs());
+  for (const std::unique_ptr<ControllerFeature>& feature : parts_.features) {
     feature->OnHeardFrom(name);
   }
   if (message.has_heartbeat()) {
@@ -83,13 +83,13 @@ void Controller::OnAgentMessage(const std::shared_ptr<AgentLink>& link,
   if (message.has_checkpoint()) {
     OnCheckpointReport(name, message.checkpoint());
   }
-  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+  for (const std::unique_ptr<ControllerFeature>& feature : parts_.features) {
     feature->OnAgentMessage(name, message);
   }
   if (message.has_rank_event()) {
     OnRankEvent(name, message.rank_event());
     uint64_t sequence = message.rank_event().sequence();
-    commits_.AfterCommit([link, sequence] {
+    parts_.commits.AfterCommit([link, sequence] {
       CrashPoint("gantryd.exit.after_commit_before_ack");
       v1::ControllerMessage ack;
       ack.mutable_ack()->set_up_to_sequence(sequence);
@@ -98,8 +98,8 @@ void Controller::OnAgentMessage(const std::shared_ptr<AgentLink>& link,
   }
 }
 
-void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
-                            const v1::Register& reg) {
+void AgentProtocol::OnRegister(const std::shared_ptr<AgentLink>& link,
+                               const v1::Register& reg) {
   const std::string& name = reg.node_name();
   if (!ValidNodeName(name)) {  // the stream's guard let it through: a test
     log::Warn("refused registration: invalid node name",
@@ -107,14 +107,14 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
     link->Close();
     return;
   }
-  NodeRuntime& node = state_.nodes[name];
-  const int64_t now = clock_.NowMs();
+  NodeRuntime& node = parts_.state.nodes[name];
+  const int64_t now = parts_.clock.NowMs();
   // The same agent redialling (its old stream may look alive after a
   // network blip) comes back from the same host and address.
   const bool same_agent = reg.boot_id() == node.record.boot_id() &&
                           reg.address() == node.record.address();
   if (node.link && node.link != link &&
-      MonotonicMs(clock_) <= node.deadline_ms && !same_agent) {
+      MonotonicMs(parts_.clock) <= node.deadline_ms && !same_agent) {
     // Another agent holds this name and is alive: the newcomer is a
     // misconfiguration (or an impostor), not a restart, which would have
     // broken the old stream. Refuse it rather than let the two take the
@@ -130,7 +130,7 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
   }
   if (node.link && node.link != link) {
     log::Info("node re-registered; closing its older stream", {{"node", name}});
-    state_.link_nodes.erase(node.link.get());
+    parts_.state.link_nodes.erase(node.link.get());
     node.link->Close();
   }
   const bool rebooted =
@@ -145,8 +145,8 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
     continuity = AgentContinuity::kSameAgent;
   }
   node.link = link;
-  state_.link_nodes[link.get()] = &node;
-  node.deadline_ms = MonotonicMs(clock_) + options_.node_timeout_ms;
+  parts_.state.link_nodes[link.get()] = &node;
+  node.deadline_ms = MonotonicMs(parts_.clock) + parts_.options.node_timeout_ms;
   v1::NodeRecord& record = node.record;
   record.set_name(name);
   record.set_address(reg.address());
@@ -161,13 +161,13 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
   record.clear_reason();
   record.set_registered_time_ms(now);
   record.set_last_seen_ms(now);
-  AssignPartitions(record);
+  parts_.nodes.AssignPartitions(record);
   if (record.partitions_size() == 0) {
     log::Warn("node is in no partition and will run no jobs", {{"node", name}});
   }
-  commits_.StageNode(node.record);
+  parts_.commits.StageNode(node.record);
   CrashPoint("gantryd.register.before_commit");
-  commits_.StageEvent(
+  parts_.commits.StageEvent(
       0, name, "node_registered",
       absl::StrCat("address ", reg.address(), ", ", reg.inventory().cpus(),
                    " CPUs, ", reg.inventory().gpus_size(), " GPUs",
@@ -181,20 +181,20 @@ void Controller::OnRegister(const std::shared_ptr<AgentLink>& link,
                                 {"running_ranks", reg.running_size()}});
   v1::ControllerMessage welcome;
   welcome.mutable_registered()->set_heartbeat_interval_ms(
-      static_cast<uint32_t>(options_.heartbeat_interval_ms));
+      static_cast<uint32_t>(parts_.options.heartbeat_interval_ms));
   link->Send(welcome);
-  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+  for (const std::unique_ptr<ControllerFeature>& feature : parts_.features) {
     feature->OnNodeRegistered(name, reg);
   }
   ReconcileRanks(name, reg, continuity);
   // The fabric dump matches agents by their HCA GUIDs, known only now.
-  switch_tree_.OnAgentRegistered();
-  passes_.Request();
+  parts_.switch_tree.OnAgentRegistered();
+  parts_.passes.Request();
 }
 
-void Controller::ReconcileRanks(const std::string& node_name,
-                                const v1::Register& reg,
-                                AgentContinuity continuity) {
+void AgentProtocol::ReconcileRanks(const std::string& node_name,
+                                   const v1::Register& reg,
+                                   AgentContinuity continuity) {
   // Exits that happened while we could not hear them.
   uint64_t last_sequence = 0;
   for (const v1::RankEvent& event : reg.unacknowledged_exits()) {
@@ -210,8 +210,8 @@ void Controller::ReconcileRanks(const std::string& node_name,
     OnRankEvent(node_name, event);
   }
   if (last_sequence > 0) {
-    std::shared_ptr<AgentLink> link = state_.nodes.at(node_name).link;
-    commits_.AfterCommit([link, last_sequence] {
+    std::shared_ptr<AgentLink> link = parts_.state.nodes.at(node_name).link;
+    parts_.commits.AfterCommit([link, last_sequence] {
       v1::ControllerMessage ack;
       ack.mutable_ack()->set_up_to_sequence(last_sequence);
       link->Send(ack);
@@ -223,11 +223,11 @@ void Controller::ReconcileRanks(const std::string& node_name,
   std::set<std::tuple<uint64_t, uint32_t, uint32_t>> to_kill;
   for (const v1::RankId& rank : reg.running()) {
     running.insert({rank.job_id(), rank.attempt(), rank.step(), rank.rank()});
-    auto it = state_.jobs.find(rank.job_id());
-    if (it != state_.jobs.end() && rank.step() == 0) {
-      lifecycle_.NoteRankStarted(it->second, rank.attempt(), rank.rank());
+    auto it = parts_.state.jobs.find(rank.job_id());
+    if (it != parts_.state.jobs.end() && rank.step() == 0) {
+      parts_.lifecycle.NoteRankStarted(it->second, rank.attempt(), rank.rank());
     }
-    bool current = it != state_.jobs.end() &&
+    bool current = it != parts_.state.jobs.end() &&
                    it->second.record.state() == v1::RUNNING &&
                    it->second.record.attempt() == rank.attempt();
     if (current && rank.step() != 0) {
@@ -241,7 +241,7 @@ void Controller::ReconcileRanks(const std::string& node_name,
     // A stale attempt: all of it; a stale step: that step only.
     if (!current) {
       to_kill.insert({rank.job_id(), rank.attempt(),
-                      it != state_.jobs.end() &&
+                      it != parts_.state.jobs.end() &&
                               it->second.record.attempt() == rank.attempt() &&
                               it->second.record.state() == v1::RUNNING
                           ? rank.step()
@@ -259,11 +259,12 @@ void Controller::ReconcileRanks(const std::string& node_name,
     message.mutable_kill()->set_attempt(attempt);
     message.mutable_kill()->set_step(step);
     message.mutable_kill()->set_signal(15);
-    message.mutable_kill()->set_grace_seconds(options_.kill_grace_seconds);
-    state_.nodes.at(node_name).link->Send(message);
+    message.mutable_kill()->set_grace_seconds(
+        parts_.options.kill_grace_seconds);
+    parts_.state.nodes.at(node_name).link->Send(message);
   }
   // Ranks we believe run there but the agent neither runs nor saw exit.
-  for (auto& [id, job] : state_.jobs) {
+  for (auto& [id, job] : parts_.state.jobs) {
     if (job.record.state() != v1::RUNNING) continue;
     // Step tasks the agent no longer has: ended unseen (killed with it).
     std::vector<v1::RankEvent> lost_tasks;
@@ -291,7 +292,7 @@ void Controller::ReconcileRanks(const std::string& node_name,
       }
     }
     for (const v1::RankEvent& event : lost_tasks) {
-      OnStepTaskEvent(node_name, event);
+      parts_.steps.OnTaskEvent(node_name, event);
     }
     for (int index = 0; index < job.record.allocation_size(); ++index) {
       const v1::NodeAllocation& share = job.record.allocation(index);
@@ -309,9 +310,9 @@ void Controller::ReconcileRanks(const std::string& node_name,
   }
 }
 
-void Controller::OnLostRanks(JobRuntime& job, const std::string& node_name,
-                             const std::string& ranks,
-                             AgentContinuity continuity) {
+void AgentProtocol::OnLostRanks(JobRuntime& job, const std::string& node_name,
+                                const std::string& ranks,
+                                AgentContinuity continuity) {
   const uint64_t id = job.record.id();
   switch (continuity) {
     case AgentContinuity::kSameAgent: {
@@ -327,10 +328,10 @@ void Controller::OnLostRanks(JobRuntime& job, const std::string& node_name,
                  {"attempt", job.record.attempt()},
                  {"node", node_name},
                  {"ranks", ranks}});
-      commits_.StageEvent(id, node_name, "launch_resent", why);
-      commits_.AfterCommit(
+      parts_.commits.StageEvent(id, node_name, "launch_resent", why);
+      parts_.commits.AfterCommit(
           [this, id, attempt = job.record.attempt(), node_name] {
-            lifecycle_.SendLaunch(id, attempt, &node_name);
+            parts_.lifecycle.SendLaunch(id, attempt, &node_name);
           });
       return;
     }
@@ -342,8 +343,8 @@ void Controller::OnLostRanks(JobRuntime& job, const std::string& node_name,
       const std::string why = absl::StrCat(
           "agent on ", node_name, " restarted and lost rank(s) ", ranks,
           " of job ", id, "; restarting the job (not charged)");
-      lifecycle_.FailJob(job, FailureKind::kOwnCrash, 0, 0, false, why);
-      lifecycle_.ReleaseFinished(job);
+      parts_.lifecycle.FailJob(job, FailureKind::kOwnCrash, 0, 0, false, why);
+      parts_.lifecycle.ReleaseFinished(job);
       return;
     }
     case AgentContinuity::kNodeRebooted: {
@@ -351,34 +352,34 @@ void Controller::OnLostRanks(JobRuntime& job, const std::string& node_name,
       const std::string why =
           absl::StrCat("node ", node_name, " rebooted and lost rank(s) ", ranks,
                        " of job ", id);
-      DrainNode(state_.nodes.at(node_name), why);
-      lifecycle_.FailJob(job, FailureKind::kNodeFault, 0, 0, false, why);
-      lifecycle_.ReleaseFinished(job);
+      parts_.nodes.DrainNode(parts_.state.nodes.at(node_name), why);
+      parts_.lifecycle.FailJob(job, FailureKind::kNodeFault, 0, 0, false, why);
+      parts_.lifecycle.ReleaseFinished(job);
       return;
     }
   }
 }
 
-void Controller::OnRankEvent(const std::string& node_name,
-                             const v1::RankEvent& event) {
+void AgentProtocol::OnRankEvent(const std::string& node_name,
+                                const v1::RankEvent& event) {
   if (event.kind() == v1::RankEvent::STARTED) {
     log::Debug("rank started", {{"job", event.rank().job_id()},
                                 {"rank", event.rank().rank()},
                                 {"node", node_name},
                                 {"pid", event.pid()}});
-    auto started = state_.jobs.find(event.rank().job_id());
-    if (started != state_.jobs.end() && event.rank().step() == 0) {
-      lifecycle_.NoteRankStarted(started->second, event.rank().attempt(),
-                                 event.rank().rank());
+    auto started = parts_.state.jobs.find(event.rank().job_id());
+    if (started != parts_.state.jobs.end() && event.rank().step() == 0) {
+      parts_.lifecycle.NoteRankStarted(started->second, event.rank().attempt(),
+                                       event.rank().rank());
     }
     return;
   }
   if (event.rank().step() != 0) {
-    OnStepTaskEvent(node_name, event);
+    parts_.steps.OnTaskEvent(node_name, event);
     return;
   }
-  auto it = state_.jobs.find(event.rank().job_id());
-  if (it == state_.jobs.end()) return;
+  auto it = parts_.state.jobs.find(event.rank().job_id());
+  if (it == parts_.state.jobs.end()) return;
   JobRuntime& job = it->second;
   v1::JobRecord& record = job.record;
   const uint32_t rank = event.rank().rank();
@@ -397,8 +398,8 @@ void Controller::OnRankEvent(const std::string& node_name,
   if (record.state() != v1::RUNNING) {
     // A rank of an attempt that already ended (cancelled, failed, requeued)
     // has stopped: its share of the node may be free now.
-    commits_.StageJob(job.record);
-    lifecycle_.ReleaseFinishedOn(job, node_name);
+    parts_.commits.StageJob(job.record);
+    parts_.lifecycle.ReleaseFinishedOn(job, node_name);
     return;
   }
   const uint32_t world = ScriptRankCount(record);
@@ -411,10 +412,10 @@ void Controller::OnRankEvent(const std::string& node_name,
     // because of it (its collective lost a partner): a node fault, not an
     // application error.
     for (const v1::NodeAllocation& share : record.allocation()) {
-      auto peer = state_.nodes.find(share.node());
-      if (peer != state_.nodes.end() && share.node() != node_name &&
+      auto peer = parts_.state.nodes.find(share.node());
+      if (peer != parts_.state.nodes.end() && share.node() != node_name &&
           (peer->second.record.state() != v1::NODE_UP || !peer->second.link)) {
-        lifecycle_.FailJob(
+        parts_.lifecycle.FailJob(
             job, FailureKind::kNodeFault, 0, 0, all_exited,
             absl::StrCat(DescribeExit(event, node_name), " while node ",
                          share.node(), " was unreachable"),
@@ -425,52 +426,55 @@ void Controller::OnRankEvent(const std::string& node_name,
     if (launch_failed && event.memory_restore_failed()) {
       // The snapshot could not be fetched: the next attempt resumes from
       // the persistent checkpoint, and this one is not the job's to pay.
-      lifecycle_.FailJob(job, FailureKind::kOwnCrash, 0, 0, all_exited,
-                         DescribeExit(event, node_name), clock_.NowMs());
+      parts_.lifecycle.FailJob(job, FailureKind::kOwnCrash, 0, 0, all_exited,
+                               DescribeExit(event, node_name),
+                               parts_.clock.NowMs());
       return;
     }
     if (launch_failed && event.node_fault()) {
       // The node's own failure (its dataset cache): restart elsewhere.
-      lifecycle_.FailJob(job, FailureKind::kNodeFault, 0, 0, all_exited,
-                         DescribeExit(event, node_name), clock_.NowMs());
+      parts_.lifecycle.FailJob(job, FailureKind::kNodeFault, 0, 0, all_exited,
+                               DescribeExit(event, node_name),
+                               parts_.clock.NowMs());
       return;
     }
     int exit_code =
         launch_failed && event.exit_code() == 0 ? 127 : event.exit_code();
-    lifecycle_.FailJob(job,
-                       event.out_of_memory() ? FailureKind::kOutOfMemory
-                                             : FailureKind::kApplication,
-                       exit_code, event.signal(), all_exited,
-                       DescribeExit(event, node_name));
+    parts_.lifecycle.FailJob(job,
+                             event.out_of_memory() ? FailureKind::kOutOfMemory
+                                                   : FailureKind::kApplication,
+                             exit_code, event.signal(), all_exited,
+                             DescribeExit(event, node_name));
     return;
   }
   if (all_exited) {
     JobEvent done{JobEvent::Kind::kRankExited};
     done.all_ranks_exited = true;
-    (void)lifecycle_.ApplyEvent(
+    (void)parts_.lifecycle.ApplyEvent(
         job, done, absl::StrCat("all ", world, " rank(s) exited with code 0"));
     return;
   }
-  commits_.StageJob(job.record);
+  parts_.commits.StageJob(job.record);
 }
 
-void Controller::OnCheckpointReport(const std::string& node_name,
-                                    const v1::CheckpointReport& report) {
-  auto it = state_.jobs.find(report.job_id());
-  if (it == state_.jobs.end() ||
+void AgentProtocol::OnCheckpointReport(const std::string& node_name,
+                                       const v1::CheckpointReport& report) {
+  auto it = parts_.state.jobs.find(report.job_id());
+  if (it == parts_.state.jobs.end() ||
       it->second.record.attempt() != report.attempt()) {
     return;
   }
   log::Debug(
       "checkpoint marker",
       {{"job", report.job_id()}, {"node", node_name}, {"path", report.path()}});
-  lifecycle_.RecordCheckpoint(it->second, report.path(), report.step(),
-                              report.source());
+  parts_.lifecycle.RecordCheckpoint(it->second, report.path(), report.step(),
+                                    report.source());
 }
 
-void Controller::OnHealth(NodeRuntime& node, const v1::Heartbeat& heartbeat) {
+void AgentProtocol::OnHealth(NodeRuntime& node,
+                             const v1::Heartbeat& heartbeat) {
   RecordUsage(node.record.name(), heartbeat);
-  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+  for (const std::unique_ptr<ControllerFeature>& feature : parts_.features) {
     feature->OnHeartbeat(node.record.name(), heartbeat);
   }
   // Port attributes that changed (state, rate, LID) replace the ones the
@@ -491,7 +495,7 @@ void Controller::OnHealth(NodeRuntime& node, const v1::Heartbeat& heartbeat) {
       }
     }
   }
-  if (heartbeat.port_updates_size() > 0) commits_.StageNode(node.record);
+  if (heartbeat.port_updates_size() > 0) parts_.commits.StageNode(node.record);
   const auto& now_problems = heartbeat.health_problems();
   const auto& known = node.record.health_problems();
   if (now_problems.size() == known.size() &&
@@ -500,55 +504,56 @@ void Controller::OnHealth(NodeRuntime& node, const v1::Heartbeat& heartbeat) {
   }
   const std::string name = node.record.name();
   *node.record.mutable_health_problems() = now_problems;
-  commits_.StageNode(node.record);
+  parts_.commits.StageNode(node.record);
   if (now_problems.empty()) {
-    commits_.StageEvent(0, name, "node_healthy", "");
+    parts_.commits.StageEvent(0, name, "node_healthy", "");
     log::Info("node healthy again", {{"node", name}});
-    passes_.Request();
+    parts_.passes.Request();
     return;
   }
   const std::string why = absl::StrJoin(now_problems, "; ");
-  commits_.StageEvent(0, name, "node_degraded", why);
+  parts_.commits.StageEvent(0, name, "node_degraded", why);
   log::Warn("node degraded", {{"node", name}, {"problems", why}});
   // Jobs on broken hardware are moved, and the node waits for an admin.
   bool had_work = false;
-  for (auto& [id, job] : state_.jobs) {
+  for (auto& [id, job] : parts_.state.jobs) {
     if (job.record.state() != v1::RUNNING ||
-        !lifecycle_.JobNeedsNode(job, name)) {
+        !parts_.lifecycle.JobNeedsNode(job, name)) {
       continue;
     }
     had_work = true;
-    lifecycle_.FailJob(job, FailureKind::kNodeFault, 0, 0, false,
-                       absl::StrCat("node ", name, " is degraded: ", why));
+    parts_.lifecycle.FailJob(
+        job, FailureKind::kNodeFault, 0, 0, false,
+        absl::StrCat("node ", name, " is degraded: ", why));
   }
-  if (had_work) DrainNode(node, "degraded: " + why);
+  if (had_work) parts_.nodes.DrainNode(node, "degraded: " + why);
 }
 
-void Controller::OnAgentGone(const std::shared_ptr<AgentLink>& link,
-                             const std::string& why) {
-  auto known = state_.link_nodes.find(link.get());
-  if (known == state_.link_nodes.end()) return;
+void AgentProtocol::OnAgentGone(const std::shared_ptr<AgentLink>& link,
+                                const std::string& why) {
+  auto known = parts_.state.link_nodes.find(link.get());
+  if (known == parts_.state.link_nodes.end()) return;
   NodeRuntime& node = *known->second;
-  state_.link_nodes.erase(known);
+  parts_.state.link_nodes.erase(known);
   if (node.link != link) return;
   node.link.reset();
   ReclassifyRecentFailures(node.record.name());
-  for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+  for (const std::unique_ptr<ControllerFeature>& feature : parts_.features) {
     feature->OnNodeDisconnected(node.record.name());
   }
   if (node.record.state() == v1::NODE_UP) {
     node.record.set_state(v1::NODE_UNREACHABLE);
     node.record.set_reason(why.empty() ? "agent stream closed"
                                        : "agent stream cut: " + why);
-    commits_.StageNode(node.record);
+    parts_.commits.StageNode(node.record);
   }
   log::Warn("agent stream closed",
             {{"node", node.record.name()},
-             {"deadline_in_ms", node.deadline_ms - MonotonicMs(clock_)}});
+             {"deadline_in_ms", node.deadline_ms - MonotonicMs(parts_.clock)}});
 }
 
-void Controller::CutAgent(const std::shared_ptr<AgentLink>& link,
-                          const std::string& node, const absl::Status& why) {
+void AgentProtocol::CutAgent(const std::shared_ptr<AgentLink>& link,
+                             const std::string& node, const absl::Status& why) {
   log::Warn("agent stream cut", {{"node", node},
                                  {"peer", link->Peer()},
                                  {"reason", std::string(why.message())}});
@@ -556,10 +561,10 @@ void Controller::CutAgent(const std::shared_ptr<AgentLink>& link,
   OnAgentGone(link, std::string(why.message()));
 }
 
-absl::Status Controller::CheckRankHeld(const std::string& node,
-                                       const v1::RankId& rank) const {
-  auto it = state_.jobs.find(rank.job_id());
-  if (it == state_.jobs.end()) return absl::OkStatus();
+absl::Status AgentProtocol::CheckRankHeld(const std::string& node,
+                                          const v1::RankId& rank) const {
+  auto it = parts_.state.jobs.find(rank.job_id());
+  if (it == parts_.state.jobs.end()) return absl::OkStatus();
   const v1::JobRecord& record = it->second.record;
   if (rank.attempt() > record.attempt()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -602,13 +607,13 @@ absl::Status Controller::CheckRankHeld(const std::string& node,
       ", which does not run on ", node));
 }
 
-void Controller::ReclassifyRecentFailures(const std::string& node_name) {
+void AgentProtocol::ReclassifyRecentFailures(const std::string& node_name) {
   // A rank on a healthy node can report its failure (a collective lost its
   // partner) a moment before the dead node's stream is seen to close. An
   // attempt that ended that way just now is the node's fault.
   constexpr int64_t kWindowMs = 3000;
-  const int64_t now = clock_.NowMs();
-  for (auto& [id, job] : state_.jobs) {
+  const int64_t now = parts_.clock.NowMs();
+  for (auto& [id, job] : parts_.state.jobs) {
     v1::JobRecord& record = job.record;
     if (record.attempts_size() == 0) continue;
     v1::AttemptRecord& last =
@@ -626,7 +631,8 @@ void Controller::ReclassifyRecentFailures(const std::string& node_name) {
     last.set_node_fault(true);
     last.set_end_reason("NodeFail");
     // The node's last message, not the rank's exit, is when it failed.
-    if (auto node = state_.nodes.find(node_name); node != state_.nodes.end()) {
+    if (auto node = parts_.state.nodes.find(node_name);
+        node != parts_.state.nodes.end()) {
       const int64_t seen = node->second.record.last_seen_ms();
       if (seen >= last.start_time_ms() && seen < last.fault_time_ms()) {
         last.set_fault_time_ms(seen);
@@ -635,9 +641,30 @@ void Controller::ReclassifyRecentFailures(const std::string& node_name) {
     last.set_end_detail(absl::StrCat(last.end_detail(), "; node ", node_name,
                                      " lost its agent at the same time"));
     record.set_repeated_app_failures(0);
-    commits_.StageJob(job.record);
+    parts_.commits.StageJob(job.record);
     log::Info("failure attributed to a lost node",
               {{"job", id}, {"attempt", last.attempt()}, {"node", node_name}});
+  }
+}
+
+void AgentProtocol::RecordUsage(const std::string& node,
+                                const v1::Heartbeat& heartbeat) {
+  for (const v1::JobUsageSample& sample : heartbeat.job_usage()) {
+    auto it = parts_.state.jobs.find(sample.job_id());
+    if (it == parts_.state.jobs.end()) continue;
+    JobRuntime& job = it->second;
+    if (job.record.state() != v1::RUNNING ||
+        job.record.attempt() != sample.attempt() ||
+        std::none_of(job.record.allocation().begin(),
+                     job.record.allocation().end(),
+                     [&](const v1::NodeAllocation& share) {
+                       return share.node() == node;
+                     })) {
+      continue;
+    }
+    v1::JobUsageSample& kept = job.usage[node];
+    kept = sample;
+    kept.set_node(node);  // the stream's node, whatever the sample says
   }
 }
 

@@ -1,18 +1,12 @@
-// `gantry run` steps inside a running job (srun's semantics): launch across
-// the job's allocation, task exits, the step's end told to whoever waits.
-//
-// A step's tasks are counted in the job's live ranks on their nodes, so a
-// node stays held until they are gone, a node fault under a step fails the
-// job, and stopping the job stops its steps. The step itself does not
-// decide the job's fate: its exit status goes back to gantry run, and the
-// batch script decides, as under Slurm.
+// Steps (job_steps.h): launch, task events, ends and waiters.
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/crash_point.h"
 #include "common/log.h"
-#include "daemon/controller/controller.h"
+#include "daemon/controller/job_steps.h"
+#include "daemon/controller/managed_job.h"
 #include "daemon/launch/step_input.h"
 #include "daemon/launch/step_layout.h"
 #include "daemon/launch/step_resources.h"
@@ -79,10 +73,13 @@ absl::Status CheckStepRequest(const v1::LaunchStepRequest& request) {
 
 }  // namespace
 
-void Controller::LaunchStep(
+JobSteps::JobSteps(Parts parts) : parts_(parts) {}
+
+void JobSteps::Launch(
     const v1::LaunchStepRequest& request, const Caller& caller,
     std::function<void(absl::StatusOr<v1::LaunchStepResponse>)> done) {
-  absl::StatusOr<JobRuntime*> found = ManagedJob(request.job_id(), caller);
+  absl::StatusOr<JobRuntime*> found =
+      ManagedJob(parts_.state, request.job_id(), caller);
   if (!found.ok()) {
     done(found.status());
     return;
@@ -145,8 +142,8 @@ void Controller::LaunchStep(
     return;
   }
   for (const v1::NodeAllocation& share : *placed) {
-    auto node = state_.nodes.find(share.node());
-    if (node == state_.nodes.end() || !node->second.link) {
+    auto node = parts_.state.nodes.find(share.node());
+    if (node == parts_.state.nodes.end() || !node->second.link) {
       done(absl::UnavailableError(
           absl::StrCat("node ", share.node(), " is unreachable")));
       return;
@@ -156,16 +153,16 @@ void Controller::LaunchStep(
   // on (the job's first node when it does not say).
   std::string io_address;
   if (request.io_port() != 0) {
-    auto caller_node = state_.nodes.find(request.caller_node());
-    if (caller_node == state_.nodes.end() && !request.io_host().empty()) {
+    auto caller_node = parts_.state.nodes.find(request.caller_node());
+    if (caller_node == parts_.state.nodes.end() && !request.io_host().empty()) {
       // srun or salloc on a host that is no node of the cluster.
       const bool v6 = request.io_host().find(':') != std::string::npos;
       io_address = absl::StrCat(v6 ? "[" : "", request.io_host(), v6 ? "]" : "",
                                 ":", request.io_port());
-    } else if (caller_node == state_.nodes.end()) {
-      caller_node = state_.nodes.find(record.allocation(0).node());
+    } else if (caller_node == parts_.state.nodes.end()) {
+      caller_node = parts_.state.nodes.find(record.allocation(0).node());
     }
-    if (io_address.empty() && caller_node != state_.nodes.end()) {
+    if (io_address.empty() && caller_node != parts_.state.nodes.end()) {
       io_address = absl::StrCat(caller_node->second.record.address(), ":",
                                 request.io_port());
     }
@@ -186,38 +183,39 @@ void Controller::LaunchStep(
     job.live_ranks[share.node()] += share.rank_count();
     *step.add_nodes() = std::move(share);
   }
-  step.set_start_time_ms(clock_.NowMs());
+  step.set_start_time_ms(parts_.clock.NowMs());
   step.set_kill_on_bad_exit(request.kill_on_bad_exit());
   step.set_wait_seconds(request.wait_seconds());
   step.set_overlap(request.overlap());
-  commits_.StageJob(job.record);
+  parts_.commits.StageJob(job.record);
   log::Info("step started", {{"job", record.id()},
                              {"step", step.id()},
                              {"tasks", StepTaskCount(step)},
                              {"command", request.argv(0)}});
-  commits_.AfterCommit([this, request, step = step, done = std::move(done)] {
-    CrashPoint("gantryd.step.after_commit_before_launch");
-    SendStepLaunch(request, step);
-    v1::LaunchStepResponse launched;
-    *launched.mutable_step() = step;
-    done(std::move(launched));
-  });
+  parts_.commits.AfterCommit(
+      [this, request, step = step, done = std::move(done)] {
+        CrashPoint("gantryd.step.after_commit_before_launch");
+        SendLaunch(request, step);
+        v1::LaunchStepResponse launched;
+        *launched.mutable_step() = step;
+        done(std::move(launched));
+      });
 }
 
-void Controller::SendStepLaunch(const v1::LaunchStepRequest& request,
-                                const v1::StepRecord& step) {
-  auto it = state_.jobs.find(request.job_id());
-  if (it == state_.jobs.end()) return;
+void JobSteps::SendLaunch(const v1::LaunchStepRequest& request,
+                          const v1::StepRecord& step) {
+  auto it = parts_.state.jobs.find(request.job_id());
+  if (it == parts_.state.jobs.end()) return;
   const v1::JobRecord& record = it->second.record;
   if (record.state() != v1::RUNNING || record.attempt() != step.attempt()) {
     return;
   }
   const std::string master_addr =
-      state_.nodes.at(step.nodes(0).node()).record.address();
+      parts_.state.nodes.at(step.nodes(0).node()).record.address();
   const StepWideEnvironment shared = StepWideEnvironmentOf(record, step);
   for (int i = 0; i < step.nodes_size(); ++i) {
     const v1::NodeAllocation& share = step.nodes(i);
-    NodeRuntime& node = state_.nodes.at(share.node());
+    NodeRuntime& node = parts_.state.nodes.at(share.node());
     if (!node.link) continue;  // its loss fails the job
     v1::ControllerMessage message;
     v1::LaunchRanks& launch = *message.mutable_launch();
@@ -247,7 +245,7 @@ void Controller::SendStepLaunch(const v1::LaunchStepRequest& request,
     *launch.mutable_job_environment() = request.environment();
     // The tasks get their memory directories, and a restarted attempt's
     // first launch on a node restores them (the agent does it once).
-    for (const std::unique_ptr<ControllerFeature>& feature : features_) {
+    for (const std::unique_ptr<ControllerFeature>& feature : parts_.features) {
       feature->FillLaunch(record, share.node(), launch);
     }
     for (uint32_t local = 0; local < share.rank_count(); ++local) {
@@ -264,16 +262,16 @@ void Controller::SendStepLaunch(const v1::LaunchStepRequest& request,
         (*task->mutable_environment())[key] = value;
       }
       (*task->mutable_environment())["SLURM_CLUSTER_NAME"] =
-          options_.cluster_name;
+          parts_.options.cluster_name;
     }
     node.link->Send(message);
   }
 }
 
-void Controller::WaitStep(
-    const v1::WaitStepRequest& request, const Caller& caller,
-    std::function<void(absl::StatusOr<v1::StepRecord>)> done) {
-  absl::StatusOr<JobRuntime*> found = ManagedJob(request.job_id(), caller);
+void JobSteps::Wait(const v1::WaitStepRequest& request, const Caller& caller,
+                    std::function<void(absl::StatusOr<v1::StepRecord>)> done) {
+  absl::StatusOr<JobRuntime*> found =
+      ManagedJob(parts_.state, request.job_id(), caller);
   if (!found.ok()) {
     done(found.status());
     return;
@@ -292,34 +290,34 @@ void Controller::WaitStep(
   }
   if (request.cancel()) {
     step->set_end_detail("cancelled by gantry run");
-    commits_.StageJob(job.record);
+    parts_.commits.StageJob(job.record);
     // srun's abort: Slurm's stepd says "*** STEP N.S ... CANCELLED AT".
-    SendStepKill(job, *step, 15, v1::KillRanks::REASON_CANCELLED);
+    SendKill(job, *step, 15, v1::KillRanks::REASON_CANCELLED);
   }
   job.step_waiters[step->id()].push_back(std::move(done));
 }
 
-void Controller::SendStepKill(const JobRuntime& job, const v1::StepRecord& step,
-                              int signal, v1::KillRanks::Reason reason) {
+void JobSteps::SendKill(const JobRuntime& job, const v1::StepRecord& step,
+                        int signal, v1::KillRanks::Reason reason) {
   for (const v1::NodeAllocation& share : step.nodes()) {
-    auto node = state_.nodes.find(share.node());
-    if (node == state_.nodes.end() || !node->second.link) continue;
+    auto node = parts_.state.nodes.find(share.node());
+    if (node == parts_.state.nodes.end() || !node->second.link) continue;
     v1::ControllerMessage message;
     v1::KillRanks& kill = *message.mutable_kill();
     kill.set_job_id(job.record.id());
     kill.set_attempt(step.attempt());
     kill.set_step(step.id());
     kill.set_signal(signal);
-    kill.set_grace_seconds(options_.kill_grace_seconds);
+    kill.set_grace_seconds(parts_.options.kill_grace_seconds);
     kill.set_reason(reason);
     node->second.link->Send(message);
   }
 }
 
-void Controller::OnStepTaskEvent(const std::string& node_name,
-                                 const v1::RankEvent& event) {
-  auto it = state_.jobs.find(event.rank().job_id());
-  if (it == state_.jobs.end()) return;
+void JobSteps::OnTaskEvent(const std::string& node_name,
+                           const v1::RankEvent& event) {
+  auto it = parts_.state.jobs.find(event.rank().job_id());
+  if (it == parts_.state.jobs.end()) return;
   JobRuntime& job = it->second;
   v1::StepRecord* step = FindStep(job.record, event.rank().step());
   if (step == nullptr || step->attempt() != event.rank().attempt()) return;
@@ -349,7 +347,7 @@ void Controller::OnStepTaskEvent(const std::string& node_name,
                                               {"error", event.message()}});
     }
     if (!job.step_first_exit_ms.count(step->id())) {
-      job.step_first_exit_ms[step->id()] = MonotonicMs(clock_);
+      job.step_first_exit_ms[step->id()] = MonotonicMs(parts_.clock);
     }
     if (static_cast<uint32_t>(step->exits_size()) >= StepTaskCount(*step)) {
       EndStep(job, *step, "");
@@ -361,16 +359,16 @@ void Controller::OnStepTaskEvent(const std::string& node_name,
       // others because of it.
       step->set_exit_code(exit->signal() != 0 ? 128 + exit->signal()
                                               : exit->exit_code());
-      SendStepKill(job, *step, 15);
+      SendKill(job, *step, 15);
     }
   }
-  commits_.StageJob(job.record);
-  if (job.record.state() != v1::RUNNING) lifecycle_.ReleaseFinished(job);
+  parts_.commits.StageJob(job.record);
+  if (job.record.state() != v1::RUNNING) parts_.lifecycle.ReleaseFinished(job);
 }
 
-void Controller::EndStep(JobRuntime& job, v1::StepRecord& step,
-                         const std::string& detail) {
-  step.set_end_time_ms(clock_.NowMs());
+void JobSteps::EndStep(JobRuntime& job, v1::StepRecord& step,
+                       const std::string& detail) {
+  step.set_end_time_ms(parts_.clock.NowMs());
   if (step.exit_code() == 0) step.set_exit_code(StepExitCode(step));
   if (!detail.empty()) step.set_end_detail(detail);
   log::Info("step ended", {{"job", job.record.id()},
@@ -380,7 +378,7 @@ void Controller::EndStep(JobRuntime& job, v1::StepRecord& step,
   job.step_first_exit_ms.erase(step.id());
   auto waiters = job.step_waiters.extract(step.id());
   if (!waiters.empty()) {
-    commits_.AfterCommit([step, waiters = std::move(waiters.mapped())] {
+    parts_.commits.AfterCommit([step, waiters = std::move(waiters.mapped())] {
       for (const auto& done : waiters) done(step);
     });
   }
@@ -398,7 +396,7 @@ void Controller::EndStep(JobRuntime& job, v1::StepRecord& step,
   }
 }
 
-void Controller::EndOpenSteps(JobRuntime& job, const std::string& detail) {
+void JobSteps::EndOpenSteps(JobRuntime& job, const std::string& detail) {
   std::vector<uint32_t> open;
   for (const v1::StepRecord& step : job.record.steps()) {
     if (step.end_time_ms() == 0) open.push_back(step.id());
@@ -409,7 +407,7 @@ void Controller::EndOpenSteps(JobRuntime& job, const std::string& detail) {
   }
 }
 
-void Controller::CheckStepWaits(JobRuntime& job, int64_t monotonic_ms) {
+void JobSteps::CheckWaits(JobRuntime& job, int64_t monotonic_ms) {
   for (v1::StepRecord& step : *job.record.mutable_steps()) {
     if (step.end_time_ms() != 0 || step.wait_seconds() == 0 ||
         !step.end_detail().empty()) {
@@ -423,8 +421,8 @@ void Controller::CheckStepWaits(JobRuntime& job, int64_t monotonic_ms) {
     step.set_end_detail(absl::StrCat("tasks still running ",
                                      step.wait_seconds(),
                                      " s after the first ended (--wait)"));
-    commits_.StageJob(job.record);
-    SendStepKill(job, step, 15);
+    parts_.commits.StageJob(job.record);
+    SendKill(job, step, 15);
   }
 }
 

@@ -1,7 +1,5 @@
-// Controller: submission. A job spec is checked field by field and against
-// the partitions and the nodes known, then staged as one record per job
-// (one per task of an array) in the turn's batch; the reply goes out once
-// that batch is durable.
+// Submission (job_submission.h): checking a spec, staging its jobs,
+// answering once they are durable.
 #include <algorithm>
 #include <optional>
 
@@ -14,9 +12,10 @@
 #include "common/log.h"
 #include "common/option_values.h"
 #include "common/request_limits.h"
-#include "daemon/controller/controller.h"
 #include "daemon/controller/controller_metrics.h"
 #include "daemon/controller/gpu_type_census.h"
+#include "daemon/controller/job_state_proto.h"
+#include "daemon/controller/job_submission.h"
 #include "daemon/controller/request_validation.h"
 #include "daemon/controller/scheduling_input.h"
 #include "daemon/controller/submission_size.h"
@@ -64,7 +63,25 @@ std::string NodeRangeText(const v1::JobSpec& spec) {
 
 }  // namespace
 
-absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
+JobSubmission::JobSubmission(Parts parts) : parts_(parts) {}
+
+void JobSubmission::OnStateLoaded(int64_t started_ms) {
+  started_ms_ = started_ms;
+  for (const auto& [id, job] : parts_.state.jobs) {
+    if (!job.record.submission_token().empty()) {
+      submission_tokens_[{job.record.uid(), job.record.submission_token()}] =
+          id;
+    }
+  }
+}
+
+void JobSubmission::OnJobRetired(const v1::JobRecord& record) {
+  if (!record.submission_token().empty()) {
+    submission_tokens_.erase({record.uid(), record.submission_token()});
+  }
+}
+
+absl::StatusOr<v1::JobRecord> JobSubmission::Validate(
     v1::JobSpec submitted) const {
   if (absl::Status fields = ValidateJobSpecFields(submitted); !fields.ok()) {
     return fields;
@@ -180,12 +197,12 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
   if (spec.partition().empty()) spec.set_partition(DefaultPartition().name);
   // Names only (no limits here), filled as Slurm fills them: the site's
   // default account, the default QOS.
-  if (spec.account().empty()) spec.set_account(options_.default_account);
+  if (spec.account().empty()) spec.set_account(parts_.options.default_account);
   if (spec.qos().empty()) spec.set_qos(kDefaultQos);
   const PartitionConfig* partition = FindPartition(spec.partition());
   if (partition == nullptr) {
     std::vector<std::string> names;
-    for (const PartitionConfig& p : options_.partitions)
+    for (const PartitionConfig& p : parts_.options.partitions)
       names.push_back(p.name);
     return Invalid(absl::StrCat(
         "invalid partition name \"", spec.partition(),
@@ -194,7 +211,7 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
   if (absl::Status restrictions = CheckNodeRestrictions(
           *partition,
           [this](const std::string& name) {
-            return state_.nodes.count(name) > 0;
+            return parts_.state.nodes.count(name) > 0;
           },
           spec);
       !restrictions.ok()) {
@@ -205,7 +222,7 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
     return limits;
   }
   if (absl::Status deadline =
-          CheckDeadline(clock_.NowMs(), spec.deadline_ms(),
+          CheckDeadline(parts_.clock.NowMs(), spec.deadline_ms(),
                         spec.begin_time_ms(), spec.time_limit_seconds() * 1000);
       !deadline.ok()) {
     return deadline;
@@ -226,13 +243,13 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
       if (term.array_task) {
         // ID_TASK: the task's own job (array tasks have consecutive ids
         // from the array's).
-        auto it = state_.jobs.find(term.job_id);
-        while (it != state_.jobs.end() &&
+        auto it = parts_.state.jobs.find(term.job_id);
+        while (it != parts_.state.jobs.end() &&
                it->second.record.array_job_id() == term.job_id &&
                it->second.record.array_task_id() != *term.array_task) {
           ++it;
         }
-        if (it == state_.jobs.end() ||
+        if (it == parts_.state.jobs.end() ||
             it->second.record.array_job_id() != term.job_id) {
           return Invalid(absl::StrCat("--dependency: array task ", term.job_id,
                                       "_", *term.array_task,
@@ -240,7 +257,7 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
         }
         term.job_id = it->first;
         term.array_task.reset();
-      } else if (!state_.jobs.count(term.job_id)) {
+      } else if (!parts_.state.jobs.count(term.job_id)) {
         return Invalid(
             absl::StrCat("--dependency: job ", term.job_id, " does not exist"));
       }
@@ -289,7 +306,7 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
   // partition's largest nodes need for them.
   LargestNodes largest;
   const bool typed = !pending.gpu_type.empty();
-  for (const auto& [name, node] : state_.nodes) {
+  for (const auto& [name, node] : parts_.state.nodes) {
     SetNodeCapacity(node.record, capacity);
     if (typed) SetGpuTypes(node.record, capacity);
     largest.Add(capacity, pending);
@@ -305,21 +322,21 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
   PartTally parts;
   // --gres=gpu:TYPE:N: only nodes that could have the type count below.
   GpuTypeCensus gpu_types(pending);
-  for (const auto& [name, node] : state_.nodes) {
+  for (const auto& [name, node] : parts_.state.nodes) {
     SetNodeCapacity(node.record, capacity);
     if (typed) SetGpuTypes(node.record, capacity);
     const bool could_have_type = gpu_types.Add(
-        capacity,
-        typed && GpuTypesMayChange(node.record, started_ms_, clock_.NowMs(),
-                                   options_.reconnect_grace_ms));
+        capacity, typed && GpuTypesMayChange(
+                               node.record, started_ms_, parts_.clock.NowMs(),
+                               parts_.options.reconnect_grace_ms));
     if (!NodeServesJob(capacity, pending)) continue;
     ++known;
     if (!could_have_type) continue;
     most_gpus = std::max(most_gpus, capacity.gpus_total);
     if (NodeCouldEverHold(capacity, pending)) {
       ++capable;
-      parts.Add(switch_tree_.topology() != nullptr
-                    ? FabricPartName(*switch_tree_.topology(), name)
+      parts.Add(parts_.switch_tree.topology() != nullptr
+                    ? FabricPartName(*parts_.switch_tree.topology(), name)
                     : "");
     }
   }
@@ -338,8 +355,8 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
   const uint32_t least_nodes =
       spec.min_nodes() > 0 ? spec.min_nodes() : spec.nodes();
   if (known > 0 &&
-      (capable < least_nodes ||
-       parts.Largest(options_.unlisted_nodes, least_nodes) < least_nodes)) {
+      (capable < least_nodes || parts.Largest(parts_.options.unlisted_nodes,
+                                              least_nodes) < least_nodes)) {
     return Invalid(absl::StrCat(
         "the job needs ", NodeRangeText(spec), " node(s) with ",
         CpusPerNode(pending), " CPUs",
@@ -353,7 +370,7 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
             : "",
         " each; partition ", spec.partition(), " has ", capable,
         " such node(s)",
-        parts.LimitNote(options_.unlisted_nodes, least_nodes)));
+        parts.LimitNote(parts_.options.unlisted_nodes, least_nodes)));
   }
   if (known > 0) {
     if (absl::Status restricted = CheckRestrictedJob(job); !restricted.ok()) {
@@ -363,7 +380,7 @@ absl::StatusOr<v1::JobRecord> Controller::ValidateSubmission(
   return job;
 }
 
-absl::Status Controller::CheckRestrictedJob(const v1::JobRecord& job) const {
+absl::Status JobSubmission::CheckRestrictedJob(const v1::JobRecord& job) const {
   const v1::JobSpec& spec = job.spec();
   if (spec.required_nodes().empty() && spec.excluded_nodes().empty() &&
       spec.constraint().empty()) {
@@ -383,9 +400,11 @@ absl::Status Controller::CheckRestrictedJob(const v1::JobRecord& job) const {
   // available", rather than a job that waits forever. Only whether the job
   // could ever fit is read: a pass over one job, nothing is started.
   std::vector<const std::string*> names;
-  const ScheduleResult result = Schedule(
-      scheduling_.NodeSnapshots(names), {PendingJobOf(job, constraint)}, {},
-      SchedulerOptions{true, true, clock_.NowMs(), options_.unlisted_nodes});
+  const ScheduleResult result =
+      Schedule(parts_.scheduling.NodeSnapshots(names),
+               {PendingJobOf(job, constraint)}, {},
+               SchedulerOptions{true, true, parts_.clock.NowMs(),
+                                parts_.options.unlisted_nodes});
   for (const JobWait& wait : result.waits) {
     if (wait.reason == "PartitionNodeLimit") {
       return Invalid(
@@ -400,8 +419,8 @@ absl::Status Controller::CheckRestrictedJob(const v1::JobRecord& job) const {
 // Clients send 32 hex digits (cli/client/controller_client.cc).
 constexpr size_t kMaxSubmissionTokenBytes = 64;
 
-void Controller::Submit(v1::SubmitRequest request, const Caller& caller,
-                        std::function<void(absl::StatusOr<JobId>)> done) {
+void JobSubmission::Submit(v1::SubmitRequest request, const Caller& caller,
+                           std::function<void(absl::StatusOr<JobId>)> done) {
   const std::string& token = request.submission_token();
   if (token.size() > kMaxSubmissionTokenBytes) {
     done(absl::InvalidArgumentError(
@@ -413,12 +432,12 @@ void Controller::Submit(v1::SubmitRequest request, const Caller& caller,
   // controller that stored it): the same job again, once it is durable.
   if (auto known = submission_tokens_.find({caller.uid, token});
       !token.empty() && known != submission_tokens_.end()) {
-    commits_.AfterCommit(
+    parts_.commits.AfterCommit(
         [done = std::move(done), id = known->second] { done(JobId(id)); });
     return;
   }
   absl::StatusOr<v1::JobRecord> validated =
-      ValidateSubmission(std::move(*request.mutable_spec()));
+      Validate(std::move(*request.mutable_spec()));
   if (!validated.ok() || request.validate_only()) {
     done(validated.ok() ? absl::StatusOr<JobId>(JobId()) : validated.status());
     return;
@@ -440,7 +459,7 @@ void Controller::Submit(v1::SubmitRequest request, const Caller& caller,
     }
     task_ids = std::move(array->task_ids);
   }
-  const uint64_t first_id = state_.next_job_id;
+  const uint64_t first_id = parts_.state.next_job_id;
   const size_t count = task_ids.empty() ? 1 : task_ids.size();
   // The environment is stored once, apart from the records (see
   // EnvironmentId), in the same batch, so it is durable with them; or not
@@ -453,8 +472,8 @@ void Controller::Submit(v1::SubmitRequest request, const Caller& caller,
             caller.uid, first_id, environment.variables())) {
       validated->set_environment_id(*stored);
     } else {
-      commits_.staged().environments.emplace_back(first_id,
-                                                  std::move(environment));
+      parts_.commits.staged().environments.emplace_back(first_id,
+                                                        std::move(environment));
     }
   }
   const std::string shape =
@@ -463,7 +482,7 @@ void Controller::Submit(v1::SubmitRequest request, const Caller& caller,
   for (size_t i = 0; i < count; ++i) {
     JobRuntime job;
     job.record = i + 1 < count ? *validated : std::move(*validated);
-    const uint64_t id = state_.next_job_id++;
+    const uint64_t id = parts_.state.next_job_id++;
     job.record.set_id(id);
     std::string detail = shape;
     if (!task_ids.empty()) {
@@ -476,7 +495,7 @@ void Controller::Submit(v1::SubmitRequest request, const Caller& caller,
       submission_tokens_[{caller.uid, token}] = id;
     }
     job.record.set_state(v1::PENDING);
-    job.record.set_submit_time_ms(clock_.NowMs());
+    job.record.set_submit_time_ms(parts_.clock.NowMs());
     job.record.set_eligible_time_ms(job.record.spec().begin_time_ms());
     job.record.set_reason("None");
     if (job.record.spec().hold()) {
@@ -488,17 +507,19 @@ void Controller::Submit(v1::SubmitRequest request, const Caller& caller,
       job.record.set_error_path(
           ResolvePath(job.record.spec().error_pattern(), job.record));
     }
-    commits_.StageJob(job.record);
-    commits_.StageEvent(id, "", "submitted", detail);
-    state_.Reindex(state_.jobs.emplace(id, std::move(job)).first->second);
-    if (options_.metrics) options_.metrics->JobAdded(JobStatus::kPending);
-    ++statistics_.jobs_submitted;
+    parts_.commits.StageJob(job.record);
+    parts_.commits.StageEvent(id, "", "submitted", detail);
+    parts_.state.Reindex(
+        parts_.state.jobs.emplace(id, std::move(job)).first->second);
+    if (parts_.options.metrics)
+      parts_.options.metrics->JobAdded(JobStatus::kPending);
+    ++parts_.statistics.jobs_submitted;
   }
-  commits_.staged().next_job_id = state_.next_job_id;
-  const v1::JobRecord& first = state_.jobs.at(first_id).record;
+  parts_.commits.staged().next_job_id = parts_.state.next_job_id;
+  const v1::JobRecord& first = parts_.state.jobs.at(first_id).record;
   // Its client keeps it (KeepAllocation) from now on, pending or running.
   if (first.spec().allocation_only()) {
-    allocation_liveness_.Heard(first_id, MonotonicMs(clock_));
+    parts_.allocation_liveness.Heard(first_id, MonotonicMs(parts_.clock));
   }
   // Every submission is in the durable event log ("submitted"); a line
   // per job at info would be a write to the log per request.
@@ -514,30 +535,30 @@ void Controller::Submit(v1::SubmitRequest request, const Caller& caller,
                 {"tasks", JobRankCount(first.spec())},
                 {"array", first.spec().array()}});
   }
-  commits_.AfterCommit([done = std::move(done), first_id] {
+  parts_.commits.AfterCommit([done = std::move(done), first_id] {
     CrashPoint("gantryd.submit.after_commit_before_reply");
     done(JobId(first_id));
   });
-  passes_.Request();
+  parts_.passes.Request();
 }
 
-const PartitionConfig* Controller::FindPartition(
+const PartitionConfig* JobSubmission::FindPartition(
     const std::string& name) const {
-  for (const PartitionConfig& partition : options_.partitions) {
+  for (const PartitionConfig& partition : parts_.options.partitions) {
     if (partition.name == name) return &partition;
   }
   return nullptr;
 }
 
-const PartitionConfig& Controller::DefaultPartition() const {
-  for (const PartitionConfig& partition : options_.partitions) {
+const PartitionConfig& JobSubmission::DefaultPartition() const {
+  for (const PartitionConfig& partition : parts_.options.partitions) {
     if (partition.is_default) return partition;
   }
-  return options_.partitions.front();
+  return parts_.options.partitions.front();
 }
 
-absl::Status Controller::ApplyPartitionLimits(const PartitionConfig& partition,
-                                              v1::JobSpec& spec) const {
+absl::Status JobSubmission::ApplyPartitionLimits(
+    const PartitionConfig& partition, v1::JobSpec& spec) const {
   if (spec.time_limit_seconds() == 0) {
     spec.set_time_limit_seconds(partition.ImplicitTimeLimit());
   } else if (partition.max_time_seconds > 0 &&
@@ -554,6 +575,21 @@ absl::Status Controller::ApplyPartitionLimits(const PartitionConfig& partition,
                      partition.name, "'s MaxNodes=", partition.max_nodes));
   }
   return absl::OkStatus();
+}
+
+absl::Status JobSubmission::CheckGpuType(const v1::JobRecord& job) const {
+  const PendingJob pending = PendingJobOf(job, nullptr);
+  if (pending.gpu_type.empty()) return absl::OkStatus();
+  GpuTypeCensus census(pending);
+  NodeSnapshot node;
+  for (const auto& [name, runtime] : parts_.state.nodes) {
+    SetNodeCapacity(runtime.record, node);
+    SetGpuTypes(runtime.record, node);
+    census.Add(node, GpuTypesMayChange(runtime.record, started_ms_,
+                                       parts_.clock.NowMs(),
+                                       parts_.options.reconnect_grace_ms));
+  }
+  return census.Verdict();
 }
 
 }  // namespace gantry
