@@ -20,4 +20,15 @@ void ClusterState::Reindex(JobRuntime& job) {
   }
 }
 
+const v1::JobRecord* ClusterState::FindJobRecord(uint64_t id) const {
+  auto it = jobs.find(id);
+  return it == jobs.end() ? nullptr : &it->second.record;
+}
+
+const v1::NodeRecord* ClusterState::FindNodeRecord(
+    const std::string& name) const {
+  auto it = nodes.find(name);
+  return it == nodes.end() ? nullptr : &it->second.record;
+}
+
 }  // namespace gantry

@@ -20,6 +20,10 @@ namespace gantry {
 struct ClusterState {
   // Call after a job's state or its occupied nodes change.
   void Reindex(JobRuntime& job);
+  // The stored record of the job or node of that id or name; null when
+  // there is none.
+  const v1::JobRecord* FindJobRecord(uint64_t id) const;
+  const v1::NodeRecord* FindNodeRecord(const std::string& name) const;
 
   std::map<uint64_t, JobRuntime> jobs;
   // The jobs a scheduling pass looks at: pending, running, or still holding

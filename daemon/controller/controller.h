@@ -33,20 +33,18 @@
 // construction (gRPC handlers post to it). Nothing here takes a lock; the
 // store is written only from that thread.
 //
-// Durability: mutations are staged into commits_ (commit_pipeline.h, the
+// Durability: mutations are staged into core_.commits (commit_pipeline.h, the
 // group commit) and are durable before anyone is told about them.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
@@ -54,37 +52,20 @@
 
 #include "absl/status/statusor.h"
 #include "common/clock.h"
-#include "common/ibnetdiscover_parser.h"
 #include "common/ids.h"
 #include "common/node_constraint.h"
 #include "common/topology.h"
 #include "daemon/controller/agent_link.h"
-#include "daemon/controller/agent_protocol.h"
-#include "daemon/controller/allocation_liveness.h"
 #include "daemon/controller/caller.h"
-#include "daemon/controller/cluster_state.h"
-#include "daemon/controller/commit_pipeline.h"
+#include "daemon/controller/controller_core.h"
 #include "daemon/controller/controller_feature.h"
 #include "daemon/controller/controller_options.h"
 #include "daemon/controller/controller_runtime.h"
-#include "daemon/controller/controller_statistics.h"
 #include "daemon/controller/history_worker.h"
-#include "daemon/controller/job_lifecycle.h"
-#include "daemon/controller/job_retention.h"
 #include "daemon/controller/job_state_proto.h"
-#include "daemon/controller/job_steps.h"
-#include "daemon/controller/job_submission.h"
-#include "daemon/controller/job_timers.h"
 #include "daemon/controller/managed_job.h"
-#include "daemon/controller/node_administration.h"
-#include "daemon/controller/node_event_log.h"
-#include "daemon/controller/node_silence.h"
-#include "daemon/controller/pass_pacer.h"
 #include "daemon/controller/periodic_tick.h"
 #include "daemon/controller/scheduling_input.h"
-#include "daemon/controller/scheduling_pass.h"
-#include "daemon/controller/switch_tree.h"
-#include "daemon/controller/utilization_sampler.h"
 #include "daemon/scheduler/job_state_machine.h"
 #include "daemon/scheduler/partition_config.h"
 #include "daemon/scheduler/priority.h"
@@ -113,7 +94,7 @@ class Controller {
   // the one whose rights are checked everywhere else.
   void Submit(v1::SubmitRequest request, const Caller& caller,
               std::function<void(absl::StatusOr<JobId>)> done) {
-    submission_.Submit(std::move(request), caller, std::move(done));
+    core_.submission.Submit(std::move(request), caller, std::move(done));
   }
   void Cancel(const v1::CancelRequest& request, const Caller& caller,
               std::function<void(v1::CancelResponse)> done);
@@ -167,9 +148,11 @@ class Controller {
   void ImportTopology(
       const v1::ImportTopologyRequest& request, const Caller& caller,
       std::function<void(absl::StatusOr<v1::TopologyReport>)> done) {
-    switch_tree_.Import(request, caller, std::move(done));
+    core_.switch_tree.Import(request, caller, std::move(done));
   }
-  v1::TopologyReport TopologyReport() const { return switch_tree_.Report(); }
+  v1::TopologyReport TopologyReport() const {
+    return core_.switch_tree.Report();
+  }
   // From inside a running job (gantry run): start a step on its
   // allocation; `done` gets the step once its launch is durable.
   // With request.retry_when_busy, a step the job's running steps leave no
@@ -177,12 +160,12 @@ class Controller {
   void LaunchStep(
       const v1::LaunchStepRequest& request, const Caller& caller,
       std::function<void(absl::StatusOr<v1::LaunchStepResponse>)> done) {
-    steps_.Launch(request, caller, std::move(done));
+    core_.steps.Launch(request, caller, std::move(done));
   }
   // `done` gets the step once it has ended (at once if it has).
   void WaitStep(const v1::WaitStepRequest& request, const Caller& caller,
                 std::function<void(absl::StatusOr<v1::StepRecord>)> done) {
-    steps_.Wait(request, caller, std::move(done));
+    core_.steps.Wait(request, caller, std::move(done));
   }
   // srun/salloc outside a job: its client ends the allocation
   // (controller_allocations.cc).
@@ -197,7 +180,7 @@ class Controller {
   // Admin: drain nodes (or resume them).
   void Drain(const v1::DrainRequest& request, const Caller& caller,
              std::function<void(absl::Status)> done) {
-    nodes_.Drain(request, caller, std::move(done));
+    core_.nodes.Drain(request, caller, std::move(done));
   }
 
   // The registered feature of type `Feature` (features/), for the rpc
@@ -215,13 +198,13 @@ class Controller {
   // Agent stream.
   void OnAgentMessage(const std::shared_ptr<AgentLink>& link,
                       const v1::AgentMessage& message) {
-    agents_.OnAgentMessage(link, message);
+    core_.agents.OnAgentMessage(link, message);
   }
   // `why`: the reason the stream was cut (agent_stream_guard.h); empty
   // when it simply ended.
   void OnAgentGone(const std::shared_ptr<AgentLink>& link,
                    const std::string& why = "") {
-    agents_.OnAgentGone(link, why);
+    core_.agents.OnAgentGone(link, why);
   }
 
  private:
@@ -251,35 +234,12 @@ class Controller {
   int64_t started_ms_ = 0;            // wall clock, for status and history
   int64_t started_monotonic_ms_ = 0;  // for grace periods from the start
 
-  ClusterState state_;  // the jobs and nodes
-
-  // The group commit: staged changes, the batch being written.
-  CommitPipeline commits_;
-  // When scheduling passes run (pass_pacer.h): asks coalesced, passes
-  // kept to about a fifth of the loop, none while leadership is unsure.
-  PassPacer passes_;
+  // The tables and the classes of the core, wired together
+  // (controller_core.h).
+  ControllerCore core_;
   // The wakes features asked for (FeatureContext::WakeAfter), one each.
   std::map<const ControllerFeature*, std::unique_ptr<boost::asio::steady_timer>>
       feature_wakes_;
-  SwitchTree switch_tree_;
-  // GPU use over time for `gantry status`, in memory only.
-  UtilizationSampler utilization_;
-  // Deadlines of the interactive allocations' clients, in memory only
-  // (Start gives them a grace period).
-  AllocationLiveness allocation_liveness_;
-  ControllerStatistics statistics_;  // for sdiag
-  // Starts, events, failures, node shares, checkpoints and the messages
-  // to agents that go with them (job_lifecycle.h).
-  JobLifecycle lifecycle_;
-  SchedulingPass scheduling_;  // what a pass does (scheduling_pass.h)
-  JobRetention retention_;     // finished jobs to the history
-  JobSubmission submission_;   // checks and stages new jobs
-  JobSteps steps_;             // gantry run inside a job
-  NodeAdministration nodes_;   // partitions, drain, a node going down
-  AgentProtocol agents_;       // what agents say, and their streams' end
-  NodeSilence node_silence_;   // nodes not heard from in time
-  JobTimers job_timers_;       // time limits, deadlines, hangs
-  NodeEventLog node_events_;
   // What the features read of this controller, and the features made
   // from options_.features at construction.
   std::unique_ptr<FeatureContext> feature_view_;

@@ -44,22 +44,23 @@ void Controller::Accounting(
   auto page = std::make_shared<AccountingPage>(request, caller, clock_.NowMs(),
                                                after, limits);
   page->response().set_cluster_name(options_.cluster_name);
-  // Retired in memory, not yet written: in neither state_.jobs nor the store.
+  // Retired in memory, not yet written: in neither core_.state.jobs nor the
+  // store.
   std::map<uint64_t, const v1::JobRecord*> retired;
-  for (const StateStore::Batch* pending : commits_.Unwritten()) {
+  for (const StateStore::Batch* pending : core_.commits.Unwritten()) {
     if (pending == nullptr) continue;
     for (const v1::JobRecord& record : pending->retired) {
       if (record.id() > after) retired.emplace(record.id(), &record);
     }
   }
-  auto live = state_.jobs.upper_bound(after);
+  auto live = core_.state.jobs.upper_bound(after);
   auto unwritten = retired.begin();
   uint64_t last_seen = after;
   while (true) {
     // The lower id of the two sources.
     const v1::JobRecord* next = nullptr;
     const JobRuntime* runtime = nullptr;
-    if (live != state_.jobs.end()) {
+    if (live != core_.state.jobs.end()) {
       next = &live->second.record;
       runtime = &live->second;
     }
@@ -121,13 +122,14 @@ v1::SchedulerReportResponse Controller::SchedulerReport() const {
   uint32_t pending = 0;
   uint32_t running = 0;
   std::vector<v1::PriorityFactors> factors;
-  for (const auto& [id, job] : state_.live_jobs) {
+  for (const auto& [id, job] : core_.state.live_jobs) {
     const v1::JobRecord& record = job->record;
     if (record.state() == v1::RUNNING) ++running;
     if (record.state() != v1::PENDING) continue;
     ++pending;
-    const PriorityFactors f = JobPriorityFactors(
-        PendingJobOf(record, nullptr), lifecycle_.fair_share(), weights, now);
+    const PriorityFactors f =
+        JobPriorityFactors(PendingJobOf(record, nullptr),
+                           core_.lifecycle.fair_share(), weights, now);
     v1::PriorityFactors& row = factors.emplace_back();
     row.set_job_id(id);
     row.set_user(record.user());
@@ -149,30 +151,30 @@ v1::SchedulerReportResponse Controller::SchedulerReport() const {
   for (v1::PriorityFactors& row : factors) {
     *response.add_pending() = std::move(row);
   }
-  for (const auto& [user, usage] : lifecycle_.fair_share().users()) {
+  for (const auto& [user, usage] : core_.lifecycle.fair_share().users()) {
     v1::UserShare& share = *response.add_shares();
     share.set_user(user);
-    share.set_raw_usage(lifecycle_.fair_share().Usage(user, now));
-    share.set_effective_usage(lifecycle_.fair_share().Share(user, now));
-    share.set_fair_share(lifecycle_.fair_share().Factor(user, now));
+    share.set_raw_usage(core_.lifecycle.fair_share().Usage(user, now));
+    share.set_effective_usage(core_.lifecycle.fair_share().Share(user, now));
+    share.set_fair_share(core_.lifecycle.fair_share().Factor(user, now));
   }
   response.set_users_seen(
-      static_cast<uint32_t>(lifecycle_.fair_share().users().size()));
-  response.set_jobs_submitted(statistics_.jobs_submitted);
-  response.set_jobs_started(statistics_.jobs_started);
-  response.set_jobs_completed(statistics_.jobs_completed);
-  response.set_jobs_failed(statistics_.jobs_failed);
-  response.set_jobs_cancelled(statistics_.jobs_cancelled);
+      static_cast<uint32_t>(core_.lifecycle.fair_share().users().size()));
+  response.set_jobs_submitted(core_.statistics.jobs_submitted);
+  response.set_jobs_started(core_.statistics.jobs_started);
+  response.set_jobs_completed(core_.statistics.jobs_completed);
+  response.set_jobs_failed(core_.statistics.jobs_failed);
+  response.set_jobs_cancelled(core_.statistics.jobs_cancelled);
   response.set_jobs_pending(pending);
   response.set_jobs_running(running);
-  response.set_schedule_cycles(statistics_.cycles);
-  response.set_schedule_cycle_last_us(statistics_.cycle_last_us);
-  response.set_schedule_cycle_max_us(statistics_.cycle_max_us);
-  response.set_schedule_cycle_mean_us(statistics_.cycles == 0
+  response.set_schedule_cycles(core_.statistics.cycles);
+  response.set_schedule_cycle_last_us(core_.statistics.cycle_last_us);
+  response.set_schedule_cycle_max_us(core_.statistics.cycle_max_us);
+  response.set_schedule_cycle_mean_us(core_.statistics.cycles == 0
                                           ? 0
-                                          : statistics_.cycle_total_us /
-                                                statistics_.cycles);
-  response.set_last_cycle_ms(statistics_.last_cycle_ms);
+                                          : core_.statistics.cycle_total_us /
+                                                core_.statistics.cycles);
+  response.set_last_cycle_ms(core_.statistics.last_cycle_ms);
   return response;
 }
 

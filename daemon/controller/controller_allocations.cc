@@ -19,7 +19,7 @@ void Controller::EndAllocation(const v1::EndAllocationRequest& request,
                                const Caller& caller,
                                std::function<void(absl::Status)> done) {
   absl::StatusOr<JobRuntime*> found =
-      ManagedJob(state_, request.job_id(), caller);
+      ManagedJob(core_.state, request.job_id(), caller);
   if (!found.ok()) {
     done(found.status());
     return;
@@ -47,15 +47,15 @@ void Controller::EndAllocation(const v1::EndAllocationRequest& request,
   // background) stop with the allocation.
   bool tasks_left = false;
   for (const auto& [node, live] : job.live_ranks) tasks_left |= live > 0;
-  if (tasks_left) lifecycle_.SendKill(job);
+  if (tasks_left) core_.lifecycle.SendKill(job);
   const std::string who = caller.user.empty() ? "its client" : caller.user;
   if (request.exit_code() == 0 && request.signal() == 0) {
     JobEvent event{JobEvent::Kind::kRankExited};
     event.all_ranks_exited = true;
-    (void)lifecycle_.ApplyEvent(
+    (void)core_.lifecycle.ApplyEvent(
         job, event, absl::StrCat("allocation relinquished by ", who));
   } else {
-    lifecycle_.FailJob(
+    core_.lifecycle.FailJob(
         job, FailureKind::kApplication, request.exit_code(), request.signal(),
         /*all_ranks_exited=*/!tasks_left,
         request.signal() != 0
@@ -64,18 +64,19 @@ void Controller::EndAllocation(const v1::EndAllocationRequest& request,
             : absl::StrCat("the allocation's command exited with code ",
                            request.exit_code()));
   }
-  allocation_liveness_.Forget(record.id());
+  core_.allocation_liveness.Forget(record.id());
   log::Info("allocation ended", {{"job", record.id()},
                                  {"exit_code", request.exit_code()},
                                  {"signal", request.signal()}});
-  lifecycle_.ReleaseFinished(job);
-  commits_.AfterCommit([done = std::move(done)] { done(absl::OkStatus()); });
+  core_.lifecycle.ReleaseFinished(job);
+  core_.commits.AfterCommit(
+      [done = std::move(done)] { done(absl::OkStatus()); });
 }
 
 absl::StatusOr<v1::KeepAllocationResponse> Controller::KeepAllocation(
     const v1::KeepAllocationRequest& request, const Caller& caller) {
   absl::StatusOr<JobRuntime*> found =
-      ManagedJob(state_, request.job_id(), caller);
+      ManagedJob(core_.state, request.job_id(), caller);
   if (!found.ok()) return found.status();
   const v1::JobRecord& record = (*found)->record;
   if (!record.spec().allocation_only()) {
@@ -88,14 +89,14 @@ absl::StatusOr<v1::KeepAllocationResponse> Controller::KeepAllocation(
   response.set_state(record.state());
   response.set_reason(record.reason());
   response.set_reason_detail(record.reason_detail());
-  if (allocation_liveness_.enabled()) {
+  if (core_.allocation_liveness.enabled()) {
     // Slurm pings its clients at a third of InactiveLimit: two keepalives
     // may be lost before the third is too late.
     response.set_interval_ms(
-        std::max<int64_t>(100, allocation_liveness_.limit_ms() / 3));
+        std::max<int64_t>(100, core_.allocation_liveness.limit_ms() / 3));
   }
   if (record.state() == v1::PENDING || record.state() == v1::RUNNING) {
-    allocation_liveness_.Heard(record.id(), MonotonicMs(clock_));
+    core_.allocation_liveness.Heard(record.id(), MonotonicMs(clock_));
   }
   return response;
 }

@@ -29,17 +29,18 @@ class Controller::FeatureView : public FeatureContext {
   boost::asio::io_context& io() override { return controller_.io_; }
   void ForEachJob(
       const std::function<void(const v1::JobRecord&)>& visit) const override {
-    for (const auto& [id, job] : controller_.state_.jobs) visit(job.record);
+    for (const auto& [id, job] : controller_.core_.state.jobs)
+      visit(job.record);
   }
   void ForEachLiveJob(
       const std::function<void(const v1::JobRecord&)>& visit) const override {
-    for (const auto& [id, job] : controller_.state_.live_jobs)
+    for (const auto& [id, job] : controller_.core_.state.live_jobs)
       visit(job->record);
   }
   void ForEachNode(const std::function<void(const v1::NodeRecord&, bool,
                                             const v1::DatasetCacheReport&)>&
                        visit) const override {
-    for (const auto& [name, node] : controller_.state_.nodes) {
+    for (const auto& [name, node] : controller_.core_.state.nodes) {
       visit(node.record, node.link != nullptr, node.dataset_cache);
     }
   }
@@ -58,7 +59,7 @@ class Controller::FeatureView : public FeatureContext {
     const v1::JobRecord& record = job->record;
     std::vector<const std::string*> names;
     std::vector<NodeSnapshot> snapshot =
-        controller_.scheduling_.NodeSnapshots(names);
+        controller_.core_.scheduling.NodeSnapshots(names);
     std::map<std::string_view, NodeSnapshot*> by_name;
     for (NodeSnapshot& node : snapshot) by_name.emplace(node.name, &node);
     // Once it restarts, what the job holds now is free again.
@@ -109,7 +110,7 @@ class Controller::FeatureView : public FeatureContext {
     const v1::JobRecord& record = job->record;
     std::vector<const std::string*> names;
     const std::vector<NodeSnapshot> snapshot =
-        controller_.scheduling_.NodeSnapshots(names);
+        controller_.core_.scheduling.NodeSnapshots(names);
     // A job of `count` nodes that may not use the job's own (nor hot
     // spares, kept for failures), placed as the scheduler would.
     PendingJob probe = PendingJobOf(record, ParsedConstraint(*job));
@@ -123,12 +124,12 @@ class Controller::FeatureView : public FeatureContext {
     // The nodes must join the job's own in one part of the fabric
     // (fabric_parts.h): a restart at full size could not use others, and
     // would come back at the same size.
-    if (controller_.switch_tree_.topology() != nullptr &&
+    if (controller_.core_.switch_tree.topology() != nullptr &&
         !record.allocation().empty()) {
-      const Topology& topology = *controller_.switch_tree_.topology();
+      const Topology& topology = *controller_.core_.switch_tree.topology();
       const std::string part =
           FabricPartName(topology, record.allocation(0).node());
-      for (const auto& [name, node] : controller_.state_.nodes) {
+      for (const auto& [name, node] : controller_.core_.state.nodes) {
         if (FabricPartName(topology, name) != part) {
           probe.excluded_nodes.push_back(name);
         }
@@ -148,7 +149,9 @@ class Controller::FeatureView : public FeatureContext {
     const NodeRuntime* node = Node(name);
     return node != nullptr && node->link != nullptr;
   }
-  uint64_t cluster_id() const override { return controller_.state_.cluster_id; }
+  uint64_t cluster_id() const override {
+    return controller_.core_.state.cluster_id;
+  }
   int64_t started_ms() const override { return controller_.started_ms_; }
 
   void SetJobReason(uint64_t job_id, const std::string& reason,
@@ -161,7 +164,7 @@ class Controller::FeatureView : public FeatureContext {
     } else {
       job->record.set_reason_detail(detail);
     }
-    controller_.commits_.StageJob(job->record);
+    controller_.core_.commits.StageJob(job->record);
   }
   void UpdateCurrentAttempt(
       uint64_t job_id,
@@ -169,14 +172,14 @@ class Controller::FeatureView : public FeatureContext {
     JobRuntime* job = Job(job_id);
     if (job == nullptr || job->record.attempts_size() == 0) return;
     edit(*job->record.mutable_attempts(job->record.attempts_size() - 1));
-    controller_.commits_.StageJob(job->record);
+    controller_.core_.commits.StageJob(job->record);
   }
   void UpdateJob(uint64_t job_id,
                  const std::function<void(v1::JobRecord&)>& edit) override {
     JobRuntime* job = Job(job_id);
     if (job == nullptr) return;
     edit(job->record);
-    controller_.commits_.StageJob(job->record);
+    controller_.core_.commits.StageJob(job->record);
   }
   void UpdateJobUnstaged(
       uint64_t job_id,
@@ -185,11 +188,11 @@ class Controller::FeatureView : public FeatureContext {
     if (job != nullptr) edit(job->record);
   }
   void AfterCommit(std::function<void()> action) override {
-    controller_.commits_.AfterCommit(std::move(action));
+    controller_.core_.commits.AfterCommit(std::move(action));
   }
   std::vector<std::string> LeafSwitchesOf(
       const std::string& node) const override {
-    return controller_.switch_tree_.LeafSwitchesOf(node);
+    return controller_.core_.switch_tree.LeafSwitchesOf(node);
   }
   bool SendToNode(const std::string& name,
                   const v1::ControllerMessage& message) override {
@@ -208,11 +211,11 @@ class Controller::FeatureView : public FeatureContext {
     // The hang timeout counts from the ranks' start, not the hold's.
     record.set_last_progress_ms(now);
     job->quiet_for.Mark(now, controller_.clock_);
-    controller_.commits_.StageJob(job->record);
-    controller_.commits_.AfterCommit([&controller = controller_,
-                                      id = record.id(),
-                                      attempt = record.attempt()] {
-      controller.lifecycle_.SendLaunch(id, attempt);
+    controller_.core_.commits.StageJob(job->record);
+    controller_.core_.commits.AfterCommit([&controller = controller_,
+                                           id = record.id(),
+                                           attempt = record.attempt()] {
+      controller.core_.lifecycle.SendLaunch(id, attempt);
     });
   }
   void RequeueUnstarted(uint64_t job_id, const std::string& detail, bool hold,
@@ -227,28 +230,29 @@ class Controller::FeatureView : public FeatureContext {
     job->live_ranks.clear();
     JobEvent event{JobEvent::Kind::kPreflightFailed};
     event.requeue = true;
-    (void)controller_.lifecycle_.ApplyEvent(*job, event, detail);
+    (void)controller_.core_.lifecycle.ApplyEvent(*job, event, detail);
     if (hold) record.set_held(true);
     record.set_reason(reason);
     record.set_reason_detail(reason_detail);
-    controller_.commits_.StageJob(job->record);
+    controller_.core_.commits.StageJob(job->record);
   }
   void RecordEvent(uint64_t job_id, const std::string& node,
                    const std::string& kind,
                    const std::string& detail) override {
-    controller_.commits_.StageEvent(job_id, node, kind, detail);
+    controller_.core_.commits.StageEvent(job_id, node, kind, detail);
   }
   void NoteJobProgress(uint64_t job_id, bool checkpoint) override {
     JobRuntime* job = Job(job_id);
     if (job == nullptr) return;
     job->record.set_last_progress_ms(controller_.clock_.NowMs());  // in memory
     job->quiet_for.Mark(job->record.last_progress_ms(), controller_.clock_);
-    controller_.lifecycle_.NoteProgress(*job, checkpoint);
+    controller_.core_.lifecycle.NoteProgress(*job, checkpoint);
   }
   bool DrainNode(const std::string& name, const std::string& reason) override {
     NodeRuntime* node = Node(name);
     if (node == nullptr) return false;
-    if (!node->record.drained()) controller_.nodes_.DrainNode(*node, reason);
+    if (!node->record.drained())
+      controller_.core_.nodes.DrainNode(*node, reason);
     return true;
   }
   absl::Status RestartUncharged(uint64_t job_id, const std::string& end_reason,
@@ -260,7 +264,7 @@ class Controller::FeatureView : public FeatureContext {
     JobEvent event{JobEvent::Kind::kRequeueRequest};
     event.requeue = true;
     if (absl::Status status =
-            controller_.lifecycle_.ApplyEvent(*job, event, detail);
+            controller_.core_.lifecycle.ApplyEvent(*job, event, detail);
         !status.ok()) {
       return status;
     }
@@ -270,12 +274,12 @@ class Controller::FeatureView : public FeatureContext {
       record.mutable_attempts(record.attempts_size() - 1)
           ->set_end_reason(end_reason);
     }
-    controller_.commits_.StageJob(job->record);
+    controller_.core_.commits.StageJob(job->record);
     return absl::OkStatus();
   }
 
  private:
-  void RequestSchedule() override { controller_.passes_.Request(); }
+  void RequestSchedule() override { controller_.core_.passes.Request(); }
   void WakeAfter(ControllerFeature& feature, int64_t delay_ms) override {
     if (controller_.stopped_) return;
     std::unique_ptr<boost::asio::steady_timer>& wake =
@@ -292,12 +296,12 @@ class Controller::FeatureView : public FeatureContext {
 
   // The controller's own entries; null when there is none.
   JobRuntime* Job(uint64_t job_id) const {
-    auto it = controller_.state_.jobs.find(job_id);
-    return it == controller_.state_.jobs.end() ? nullptr : &it->second;
+    auto it = controller_.core_.state.jobs.find(job_id);
+    return it == controller_.core_.state.jobs.end() ? nullptr : &it->second;
   }
   NodeRuntime* Node(const std::string& name) const {
-    auto it = controller_.state_.nodes.find(name);
-    return it == controller_.state_.nodes.end() ? nullptr : &it->second;
+    auto it = controller_.core_.state.nodes.find(name);
+    return it == controller_.core_.state.nodes.end() ? nullptr : &it->second;
   }
 
   Controller& controller_;

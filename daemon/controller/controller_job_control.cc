@@ -15,10 +15,11 @@ namespace gantry {
 void Controller::Cancel(const v1::CancelRequest& request, const Caller& caller,
                         std::function<void(v1::CancelResponse)> done) {
   v1::CancelResponse response;
-  for (uint64_t id : ResolveTargets(state_, request.job_ids(), request.filter(),
-                                    *response.mutable_results())) {
+  for (uint64_t id :
+       ResolveTargets(core_.state, request.job_ids(), request.filter(),
+                      *response.mutable_results())) {
     v1::CancelResult* result = response.add_results();
-    JobRuntime* managed = ManagedJobFor(state_, id, caller, *result);
+    JobRuntime* managed = ManagedJobFor(core_.state, id, caller, *result);
     if (managed == nullptr) continue;
     JobRuntime& job = *managed;
     if (request.signal() != 0) {
@@ -43,15 +44,16 @@ void Controller::Cancel(const v1::CancelRequest& request, const Caller& caller,
       // Sent once the event is stored: a leader whose etcd lease lapsed
       // meanwhile (which sends nothing to agents) sends it when its lease
       // is confirmed, and one that lost it answers an error, not "ok".
-      commits_.AfterCommit([this, id, signal = request.signal(), scope] {
-        auto it = state_.jobs.find(id);
-        if (it == state_.jobs.end() ||
+      core_.commits.AfterCommit([this, id, signal = request.signal(), scope] {
+        auto it = core_.state.jobs.find(id);
+        if (it == core_.state.jobs.end() ||
             it->second.record.state() != v1::RUNNING) {
           return;
         }
-        lifecycle_.SendKill(it->second, signal, /*signal_only=*/true, scope);
+        core_.lifecycle.SendKill(it->second, signal, /*signal_only=*/true,
+                                 scope);
       });
-      commits_.StageEvent(
+      core_.commits.StageEvent(
           id, "", "signalled",
           absl::StrCat("signal ", request.signal(), " sent by ", caller.user));
       result->set_ok(true);
@@ -64,8 +66,8 @@ void Controller::Cancel(const v1::CancelRequest& request, const Caller& caller,
             : std::nullopt;
     job.record.set_cancelled_by_uid(caller.uid);
     absl::Status status =
-        lifecycle_.ApplyEvent(job, {JobEvent::Kind::kCancel},
-                              absl::StrCat("cancelled by ", caller.user));
+        core_.lifecycle.ApplyEvent(job, {JobEvent::Kind::kCancel},
+                                   absl::StrCat("cancelled by ", caller.user));
     if (!status.ok()) {
       if (canceller) {
         job.record.set_cancelled_by_uid(*canceller);
@@ -77,8 +79,10 @@ void Controller::Cancel(const v1::CancelRequest& request, const Caller& caller,
     }
     result->set_ok(true);
   }
-  commits_.AfterCommit([done = std::move(done),
-                        response = std::move(response)] { done(response); });
+  core_.commits.AfterCommit(
+      [done = std::move(done), response = std::move(response)] {
+        done(response);
+      });
 }
 
 void Controller::Hold(const v1::HoldRequest& request, const Caller& caller,
@@ -86,10 +90,11 @@ void Controller::Hold(const v1::HoldRequest& request, const Caller& caller,
   const char* verb = request.release() ? "release" : "hold";
   v1::HoldResponse response;
   bool released_any = false;
-  for (uint64_t id : ResolveTargets(state_, request.job_ids(), request.filter(),
-                                    *response.mutable_results())) {
+  for (uint64_t id :
+       ResolveTargets(core_.state, request.job_ids(), request.filter(),
+                      *response.mutable_results())) {
     v1::CancelResult* result = response.add_results();
-    JobRuntime* managed = ManagedJobFor(state_, id, caller, *result);
+    JobRuntime* managed = ManagedJobFor(core_.state, id, caller, *result);
     if (managed == nullptr) continue;
     JobRuntime& job = *managed;
     if (job.record.state() != v1::PENDING) {
@@ -106,20 +111,22 @@ void Controller::Hold(const v1::HoldRequest& request, const Caller& caller,
     } else {
       MarkHeld(job.record);
     }
-    commits_.StageJob(job.record);
-    commits_.StageEvent(id, "", request.release() ? "released" : "held",
-                        absl::StrCat(verb, " by ", caller.user));
+    core_.commits.StageJob(job.record);
+    core_.commits.StageEvent(id, "", request.release() ? "released" : "held",
+                             absl::StrCat(verb, " by ", caller.user));
   }
-  if (released_any) passes_.Request();
-  commits_.AfterCommit([done = std::move(done),
-                        response = std::move(response)] { done(response); });
+  if (released_any) core_.passes.Request();
+  core_.commits.AfterCommit(
+      [done = std::move(done), response = std::move(response)] {
+        done(response);
+      });
 }
 
 void Controller::ReportProgress(const v1::ReportProgressRequest& request,
                                 const Caller& caller,
                                 std::function<void(absl::Status)> done) {
   absl::StatusOr<JobRuntime*> found =
-      ManagedJob(state_, request.job_id(), caller);
+      ManagedJob(core_.state, request.job_id(), caller);
   if (!found.ok()) {
     done(found.status());
     return;
@@ -154,10 +161,11 @@ void Controller::ReportProgress(const v1::ReportProgressRequest& request,
       return;
     }
   }
-  lifecycle_.RecordCheckpoint(
+  core_.lifecycle.RecordCheckpoint(
       job, request.checkpoint_path(), request.step(), "report",
       request.checkpoint_path().empty() ? 0 : write_seconds);
-  commits_.AfterCommit([done = std::move(done)] { done(absl::OkStatus()); });
+  core_.commits.AfterCommit(
+      [done = std::move(done)] { done(absl::OkStatus()); });
 }
 
 }  // namespace gantry

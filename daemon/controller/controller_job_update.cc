@@ -64,16 +64,17 @@ void Controller::Requeue(const v1::RequeueRequest& request,
                          const Caller& caller,
                          std::function<void(v1::RequeueResponse)> done) {
   v1::RequeueResponse response;
-  for (uint64_t id : ResolveTargets(state_, request.job_ids(), request.filter(),
-                                    *response.mutable_results())) {
+  for (uint64_t id :
+       ResolveTargets(core_.state, request.job_ids(), request.filter(),
+                      *response.mutable_results())) {
     v1::CancelResult* result = response.add_results();
-    JobRuntime* managed = ManagedJobFor(state_, id, caller, *result);
+    JobRuntime* managed = ManagedJobFor(core_.state, id, caller, *result);
     if (managed == nullptr) continue;
     JobRuntime& job = *managed;
     const bool was_finished = IsTerminal(FromProto(job.record.state()));
     JobEvent event{JobEvent::Kind::kRequeueRequest};
     event.requeue = true;
-    absl::Status status = lifecycle_.ApplyEvent(
+    absl::Status status = core_.lifecycle.ApplyEvent(
         job, event, absl::StrCat("requeued by ", caller.user));
     if (!status.ok()) {
       result->set_error(absl::StrCat("job ", id, ": ", status.message()));
@@ -90,11 +91,13 @@ void Controller::Requeue(const v1::RequeueRequest& request,
       record.set_repeated_app_failures(0);
     }
     if (request.hold()) MarkHeld(record);
-    commits_.StageJob(job.record);
+    core_.commits.StageJob(job.record);
     result->set_ok(true);
   }
-  commits_.AfterCommit([done = std::move(done),
-                        response = std::move(response)] { done(response); });
+  core_.commits.AfterCommit(
+      [done = std::move(done), response = std::move(response)] {
+        done(response);
+      });
 }
 
 absl::Status Controller::ApplyJobUpdate(const v1::UpdateJobRequest& request,
@@ -115,7 +118,7 @@ absl::Status Controller::ApplyJobUpdate(const v1::UpdateJobRequest& request,
           " is running: its partition changes only while it is pending"));
     }
     const PartitionConfig* partition =
-        submission_.FindPartition(request.partition());
+        core_.submission.FindPartition(request.partition());
     if (partition == nullptr) {
       return absl::InvalidArgumentError(
           absl::StrCat("invalid partition name \"", request.partition(), "\""));
@@ -139,7 +142,7 @@ absl::Status Controller::ApplyJobUpdate(const v1::UpdateJobRequest& request,
           record.id(), " (", FormatTimeLimit(current), ")"));
     }
     const PartitionConfig* partition =
-        submission_.FindPartition(updated.partition());
+        core_.submission.FindPartition(updated.partition());
     if (!caller.admin && partition != nullptr &&
         partition->max_time_seconds > 0 &&
         (wanted == 0 || wanted > partition->max_time_seconds)) {
@@ -172,7 +175,8 @@ absl::Status Controller::ApplyJobUpdate(const v1::UpdateJobRequest& request,
   if (gpus_change || updated.partition() != spec.partition()) {
     v1::JobRecord candidate = record;
     *candidate.mutable_spec() = updated;
-    if (absl::Status type = submission_.CheckGpuType(candidate); !type.ok()) {
+    if (absl::Status type = core_.submission.CheckGpuType(candidate);
+        !type.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("job ", record.id(), ": ", type.message()));
     }
@@ -186,26 +190,29 @@ void Controller::UpdateJob(const v1::UpdateJobRequest& request,
                            std::function<void(v1::UpdateJobResponse)> done) {
   v1::UpdateJobResponse response;
   bool changed_any = false;
-  for (uint64_t id : ResolveTargets(state_, request.job_ids(), request.filter(),
-                                    *response.mutable_results())) {
+  for (uint64_t id :
+       ResolveTargets(core_.state, request.job_ids(), request.filter(),
+                      *response.mutable_results())) {
     v1::CancelResult* result = response.add_results();
-    JobRuntime* managed = ManagedJobFor(state_, id, caller, *result);
+    JobRuntime* managed = ManagedJobFor(core_.state, id, caller, *result);
     if (managed == nullptr) continue;
     if (absl::Status status = ApplyJobUpdate(request, caller, *managed);
         !status.ok()) {
       result->set_error(std::string(status.message()));
       continue;
     }
-    commits_.StageJob(managed->record);
-    commits_.StageEvent(id, "", "updated",
-                        absl::StrCat("updated by ", caller.user));
+    core_.commits.StageJob(managed->record);
+    core_.commits.StageEvent(id, "", "updated",
+                             absl::StrCat("updated by ", caller.user));
     changed_any = true;
     result->set_ok(true);
   }
   // A new partition or a shorter limit may let the job start now.
-  if (changed_any) passes_.Request();
-  commits_.AfterCommit([done = std::move(done),
-                        response = std::move(response)] { done(response); });
+  if (changed_any) core_.passes.Request();
+  core_.commits.AfterCommit(
+      [done = std::move(done), response = std::move(response)] {
+        done(response);
+      });
 }
 
 }  // namespace gantry

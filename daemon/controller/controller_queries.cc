@@ -69,13 +69,13 @@ absl::StatusOr<v1::ListJobsResponse> Controller::ListJobs(
   };
   // Without --all only live jobs can qualify: skip the finished ones.
   if (request.all()) {
-    for (auto it = state_.jobs.upper_bound(after); it != state_.jobs.end();
-         ++it) {
+    for (auto it = core_.state.jobs.upper_bound(after);
+         it != core_.state.jobs.end(); ++it) {
       if (!list(it->second)) break;
     }
   } else {
-    for (auto it = state_.live_jobs.upper_bound(after);
-         it != state_.live_jobs.end(); ++it) {
+    for (auto it = core_.state.live_jobs.upper_bound(after);
+         it != core_.state.live_jobs.end(); ++it) {
       if (!list(*it->second)) break;
     }
   }
@@ -100,8 +100,8 @@ absl::StatusOr<v1::GetJobResponse> Controller::GetJob(
   v1::GetJobResponse response;
   bool found = false;
   // Array tasks have consecutive ids from the array's.
-  for (auto it = state_.jobs.lower_bound(job_id); it != state_.jobs.end();
-       ++it) {
+  for (auto it = core_.state.jobs.lower_bound(job_id);
+       it != core_.state.jobs.end(); ++it) {
     const v1::JobRecord& record = it->second.record;
     if (task ? record.array_job_id() != job_id : it->first != job_id) break;
     if (task && record.array_task_id() != *task) continue;
@@ -117,7 +117,7 @@ absl::StatusOr<v1::GetJobResponse> Controller::GetJob(
   }
   if (!found) {
     absl::StatusOr<std::optional<v1::JobRecord>> retired =
-        retention_.RetiredJob(job_id, task);
+        core_.retention.RetiredJob(job_id, task);
     if (!retired.ok()) return retired.status();
     if (!retired->has_value()) {
       return absl::NotFoundError(absl::StrCat(
@@ -146,7 +146,7 @@ absl::StatusOr<v1::GetJobResponse> Controller::GetJob(
   // The record above already shows what the batch being written and the
   // one being staged change: so does its history (events are numbered in
   // order, and the write may land while the store is read).
-  for (const StateStore::Batch* pending : commits_.Unwritten()) {
+  for (const StateStore::Batch* pending : core_.commits.Unwritten()) {
     if (pending == nullptr) continue;
     for (const v1::EventRecord& event : pending->events) {
       if (event.job_id() == job_id && event.sequence() > stored_up_to) {
@@ -159,13 +159,13 @@ absl::StatusOr<v1::GetJobResponse> Controller::GetJob(
 
 v1::ListNodesResponse Controller::ListNodes() const {
   v1::ListNodesResponse response;
-  for (const auto& [name, node] : state_.nodes) {
+  for (const auto& [name, node] : core_.state.nodes) {
     v1::NodeRecord* record = response.add_nodes();
     *record = node.record;
     record->set_cpus_allocated(node.usage.cpus);
     record->set_gpus_allocated(static_cast<uint32_t>(node.usage.gpus.size()));
     record->set_mem_allocated_mb(node.usage.mem_mb);
-    for (const std::string& leaf : switch_tree_.LeafSwitchesOf(name)) {
+    for (const std::string& leaf : core_.switch_tree.LeafSwitchesOf(name)) {
       record->add_leaf_switches(leaf);
     }
   }

@@ -37,23 +37,24 @@ v1::ClusterStatusResponse Controller::ClusterStatus() const {
   for (const v1::NodeRecord& node : listing.nodes()) {
     input.nodes.push_back(&node);
   }
-  input.jobs.reserve(state_.jobs.size());
-  for (const auto& [id, job] : state_.jobs) input.jobs.push_back(&job.record);
-  input.node_events = node_events_.Events();
-  input.utilization = &utilization_.history();
+  input.jobs.reserve(core_.state.jobs.size());
+  for (const auto& [id, job] : core_.state.jobs)
+    input.jobs.push_back(&job.record);
+  input.node_events = core_.node_events.Events();
+  input.utilization = &core_.utilization.history();
   v1::ClusterStatusResponse status = BuildClusterStatus(input);
   status.set_version(GANTRY_VERSION);
   status.set_cluster_name(options_.cluster_name);
   status.set_started_ms(started_ms_);
   status.set_now_ms(now);
   status.set_state_dir(options_.state_dir);
-  status.set_next_job_id(state_.next_job_id);
-  status.set_jobs_finished(state_.finished_jobs);
+  status.set_next_job_id(core_.state.next_job_id);
+  status.set_jobs_finished(core_.state.finished_jobs);
   status.set_state_size_bytes(DirectorySizeBytes(options_.state_dir));
-  status.set_last_commit_seconds(commits_.latencies().last());
-  status.set_median_commit_seconds(commits_.latencies().Median());
+  status.set_last_commit_seconds(core_.commits.latencies().last());
+  status.set_median_commit_seconds(core_.commits.latencies().Median());
   status.set_commits_sampled(
-      static_cast<uint32_t>(commits_.latencies().count()));
+      static_cast<uint32_t>(core_.commits.latencies().count()));
   for (const std::unique_ptr<ControllerFeature>& feature : features_) {
     feature->FillStatus(status);
   }

@@ -129,14 +129,11 @@ struct CoreParts {
       store,
       clock,
       nullptr,
-      {.find_job = [this](uint64_t id) -> const v1::JobRecord* {
-         auto it = state.jobs.find(id);
-         return it == state.jobs.end() ? nullptr : &it->second.record;
-       },
-       .find_node = [this](const std::string& name) -> const v1::NodeRecord* {
-         auto it = state.nodes.find(name);
-         return it == state.nodes.end() ? nullptr : &it->second.record;
-       },
+      {.find_job = [this](uint64_t id) { return state.FindJobRecord(id); },
+       .find_node =
+           [this](const std::string& name) {
+             return state.FindNodeRecord(name);
+           },
        .on_job_staged = [](const v1::JobRecord&) {},
        .on_event_staged = [](const v1::EventRecord&) {}}};
   PassPacer passes{io,
