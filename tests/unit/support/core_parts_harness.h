@@ -37,11 +37,16 @@ class RecordingLink final : public AgentLink {
   void Send(const v1::ControllerMessage& message) override {
     sent.push_back(message);
   }
-  void Close() override {}
-  void Close(const absl::Status&) override {}
+  void Close() override { closed = true; }
+  void Close(const absl::Status& why) override {
+    closed = true;
+    close_status = why;
+  }
   std::string Peer() const override { return "recording"; }
 
   std::vector<v1::ControllerMessage> sent;
+  bool closed = false;
+  absl::Status close_status;
 };
 
 struct CoreParts {
