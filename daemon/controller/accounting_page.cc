@@ -4,8 +4,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "daemon/controller/goodput.h"
-#include "daemon/controller/job_filter.h"
+#include "daemon/controller/core/goodput.h"
+#include "daemon/controller/core/job_filter.h"
 
 namespace gantry {
 

@@ -19,7 +19,7 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
-#include "daemon/controller/caller.h"
+#include "daemon/controller/core/caller.h"
 #include "daemon/store/state_store.h"
 #include "gantry/v1/client.pb.h"
 

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/controller/utilization_history.h"
+#include "daemon/controller/core/utilization_history.h"
 #include "gantry/v1/client.pb.h"
 
 namespace gantry {

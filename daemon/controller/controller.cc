@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/log.h"
-#include "daemon/controller/controller_metrics.h"
+#include "daemon/controller/core/controller_metrics.h"
 #include "daemon/launch/step_layout.h"
 
 namespace gantry {

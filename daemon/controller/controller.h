@@ -1,6 +1,6 @@
 // The controller: the single owner of cluster state (jobs, nodes, events),
-// and the facade the rpc layer calls. Its core is a set of classes over
-// the same tables, each given the parts it works with:
+// and the facade the rpc layer calls. Its core (core/) is a set of classes
+// over the same tables, each given the parts it works with:
 //   cluster_state.h       the jobs and nodes, and their indexes
 //   commit_pipeline.h     the group commit: nothing is told before durable
 //   job_lifecycle.h       starts, events, failures, shares, checkpoints,
@@ -15,7 +15,7 @@
 //   node_silence.h        nodes not heard from in time
 //   job_timers.h          time limits, deadlines, hangs, InactiveLimit
 //   periodic_tick.h       the tick; utilization_sampler.h GPU use over time
-// The features beside the core (controller_feature.h; features/) hear of
+// The features beside the core (core/controller_feature.h; features/) hear of
 // what happens through ControllerFeature's hooks. What stays here:
 //   controller.cc             start (loading the state) and stop
 //   controller_job_control.cc cancel, signal, hold, release, progress
@@ -55,17 +55,17 @@
 #include "common/ids.h"
 #include "common/node_constraint.h"
 #include "common/topology.h"
-#include "daemon/controller/agent_link.h"
-#include "daemon/controller/caller.h"
-#include "daemon/controller/controller_core.h"
-#include "daemon/controller/controller_feature.h"
-#include "daemon/controller/controller_options.h"
-#include "daemon/controller/controller_runtime.h"
-#include "daemon/controller/history_worker.h"
-#include "daemon/controller/job_state_proto.h"
-#include "daemon/controller/managed_job.h"
-#include "daemon/controller/periodic_tick.h"
-#include "daemon/controller/scheduling_input.h"
+#include "daemon/controller/core/agent_link.h"
+#include "daemon/controller/core/caller.h"
+#include "daemon/controller/core/controller_core.h"
+#include "daemon/controller/core/controller_feature.h"
+#include "daemon/controller/core/controller_options.h"
+#include "daemon/controller/core/controller_runtime.h"
+#include "daemon/controller/core/history_worker.h"
+#include "daemon/controller/core/job_state_proto.h"
+#include "daemon/controller/core/managed_job.h"
+#include "daemon/controller/core/periodic_tick.h"
+#include "daemon/controller/core/scheduling_input.h"
 #include "daemon/scheduler/job_state_machine.h"
 #include "daemon/scheduler/partition_config.h"
 #include "daemon/scheduler/priority.h"

@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "daemon/controller/accounting_page.h"
 #include "daemon/controller/controller.h"
-#include "daemon/controller/job_filter.h"
+#include "daemon/controller/core/job_filter.h"
 
 namespace gantry {
 

@@ -12,7 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "daemon/controller/controller.h"
-#include "daemon/controller/scheduling_input.h"
+#include "daemon/controller/core/scheduling_input.h"
 #include "daemon/scheduler/fabric_parts.h"
 #include "daemon/scheduler/scheduler.h"
 

@@ -7,8 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "common/checkpoint_write_time.h"
 #include "daemon/controller/controller.h"
-#include "daemon/controller/job_filter.h"
-#include "daemon/controller/user_hold.h"
+#include "daemon/controller/core/job_filter.h"
+#include "daemon/controller/core/user_hold.h"
 
 namespace gantry {
 

@@ -7,10 +7,10 @@
 #include "common/option_values.h"
 #include "common/request_limits.h"
 #include "daemon/controller/controller.h"
-#include "daemon/controller/gpu_type_census.h"
-#include "daemon/controller/request_validation.h"
-#include "daemon/controller/scheduling_input.h"
-#include "daemon/controller/user_hold.h"
+#include "daemon/controller/core/gpu_type_census.h"
+#include "daemon/controller/core/request_validation.h"
+#include "daemon/controller/core/scheduling_input.h"
+#include "daemon/controller/core/user_hold.h"
 
 namespace gantry {
 namespace {

@@ -7,8 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "common/hostlist.h"
 #include "daemon/controller/controller.h"
-#include "daemon/controller/goodput.h"
-#include "daemon/controller/job_filter.h"
+#include "daemon/controller/core/goodput.h"
+#include "daemon/controller/core/job_filter.h"
 #include "daemon/launch/step_layout.h"
 
 namespace gantry {

@@ -18,7 +18,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "common/mutex.h"
-#include "daemon/controller/agent_link.h"
+#include "daemon/controller/core/agent_link.h"
 #include "gantry/v1/agent.pb.h"
 
 namespace gantry {

@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/terminal_text.h"
-#include "daemon/controller/request_validation.h"
+#include "daemon/controller/core/request_validation.h"
 
 namespace gantry {
 namespace {

@@ -34,7 +34,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "absl/status/statusor.h"
-#include "daemon/controller/caller.h"
+#include "daemon/controller/core/caller.h"
 
 namespace gantry {
 

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "common/log.h"
-#include "daemon/controller/request_validation.h"
+#include "daemon/controller/core/request_validation.h"
 
 namespace gantry {
 

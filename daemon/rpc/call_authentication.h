@@ -14,7 +14,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "absl/status/statusor.h"
-#include "daemon/controller/caller.h"
+#include "daemon/controller/core/caller.h"
 #include "daemon/rpc/authenticator.h"
 
 namespace gantry {

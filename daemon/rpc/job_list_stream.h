@@ -20,8 +20,8 @@
 #include <grpcpp/grpcpp.h>
 #include <boost/asio/io_context.hpp>
 
-#include "daemon/controller/caller.h"
 #include "daemon/controller/controller.h"
+#include "daemon/controller/core/caller.h"
 #include "daemon/rpc/authenticator.h"
 #include "gantry/v1/client.grpc.pb.h"
 

@@ -30,7 +30,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/rpc_methods.h"
-#include "daemon/controller/caller.h"
+#include "daemon/controller/core/caller.h"
 #include "daemon/rpc/authenticator.h"
 #include "daemon/rpc/call_authentication.h"
 #include "daemon/rpc/grpc_status.h"

@@ -22,10 +22,10 @@
 
 #include "common/clock.h"
 #include "common/log.h"
-#include "daemon/controller/agent_link.h"
 #include "daemon/controller/controller.h"
+#include "daemon/controller/core/agent_link.h"
+#include "daemon/controller/core/request_validation.h"
 #include "daemon/controller/features/standard_features.h"
-#include "daemon/controller/request_validation.h"
 #include "daemon/rpc/agent_stream_guard.h"
 #include "daemon/store/state_store.h"
 #include "tests/unit/support/memory_store.h"

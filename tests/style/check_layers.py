@@ -30,24 +30,31 @@ LAYERS = {
     "daemon/store": {"common", "proto"},
     "daemon/launch": {"common", "proto", "daemon/scheduler"},
     "daemon/replication": {"common", "proto", "etcd", "daemon/store"},
-    "daemon/controller": {
+    # The controller's core: the tables and the classes over them.
+    "daemon/controller/core": {
         "common", "proto", "daemon/scheduler", "daemon/store",
         "daemon/launch"},
-    # Features beside the controller's core (controller_feature.h): they
-    # link the core; the core never names them.
+    # The Controller, the facade over the core, and its read-only views.
+    "daemon/controller": {
+        "common", "proto", "daemon/scheduler", "daemon/store",
+        "daemon/launch", "daemon/controller/core"},
+    # Features beside the controller's core (core/controller_feature.h):
+    # they see the core only; the core never names them.
     "daemon/controller/features": {
         "common", "proto", "daemon/scheduler", "daemon/store",
-        "daemon/launch", "daemon/controller"},
+        "daemon/launch", "daemon/controller/core"},
     # The rpc layer hands a feature the requests it answers
     # (Controller::FindFeature).
     "daemon/rpc": {
-        "common", "proto", "daemon/controller", "daemon/controller/features",
-        "daemon/scheduler", "daemon/store", "daemon/launch"},
+        "common", "proto", "daemon/controller", "daemon/controller/core",
+        "daemon/controller/features", "daemon/scheduler", "daemon/store",
+        "daemon/launch"},
     # gantryd's main.cc wires the layers together.
     "daemon": {
         "common", "proto", "daemon/scheduler", "daemon/store",
         "daemon/launch", "daemon/replication", "daemon/controller",
-        "daemon/controller/features", "daemon/rpc"},
+        "daemon/controller/core", "daemon/controller/features",
+        "daemon/rpc"},
     # The node agent's rooms, from the bottom up; like the CLI it shares
     # only common/ and the wire contract with gantryd.
     "agent/system": {"common", "proto"},
@@ -86,10 +93,12 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 
 def daemon_layer(parts):
-    """daemon/X/... -> daemon/X; daemon/controller/features/... is a layer
-    of its own."""
+    """daemon/X/... -> daemon/X; daemon/controller/features/... and
+    daemon/controller/core/... are layers of their own."""
     if parts[1:3] == ["controller", "features"] and len(parts) > 3:
         return "daemon/controller/features"
+    if parts[1:3] == ["controller", "core"] and len(parts) > 3:
+        return "daemon/controller/core"
     return "daemon/" + parts[1] if len(parts) > 2 else "daemon"
 
 

@@ -73,13 +73,27 @@ class CheckLayersTest(unittest.TestCase):
     def test_the_core_may_not_name_a_feature(self):
         with tempfile.TemporaryDirectory() as tree:
             write(tree, "daemon/controller/features/goodput/g.cc",
-                  '#include "daemon/controller/controller.h"\n')
-            write(tree, "daemon/controller/c.cc",
+                  '#include "daemon/controller/core/controller_feature.h"\n')
+            write(tree, "daemon/controller/core/c.cc",
                   '#include "daemon/controller/features/goodput/g.h"\n')
             result = run_checker(tree)
             self.assertEqual(result.returncode, 1)
-            self.assertIn("daemon/controller/c.cc:1", result.stdout)
+            self.assertIn("daemon/controller/core/c.cc:1", result.stdout)
             self.assertNotIn("goodput/g.cc", result.stdout)
+
+    def test_a_feature_sees_the_core_not_the_facade(self):
+        with tempfile.TemporaryDirectory() as tree:
+            write(tree, "daemon/controller/features/goodput/g.cc",
+                  '#include "daemon/controller/controller.h"\n')
+            write(tree, "daemon/controller/core/c.cc",
+                  '#include "daemon/controller/controller.h"\n')
+            write(tree, "daemon/controller/controller.cc",
+                  '#include "daemon/controller/core/controller_core.h"\n')
+            result = run_checker(tree)
+            self.assertEqual(result.returncode, 1)
+            self.assertIn("goodput/g.cc:1", result.stdout)
+            self.assertIn("daemon/controller/core/c.cc:1", result.stdout)
+            self.assertNotIn("controller.cc", result.stdout)
 
     def test_a_new_directory_must_be_given_a_layer(self):
         with tempfile.TemporaryDirectory() as tree:

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "daemon/controller/controller_feature.h"
+#include "daemon/controller/core/controller_feature.h"
 #include "daemon/controller/features/checkpoint_interval/checkpoint_interval_feature.h"
 #include "daemon/controller/features/datasets/stage_ahead.h"
 #include "daemon/controller/features/fault_survivors/fault_survivor_feature.h"

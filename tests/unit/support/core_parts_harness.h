@@ -18,15 +18,15 @@
 #include <boost/asio/io_context.hpp>
 
 #include "common/clock.h"
-#include "daemon/controller/agent_link.h"
-#include "daemon/controller/allocation_liveness.h"
-#include "daemon/controller/cluster_state.h"
-#include "daemon/controller/commit_pipeline.h"
-#include "daemon/controller/controller_feature.h"
-#include "daemon/controller/controller_options.h"
-#include "daemon/controller/controller_statistics.h"
-#include "daemon/controller/job_lifecycle.h"
-#include "daemon/controller/pass_pacer.h"
+#include "daemon/controller/core/agent_link.h"
+#include "daemon/controller/core/allocation_liveness.h"
+#include "daemon/controller/core/cluster_state.h"
+#include "daemon/controller/core/commit_pipeline.h"
+#include "daemon/controller/core/controller_feature.h"
+#include "daemon/controller/core/controller_options.h"
+#include "daemon/controller/core/controller_statistics.h"
+#include "daemon/controller/core/job_lifecycle.h"
+#include "daemon/controller/core/pass_pacer.h"
 #include "tests/unit/support/memory_store.h"
 
 namespace gantry {

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "daemon/controller/agent_link.h"
+#include "daemon/controller/core/agent_link.h"
 
 namespace gantry {
 

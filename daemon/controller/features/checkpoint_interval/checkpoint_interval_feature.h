@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <string>
 
-#include "daemon/controller/controller_feature.h"
+#include "daemon/controller/core/controller_feature.h"
 #include "daemon/scheduler/checkpoint_interval.h"
 
 namespace gantry {

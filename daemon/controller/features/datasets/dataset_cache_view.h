@@ -16,7 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "daemon/controller/caller.h"
+#include "daemon/controller/core/caller.h"
 #include "daemon/controller/features/datasets/dataset_requests.h"
 #include "gantry/v1/agent.pb.h"
 #include "gantry/v1/dataset_cache.pb.h"

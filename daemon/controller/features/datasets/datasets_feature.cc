@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "common/log.h"
-#include "daemon/controller/staging_reason.h"
+#include "daemon/controller/core/staging_reason.h"
 
 namespace gantry {
 

@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "daemon/controller/caller.h"
-#include "daemon/controller/controller_feature.h"
+#include "daemon/controller/core/caller.h"
+#include "daemon/controller/core/controller_feature.h"
 #include "daemon/controller/features/datasets/dataset_cache_view.h"
 #include "daemon/controller/features/datasets/dataset_cache_waits.h"
 #include "daemon/controller/features/datasets/dataset_requests.h"

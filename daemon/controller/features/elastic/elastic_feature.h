@@ -17,7 +17,7 @@
 #include <memory>
 #include <set>
 
-#include "daemon/controller/controller_feature.h"
+#include "daemon/controller/core/controller_feature.h"
 
 namespace gantry {
 

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/controller/controller_feature.h"
+#include "daemon/controller/core/controller_feature.h"
 
 namespace gantry {
 

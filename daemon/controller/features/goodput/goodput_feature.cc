@@ -1,8 +1,8 @@
 #include "daemon/controller/features/goodput/goodput_feature.h"
 
 #include "common/log.h"
-#include "daemon/controller/controller_metrics.h"
-#include "daemon/controller/goodput.h"
+#include "daemon/controller/core/controller_metrics.h"
+#include "daemon/controller/core/goodput.h"
 
 namespace gantry {
 

@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "daemon/controller/controller_feature.h"
+#include "daemon/controller/core/controller_feature.h"
 #include "daemon/controller/features/goodput/goodput_ledger.h"
 
 namespace gantry {

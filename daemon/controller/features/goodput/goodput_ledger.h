@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "daemon/controller/goodput.h"
+#include "daemon/controller/core/goodput.h"
 #include "gantry/v1/types.pb.h"
 
 namespace gantry {

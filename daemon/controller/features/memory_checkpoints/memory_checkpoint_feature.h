@@ -24,7 +24,7 @@
 #include <set>
 #include <string>
 
-#include "daemon/controller/controller_feature.h"
+#include "daemon/controller/core/controller_feature.h"
 #include "daemon/controller/features/memory_checkpoints/memory_checkpoint_ledger.h"
 
 namespace gantry {

@@ -7,8 +7,8 @@
 #include "absl/strings/str_join.h"
 #include "common/clock.h"
 #include "common/log.h"
-#include "daemon/controller/controller_metrics.h"
-#include "daemon/controller/preflight_record.h"
+#include "daemon/controller/core/controller_metrics.h"
+#include "daemon/controller/core/preflight_record.h"
 #include "daemon/launch/rank_environment.h"
 
 namespace gantry {

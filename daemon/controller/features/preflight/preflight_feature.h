@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/controller/controller_feature.h"
+#include "daemon/controller/core/controller_feature.h"
 #include "daemon/controller/features/preflight/preflight_rounds.h"
 #include "daemon/scheduler/preflight_verdict.h"
 

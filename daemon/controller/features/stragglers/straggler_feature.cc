@@ -7,7 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/log.h"
-#include "daemon/controller/controller_metrics.h"
+#include "daemon/controller/core/controller_metrics.h"
 
 namespace gantry {
 

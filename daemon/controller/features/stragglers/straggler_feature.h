@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/controller/controller_feature.h"
+#include "daemon/controller/core/controller_feature.h"
 #include "daemon/controller/features/stragglers/job_progress.h"
 #include "daemon/scheduler/straggler_detector.h"
 

@@ -10,7 +10,7 @@
 
 #include "common/clock.h"
 #include "daemon/controller/controller.h"
-#include "daemon/controller/job_filter.h"
+#include "daemon/controller/core/job_filter.h"
 #include "tests/unit/support/controller_harness.h"
 
 namespace gantry {

@@ -3,7 +3,7 @@
 // name is refused; a report on a rank the node does not hold cuts its
 // stream and changes no job; a rank's exit fails the attempt and is
 // acknowledged only once that is durable.
-#include "daemon/controller/agent_protocol.h"
+#include "daemon/controller/core/agent_protocol.h"
 
 #include <memory>
 #include <string>

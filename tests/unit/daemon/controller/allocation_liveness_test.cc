@@ -4,7 +4,7 @@
 // (TIMEOUT or, pending, CANCELLED, reason InactiveLimit, durably), a kept
 // one does not, keepalives are the owner's, and a controller restart gives
 // clients a grace period instead of ending every allocation at once.
-#include "daemon/controller/allocation_liveness.h"
+#include "daemon/controller/core/allocation_liveness.h"
 
 #include <functional>
 #include <memory>

@@ -1,7 +1,7 @@
 // The cluster's indexes follow each job's state: a pass sees the pending,
 // running and still-occupying jobs, a tick the running ones and the
 // pending ones with a deadline, and neither sees a job that is done.
-#include "daemon/controller/cluster_state.h"
+#include "daemon/controller/core/cluster_state.h"
 
 #include <catch2/catch.hpp>
 

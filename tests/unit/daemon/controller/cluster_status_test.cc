@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "daemon/controller/commit_latencies.h"
-#include "daemon/controller/node_event_log.h"
+#include "daemon/controller/core/commit_latencies.h"
+#include "daemon/controller/core/node_event_log.h"
 
 namespace gantry {
 namespace cluster_status_test {

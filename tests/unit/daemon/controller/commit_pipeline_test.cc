@@ -1,7 +1,7 @@
 // The group commit: jobs and nodes staged by key go out once per batch as
 // they are when it leaves, actions run only once their batch is durable,
 // and what is staged during a write goes out whole in the next batch.
-#include "daemon/controller/commit_pipeline.h"
+#include "daemon/controller/core/commit_pipeline.h"
 
 #include <atomic>
 #include <chrono>

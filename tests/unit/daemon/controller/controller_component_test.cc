@@ -19,8 +19,8 @@
 #include <catch2/catch.hpp>
 
 #include "common/clock.h"
-#include "daemon/controller/agent_link.h"
 #include "daemon/controller/controller.h"
+#include "daemon/controller/core/agent_link.h"
 #include "daemon/controller/features/standard_features.h"
 #include "tests/unit/support/controller_harness.h"
 

@@ -1,6 +1,6 @@
 // The controller's metrics: state labels, the node and GPU census, and the
 // job counts as a scrape would read them.
-#include "daemon/controller/controller_metrics.h"
+#include "daemon/controller/core/controller_metrics.h"
 
 #include <catch2/catch.hpp>
 #include <optional>

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/controller/request_validation.h"
+#include "daemon/controller/core/request_validation.h"
 
 namespace gantry {
 namespace dataset_cache_validation_test {

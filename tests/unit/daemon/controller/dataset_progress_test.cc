@@ -9,8 +9,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "daemon/controller/agent_link.h"
 #include "daemon/controller/controller.h"
+#include "daemon/controller/core/agent_link.h"
 #include "tests/unit/support/controller_harness.h"
 #include "tests/unit/support/silent_agent_link.h"
 

@@ -2,7 +2,7 @@
 // attempt times (daemon/controller/goodput.h), as table tests. The
 // sliding-day ledger that sums jobs is the goodput feature's
 // (features/goodput_feature_test.cc).
-#include "daemon/controller/goodput.h"
+#include "daemon/controller/core/goodput.h"
 
 #include <catch2/catch.hpp>
 #include <string>

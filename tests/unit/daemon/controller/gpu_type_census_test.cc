@@ -2,7 +2,7 @@
 // the census of nodes and its message, and when a node's types may still
 // change after a controller start.
 
-#include "daemon/controller/gpu_type_census.h"
+#include "daemon/controller/core/gpu_type_census.h"
 
 #include <catch2/catch.hpp>
 #include <string>

@@ -10,8 +10,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "daemon/controller/agent_link.h"
 #include "daemon/controller/controller.h"
+#include "daemon/controller/core/agent_link.h"
 #include "tests/unit/support/controller_harness.h"
 
 namespace gantry {

@@ -1,6 +1,6 @@
 // The controller's history thread: tasks run one at a time in order, off
 // the caller's thread; a full queue refuses; a stop answers what waits.
-#include "daemon/controller/history_worker.h"
+#include "daemon/controller/core/history_worker.h"
 
 #include <future>
 #include <thread>

@@ -2,7 +2,7 @@
 // what a listing's summary leaves out.
 #include <catch2/catch.hpp>
 
-#include "daemon/controller/job_filter.h"
+#include "daemon/controller/core/job_filter.h"
 
 namespace gantry {
 namespace job_filter_test {

@@ -3,7 +3,7 @@
 // (requeue with a backoff, or the end and its fair-share charge), a share
 // is given back only once its ranks are gone, an event the state machine
 // refuses changes nothing, and only a newer checkpoint counts.
-#include "daemon/controller/job_lifecycle.h"
+#include "daemon/controller/core/job_lifecycle.h"
 
 #include <string>
 #include <vector>

@@ -2,7 +2,7 @@
 // are left be; most nodes late at once get the reconnect grace (this
 // controller is likelier cut off); a stalled loop moves every deadline by
 // the stall before judging anyone.
-#include "daemon/controller/node_silence.h"
+#include "daemon/controller/core/node_silence.h"
 
 #include <string>
 

@@ -1,7 +1,7 @@
 // When scheduling passes run: asks fold into the pass already due, an ask
 // made during a pass gets the next one, a long pass holds the next back
 // by the gap factor, none runs while leadership is unsure or once stopped.
-#include "daemon/controller/pass_pacer.h"
+#include "daemon/controller/core/pass_pacer.h"
 
 #include <chrono>
 

@@ -1,6 +1,6 @@
 // The controller's periodic tick: numbered from 1, each says how late it
 // ran on the controller's clock, and none runs once stopped.
-#include "daemon/controller/periodic_tick.h"
+#include "daemon/controller/core/periodic_tick.h"
 
 #include <chrono>
 #include <vector>

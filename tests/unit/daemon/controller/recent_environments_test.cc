@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "daemon/controller/recent_environments.h"
+#include "daemon/controller/core/recent_environments.h"
 
 namespace gantry {
 namespace recent_environments_test {

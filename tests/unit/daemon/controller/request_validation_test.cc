@@ -3,7 +3,7 @@
 // control characters, every number has a range where the controller's
 // arithmetic cannot overflow.
 
-#include "daemon/controller/request_validation.h"
+#include "daemon/controller/core/request_validation.h"
 
 #include <catch2/catch.hpp>
 #include <cstdint>

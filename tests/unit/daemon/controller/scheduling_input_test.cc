@@ -1,7 +1,7 @@
 // The controller's translation of job records into the scheduler's input
 // (daemon/controller/scheduling_input.h): what the scheduler is told of a
 // job's --dataset-locality and datasets, and of a node's dataset cache.
-#include "daemon/controller/scheduling_input.h"
+#include "daemon/controller/core/scheduling_input.h"
 
 #include <catch2/catch.hpp>
 

@@ -3,7 +3,7 @@
 // array tasks past their throttle and jobs whose dependency is not met
 // wait before the scheduler with their own reason; and a waiting job's
 // eligible time makes a pass due then.
-#include "daemon/controller/scheduling_pass.h"
+#include "daemon/controller/core/scheduling_pass.h"
 
 #include <string>
 

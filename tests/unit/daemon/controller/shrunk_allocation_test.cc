@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/controller/scheduling_input.h"
+#include "daemon/controller/core/scheduling_input.h"
 #include "daemon/launch/rank_environment.h"
 
 namespace gantry {

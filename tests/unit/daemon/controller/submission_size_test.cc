@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "daemon/controller/submission_size.h"
+#include "daemon/controller/core/submission_size.h"
 
 namespace gantry {
 namespace submission_size_test {

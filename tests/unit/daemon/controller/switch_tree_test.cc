@@ -1,7 +1,7 @@
 // The switch tree: only an admin imports one, a bad file leaves the tree in
 // force, the imported text is stored and loads again, and the report says
 // which nodes of the tree have no agent and which agents the tree misses.
-#include "daemon/controller/switch_tree.h"
+#include "daemon/controller/core/switch_tree.h"
 
 #include <optional>
 

@@ -1,4 +1,4 @@
-#include "daemon/controller/utilization_history.h"
+#include "daemon/controller/core/utilization_history.h"
 
 #include <catch2/catch.hpp>
 

@@ -9,7 +9,7 @@
 
 #include "common/munge_credential.h"
 #include "common/request_binding.h"
-#include "daemon/controller/caller.h"
+#include "daemon/controller/core/caller.h"
 #include "daemon/rpc/authenticator.h"
 #include "gantry/v1/client.pb.h"
 

@@ -13,7 +13,7 @@
 #include <optional>
 #include <string>
 
-#include "daemon/controller/staging_reason.h"
+#include "daemon/controller/core/staging_reason.h"
 #include "tests/unit/daemon/controller/features/fake_feature_context.h"
 
 namespace gantry {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "common/clock.h"
-#include "daemon/controller/controller_feature.h"
+#include "daemon/controller/core/controller_feature.h"
 
 namespace gantry {
 

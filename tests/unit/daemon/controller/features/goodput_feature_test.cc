@@ -7,8 +7,8 @@
 #include <map>
 #include <vector>
 
+#include "daemon/controller/core/goodput.h"
 #include "daemon/controller/features/goodput/goodput_ledger.h"
-#include "daemon/controller/goodput.h"
 #include "tests/unit/daemon/controller/features/fake_feature_context.h"
 
 namespace gantry {

@@ -8,7 +8,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "daemon/controller/preflight_record.h"
+#include "daemon/controller/core/preflight_record.h"
 #include "tests/unit/daemon/controller/features/fake_feature_context.h"
 
 namespace gantry {
