@@ -2,9 +2,9 @@
 // hold a node's name), reconciliation of the ranks an agent runs with what
 // the controller placed there, rank and step-task events, checkpoint
 // reports, heartbeats (health, ports, sstat's usage), and a stream's end.
-// An agent that reports on ranks it does not hold has its stream cut. The
-// checks of what agents did not say in time are the tick's
-// (controller_deadlines.cc).
+// An agent that reports on ranks it does not hold has its stream cut. What
+// agents did not say in time is the tick's: node_silence.h for the nodes,
+// job_timers.h for the jobs.
 //
 // Threading: the controller's loop only.
 #pragma once
