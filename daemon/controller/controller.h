@@ -244,9 +244,6 @@ class Controller {
   // from options_.features at construction.
   std::unique_ptr<FeatureContext> feature_view_;
   FeatureList features_;
-  // Held only here: what the history thread posts to the loop holds a
-  // weak pointer to it, and does nothing once the controller is gone.
-  const std::shared_ptr<const int> lifetime_ = std::make_shared<const int>(0);
   // Reads of the history (accounting, expiry): off the loop. Last, so it
   // is joined first, while what its tasks use still exists. Queries past
   // this many waiting are refused (UNAVAILABLE) rather than queued.

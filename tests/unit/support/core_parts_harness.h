@@ -26,6 +26,7 @@
 #include "daemon/controller/core/controller_options.h"
 #include "daemon/controller/core/controller_statistics.h"
 #include "daemon/controller/core/job_lifecycle.h"
+#include "daemon/controller/core/node_administration.h"
 #include "daemon/controller/core/pass_pacer.h"
 #include "tests/unit/support/memory_store.h"
 
@@ -98,6 +99,17 @@ struct CoreParts {
             .passes = passes,
             .statistics = statistics,
             .allocation_liveness = allocation_liveness,
+            .features = features};
+  }
+
+  // These parts and `lifecycle`, as a NodeAdministration is given them.
+  NodeAdministration::Parts NodeAdministrationParts(JobLifecycle& lifecycle) {
+    return {.clock = clock,
+            .options = options,
+            .state = state,
+            .commits = commits,
+            .passes = passes,
+            .lifecycle = lifecycle,
             .features = features};
   }
 

@@ -72,13 +72,7 @@ struct Harness {
                   .commits = core.commits,
                   .lifecycle = lifecycle,
                   .features = core.features}};
-  NodeAdministration nodes{{.clock = core.clock,
-                            .options = core.options,
-                            .state = core.state,
-                            .commits = core.commits,
-                            .passes = core.passes,
-                            .lifecycle = lifecycle,
-                            .features = core.features}};
+  NodeAdministration nodes{core.NodeAdministrationParts(lifecycle)};
   SwitchTree tree{core.clock, core.options, core.state, core.commits};
   AgentProtocol agents{{.clock = core.clock,
                         .options = core.options,

@@ -40,13 +40,7 @@ struct Harness {
   JobLifecycle lifecycle{
       core.LifecycleParts(),
       {.end_open_steps = [](JobRuntime&, const std::string&) {}}};
-  NodeAdministration nodes{{.clock = core.clock,
-                            .options = core.options,
-                            .state = core.state,
-                            .commits = core.commits,
-                            .passes = core.passes,
-                            .lifecycle = lifecycle,
-                            .features = core.features}};
+  NodeAdministration nodes{core.NodeAdministrationParts(lifecycle)};
   NodeSilence silence{{.clock = core.clock,
                        .options = core.options,
                        .state = core.state,
