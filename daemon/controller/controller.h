@@ -22,8 +22,8 @@
 //   controller_job_update.cc  scontrol requeue and update
 //   controller_allocations.cc srun/salloc outside a job: their end, and
 //                             the keepalives of their clients
-//   controller_queries.cc     read-only views: job lists, a job, nodes
-//   controller_accounting.cc  sacct, sprio, sshare, sdiag
+//   controller_queries.cc     the read-only views (views/): job lists, a
+//                             job, nodes, sacct, sprio, sshare, sdiag
 //   controller_status.cc      `gantry status`
 //   controller_features.cc    what the features see (FeatureContext)
 // What it is set up with is controller_options.h; what it holds of each
@@ -109,13 +109,10 @@ class Controller {
   // scontrol update JobId=...: time limit, partition, name, GPUs.
   void UpdateJob(const v1::UpdateJobRequest& request, const Caller& caller,
                  std::function<void(v1::UpdateJobResponse)> done);
-  // One page of job summaries (daemon/controller/job_filter.h: no payloads;
-  // the submission token and datasets only on `caller`'s own jobs, or all
-  // for an admin) from the live state. INVALID_ARGUMENT for a bad page
-  // token or an outsized filter. Not const: it lends each record's payloads
-  // aside while copying the rest.
+  // The read-only views (views/; controller_queries.cc).
+  // One page of job summaries (views/job_listing.h).
   absl::StatusOr<v1::ListJobsResponse> ListJobs(
-      const v1::ListJobsRequest& request, const Caller& caller);
+      const v1::ListJobsRequest& request, const Caller& caller) const;
   // A job from the live state or, once it has left it, from the history.
   // The script, its arguments, step command lines, the submission token and
   // the datasets only for the job's owner and admins; the environment
@@ -126,7 +123,7 @@ class Controller {
                                             const Caller& caller) const;
   v1::ListNodesResponse ListNodes() const;
   v1::ClusterStatusResponse ClusterStatus() const;
-  // sacct (controller_accounting.cc): one page of jobs from the live state
+  // sacct: one page of jobs from the live state
   // and the history, the caller's own unless an admin asks. `done` runs on
   // the history thread (daemon/controller/history_worker.h), or on the
   // loop for a request refused at once: INVALID_ARGUMENT for a bad page

@@ -1,12 +1,12 @@
 // Controller: `gantry status`. The answer is built by the pure
-// BuildClusterStatus (cluster_status.h); here the controller feeds it and
+// BuildClusterStatus (views/cluster_status.h); here the controller feeds it and
 // adds its own health: version, uptime, state size on disk, commit latency.
 // GPU utilization is sampled on a timer of its own (utilization_sampler.h).
 #include <filesystem>
 #include <system_error>
 
-#include "daemon/controller/cluster_status.h"
 #include "daemon/controller/controller.h"
+#include "daemon/controller/views/cluster_status.h"
 
 namespace gantry {
 namespace {

@@ -34,10 +34,15 @@ LAYERS = {
     "daemon/controller/core": {
         "common", "proto", "daemon/scheduler", "daemon/store",
         "daemon/launch"},
-    # The Controller, the facade over the core, and its read-only views.
-    "daemon/controller": {
+    # Read-only views over a const state of the core.
+    "daemon/controller/views": {
         "common", "proto", "daemon/scheduler", "daemon/store",
         "daemon/launch", "daemon/controller/core"},
+    # The Controller, the facade over the core and the views.
+    "daemon/controller": {
+        "common", "proto", "daemon/scheduler", "daemon/store",
+        "daemon/launch", "daemon/controller/core",
+        "daemon/controller/views"},
     # Features beside the controller's core (core/controller_feature.h):
     # they see the core only; the core never names them.
     "daemon/controller/features": {
@@ -93,12 +98,15 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 
 def daemon_layer(parts):
-    """daemon/X/... -> daemon/X; daemon/controller/features/... and
-    daemon/controller/core/... are layers of their own."""
+    """daemon/X/... -> daemon/X; daemon/controller/features/...,
+    daemon/controller/core/... and daemon/controller/views/... are layers
+    of their own."""
     if parts[1:3] == ["controller", "features"] and len(parts) > 3:
         return "daemon/controller/features"
     if parts[1:3] == ["controller", "core"] and len(parts) > 3:
         return "daemon/controller/core"
+    if parts[1:3] == ["controller", "views"] and len(parts) > 3:
+        return "daemon/controller/views"
     return "daemon/" + parts[1] if len(parts) > 2 else "daemon"
 
 

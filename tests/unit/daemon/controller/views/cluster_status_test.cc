@@ -2,7 +2,7 @@
 // (node words, GPU and port counts, pending reasons, recent failures) and
 // the small in-memory histories that feed it (commit latencies, node
 // events).
-#include "daemon/controller/cluster_status.h"
+#include "daemon/controller/views/cluster_status.h"
 
 #include <catch2/catch.hpp>
 #include <string>

@@ -1,4 +1,4 @@
-#include "daemon/controller/cluster_status.h"
+#include "daemon/controller/views/cluster_status.h"
 
 #include <algorithm>
 #include <cstdlib>

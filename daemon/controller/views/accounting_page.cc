@@ -1,4 +1,4 @@
-#include "daemon/controller/accounting_page.h"
+#include "daemon/controller/views/accounting_page.h"
 
 #include <limits>
 #include <utility>

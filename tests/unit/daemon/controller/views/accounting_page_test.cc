@@ -1,7 +1,7 @@
 // A page of sacct: the live rows the loop took merged in id order with the
 // history read off the loop, within the page's limits, with the token
 // pointing after the last job looked at.
-#include "daemon/controller/accounting_page.h"
+#include "daemon/controller/views/accounting_page.h"
 
 #include <map>
 #include <vector>
