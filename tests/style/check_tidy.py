@@ -85,8 +85,14 @@ def main():
         return 0
     # Findings in headers count only in the headers the change touched
     # (each is checked through the changed sources that include it).
-    header_filter = "^(" + "|".join(
-        re.escape(os.path.join(source_root, path)) for path in headers) + ")$"
+    # A header is seen by the path it was included through: in the source
+    # tree, or through a target's include root (the top CMakeLists.txt's
+    # gantry_include_root links each header into
+    # BUILD/include_roots/TARGET/FOLDER/).
+    roots = "(" + re.escape(source_root) + "|" + re.escape(
+        os.path.join(build_dir, "include_roots")) + "/[^/]+)"
+    header_filter = "^" + roots + "/(" + "|".join(
+        re.escape(path) for path in headers) + ")$"
     commands = commands_by_source(build_dir)
 
     def check(relative):
