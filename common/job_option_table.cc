@@ -35,12 +35,6 @@
 namespace gantry::job_options_internal {
 namespace {
 
-// Upper bounds on counts beside those gantryd shares (request_limits.h).
-// The ntasks-per-node bound is our choice (no node runs more tasks than
-// that).
-constexpr uint32_t kMaxNtasks = 10'000'000;
-constexpr uint32_t kMaxNtasksPerNode = 1'000'000;
-
 // --- The option table. ---
 absl::Status InvalidValue(const OptionUse& use, std::string_view reason) {
   return absl::InvalidArgumentError(
@@ -537,11 +531,12 @@ absl::Status RejectUid(const OptionUse& use, JobRequest&) {
 constexpr OptionSpec kOptions[] = {
     {"job-name", 'J', Arg::kRequired, &SetText<&JobRequest::job_name>},
     {"nodes", 'N', Arg::kRequired, &SetNodes},
-    {"ntasks", 'n', Arg::kRequired, &SetCount<&JobRequest::ntasks, kMaxNtasks>},
+    {"ntasks", 'n', Arg::kRequired,
+     &SetCount<&JobRequest::ntasks, limits::kMaxTasks>},
     {"ntasks-per-node", '\0', Arg::kRequired,
-     &SetCount<&JobRequest::ntasks_per_node, kMaxNtasksPerNode>},
+     &SetCount<&JobRequest::ntasks_per_node, limits::kMaxTasksPerNode>},
     {"ntasks-per-gpu", '\0', Arg::kRequired,
-     &SetCount<&JobRequest::ntasks_per_gpu, kMaxNtasksPerNode>},
+     &SetCount<&JobRequest::ntasks_per_gpu, limits::kMaxTasksPerNode>},
     {"cpus-per-task", 'c', Arg::kRequired,
      &SetCount<&JobRequest::cpus_per_task, limits::kMaxCpusPerTask>},
     {"gpus-per-node", '\0', Arg::kRequired, &SetGpusPerNode},

@@ -38,7 +38,9 @@ inline constexpr uint64_t kMaxMemoryPerNodeMb = uint64_t{1} << 30;
 // pasted number), and refusing it gives a clearer message than "no
 // cluster can ever run this" from the scheduler.
 inline constexpr uint32_t kMaxNodes = 100'000;
-inline constexpr uint32_t kMaxTasksPerNode = 4096;  // gantryd's bound
+inline constexpr uint32_t kMaxTasks = 10'000'000;  // a job's --ntasks
+// --ntasks-per-node, and --ntasks-per-gpu (a GPU's tasks are its node's).
+inline constexpr uint32_t kMaxTasksPerNode = 4096;
 inline constexpr uint32_t kMaxCpusPerTask = 4096;
 // --gpus-per-node (and scontrol update's): more than any server holds.
 inline constexpr uint32_t kMaxGpusPerNode = 64;

@@ -121,7 +121,7 @@ absl::Status ValidateJobSpecFields(const v1::JobSpec& spec) {
              limits::kMaxBatchScriptBytes),
       CheckDisplayText("submit_dir", spec.submit_dir(), kMaxPathBytes),
       CheckDisplayText("script_path", spec.script_path(), kMaxPathBytes),
-      AtMost("ntasks (--ntasks)", spec.ntasks(), kMaxSubmitTasks),
+      AtMost("ntasks (--ntasks)", spec.ntasks(), limits::kMaxTasks),
       spec.has_max_restarts() ? AtMost("max_restarts (--max-restarts)",
                                        spec.max_restarts(), kMaxRestarts)
                               : absl::OkStatus(),

@@ -27,7 +27,6 @@ namespace gantry {
 
 // Limits of JobSpec fields that the controller's ValidateSubmission does
 // not bound itself.
-inline constexpr uint32_t kMaxSubmitTasks = 10'000'000;
 inline constexpr uint32_t kMaxSwitches = 100'000;
 inline constexpr size_t kMaxDependencyBytes = 64 << 10;
 inline constexpr size_t kMaxConstraintBytes = 1024;

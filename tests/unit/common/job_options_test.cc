@@ -317,9 +317,12 @@ TEST_CASE("Option errors name the source, option and value", "[job_options]") {
       {{"-n", "0"}, "L: invalid value \"0\" for --ntasks: " + kPositive},
       {{"--ntasks-per-node=-1"},
        "L: invalid value \"-1\" for --ntasks-per-node: " + kPositive},
-      {{"--ntasks-per-node=1000001"},
-       "L: invalid value \"1000001\" for --ntasks-per-node: must be at most "
-       "1000000"},
+      {{"--ntasks-per-node=4097"},
+       "L: invalid value \"4097\" for --ntasks-per-node: must be at most "
+       "4096"},
+      {{"--ntasks-per-gpu=4097"},
+       "L: invalid value \"4097\" for --ntasks-per-gpu: must be at most "
+       "4096"},
       {{"-c", "4097"},
        "L: invalid value \"4097\" for --cpus-per-task: must be at most 4096"},
       {{"--gpus-per-node=65"},
