@@ -1,5 +1,8 @@
 #include "cli/views/json_list.h"
 
+#include <cstddef>
+#include <string>
+
 namespace gantry::cli {
 namespace {
 
@@ -23,10 +26,14 @@ void JsonListWriter::Add(const nlohmann::json& item) {
   const std::string text = item.dump(2);
   buffer_.clear();
   buffer_.append(empty_ ? "\n" : ",\n").append(kItemIndent);
-  for (char c : text) {
-    buffer_.push_back(c);
-    if (c == '\n') buffer_.append(kItemIndent);
+  // Line by line (memchr), not character by character: a listing of
+  // 50,000 jobs as JSON spent a tenth of its time in this loop.
+  size_t line = 0;
+  for (size_t end; (end = text.find('\n', line)) != std::string::npos;
+       line = end + 1) {
+    buffer_.append(text, line, end + 1 - line).append(kItemIndent);
   }
+  buffer_.append(text, line, std::string::npos);
   out_ << buffer_;
   empty_ = false;
 }

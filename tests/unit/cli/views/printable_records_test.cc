@@ -3,6 +3,7 @@
 
 #include "cli/views/printable_records.h"
 
+#include <google/protobuf/descriptor.h>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -54,6 +55,72 @@ TEST_CASE("MakePrintable for JSON only repairs what JSON cannot carry") {
           .dump();
   CHECK(dumped.find('\x1b') == std::string::npos);
   CHECK(dumped.find("\\u001b]0;owned\\u0007") != std::string::npos);
+}
+
+using google::protobuf::FieldDescriptor;
+using google::protobuf::Message;
+
+// Puts a control character in every string field of `message` and of the
+// messages in it, `depth` levels down (one element of each repeated field).
+void FillEveryString(Message& message, int depth) {
+  const google::protobuf::Reflection& r = *message.GetReflection();
+  const google::protobuf::Descriptor& type = *message.GetDescriptor();
+  for (int i = 0; i < type.field_count(); ++i) {
+    const FieldDescriptor* f = type.field(i);
+    if (f->cpp_type() == FieldDescriptor::CPPTYPE_STRING &&
+        f->type() != FieldDescriptor::TYPE_BYTES) {
+      const std::string text = f->name() + "\x1b";
+      f->is_repeated() ? r.AddString(&message, f, text)
+                       : r.SetString(&message, f, text);
+    } else if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE && depth > 0) {
+      FillEveryString(f->is_repeated() ? *r.AddMessage(&message, f)
+                                       : *r.MutableMessage(&message, f),
+                      depth - 1);
+    }
+  }
+}
+
+// The strings of `message`, however deep, that still hold an escape.
+int UnescapedStrings(const Message& message) {
+  const google::protobuf::Reflection& r = *message.GetReflection();
+  std::vector<const FieldDescriptor*> fields;
+  r.ListFields(message, &fields);
+  int found = 0;
+  for (const FieldDescriptor* f : fields) {
+    if (f->cpp_type() == FieldDescriptor::CPPTYPE_STRING &&
+        f->type() != FieldDescriptor::TYPE_BYTES) {
+      const int size = f->is_repeated() ? r.FieldSize(message, f) : 1;
+      for (int i = 0; i < size; ++i) {
+        const std::string text = f->is_repeated()
+                                     ? r.GetRepeatedString(message, f, i)
+                                     : r.GetString(message, f);
+        if (text.find('\x1b') != std::string::npos) ++found;
+      }
+    } else if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+      if (!f->is_repeated()) {
+        found += UnescapedStrings(r.GetMessage(message, f));
+        continue;
+      }
+      for (int i = 0; i < r.FieldSize(message, f); ++i) {
+        found += UnescapedStrings(r.GetRepeatedMessage(message, f, i));
+      }
+    }
+  }
+  return found;
+}
+
+TEST_CASE(
+    "MakePrintable reaches every string of every response, however deep") {
+  v1::GetJobResponse job;
+  v1::ListNodesResponse nodes;
+  v1::ClusterStatusResponse status;
+  for (Message* response :
+       std::initializer_list<Message*>{&job, &nodes, &status}) {
+    FillEveryString(*response, 5);
+    REQUIRE(UnescapedStrings(*response) > 0);
+    MakePrintable(*response, OutputKind::kTerminal);
+    CHECK(UnescapedStrings(*response) == 0);
+  }
 }
 
 }  // namespace printable_records_test
