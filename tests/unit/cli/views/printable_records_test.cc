@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gantry/v1/client.pb.h"
+#include "tests/unit/support/every_field.h"
 
 namespace gantry::cli {
 namespace printable_records_test {
@@ -60,26 +61,6 @@ TEST_CASE("MakePrintable for JSON only repairs what JSON cannot carry") {
 using google::protobuf::FieldDescriptor;
 using google::protobuf::Message;
 
-// Puts a control character in every string field of `message` and of the
-// messages in it, `depth` levels down (one element of each repeated field).
-void FillEveryString(Message& message, int depth) {
-  const google::protobuf::Reflection& r = *message.GetReflection();
-  const google::protobuf::Descriptor& type = *message.GetDescriptor();
-  for (int i = 0; i < type.field_count(); ++i) {
-    const FieldDescriptor* f = type.field(i);
-    if (f->cpp_type() == FieldDescriptor::CPPTYPE_STRING &&
-        f->type() != FieldDescriptor::TYPE_BYTES) {
-      const std::string text = f->name() + "\x1b";
-      f->is_repeated() ? r.AddString(&message, f, text)
-                       : r.SetString(&message, f, text);
-    } else if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE && depth > 0) {
-      FillEveryString(f->is_repeated() ? *r.AddMessage(&message, f)
-                                       : *r.MutableMessage(&message, f),
-                      depth - 1);
-    }
-  }
-}
-
 // The strings of `message`, however deep, that still hold an escape.
 int UnescapedStrings(const Message& message) {
   const google::protobuf::Reflection& r = *message.GetReflection();
@@ -116,7 +97,7 @@ TEST_CASE(
   v1::ClusterStatusResponse status;
   for (Message* response :
        std::initializer_list<Message*>{&job, &nodes, &status}) {
-    FillEveryString(*response, 5);
+    gantry::testing::FillEveryField(*response, 5);
     REQUIRE(UnescapedStrings(*response) > 0);
     MakePrintable(*response, OutputKind::kTerminal);
     CHECK(UnescapedStrings(*response) == 0);

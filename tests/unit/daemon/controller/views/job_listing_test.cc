@@ -3,72 +3,16 @@
 // where the last one ended.
 #include "daemon/controller/views/job_listing.h"
 
-#include <google/protobuf/descriptor.h>
 #include <google/protobuf/util/message_differencer.h>
 #include <catch2/catch.hpp>
 
 #include "daemon/controller/views/job_summary.h"
+#include "tests/unit/support/every_field.h"
 
 namespace gantry {
 namespace job_listing_test {
 
-using google::protobuf::FieldDescriptor;
-using google::protobuf::Message;
-
-// Sets every field of `message`, and of the messages in it down to `depth`
-// levels, to something other than its default (one element for a repeated
-// field), so a copy that forgot a field differs.
-void FillEveryField(Message& message, int depth) {
-  const google::protobuf::Descriptor& type = *message.GetDescriptor();
-  const google::protobuf::Reflection& r = *message.GetReflection();
-  for (int i = 0; i < type.field_count(); ++i) {
-    const FieldDescriptor* f = type.field(i);
-    const bool repeated = f->is_repeated();
-    switch (f->cpp_type()) {
-      case FieldDescriptor::CPPTYPE_MESSAGE:
-        if (depth > 0) {
-          FillEveryField(repeated ? *r.AddMessage(&message, f)
-                                  : *r.MutableMessage(&message, f),
-                         depth - 1);
-        }
-        break;
-      case FieldDescriptor::CPPTYPE_STRING:
-        repeated ? r.AddString(&message, f, f->name())
-                 : r.SetString(&message, f, f->name());
-        break;
-      case FieldDescriptor::CPPTYPE_INT32:
-        repeated ? r.AddInt32(&message, f, -7) : r.SetInt32(&message, f, -7);
-        break;
-      case FieldDescriptor::CPPTYPE_INT64:
-        repeated ? r.AddInt64(&message, f, -9) : r.SetInt64(&message, f, -9);
-        break;
-      case FieldDescriptor::CPPTYPE_UINT32:
-        repeated ? r.AddUInt32(&message, f, 7) : r.SetUInt32(&message, f, 7);
-        break;
-      case FieldDescriptor::CPPTYPE_UINT64:
-        repeated ? r.AddUInt64(&message, f, 9) : r.SetUInt64(&message, f, 9);
-        break;
-      case FieldDescriptor::CPPTYPE_DOUBLE:
-        repeated ? r.AddDouble(&message, f, 0.5)
-                 : r.SetDouble(&message, f, 0.5);
-        break;
-      case FieldDescriptor::CPPTYPE_FLOAT:
-        repeated ? r.AddFloat(&message, f, 0.25f)
-                 : r.SetFloat(&message, f, 0.25f);
-        break;
-      case FieldDescriptor::CPPTYPE_BOOL:
-        repeated ? r.AddBool(&message, f, true) : r.SetBool(&message, f, true);
-        break;
-      case FieldDescriptor::CPPTYPE_ENUM: {
-        const int last = f->enum_type()->value_count() - 1;
-        const int value = f->enum_type()->value(last)->number();
-        repeated ? r.AddEnumValue(&message, f, value)
-                 : r.SetEnumValue(&message, f, value);
-        break;
-      }
-    }
-  }
-}
+using gantry::testing::FillEveryField;
 
 // Whether the summary of `record` is `record` without its payload; the
 // differences otherwise.
