@@ -2,12 +2,13 @@
 """Fails when a source file includes a header from a layer it may not use.
 
 Every source directory belongs to one layer, and LAYERS below says which
-layers each one may include. The build's link lines only catch an upward
-call when it links; an upward #include of a header-only type, or of a
-declaration whose definition happens to be linked in anyway, compiles
-fine. This test reads every #include "..." under common/, daemon/, agent/
-and cli/ and names each edge the table does not allow, with the file and
-line, so the layering stays a fact rather than a description.
+layers each one may include. The compiler holds each target to the
+headers of what it links (its include roots: gantry_include_root in the
+top CMakeLists.txt), so an include of a library a target does not link
+fails to compile; what it cannot tell is whether that link itself is
+allowed. This test reads every #include "..." under common/, daemon/,
+agent/ and cli/ and names each edge the table does not allow, with the
+file and line, so the layering stays a fact rather than a description.
 
 Usage: check_layers.py [SOURCE_ROOT]   (default: the repository holding it)
 """
