@@ -102,12 +102,9 @@ def daemon_layer(parts):
     """daemon/X/... -> daemon/X; daemon/controller/features/...,
     daemon/controller/core/... and daemon/controller/views/... are layers
     of their own."""
-    if parts[1:3] == ["controller", "features"] and len(parts) > 3:
-        return "daemon/controller/features"
-    if parts[1:3] == ["controller", "core"] and len(parts) > 3:
-        return "daemon/controller/core"
-    if parts[1:3] == ["controller", "views"] and len(parts) > 3:
-        return "daemon/controller/views"
+    if (parts[1] == "controller" and len(parts) > 3
+            and parts[2] in ("features", "core", "views")):
+        return "daemon/controller/" + parts[2]
     return "daemon/" + parts[1] if len(parts) > 2 else "daemon"
 
 

@@ -85,11 +85,14 @@ bool ActiveInWindow(const v1::JobRecord& job, int64_t start_ms, int64_t end_ms,
   return start_ms == 0 || ended >= start_ms;
 }
 
-void ClearPayloads(v1::JobRecord& job) {
-  v1::JobSpec& spec = *job.mutable_spec();
+void ClearSubmittedPayload(v1::JobSpec& spec) {
   spec.clear_script();
   spec.clear_script_args();
   spec.clear_environment();
+}
+
+void ClearPayloads(v1::JobRecord& job) {
+  ClearSubmittedPayload(*job.mutable_spec());
   for (v1::StepRecord& step : *job.mutable_steps()) {
     step.clear_argv();
     step.clear_io_token();  // it lets its holder read the step's output

@@ -44,6 +44,9 @@ bool ActiveInWindow(const v1::JobRecord& job, int64_t start_ms, int64_t end_ms,
 // environment, step command lines, the token of a step's output): shown
 // only to its owner and admins, and never in listings.
 void ClearPayloads(v1::JobRecord& job);
+// The submission's part of that: the script, its arguments, the
+// environment (what accounting and listings never carry).
+void ClearSubmittedPayload(v1::JobSpec& spec);
 
 // Clears what only the job's owner (and admins) may know of it besides its
 // payloads: the submission token (whoever knows it could learn which job a

@@ -26,10 +26,7 @@ bool AccountingPage::Qualifies(const v1::JobRecord& record) const {
 }
 
 v1::JobRecord AccountingPage::RowOf(v1::JobRecord record) const {
-  v1::JobSpec& spec = *record.mutable_spec();
-  spec.clear_script();
-  spec.clear_script_args();
-  spec.clear_environment();
+  ClearSubmittedPayload(*record.mutable_spec());
   *record.mutable_goodput() =
       ToProto(SumTimeline(GoodputTimeline(record, now_ms_)));
   return record;

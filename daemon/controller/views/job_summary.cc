@@ -7,6 +7,8 @@
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/message.h>
 
+#include "daemon/controller/core/job_filter.h"
+
 namespace gantry {
 namespace {
 
@@ -111,19 +113,13 @@ size_t PayloadBytes(const v1::JobSpec& spec) {
   return bytes;
 }
 
-void ClearPayload(v1::JobSpec& spec) {
-  spec.clear_script();
-  spec.clear_script_args();
-  spec.clear_environment();
-}
-
 }  // namespace
 
 v1::JobRecord JobSummaryOf(const v1::JobRecord& record) {
   const v1::JobSpec& spec = record.spec();
   if (PayloadBytes(spec) <= kCopyThenClearBytes) {
     v1::JobRecord summary = record;
-    if (summary.has_spec()) ClearPayload(*summary.mutable_spec());
+    if (summary.has_spec()) ClearSubmittedPayload(*summary.mutable_spec());
     return summary;
   }
   v1::JobRecord summary;
